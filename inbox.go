@@ -1,0 +1,273 @@
+package inbox
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Inbox is a per-user notification inbox over a Store. It holds all the
+// logic: validation, IDs, TTL resolution, the merge of user and public
+// feeds, count arithmetic and the accounting of removed records.
+//
+// An Inbox is safe for concurrent use by multiple goroutines; create one per
+// process and share it.
+type Inbox struct {
+	store       Store
+	clock       func() time.Time
+	concurrency int
+	cursorKey   []byte
+	configs     configCache
+
+	idMu    sync.Mutex
+	entropy *ulid.MonotonicEntropy
+}
+
+// Option configures an Inbox.
+type Option func(*Inbox)
+
+// WithClock sets the clock (default time.Now). Tests and examples pass a
+// fixed or fake clock to get deterministic times and IDs.
+func WithClock(now func() time.Time) Option { return func(ib *Inbox) { ib.clock = now } }
+
+// WithEntropy sets the source of randomness of message IDs (default
+// crypto/rand). IDs are ULIDs of the clock's time and this entropy, made
+// monotonic within a millisecond; with a fixed clock and a seeded reader
+// they are deterministic.
+func WithEntropy(r io.Reader) Option {
+	return func(ib *Inbox) { ib.entropy = ulid.Monotonic(r, 0) }
+}
+
+// WithConfigCacheTTL sets how long tenant settings and inbox configs are
+// cached (default one minute; zero or less disables the cache).
+func WithConfigCacheTTL(d time.Duration) Option { return func(ib *Inbox) { ib.configs.ttl = d } }
+
+// WithConcurrency sets how many store calls one Publish, MarkAllRead or
+// StreamHandler call makes at once (default 16, at least 1).
+func WithConcurrency(n int) Option { return func(ib *Inbox) { ib.concurrency = max(n, 1) } }
+
+// WithCursorSecret sets the key that signs List cursors (default a fixed
+// key). Cursors are bound to the user and filters they were issued for in
+// any case; a secret of your own also stops a client from forging a
+// position in its own feed.
+func WithCursorSecret(key []byte) Option {
+	return func(ib *Inbox) { ib.cursorKey = append([]byte(nil), key...) }
+}
+
+// New returns an Inbox over store.
+func New(store Store, opts ...Option) *Inbox {
+	ib := &Inbox{
+		store:       store,
+		clock:       time.Now,
+		concurrency: 16,
+		cursorKey:   []byte("github.com/stak/inbox cursor v1"),
+		configs:     configCache{ttl: time.Minute, entries: map[Scope]cachedConfig{}},
+	}
+	for _, o := range opts {
+		o(ib)
+	}
+	if ib.entropy == nil {
+		ib.entropy = ulid.Monotonic(rand.Reader, 0)
+	}
+	return ib
+}
+
+// Store returns the Inbox's store.
+func (ib *Inbox) Store() Store { return ib.store }
+
+// now returns the clock's time in UTC, truncated to the second precision
+// records are stored with.
+func (ib *Inbox) now() time.Time { return ib.clock().UTC().Truncate(time.Second) }
+
+// newID returns a new ULID for time t.
+func (ib *Inbox) newID(t time.Time) string {
+	ib.idMu.Lock()
+	defer ib.idMu.Unlock()
+	return ulid.MustNew(ulid.Timestamp(t), ib.entropy).String()
+}
+
+// PublishResult reports what a Publish did for each recipient.
+type PublishResult struct {
+	// Message is the message as stored (for the first recipient: Audience
+	// names each recipient's copy's own user).
+	Message Message
+	// Delivered lists users who received a new copy.
+	Delivered []string
+	// Duplicates lists users who already had this message: a retry with
+	// the same HostSystemID.
+	Duplicates []string
+	// Failed maps each user whose copy could not be written to the error.
+	Failed map[string]error
+}
+
+// PublishError is returned by Publish when some recipients failed; the
+// others were delivered. It unwraps to every failure, so errors.Is finds
+// each cause.
+type PublishError struct {
+	Failed map[string]error
+}
+
+// Error summarises the failures.
+func (e *PublishError) Error() string {
+	users := make([]string, 0, len(e.Failed))
+	for u := range e.Failed {
+		users = append(users, u)
+	}
+	sort.Strings(users)
+	return fmt.Sprintf("inbox: publish failed for %d recipient(s), first %q: %v", len(users), users[0], e.Failed[users[0]])
+}
+
+// Unwrap returns each recipient's error.
+func (e *PublishError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, err := range e.Failed {
+		out = append(out, err)
+	}
+	return out
+}
+
+// Publish stores one message for each of users in inbox s, under one ID
+// shared by every copy. Each copy and its counters (the user's c#* and
+// c#<category>) are written atomically, up to WithConcurrency copies at a
+// time.
+//
+// All input is validated first; bad input writes nothing. A store failure
+// for some recipients does not undo the others: the result lists who got
+// the message, and the error is a *PublishError naming the rest, so the
+// caller can retry them (with the same HostSystemID, retrying everyone is
+// safe: those who have it are reported as Duplicates).
+func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (PublishResult, error) {
+	if err := s.Validate(); err != nil {
+		return PublishResult{}, err
+	}
+	if len(users) == 0 {
+		return PublishResult{}, fmt.Errorf("%w: no recipients", ErrInvalidInput)
+	}
+	seen := make(map[string]bool, len(users))
+	uniq := make([]string, 0, len(users))
+	for _, u := range users {
+		if err := validateUserID(u); err != nil {
+			return PublishResult{}, err
+		}
+		if !seen[u] {
+			seen[u] = true
+			uniq = append(uniq, u)
+		}
+	}
+	msg, err := ib.prepare(ctx, s, d, Audience{Kind: AudienceUsers, Label: d.Label})
+	if err != nil {
+		return PublishResult{}, err
+	}
+
+	res := PublishResult{Message: msg, Failed: map[string]error{}}
+	outcome := make([]error, len(uniq))
+	ib.each(len(uniq), func(i int) {
+		m := msg
+		m.Audience.UIDs = []string{uniq[i]}
+		p := s.User(uniq[i]).partition()
+		outcome[i] = ib.store.PutMessage(ctx, Record{Partition: p, Message: m}, counterDeltas(p, m.Category, 1, 0))
+	})
+	for i, u := range uniq {
+		switch err := outcome[i]; {
+		case err == nil:
+			res.Delivered = append(res.Delivered, u)
+		case errors.Is(err, ErrExists):
+			res.Duplicates = append(res.Duplicates, u)
+		default:
+			res.Failed[u] = err
+		}
+	}
+	res.Message.Audience.UIDs = []string{uniq[0]}
+	if len(res.Failed) > 0 {
+		return res, &PublishError{Failed: res.Failed}
+	}
+	res.Failed = nil
+	return res, nil
+}
+
+// Broadcast stores one message for everyone in inbox s, once, in the public
+// partition, with the public counters, in one atomic write: the cost is the
+// same for any number of users. Users see it in List merged with their own
+// messages, and it counts in their Counts.
+//
+// A broadcast retried with the same HostSystemID returns the first one's
+// message ID and writes nothing more.
+func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, error) {
+	if err := s.Validate(); err != nil {
+		return Message{}, err
+	}
+	msg, err := ib.prepare(ctx, s, d, Audience{Kind: AudienceEveryone, Label: d.Label})
+	if err != nil {
+		return Message{}, err
+	}
+	p := s.public()
+	err = ib.store.PutMessage(ctx, Record{Partition: p, Message: msg}, counterDeltas(p, msg.Category, 1, 0))
+	if err != nil && !errors.Is(err, ErrExists) {
+		return Message{}, err
+	}
+	return msg, nil
+}
+
+// prepare validates d and returns the message to store: its ID (claimed for
+// the host system ID, if any), times and expiry.
+func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (Message, error) {
+	d, err := validateDraft(d)
+	if err != nil {
+		return Message{}, err
+	}
+	cfg, err := ib.config(ctx, s)
+	if err != nil {
+		return Message{}, err
+	}
+	ttl, err := resolveTTL(d.TTL, d.Category, cfg)
+	if err != nil {
+		return Message{}, err
+	}
+	now := ib.now()
+	received := d.ReceivedAt.UTC().Truncate(time.Second)
+	if d.ReceivedAt.IsZero() {
+		received = now
+	}
+	id := ib.newID(ib.clock())
+	if d.HostSystemID != "" {
+		id, err = ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: now.Add(MaxTTL)})
+		if err != nil {
+			return Message{}, err
+		}
+	}
+	return Message{
+		ID:           id,
+		HostSystemID: d.HostSystemID,
+		Sender:       d.Sender,
+		Audience:     aud,
+		Category:     d.Category,
+		Title:        d.Title,
+		Body:         d.Body,
+		CTAURI:       d.CTAURI,
+		ReceivedAt:   received,
+		DeliveredAt:  now,
+		ExpiresAt:    now.Add(ttl),
+	}, nil
+}
+
+// each calls f(0..n-1), at most ib.concurrency at a time, and waits.
+func (ib *Inbox) each(n int, f func(i int)) {
+	sem := make(chan struct{}, ib.concurrency)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,242 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// DefaultPageSize is List's page size when ListOptions.Limit is zero.
+const DefaultPageSize = 20
+
+// MaxPageSize is the largest ListOptions.Limit.
+const MaxPageSize = 100
+
+// listRounds bounds the store round trips of one List call: when filters
+// drop many records a page can come back short (see Page).
+const listRounds = 4
+
+// ListOptions selects a page of List.
+type ListOptions struct {
+	// Limit is the most messages on the page: 1 to MaxPageSize, or 0 for
+	// DefaultPageSize.
+	Limit int
+	// Cursor continues from a previous page's Page.Cursor; "" starts at the
+	// newest message. A cursor is only valid with the same user and filters.
+	Cursor string
+	// UnreadOnly keeps only unread messages.
+	UnreadOnly bool
+	// Category keeps only messages of this category; "" keeps all.
+	Category string
+}
+
+// Page is one page of a user's feed.
+type Page struct {
+	// Messages are newest first.
+	Messages []Message
+	// Cursor fetches the next page; "" when there are no more messages.
+	Cursor string
+}
+
+// List returns a page of u's feed, newest first: u's own messages merged
+// with the inbox's broadcasts, each broadcast's read state taken from u's
+// receipt. Messages that have expired are hidden even before DynamoDB's TTL
+// deletes them.
+//
+// Each round reads u's partition and the public one in parallel; a page
+// normally costs one round trip. When filters drop many records a page may
+// hold fewer than Limit messages (even none) with a non-empty Cursor: keep
+// paging until Cursor is "". Paging never skips or repeats a message, and
+// messages published after the first page appear on the first page of a new
+// listing, not in later pages.
+func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) {
+	if err := u.Validate(); err != nil {
+		return Page{}, err
+	}
+	if err := validateCategory(o.Category); err != nil {
+		return Page{}, err
+	}
+	if o.Limit < 0 || o.Limit > MaxPageSize {
+		return Page{}, fmt.Errorf("%w: limit %d is not between 0 and %d", ErrInvalidInput, o.Limit, MaxPageSize)
+	}
+	limit := o.Limit
+	if limit == 0 {
+		limit = DefaultPageSize
+	}
+	binding := cursorBinding(u, o)
+	start := ""
+	if o.Cursor != "" {
+		var err error
+		if start, err = ib.decodeCursor(o.Cursor, binding); err != nil {
+			return Page{}, err
+		}
+	}
+	now := ib.now()
+	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now}
+	m := merger{
+		streams: [2]*feedStream{
+			{q: base, next: start, more: true},
+			{q: base, next: start, more: true},
+		},
+		position: start,
+	}
+	m.streams[0].q.Partition = u.partition()
+	m.streams[1].q.Partition = u.Scope.public()
+
+	var out []Message
+	for round := 0; ; round++ {
+		if err := ib.fetch(ctx, m.streams[:]); err != nil {
+			return Page{}, err
+		}
+		for len(out) < limit {
+			msg, ok, progressed := m.pop()
+			if !progressed {
+				break
+			}
+			if ok && visible(msg, o, now) {
+				out = append(out, msg)
+			}
+		}
+		if len(out) == limit || m.exhausted() || round+1 == listRounds {
+			break
+		}
+	}
+	p := Page{Messages: out}
+	if !m.exhausted() {
+		if c := m.cursor(); c != "" {
+			p.Cursor = ib.encodeCursor(c, binding)
+		}
+	}
+	return p, nil
+}
+
+// visible applies List's filters again, whatever the store did.
+func visible(m Message, o ListOptions, now time.Time) bool {
+	return now.Before(m.ExpiresAt) &&
+		(o.Category == "" || m.Category == o.Category) &&
+		(!o.UnreadOnly || !m.IsRead())
+}
+
+// fetch refills, in parallel, every stream whose buffer is empty and that
+// has more records.
+func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(streams))
+	for i, s := range streams {
+		if len(s.buf) > 0 || !s.more {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := s.q
+			q.Before = s.next
+			res, err := ib.store.Query(ctx, q)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			s.buf, s.next, s.more = res.Records, res.Next, res.Next != ""
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feedStream is one partition's records, read page by page in descending
+// ID order.
+type feedStream struct {
+	q    Query
+	buf  []Record
+	next string // Before of the next read: records below it are unread
+	more bool   // whether records below next may exist
+}
+
+// merger merges the user stream (0) and the public stream (1).
+type merger struct {
+	streams  [2]*feedStream
+	position string // ID of the last record consumed; start of the listing
+	consumed bool
+}
+
+// pop consumes the newest record(s) with one ID. It reports progressed
+// false when no record can be consumed without reading more: a stream with
+// an empty buffer may still hold records above the newest buffered one.
+// ok is false when the consumed records make no message (a receipt whose
+// broadcast is gone).
+func (m *merger) pop() (msg Message, ok, progressed bool) {
+	head := ""
+	for _, s := range m.streams {
+		if len(s.buf) > 0 && s.buf[0].Message.ID > head {
+			head = s.buf[0].Message.ID
+		}
+	}
+	if head == "" {
+		return Message{}, false, false
+	}
+	for _, s := range m.streams {
+		if len(s.buf) == 0 && s.more && head < s.next {
+			return Message{}, false, false
+		}
+	}
+	var receipt, direct, public *Record
+	for i, s := range m.streams {
+		if len(s.buf) == 0 || s.buf[0].Message.ID != head {
+			continue
+		}
+		r := s.buf[0]
+		s.buf = s.buf[1:]
+		switch {
+		case i == 1:
+			public = &r
+		case r.Receipt:
+			receipt = &r
+		default:
+			direct = &r
+		}
+	}
+	m.position, m.consumed = head, true
+	switch {
+	case direct != nil:
+		return direct.Message, true, true
+	case public != nil:
+		msg = public.Message
+		if receipt != nil {
+			msg.ReadAt = receipt.Message.ReadAt
+		}
+		return msg, true, true
+	}
+	return Message{}, false, true
+}
+
+// exhausted reports whether every record has been consumed.
+func (m *merger) exhausted() bool {
+	for _, s := range m.streams {
+		if len(s.buf) > 0 || s.more {
+			return false
+		}
+	}
+	return true
+}
+
+// cursor returns the ID the next page starts below: every record above it
+// has been consumed and none below it has. Before anything is consumed it is
+// the highest point the streams have read past.
+func (m *merger) cursor() string {
+	if m.consumed {
+		return m.position
+	}
+	c := ""
+	for _, s := range m.streams {
+		if s.more && s.next > c {
+			c = s.next
+		}
+	}
+	return c
+}
