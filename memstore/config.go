@@ -1,0 +1,62 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/stak/inbox"
+)
+
+// ClaimHostID returns the ID of the unexpired claim of c.HostSystemID in
+// c.Scope, making c the claim (and returning c.ID) if there is none.
+func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, error) {
+	if err := s.begin(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.Unlock()
+	k := claimKey{scope: c.Scope, host: c.HostSystemID}
+	if prev, ok := s.claims[k]; ok { // the sweep dropped it if expired
+		return prev.id, nil
+	}
+	seq := s.nextSeq()
+	s.claims[k] = claim{id: c.ID, seq: seq}
+	s.expire(expiry{at: c.ExpiresAt, kind: expireClaim, seq: seq, claim: k})
+	return c.ID, nil
+}
+
+// Config returns copies of the tenant settings and inbox config of sc; a
+// missing one is nil.
+func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error) {
+	if err := s.begin(ctx); err != nil {
+		return inbox.Config{}, err
+	}
+	defer s.mu.Unlock()
+	var cfg inbox.Config
+	if ts, ok := s.tenants[sc.Tenant]; ok {
+		cfg.Tenant = &ts
+	}
+	if ic, ok := s.inboxes[sc]; ok {
+		ic = copyInboxConfig(ic)
+		cfg.Inbox = &ic
+	}
+	return cfg, nil
+}
+
+// PutTenantSettings creates or replaces a tenant's settings.
+func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.TenantSettings) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.tenants[tenant] = ts
+	return nil
+}
+
+// PutInboxConfig creates or replaces an inbox's config, keeping a copy.
+func (s *Store) PutInboxConfig(ctx context.Context, sc inbox.Scope, ic inbox.InboxConfig) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.inboxes[sc] = copyInboxConfig(ic)
+	return nil
+}

@@ -1,0 +1,69 @@
+package memstore
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// expiryKind says what an expiry entry removes.
+type expiryKind uint8
+
+const (
+	expireRecord expiryKind = iota
+	expireClaim
+	expireRemoval
+)
+
+// expiry schedules the removal of one stored entry at its ExpiresAt. Entries
+// are never updated in place: one whose seq no longer matches the stored
+// entry (deleted, or replaced by a later write) is skipped when due.
+type expiry struct {
+	at      time.Time
+	kind    expiryKind
+	seq     uint64
+	record  inbox.Key
+	claim   claimKey
+	removal string
+}
+
+// expiryHeap is a min-heap of expiries by time, for container/heap.
+type expiryHeap []expiry
+
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiry)) }
+func (h *expiryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// sweep removes every entry that expires at or before now, accounting
+// removed records, and returns how many records it removed. It costs one
+// comparison when nothing is due. s.mu must be held.
+func (s *Store) sweep(now time.Time) int {
+	n := 0
+	for len(s.expiries) > 0 && !now.Before(s.expiries[0].at) {
+		e := heap.Pop(&s.expiries).(expiry)
+		switch e.kind {
+		case expireRecord:
+			if sr, ok := s.records[e.record]; ok && sr.seq == e.seq {
+				s.remove(e.record)
+				n++
+			}
+		case expireClaim:
+			if c, ok := s.claims[e.claim]; ok && c.seq == e.seq {
+				delete(s.claims, e.claim)
+			}
+		case expireRemoval:
+			if r, ok := s.removals[e.removal]; ok && r.seq == e.seq {
+				delete(s.removals, e.removal)
+			}
+		}
+	}
+	return n
+}

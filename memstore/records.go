@@ -1,0 +1,207 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/stak/inbox"
+)
+
+// maxGetKeys is the most keys of one GetRecords, as DynamoDB's BatchGetItem.
+const maxGetKeys = 100
+
+// PutMessage creates rec and adds deltas to their counters, all or nothing.
+// A receipt is ErrInvalidInput; a record already at rec's key is ErrExists
+// and changes nothing, so a retry never applies twice.
+func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if rec.Receipt {
+		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
+	}
+	if _, ok := s.records[rec.Key()]; ok {
+		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
+	}
+	s.insert(copyRecord(rec))
+	s.addDeltas(deltas)
+	return nil
+}
+
+// GetRecords returns copies of the records at keys (each once), leaving out
+// missing keys. More than 100 keys is ErrInvalidInput.
+func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
+	if len(keys) > maxGetKeys {
+		return nil, fmt.Errorf("%w: %d keys, at most %d", inbox.ErrInvalidInput, len(keys), maxGetKeys)
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]inbox.Record, 0, len(keys))
+	seen := make(map[inbox.Key]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if sr, ok := s.records[k]; ok {
+			out = append(out, copyRecord(sr.rec))
+		}
+	}
+	return out, nil
+}
+
+// Query evaluates the next q.Limit records of q.Partition below q.Before,
+// newest first, then filters them; see inbox.Query and inbox.QueryResult.
+// A Limit below 1 is ErrInvalidInput.
+func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+	if q.Limit < 1 {
+		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
+	}
+	if err := s.begin(ctx); err != nil {
+		return inbox.QueryResult{}, err
+	}
+	defer s.mu.Unlock()
+	ids := s.ids[q.Partition]
+	hi := len(ids)
+	if q.Before != "" {
+		hi = sort.SearchStrings(ids, q.Before) // ids[:hi] are below Before
+	}
+	lo := max(hi-q.Limit, 0)
+	var res inbox.QueryResult
+	for i := hi - 1; i >= lo; i-- {
+		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
+		if matches(rec, q) {
+			res.Records = append(res.Records, copyRecord(rec))
+		}
+	}
+	if lo > 0 {
+		res.Next = ids[lo]
+	}
+	return res, nil
+}
+
+// matches applies q's filters to rec.
+func matches(rec inbox.Record, q inbox.Query) bool {
+	m := rec.Message
+	switch {
+	case q.Category != "" && m.Category != q.Category:
+		return false
+	case q.UnreadOnly && !rec.Receipt && m.IsRead():
+		return false
+	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
+		return false
+	}
+	return true
+}
+
+// MarkRead checks every mark's condition, then applies all marks and adds
+// deltas, or returns the first failure (ErrAlreadyRead or ErrNotFound) and
+// changes nothing. Marks see the marks before them in the batch. More than
+// inbox.MaxMarkBatch marks is ErrInvalidInput.
+func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+	if len(marks) > inbox.MaxMarkBatch {
+		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	// staged holds the records as the marks so far leave them.
+	staged := make(map[inbox.Key]inbox.Record, len(marks))
+	get := func(k inbox.Key) (inbox.Record, bool) {
+		if r, ok := staged[k]; ok {
+			return r, true
+		}
+		sr, ok := s.records[k]
+		if !ok {
+			return inbox.Record{}, false
+		}
+		return sr.rec, true
+	}
+	for _, mk := range marks {
+		rec, exists := get(mk.Key)
+		if mk.Receipt == nil {
+			switch {
+			case !exists, !mk.Now.Before(rec.Message.ExpiresAt):
+				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
+			case rec.Message.IsRead():
+				return fmt.Errorf("%w: message %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
+			}
+			rec.Message.ReadAt = mk.ReadAt
+			staged[mk.Key] = rec
+			continue
+		}
+		if exists {
+			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
+		}
+		public := inbox.Key{Partition: inbox.Partition{Tenant: mk.Key.Partition.Tenant, Inbox: mk.Key.Partition.Inbox, User: inbox.PublicUser}, ID: mk.Key.ID}
+		if b, ok := get(public); !ok || !mk.Now.Before(b.Message.ExpiresAt) {
+			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, public.ID, public.Partition.PK())
+		}
+		staged[mk.Key] = inbox.Record{Partition: mk.Key.Partition, Receipt: true, Message: inbox.Message{
+			ID:        mk.Key.ID,
+			Category:  mk.Receipt.Category,
+			ReadAt:    mk.ReadAt,
+			ExpiresAt: mk.Receipt.ExpiresAt,
+		}}
+	}
+	for k, rec := range staged {
+		if sr, ok := s.records[k]; ok {
+			sr.rec.Message.ReadAt = rec.Message.ReadAt // expiry unchanged
+			continue
+		}
+		s.insert(rec)
+	}
+	s.addDeltas(deltas)
+	return nil
+}
+
+// Delete removes the record at k, as a DynamoDB DeleteItem would, and
+// accounts its removal with inbox.RemovalDeltas, as the stream handler
+// would. It reports whether a record was there. Use it to test what a
+// manual delete does to counts.
+func (s *Store) Delete(ctx context.Context, k inbox.Key) (bool, error) {
+	if err := s.begin(ctx); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.records[k]; !ok {
+		return false, nil
+	}
+	s.remove(k)
+	return true, nil
+}
+
+// insert stores rec (which must be a copy no caller holds and whose key is
+// free) and schedules its expiry. s.mu must be held.
+func (s *Store) insert(rec inbox.Record) {
+	k := rec.Key()
+	sr := &storedRecord{rec: rec, seq: s.nextSeq()}
+	s.records[k] = sr
+	ids := s.ids[k.Partition]
+	i, _ := slices.BinarySearch(ids, k.ID)
+	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
+	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, record: k})
+}
+
+// remove deletes the record at k, which must exist, and applies its
+// removal's counter changes. s.mu must be held.
+func (s *Store) remove(k inbox.Key) {
+	rec := s.records[k].rec
+	delete(s.records, k)
+	ids := s.ids[k.Partition]
+	if i, ok := slices.BinarySearch(ids, k.ID); ok {
+		ids = slices.Delete(ids, i, i+1)
+	}
+	if len(ids) == 0 {
+		delete(s.ids, k.Partition)
+	} else {
+		s.ids[k.Partition] = ids
+	}
+	s.addDeltas(inbox.RemovalDeltas(rec))
+}
