@@ -1,0 +1,156 @@
+package inbox_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+)
+
+// newExampleInbox returns an Inbox on the in-memory store with a fixed
+// clock and seeded IDs, so the examples print the same every time.
+func newExampleInbox() *inbox.Inbox {
+	clock := func() time.Time { return time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC) }
+	return inbox.New(memstore.New(memstore.WithClock(clock)),
+		inbox.WithClock(clock), inbox.WithEntropy(rand.New(rand.NewSource(1))))
+}
+
+func ExampleInbox_Publish() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+
+	res, err := ib.Publish(ctx, alerts, []string{"ann", "bob"}, inbox.Draft{
+		HostSystemID: "incident-42",
+		Sender:       "pager",
+		Category:     "incident",
+		Title:        "Disk 91% full on db-1",
+		Body:         map[string]any{"host": "db-1", "used": 0.91},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("delivered:", res.Delivered, "expires:", res.Message.ExpiresAt.Format(time.DateOnly))
+
+	// A retry with the same host system ID delivers nothing twice.
+	again, _ := ib.Publish(ctx, alerts, []string{"ann", "bob", "cid"}, inbox.Draft{HostSystemID: "incident-42", Title: "Disk 91% full on db-1"})
+	fmt.Println("retry delivered:", again.Delivered, "duplicates:", again.Duplicates, "same id:", again.Message.ID == res.Message.ID)
+	// Output:
+	// delivered: [ann bob] expires: 2026-12-21
+	// retry delivered: [cid] duplicates: [ann bob] same id: true
+}
+
+func ExampleInbox_Broadcast() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+
+	// Stored once, whatever the number of users.
+	msg, err := ib.Broadcast(ctx, alerts, inbox.Draft{Title: "Maintenance tonight", Category: "ops", TTL: 48 * time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	page, _ := ib.List(ctx, alerts.User("anyone"), inbox.ListOptions{})
+	fmt.Println(msg.IsBroadcast(), len(page.Messages), page.Messages[0].Title, page.Messages[0].ExpiresAt.Format(time.DateTime))
+	// Output:
+	// true 1 Maintenance tonight 2026-11-23 09:00:00
+}
+
+func ExampleInbox_List() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	for _, title := range []string{"one", "two", "three"} {
+		ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: title})
+	}
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "to everyone"})
+
+	opts := inbox.ListOptions{Limit: 3}
+	for {
+		page, err := ib.List(ctx, alerts.User("ann"), opts)
+		if err != nil {
+			panic(err)
+		}
+		for _, m := range page.Messages {
+			fmt.Printf("%s (broadcast: %v)\n", m.Title, m.IsBroadcast())
+		}
+		if page.Cursor == "" {
+			break
+		}
+		fmt.Println("-- next page")
+		opts.Cursor = page.Cursor
+	}
+	// Output:
+	// to everyone (broadcast: true)
+	// three (broadcast: false)
+	// two (broadcast: false)
+	// -- next page
+	// one (broadcast: false)
+}
+
+func ExampleInbox_MarkRead() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+	ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "direct"})
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "broadcast"})
+
+	page, _ := ib.List(ctx, ann, inbox.ListOptions{})
+	for _, m := range page.Messages {
+		changed, err := ib.MarkRead(ctx, ann, m.ID)
+		again, _ := ib.MarkRead(ctx, ann, m.ID)
+		fmt.Println(m.Title, changed, again, err)
+	}
+	unread, _ := ib.List(ctx, ann, inbox.ListOptions{UnreadOnly: true})
+	fmt.Println("unread left:", len(unread.Messages))
+	// Output:
+	// broadcast true false <nil>
+	// direct true false <nil>
+	// unread left: 0
+}
+
+func ExampleInbox_Counts() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+	ib.Publish(ctx, alerts, []string{"ann", "bob"}, inbox.Draft{Title: "invoice", Category: "billing"})
+	ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "disk", Category: "incident"})
+	b, _ := ib.Broadcast(ctx, alerts, inbox.Draft{Title: "release", Category: "news"})
+	ib.MarkRead(ctx, ann, b.ID)
+
+	c, err := ib.Counts(ctx, ann)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("total %d, read %d, unread %d\n", c.Total, c.Read, c.Unread)
+	for _, cat := range []string{"billing", "incident", "news"} {
+		fmt.Printf("%s: %+v\n", cat, c.Categories[cat])
+	}
+	// Output:
+	// total 3, read 1, unread 2
+	// billing: {Total:1 Read:0 Unread:1}
+	// incident: {Total:1 Read:0 Unread:1}
+	// news: {Total:1 Read:1 Unread:0}
+}
+
+func ExampleInbox_MarkAllRead() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+	for i := 0; i < 30; i++ {
+		ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: fmt.Sprint("message ", i)})
+	}
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "broadcast"})
+
+	n, err := ib.MarkAllRead(ctx, ann)
+	c, _ := ib.Counts(ctx, ann)
+	fmt.Println(n, err, c.Unread)
+	// Output:
+	// 31 <nil> 0
+}

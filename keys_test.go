@@ -1,0 +1,126 @@
+package inbox
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidateKey(t *testing.T) {
+	good := []string{"a", "acme", "user-1", "ü", "with space", "$public", strings.Repeat("k", MaxKeyLen)}
+	for _, k := range good {
+		if err := ValidateKey("k", k); err != nil {
+			t.Errorf("ValidateKey(%q) = %v, want nil", k, err)
+		}
+	}
+	bad := []string{"", "a#b", "#", strings.Repeat("k", MaxKeyLen+1), "tab\there", "nl\n", "nul\x00", "\x7f", "bad\xffutf8", "zero\u200bwidth", "line\u2028sep"}
+	for _, k := range bad {
+		if err := ValidateKey("k", k); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
+		}
+	}
+}
+
+func TestUserValidate(t *testing.T) {
+	s := Scope{Tenant: "acme", Inbox: "alerts"}
+	if err := s.User("ann").Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []User{s.User(PublicUser), s.User(""), s.User("a#b"), {Scope: Scope{Tenant: "", Inbox: "x"}, ID: "ann"}, {Scope: Scope{Tenant: "t", Inbox: "i#"}, ID: "ann"}} {
+		if err := u.Validate(); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("%+v.Validate() = %v, want ErrInvalidKey", u, err)
+		}
+	}
+	if err := validateCategory(AllCategories); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("category %q accepted", AllCategories)
+	}
+}
+
+func TestPartitionKeys(t *testing.T) {
+	tests := []struct {
+		p    Partition
+		want string
+	}{
+		{Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}, "t#acmeU#ann#alerts"},
+		{Partition{Tenant: "acme", Inbox: "alerts", User: PublicUser}, "t#acmeG#$public#alerts"},
+		{Partition{Tenant: "GU", Inbox: "U", User: "G"}, "t#GUU#G#U"},
+	}
+	for _, tt := range tests {
+		if got := tt.p.PK(); got != tt.want {
+			t.Errorf("PK() = %q, want %q", got, tt.want)
+		}
+		back, err := ParsePartitionKey(tt.want)
+		if err != nil || back != tt.p {
+			t.Errorf("ParsePartitionKey(%q) = %+v, %v; want %+v", tt.want, back, err, tt.p)
+		}
+	}
+	for _, pk := range []string{"", "t#", "x#acmeU#ann#alerts", "t#acmeX#ann#alerts", "t#acmeU#$public#alerts", "t#acmeG#ann#alerts", "t#acmeU#ann", "t#U#ann#alerts", "t#acmeU#ann#al#erts"} {
+		if _, err := ParsePartitionKey(pk); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ParsePartitionKey(%q) = %v, want ErrInvalidKey", pk, err)
+		}
+	}
+	if got := CounterSK(""); got != "c#*" {
+		t.Errorf("CounterSK(\"\") = %q", got)
+	}
+	if got := CounterSK("billing"); got != "c#billing" {
+		t.Errorf("CounterSK = %q", got)
+	}
+}
+
+func TestValidateMessageID(t *testing.T) {
+	if err := ValidateMessageID("01ARZ3NDEKTSV4RRFFQ69G5FAV"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", "01arz3ndektsv4rrffq69g5fav", "01ARZ3NDEKTSV4RRFFQ69G5FA", "81ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FA#"} {
+		if err := ValidateMessageID(id); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ValidateMessageID(%q) = %v, want ErrInvalidKey", id, err)
+		}
+	}
+}
+
+// FuzzPartitionKey checks that any partition whose keys validate survives
+// PK and ParsePartitionKey unchanged, and that no string with '#' in a key
+// validates.
+func FuzzPartitionKey(f *testing.F) {
+	f.Add("acme", "alerts", "ann")
+	f.Add("GU", "U", "$public")
+	f.Add("a#b", "i", "u")
+	f.Fuzz(func(t *testing.T, tenant, inbox, user string) {
+		p := Partition{Tenant: tenant, Inbox: inbox, User: user}
+		err := p.Validate()
+		if err != nil {
+			if !errors.Is(err, ErrInvalidKey) {
+				t.Fatalf("Validate error %v does not match ErrInvalidKey", err)
+			}
+			return
+		}
+		for _, k := range []string{tenant, inbox, user} {
+			if strings.ContainsAny(k, "#\x00\n") || k == "" || len(k) > MaxKeyLen {
+				t.Fatalf("key %q validated", k)
+			}
+		}
+		back, err := ParsePartitionKey(p.PK())
+		if err != nil || back != p {
+			t.Fatalf("round trip of %+v: %+v, %v", p, back, err)
+		}
+	})
+}
+
+// FuzzParsePartitionKey checks that whatever parses re-encodes to itself.
+func FuzzParsePartitionKey(f *testing.F) {
+	f.Add("t#acmeU#ann#alerts")
+	f.Add("t#acmeG#$public#alerts")
+	f.Add("t#U#U#U")
+	f.Fuzz(func(t *testing.T, pk string) {
+		p, err := ParsePartitionKey(pk)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidKey) {
+				t.Fatalf("error %v does not match ErrInvalidKey", err)
+			}
+			return
+		}
+		if p.PK() != pk {
+			t.Fatalf("ParsePartitionKey(%q) = %+v, which encodes to %q", pk, p, p.PK())
+		}
+	})
+}
