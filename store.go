@@ -27,7 +27,7 @@ type Store interface {
 
 	// GetRecords returns the records that exist at keys, expired or not, in
 	// one round trip, in no particular order; missing keys are left out.
-	// Reads are strongly consistent. At most 100 keys.
+	// Reads are strongly consistent. At most 100 distinct keys.
 	GetRecords(ctx context.Context, keys []Key) ([]Record, error)
 
 	// Query returns records (messages, broadcasts and receipts) of one
@@ -56,8 +56,9 @@ type Store interface {
 
 	// ApplyRemoval records that removal r.ID happened and adds r.Deltas to
 	// their counters, all or nothing, unless r.ID was recorded before: then
-	// it returns false and changes nothing. The record of r.ID may be
-	// forgotten after r.ExpiresAt.
+	// it returns false and changes nothing. A removal ID is unique to one
+	// removed record, so a store may keep its record of r.ID in
+	// r.Partition; it may forget it after r.ExpiresAt.
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// ResetCounters replaces every stats record of partition p with
