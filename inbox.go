@@ -86,11 +86,16 @@ func (ib *Inbox) Store() Store { return ib.store }
 // records are stored with.
 func (ib *Inbox) now() time.Time { return ib.clock().UTC().Truncate(time.Second) }
 
-// newID returns a new ULID for time t.
-func (ib *Inbox) newID(t time.Time) string {
+// newID returns a new ULID for time t. It fails only if the entropy source
+// does.
+func (ib *Inbox) newID(t time.Time) (string, error) {
 	ib.idMu.Lock()
 	defer ib.idMu.Unlock()
-	return ulid.MustNew(ulid.Timestamp(t), ib.entropy).String()
+	id, err := ulid.New(ulid.Timestamp(t), ib.entropy)
+	if err != nil {
+		return "", fmt.Errorf("inbox: new message id: %w", err)
+	}
+	return id.String(), nil
 }
 
 // PublishResult reports what a Publish did for each recipient.
@@ -235,7 +240,10 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	if d.ReceivedAt.IsZero() {
 		received = now
 	}
-	id := ib.newID(ib.clock())
+	id, err := ib.newID(ib.clock())
+	if err != nil {
+		return Message{}, err
+	}
 	if d.HostSystemID != "" {
 		id, err = ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: now.Add(MaxTTL)})
 		if err != nil {
