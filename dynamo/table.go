@@ -1,0 +1,98 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TableClient is the part of *dynamodb.Client the table helpers use.
+type TableClient interface {
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
+}
+
+// tableWait bounds how long the helpers wait for a table to become active
+// or to disappear.
+const tableWait = 5 * time.Minute
+
+// CreateTable creates table for a Store, for tests and local use: on-demand
+// billing, string key attributes (pk, sk or as set by WithKeyAttributes), a
+// stream with old images, which StreamHandler needs to account removals,
+// and TTL on the TTL attribute (expiredat or as set by WithTTLAttribute).
+// It waits until the table is active and returns its stream ARN. Production
+// tables are better managed by infrastructure code (see examples/).
+func CreateTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
+	o, err := resolve(opts)
+	if err != nil {
+		return "", err
+	}
+	out, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(table),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(o.pk), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(o.sk), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(o.sk), KeyType: types.KeyTypeRange},
+		},
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled:  aws.Bool(true),
+			StreamViewType: types.StreamViewTypeOldImage,
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("dynamo: create table %s: %w", table, err)
+	}
+	desc := out.TableDescription
+	if desc == nil || desc.TableStatus != types.TableStatusActive {
+		w := dynamodb.NewTableExistsWaiter(c, func(w *dynamodb.TableExistsWaiterOptions) {
+			w.MinDelay, w.MaxDelay = time.Second, 10*time.Second
+		})
+		got, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, tableWait)
+		if err != nil {
+			return "", fmt.Errorf("dynamo: wait for table %s: %w", table, err)
+		}
+		desc = got.Table
+	}
+	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(o.ttl),
+			Enabled:       aws.Bool(true),
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("dynamo: enable TTL on table %s: %w", table, err)
+	}
+	return aws.ToString(desc.LatestStreamArn), nil
+}
+
+// DeleteTable deletes table and waits until it is gone. A table that does
+// not exist is not an error.
+func DeleteTable(ctx context.Context, c TableClient, table string) error {
+	_, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	var missing *types.ResourceNotFoundException
+	if errors.As(err, &missing) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: delete table %s: %w", table, err)
+	}
+	w := dynamodb.NewTableNotExistsWaiter(c, func(w *dynamodb.TableNotExistsWaiterOptions) {
+		w.MinDelay, w.MaxDelay = time.Second, 10*time.Second
+	})
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, tableWait); err != nil {
+		return fmt.Errorf("dynamo: wait for deletion of table %s: %w", table, err)
+	}
+	return nil
+}

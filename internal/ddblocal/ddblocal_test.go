@@ -1,0 +1,77 @@
+package ddblocal_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// TestNewTable creates a table and finds it described as the helpers
+// promise: a stream with old images and TTL on expiredat.
+func TestNewTable(t *testing.T) {
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	if arn == "" {
+		t.Fatal("no stream ARN")
+	}
+	ctx := context.Background()
+	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(d.Table.StreamSpecification.StreamViewType); got != "OLD_IMAGE" {
+		t.Errorf("stream view type %q, want OLD_IMAGE", got)
+	}
+	ttl, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(ttl.TimeToLiveDescription.AttributeName); got != "expiredat" {
+		t.Errorf("TTL attribute %q, want expiredat", got)
+	}
+}
+
+// TestMissingEndpoint runs TestNewTable without the endpoint: it must skip
+// normally and fail under CI=true.
+func TestMissingEndpoint(t *testing.T) {
+	if os.Getenv("DDBLOCAL_CHILD") != "" {
+		t.Skip("child process")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.Command(exe, "-test.run", "^TestNewTable$", "-test.v")
+		cmd.Env = append(withoutEnv(os.Environ(), ddblocal.EndpointEnv, "CI"), "DDBLOCAL_CHILD=1", "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		switch {
+		case ci == "" && (err != nil || !strings.Contains(string(out), "--- SKIP: TestNewTable")):
+			t.Errorf("without CI: err %v, want a skip; output:\n%s", err, out)
+		case ci == "true" && (err == nil || !strings.Contains(string(out), "--- FAIL: TestNewTable")):
+			t.Errorf("with CI=true: err %v, want a failure; output:\n%s", err, out)
+		}
+	}
+}
+
+// withoutEnv returns env without the named variables.
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
