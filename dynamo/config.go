@@ -1,0 +1,127 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox"
+)
+
+// ClaimHostID puts the claim (sort key h#<host system ID> in the public
+// partition, kind HC) on condition that there is none or it has expired by
+// the Store's clock (see WithClock), asking for the old item on failure:
+// then it returns the old claim's ID.
+func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, error) {
+	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, User: inbox.PublicUser}
+	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
+		Kind: kindClaim, ID: c.ID, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
+	}, c.ExpiresAt)
+	if err != nil {
+		return "", err
+	}
+	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(s.now().Unix())))
+	put, err := s.conditionalPut(item, cond)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           put.TableName,
+		Item:                                put.Item,
+		ConditionExpression:                 put.ConditionExpression,
+		ExpressionAttributeNames:            put.ExpressionAttributeNames,
+		ExpressionAttributeValues:           put.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+	})
+	if err == nil {
+		return c.ID, nil
+	}
+	var id string
+	err = condError("claim host id", err, func(old map[string]types.AttributeValue) error {
+		var prev claimItem
+		if err := attributevalue.UnmarshalMap(old, &prev); err != nil || prev.ID == "" {
+			return fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
+		}
+		id = prev.ID
+		return nil
+	})
+	return id, err
+}
+
+// Config reads the tenant settings and inbox config of sc with one
+// strongly consistent BatchGetItem.
+func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error) {
+	tenantPK := inbox.TenantPK(sc.Tenant)
+	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{
+		s.key(tenantPK, inbox.TenantSettingsSK),
+		s.key(tenantPK, inbox.InboxConfigSK(sc.Inbox)),
+	}, true)
+	if err != nil {
+		return inbox.Config{}, opError("config", err)
+	}
+	var cfg inbox.Config
+	for _, av := range items {
+		_, sk, err := s.itemKey(av)
+		if err != nil {
+			return inbox.Config{}, err
+		}
+		if sk == inbox.TenantSettingsSK {
+			var it tenantItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return inbox.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
+			}
+			cfg.Tenant = &inbox.TenantSettings{Title: it.Title, TTL: it.TTL}
+			continue
+		}
+		var it inboxConfigItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return inbox.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
+		}
+		cfg.Inbox = &inbox.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL}
+	}
+	return cfg, nil
+}
+
+// PutTenantSettings writes the tenant's settings item (kind TS), replacing
+// any.
+func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.TenantSettings) error {
+	item, err := s.item(inbox.TenantPK(tenant), inbox.TenantSettingsSK, tenantItem{
+		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, TenantKey: tenant,
+	}, time.Time{})
+	if err != nil {
+		return err
+	}
+	return s.put(ctx, "put tenant settings", item)
+}
+
+// PutInboxConfig writes the inbox's config item (kind IC), replacing any.
+func (s *Store) PutInboxConfig(ctx context.Context, sc inbox.Scope, ic inbox.InboxConfig) error {
+	item, err := s.item(inbox.TenantPK(sc.Tenant), inbox.InboxConfigSK(sc.Inbox), inboxConfigItem{
+		Kind: kindInbox, Title: ic.Title, Description: ic.Description, TTL: ic.TTL,
+		TenantKey: sc.Tenant, InboxKey: sc.Inbox,
+	}, time.Time{})
+	if err != nil {
+		return err
+	}
+	return s.put(ctx, "put inbox config", item)
+}
+
+// put writes item unconditionally.
+func (s *Store) put(ctx context.Context, op string, item map[string]types.AttributeValue) error {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:              aws.String(s.table),
+		Item:                   item,
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return opError(op, err)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package dynamo is the production inbox.Store: one DynamoDB table in the
+// single-table design of the seeds, written through the AWS SDK for Go v2.
+//
+//	client := dynamodb.NewFromConfig(cfg)
+//	ib := inbox.New(dynamo.New(client, "inbox"))
+//
+// # Items
+//
+// Keys are those of package inbox (Partition.PK, MessageSK, CounterSK,
+// TenantPK, ...), under the key attributes pk and sk. Times are epoch
+// seconds (N) and read back as time.Unix(s, 0).UTC().
+//
+//   - message or broadcast (kind UM): headers {id, host_system_id (NULL
+//     when empty), sender, audiences {kind, label, uids (a list, only for
+//     users)}, received, delivered}, message {title, body, cta_uri (NULL
+//     when empty)}, taxonomy {category} (absent without a category), readat
+//     (absent while unread), expiredat, tenant_key, inbox_key, uid (the user
+//     or $public). The body is stored as a native DynamoDB value (a string
+//     as S, an object as M, a number as N, ...) and read back as
+//     encoding/json would decode it into an any.
+//   - read receipt (kind UM, in the user's partition under the broadcast's
+//     sort key): readat, expiredat and taxonomy copied from the broadcast,
+//     tenant_key, inbox_key, uid, and no headers.
+//   - stats (kind US, sort keys c#* and c#<category>): published, read
+//     (not in the public partition), tenant_key, inbox_key, uid.
+//   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
+//     ttl, tenant_key; inbox config (kind IC, t#<tenant> / si#<inbox>):
+//     title, description, ttl (a map), tenant_key, inbox_key.
+//   - host-system-ID claim (kind HC, public partition, h#<host id>): id,
+//     expiredat, tenant_key, inbox_key; applied-removal marker (kind RX, the
+//     removed record's partition, x#<removal id>): expiredat.
+//
+// Item structures are marshalled with the attributevalue package and every
+// key, condition, update, filter and projection expression is built with
+// the expression package.
+//
+// # Atomicity and retries
+//
+// Each Store method is one request or one transaction (see each method).
+// Writes that change counters are TransactWriteItems calls with a
+// ClientRequestToken that is random per call and kept across the SDK's
+// retries of the call, so an attempt whose response was lost is not
+// applied twice when the SDK sends it again. The Store adds no retry loop
+// of its own: it uses the client's retryer, and for transactions also
+// deems a cancellation by TransactionConflict retryable. Batch reads and
+// writes resend unprocessed items after a backoff. Every request asks for
+// ReturnConsumedCapacity TOTAL.
+//
+// # Consistency
+//
+// GetRecords, Counters and Config read strongly consistently; Query (the
+// feed) reads eventually consistently, so a message may show in List a
+// moment after Publish returns.
+//
+// # DynamoDB Local
+//
+// The tests run against DynamoDB Local (`make test`). Where it differs
+// from DynamoDB as documented, the Store does not depend on the difference;
+// see the tests of this package.
+package dynamo

@@ -1,0 +1,134 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox"
+)
+
+// GetRecords reads the records at keys with one strongly consistent
+// BatchGetItem (requesting unprocessed keys again, if DynamoDB leaves
+// some). Repeated keys are read once. More than 100 keys is
+// ErrInvalidInput.
+func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
+	if len(keys) > maxBatchGet {
+		return nil, fmt.Errorf("%w: %d keys, at most %d", inbox.ErrInvalidInput, len(keys), maxBatchGet)
+	}
+	partitions := make(map[string]inbox.Partition, 2)
+	seen := make(map[inbox.Key]bool, len(keys))
+	var req []map[string]types.AttributeValue
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		partitions[k.Partition.PK()] = k.Partition
+		req = append(req, s.messageKey(k))
+	}
+	if len(req) == 0 {
+		return nil, nil
+	}
+	items, err := s.batchGet(ctx, req, true)
+	if err != nil {
+		return nil, opError("get records", err)
+	}
+	out := make([]inbox.Record, 0, len(items))
+	for _, av := range items {
+		pk, _, err := s.itemKey(av)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := s.decodeRecord(partitions[pk], av)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// Query reads one page of q.Partition's messages, broadcasts and receipts,
+// newest first: one Query of the sort keys beginning m#, starting below
+// m#<q.Before>, evaluating at most q.Limit items, with a filter for the
+// category, unread-only (readat absent, or a receipt) and expiry. It reads
+// eventually consistently. Next is the ID of DynamoDB's LastEvaluatedKey.
+// A Limit below 1 is ErrInvalidInput.
+func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+	if q.Limit < 1 {
+		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
+	}
+	pk := q.Partition.PK()
+	b := expression.NewBuilder().WithKeyCondition(
+		expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix)))
+	if f, ok := s.queryFilter(q); ok {
+		b = b.WithFilter(f)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return inbox.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		FilterExpression:          expr.Filter(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(int32(min(q.Limit, 1<<30))),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	}
+	if q.Before != "" {
+		in.ExclusiveStartKey = s.key(pk, inbox.MessageSK(q.Before))
+	}
+	out, err := s.client.Query(ctx, in)
+	if err != nil {
+		return inbox.QueryResult{}, opError("query", err)
+	}
+	var res inbox.QueryResult
+	for _, av := range out.Items {
+		rec, err := s.decodeRecord(q.Partition, av)
+		if err != nil {
+			return inbox.QueryResult{}, err
+		}
+		res.Records = append(res.Records, rec)
+	}
+	if out.LastEvaluatedKey != nil {
+		_, sk, err := s.itemKey(out.LastEvaluatedKey)
+		if err != nil {
+			return inbox.QueryResult{}, err
+		}
+		res.Next = strings.TrimPrefix(sk, inbox.MessagePrefix)
+	}
+	return res, nil
+}
+
+// queryFilter returns the filter of q's category, unread-only and expiry
+// conditions; ok is false when q has none.
+func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bool) {
+	var conds []expression.ConditionBuilder
+	if q.Category != "" {
+		conds = append(conds, expression.Name(attrCategory).Equal(expression.Value(q.Category)))
+	}
+	if q.UnreadOnly {
+		conds = append(conds, expression.Or(
+			expression.Name(attrReadAt).AttributeNotExists(),
+			expression.Name(attrHeaders).AttributeNotExists()))
+	}
+	if !q.Now.IsZero() {
+		conds = append(conds, expression.NameNoDotSplit(s.o.ttl).GreaterThan(expression.Value(q.Now.Unix())))
+	}
+	switch len(conds) {
+	case 0:
+		return f, false
+	case 1:
+		return conds[0], true
+	}
+	return expression.And(conds[0], conds[1], conds[2:]...), true
+}

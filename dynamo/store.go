@@ -1,0 +1,80 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox"
+)
+
+// Client is the narrow part of *dynamodb.Client the Store uses, so that
+// users can wrap or instrument it. Every request the Store makes sets
+// ReturnConsumedCapacity to TOTAL, so a wrapping Client can sum the
+// capacity units of each call.
+type Client interface {
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store is the production inbox.Store: one DynamoDB table in the seeds'
+// single-table layout (see the package documentation). Create it with New.
+//
+// A Store holds no mutable state and is safe for concurrent use by multiple
+// goroutines, as long as its Client is (a *dynamodb.Client is).
+type Store struct {
+	client Client
+	table  string
+	o      options
+}
+
+var _ inbox.Store = (*Store)(nil)
+
+// New returns a Store over table, reached through client. The table must
+// have string partition and sort keys named as the options say (pk and sk
+// by default); CreateTable makes one.
+//
+// New panics if the options name an attribute empty, give two of the key
+// and TTL attributes the same name, or use a name the Store writes itself
+// (such as "kind" or "ttl"): that is a programming error, like a bad
+// regexp.MustCompile pattern.
+func New(client Client, table string, opts ...Option) *Store {
+	o, err := resolve(opts)
+	if err != nil {
+		panic(err)
+	}
+	return &Store{client: client, table: table, o: o}
+}
+
+// now returns the Store's clock's time.
+func (s *Store) now() time.Time { return s.o.clock() }
+
+// key returns the primary key of the item at pk, sk.
+func (s *Store) key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		s.o.pk: &types.AttributeValueMemberS{Value: pk},
+		s.o.sk: &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// messageKey returns the primary key of the message, broadcast or receipt
+// at k.
+func (s *Store) messageKey(k inbox.Key) map[string]types.AttributeValue {
+	return s.key(k.Partition.PK(), inbox.MessageSK(k.ID))
+}
+
+// itemKey returns the string values of item's partition and sort keys.
+func (s *Store) itemKey(item map[string]types.AttributeValue) (pk, sk string, err error) {
+	p, ok1 := item[s.o.pk].(*types.AttributeValueMemberS)
+	k, ok2 := item[s.o.sk].(*types.AttributeValueMemberS)
+	if !ok1 || !ok2 {
+		return "", "", fmt.Errorf("dynamo: item without string key attributes %q and %q", s.o.pk, s.o.sk)
+	}
+	return p.Value, k.Value, nil
+}

@@ -1,0 +1,226 @@
+package dynamo_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// shape describes an attribute value by its DynamoDB types: "S", "N",
+// "NULL" or "BOOL" for a scalar (with the value for S, N and BOOL when
+// withValues), a []any for a list and a map[string]any for a map.
+func shape(av types.AttributeValue, withValues bool) any {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		if withValues {
+			return "S:" + v.Value
+		}
+		return "S"
+	case *types.AttributeValueMemberN:
+		if withValues {
+			return "N:" + v.Value
+		}
+		return "N"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case *types.AttributeValueMemberBOOL:
+		if withValues && v.Value {
+			return "BOOL:true"
+		} else if withValues {
+			return "BOOL:false"
+		}
+		return "BOOL"
+	case *types.AttributeValueMemberL:
+		out := make([]any, len(v.Value))
+		for i, e := range v.Value {
+			out[i] = shape(e, withValues)
+		}
+		return out
+	case *types.AttributeValueMemberM:
+		return shapeMap(v.Value, withValues)
+	}
+	return "?"
+}
+
+// shapeMap is shape for an item.
+func shapeMap(item map[string]types.AttributeValue, withValues bool) map[string]any {
+	out := make(map[string]any, len(item))
+	for k, e := range item {
+		out[k] = shape(e, withValues)
+	}
+	return out
+}
+
+// getRaw reads one item with the plain SDK; nil if absent.
+func getRaw(t *testing.T, c *dynamodb.Client, table, pk, sk string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := c.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName:      aws.String(table),
+		Key:            map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatalf("GetItem %s %s: %v", pk, sk, err)
+	}
+	if out.Item == nil {
+		t.Fatalf("no item at %s %s", pk, sk)
+	}
+	return out.Item
+}
+
+// TestWireFormat writes through the library and reads the raw items back
+// with the plain SDK: exact keys, attribute names, DynamoDB types and
+// values, as the seeds and the design lay them out. It also checks that
+// every request asked for the consumed capacity.
+func TestWireFormat(t *testing.T) {
+	ctx := context.Background()
+	raw := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, raw)
+	cc := &capacityClient{Client: raw}
+	now := time.Now().UTC().Truncate(time.Second)
+	ib := inbox.New(dynamo.New(cc, table), inbox.WithClock(func() time.Time { return now }))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+
+	if err := ib.PutTenantSettings(ctx, "acme", inbox.TenantSettings{Title: "Acme", TTL: "30d"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ib.PutInboxConfig(ctx, scope, inbox.InboxConfig{Title: "Alerts", Description: "Ops alerts", TTL: map[string]string{"default": "7d", "billing": "1d"}}); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{
+		HostSystemID: "host-1",
+		Sender:       "admin",
+		Label:        "on-call",
+		Category:     "billing",
+		Title:        "Invoice",
+		Body:         map[string]any{"amount": 12.5, "lines": []any{true, "x"}, "none": nil},
+		ReceivedAt:   now.Add(-time.Minute),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := pub.Message.ID
+	bc, err := ib.Broadcast(ctx, scope, inbox.Draft{Sender: "admin", Title: "Maintenance", Body: "at 22:00", CTAURI: "https://example.com/m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{direct, bc.ID} {
+		if ok, err := ib.MarkRead(ctx, ann, id); err != nil || !ok {
+			t.Fatalf("MarkRead(%s) = %v, %v", id, ok, err)
+		}
+	}
+
+	annPK := "t#acmeU#ann#alerts"
+	pubPK := "t#acmeG#$public#alerts"
+	epoch := func(d time.Duration) string { return "N:" + itoa(now.Add(d).Unix()) }
+	tests := []struct {
+		name   string
+		pk, sk string
+		want   map[string]any
+	}{
+		{"tenant settings", "t#acme", "st#tenant_settings", map[string]any{
+			"pk": "S:t#acme", "sk": "S:st#tenant_settings", "kind": "S:TS",
+			"title": "S:Acme", "ttl": "S:30d", "tenant_key": "S:acme",
+		}},
+		{"inbox config", "t#acme", "si#alerts", map[string]any{
+			"pk": "S:t#acme", "sk": "S:si#alerts", "kind": "S:IC",
+			"title": "S:Alerts", "description": "S:Ops alerts",
+			"ttl":        map[string]any{"default": "S:7d", "billing": "S:1d"},
+			"tenant_key": "S:acme", "inbox_key": "S:alerts",
+		}},
+		{"host id claim", pubPK, "h#host-1", map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:h#host-1", "kind": "S:HC", "id": "S:" + direct,
+			"expiredat": epoch(inbox.MaxTTL), "tenant_key": "S:acme", "inbox_key": "S:alerts",
+		}},
+		{"user message, read", annPK, "m#" + direct, map[string]any{
+			"pk": "S:" + annPK, "sk": "S:m#" + direct, "kind": "S:UM",
+			"headers": map[string]any{
+				"id": "S:" + direct, "host_system_id": "S:host-1", "sender": "S:admin",
+				"audiences": map[string]any{"kind": "S:users", "label": "S:on-call", "uids": []any{"S:ann"}},
+				"received":  epoch(-time.Minute), "delivered": epoch(0),
+			},
+			"message": map[string]any{
+				"title":   "S:Invoice",
+				"body":    map[string]any{"amount": "N:12.5", "lines": []any{"BOOL:true", "S:x"}, "none": "NULL"},
+				"cta_uri": "NULL",
+			},
+			"taxonomy":   map[string]any{"category": "S:billing"},
+			"readat":     epoch(0),
+			"expiredat":  epoch(24 * time.Hour),
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+		}},
+		{"broadcast", pubPK, "m#" + bc.ID, map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
+			"headers": map[string]any{
+				"id": "S:" + bc.ID, "host_system_id": "NULL", "sender": "S:admin",
+				"audiences": map[string]any{"kind": "S:everyone", "label": "S:"},
+				"received":  epoch(0), "delivered": epoch(0),
+			},
+			"message":    map[string]any{"title": "S:Maintenance", "body": "S:at 22:00", "cta_uri": "S:https://example.com/m"},
+			"expiredat":  epoch(7 * 24 * time.Hour),
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
+		}},
+		{"read receipt", annPK, "m#" + bc.ID, map[string]any{
+			"pk": "S:" + annPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
+			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour),
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+		}},
+		{"user stats", annPK, "c#*", map[string]any{
+			"pk": "S:" + annPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "read": "N:2",
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+		}},
+		{"user category stats", annPK, "c#billing", map[string]any{
+			"pk": "S:" + annPK, "sk": "S:c#billing", "kind": "S:US", "published": "N:1", "read": "N:1",
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+		}},
+		{"public stats", pubPK, "c#*", map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1",
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
+		}},
+	}
+	for _, tc := range tests {
+		got := shapeMap(getRaw(t, raw, table, tc.pk, tc.sk), true)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s item (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	// Nothing else was written: two partitions of messages and stats, the
+	// tenant's configs, the claim.
+	if n := len(rawQuery(t, raw, table, annPK, "")); n != 4 {
+		t.Errorf("ann's partition holds %d items, want 4", n)
+	}
+	if n := len(rawQuery(t, raw, table, pubPK, "")); n != 3 {
+		t.Errorf("public partition holds %d items, want 3", n)
+	}
+
+	// And it reads back.
+	page, err := ib.List(ctx, ann, inbox.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != 2 || !page.Messages[0].IsRead() || !page.Messages[1].IsRead() {
+		t.Errorf("List = %+v, want both messages, read", page.Messages)
+	}
+
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.calls == 0 || len(cc.missing) > 0 {
+		t.Errorf("%d calls; without ReturnConsumedCapacity TOTAL: %v", cc.calls, cc.missing)
+	}
+	if cc.units <= 0 {
+		t.Errorf("consumed capacity units %v, want some", cc.units)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
