@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+func TestNewInboxNeedsATable(t *testing.T) {
+	if _, err := newInbox(context.Background(), func(string) string { return "" }); err == nil {
+		t.Fatal("newInbox without TABLE_NAME succeeded")
+	}
+}
+
+// TestFunctionAccountsARemoval runs the function's handler as the Lambda
+// runtime does, on JSON, with the Inbox built from the environment: a read
+// message is deleted, the stream's records are encoded as Lambda's event,
+// and the counts fall.
+func TestFunctionAccountsARemoval(t *testing.T) {
+	raw := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, raw)
+	// What the Lambda environment provides, for config.LoadDefaultConfig.
+	t.Setenv("AWS_REGION", ddblocal.Region)
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	env := map[string]string{"TABLE_NAME": table, "DYNAMODB_ENDPOINT": ddblocal.Endpoint(t)}
+	ctx := context.Background()
+	ib, err := newInbox(ctx, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("newInbox: %v", err)
+	}
+
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "Disk full", Category: "ops"})
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if ok, err := ib.MarkRead(ctx, ann, res.Message.ID); err != nil || !ok {
+		t.Fatalf("MarkRead = %v, %v", ok, err)
+	}
+	wantCounts(t, ib, ann, inbox.Tally{Total: 1, Read: 1})
+
+	_, err = raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()},
+		"sk": &types.AttributeValueMemberS{Value: inbox.MessageSK(res.Message.ID)},
+	}})
+	if err != nil {
+		t.Fatalf("delete the message: %v", err)
+	}
+
+	fn := lambda.NewHandler(ib.StreamHandler)
+	filter := templateFilter(t)
+	var invoked []events.DynamoDBEventRecord
+	invoke := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		// As the event source mapping does: drop what the filter rejects.
+		ev.Records = slices.DeleteFunc(ev.Records, func(r events.DynamoDBEventRecord) bool { return !filter.matches(t, r) })
+		if len(ev.Records) == 0 {
+			return events.DynamoDBEventResponse{}, nil
+		}
+		invoked = append(invoked, ev.Records...)
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return events.DynamoDBEventResponse{}, err
+		}
+		out, err := fn.Invoke(ctx, payload)
+		if err != nil {
+			return events.DynamoDBEventResponse{}, err
+		}
+		var resp events.DynamoDBEventResponse
+		err = json.Unmarshal(out, &resp)
+		if len(resp.BatchItemFailures) > 0 {
+			t.Errorf("the function reported failures: %+v", resp.BatchItemFailures)
+		}
+		return resp, err
+	}
+	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
+	// Every write so far is on the stream: the message and its counters,
+	// the mark read, the delete.
+	if n, err := r.Poll(ctx, invoke); err != nil || n < 7 {
+		t.Fatalf("Poll = %d, %v; want at least 7 records, nil", n, err)
+	}
+	wantCounts(t, ib, ann, inbox.Tally{})
+	// Of the stream's records, the template's filter let only the delete
+	// through.
+	if len(invoked) != 1 || invoked[0].EventName != "REMOVE" {
+		t.Errorf("the function was invoked with %d records, want the one REMOVE: %+v", len(invoked), invoked)
+	}
+}
+
+// filterPattern is the event source mapping's filter: exact-match lists of
+// allowed values at the leaves of nested objects, the part of Lambda's
+// filter syntax the template uses.
+type filterPattern map[string]any
+
+// templateFilter reads the filter pattern from ../template.yaml.
+func templateFilter(t *testing.T) filterPattern {
+	t.Helper()
+	src, err := os.ReadFile("../template.yaml")
+	if err != nil {
+		t.Fatalf("read the template: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*- Pattern: '(.*)'$`).FindAllSubmatch(src, -1)
+	if len(m) != 1 {
+		t.Fatalf("the template has %d filter patterns, want 1", len(m))
+	}
+	var p filterPattern
+	if err := json.Unmarshal(m[0][1], &p); err != nil {
+		t.Fatalf("filter pattern %s: %v", m[0][1], err)
+	}
+	return p
+}
+
+// matches reports whether Lambda would pass r, encoded as Lambda sends it,
+// through the filter.
+func (p filterPattern) matches(t *testing.T, r events.DynamoDBEventRecord) bool {
+	t.Helper()
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatalf("encode record: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("decode record: %v", err)
+	}
+	var match func(pattern, doc map[string]any) bool
+	match = func(pattern, doc map[string]any) bool {
+		for k, want := range pattern {
+			switch want := want.(type) {
+			case []any:
+				if !slices.Contains(want, doc[k]) {
+					return false
+				}
+			case map[string]any:
+				sub, ok := doc[k].(map[string]any)
+				if !ok || !match(want, sub) {
+					return false
+				}
+			default:
+				t.Fatalf("filter pattern value %v of %q is neither a list nor an object", want, k)
+			}
+		}
+		return true
+	}
+	return match(p, doc)
+}
+
+func wantCounts(t *testing.T, ib *inbox.Inbox, u inbox.User, want inbox.Tally) {
+	t.Helper()
+	c, err := ib.Counts(context.Background(), u)
+	if err != nil {
+		t.Fatalf("Counts: %v", err)
+	}
+	if c.Tally != want || c.Categories["ops"] != want {
+		t.Fatalf("Counts = %+v (ops %+v), want %+v for both", c.Tally, c.Categories["ops"], want)
+	}
+}
