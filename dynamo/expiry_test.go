@@ -1,0 +1,377 @@
+package dynamo_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// shortTTL is the TTL of the messages that expire during the test: long
+// enough to mark them read first, short enough for DynamoDB Local's TTL
+// sweep (about every 10 s) to delete them soon after.
+const shortTTL = 6 * time.Second
+
+// expiryWait bounds the wait for DynamoDB Local's TTL deletions.
+const expiryWait = 90 * time.Second
+
+// messageItems returns the message, broadcast and receipt items of
+// partition p, read straight from the table.
+func messageItems(t *testing.T, c *dynamodb.Client, table string, p inbox.Partition) []map[string]types.AttributeValue {
+	t.Helper()
+	kc := expression.Key("pk").Equal(expression.Value(p.PK())).And(expression.Key("sk").BeginsWith(inbox.MessagePrefix))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		t.Fatalf("build query: %v", err)
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+	}
+	var items []map[string]types.AttributeValue
+	for {
+		out, err := c.Query(context.Background(), in)
+		if err != nil {
+			t.Fatalf("query %s: %v", p.PK(), err)
+		}
+		items = append(items, out.Items...)
+		if len(out.LastEvaluatedKey) == 0 {
+			return items
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// rawCounts recounts u's counts from the raw items of u's and the public
+// partition, without the Inbox's code: an item with headers is a message
+// (published), an item with readat in u's partition is read, and
+// taxonomy.category is its category.
+func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inbox.Counts {
+	t.Helper()
+	type pr struct{ published, read int64 }
+	sum := map[string]*pr{"": {}}
+	add := func(item map[string]types.AttributeValue, withRead bool) {
+		cats := []string{""}
+		if tax, ok := item["taxonomy"].(*types.AttributeValueMemberM); ok {
+			if cat, ok := tax.Value["category"].(*types.AttributeValueMemberS); ok && cat.Value != "" {
+				cats = append(cats, cat.Value)
+			}
+		}
+		_, isMsg := item["headers"]
+		_, isRead := item["readat"]
+		for _, cat := range cats {
+			if sum[cat] == nil {
+				sum[cat] = &pr{}
+			}
+			if isMsg {
+				sum[cat].published++
+			}
+			if isRead && withRead {
+				sum[cat].read++
+			}
+		}
+	}
+	user := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
+	public := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: inbox.PublicUser}
+	for _, item := range messageItems(t, c, table, user) {
+		add(item, true)
+	}
+	for _, item := range messageItems(t, c, table, public) {
+		add(item, false)
+	}
+	out := inbox.Counts{Categories: map[string]inbox.Tally{}}
+	for cat, p := range sum {
+		tl := tally(p.published, p.read)
+		if cat == "" {
+			out.Tally = tl
+		} else {
+			out.Categories[cat] = tl
+		}
+	}
+	return out
+}
+
+func tally(total, read int64) inbox.Tally {
+	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0)}
+}
+
+// sameCounts compares counts, a category missing on one side counting as
+// zero (a stats record stays at zero after its messages are gone).
+func sameCounts(a, b inbox.Counts) string {
+	norm := func(c inbox.Counts) map[string]inbox.Tally {
+		m := map[string]inbox.Tally{"*": c.Tally}
+		for k, v := range c.Categories {
+			if v != (inbox.Tally{}) {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	return cmp.Diff(norm(a), norm(b))
+}
+
+// wantCounts checks u's Counts against want and against a raw recount.
+func wantCounts(t *testing.T, ib *inbox.Inbox, c *dynamodb.Client, table string, u inbox.User, want inbox.Counts) {
+	t.Helper()
+	got, err := ib.Counts(context.Background(), u)
+	if err != nil {
+		t.Fatalf("Counts(%s): %v", u.ID, err)
+	}
+	if diff := sameCounts(want, got); diff != "" {
+		t.Errorf("Counts(%s) (-want +got):\n%s", u.ID, diff)
+	}
+	if diff := sameCounts(rawCounts(t, c, table, u), got); diff != "" {
+		t.Errorf("Counts(%s) against a recount of the items (-recount +counts):\n%s", u.ID, diff)
+	}
+}
+
+func counts(total, read int64, cats map[string][2]int64) inbox.Counts {
+	c := inbox.Counts{Tally: tally(total, read), Categories: map[string]inbox.Tally{}}
+	for k, v := range cats {
+		c.Categories[k] = tally(v[0], v[1])
+	}
+	return c
+}
+
+// pump polls r into h until a Poll delivers nothing (the handler's own
+// writes reach the stream too, so the first Poll is rarely the last).
+func pump(t *testing.T, r *dynamo.StreamReader, h dynamo.StreamHandler) {
+	t.Helper()
+	for range 10 {
+		n, err := r.Poll(context.Background(), h)
+		if err != nil {
+			t.Fatalf("Poll: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("the stream did not settle in 10 Polls")
+}
+
+// keeping wraps h, keeping every batch it was handed and failing the test
+// on any batch item failure.
+func keeping(t *testing.T, h dynamo.StreamHandler, kept *[]events.DynamoDBEvent) dynamo.StreamHandler {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		*kept = append(*kept, ev)
+		resp, err := h(ctx, ev)
+		if len(resp.BatchItemFailures) > 0 {
+			t.Errorf("handler reported failures: %+v", resp.BatchItemFailures)
+		}
+		return resp, err
+	}
+}
+
+func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	ib := inbox.New(dynamo.New(c, table)) // the real clock: DynamoDB Local's TTL runs on it
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann, bob := scope.User("ann"), scope.User("bob")
+
+	publish := func(users []string, cat string, ttl time.Duration) string {
+		t.Helper()
+		res, err := ib.Publish(ctx, scope, users, inbox.Draft{Title: "direct", Category: cat, TTL: ttl})
+		if err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		return res.Message.ID
+	}
+	broadcast := func(cat string, ttl time.Duration) string {
+		t.Helper()
+		m, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", Category: cat, TTL: ttl})
+		if err != nil {
+			t.Fatalf("Broadcast: %v", err)
+		}
+		return m.ID
+	}
+	read := func(u inbox.User, id string) {
+		t.Helper()
+		if ok, err := ib.MarkRead(ctx, u, id); err != nil || !ok {
+			t.Fatalf("MarkRead(%s, %s) = %v, %v", u.ID, id, ok, err)
+		}
+	}
+	// d: direct, b: broadcast; short ones expire during the test.
+	dShortOps := publish([]string{"ann", "bob"}, "ops", shortTTL)
+	publish([]string{"ann"}, "", shortTTL)
+	dLongOps := publish([]string{"ann", "bob"}, "ops", 0)
+	dLongBilling := publish([]string{"bob"}, "billing", 0)
+	bShortOps := broadcast("ops", shortTTL)
+	bShortPlain := broadcast("", shortTTL)
+	bLongBilling := broadcast("billing", 0)
+	read(ann, dShortOps)    // direct, expires
+	read(ann, bShortOps)    // receipt, expires with its broadcast
+	read(ann, dLongOps)     // direct, stays
+	read(ann, bLongBilling) // receipt, stays
+	read(bob, bShortPlain)  // receipt, expires
+	read(bob, dLongBilling) // direct, stays
+
+	wantCounts(t, ib, c, table, ann, counts(6, 4, map[string][2]int64{"ops": {3, 3}, "billing": {1, 1}}))
+	wantCounts(t, ib, c, table, bob, counts(6, 2, map[string][2]int64{"ops": {3, 0}, "billing": {2, 1}}))
+
+	// Wait for DynamoDB Local's TTL to delete the 7 short-lived items: 2+1
+	// direct copies, 2 broadcasts, 2 receipts. 5 items stay.
+	parts := []inbox.Partition{
+		{Tenant: "acme", Inbox: "alerts", User: "ann"},
+		{Tenant: "acme", Inbox: "alerts", User: "bob"},
+		{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser},
+	}
+	left := func() int {
+		n := 0
+		for _, p := range parts {
+			n += len(messageItems(t, c, table, p))
+		}
+		return n
+	}
+	if n := left(); n != 12 {
+		t.Fatalf("%d message items before expiry, want 12", n)
+	}
+	start := time.Now()
+	for n := left(); n != 5; n = left() {
+		if time.Since(start) > expiryWait {
+			t.Fatalf("after %v, %d message items are left, want 5", expiryWait, n)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("DynamoDB Local's TTL deleted the items %v after publishing", time.Since(start).Round(time.Second))
+
+	// Until the stream is accounted, counts still include the expired.
+	if got, err := ib.Counts(ctx, ann); err != nil || sameCounts(counts(6, 4, map[string][2]int64{"ops": {3, 3}, "billing": {1, 1}}), got) != "" {
+		t.Errorf("Counts(ann) before the stream is read = %+v, %v; want them unchanged", got, err)
+	}
+
+	var kept []events.DynamoDBEvent
+	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), keeping(t, ib.StreamHandler, &kept))
+
+	afterAnn := counts(2, 2, map[string][2]int64{"ops": {1, 1}, "billing": {1, 1}})
+	afterBob := counts(3, 1, map[string][2]int64{"ops": {1, 0}, "billing": {2, 1}})
+	wantCounts(t, ib, c, table, ann, afterAnn)
+	wantCounts(t, ib, c, table, bob, afterBob)
+
+	// The TTL deletions reached the handler as AWS sends them.
+	var ttlRemovals []string
+	for _, ev := range kept {
+		for _, r := range ev.Records {
+			if r.EventName != "REMOVE" {
+				continue
+			}
+			if r.Change.OldImage["kind"].String() == "UM" {
+				ttlRemovals = append(ttlRemovals, r.Change.Keys["pk"].String()+" "+r.Change.Keys["sk"].String())
+			}
+			if r.UserIdentity == nil || r.UserIdentity.Type != "Service" || r.UserIdentity.PrincipalID != "dynamodb.amazonaws.com" {
+				t.Errorf("TTL removal %v has userIdentity %+v", r.Change.Keys, r.UserIdentity)
+			}
+		}
+	}
+	sort.Strings(ttlRemovals)
+	if len(ttlRemovals) != 7 {
+		t.Errorf("%d TTL removals of kind UM reached the handler, want 7: %v", len(ttlRemovals), ttlRemovals)
+	}
+
+	// Delivered again, the same records change nothing: as the kept events,
+	// and as a new reader replays them from TRIM_HORIZON.
+	for _, ev := range kept {
+		resp, err := ib.StreamHandler(ctx, ev)
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			t.Fatalf("redelivery: %+v, %v", resp.BatchItemFailures, err)
+		}
+	}
+	var again []events.DynamoDBEvent
+	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), keeping(t, ib.StreamHandler, &again))
+	if len(again) == 0 {
+		t.Fatal("a fresh reader delivered nothing")
+	}
+	wantCounts(t, ib, c, table, ann, afterAnn)
+	wantCounts(t, ib, c, table, bob, afterBob)
+}
+
+func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	ib := inbox.New(dynamo.New(c, table))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	annPart := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+
+	var ids []string
+	for range 3 {
+		res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", Category: "ops"})
+		if err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		ids = append(ids, res.Message.ID)
+	}
+	if ok, err := ib.MarkRead(ctx, ann, ids[0]); err != nil || !ok {
+		t.Fatalf("MarkRead = %v, %v", ok, err)
+	}
+	// A kind UM item without its keys' attributes: the handler cannot
+	// account its removal and reports it, every time.
+	bad := map[string]types.AttributeValue{
+		"pk":   &types.AttributeValueMemberS{Value: annPart.PK()},
+		"sk":   &types.AttributeValueMemberS{Value: inbox.MessageSK("bad")},
+		"kind": &types.AttributeValueMemberS{Value: "UM"},
+	}
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: bad}); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	del := func(sk string) {
+		t.Helper()
+		_, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: annPart.PK()},
+			"sk": &types.AttributeValueMemberS{Value: sk},
+		}})
+		if err != nil {
+			t.Fatalf("delete %s: %v", sk, err)
+		}
+	}
+	// Deleted by a user, in this order: the read message, the bad item,
+	// an unread message.
+	del(inbox.MessageSK(ids[0]))
+	del(inbox.MessageSK("bad"))
+	del(inbox.MessageSK(ids[1]))
+
+	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
+	var failed []string
+	h := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp, err := ib.StreamHandler(ctx, ev)
+		for _, f := range resp.BatchItemFailures {
+			for _, rec := range ev.Records {
+				if rec.Change.SequenceNumber == f.ItemIdentifier {
+					failed = append(failed, rec.Change.Keys["sk"].String())
+				}
+			}
+		}
+		return resp, err
+	}
+	for poll := 1; poll <= 3; poll++ {
+		failed = nil
+		if _, err := r.Poll(ctx, h); err != nil {
+			t.Fatalf("Poll %d: %v", poll, err)
+		}
+		if diff := cmp.Diff([]string{inbox.MessageSK("bad")}, failed); diff != "" {
+			t.Fatalf("Poll %d: failed records (-want +got):\n%s", poll, diff)
+		}
+		// The read message's removal is applied, once; the unread one's
+		// came after the failure in the same batch and was applied too,
+		// and is applied again with each redelivery, to no effect.
+		wantCounts(t, ib, c, table, ann, counts(1, 0, map[string][2]int64{"ops": {1, 0}}))
+	}
+}
