@@ -1,0 +1,22 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// TestFlowDynamoDB runs the API's flow on the DynamoDB store against
+// DynamoDB Local (skipped without it; `make test` starts it).
+func TestFlowDynamoDB(t *testing.T) {
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	// DynamoDB Local deletes items whose TTL has passed in real time, so
+	// the test clock starts now.
+	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
+	ib := inbox.New(dynamo.New(c, table, dynamo.WithClock(clock.Now)), inbox.WithClock(clock.Now))
+	testFlow(t, newAPI(t, ib, clock))
+}

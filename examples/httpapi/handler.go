@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/stak/inbox"
+)
+
+// UserHeader carries the calling user's ID. It stands in for real
+// authentication: put the handler behind whatever sets it from a verified
+// token.
+const UserHeader = "X-User"
+
+// maxRequestBody bounds a request body: a message must fit DynamoDB's
+// 400 KB item anyway, so anything much larger is refused unread.
+const maxRequestBody = 1 << 20
+
+// NewHandler returns the JSON API of one inbox, scope, over ib:
+//
+//	GET  /messages?limit=&cursor=&unread=true&category=  the caller's feed, a page at a time
+//	POST /messages             publish to users: {"users": [...], "title": ..., ...}
+//	POST /broadcasts           broadcast to everyone in the inbox
+//	POST /messages/{id}/read   mark one message read
+//	POST /messages/read-all    mark everything read
+//	GET  /counts               total, read and unread, overall and per category
+//
+// Every request names its user in the X-User header (missing: 401); that
+// user is the reader, or the sender of a publish. Errors are JSON
+// {"error": "..."} with 400 for bad input, 413 for a message too large,
+// 404 for an unknown or expired message and 500 otherwise (logged, not
+// shown). The handler is safe for concurrent use.
+func NewHandler(ib *inbox.Inbox, scope inbox.Scope) http.Handler {
+	h := &handler{ib: ib, scope: scope}
+	mux := http.NewServeMux()
+	mux.Handle("GET /messages", h.endpoint(h.list))
+	mux.Handle("POST /messages", h.endpoint(h.publish))
+	mux.Handle("POST /broadcasts", h.endpoint(h.broadcast))
+	mux.Handle("POST /messages/{id}/read", h.endpoint(h.markRead))
+	mux.Handle("POST /messages/read-all", h.endpoint(h.markAllRead))
+	mux.Handle("GET /counts", h.endpoint(h.counts))
+	return mux
+}
+
+// handler serves one inbox. It holds no mutable state.
+type handler struct {
+	ib    *inbox.Inbox
+	scope inbox.Scope
+}
+
+// reply is what an endpoint answers: a status and a body to encode as JSON.
+type reply struct {
+	status int
+	body   any
+}
+
+// endpoint adapts f, which serves an authenticated user, to http.Handler:
+// it resolves the user, and writes f's reply or error.
+func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(UserHeader)
+		if id == "" {
+			writeJSON(w, http.StatusUnauthorized, errorBody{Error: "missing " + UserHeader + " header"})
+			return
+		}
+		u := h.scope.User(id)
+		if err := u.Validate(); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+		rep, err := f(r, u)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, rep.status, rep.body)
+	})
+}
+
+func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {
+	q := r.URL.Query()
+	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category")}
+	var err error
+	if v := q.Get("limit"); v != "" {
+		if opts.Limit, err = strconv.Atoi(v); err != nil {
+			return reply{}, fmt.Errorf("%w: limit %q is not a number", inbox.ErrInvalidInput, v)
+		}
+	}
+	if v := q.Get("unread"); v != "" {
+		if opts.UnreadOnly, err = strconv.ParseBool(v); err != nil {
+			return reply{}, fmt.Errorf("%w: unread %q is not true or false", inbox.ErrInvalidInput, v)
+		}
+	}
+	page, err := h.ib.List(r.Context(), u, opts)
+	if err != nil {
+		return reply{}, err
+	}
+	out := pageBody{Messages: make([]messageBody, len(page.Messages)), Cursor: page.Cursor}
+	for i, m := range page.Messages {
+		out.Messages[i] = newMessageBody(m)
+	}
+	return reply{http.StatusOK, out}, nil
+}
+
+func (h *handler) publish(r *http.Request, u inbox.User) (reply, error) {
+	var req publishRequest
+	if err := decodeBody(r, &req); err != nil {
+		return reply{}, err
+	}
+	d, err := req.draft(u)
+	if err != nil {
+		return reply{}, err
+	}
+	res, err := h.ib.Publish(r.Context(), h.scope, req.Users, d)
+	var perr *inbox.PublishError
+	if errors.As(err, &perr) {
+		// Some recipients got it: say who did not, so the client can retry
+		// them (safely, with a host_system_id).
+		slog.ErrorContext(r.Context(), "publish failed for some recipients", "err", err)
+		body := publishBody{Message: newMessageBody(res.Message), Delivered: res.Delivered, Duplicates: res.Duplicates}
+		body.Failed = slices.Sorted(maps.Keys(perr.Failed))
+		body.Error = fmt.Sprintf("publish failed for %d recipient(s)", len(body.Failed))
+		return reply{http.StatusInternalServerError, body}, nil
+	}
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusCreated, publishBody{Message: newMessageBody(res.Message), Delivered: res.Delivered, Duplicates: res.Duplicates}}, nil
+}
+
+func (h *handler) broadcast(r *http.Request, u inbox.User) (reply, error) {
+	var req draftRequest
+	if err := decodeBody(r, &req); err != nil {
+		return reply{}, err
+	}
+	d, err := req.draft(u)
+	if err != nil {
+		return reply{}, err
+	}
+	msg, err := h.ib.Broadcast(r.Context(), h.scope, d)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusCreated, publishBody{Message: newMessageBody(msg)}}, nil
+}
+
+func (h *handler) markRead(r *http.Request, u inbox.User) (reply, error) {
+	changed, err := h.ib.MarkRead(r.Context(), u, r.PathValue("id"))
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, markReadBody{Changed: changed}}, nil
+}
+
+func (h *handler) markAllRead(r *http.Request, u inbox.User) (reply, error) {
+	n, err := h.ib.MarkAllRead(r.Context(), u)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, markAllReadBody{Marked: n}}, nil
+}
+
+func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
+	c, err := h.ib.Counts(r.Context(), u)
+	if err != nil {
+		return reply{}, err
+	}
+	out := countsBody{tallyBody: newTallyBody(c.Tally), Categories: make(map[string]tallyBody, len(c.Categories))}
+	for cat, t := range c.Categories {
+		out.Categories[cat] = newTallyBody(t)
+	}
+	return reply{http.StatusOK, out}, nil
+}
+
+// decodeBody decodes r's JSON body into v. Malformed JSON and unknown
+// fields are ErrInvalidInput; a body over maxRequestBody is ErrTooLarge.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return fmt.Errorf("%w: request body over %d bytes", inbox.ErrTooLarge, maxRequestBody)
+	case err != nil:
+		return fmt.Errorf("%w: request body: %v", inbox.ErrInvalidInput, err)
+	case dec.More():
+		return fmt.Errorf("%w: request body: data after the JSON object", inbox.ErrInvalidInput)
+	}
+	return nil
+}
+
+// statusOf maps an error to its HTTP status.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, inbox.ErrInvalidKey),
+		errors.Is(err, inbox.ErrInvalidTTL),
+		errors.Is(err, inbox.ErrInvalidCursor),
+		errors.Is(err, inbox.ErrInvalidInput):
+		return http.StatusBadRequest
+	case errors.Is(err, inbox.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, inbox.ErrNotFound):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError writes err as a JSON error. A 500's cause is logged, not
+// shown to the client.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		msg = "internal error"
+	}
+	writeJSON(w, status, errorBody{Error: msg})
+}
+
+// writeJSON writes v as the JSON body of a response with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the status is sent: nothing left to report to
+}

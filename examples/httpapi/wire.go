@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// This file holds the API's JSON shapes and their conversions from and to
+// the inbox types.
+
+// draftRequest is the body of POST /broadcasts, and the draft part of
+// POST /messages. The sender is the calling user.
+type draftRequest struct {
+	HostSystemID string    `json:"host_system_id"`
+	Label        string    `json:"label"`
+	Category     string    `json:"category"`
+	Title        string    `json:"title"`
+	Body         any       `json:"body"`
+	CTAURI       string    `json:"cta_uri"`
+	ReceivedAt   time.Time `json:"received_at"`
+	// TTL is written like the inbox configs' TTLs: "7d", "12h", "90m".
+	TTL string `json:"ttl"`
+}
+
+// draft returns the inbox.Draft that sender sends.
+func (d draftRequest) draft(sender inbox.User) (inbox.Draft, error) {
+	var ttl time.Duration
+	if d.TTL != "" {
+		var err error
+		if ttl, err = inbox.ParseTTL(d.TTL); err != nil {
+			return inbox.Draft{}, fmt.Errorf("ttl: %w", err)
+		}
+	}
+	return inbox.Draft{
+		HostSystemID: d.HostSystemID,
+		Sender:       sender.ID,
+		Label:        d.Label,
+		Category:     d.Category,
+		Title:        d.Title,
+		Body:         d.Body,
+		CTAURI:       d.CTAURI,
+		ReceivedAt:   d.ReceivedAt,
+		TTL:          ttl,
+	}, nil
+}
+
+// publishRequest is the body of POST /messages.
+type publishRequest struct {
+	Users []string `json:"users"`
+	draftRequest
+}
+
+// messageBody is a message as the API shows it.
+type messageBody struct {
+	ID           string    `json:"id"`
+	HostSystemID string    `json:"host_system_id,omitempty"`
+	Sender       string    `json:"sender,omitempty"`
+	Broadcast    bool      `json:"broadcast"`
+	Label        string    `json:"label,omitempty"`
+	Category     string    `json:"category,omitempty"`
+	Title        string    `json:"title"`
+	Body         any       `json:"body,omitempty"`
+	CTAURI       string    `json:"cta_uri,omitempty"`
+	ReceivedAt   time.Time `json:"received_at"`
+	DeliveredAt  time.Time `json:"delivered_at"`
+	Read         bool      `json:"read"`
+	ReadAt       time.Time `json:"read_at,omitzero"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+func newMessageBody(m inbox.Message) messageBody {
+	return messageBody{
+		ID:           m.ID,
+		HostSystemID: m.HostSystemID,
+		Sender:       m.Sender,
+		Broadcast:    m.IsBroadcast(),
+		Label:        m.Audience.Label,
+		Category:     m.Category,
+		Title:        m.Title,
+		Body:         m.Body,
+		CTAURI:       m.CTAURI,
+		ReceivedAt:   m.ReceivedAt,
+		DeliveredAt:  m.DeliveredAt,
+		Read:         m.IsRead(),
+		ReadAt:       m.ReadAt,
+		ExpiresAt:    m.ExpiresAt,
+	}
+}
+
+// pageBody is the reply of GET /messages. An empty Cursor means the end:
+// with filters a page can be short, even empty, and still have a cursor.
+type pageBody struct {
+	Messages []messageBody `json:"messages"`
+	Cursor   string        `json:"cursor,omitempty"`
+}
+
+// publishBody is the reply of POST /messages and POST /broadcasts.
+type publishBody struct {
+	Error      string      `json:"error,omitempty"`
+	Message    messageBody `json:"message"`
+	Delivered  []string    `json:"delivered,omitempty"`
+	Duplicates []string    `json:"duplicates,omitempty"`
+	Failed     []string    `json:"failed,omitempty"`
+}
+
+// markReadBody is the reply of POST /messages/{id}/read: Changed is false
+// when the message was already read.
+type markReadBody struct {
+	Changed bool `json:"changed"`
+}
+
+// markAllReadBody is the reply of POST /messages/read-all.
+type markAllReadBody struct {
+	Marked int `json:"marked"`
+}
+
+type tallyBody struct {
+	Total  int64 `json:"total"`
+	Read   int64 `json:"read"`
+	Unread int64 `json:"unread"`
+}
+
+func newTallyBody(t inbox.Tally) tallyBody { return tallyBody(t) }
+
+// countsBody is the reply of GET /counts.
+type countsBody struct {
+	tallyBody
+	Categories map[string]tallyBody `json:"categories"`
+}
+
+// errorBody is the body of every error reply.
+type errorBody struct {
+	Error string `json:"error"`
+}
