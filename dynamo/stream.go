@@ -15,7 +15,8 @@ import (
 )
 
 // StreamsClient is the part of the DynamoDB Streams API a StreamReader
-// uses; *dynamodbstreams.Client satisfies it.
+// uses; *dynamodbstreams.Client satisfies it. A StreamReader calls it from
+// one goroutine at a time.
 type StreamsClient interface {
 	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
 	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
@@ -24,7 +25,7 @@ type StreamsClient interface {
 
 // StreamHandler handles a batch of stream records the way a Lambda function
 // on a DynamoDB event source mapping does: (*inbox.Inbox).StreamHandler is
-// one.
+// one. A StreamReader calls it for one batch at a time.
 type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
 // streamBatchSize is the most records handed to the handler at once: the
@@ -76,8 +77,8 @@ func NewStreamReader(c StreamsClient, streamARN string) *StreamReader {
 }
 
 // Poll makes one pass over every shard of the stream: it reads each from its
-// checkpoint to its current end, at most streamBatchSize records per call of
-// h, and returns how many records h accepted. A parent shard is read to its
+// checkpoint to its current end, at most 100 records (Lambda's default
+// batch size) per call of h, and returns how many records h accepted. A parent shard is read to its
 // end before its children, so the records of one item stay in order.
 //
 // If h reports batch item failures (by sequence number), the checkpoint
@@ -87,8 +88,10 @@ func NewStreamReader(c StreamsClient, streamARN string) *StreamReader {
 // identifier that is not in the batch, the batch is not accepted (its
 // checkpoint is unchanged) and Poll stops and returns the error.
 //
-// Records whose eventName DynamoDB Local does not set to a known operation
-// are normalised first; see eventRecord.
+// A shard whose checkpoint the stream has trimmed (records older than 24
+// hours) resumes at its trim horizon, as Lambda does: those records are
+// gone. DynamoDB Local's TTL deletions, whose eventName is not a known
+// operation, are delivered as the REMOVE records AWS sends for them.
 func (r *StreamReader) Poll(ctx context.Context, h StreamHandler) (delivered int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -212,6 +215,11 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 		in.SequenceNumber = aws.String(s.checkpoint)
 	}
 	it, err := r.client.GetShardIterator(ctx, in)
+	var trimmed *types.TrimmedDataAccessException
+	if errors.As(err, &trimmed) && s.checkpoint != "" {
+		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeTrimHorizon, nil
+		it, err = r.client.GetShardIterator(ctx, in)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("dynamo: shard iterator of %s: %w", s.id, err)
 	}

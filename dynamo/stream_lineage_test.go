@@ -80,7 +80,7 @@ func (s *splitStream) GetShardIterator(_ context.Context, in *dynamodbstreams.Ge
 	case types.ShardIteratorTypeAfterSequenceNumber:
 		pos = slices.Index(f.seqs, aws.ToString(in.SequenceNumber)) + 1
 		if pos == 0 {
-			return nil, fmt.Errorf("sequence number %v not in shard %s", aws.ToString(in.SequenceNumber), f.id)
+			return nil, &types.TrimmedDataAccessException{Message: aws.String("sequence number " + aws.ToString(in.SequenceNumber) + " trimmed from shard " + f.id)}
 		}
 	default:
 		return nil, fmt.Errorf("iterator type %s not served", in.ShardIteratorType)
@@ -194,5 +194,27 @@ func TestStreamReaderHoldsChildrenWhileTheParentFails(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"2", "3", "4", "5"}, rec.seqs()); diff != "" {
 		t.Fatalf("after the failure (-want +got):\n%s", diff)
+	}
+}
+
+func TestStreamReaderResumesATrimmedShardAtItsTrimHorizon(t *testing.T) {
+	s := newSplitStream()
+	r := dynamo.NewStreamReader(s, "arn:stream")
+	rec := &recorder{}
+	ctx := context.Background()
+	if n, err := r.Poll(ctx, rec.handle); err != nil || n != 6 {
+		t.Fatalf("Poll = %d, %v; want 6, nil", n, err)
+	}
+	rec.seqs()
+	// A day later the child's records up to its checkpoint (5) and the
+	// next one (7) have been trimmed; 8 and 9 are new.
+	s.mu.Lock()
+	s.shards[0].seqs = []string{"8", "9"}
+	s.mu.Unlock()
+	if n, err := r.Poll(ctx, rec.handle); err != nil || n != 2 {
+		t.Fatalf("Poll after trimming = %d, %v; want 2, nil", n, err)
+	}
+	if diff := cmp.Diff([]string{"8", "9"}, rec.seqs()); diff != "" {
+		t.Fatalf("after trimming (-want +got):\n%s", diff)
 	}
 }
