@@ -1,0 +1,24 @@
+package memstore_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+	"github.com/stak/inbox/storetest"
+)
+
+// newStore returns a memstore on the suite's clock, so that records expire
+// (and are accounted) as the suite advances it.
+func newStore(_ testing.TB, now func() time.Time) inbox.Store {
+	return memstore.New(memstore.WithClock(now))
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, newStore)
+}
+
+func TestProperty(t *testing.T) {
+	storetest.RunProperty(t, newStore, 3000)
+}

@@ -1,0 +1,179 @@
+package storetest
+
+import (
+	"errors"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// testMarkReadDirect: a mark without Receipt sets the message's ReadAt and
+// adds the deltas, changing nothing else.
+func testMarkReadDirect(e *env) {
+	annP := e.part("ann")
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	other := e.message(annP, "billing", time.Hour)
+	e.put(other)
+	e.clock.Advance(10 * time.Minute)
+	readAt := e.clock.Now().Add(-time.Minute) // ReadAt is the mark's, not the store's time
+	mk := inbox.Mark{Key: d.Key(), ReadAt: readAt, Now: e.clock.Now()}
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(annP, "billing", 0, 1)); err != nil {
+		e.t.Fatalf("MarkRead: %v", err)
+	}
+	d.Message.ReadAt = readAt
+	e.wantRecords("records after MarkRead", []inbox.Record{d, other}, e.get(d.Key(), other.Key()))
+	e.wantCounters(annP, counter(annP, "", 2, 1), counter(annP, "billing", 2, 1))
+	e.wantRecords("records of a read-only query", []inbox.Record{other}, e.query(inbox.Query{Partition: annP, Limit: 10, UnreadOnly: true}, []inbox.Record{other, d}).Records)
+}
+
+// testMarkReadReceipt: a mark with Receipt creates the receipt record, with
+// only ID, category, ReadAt and expiry, and leaves the broadcast as it was.
+func testMarkReadReceipt(e *env) {
+	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
+	b := e.message(pubP, "news", 3*time.Hour)
+	e.put(b)
+	e.clock.Advance(time.Minute)
+	now := e.clock.Now()
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1)); err != nil {
+		e.t.Fatalf("MarkRead(receipt): %v", err)
+	}
+	r := receipt(annP, b, now)
+	e.wantRecords("records after MarkRead(receipt)", sorted(r, b), e.get(r.Key(), b.Key(), inbox.Key{Partition: bobP, ID: b.Message.ID}))
+	e.wantCounters(annP, counter(annP, "", 0, 1), counter(annP, "news", 0, 1))
+	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
+	e.wantCounters(bobP)
+	e.wantRecords("Query(ann)", []inbox.Record{r}, e.records(annP))
+
+	// An uncategorised broadcast gets an uncategorised receipt.
+	b2 := e.message(pubP, "", 3*time.Hour)
+	e.put(b2)
+	r2 := e.markReceipt(bobP, b2)
+	e.wantRecords("receipt of an uncategorised broadcast", []inbox.Record{r2}, e.get(r2.Key()))
+	e.wantCounters(bobP, counter(bobP, "", 0, 1))
+}
+
+// testMarkReadAlreadyRead: marking a read message, or creating a receipt
+// that exists, fails with ErrAlreadyRead and changes nothing.
+func testMarkReadAlreadyRead(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	d = e.markDirect(d)
+	b := e.message(pubP, "news", time.Hour)
+	e.put(b)
+	r := e.markReceipt(annP, b)
+	e.clock.Advance(time.Minute)
+	now := e.clock.Now()
+
+	err := e.store.MarkRead(e.ctx, []inbox.Mark{{Key: d.Key(), ReadAt: now, Now: now}}, delta(annP, "billing", 0, 1))
+	if !errors.Is(err, inbox.ErrAlreadyRead) {
+		e.t.Errorf("MarkRead of a read message: got %v, want ErrAlreadyRead", err)
+	}
+	err = e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1))
+	if !errors.Is(err, inbox.ErrAlreadyRead) {
+		e.t.Errorf("MarkRead of an existing receipt: got %v, want ErrAlreadyRead", err)
+	}
+	want := []inbox.Record{d, r, b}
+	sortRecords(want)
+	e.wantRecords("records after repeated marks (ReadAt of the first mark)", want, e.get(d.Key(), r.Key(), b.Key()))
+	e.wantCounters(annP, counter(annP, "", 1, 2), counter(annP, "billing", 1, 1), counter(annP, "news", 0, 1))
+}
+
+// testMarkReadNotFound: a missing or expired message, and a missing or
+// expired broadcast, fail with ErrNotFound and change nothing.
+func testMarkReadNotFound(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	b := e.message(pubP, "news", time.Hour)
+	e.put(b)
+	otherInbox := e.message(publicOf(inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}), "news", time.Hour)
+	e.put(otherInbox)
+	now := e.clock.Now()
+	expiry := d.Message.ExpiresAt
+	missingDirect := e.message(annP, "billing", time.Hour)
+	missingBroadcast := e.message(pubP, "news", time.Hour)
+
+	cases := []struct {
+		name string
+		mark inbox.Mark
+	}{
+		{"missing message", inbox.Mark{Key: missingDirect.Key(), ReadAt: now, Now: now}},
+		{"message of another user", inbox.Mark{Key: inbox.Key{Partition: e.part("bob"), ID: d.Message.ID}, ReadAt: now, Now: now}},
+		{"message expiring at Now", inbox.Mark{Key: d.Key(), ReadAt: now, Now: expiry}},
+		{"message expired before Now", inbox.Mark{Key: d.Key(), ReadAt: now, Now: expiry.Add(time.Hour)}},
+		{"missing broadcast", receiptMark(annP, missingBroadcast, now, now)},
+		{"broadcast expiring at Now", receiptMark(annP, b, now, expiry)},
+		{"broadcast expired before Now", receiptMark(annP, b, now, expiry.Add(time.Hour))},
+		{"broadcast of another inbox", receiptMark(annP, otherInbox, now, now)},
+		{"direct message marked as a receipt", receiptMark(e.part("bob"), d, now, now)},
+	}
+	for _, c := range cases {
+		err := e.store.MarkRead(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
+		if !errors.Is(err, inbox.ErrNotFound) {
+			e.t.Errorf("MarkRead(%s): got %v, want ErrNotFound", c.name, err)
+		}
+	}
+	e.wantRecords("records after failed marks", []inbox.Record{d}, e.get(d.Key(), missingDirect.Key(), inbox.Key{Partition: annP, ID: b.Message.ID}, inbox.Key{Partition: annP, ID: otherInbox.Message.ID}))
+	e.wantCounters(annP, counter(annP, "", 1, 0), counter(annP, "billing", 1, 0))
+	e.wantCounters(e.part("bob"))
+}
+
+// testMarkReadBatch: several marks apply all or nothing: one failing mark,
+// wherever it is, leaves every record and counter as it was.
+func testMarkReadBatch(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	d1 := e.message(annP, "billing", time.Hour)
+	d2 := e.message(annP, "", time.Hour)
+	read := e.message(annP, "billing", time.Hour)
+	b1 := e.message(pubP, "news", time.Hour)
+	b2 := e.message(pubP, "news", 2*time.Hour)
+	readB := e.message(pubP, "", time.Hour)
+	for _, r := range []inbox.Record{d1, d2, read, b1, b2, readB} {
+		e.put(r)
+	}
+	read = e.markDirect(read)
+	readR := e.markReceipt(annP, readB)
+	e.clock.Advance(time.Minute)
+	now := e.clock.Now()
+
+	good := []inbox.Mark{
+		{Key: d1.Key(), ReadAt: now, Now: now},
+		receiptMark(annP, b1, now, now),
+		{Key: d2.Key(), ReadAt: now, Now: now},
+	}
+	goodDeltas := []inbox.Counter{counter(annP, "", 0, 3), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 1)}
+	bad := []struct {
+		name string
+		mark inbox.Mark
+	}{
+		{"read message", inbox.Mark{Key: read.Key(), ReadAt: now, Now: now}},
+		{"existing receipt", receiptMark(annP, readB, now, now)},
+		{"missing message", inbox.Mark{Key: inbox.Key{Partition: annP, ID: e.newID()}, ReadAt: now, Now: now}},
+		{"expired broadcast", receiptMark(annP, b1, now, b1.Message.ExpiresAt)},
+	}
+	before := e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID})
+	for _, b := range bad {
+		for _, marks := range [][]inbox.Mark{
+			append([]inbox.Mark{b.mark}, good...),
+			append(append([]inbox.Mark{}, good...), b.mark),
+		} {
+			err := e.store.MarkRead(e.ctx, marks, goodDeltas)
+			if !errors.Is(err, inbox.ErrAlreadyRead) && !errors.Is(err, inbox.ErrNotFound) {
+				e.t.Errorf("MarkRead of a batch with a %s: got %v, want ErrAlreadyRead or ErrNotFound", b.name, err)
+			}
+		}
+	}
+	e.wantRecords("records after failed batches", before, e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID}))
+	e.wantCounters(annP, counter(annP, "", 3, 2), counter(annP, "billing", 2, 1))
+
+	if err := e.store.MarkRead(e.ctx, append(good, receiptMark(annP, b2, now, now)), append(goodDeltas, counter(annP, "", 0, 1), counter(annP, "news", 0, 1))); err != nil {
+		e.t.Fatalf("MarkRead of a good batch: %v", err)
+	}
+	d1.Message.ReadAt, d2.Message.ReadAt = now, now
+	want := []inbox.Record{d1, d2, receipt(annP, b1, now), receipt(annP, b2, now)}
+	sortRecords(want)
+	e.wantRecords("records after a good batch", want, e.get(keys(want...)...))
+	e.wantCounters(annP, counter(annP, "", 3, 6), counter(annP, "billing", 2, 2), counter(annP, "news", 0, 2))
+}

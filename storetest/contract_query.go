@@ -1,0 +1,267 @@
+package storetest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// maxULID is the highest ULID: a Before above every message ID.
+const maxULID = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
+
+// matches reports whether Store.Query q keeps record r, by the contract.
+func matches(r inbox.Record, q inbox.Query) bool {
+	m := r.Message
+	return (q.Category == "" || m.Category == q.Category) &&
+		(!q.UnreadOnly || r.Receipt || !m.IsRead()) &&
+		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt))
+}
+
+// describe names a query in failure messages.
+func describe(q inbox.Query) string {
+	s := fmt.Sprintf("Query(%s, limit %d", q.Partition.PK(), q.Limit)
+	if q.Before != "" {
+		s += ", before " + q.Before
+	}
+	if q.Category != "" {
+		s += ", category " + q.Category
+	}
+	if q.UnreadOnly {
+		s += ", unread only"
+	}
+	if !q.Now.IsZero() {
+		s += ", now " + q.Now.Format(time.RFC3339)
+	}
+	return s + ")"
+}
+
+// query runs q and checks its page against all, every record of the
+// partition newest first: the store evaluated the records from Before
+// (exclusive) down to Next (inclusive; to the end when Next is ""), at most
+// Limit of them, and returned exactly those that match the filters.
+func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
+	e.t.Helper()
+	res, err := e.store.Query(e.ctx, q)
+	if err != nil {
+		e.t.Fatalf("%s: %v", describe(q), err)
+	}
+	var evaluated, want []inbox.Record
+	for _, r := range all {
+		if (q.Before == "" || r.Message.ID < q.Before) && (res.Next == "" || r.Message.ID >= res.Next) {
+			evaluated = append(evaluated, r)
+			if matches(r, q) {
+				want = append(want, r)
+			}
+		}
+	}
+	if len(evaluated) > q.Limit {
+		e.t.Errorf("%s: Next %q means %d records were evaluated, more than Limit (Limit counts records before filtering)", describe(q), res.Next, len(evaluated))
+	}
+	if res.Next != "" && q.Before != "" && res.Next >= q.Before {
+		e.t.Errorf("%s: Next %q is not below Before", describe(q), res.Next)
+	}
+	for _, r := range res.Records {
+		e.checkStored(r)
+	}
+	e.wantRecords(fmt.Sprintf("%s with Next %q: the matching records from Before down to Next", describe(q), res.Next), want, res.Records)
+	return res
+}
+
+// pageAll pages through q from q.Before, checking every page with query,
+// and checks that together the pages hold every matching record of all
+// below q.Before exactly once, in order.
+func (e *env) pageAll(q inbox.Query, all []inbox.Record) {
+	e.t.Helper()
+	var want, got []inbox.Record
+	for _, r := range all {
+		if (q.Before == "" || r.Message.ID < q.Before) && matches(r, q) {
+			want = append(want, r)
+		}
+	}
+	first := q
+	for pages := 0; ; pages++ {
+		if pages > 2*len(all)+2 {
+			e.t.Fatalf("%s: more than %d pages for %d records", describe(first), pages, len(all))
+		}
+		res := e.query(q, all)
+		got = append(got, res.Records...)
+		if res.Next == "" {
+			break
+		}
+		q.Before = res.Next
+	}
+	e.wantRecords(describe(first)+", all pages", want, got)
+}
+
+// mixedPartition fills ann's partition with messages and receipts of
+// several categories, read and unread, expiring at different times, and
+// returns every record of it newest first, and the public partition's.
+func (e *env) mixedPartition() (ann, pub []inbox.Record) {
+	annP, pubP := e.part("ann"), e.pub()
+	hours := []time.Duration{1, 5, 2, 8, 3, 6, 4, 9, 7, 10}
+	cats := []string{"billing", "", "news", "billing", "", "billing", "news", "", "billing", "news"}
+	for i := range hours {
+		ttl := hours[i] * time.Hour
+		switch i % 3 {
+		case 0, 1:
+			d := e.message(annP, cats[i], ttl)
+			e.put(d)
+			if i%4 == 0 {
+				d = e.markDirect(d)
+			}
+			ann = append([]inbox.Record{d}, ann...)
+		case 2:
+			b := e.message(pubP, cats[i], ttl)
+			e.put(b)
+			pub = append([]inbox.Record{b}, pub...)
+			if i != 8 {
+				ann = append([]inbox.Record{e.markReceipt(annP, b)}, ann...)
+			}
+		}
+	}
+	return ann, pub
+}
+
+// testQueryOrder: Query returns a partition's messages and receipts in
+// descending ID order, and never its counters, host ID claims or removal
+// markers.
+func testQueryOrder(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	ann, pub := e.mixedPartition()
+	if _, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: "order-1", ID: e.newID(), ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)}); err != nil {
+		e.t.Fatalf("ClaimHostID: %v", err)
+	}
+	for _, p := range []inbox.Partition{annP, pubP} {
+		r := inbox.Removal{ID: "removal-" + p.User, Partition: p, Deltas: []inbox.Counter{counter(p, "gone", -1, 0)}, ExpiresAt: e.clock.Now().Add(inbox.RemovalMarkerTTL)}
+		if _, err := e.store.ApplyRemoval(e.ctx, r); err != nil {
+			e.t.Fatalf("ApplyRemoval: %v", err)
+		}
+	}
+	e.wantRecords("Query(ann), all pages", ann, e.records(annP))
+	e.wantRecords("Query($public), all pages", pub, e.records(pubP))
+	e.wantRecords("Query(bob)", nil, e.records(e.part("bob")))
+	e.pageAll(inbox.Query{Partition: annP, Limit: 100}, ann)
+	e.pageAll(inbox.Query{Partition: pubP, Limit: 100}, pub)
+}
+
+// testQueryBefore: Before is an exclusive upper bound on IDs.
+func testQueryBefore(e *env) {
+	annP := e.part("ann")
+	ann, _ := e.mixedPartition()
+	befores := []string{maxULID, e.newID()}
+	for _, r := range ann {
+		befores = append(befores, r.Message.ID)
+	}
+	// An ID between two records, which is no record's ID.
+	between := []byte(ann[2].Message.ID)
+	between[len(between)-1]++
+	befores = append(befores, string(between))
+	for _, b := range befores {
+		e.pageAll(inbox.Query{Partition: annP, Before: b, Limit: 100}, ann)
+	}
+	res := e.query(inbox.Query{Partition: annP, Before: ann[len(ann)-1].Message.ID, Limit: 10}, ann)
+	if len(res.Records) != 0 || res.Next != "" {
+		e.t.Errorf("Query below the oldest record: got %d records and Next %q, want none and \"\"", len(res.Records), res.Next)
+	}
+}
+
+// testQueryPaging: paging with Limit 1, 2 and 3, with and without filters,
+// visits every matching record exactly once.
+func testQueryPaging(e *env) {
+	ann, pub := e.mixedPartition()
+	now := e.clock.Now()
+	filters := []inbox.Query{
+		{},
+		{Category: "billing"},
+		{Category: "news"},
+		{UnreadOnly: true},
+		{Now: now.Add(4 * time.Hour)},
+		{Category: "billing", UnreadOnly: true, Now: now.Add(2 * time.Hour)},
+		{Category: "nothing-here"},
+	}
+	for _, part := range []struct {
+		p   inbox.Partition
+		all []inbox.Record
+	}{{e.part("ann"), ann}, {e.pub(), pub}} {
+		for _, limit := range []int{1, 2, 3} {
+			for _, f := range filters {
+				f.Partition, f.Limit = part.p, limit
+				e.pageAll(f, part.all)
+			}
+		}
+	}
+}
+
+// testQueryLimitBeforeFilter: Limit bounds the records evaluated before
+// filtering, and Next is the last record evaluated, even when the filter
+// dropped it.
+func testQueryLimitBeforeFilter(e *env) {
+	annP := e.part("ann")
+	var all []inbox.Record
+	for _, cat := range []string{"a", "b", "a", "b", "b"} { // newest last
+		d := e.message(annP, cat, time.Hour)
+		e.put(d)
+		all = append([]inbox.Record{d}, all...)
+	}
+	// The two newest are "b": a store evaluating two records finds no "a".
+	res := e.query(inbox.Query{Partition: annP, Limit: 2, Category: "a"}, all)
+	if len(res.Records) != 0 || res.Next == "" {
+		e.t.Errorf("Query(limit 2, category a) over b, b, a, b, a: got %d records and Next %q, want none and a Next to continue from", len(res.Records), res.Next)
+	}
+	for _, limit := range []int{1, 2, 3, 4} {
+		for _, cat := range []string{"a", "b"} {
+			e.pageAll(inbox.Query{Partition: annP, Limit: limit, Category: cat}, all)
+		}
+	}
+	d := e.markDirect(all[0])
+	all[0] = d
+	e.pageAll(inbox.Query{Partition: annP, Limit: 1, UnreadOnly: true}, all)
+}
+
+// testQueryFilters: Category, UnreadOnly (receipts kept) and Now (records
+// expiring at or before Now dropped), alone and together.
+func testQueryFilters(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	ann, pub := e.mixedPartition()
+	now := e.clock.Now()
+	for _, f := range []inbox.Query{
+		{Category: "billing"},
+		{Category: "news"},
+		{UnreadOnly: true},
+		{Now: now},
+		{Now: now.Add(3 * time.Hour)},
+		{Now: now.Add(3*time.Hour - time.Second)},
+		{Now: now.Add(100 * time.Hour)},
+		{Category: "news", UnreadOnly: true},
+		{Category: "billing", UnreadOnly: true, Now: now.Add(time.Hour)},
+	} {
+		f.Limit = 100
+		f.Partition = annP
+		e.pageAll(f, ann)
+		f.Partition = pubP
+		e.pageAll(f, pub)
+	}
+
+	// The boundaries, spelled out: a record expiring at T is kept by Now
+	// T-1s and dropped by Now T; UnreadOnly keeps receipts and drops read
+	// messages.
+	x := e.message(e.part("cat"), "", time.Hour)
+	e.put(x)
+	T := x.Message.ExpiresAt
+	if res := e.query(inbox.Query{Partition: x.Partition, Limit: 10, Now: T.Add(-time.Second)}, []inbox.Record{x}); len(res.Records) != 1 {
+		e.t.Errorf("Query(now = expiry - 1s) dropped a record that has not expired")
+	}
+	if res := e.query(inbox.Query{Partition: x.Partition, Limit: 10, Now: T}, []inbox.Record{x}); len(res.Records) != 0 {
+		e.t.Errorf("Query(now = expiry) kept a record that expires at Now")
+	}
+	read := 0
+	for _, r := range ann {
+		if r.Message.IsRead() {
+			read++
+		}
+	}
+	if read < 2 {
+		e.t.Fatalf("test setup: want read messages and receipts, have %d read records", read)
+	}
+}

@@ -1,0 +1,73 @@
+// Package storetest is the conformance suite every inbox.Store must pass:
+// the in-memory memstore, the DynamoDB store, and any Store of your own
+// (a cached one, say). Passing it is what lets an inbox.Inbox run on a
+// Store without its author reading the Inbox's code.
+//
+// # Running it against your Store
+//
+// Write one test file in your store's package that hands the suite a
+// function returning a fresh, empty store for each test:
+//
+//	package mystore_test
+//
+//	import (
+//		"testing"
+//		"time"
+//
+//		"github.com/stak/inbox"
+//		"github.com/stak/inbox/storetest"
+//		"example.com/mystore"
+//	)
+//
+//	func newStore(t testing.TB, now func() time.Time) inbox.Store {
+//		s := mystore.Open(t.TempDir()) // fresh and empty for every test
+//		t.Cleanup(func() { s.Close() })
+//		return s
+//	}
+//
+//	func TestConformance(t *testing.T) { storetest.Run(t, newStore) }
+//
+//	func TestProperty(t *testing.T) { storetest.RunProperty(t, newStore, 1000) }
+//
+// and run it with the race detector: go test -race ./mystore/. Each
+// subtest of Run is named for what it checks (go test -run
+// 'TestConformance/Store/QueryPaging'); RunProperty logs its seed, and
+// INBOX_PROPERTY_SEED=<seed> replays a failure.
+//
+// # Time and expiry
+//
+// Every test has its own Clock, starting at 2100-01-01T00:00:00Z, a whole
+// second (stores keep one-second precision) far enough ahead that a store
+// whose records expire by real time, as DynamoDB's TTL does, never deletes
+// one during the suite. The suite passes the clock's Now to the Inbox and
+// to newStore, and advances it to make messages expire. A store that
+// decides expiry by a clock of its own should use now; one that expires
+// records by real time may ignore it.
+//
+// The suite does not assume expired records are deleted, nor that they are
+// kept. A store may keep them until much later (DynamoDB deletes hours or
+// days late, and the Inbox hides them meanwhile) or delete them as soon as
+// they expire, provided it then accounts each removal in the counters, as
+// inbox.StreamHandler does for DynamoDB and memstore does by itself.
+//
+// # What is checked
+//
+// Run's subtests fall in four groups: Store calls each method of the
+// inbox.Store contract directly (conditions, errors, atomicity, Query's
+// order, paging and filters); RoundTrip writes bodies, times, audiences and
+// unicode keys and reads them back exactly; Inbox drives an inbox.Inbox
+// over the store (publish, broadcast, list, pagination, filters, expiry,
+// mark read, counts, recount, host system IDs, TTL resolution, bad input);
+// Concurrency races real goroutines on marks and publishes. RunProperty
+// checks random operation sequences against a reference model.
+//
+// After every subtest outside the Store group, and after every step of
+// RunProperty, each counter of every partition the test used must equal a
+// recount of that partition's records, computed by the suite itself from
+// Store.Query (expired records included: their removal has not been
+// accounted while they exist). This is the invariant the design rests on.
+//
+// A store that returns errors for transient conditions (throttling,
+// transaction conflicts under the concurrency tests) must retry them
+// itself: the suite treats every unexpected error as a failure.
+package storetest

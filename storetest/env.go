@@ -1,0 +1,323 @@
+package storetest
+
+import (
+	"context"
+	"encoding/binary"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/oklog/ulid/v2"
+	"github.com/stak/inbox"
+)
+
+// env is one test's world: a fresh store, a clock, an Inbox over both, and
+// the partitions the test used (checked against a recount at the end). Its
+// helpers fail the test on any unexpected error. Only the goroutine running
+// the test may use it, except for the Inbox (safe for concurrent use).
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	clock *Clock
+	store inbox.Store
+	ib    *inbox.Inbox
+	scope inbox.Scope
+	ids   *ulid.MonotonicEntropy
+	used  map[inbox.Partition]bool
+}
+
+// newEnv returns an env on a fresh store from newStore; seed makes the
+// Inbox's message IDs and the env's own IDs deterministic.
+func newEnv(t *testing.T, newStore NewStore, seed uint64) *env {
+	clock := NewClock(startTime())
+	store := newStore(t, clock.Now)
+	e := &env{
+		t:     t,
+		ctx:   t.Context(),
+		clock: clock,
+		store: store,
+		ib:    inbox.New(store, inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1)))),
+		scope: inbox.Scope{Tenant: "acme", Inbox: "alerts"},
+		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
+		used:  map[inbox.Partition]bool{},
+	}
+	e.used[e.pub()] = true
+	return e
+}
+
+// seedBytes derives a ChaCha8 seed from seed and a stream number.
+func seedBytes(seed, stream uint64) [32]byte {
+	var b [32]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	binary.LittleEndian.PutUint64(b[8:], stream)
+	return b
+}
+
+// user returns user id of the env's scope and notes its partition as used.
+func (e *env) user(id string) inbox.User { return e.userIn(e.scope, id) }
+
+// userIn returns user id of scope s and notes its partition and s's public
+// partition as used.
+func (e *env) userIn(s inbox.Scope, id string) inbox.User {
+	u := s.User(id)
+	e.used[partitionOf(u)] = true
+	e.used[publicOf(s)] = true
+	return u
+}
+
+// part returns the partition of user id in the env's scope, noted as used.
+func (e *env) part(id string) inbox.Partition { return partitionOf(e.user(id)) }
+
+// pub returns the public partition of the env's scope.
+func (e *env) pub() inbox.Partition { return publicOf(e.scope) }
+
+// partitionOf returns u's partition.
+func partitionOf(u inbox.User) inbox.Partition {
+	return inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
+}
+
+// publicOf returns the public partition of s.
+func publicOf(s inbox.Scope) inbox.Partition {
+	return inbox.Partition{Tenant: s.Tenant, Inbox: s.Inbox, User: inbox.PublicUser}
+}
+
+// newID returns a new ULID at the clock's time, above every earlier one.
+func (e *env) newID() string {
+	return ulid.MustNew(ulid.Timestamp(e.clock.Now()), e.ids).String()
+}
+
+// message returns a new message record in p (a broadcast if p is public)
+// of category cat, delivered now and expiring ttl later. It is not stored.
+func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Record {
+	now := e.clock.Now()
+	id := e.newID()
+	aud := inbox.Audience{Kind: inbox.AudienceUsers, Label: "on-call", UIDs: []string{p.User}}
+	if p.IsPublic() {
+		aud = inbox.Audience{Kind: inbox.AudienceEveryone, Label: "everyone"}
+	}
+	return inbox.Record{Partition: p, Message: inbox.Message{
+		ID:          id,
+		Sender:      "storetest",
+		Audience:    aud,
+		Category:    cat,
+		Title:       "title " + id,
+		Body:        "body " + id,
+		CTAURI:      "https://example.com/m/" + id,
+		ReceivedAt:  now.Add(-time.Minute),
+		DeliveredAt: now,
+		ExpiresAt:   now.Add(ttl),
+	}}
+}
+
+// receipt returns the receipt record of user partition p for broadcast b,
+// read at readAt.
+func receipt(p inbox.Partition, b inbox.Record, readAt time.Time) inbox.Record {
+	return inbox.Record{Partition: p, Receipt: true, Message: inbox.Message{
+		ID: b.Message.ID, Category: b.Message.Category, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
+	}}
+}
+
+// delta returns the changes to p's total counter and, if cat is set, to its
+// category counter.
+func delta(p inbox.Partition, cat string, published, read int64) []inbox.Counter {
+	out := []inbox.Counter{{Partition: p, Published: published, Read: read}}
+	if cat != "" {
+		out = append(out, inbox.Counter{Partition: p, Category: cat, Published: published, Read: read})
+	}
+	return out
+}
+
+// put stores rec with published +1 on its counters.
+func (e *env) put(rec inbox.Record) {
+	e.t.Helper()
+	if err := e.store.PutMessage(e.ctx, rec, delta(rec.Partition, rec.Message.Category, 1, 0)); err != nil {
+		e.t.Fatalf("PutMessage(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
+	}
+}
+
+// markDirect marks direct message rec read at the clock's time, with read
+// +1 on its counters, and returns rec as now stored.
+func (e *env) markDirect(rec inbox.Record) inbox.Record {
+	e.t.Helper()
+	now := e.clock.Now()
+	mk := inbox.Mark{Key: rec.Key(), ReadAt: now, Now: now}
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
+		e.t.Fatalf("MarkRead(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
+	}
+	rec.Message.ReadAt = now
+	return rec
+}
+
+// markReceipt creates user partition p's receipt for broadcast b at the
+// clock's time, with read +1 on p's counters, and returns the receipt.
+func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
+	e.t.Helper()
+	now := e.clock.Now()
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, delta(p, b.Message.Category, 0, 1)); err != nil {
+		e.t.Fatalf("MarkRead(receipt %s/%s): %v", p.PK(), b.Message.ID, err)
+	}
+	return receipt(p, b, now)
+}
+
+// receiptMark returns the mark creating p's receipt for broadcast b.
+func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox.Mark {
+	return inbox.Mark{
+		Key:     inbox.Key{Partition: p, ID: b.Message.ID},
+		ReadAt:  readAt,
+		Now:     now,
+		Receipt: &inbox.Receipt{Category: b.Message.Category, ExpiresAt: b.Message.ExpiresAt},
+	}
+}
+
+// get returns the records at keys, as GetRecords returns them, sorted by
+// partition key and ID.
+func (e *env) get(keys ...inbox.Key) []inbox.Record {
+	e.t.Helper()
+	recs, err := e.store.GetRecords(e.ctx, keys)
+	if err != nil {
+		e.t.Fatalf("GetRecords: %v", err)
+	}
+	sortRecords(recs)
+	for _, r := range recs {
+		e.checkStored(r)
+	}
+	return recs
+}
+
+// sorted returns recs sorted as get returns them.
+func sorted(recs ...inbox.Record) []inbox.Record {
+	out := append([]inbox.Record(nil), recs...)
+	sortRecords(out)
+	return out
+}
+
+// sortRecords sorts by partition key, then ID.
+func sortRecords(recs []inbox.Record) {
+	sort.Slice(recs, func(i, j int) bool {
+		if pi, pj := recs[i].Partition.PK(), recs[j].Partition.PK(); pi != pj {
+			return pi < pj
+		}
+		return recs[i].Message.ID < recs[j].Message.ID
+	})
+}
+
+// records returns every record of p, expired or not, newest first, paging
+// through Store.Query; it checks the order and that no record repeats.
+func (e *env) records(p inbox.Partition) []inbox.Record {
+	e.t.Helper()
+	var out []inbox.Record
+	q := inbox.Query{Partition: p, Limit: 100}
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			e.t.Fatalf("Query(%s): more than 10000 pages", p.PK())
+		}
+		res, err := e.store.Query(e.ctx, q)
+		if err != nil {
+			e.t.Fatalf("Query(%s, before %q): %v", p.PK(), q.Before, err)
+		}
+		for _, r := range res.Records {
+			if q.Before != "" && r.Message.ID >= q.Before {
+				e.t.Fatalf("Query(%s, before %q) returned %s, not below Before", p.PK(), q.Before, r.Message.ID)
+			}
+			if n := len(out); n > 0 && r.Message.ID >= out[n-1].Message.ID {
+				e.t.Fatalf("Query(%s): %s after %s, not in descending order", p.PK(), r.Message.ID, out[n-1].Message.ID)
+			}
+			if r.Partition != p {
+				e.t.Fatalf("Query(%s) returned a record of partition %s", p.PK(), r.Partition.PK())
+			}
+			e.checkStored(r)
+			out = append(out, r)
+		}
+		if res.Next == "" {
+			return out
+		}
+		if q.Before != "" && res.Next >= q.Before {
+			e.t.Fatalf("Query(%s, before %q): Next %q does not move down", p.PK(), q.Before, res.Next)
+		}
+		q.Before = res.Next
+	}
+}
+
+// checkStored checks what every record read back must satisfy: times in
+// UTC at whole seconds, and no read state in the public partition.
+func (e *env) checkStored(r inbox.Record) {
+	e.t.Helper()
+	m := r.Message
+	for name, tm := range map[string]time.Time{"ReceivedAt": m.ReceivedAt, "DeliveredAt": m.DeliveredAt, "ReadAt": m.ReadAt, "ExpiresAt": m.ExpiresAt} {
+		if tm.IsZero() {
+			continue
+		}
+		if tm.Location() != time.UTC || tm.Nanosecond() != 0 {
+			e.t.Errorf("record %s/%s: %s %v is not a whole second in UTC", r.Partition.PK(), m.ID, name, tm)
+		}
+	}
+	if r.Partition.IsPublic() && (r.Receipt || m.IsRead()) {
+		e.t.Errorf("record %s/%s: a receipt or read message in the public partition: %+v", r.Partition.PK(), m.ID, r)
+	}
+}
+
+// counters returns p's stats records sorted by category; it checks that
+// each is in p and that no category repeats.
+func (e *env) counters(p inbox.Partition) []inbox.Counter {
+	e.t.Helper()
+	cs, err := e.store.Counters(e.ctx, p)
+	if err != nil {
+		e.t.Fatalf("Counters(%s): %v", p.PK(), err)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Category < cs[j].Category })
+	for i, c := range cs {
+		if c.Partition != p {
+			e.t.Errorf("Counters(%s) returned a counter of %s", p.PK(), c.Partition.PK())
+		}
+		if i > 0 && cs[i-1].Category == c.Category {
+			e.t.Errorf("Counters(%s) returned category %q twice", p.PK(), c.Category)
+		}
+	}
+	return cs
+}
+
+// wantCounters checks that p's stats records are exactly want.
+func (e *env) wantCounters(p inbox.Partition, want ...inbox.Counter) {
+	e.t.Helper()
+	got := e.counters(p)
+	sort.Slice(want, func(i, j int) bool { return want[i].Category < want[j].Category })
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		e.t.Errorf("Counters(%s) (-want +got):\n%s", p.PK(), diff)
+	}
+}
+
+// counter returns a stats record value.
+func counter(p inbox.Partition, cat string, published, read int64) inbox.Counter {
+	return inbox.Counter{Partition: p, Category: cat, Published: published, Read: read}
+}
+
+// recordOpts compare records: an empty audience UID list equals a nil one.
+func recordOpts() cmp.Options {
+	return cmp.Options{cmp.FilterPath(func(p cmp.Path) bool {
+		sf, ok := p.Last().(cmp.StructField)
+		return ok && sf.Name() == "UIDs"
+	}, cmpopts.EquateEmpty())}
+}
+
+// wantRecords checks that got equals want exactly.
+func (e *env) wantRecords(what string, want, got []inbox.Record) {
+	e.t.Helper()
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	if diff := cmp.Diff(want, got, recordOpts()); diff != "" {
+		e.t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// keys returns the keys of recs.
+func keys(recs ...inbox.Record) []inbox.Key {
+	out := make([]inbox.Key, len(recs))
+	for i, r := range recs {
+		out[i] = r.Key()
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package storetest
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stak/inbox"
+)
+
+// publish publishes d to users of the env's scope and returns the result;
+// it fails the test on error.
+func (e *env) publish(d inbox.Draft, users ...string) inbox.PublishResult {
+	e.t.Helper()
+	return e.publishIn(e.scope, d, users...)
+}
+
+// publishIn publishes d to users of scope s.
+func (e *env) publishIn(s inbox.Scope, d inbox.Draft, users ...string) inbox.PublishResult {
+	e.t.Helper()
+	for _, u := range users {
+		e.userIn(s, u)
+	}
+	res, err := e.ib.Publish(e.ctx, s, users, d)
+	if err != nil {
+		e.t.Fatalf("Publish(%v, %v): %v", s, users, err)
+	}
+	return res
+}
+
+// broadcast broadcasts d in the env's scope.
+func (e *env) broadcast(d inbox.Draft) inbox.Message {
+	e.t.Helper()
+	m, err := e.ib.Broadcast(e.ctx, e.scope, d)
+	if err != nil {
+		e.t.Fatalf("Broadcast: %v", err)
+	}
+	return m
+}
+
+// markRead marks id read for u and checks whether it changed anything.
+func (e *env) markRead(u inbox.User, id string, wantChanged bool) {
+	e.t.Helper()
+	changed, err := e.ib.MarkRead(e.ctx, u, id)
+	if err != nil || changed != wantChanged {
+		e.t.Errorf("MarkRead(%s, %s): got %v, %v; want %v, nil", u.ID, id, changed, err, wantChanged)
+	}
+}
+
+// copyFor returns m as user u's copy: a published message's audience names
+// only u. A broadcast is returned as is.
+func copyFor(m inbox.Message, u string) inbox.Message {
+	if !m.IsBroadcast() {
+		m.Audience.UIDs = []string{u}
+	}
+	return m
+}
+
+// read returns m read at t.
+func read(m inbox.Message, t time.Time) inbox.Message {
+	m.ReadAt = t
+	return m
+}
+
+// listAll pages through u's feed with o (o.Cursor is where it starts) and
+// returns every message. It checks that no page holds more than the page
+// size, that messages come newest first and that none repeats.
+func (e *env) listAll(u inbox.User, o inbox.ListOptions) []inbox.Message {
+	e.t.Helper()
+	limit := o.Limit
+	if limit == 0 {
+		limit = inbox.DefaultPageSize
+	}
+	var out []inbox.Message
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			e.t.Fatalf("List(%s, %+v): more than 10000 pages", u.ID, o)
+		}
+		p, err := e.ib.List(e.ctx, u, o)
+		if err != nil {
+			e.t.Fatalf("List(%s, %+v): %v", u.ID, o, err)
+		}
+		if len(p.Messages) > limit {
+			e.t.Errorf("List(%s, %+v): %d messages on a page of %d", u.ID, o, len(p.Messages), limit)
+		}
+		for _, m := range p.Messages {
+			if n := len(out); n > 0 && m.ID >= out[n-1].ID {
+				e.t.Fatalf("List(%s, %+v): %s after %s: repeated or not newest first", u.ID, o, m.ID, out[n-1].ID)
+			}
+			out = append(out, m)
+		}
+		if p.Cursor == "" {
+			return out
+		}
+		o.Cursor = p.Cursor
+	}
+}
+
+// wantFeed checks that u's whole feed with o, paged by o.Limit, is exactly
+// want.
+func (e *env) wantFeed(u inbox.User, o inbox.ListOptions, want ...inbox.Message) {
+	e.t.Helper()
+	e.wantMessages(fmt.Sprintf("List(%s, limit %d, category %q, unread only %v)", u.ID, o.Limit, o.Category, o.UnreadOnly), want, e.listAll(u, o))
+}
+
+// wantMessages checks that got equals want exactly.
+func (e *env) wantMessages(what string, want, got []inbox.Message) {
+	e.t.Helper()
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	if diff := cmp.Diff(want, got, recordOpts()); diff != "" {
+		e.t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// wantIDs checks that msgs have exactly the IDs ids, in order, and the read
+// state of each (reads[i] for ids[i]).
+func (e *env) wantIDs(what string, msgs []inbox.Message, ids []string, reads []bool) {
+	e.t.Helper()
+	type entry struct {
+		ID   string
+		Read bool
+	}
+	var want, got []entry
+	for i, id := range ids {
+		want = append(want, entry{id, reads[i]})
+	}
+	for _, m := range msgs {
+		got = append(got, entry{m.ID, m.IsRead()})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// counts returns u's Counts.
+func (e *env) counts(u inbox.User) inbox.Counts {
+	e.t.Helper()
+	c, err := e.ib.Counts(e.ctx, u)
+	if err != nil {
+		e.t.Fatalf("Counts(%s): %v", u.ID, err)
+	}
+	return c
+}
+
+// wantCounts checks u's Counts.
+func (e *env) wantCounts(u inbox.User, want inbox.Counts) {
+	e.t.Helper()
+	if want.Categories == nil {
+		want.Categories = map[string]inbox.Tally{}
+	}
+	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
+		e.t.Errorf("Counts(%s) (-want +got):\n%s", u.ID, diff)
+	}
+}
+
+// tallyOf returns a Tally of total and read.
+func tallyOf(total, read int64) inbox.Tally {
+	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0)}
+}
+
+// state is everything the suite can see of the env's store: the records
+// and counters of every used partition, and the configs of its scope.
+type state struct {
+	Records  map[string][]inbox.Record
+	Counters map[string][]inbox.Counter
+	Config   inbox.Config
+}
+
+// snapshot returns the store's state.
+func (e *env) snapshot() state {
+	e.t.Helper()
+	s := state{Records: map[string][]inbox.Record{}, Counters: map[string][]inbox.Counter{}}
+	for p := range e.used {
+		s.Records[p.PK()] = e.records(p)
+		s.Counters[p.PK()] = e.counters(p)
+	}
+	cfg, err := e.store.Config(e.ctx, e.scope)
+	if err != nil {
+		e.t.Fatalf("Config: %v", err)
+	}
+	s.Config = cfg
+	return s
+}
+
+// wantUnchanged checks that the store's state is still before.
+func (e *env) wantUnchanged(what string, before state) {
+	e.t.Helper()
+	if diff := cmp.Diff(before, e.snapshot(), recordOpts()); diff != "" {
+		e.t.Errorf("%s changed the store (-before +after):\n%s", what, diff)
+	}
+}

@@ -1,0 +1,384 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stak/inbox"
+)
+
+// PropertySeedEnv names the environment variable that sets RunProperty's
+// seed, to replay a failure: INBOX_PROPERTY_SEED=1234 go test -run ...
+const PropertySeedEnv = "INBOX_PROPERTY_SEED"
+
+// The inbox config RunProperty sets, so that a message without a TTL of its
+// own resolves one: ttl[alpha] for alpha, ttl.default for the others.
+const (
+	propAlphaTTL   = 10 * time.Minute
+	propDefaultTTL = 30 * time.Minute
+)
+
+// RunProperty runs steps random operations on an Inbox over a fresh store
+// from newStore and checks each against a reference model: publishes to
+// random users (some retried with an earlier host system ID, which must be
+// idempotent), broadcasts, marks of known, foreign and unknown IDs,
+// mark-all-reads, and clock advances that make messages (with short random
+// TTLs) expire.
+//
+// After every step it lists every user's feed through all pages, with a
+// random page size and random filters, and compares it with the model's
+// (IDs, categories, read state and expiry, newest first); and it checks
+// every counter against a recount of the records (see Run). At the end each
+// user's Counts must add up the records.
+//
+// The seed is logged; set PropertySeedEnv to replay it.
+func RunProperty(t *testing.T, newStore NewStore, steps int) {
+	seed := rand.Uint64()
+	if s := os.Getenv(PropertySeedEnv); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", PropertySeedEnv, s, err)
+		}
+	}
+	t.Logf("seed %d (replay with %s=%d)", seed, PropertySeedEnv, seed)
+	p := &property{
+		e:          newEnv(t, newStore, seed),
+		rng:        rand.New(rand.NewPCG(seed, 0x5eed)),
+		users:      []string{"ann", "bob", "carol", "dave"},
+		categories: []string{"", "alpha", "beta", "gamma"},
+		ttls:       []time.Duration{0, 45 * time.Second, 3 * time.Minute, 15 * time.Minute},
+	}
+	p.m = newModel(p.users)
+	p.setup()
+	for p.step = 1; p.step <= steps; p.step++ {
+		p.randomOp()
+		p.checkFeeds()
+		p.e.checkInvariant()
+		if t.Failed() {
+			t.Fatalf("step %d failed (seed %d); the last operations:\n%s", p.step, seed, strings.Join(p.history, "\n"))
+		}
+	}
+	for _, u := range p.users {
+		p.e.wantCountsFromRecords(p.e.user(u))
+	}
+	st := p.stats
+	t.Logf("%d steps: %d copies published, %d broadcasts, %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones",
+		steps, st.published, st.broadcasts, st.retries, st.changed, st.alreadyRead, st.notFound)
+}
+
+// property is the state of one RunProperty run.
+type property struct {
+	e   *env
+	rng *rand.Rand
+	m   *model
+	// The pools operations draw from: users, categories ("" for none) and
+	// message TTLs (0 for the inbox config's).
+	users      []string
+	categories []string
+	ttls       []time.Duration
+
+	step    int
+	history []string
+	hostSeq int
+	stats   struct{ published, broadcasts, retries, changed, alreadyRead, notFound int }
+}
+
+// setup writes the inbox config and notes every partition as used.
+func (p *property) setup() {
+	e := p.e
+	for _, u := range p.users {
+		e.user(u)
+	}
+	ic := inbox.InboxConfig{Title: "property", TTL: map[string]string{
+		inbox.DefaultTTLKey: fmt.Sprintf("%ds", int(propDefaultTTL/time.Second)),
+		"alpha":             fmt.Sprintf("%dm", int(propAlphaTTL/time.Minute)),
+	}}
+	if err := e.ib.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
+		e.t.Fatalf("PutInboxConfig: %v", err)
+	}
+}
+
+// now returns the clock's time as the Inbox sees it.
+func (p *property) now() time.Time { return p.e.clock.Now().UTC().Truncate(time.Second) }
+
+// logf records an operation in the history shown on failure.
+func (p *property) logf(format string, args ...any) {
+	p.history = append(p.history, fmt.Sprintf("%5d %s ", p.step, p.now().Format("15:04:05"))+fmt.Sprintf(format, args...))
+	if len(p.history) > 15 {
+		p.history = p.history[1:]
+	}
+}
+
+// randomOp runs one random operation.
+func (p *property) randomOp() {
+	switch r := p.rng.IntN(100); {
+	case r < 30:
+		p.publish()
+	case r < 42:
+		p.broadcast()
+	case r < 70:
+		p.markRead()
+	case r < 75:
+		p.markAllRead()
+	case r < 92:
+		p.advance()
+	default:
+		p.listFiltered()
+	}
+}
+
+// ttlOf resolves a draft's TTL as the Inbox should with setup's config.
+func ttlOf(d inbox.Draft) time.Duration {
+	switch {
+	case d.TTL > 0:
+		return d.TTL
+	case d.Category == "alpha":
+		return propAlphaTTL
+	}
+	return propDefaultTTL
+}
+
+// newDraft returns a draft of random category and TTL; with a host system
+// ID, fresh, half of the time.
+func (p *property) newDraft(broadcast bool) inbox.Draft {
+	d := inbox.Draft{
+		Title:    fmt.Sprintf("step %d", p.step),
+		Category: p.categories[p.rng.IntN(len(p.categories))],
+		TTL:      p.ttls[p.rng.IntN(len(p.ttls))],
+	}
+	if p.rng.IntN(2) == 0 {
+		p.hostSeq++
+		d.HostSystemID = fmt.Sprintf("host-%d", p.hostSeq)
+		if broadcast {
+			d.HostSystemID = fmt.Sprintf("bcast-%d", p.hostSeq)
+		}
+	}
+	return d
+}
+
+// reusableHost returns an earlier host system ID of a publish (or
+// broadcast) whose copies are all still there, if the dice say so.
+func (p *property) reusableHost(broadcast bool) (modelHost, bool) {
+	if p.rng.IntN(3) != 0 {
+		return modelHost{}, false
+	}
+	var ok []modelHost
+	for _, h := range p.m.hosts {
+		if h.broadcast == broadcast && p.m.hostReusable(h, p.now()) {
+			ok = append(ok, h)
+		}
+	}
+	if len(ok) == 0 {
+		return modelHost{}, false
+	}
+	// Map order is random: sort for a deterministic replay.
+	slices.SortFunc(ok, func(a, b modelHost) int { return strings.Compare(a.id, b.id) })
+	return ok[p.rng.IntN(len(ok))], true
+}
+
+// publish publishes to a random subset of users, sometimes retrying an
+// earlier host system ID.
+func (p *property) publish() {
+	e, now := p.e, p.now()
+	var to []string
+	for _, i := range p.rng.Perm(len(p.users))[:1+p.rng.IntN(len(p.users))] {
+		to = append(to, p.users[i])
+	}
+	h, retry := p.reusableHost(false)
+	d := h.draft
+	if !retry {
+		d = p.newDraft(false)
+	}
+	p.logf("publish %q to %v (category %q, ttl %v, retry %v)", d.HostSystemID, to, d.Category, d.TTL, retry)
+	res, err := e.ib.Publish(e.ctx, e.scope, to, d)
+	if err != nil {
+		e.t.Errorf("step %d: Publish: %v", p.step, err)
+		return
+	}
+	id := res.Message.ID
+	p.checkID(id, retry, h.id)
+	if retry {
+		p.stats.retries++
+	}
+	var wantDelivered, wantDup []string
+	for _, u := range to {
+		if _, has := p.m.direct[u][id]; has {
+			wantDup = append(wantDup, u)
+			continue
+		}
+		wantDelivered = append(wantDelivered, u)
+		p.m.direct[u][id] = &modelCopy{category: d.Category, expiresAt: now.Add(ttlOf(d))}
+		p.stats.published++
+	}
+	if diff := cmp.Diff([]any{wantDelivered, wantDup}, []any{res.Delivered, res.Duplicates}); diff != "" {
+		e.t.Errorf("step %d: Publish delivered, duplicates (-want +got):\n%s", p.step, diff)
+	}
+	if d.HostSystemID != "" && !retry {
+		p.m.hosts[d.HostSystemID] = modelHost{id: id, draft: d}
+	}
+}
+
+// checkID checks a published ID: a retry's is the first attempt's, a new
+// one is above every earlier ID.
+func (p *property) checkID(id string, retry bool, want string) {
+	switch {
+	case retry && id != want:
+		p.e.t.Errorf("step %d: retry got ID %s, want the first attempt's %s", p.step, id, want)
+	case !retry && id <= p.m.lastID:
+		p.e.t.Errorf("step %d: new message ID %s is not above the last one %s", p.step, id, p.m.lastID)
+	case !retry:
+		p.m.lastID = id
+	}
+}
+
+// broadcast broadcasts, sometimes retrying an earlier host system ID.
+func (p *property) broadcast() {
+	e, now := p.e, p.now()
+	h, retry := p.reusableHost(true)
+	d := h.draft
+	if !retry {
+		d = p.newDraft(true)
+	}
+	p.logf("broadcast %q (category %q, ttl %v, retry %v)", d.HostSystemID, d.Category, d.TTL, retry)
+	msg, err := e.ib.Broadcast(e.ctx, e.scope, d)
+	if err != nil {
+		e.t.Errorf("step %d: Broadcast: %v", p.step, err)
+		return
+	}
+	p.checkID(msg.ID, retry, h.id)
+	if retry {
+		p.stats.retries++
+		return
+	}
+	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: now.Add(ttlOf(d))}
+	p.stats.broadcasts++
+	if d.HostSystemID != "" {
+		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true}
+	}
+}
+
+// markRead marks a random ID read for a random user: one of the user's
+// visible messages, any message ever published, or an unknown ID.
+func (p *property) markRead() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	var id string
+	feed := p.m.feed(u, now, inbox.ListOptions{})
+	switch r := p.rng.IntN(10); {
+	case r < 5 && len(feed) > 0:
+		id = feed[p.rng.IntN(len(feed))].ID
+	case r < 9 && p.m.lastID != "":
+		id = p.anyID()
+	default:
+		id = e.newID()
+	}
+	wantChanged, wantFound := p.m.markRead(u, id, now)
+	p.logf("mark read %s for %s (want changed %v, found %v)", id, u, wantChanged, wantFound)
+	changed, err := e.ib.MarkRead(e.ctx, e.user(u), id)
+	switch {
+	case !wantFound && !errors.Is(err, inbox.ErrNotFound):
+		e.t.Errorf("step %d: MarkRead(%s, %s): %v, %v; want ErrNotFound", p.step, u, id, changed, err)
+	case wantFound && (err != nil || changed != wantChanged):
+		e.t.Errorf("step %d: MarkRead(%s, %s): %v, %v; want %v, nil", p.step, u, id, changed, err, wantChanged)
+	case !wantFound:
+		p.stats.notFound++
+	case wantChanged:
+		p.stats.changed++
+	default:
+		p.stats.alreadyRead++
+	}
+}
+
+// anyID returns the ID of a random message or broadcast ever published.
+func (p *property) anyID() string {
+	var ids []string
+	for id := range p.m.broadcasts {
+		ids = append(ids, id)
+	}
+	for _, copies := range p.m.direct {
+		for id := range copies {
+			ids = append(ids, id)
+		}
+	}
+	// Map order is random: pick by rank for a deterministic replay.
+	slices.Sort(ids)
+	return ids[p.rng.IntN(len(ids))]
+}
+
+// markAllRead marks everything read for a random user.
+func (p *property) markAllRead() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	unread := p.m.feed(u, now, inbox.ListOptions{UnreadOnly: true})
+	for _, en := range unread {
+		p.m.markRead(u, en.ID, now)
+	}
+	p.logf("mark all read for %s (want %d)", u, len(unread))
+	n, err := e.ib.MarkAllRead(e.ctx, e.user(u))
+	if n != len(unread) || err != nil {
+		e.t.Errorf("step %d: MarkAllRead(%s): %d, %v; want %d, nil", p.step, u, n, err, len(unread))
+	}
+	p.stats.changed += n
+}
+
+// advance moves the clock: mostly seconds to minutes, sometimes most of an
+// hour, sometimes by a fraction of a second.
+func (p *property) advance() {
+	var d time.Duration
+	switch r := p.rng.IntN(10); {
+	case r < 6:
+		d = time.Duration(1+p.rng.IntN(240)) * time.Second
+	case r < 8:
+		d = time.Duration(1+p.rng.IntN(1500)) * time.Millisecond
+	default:
+		d = time.Duration(10+p.rng.IntN(50)) * time.Minute
+	}
+	p.e.clock.Advance(d)
+	p.logf("advance %v", d)
+}
+
+// listFiltered lists one user's feed with every filter combination.
+func (p *property) listFiltered() {
+	u := p.users[p.rng.IntN(len(p.users))]
+	p.logf("list %s with every filter", u)
+	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}} {
+		o.Limit = 1 + p.rng.IntN(6)
+		p.checkFeed(u, o)
+	}
+}
+
+// checkFeeds lists every user's whole feed with a random page size and
+// random filters and compares it with the model's.
+func (p *property) checkFeeds() {
+	for _, u := range p.users {
+		o := inbox.ListOptions{Limit: 1 + p.rng.IntN(8)}
+		if p.rng.IntN(4) == 0 {
+			o.UnreadOnly = true
+		}
+		if p.rng.IntN(4) == 0 {
+			o.Category = p.categories[p.rng.IntN(len(p.categories))]
+		}
+		p.checkFeed(u, o)
+	}
+}
+
+// checkFeed compares u's listed feed with o to the model's.
+func (p *property) checkFeed(u string, o inbox.ListOptions) {
+	e := p.e
+	want := p.m.feed(u, p.now(), o)
+	got := entries(e.listAll(e.user(u), o))
+	if slices.EqualFunc(want, got, entry.equal) {
+		return
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Errorf("step %d: List(%s, limit %d, category %q, unread only %v) differs from the model (-model +List):\n%s", p.step, u, o.Limit, o.Category, o.UnreadOnly, diff)
+	}
+}
