@@ -100,8 +100,10 @@ func (ib *Inbox) newID(t time.Time) (string, error) {
 
 // PublishResult reports what a Publish did for each recipient.
 type PublishResult struct {
-	// Message is the message as stored (for the first recipient: Audience
-	// names each recipient's copy's own user).
+	// Message is one recipient's copy as stored: each copy names only its
+	// own recipient in Audience.UIDs (Delivered and Duplicates list them
+	// all). On a retry with the same HostSystemID it is a copy stored by the
+	// first attempt.
 	Message Message
 	// Delivered lists users who received a new copy.
 	Delivered []string
@@ -190,6 +192,11 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
+	if len(res.Duplicates) > 0 {
+		if stored, err := ib.stored(ctx, Key{Partition: s.User(res.Duplicates[0]).partition(), ID: msg.ID}); err == nil {
+			res.Message = stored
+		}
+	}
 	if len(res.Failed) > 0 {
 		return res, &PublishError{Failed: res.Failed}
 	}
@@ -202,8 +209,8 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 // same for any number of users. Users see it in List merged with their own
 // messages, and it counts in their Counts.
 //
-// A broadcast retried with the same HostSystemID returns the first one's
-// message ID and writes nothing more.
+// A broadcast retried with the same HostSystemID writes nothing more and
+// returns the message the first attempt stored.
 func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, error) {
 	if err := s.Validate(); err != nil {
 		return Message{}, err
@@ -214,10 +221,25 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, erro
 	}
 	p := s.public()
 	err = ib.store.PutMessage(ctx, Record{Partition: p, Message: msg}, counterDeltas(p, msg.Category, 1, 0))
-	if err != nil && !errors.Is(err, ErrExists) {
+	if errors.Is(err, ErrExists) {
+		return ib.stored(ctx, Key{Partition: p, ID: msg.ID})
+	}
+	if err != nil {
 		return Message{}, err
 	}
 	return msg, nil
+}
+
+// stored reads the message at k.
+func (ib *Inbox) stored(ctx context.Context, k Key) (Message, error) {
+	recs, err := ib.store.GetRecords(ctx, []Key{k})
+	if err != nil {
+		return Message{}, err
+	}
+	if len(recs) == 0 {
+		return Message{}, ErrNotFound
+	}
+	return recs[0].Message, nil
 }
 
 // prepare validates d and returns the message to store: its ID (claimed for

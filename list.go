@@ -240,3 +240,50 @@ func (m *merger) cursor() string {
 	}
 	return c
 }
+
+// Get returns message id as u sees it: a direct message of u's, or a
+// broadcast with u's read state. It costs one round trip, a strongly
+// consistent read of both places the message can be. A message that does
+// not exist, or has expired, is ErrNotFound.
+func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
+	if err := u.Validate(); err != nil {
+		return Message{}, err
+	}
+	if err := ValidateMessageID(id); err != nil {
+		return Message{}, err
+	}
+	return ib.lookup(ctx, u, id, ib.now())
+}
+
+// lookup reads message id from u's partition and the public one at once
+// and returns it as u sees it at now.
+func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (Message, error) {
+	recs, err := ib.store.GetRecords(ctx, []Key{{Partition: u.partition(), ID: id}, {Partition: u.Scope.public(), ID: id}})
+	if err != nil {
+		return Message{}, err
+	}
+	var own, public *Record
+	for i := range recs {
+		if recs[i].Partition.IsPublic() {
+			public = &recs[i]
+		} else {
+			own = &recs[i]
+		}
+	}
+	var msg Message
+	switch {
+	case own != nil && !own.Receipt:
+		msg = own.Message
+	case public != nil:
+		msg = public.Message
+		if own != nil {
+			msg.ReadAt = own.Message.ReadAt
+		}
+	default:
+		return Message{}, ErrNotFound
+	}
+	if !now.Before(msg.ExpiresAt) {
+		return Message{}, ErrNotFound
+	}
+	return msg, nil
+}

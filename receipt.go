@@ -23,37 +23,15 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 	if err := ValidateMessageID(id); err != nil {
 		return false, err
 	}
-	userKey := Key{Partition: u.partition(), ID: id}
-	recs, err := ib.store.GetRecords(ctx, []Key{userKey, {Partition: u.Scope.public(), ID: id}})
+	now := ib.now()
+	msg, err := ib.lookup(ctx, u, id, now)
 	if err != nil {
 		return false, err
-	}
-	var own, public *Record
-	for i := range recs {
-		if recs[i].Partition.IsPublic() {
-			public = &recs[i]
-		} else {
-			own = &recs[i]
-		}
-	}
-	now := ib.now()
-	var msg Message
-	switch {
-	case own != nil && own.Receipt:
-		return false, nil
-	case own != nil:
-		msg = own.Message
-	case public != nil:
-		msg = public.Message
-	default:
-		return false, ErrNotFound
-	}
-	if !now.Before(msg.ExpiresAt) {
-		return false, ErrNotFound
 	}
 	if msg.IsRead() {
 		return false, nil
 	}
+	userKey := Key{Partition: u.partition(), ID: id}
 	err = ib.store.MarkRead(ctx, []Mark{markFor(userKey, msg, now)}, counterDeltas(userKey.Partition, msg.Category, 0, 1))
 	switch {
 	case err == nil:

@@ -1,0 +1,126 @@
+package inbox_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+)
+
+// putFailStore fails PutMessage for one user's partition.
+type putFailStore struct {
+	inbox.Store
+	user string
+}
+
+func (f putFailStore) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+	if rec.Partition.User == f.user {
+		return errOutage
+	}
+	return f.Store.PutMessage(ctx, rec, deltas)
+}
+
+func TestPublishPartialFailure(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	ib := inbox.New(putFailStore{Store: st, user: "bob"})
+	res, err := ib.Publish(ctx, scope, []string{"ann", "bob", "cid", "ann"}, inbox.Draft{Title: "x", HostSystemID: "h1"})
+	var pe *inbox.PublishError
+	if !errors.As(err, &pe) || !errors.Is(err, errOutage) {
+		t.Fatalf("err = %v, want a *PublishError wrapping the outage", err)
+	}
+	if diff := cmp.Diff([]string{"ann", "cid"}, res.Delivered); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+	if _, ok := res.Failed["bob"]; !ok || len(res.Failed) != 1 {
+		t.Errorf("failed = %v, want bob only", res.Failed)
+	}
+	// Retrying everyone once the store recovers reaches bob only.
+	again, err := inbox.New(st).Publish(ctx, scope, []string{"ann", "bob", "cid"}, inbox.Draft{Title: "x", HostSystemID: "h1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"bob"}, again.Delivered); diff != "" {
+		t.Errorf("retry delivered (-want +got):\n%s", diff)
+	}
+	if again.Message.ID != res.Message.ID {
+		t.Errorf("retry ID %s, first %s", again.Message.ID, res.Message.ID)
+	}
+}
+
+func TestRetryReturnsStoredMessage(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+
+	first, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "v1", HostSystemID: "b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	again, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "v2", HostSystemID: "b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("broadcast retry (-first +retry):\n%s", diff)
+	}
+
+	p1, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "v1", HostSystemID: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	p2, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "v2", HostSystemID: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p1.Message, p2.Message); diff != "" {
+		t.Errorf("publish retry (-first +retry):\n%s", diff)
+	}
+	if len(p2.Delivered) != 0 || len(p2.Duplicates) != 1 {
+		t.Errorf("retry: delivered %v duplicates %v", p2.Delivered, p2.Duplicates)
+	}
+}
+
+func TestGet(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	ann, bob := scope.User("ann"), scope.User("bob")
+	d, _ := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct"})
+	b, _ := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", TTL: time.Hour})
+	if _, err := ib.MarkRead(ctx, ann, b.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := ib.Get(ctx, ann, d.Message.ID)
+	if err != nil || got.Title != "direct" || got.IsRead() {
+		t.Errorf("Get(direct) = %+v, %v", got, err)
+	}
+	got, err = ib.Get(ctx, ann, b.ID)
+	if err != nil || !got.IsRead() || !got.IsBroadcast() {
+		t.Errorf("Get(read broadcast) = %+v, %v", got, err)
+	}
+	got, err = ib.Get(ctx, bob, b.ID)
+	if err != nil || got.IsRead() {
+		t.Errorf("bob's Get(broadcast) = %+v, %v", got, err)
+	}
+	if _, err := ib.Get(ctx, bob, d.Message.ID); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("bob reads ann's message: %v, want ErrNotFound", err)
+	}
+	if _, err := ib.Get(ctx, ann, "not-an-id"); !errors.Is(err, inbox.ErrInvalidKey) {
+		t.Errorf("bad id: %v", err)
+	}
+	now = now.Add(time.Hour)
+	if _, err := ib.Get(ctx, bob, b.ID); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("expired broadcast: %v, want ErrNotFound", err)
+	}
+}
