@@ -78,8 +78,9 @@ func NewStreamReader(c StreamsClient, streamARN string) *StreamReader {
 
 // Poll makes one pass over every shard of the stream: it reads each from its
 // checkpoint to its current end, at most 100 records (Lambda's default
-// batch size) per call of h, and returns how many records h accepted. A parent shard is read to its
-// end before its children, so the records of one item stay in order.
+// batch size) per call of h, and returns how many records h accepted. A
+// parent shard is read to its end before its children, so the records of
+// one item stay in order.
 //
 // If h reports batch item failures (by sequence number), the checkpoint
 // advances past the records before the first failed one, and that record
