@@ -208,6 +208,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 	}
 	// d: direct, b: broadcast; short ones expire during the test.
+	published := time.Now()
 	dShortOps := publish([]string{"ann", "bob"}, "ops", shortTTL)
 	publish([]string{"ann"}, "", shortTTL)
 	dLongOps := publish([]string{"ann", "bob"}, "ops", 0)
@@ -249,7 +250,8 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Logf("DynamoDB Local's TTL deleted the items %v after publishing", time.Since(start).Round(time.Second))
+	t.Logf("DynamoDB Local's TTL deleted the items %v after they were published with a TTL of %v",
+		time.Since(published).Round(time.Second), shortTTL)
 
 	// Until the stream is accounted, counts still include the expired.
 	if got, err := ib.Counts(ctx, ann); err != nil || sameCounts(counts(6, 4, map[string][2]int64{"ops": {3, 3}, "billing": {1, 1}}), got) != "" {
