@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	mrand "math/rand/v2"
 	"os"
 	"regexp"
 	"testing"
@@ -58,7 +59,7 @@ func Endpoint(t testing.TB) string {
 // Config returns an AWS config for DynamoDB Local: static credentials,
 // region us-east-1, the endpoint, response checksums validated only when
 // required, and a standard retryer of MaxAttempts attempts with no retry
-// quota and a short backoff. It skips or fails t as Endpoint does.
+// quota and a short backoff (see backoff). It skips or fails t as Endpoint does.
 func Config(t testing.TB) aws.Config {
 	t.Helper()
 	ep := Endpoint(t)
@@ -72,11 +73,19 @@ func Config(t testing.TB) aws.Config {
 		Retryer: func() aws.Retryer {
 			return retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = MaxAttempts
-				o.MaxBackoff = time.Second
+				o.Backoff = retry.BackoffDelayerFunc(backoff)
 				o.RateLimiter = ratelimit.None
 			})
 		},
 	}
+}
+
+// backoff waits a random time up to 20 ms times 2^attempt, at most half a
+// second: DynamoDB Local answers in milliseconds, and the SDK's default
+// (up to one second times 2^attempt) would make fault tests slow.
+func backoff(attempt int, _ error) (time.Duration, error) {
+	maxDelay := min(20*time.Millisecond<<min(attempt, 10), 500*time.Millisecond)
+	return mrand.N(maxDelay) + time.Millisecond, nil
 }
 
 // Client returns a DynamoDB client for DynamoDB Local (see Config). It also
