@@ -20,6 +20,7 @@ func inboxTests() []suiteTest {
 		{"PaginationWhilePublishing", testPaginationWhilePublishing},
 		{"Filters", testFilters},
 		{"Expiry", testExpiry},
+		{"Get", testGet},
 		{"MarkRead", testMarkRead},
 		{"MarkAllRead", testMarkAllRead},
 		{"Counts", testCounts},

@@ -51,6 +51,44 @@ func testMarkRead(e *env) {
 	e.wantCounts(carol, inbox.Counts{Tally: tallyOf(1, 0), Categories: map[string]inbox.Tally{"news": tallyOf(1, 0)}})
 }
 
+// testGet: Get returns one message as the user sees it (a broadcast with
+// the user's read state) and ErrNotFound for a message the user does not
+// have or that has expired.
+func testGet(e *env) {
+	ann, bob := e.user("ann"), e.user("bob")
+	d := e.publish(inbox.Draft{Title: "d", Category: "billing", Body: nestedBody(), TTL: time.Hour}, "ann").Message
+	b := e.broadcast(inbox.Draft{Title: "b", TTL: 2 * time.Hour})
+	at := e.clock.Now()
+	e.markRead(ann, b.ID, true)
+	get := func(u inbox.User, id string, want *inbox.Message) {
+		e.t.Helper()
+		got, err := e.ib.Get(e.ctx, u, id)
+		if want == nil {
+			if !errors.Is(err, inbox.ErrNotFound) {
+				e.t.Errorf("Get(%s, %s): %+v, %v; want ErrNotFound", u.ID, id, got, err)
+			}
+			return
+		}
+		if err != nil {
+			e.t.Errorf("Get(%s, %s): %v", u.ID, id, err)
+			return
+		}
+		e.wantMessages("Get("+u.ID+", "+id+")", []inbox.Message{*want}, []inbox.Message{got})
+	}
+	annD, annB := copyFor(d, "ann"), read(b, at)
+	get(ann, d.ID, &annD)
+	get(ann, b.ID, &annB)
+	get(bob, b.ID, &b)
+	get(bob, d.ID, nil)
+	get(ann, e.newID(), nil)
+	e.clock.Advance(time.Hour)
+	get(ann, d.ID, nil)
+	get(ann, b.ID, &annB)
+	e.clock.Advance(time.Hour)
+	get(ann, b.ID, nil)
+	get(bob, b.ID, nil)
+}
+
 // testMarkAllRead: MarkAllRead marks every unread message and broadcast,
 // over several pages and batches, and reports how many.
 func testMarkAllRead(e *env) {

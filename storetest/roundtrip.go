@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ func roundTripTests() []suiteTest {
 		{"InboxTimes", testInboxTimes},
 		{"InboxAudience", testInboxAudience},
 		{"InboxUnicodeKeys", testInboxUnicodeKeys},
+		{"InboxLargeBodies", testInboxLargeBodies},
 	}
 }
 
@@ -228,4 +230,24 @@ func testInboxUnicodeKeys(e *env) {
 			e.wantCounts(u, inbox.Counts{Tally: tallyOf(1, 1), Categories: map[string]inbox.Tally{"catégorie": tallyOf(1, 1)}})
 		}
 	}
+}
+
+// testInboxLargeBodies: bodies close to the item size limit, which the
+// Inbox accepts, are stored and read back exactly.
+func testInboxLargeBodies(e *env) {
+	ann := e.user("ann")
+	wide := map[string]any{}
+	for i := range 5000 {
+		wide[fmt.Sprintf("key-%d", i)] = []any{float64(i), "v", i%2 == 0}
+	}
+	var want []inbox.Message
+	for _, body := range []any{
+		strings.Repeat("x", inbox.MaxItemSize-4*1024),
+		strings.Repeat("ü", (inbox.MaxItemSize-4*1024)/2),
+		wide,
+	} {
+		res := e.publish(inbox.Draft{Title: "large", Body: body}, "ann")
+		want = append([]inbox.Message{copyFor(res.Message, "ann")}, want...)
+	}
+	e.wantFeed(ann, inbox.ListOptions{Limit: 2}, want...)
 }
