@@ -61,6 +61,13 @@
 // Concurrency races real goroutines on marks and publishes. RunProperty
 // checks random operation sequences against a reference model.
 //
+// Query is held to what the Inbox relies on: a page holds exactly the
+// records that match its filters among those from Before down to Next, at
+// most Limit of them before filtering, newest first, and paging until Next
+// is "" visits every record once. A store may return a non-empty Next
+// when no record is left below it (DynamoDB sets LastEvaluatedKey whenever
+// Limit stopped a query); the next page is then empty.
+//
 // After every subtest outside the Store group, and after every step of
 // RunProperty, each counter of every partition the test used must equal a
 // recount of that partition's records, computed by the suite itself from

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -84,18 +85,18 @@ func testBadInput(e *env) {
 		{"C1 control in user", publish([]string{"a\u0085b"}, good), inbox.ErrInvalidKey},
 		{"zero-width space in user", publish([]string{"a\u200bb"}, good), inbox.ErrInvalidKey},
 		{"invalid UTF-8 user", publish([]string{"a\xffb"}, good), inbox.ErrInvalidKey},
-		{"one bad recipient among good ones", publish([]string{"ann", "carol", "bad#user"}, good), inbox.ErrInvalidKey},
+		{"one bad recipient among good ones", publish([]string{"ann", "carol", "bad#user"}, inbox.Draft{HostSystemID: "bad-1"}), inbox.ErrInvalidKey},
 		{"no recipients", publish(nil, good), inbox.ErrInvalidInput},
 		{"tenant with #", publishIn(inbox.Scope{Tenant: "ac#me", Inbox: "alerts"}, good), inbox.ErrInvalidKey},
 		{"empty inbox", publishIn(inbox.Scope{Tenant: "acme", Inbox: ""}, good), inbox.ErrInvalidKey},
 		{"129-byte inbox", publishIn(inbox.Scope{Tenant: "acme", Inbox: strings.Repeat("i", inbox.MaxKeyLen+1)}, good), inbox.ErrInvalidKey},
 		{"control char in tenant", publishIn(inbox.Scope{Tenant: "acme\r", Inbox: "alerts"}, good), inbox.ErrInvalidKey},
 		{"category with #", publish([]string{"ann"}, inbox.Draft{Category: "a#b"}), inbox.ErrInvalidKey},
-		{"category *", publish([]string{"ann"}, inbox.Draft{Category: inbox.AllCategories}), inbox.ErrInvalidKey},
+		{"category *", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-2", Category: inbox.AllCategories}), inbox.ErrInvalidKey},
 		{"category with newline", broadcast(inbox.Draft{Category: "a\nb"}), inbox.ErrInvalidKey},
 		{"host ID with control char", publish([]string{"ann"}, inbox.Draft{HostSystemID: "h\x01"}), inbox.ErrInvalidKey},
 		{"host ID too long", publish([]string{"ann"}, inbox.Draft{HostSystemID: strings.Repeat("h", inbox.MaxHostSystemIDLen+1)}), inbox.ErrInvalidKey},
-		{"negative message TTL", publish([]string{"ann"}, inbox.Draft{TTL: -time.Second}), inbox.ErrInvalidTTL},
+		{"negative message TTL", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-3", TTL: -time.Second}), inbox.ErrInvalidTTL},
 		{"tenant TTL 30x", tenantTTL("30x"), inbox.ErrInvalidTTL},
 		{"tenant TTL -5d", tenantTTL("-5d"), inbox.ErrInvalidTTL},
 		{"tenant TTL 0s", tenantTTL("0s"), inbox.ErrInvalidTTL},
@@ -107,13 +108,13 @@ func testBadInput(e *env) {
 		{"inbox TTL empty", inboxTTL(map[string]string{"billing": ""}), inbox.ErrInvalidTTL},
 		{"inbox TTL category with #", inboxTTL(map[string]string{"a#b": "5d"}), inbox.ErrInvalidKey},
 		{"tenant settings of a bad tenant", func() error { return e.ib.PutTenantSettings(e.ctx, "a#b", inbox.TenantSettings{}) }, inbox.ErrInvalidKey},
-		{"body too large", publish([]string{"ann"}, inbox.Draft{Body: strings.Repeat("x", big)}), inbox.ErrTooLarge},
+		{"body too large", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-4", Body: strings.Repeat("x", big)}), inbox.ErrTooLarge},
 		{"nested body too large", publish([]string{"ann", "bob"}, inbox.Draft{Body: map[string]any{"a": []any{strings.Repeat("ü", big/2)}}}), inbox.ErrTooLarge},
-		{"title too large", broadcast(inbox.Draft{Title: strings.Repeat("t", big)}), inbox.ErrTooLarge},
+		{"title too large", broadcast(inbox.Draft{HostSystemID: "bad-5", Title: strings.Repeat("t", big)}), inbox.ErrTooLarge},
 		{"broadcast body too large", broadcast(inbox.Draft{Body: strings.Repeat("x", big)}), inbox.ErrTooLarge},
 		{"body not JSON: func", publish([]string{"ann"}, inbox.Draft{Body: func() {}}), inbox.ErrInvalidInput},
-		{"body not JSON: NaN", publish([]string{"ann"}, inbox.Draft{Body: map[string]any{"x": math.NaN()}}), inbox.ErrInvalidInput},
-		{"body not JSON: channel", broadcast(inbox.Draft{Body: make(chan int)}), inbox.ErrInvalidInput},
+		{"body not JSON: NaN", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-6", Body: map[string]any{"x": math.NaN()}}), inbox.ErrInvalidInput},
+		{"body not JSON: channel", broadcast(inbox.Draft{HostSystemID: "bad-7", Body: make(chan int)}), inbox.ErrInvalidInput},
 		{"body invalid UTF-8", publish([]string{"ann"}, inbox.Draft{Body: "a\xffb"}), inbox.ErrInvalidInput},
 		{"title invalid UTF-8", publish([]string{"ann"}, inbox.Draft{Title: "a\xffb"}), inbox.ErrInvalidInput},
 		{"tampered cursor", list(ann, inbox.ListOptions{Limit: 1, Cursor: string(tampered)}), inbox.ErrInvalidCursor},
@@ -143,5 +144,13 @@ func testBadInput(e *env) {
 			e.t.Errorf("%s: got error %v, want one matching %v", c.name, err, c.want)
 		}
 		e.wantUnchanged(c.name, before)
+	}
+	// Nor did any claim a host system ID: the first claim now is this one.
+	for i := 1; i <= 7; i++ {
+		host, id := fmt.Sprintf("bad-%d", i), e.newID()
+		got, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)})
+		if err != nil || got != id {
+			e.t.Errorf("ClaimHostID(%s) after bad input with that host ID: %q, %v; want %q: the bad input claimed it", host, got, err, id)
+		}
 	}
 }

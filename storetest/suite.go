@@ -30,8 +30,8 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 //   - RoundTrip: message fields, bodies, times and keys as written are
 //     read back exactly;
 //   - Inbox: the behaviour of an inbox.Inbox over the store (publish,
-//     broadcast, list, mark read, counts, recount, host system IDs, TTLs,
-//     bad input);
+//     broadcast, list, get, mark read, counts, recount, host system IDs,
+//     TTLs, bad input);
 //   - Concurrency: concurrent marks and publishes count exactly once.
 //
 // After every RoundTrip, Inbox and Concurrency subtest, each counter of
