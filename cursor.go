@@ -31,11 +31,15 @@ func (ib *Inbox) cursorMAC(body, binding []byte) []byte {
 	return m.Sum(nil)[:cursorMACLen]
 }
 
-// encodeCursor returns the cursor of the page below message ID before.
-func (ib *Inbox) encodeCursor(before string, binding []byte) string {
-	id := ulid.MustParseStrict(before)
+// encodeCursor returns the cursor of the page below message ID before. An
+// ID that is not a ULID (a record some other tool wrote) is ErrInvalidKey.
+func (ib *Inbox) encodeCursor(before string, binding []byte) (string, error) {
+	id, err := ulid.ParseStrict(before)
+	if err != nil {
+		return "", fmt.Errorf("%w: stored message id %q is not a ULID", ErrInvalidKey, before)
+	}
 	body := append([]byte{cursorVersion}, id[:]...)
-	return base64.RawURLEncoding.EncodeToString(append(body, ib.cursorMAC(body, binding)...))
+	return base64.RawURLEncoding.EncodeToString(append(body, ib.cursorMAC(body, binding)...)), nil
 }
 
 // decodeCursor returns the ID a cursor starts below. A malformed, tampered

@@ -43,9 +43,14 @@
 //     second. A message expires at ExpiresAt: from that second on, List and
 //     MarkRead treat it as gone, though DynamoDB may delete it hours later.
 //   - A publish with a HostSystemID first claims the ID in the public
-//     partition (sort key h#<host id>, kept for MaxTTL); a retry, however
-//     much later within that time, reuses the claimed message ID, and each
-//     recipient's copy is written only if absent.
+//     partition (sort key h#users:<host id>, or h#everyone:<host id> for a
+//     broadcast), kept as long as the message lives; a retry within that
+//     time, however much later, reuses the claimed message ID, and each
+//     recipient's copy is written only if absent. A retry after the message
+//     expired is a new message.
+//   - A message's size is estimated as DynamoDB counts it (strings by
+//     length, numbers by significant digits, per-element overhead for lists and
+//     maps) plus 2 KB for keys and headers; over 400 KB is ErrTooLarge.
 //   - Counts include expired messages until their deletion is accounted;
 //     unread is never shown below zero.
 //   - MarkAllRead marks everything unread in both partitions in pages of

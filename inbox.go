@@ -193,9 +193,11 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
 	if len(res.Duplicates) > 0 {
-		if stored, err := ib.stored(ctx, Key{Partition: s.User(res.Duplicates[0]).partition(), ID: msg.ID}); err == nil {
-			res.Message = stored
+		stored, err := ib.stored(ctx, Key{Partition: s.User(res.Duplicates[0]).partition(), ID: msg.ID})
+		if err != nil {
+			return res, fmt.Errorf("inbox: reading the first attempt's copy: %w", err)
 		}
+		res.Message = stored
 	}
 	if len(res.Failed) > 0 {
 		return res, &PublishError{Failed: res.Failed}
@@ -267,7 +269,11 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		return Message{}, err
 	}
 	if d.HostSystemID != "" {
-		id, err = ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: now.Add(MaxTTL)})
+		// Publishes and broadcasts claim host IDs apart: a broadcast must
+		// never share an ID with users' own copies. The claim lives as long
+		// as the message; a retry after that is a new message.
+		claim := HostClaim{Scope: s, HostSystemID: string(aud.Kind) + ":" + d.HostSystemID, ID: id, ExpiresAt: now.Add(ttl)}
+		id, err = ib.store.ClaimHostID(ctx, claim)
 		if err != nil {
 			return Message{}, err
 		}

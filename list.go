@@ -105,7 +105,10 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) 
 	p := Page{Messages: out}
 	if !m.exhausted() {
 		if c := m.cursor(); c != "" {
-			p.Cursor = ib.encodeCursor(c, binding)
+			var err error
+			if p.Cursor, err = ib.encodeCursor(c, binding); err != nil {
+				return Page{}, err
+			}
 		}
 	}
 	return p, nil

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,9 +37,10 @@ type Audience struct {
 // Draft is what a caller publishes or broadcasts.
 type Draft struct {
 	// HostSystemID is the caller's own ID for the message. A publish or
-	// broadcast retried with the same HostSystemID in the same inbox reuses
-	// the first attempt's message ID and delivers no duplicate. Optional; at
-	// most MaxHostSystemIDLen bytes with no control characters.
+	// broadcast retried with the same HostSystemID in the same inbox, while
+	// the first attempt's message lives, reuses its message ID and delivers
+	// no duplicate. Publishes and broadcasts have separate host IDs.
+	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
 	// Sender names who sent the message, e.g. an admin ID.
 	Sender string
@@ -111,8 +115,9 @@ const MaxItemSize = 400 * 1024
 // numbers and the map structure.
 const itemOverhead = 2048
 
-// normalizeBody returns body as encoding/json would decode it into an any,
-// and its encoded size. A body that cannot be encoded is ErrInvalidInput.
+// normalizeBody returns body as encoding/json would decode it into an any
+// (invalid UTF-8 inside it becomes U+FFFD, as encoding/json does), and its
+// estimated DynamoDB size. A body that cannot be encoded is ErrInvalidInput.
 func normalizeBody(body any) (any, int, error) {
 	if body == nil {
 		return nil, 0, nil
@@ -132,7 +137,7 @@ func normalizeBody(body any) (any, int, error) {
 	if err := dec.Decode(&out); err != nil {
 		return nil, 0, fmt.Errorf("%w: body: %v", ErrInvalidInput, err)
 	}
-	return out, len(raw), nil
+	return out, attrSize(out), nil
 }
 
 // validateDraft checks a draft's fields and returns it with its body
@@ -174,9 +179,40 @@ func checkPrintable(what, s string) error {
 		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidKey, what)
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %s contains a control character", ErrInvalidKey, what)
+		if !unicode.IsPrint(r) && r != ' ' {
+			return fmt.Errorf("%w: %s contains a non-printing character", ErrInvalidKey, what)
 		}
 	}
 	return nil
+}
+
+// attrSize estimates the bytes DynamoDB counts for v, a body as encoding/json
+// decodes it: strings by length, numbers at most 21 bytes, and one byte per
+// element plus three per list or map on top of their contents.
+func attrSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case float64:
+		// About one byte per two significant digits, plus one.
+		mant, _, _ := strings.Cut(strconv.FormatFloat(v, 'e', -1, 64), "e")
+		digits := len(strings.Trim(mant, "-."))
+		if strings.Contains(mant, ".") {
+			digits--
+		}
+		return (digits+1)/2 + 1
+	case map[string]any:
+		n := 3
+		for k, e := range v {
+			n += len(k) + attrSize(e) + 1
+		}
+		return n
+	case []any:
+		n := 3
+		for _, e := range v {
+			n += attrSize(e) + 1
+		}
+		return n
+	}
+	return 1 // bool, null
 }

@@ -124,3 +124,66 @@ func TestGet(t *testing.T) {
 		t.Errorf("expired broadcast: %v, want ErrNotFound", err)
 	}
 }
+
+func TestHostIDsOfPublishAndBroadcastAreApart(t *testing.T) {
+	ctx := context.Background()
+	ib := inbox.New(memstore.New())
+	p, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", HostSystemID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", HostSystemID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Message.ID == b.ID {
+		t.Fatalf("broadcast reused the publish's ID %s", b.ID)
+	}
+	page, _ := ib.List(ctx, scope.User("ann"), inbox.ListOptions{})
+	if len(page.Messages) != 2 {
+		t.Errorf("ann sees %d messages, want 2", len(page.Messages))
+	}
+}
+
+func TestDraftLimits(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	ib := inbox.New(st)
+	ones := make([]any, 150_000) // ~300 KB of JSON, over 400 KB as DynamoDB counts it
+	for i := range ones {
+		ones[i] = 1
+	}
+	tests := []struct {
+		name string
+		d    inbox.Draft
+		want error
+	}{
+		{"list body over the item limit", inbox.Draft{Body: ones}, inbox.ErrTooLarge},
+		{"title over the item limit", inbox.Draft{Title: string(make([]byte, inbox.MaxItemSize))}, inbox.ErrTooLarge},
+		{"line separator in host id", inbox.Draft{HostSystemID: "a\u2028b"}, inbox.ErrInvalidKey},
+		{"C1 control in host id", inbox.Draft{HostSystemID: "a\u0085b"}, inbox.ErrInvalidKey},
+		{"host id too long", inbox.Draft{HostSystemID: string(make([]byte, inbox.MaxHostSystemIDLen+1))}, inbox.ErrInvalidKey},
+		{"body not JSON", inbox.Draft{Body: make(chan int)}, inbox.ErrInvalidInput},
+		{"negative TTL", inbox.Draft{TTL: -time.Second}, inbox.ErrInvalidTTL},
+		{"category with #", inbox.Draft{Category: "a#b"}, inbox.ErrInvalidKey},
+	}
+	for _, tt := range tests {
+		if _, err := ib.Publish(ctx, scope, []string{"ann"}, tt.d); !errors.Is(err, tt.want) {
+			t.Errorf("%s: Publish = %v, want %v", tt.name, err, tt.want)
+		}
+		if _, err := ib.Broadcast(ctx, scope, tt.d); !errors.Is(err, tt.want) {
+			t.Errorf("%s: Broadcast = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	c, _ := ib.Counts(ctx, scope.User("ann"))
+	if c.Total != 0 {
+		t.Errorf("rejected drafts wrote %d messages", c.Total)
+	}
+	ok := make([]any, 20_000)
+	for i := range ok {
+		ok[i] = 1
+	}
+	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Body: ok}); err != nil {
+		t.Errorf("a 20,000-number body: %v", err)
+	}
+}

@@ -110,8 +110,8 @@ type QueryResult struct {
 	Records []Record
 	// Next is the Before of the following page: the ID of the last record
 	// evaluated, which may be lower than the last one returned when filters
-	// dropped records. It is "" when the partition has no more records
-	// below it.
+	// dropped records. "" means no records remain below; a non-empty Next
+	// may lead to an empty page.
 	Next string
 }
 
