@@ -100,59 +100,41 @@ func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
 	return []types.ConsumedCapacity{*c}
 }
 
-func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+// metered runs one request through m and records the capacity it used.
+func metered[O any](m *meter, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
 	m.start()
-	out, err := m.c.BatchGetItem(ctx, in, optFns...)
+	out, err := call()
 	if err != nil {
 		m.end()
 		return out, err
 	}
-	m.end(out.ConsumedCapacity...)
+	m.end(used(out)...)
 	return out, nil
+}
+
+func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return metered(m, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
+		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 func (m *meter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	m.start()
-	out, err := m.c.BatchWriteItem(ctx, in, optFns...)
-	if err != nil {
-		m.end()
-		return out, err
-	}
-	m.end(out.ConsumedCapacity...)
-	return out, nil
+	return metered(m, func() (*dynamodb.BatchWriteItemOutput, error) { return m.c.BatchWriteItem(ctx, in, optFns...) },
+		func(out *dynamodb.BatchWriteItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	m.start()
-	out, err := m.c.PutItem(ctx, in, optFns...)
-	if err != nil {
-		m.end()
-		return out, err
-	}
-	m.end(one(out.ConsumedCapacity)...)
-	return out, nil
+	return metered(m, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
+		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	m.start()
-	out, err := m.c.Query(ctx, in, optFns...)
-	if err != nil {
-		m.end()
-		return out, err
-	}
-	m.end(one(out.ConsumedCapacity)...)
-	return out, nil
+	return metered(m, func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
+		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	m.start()
-	out, err := m.c.TransactWriteItems(ctx, in, optFns...)
-	if err != nil {
-		m.end()
-		return out, err
-	}
-	m.end(out.ConsumedCapacity...)
-	return out, nil
+	return metered(m, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
+		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 // benchInbox returns an Inbox over a fresh table through a paused meter,

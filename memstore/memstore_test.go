@@ -15,29 +15,12 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/memstore"
+	"github.com/stak/inbox/storetest"
 )
 
-// fakeClock is a clock that moves only when told. It is safe for concurrent
-// use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock returns a clock that moves only when told.
+func newClock() *storetest.Clock {
+	return storetest.NewClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 var (
@@ -50,7 +33,7 @@ var (
 	pubP = inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
 )
 
-func setup(t *testing.T) (*fakeClock, *memstore.Store, *inbox.Inbox) {
+func setup(t *testing.T) (*storetest.Clock, *memstore.Store, *inbox.Inbox) {
 	t.Helper()
 	clk := newClock()
 	st := memstore.New(memstore.WithClock(clk.Now))

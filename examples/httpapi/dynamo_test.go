@@ -7,6 +7,7 @@ import (
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
+	"github.com/stak/inbox/storetest"
 )
 
 // TestFlowDynamoDB runs the API's flow on the DynamoDB store against
@@ -16,7 +17,7 @@ func TestFlowDynamoDB(t *testing.T) {
 	table, _ := ddblocal.NewTable(t, c)
 	// DynamoDB Local deletes items whose TTL has passed in real time, so
 	// the test clock starts now.
-	clock := &testClock{t: time.Now().UTC().Truncate(time.Second)}
+	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
 	ib := inbox.New(dynamo.New(c, table, dynamo.WithClock(clock.Now)), inbox.WithClock(clock.Now))
 	testFlow(t, newAPI(t, ib, clock))
 }

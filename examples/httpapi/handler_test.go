@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,32 +18,14 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/memstore"
+	"github.com/stak/inbox/storetest"
 )
-
-// testClock is a clock the test moves by hand. It is safe for concurrent
-// use: the server reads it from its own goroutines.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // api is a running server of NewHandler and a client of it.
 type api struct {
 	t     *testing.T
 	srv   *httptest.Server
-	clock *testClock
+	clock *storetest.Clock
 	start time.Time // the clock's first time
 }
 
@@ -53,12 +34,12 @@ var testScope = inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 // newMemAPI serves testScope from an Inbox on a fresh in-memory store,
 // both on one test clock.
 func newMemAPI(t *testing.T) *api {
-	clock := &testClock{t: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock(time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC))
 	ib := inbox.New(memstore.New(memstore.WithClock(clock.Now)), inbox.WithClock(clock.Now))
 	return newAPI(t, ib, clock)
 }
 
-func newAPI(t *testing.T, ib *inbox.Inbox, clock *testClock) *api {
+func newAPI(t *testing.T, ib *inbox.Inbox, clock *storetest.Clock) *api {
 	srv := httptest.NewServer(NewHandler(ib, testScope))
 	t.Cleanup(srv.Close)
 	a := &api{t: t, srv: srv, clock: clock}
