@@ -142,7 +142,7 @@ func attrN(t testing.TB, av types.AttributeValue) int64 {
 type capacityClient struct {
 	dynamo.Client
 	mu      sync.Mutex
-	calls   int
+	ops     map[string]int
 	missing []string
 	units   float64
 }
@@ -150,7 +150,10 @@ type capacityClient struct {
 func (c *capacityClient) note(op string, rc types.ReturnConsumedCapacity, cc ...types.ConsumedCapacity) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls++
+	if c.ops == nil {
+		c.ops = map[string]int{}
+	}
+	c.ops[op]++
 	if rc != types.ReturnConsumedCapacityTotal {
 		c.missing = append(c.missing, op)
 	}

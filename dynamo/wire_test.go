@@ -213,10 +213,43 @@ func TestWireFormat(t *testing.T) {
 		t.Errorf("List = %+v, want both messages, read", page.Messages)
 	}
 
+	// A removal is recorded once, by a marker in the removed record's
+	// partition, written with its counter changes.
+	annPart := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	rm := inbox.Removal{
+		ID:        "event-1",
+		Partition: annPart,
+		Deltas:    []inbox.Counter{{Partition: annPart, Read: -1}},
+		ExpiresAt: now.Add(inbox.RemovalMarkerTTL),
+	}
+	for i, want := range []bool{true, false} {
+		if applied, err := ib.Store().ApplyRemoval(ctx, rm); err != nil || applied != want {
+			t.Fatalf("ApplyRemoval #%d = %v, %v; want %v", i+1, applied, err, want)
+		}
+	}
+	wantMarker := map[string]any{"pk": "S:" + annPK, "sk": "S:x#event-1", "kind": "S:RX", "expiredat": epoch(inbox.RemovalMarkerTTL)}
+	if diff := cmp.Diff(wantMarker, shapeMap(getRaw(t, raw, table, annPK, "x#event-1"), true)); diff != "" {
+		t.Errorf("removal marker (-want +got):\n%s", diff)
+	}
+	if got := attrN(t, getRaw(t, raw, table, annPK, "c#*")["read"]); got != 1 {
+		t.Errorf("read after the removal = %d, want 1", got)
+	}
+	// Recount puts the counters back from the records (both still there).
+	counts, err := ib.Recount(ctx, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Total != 2 || counts.Read != 2 || counts.Categories["billing"] != (inbox.Tally{Total: 1, Read: 1}) {
+		t.Errorf("Recount = %+v", counts)
+	}
+	if got := attrN(t, getRaw(t, raw, table, annPK, "c#*")["read"]); got != 2 {
+		t.Errorf("read after Recount = %d, want 2", got)
+	}
+
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if cc.calls == 0 || len(cc.missing) > 0 {
-		t.Errorf("%d calls; without ReturnConsumedCapacity TOTAL: %v", cc.calls, cc.missing)
+	if len(cc.ops) != 5 || len(cc.missing) > 0 {
+		t.Errorf("calls per operation %v (want all 5 of Client); without ReturnConsumedCapacity TOTAL: %v", cc.ops, cc.missing)
 	}
 	if cc.units <= 0 {
 		t.Errorf("consumed capacity units %v, want some", cc.units)
