@@ -15,12 +15,9 @@ import (
 
 // GetRecords reads the records at keys with one strongly consistent
 // BatchGetItem (requesting unprocessed keys again, if DynamoDB leaves
-// some). Repeated keys are read once. More than 100 keys is
+// some). Repeated keys are read once. More than 100 distinct keys is
 // ErrInvalidInput.
 func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
-	if len(keys) > maxBatchGet {
-		return nil, fmt.Errorf("%w: %d keys, at most %d", inbox.ErrInvalidInput, len(keys), maxBatchGet)
-	}
 	partitions := make(map[string]inbox.Partition, 2)
 	seen := make(map[inbox.Key]bool, len(keys))
 	var req []map[string]types.AttributeValue
@@ -31,6 +28,9 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 		seen[k] = true
 		partitions[k.Partition.PK()] = k.Partition
 		req = append(req, s.messageKey(k))
+	}
+	if len(req) > maxBatchGet {
+		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", inbox.ErrInvalidInput, len(req), maxBatchGet)
 	}
 	if len(req) == 0 {
 		return nil, nil

@@ -139,9 +139,9 @@ func TestWireFormat(t *testing.T) {
 			"ttl":        map[string]any{"default": "S:7d", "billing": "S:1d"},
 			"tenant_key": "S:acme", "inbox_key": "S:alerts",
 		}},
-		{"host id claim", pubPK, "h#host-1", map[string]any{
-			"pk": "S:" + pubPK, "sk": "S:h#host-1", "kind": "S:HC", "id": "S:" + direct,
-			"expiredat": epoch(inbox.MaxTTL), "tenant_key": "S:acme", "inbox_key": "S:alerts",
+		{"host id claim", pubPK, "h#users:host-1", map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:h#users:host-1", "kind": "S:HC", "id": "S:" + direct,
+			"expiredat": epoch(24 * time.Hour), "tenant_key": "S:acme", "inbox_key": "S:alerts",
 		}},
 		{"user message, read", annPK, "m#" + direct, map[string]any{
 			"pk": "S:" + annPK, "sk": "S:m#" + direct, "kind": "S:UM",
