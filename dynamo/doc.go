@@ -54,7 +54,19 @@
 //
 // # DynamoDB Local
 //
-// The tests run against DynamoDB Local (`make test`). Where it differs
-// from DynamoDB as documented, the Store does not depend on the difference;
-// see the tests of this package.
+// The tests run against DynamoDB Local 3.3 (`make test`). The Store relies
+// on nothing in which it was seen to differ from DynamoDB as documented:
+//
+//   - It never cancels a transaction for a TransactionConflict: concurrent
+//     transactions on one item run one after another. The tests inject
+//     conflict responses to check that they are retried.
+//   - A transaction replayed with the same ClientRequestToken succeeds
+//     without applying again, as on AWS, but reports the capacity of the
+//     original write, where AWS reports read units for a replay.
+//   - Transactions report 2 capacity units whether they hold one item or
+//     three; AWS bills 2 write units per item.
+//   - Tables are ACTIVE as soon as CreateTable returns; CreateTable waits
+//     when they are not, as on AWS.
+//   - Its error replies fail the SDK's CRC32 response check (a warning
+//     only); test clients set DisableValidateResponseChecksum.
 package dynamo
