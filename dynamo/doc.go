@@ -67,6 +67,4 @@
 //     three; AWS bills 2 write units per item.
 //   - Tables are ACTIVE as soon as CreateTable returns; CreateTable waits
 //     when they are not, as on AWS.
-//   - Its error replies fail the SDK's CRC32 response check (a warning
-//     only); test clients set DisableValidateResponseChecksum.
 package dynamo
