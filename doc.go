@@ -13,6 +13,19 @@
 //	ib.MarkRead(ctx, scope.User("ann"), page.Messages[0].ID)
 //	counts, _ := ib.Counts(ctx, scope.User("ann"))
 //
+// Every method takes ctx first and validates its input before it writes:
+// bad input returns an error wrapping one of the Err* sentinels (match with
+// errors.Is) and writes nothing. An Inbox, and every Store in this module,
+// is safe for concurrent use.
+//
+// # Cost
+//
+// Publish costs one transaction per recipient (bounded parallel); Broadcast
+// one transaction whatever the audience; List and Counts one round trip
+// each (two parallel queries); Get one; MarkRead two; MarkAllRead one list
+// page and one transaction per MaxMarkBatch messages; StreamHandler one
+// transaction per removed record.
+//
 // # Records
 //
 // A message published to users is copied into each user's partition

@@ -272,7 +272,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		// Publishes and broadcasts claim host IDs apart: a broadcast must
 		// never share an ID with users' own copies. The claim lives as long
 		// as the message; a retry after that is a new message.
-		claim := HostClaim{Scope: s, HostSystemID: string(aud.Kind) + ":" + d.HostSystemID, ID: id, ExpiresAt: now.Add(ttl)}
+		claim := HostClaim{Scope: s, HostSystemID: string(aud.Kind) + ":" + d.HostSystemID, ID: id, ExpiresAt: now.Add(ttl), Now: now}
 		id, err = ib.store.ClaimHostID(ctx, claim)
 		if err != nil {
 			return Message{}, err

@@ -19,7 +19,8 @@ import (
 // Inbox truncates every time it writes, so a Store returns what it was given.
 type Store interface {
 	// PutMessage creates rec, a message or broadcast (never a receipt), and
-	// adds deltas to their counters, all or nothing. If a record with rec's
+	// adds deltas to their counters, all or nothing. In this and every other
+	// method deltas name each counter at most once. If a record with rec's
 	// key already exists it returns an error matching ErrExists and changes
 	// nothing. A retry of a PutMessage that succeeded (e.g. after a lost
 	// response) must not apply twice.
@@ -67,8 +68,9 @@ type Store interface {
 	ResetCounters(ctx context.Context, p Partition, counters []Counter) error
 
 	// ClaimHostID returns the message ID claimed for c.HostSystemID in
-	// c.Scope: c.ID if this call made the claim, or the ID of an earlier,
-	// unexpired claim. The claim may be forgotten after c.ExpiresAt.
+	// c.Scope: c.ID if this call made the claim, or the ID of an earlier
+	// claim that expires after c.Now (an expired one is replaced). The claim
+	// may be forgotten after c.ExpiresAt.
 	ClaimHostID(ctx context.Context, c HostClaim) (id string, err error)
 
 	// Config returns the tenant settings and inbox config of s in one round
@@ -155,4 +157,6 @@ type HostClaim struct {
 	HostSystemID string
 	ID           string
 	ExpiresAt    time.Time
+	// Now is the time an earlier claim must expire after to stand.
+	Now time.Time
 }

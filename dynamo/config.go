@@ -15,9 +15,9 @@ import (
 )
 
 // ClaimHostID puts the claim (sort key h#<host system ID> in the public
-// partition, kind HC) on condition that there is none or it has expired by
-// the Store's clock (see WithClock), asking for the old item on failure:
-// then it returns the old claim's ID.
+// partition, kind HC) on condition that there is none or it expires at or
+// before c.Now, asking for the old item on failure: then it returns the old
+// claim's ID.
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, error) {
 	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, User: inbox.PublicUser}
 	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
@@ -26,7 +26,7 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, err
 	if err != nil {
 		return "", err
 	}
-	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(s.now().Unix())))
+	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(c.Now.Unix())))
 	put, err := s.conditionalPut(item, cond)
 	if err != nil {
 		return "", err

@@ -17,7 +17,7 @@ import (
 func newConformanceStore(t testing.TB, now func() time.Time) inbox.Store {
 	c := ddblocal.Client(t)
 	table, _ := ddblocal.NewTable(t, c)
-	return dynamo.New(c, table, dynamo.WithClock(now))
+	return dynamo.New(c, table)
 }
 
 // TestConformance runs the conformance suite every Store must pass.

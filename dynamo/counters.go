@@ -15,30 +15,6 @@ import (
 	"github.com/stak/inbox"
 )
 
-// counterKey identifies one stats record.
-type counterKey struct {
-	p        inbox.Partition
-	category string
-}
-
-// sumCounters sums changes to the same counter, keeping the order of first
-// appearance: a transaction may touch each item only once.
-func sumCounters(deltas []inbox.Counter) []inbox.Counter {
-	idx := make(map[counterKey]int, len(deltas))
-	out := make([]inbox.Counter, 0, len(deltas))
-	for _, d := range deltas {
-		k := counterKey{d.Partition, d.Category}
-		if i, ok := idx[k]; ok {
-			out[i].Published += d.Published
-			out[i].Read += d.Read
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, d)
-	}
-	return out
-}
-
 // hasRead reports whether c's item carries a read tally: always in a user
 // partition, and in the public one only if something (wrongly) changes it.
 func hasRead(c inbox.Counter) bool { return !c.Partition.IsPublic() || c.Read != 0 }
@@ -67,11 +43,11 @@ func (s *Store) counterUpdate(d inbox.Counter) (types.TransactWriteItem, error) 
 	}}, nil
 }
 
-// counterUpdates returns the transaction items adding deltas, summed per
-// counter.
+// counterUpdates returns the transaction items adding deltas (one per
+// counter, as the Store contract promises).
 func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteItem, error) {
 	var out []types.TransactWriteItem
-	for _, d := range sumCounters(deltas) {
+	for _, d := range deltas {
 		it, err := s.counterUpdate(d)
 		if err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"fmt"
-	"time"
 )
 
 // Default attribute names, as in the seeds' design.
@@ -17,7 +16,6 @@ type Option func(*options)
 
 type options struct {
 	pk, sk, ttl string
-	clock       func() time.Time
 }
 
 // WithKeyAttributes sets the names of the table's partition and sort key
@@ -32,18 +30,6 @@ func WithTTLAttribute(name string) Option {
 	return func(o *options) { o.ttl = name }
 }
 
-// WithClock sets the clock the Store reads when a condition depends on the
-// present, namely whether an earlier host-system-ID claim has expired
-// (default time.Now). Every other time comes from the Inbox's arguments.
-// nil keeps the default.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.clock = now
-		}
-	}
-}
-
 // itemAttributes are the attribute names the Store writes besides the key
 // and TTL attributes; none of them may be used as one of those.
 var itemAttributes = []string{
@@ -54,7 +40,7 @@ var itemAttributes = []string{
 // resolve applies opts over the defaults and checks that the three
 // configured names are distinct, non-empty and not used by the items.
 func resolve(opts []Option) (options, error) {
-	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, clock: time.Now}
+	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -51,9 +50,6 @@ func New(client Client, table string, opts ...Option) *Store {
 	}
 	return &Store{client: client, table: table, o: o}
 }
-
-// now returns the Store's clock's time.
-func (s *Store) now() time.Time { return s.o.clock() }
 
 // key returns the primary key of the item at pk, sk.
 func (s *Store) key(pk, sk string) map[string]types.AttributeValue {

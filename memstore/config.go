@@ -14,11 +14,11 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, err
 	}
 	defer s.mu.Unlock()
 	k := claimKey{scope: c.Scope, host: c.HostSystemID}
-	if prev, ok := s.claims[k]; ok { // the sweep dropped it if expired
+	if prev, ok := s.claims[k]; ok && c.Now.Before(prev.expires) {
 		return prev.id, nil
 	}
 	seq := s.nextSeq()
-	s.claims[k] = claim{id: c.ID, seq: seq}
+	s.claims[k] = claim{id: c.ID, seq: seq, expires: c.ExpiresAt}
 	s.expire(expiry{at: c.ExpiresAt, kind: expireClaim, seq: seq, claim: k})
 	return c.ID, nil
 }

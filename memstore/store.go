@@ -43,8 +43,9 @@ type claimKey struct {
 
 // claim is a host-system-ID claim: the message ID it holds.
 type claim struct {
-	id  string
-	seq uint64
+	id      string
+	seq     uint64
+	expires time.Time
 }
 
 // removal is the marker of an applied removal.

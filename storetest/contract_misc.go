@@ -118,6 +118,23 @@ func testClaimHostID(e *env) {
 			e.t.Errorf("ClaimHostID(%s, %q, %s): got %q, %v; want %q", c.c.Scope, c.c.HostSystemID, c.c.ID, got, err, c.want)
 		}
 	}
+	// A claim stands while it expires after the caller's Now, and is
+	// replaced from its expiry on.
+	id4, id5 := e.newID(), e.newID()
+	for _, c := range []struct {
+		now  time.Time
+		id   string
+		want string
+	}{
+		{exp.Add(-time.Second), id4, id1},
+		{exp, id4, id4},
+		{exp, id5, id4},
+	} {
+		hc := inbox.HostClaim{Scope: e.scope, HostSystemID: "order#42/ü", ID: c.id, ExpiresAt: exp.Add(time.Hour), Now: c.now}
+		if got, err := e.store.ClaimHostID(e.ctx, hc); err != nil || got != c.want {
+			e.t.Errorf("ClaimHostID(Now %s, %s): got %q, %v; want %q", c.now, c.id, got, err, c.want)
+		}
+	}
 	e.wantRecords("Query($public) with claims", nil, e.records(e.pub()))
 	e.wantCounters(e.pub())
 }

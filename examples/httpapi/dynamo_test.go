@@ -18,6 +18,6 @@ func TestFlowDynamoDB(t *testing.T) {
 	// DynamoDB Local deletes items whose TTL has passed in real time, so
 	// the test clock starts now.
 	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
-	ib := inbox.New(dynamo.New(c, table, dynamo.WithClock(clock.Now)), inbox.WithClock(clock.Now))
+	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(clock.Now))
 	testFlow(t, newAPI(t, ib, clock))
 }
