@@ -94,7 +94,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 // readat) from ErrNotFound. A receipt mark is a Put of the receipt on
 // condition that no item is at its key (else ErrAlreadyRead) with a
 // ConditionCheck that the broadcast exists and expires after Now (else
-// ErrNotFound). Each counter gets one Update with its summed changes.
+// ErrNotFound). Each counter gets one Update.
 //
 // More than inbox.MaxMarkBatch marks, or a mark in a public partition, is
 // ErrInvalidInput. Two marks of one key are ErrAlreadyRead (the second
