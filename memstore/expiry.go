@@ -31,10 +31,19 @@ type expiry struct {
 // expiryHeap is a min-heap of expiries by time, for container/heap.
 type expiryHeap []expiry
 
-func (h expiryHeap) Len() int           { return len(h) }
+// Len is the number of pending expiries (heap.Interface).
+func (h expiryHeap) Len() int { return len(h) }
+
+// Less orders expiries by time (heap.Interface).
 func (h expiryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiry)) }
+
+// Swap swaps two expiries (heap.Interface).
+func (h expiryHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+// Push appends an expiry (heap.Interface).
+func (h *expiryHeap) Push(x any) { *h = append(*h, x.(expiry)) }
+
+// Pop removes the last expiry (heap.Interface).
 func (h *expiryHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
