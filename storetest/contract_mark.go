@@ -56,13 +56,8 @@ func testMarkReadReceipt(e *env) {
 // testMarkReadAlreadyRead: marking a read message, or creating a receipt
 // that exists, fails with ErrAlreadyRead and changes nothing.
 func testMarkReadAlreadyRead(e *env) {
-	annP, pubP := e.part("ann"), e.pub()
-	d := e.message(annP, "billing", time.Hour)
-	e.put(d)
-	d = e.markDirect(d)
-	b := e.message(pubP, "news", time.Hour)
-	e.put(b)
-	r := e.markReceipt(annP, b)
+	annP := e.part("ann")
+	d, b, r := e.readPair(annP)
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
 

@@ -117,12 +117,7 @@ func testGetRecords(e *env) {
 // counters must equal a recount of the records that are left.
 func testGetRecordsExpired(e *env) {
 	ann, pub := e.part("ann"), e.pub()
-	d := e.message(ann, "billing", time.Hour)
-	e.put(d)
-	d = e.markDirect(d)
-	b := e.message(pub, "news", time.Hour)
-	e.put(b)
-	r := e.markReceipt(ann, b)
+	d, b, r := e.readPair(ann)
 	e.clock.Advance(2 * time.Hour)
 
 	got := e.get(d.Key(), b.Key(), r.Key())

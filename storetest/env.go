@@ -151,6 +151,19 @@ func (e *env) markDirect(rec inbox.Record) inbox.Record {
 	return rec
 }
 
+// readPair stores, in user partition p, a read direct message of category
+// billing and, in the public partition, a news broadcast p has read, both
+// expiring in an hour; it returns the message, the broadcast and p's
+// receipt.
+func (e *env) readPair(p inbox.Partition) (direct, broadcast, receipt inbox.Record) {
+	direct = e.message(p, "billing", time.Hour)
+	e.put(direct)
+	direct = e.markDirect(direct)
+	broadcast = e.message(e.pub(), "news", time.Hour)
+	e.put(broadcast)
+	return direct, broadcast, e.markReceipt(p, broadcast)
+}
+
 // markReceipt creates user partition p's receipt for broadcast b at the
 // clock's time, with read +1 on p's counters, and returns the receipt.
 func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
