@@ -29,4 +29,8 @@ var (
 	// ErrAlreadyRead is returned by Store.MarkRead when a mark's record is
 	// already read (a direct message has readat, or the receipt exists).
 	ErrAlreadyRead = errors.New("inbox: already read")
+	// ErrConflict reports a write that contradicts what is stored: a
+	// HostSystemID reused for a message with other content or audience, or
+	// a Store.Repair overtaken by a concurrent change to the counters.
+	ErrConflict = errors.New("inbox: conflict")
 )

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"time"
@@ -23,24 +24,32 @@ func ExampleInbox_Publish() {
 	ib := newExampleInbox()
 	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 
-	res, err := ib.Publish(ctx, alerts, []string{"ann", "bob"}, inbox.Draft{
+	d := inbox.Draft{
 		HostSystemID: "incident-42",
 		Sender:       "pager",
 		Category:     "incident",
 		Title:        "Disk 91% full on db-1",
 		Body:         map[string]any{"host": "db-1", "used": 0.91},
-	})
+	}
+	res, err := ib.Publish(ctx, alerts, []string{"ann", "bob"}, d)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("delivered:", res.Delivered, "expires:", res.Message.ExpiresAt.Format(time.DateOnly))
 
-	// A retry with the same host system ID delivers nothing twice.
-	again, _ := ib.Publish(ctx, alerts, []string{"ann", "bob", "cid"}, inbox.Draft{HostSystemID: "incident-42", Title: "Disk 91% full on db-1"})
+	// A retry with the same host system ID delivers nothing twice; the
+	// copies it makes share the first ones' ID and expiry.
+	again, _ := ib.Publish(ctx, alerts, []string{"ann", "bob", "cid"}, d)
 	fmt.Println("retry delivered:", again.Delivered, "duplicates:", again.Duplicates, "same id:", again.Message.ID == res.Message.ID)
+
+	// The same host system ID with other content is refused.
+	d.Title = "Disk 95% full on db-1"
+	_, err = ib.Publish(ctx, alerts, []string{"ann"}, d)
+	fmt.Println("other content:", errors.Is(err, inbox.ErrConflict))
 	// Output:
 	// delivered: [ann bob] expires: 2026-12-21
 	// retry delivered: [cid] duplicates: [ann bob] same id: true
+	// other content: true
 }
 
 func ExampleInbox_Broadcast() {

@@ -1,6 +1,6 @@
 module github.com/stak/inbox
 
-go 1.24
+go 1.24.0
 
 require (
 	github.com/aws/aws-lambda-go v1.54.0
@@ -14,6 +14,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/google/go-cmp v0.7.0
 	github.com/oklog/ulid/v2 v2.1.2
+	golang.org/x/sync v0.17.0
 )
 
 require (

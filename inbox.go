@@ -3,6 +3,9 @@ package inbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,16 +36,27 @@ type Inbox struct {
 // Option configures an Inbox.
 type Option func(*Inbox)
 
-// WithClock sets the clock (default time.Now). Tests and examples pass a
-// fixed or fake clock to get deterministic times and IDs.
-func WithClock(now func() time.Time) Option { return func(ib *Inbox) { ib.clock = now } }
+// WithClock sets the clock (default time.Now; nil keeps the default).
+// Tests and examples pass a fixed or fake clock to get deterministic times
+// and IDs.
+func WithClock(now func() time.Time) Option {
+	return func(ib *Inbox) {
+		if now != nil {
+			ib.clock = now
+		}
+	}
+}
 
 // WithEntropy sets the source of randomness of message IDs (default
-// crypto/rand). IDs are ULIDs of the clock's time and this entropy, made
-// monotonic within a millisecond; with a fixed clock and a seeded reader
-// they are deterministic.
+// crypto/rand; nil keeps the default). IDs are ULIDs of the clock's time
+// and this entropy, made monotonic within a millisecond; with a fixed clock
+// and a seeded reader they are deterministic.
 func WithEntropy(r io.Reader) Option {
-	return func(ib *Inbox) { ib.entropy = ulid.Monotonic(r, 0) }
+	return func(ib *Inbox) {
+		if r != nil {
+			ib.entropy = ulid.Monotonic(r, 0)
+		}
+	}
 }
 
 // WithConfigCacheTTL sets how long tenant settings and inbox configs are
@@ -53,10 +67,12 @@ func WithConfigCacheTTL(d time.Duration) Option { return func(ib *Inbox) { ib.co
 // StreamHandler call makes at once (default 16, at least 1).
 func WithConcurrency(n int) Option { return func(ib *Inbox) { ib.concurrency = max(n, 1) } }
 
-// WithCursorSecret sets the key that signs List cursors (default a fixed
-// key). Cursors are bound to the user and filters they were issued for in
-// any case; a secret of your own also stops a client from forging a
-// position in its own feed.
+// WithCursorSecret sets the key that signs List cursors. The default key
+// is a constant written in this package's source, so anyone can sign
+// cursors with it: cursors are still bound to the user and filters they
+// were issued for, but a client could forge a position in its own feed.
+// In production pass a secret of your own (at least 32 random bytes,
+// shared by every process serving the same users).
 func WithCursorSecret(key []byte) Option {
 	return func(ib *Inbox) { ib.cursorKey = append([]byte(nil), key...) }
 }
@@ -127,6 +143,9 @@ func (e *PublishError) Error() string {
 	for u := range e.Failed {
 		users = append(users, u)
 	}
+	if len(users) == 0 {
+		return "inbox: publish failed"
+	}
 	sort.Strings(users)
 	return fmt.Sprintf("inbox: publish failed for %d recipient(s), first %q: %v", len(users), users[0], e.Failed[users[0]])
 }
@@ -149,7 +168,9 @@ func (e *PublishError) Unwrap() []error {
 // for some recipients does not undo the others: the result lists who got
 // the message, and the error is a *PublishError naming the rest, so the
 // caller can retry them (with the same HostSystemID, retrying everyone is
-// safe: those who have it are reported as Duplicates).
+// safe: those who have it are reported as Duplicates). If every recipient
+// failed for the same reason of bad input (ErrInvalidInput, ErrInvalidKey
+// or ErrTooLarge, which the store found), that error is returned instead.
 func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (PublishResult, error) {
 	if err := s.Validate(); err != nil {
 		return PublishResult{}, err
@@ -179,7 +200,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
 		p := s.User(uniq[i]).partition()
-		outcome[i] = ib.store.PutMessage(ctx, Record{Partition: p, Message: m}, counterDeltas(p, m.Category, 1, 0))
+		outcome[i] = ib.store.PutMessage(ctx, newRecord(p, m), counterDeltas(p, m.Category, 1, 0))
 	})
 	for i, u := range uniq {
 		switch err := outcome[i]; {
@@ -200,10 +221,37 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		res.Message = stored
 	}
 	if len(res.Failed) > 0 {
+		if err := commonBadInput(res.Failed, len(uniq)); err != nil {
+			return res, err
+		}
 		return res, &PublishError{Failed: res.Failed}
 	}
 	res.Failed = nil
 	return res, nil
+}
+
+// commonBadInput returns one of the failures if all n recipients failed and
+// every failure is the same kind of bad input; else nil.
+func commonBadInput(failed map[string]error, n int) error {
+	if len(failed) != n {
+		return nil
+	}
+	for _, sentinel := range []error{ErrInvalidInput, ErrInvalidKey, ErrTooLarge} {
+		var first error
+		for _, err := range failed {
+			if !errors.Is(err, sentinel) {
+				first = nil
+				break
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
 }
 
 // Broadcast stores one message for everyone in inbox s, once, in the public
@@ -222,7 +270,7 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, erro
 		return Message{}, err
 	}
 	p := s.public()
-	err = ib.store.PutMessage(ctx, Record{Partition: p, Message: msg}, counterDeltas(p, msg.Category, 1, 0))
+	err = ib.store.PutMessage(ctx, newRecord(p, msg), counterDeltas(p, msg.Category, 1, 0))
 	if errors.Is(err, ErrExists) {
 		return ib.stored(ctx, Key{Partition: p, ID: msg.ID})
 	}
@@ -230,6 +278,11 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, erro
 		return Message{}, err
 	}
 	return msg, nil
+}
+
+// newRecord returns the record of m in p, with a new ledger entry.
+func newRecord(p Partition, m Message) Record {
+	return Record{Partition: p, Message: m, Entry: newLedgerSK(m.ExpiresAt, m.ID)}
 }
 
 // stored reads the message at k.
@@ -268,15 +321,19 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	if err != nil {
 		return Message{}, err
 	}
+	expires := now.Add(ttl)
 	if d.HostSystemID != "" {
-		// Publishes and broadcasts claim host IDs apart: a broadcast must
-		// never share an ID with users' own copies. The claim lives as long
-		// as the message; a retry after that is a new message.
-		claim := HostClaim{Scope: s, HostSystemID: string(aud.Kind) + ":" + d.HostSystemID, ID: id, ExpiresAt: now.Add(ttl), Now: now}
-		id, err = ib.store.ClaimHostID(ctx, claim)
+		// The claim lives as long as the message, and every copy made under
+		// it shares its ID and expiry; a retry after that is a new message.
+		claim := HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
+		got, err := ib.store.ClaimHostID(ctx, claim)
 		if err != nil {
 			return Message{}, err
 		}
+		if got.Digest != "" && got.Digest != claim.Digest {
+			return Message{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)
+		}
+		id, expires = got.ID, got.ExpiresAt
 	}
 	return Message{
 		ID:           id,
@@ -289,8 +346,18 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		CTAURI:       d.CTAURI,
 		ReceivedAt:   received,
 		DeliveredAt:  now,
-		ExpiresAt:    now.Add(ttl),
+		ExpiresAt:    expires,
 	}, nil
+}
+
+// digest identifies what a host system ID stands for: the audience (its
+// kind and label, not the recipients, so that a retry may name fewer) and
+// the content. d's body is normalized, so equal bodies encode alike
+// (encoding/json sorts map keys).
+func digest(d Draft, aud Audience) string {
+	raw, _ := json.Marshal([]any{"v1", aud.Kind, aud.Label, d.Sender, d.Category, d.Title, d.Body, d.CTAURI})
+	sum := sha256.Sum256(raw)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // each calls f(0..n-1), at most ib.concurrency at a time, and waits.

@@ -1,8 +1,11 @@
 package inbox
 
 import (
+	"crypto/rand"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -147,11 +150,95 @@ const (
 	MessagePrefix     = "m#"                 // messages and receipts: m#<id>
 	CounterPrefix     = "c#"                 // stats: c#* and c#<category>
 	AllCategories     = "*"                  // the category of the c#* total
+	TombstonePrefix   = "d#"                 // tombstones of removed broadcasts: d#<id>
+	LedgerPrefix      = "e#"                 // ledger entries: e#<expiry>#<id>
 	HostPrefix        = "h#"                 // host-system-id claims, in the public partition
 	RemovalPrefix     = "x#"                 // applied-removal markers
 	TenantSettingsSK  = "st#tenant_settings" // tenant settings, in TenantPK
 	InboxConfigPrefix = "si#"                // inbox configs: si#<inbox>, in TenantPK
 )
+
+// LedgerAttribute names the attribute of a message, broadcast or receipt
+// item that holds the sort key of its ledger entry; an item without it has
+// no entry (another program wrote it). StreamHandler reads it from removed
+// items' old images.
+const LedgerAttribute = "ledger"
+
+// ledgerEpochDigits is how many digits the expiry of a ledger entry's sort
+// key has, zero-padded so that entries sort by expiry (to the year 2286).
+const ledgerEpochDigits = 10
+
+// LedgerSK returns the sort key of a ledger entry of record id expiring at
+// expires: e#<expiry in epoch seconds, 10 digits>#<id>#<tag>. Entries of a
+// partition sort by expiry, so a store reads those expired by a time with
+// one range query. The tag tells the entries of successive records at one
+// key apart (a receipt deleted and written again while the stream has not
+// yet accounted the deletion), so that a removal is only ever accounted
+// against the entry of the record that was removed.
+func LedgerSK(expires time.Time, id, tag string) string {
+	return fmt.Sprintf("%s%0*d#%s#%s", LedgerPrefix, ledgerEpochDigits, ledgerEpoch(expires), id, tag)
+}
+
+// LedgerBound returns the sort key above every ledger entry expiring at or
+// before t, for a range query of the entries expired by t.
+func LedgerBound(t time.Time) string {
+	return fmt.Sprintf("%s%0*d$", LedgerPrefix, ledgerEpochDigits, ledgerEpoch(t))
+}
+
+// maxLedgerEpoch is the largest expiry a ledger key can hold.
+const maxLedgerEpoch = 9_999_999_999
+
+// ledgerEpoch returns t in epoch seconds, within what a ledger key holds.
+func ledgerEpoch(t time.Time) int64 { return min(max(t.Unix(), 0), maxLedgerEpoch) }
+
+// ValidateEntry reports whether rec.Entry names a ledger entry of rec (a
+// LedgerSK of its expiry and ID), wrapping ErrInvalidInput; a record
+// without one is valid. Stores check what they are asked to write with it.
+func ValidateEntry(rec Record) error {
+	if !rec.Ledgered() {
+		return nil
+	}
+	exp, id, err := ParseLedgerSK(rec.Entry)
+	if err != nil || id != rec.Message.ID || exp.Unix() != ledgerEpoch(rec.Message.ExpiresAt) {
+		return fmt.Errorf("%w: ledger entry %q is not one of record %s expiring at %v", ErrInvalidInput, rec.Entry, rec.Message.ID, rec.Message.ExpiresAt)
+	}
+	return nil
+}
+
+// maxLedgerTagLen bounds the tag of a ledger entry's sort key.
+const maxLedgerTagLen = 32
+
+// ParseLedgerSK parses a sort key made by LedgerSK into the record's expiry
+// and ID. Anything else is ErrInvalidKey.
+func ParseLedgerSK(sk string) (expires time.Time, id string, err error) {
+	rest, ok := strings.CutPrefix(sk, LedgerPrefix)
+	parts := strings.Split(rest, "#")
+	if !ok || len(parts) != 3 || len(parts[0]) != ledgerEpochDigits || parts[2] == "" || len(parts[2]) > maxLedgerTagLen {
+		return time.Time{}, "", fmt.Errorf("%w: ledger key %q", ErrInvalidKey, sk)
+	}
+	sec, err := strconv.ParseUint(parts[0], 10, 63)
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("%w: ledger key %q", ErrInvalidKey, sk)
+	}
+	for _, r := range parts[2] {
+		if !('0' <= r && r <= '9' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z') {
+			return time.Time{}, "", fmt.Errorf("%w: ledger key %q", ErrInvalidKey, sk)
+		}
+	}
+	if err := ValidateMessageID(parts[1]); err != nil {
+		return time.Time{}, "", err
+	}
+	return time.Unix(int64(sec), 0).UTC(), parts[1], nil
+}
+
+// newLedgerSK returns the sort key of a new ledger entry of the record
+// with key id expiring at expires, with a random tag.
+func newLedgerSK(expires time.Time, id string) string {
+	return LedgerSK(expires, id, rand.Text()[:12])
+}
+
+// TombstoneSK returns the sort key of the tombstone of broadcast id: d#<id>.
+func TombstoneSK(id string) string { return TombstonePrefix + id }
 
 // MessageSK returns the sort key of message id: m#<id>.
 func MessageSK(id string) string { return MessagePrefix + id }
@@ -174,7 +261,9 @@ func InboxConfigSK(inbox string) string { return InboxConfigPrefix + inbox }
 
 // ValidateKey reports whether s can be used as a key component (what names
 // it, e.g. "tenant", appears in the error). A key is 1 to MaxKeyLen bytes of
-// valid UTF-8 with no '#' and no control or other non-printing characters.
+// valid UTF-8 with no '#' (the separator of the table's keys), no '*' or
+// '?' (IAM's wildcards, so that a policy written from a key matches that
+// key only) and no control or other non-printing characters.
 func ValidateKey(what, s string) error {
 	switch {
 	case s == "":
@@ -183,8 +272,8 @@ func ValidateKey(what, s string) error {
 		return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalidKey, what, len(s), MaxKeyLen)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidKey, what)
-	case strings.Contains(s, "#"):
-		return fmt.Errorf("%w: %s %q contains '#'", ErrInvalidKey, what, s)
+	case strings.ContainsAny(s, "#*?"):
+		return fmt.Errorf("%w: %s %q contains '#', '*' or '?'", ErrInvalidKey, what, s)
 	}
 	for _, r := range s {
 		if !unicode.IsPrint(r) || unicode.IsSpace(r) && r != ' ' {
@@ -194,13 +283,11 @@ func ValidateKey(what, s string) error {
 	return nil
 }
 
-// validateCategory accepts "" (uncategorised) or a key other than "*".
+// validateCategory accepts "" (uncategorised) or a key (never "*", the
+// total's sort key, since keys have no '*').
 func validateCategory(c string) error {
 	if c == "" {
 		return nil
-	}
-	if c == AllCategories {
-		return fmt.Errorf("%w: category %q is reserved", ErrInvalidKey, c)
 	}
 	return ValidateKey("category", c)
 }

@@ -51,14 +51,28 @@ type Page struct {
 // messages published after the first page appear on the first page of a new
 // listing, not in later pages.
 func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) {
-	if err := u.Validate(); err != nil {
+	recs, cursor, err := ib.page(ctx, u, o)
+	if err != nil {
 		return Page{}, err
+	}
+	p := Page{Messages: make([]Message, len(recs)), Cursor: cursor}
+	for i, r := range recs {
+		p.Messages[i] = r.Message
+	}
+	return p, nil
+}
+
+// page returns a page of u's feed as records: u's direct messages, and
+// broadcasts with u's read state, and the cursor of the next page.
+func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, string, error) {
+	if err := u.Validate(); err != nil {
+		return nil, "", err
 	}
 	if err := validateCategory(o.Category); err != nil {
-		return Page{}, err
+		return nil, "", err
 	}
 	if o.Limit < 0 || o.Limit > MaxPageSize {
-		return Page{}, fmt.Errorf("%w: limit %d is not between 0 and %d", ErrInvalidInput, o.Limit, MaxPageSize)
+		return nil, "", fmt.Errorf("%w: limit %d is not between 0 and %d", ErrInvalidInput, o.Limit, MaxPageSize)
 	}
 	limit := o.Limit
 	if limit == 0 {
@@ -69,7 +83,7 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) 
 	if o.Cursor != "" {
 		var err error
 		if start, err = ib.decodeCursor(o.Cursor, binding); err != nil {
-			return Page{}, err
+			return nil, "", err
 		}
 	}
 	now := ib.now()
@@ -84,34 +98,34 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) 
 	m.streams[0].q.Partition = u.partition()
 	m.streams[1].q.Partition = u.Scope.public()
 
-	var out []Message
+	var out []Record
 	for round := 0; ; round++ {
 		if err := ib.fetch(ctx, m.streams[:]); err != nil {
-			return Page{}, err
+			return nil, "", err
 		}
 		for len(out) < limit {
-			msg, ok, progressed := m.pop()
+			rec, ok, progressed := m.pop()
 			if !progressed {
 				break
 			}
-			if ok && visible(msg, o, now) {
-				out = append(out, msg)
+			if ok && visible(rec.Message, o, now) {
+				out = append(out, rec)
 			}
 		}
 		if len(out) == limit || m.exhausted() || round+1 == listRounds {
 			break
 		}
 	}
-	p := Page{Messages: out}
 	if !m.exhausted() {
 		if c := m.cursor(); c != "" {
-			var err error
-			if p.Cursor, err = ib.encodeCursor(c, binding); err != nil {
-				return Page{}, err
+			cursor, err := ib.encodeCursor(c, binding)
+			if err != nil {
+				return nil, "", err
 			}
+			return out, cursor, nil
 		}
 	}
-	return p, nil
+	return out, "", nil
 }
 
 // visible applies List's filters again, whatever the store did.
@@ -168,12 +182,13 @@ type merger struct {
 	consumed bool
 }
 
-// pop consumes the newest record(s) with one ID. It reports progressed
-// false when no record can be consumed without reading more: a stream with
-// an empty buffer may still hold records above the newest buffered one.
-// ok is false when the consumed records make no message (a receipt whose
-// broadcast is gone).
-func (m *merger) pop() (msg Message, ok, progressed bool) {
+// pop consumes the newest record(s) with one ID: a direct message, or a
+// broadcast with its ReadAt taken from the user's receipt. It reports
+// progressed false when no record can be consumed without reading more: a
+// stream with an empty buffer may still hold records above the newest
+// buffered one. ok is false when the consumed records make no message (a
+// receipt whose broadcast is gone).
+func (m *merger) pop() (rec Record, ok, progressed bool) {
 	head := ""
 	for _, s := range m.streams {
 		if len(s.buf) > 0 && s.buf[0].Message.ID > head {
@@ -181,11 +196,11 @@ func (m *merger) pop() (msg Message, ok, progressed bool) {
 		}
 	}
 	if head == "" {
-		return Message{}, false, false
+		return Record{}, false, false
 	}
 	for _, s := range m.streams {
 		if len(s.buf) == 0 && s.more && head < s.next {
-			return Message{}, false, false
+			return Record{}, false, false
 		}
 	}
 	var receipt, direct, public *Record
@@ -207,15 +222,15 @@ func (m *merger) pop() (msg Message, ok, progressed bool) {
 	m.position, m.consumed = head, true
 	switch {
 	case direct != nil:
-		return direct.Message, true, true
+		return *direct, true, true
 	case public != nil:
-		msg = public.Message
+		rec = *public
 		if receipt != nil {
-			msg.ReadAt = receipt.Message.ReadAt
+			rec.Message.ReadAt = receipt.Message.ReadAt
 		}
-		return msg, true, true
+		return rec, true, true
 	}
-	return Message{}, false, true
+	return Record{}, false, true
 }
 
 // exhausted reports whether every record has been consumed.
@@ -255,15 +270,17 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := ValidateMessageID(id); err != nil {
 		return Message{}, err
 	}
-	return ib.lookup(ctx, u, id, ib.now())
+	rec, err := ib.lookup(ctx, u, id, ib.now())
+	return rec.Message, err
 }
 
 // lookup reads message id from u's partition and the public one at once
-// and returns it as u sees it at now.
-func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (Message, error) {
+// and returns it as u sees it at now: u's direct message, or the broadcast
+// with u's read state.
+func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (Record, error) {
 	recs, err := ib.store.GetRecords(ctx, []Key{{Partition: u.partition(), ID: id}, {Partition: u.Scope.public(), ID: id}})
 	if err != nil {
-		return Message{}, err
+		return Record{}, err
 	}
 	var own, public *Record
 	for i := range recs {
@@ -273,20 +290,20 @@ func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (
 			own = &recs[i]
 		}
 	}
-	var msg Message
+	var rec Record
 	switch {
 	case own != nil && !own.Receipt:
-		msg = own.Message
+		rec = *own
 	case public != nil:
-		msg = public.Message
+		rec = *public
 		if own != nil {
-			msg.ReadAt = own.Message.ReadAt
+			rec.Message.ReadAt = own.Message.ReadAt
 		}
 	default:
-		return Message{}, ErrNotFound
+		return Record{}, ErrNotFound
 	}
-	if !now.Before(msg.ExpiresAt) {
-		return Message{}, ErrNotFound
+	if !now.Before(rec.Message.ExpiresAt) {
+		return Record{}, ErrNotFound
 	}
-	return msg, nil
+	return rec, nil
 }

@@ -102,7 +102,15 @@ type Record struct {
 	Partition Partition
 	Receipt   bool
 	Message   Message
+	// Entry is the sort key of the record's ledger entry (see Store and
+	// LedgerSK), set by the Inbox on every record it writes; "" for a
+	// record another program wrote to the table, until a mark or Recount
+	// adopts it.
+	Entry string
 }
+
+// Ledgered reports whether r has a ledger entry.
+func (r Record) Ledgered() bool { return r.Entry != "" }
 
 // Key returns the record's key.
 func (r Record) Key() Key { return Key{Partition: r.Partition, ID: r.Message.ID} }

@@ -64,12 +64,15 @@ func TestRetryReturnsStoredMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	again, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "v2", HostSystemID: "b1"})
+	again, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "v1", HostSystemID: "b1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(first, again); diff != "" {
 		t.Errorf("broadcast retry (-first +retry):\n%s", diff)
+	}
+	if _, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "v2", HostSystemID: "b1"}); !errors.Is(err, inbox.ErrConflict) {
+		t.Errorf("broadcast with the host ID and other content: %v, want ErrConflict", err)
 	}
 
 	p1, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "v1", HostSystemID: "p1"})
@@ -77,7 +80,7 @@ func TestRetryReturnsStoredMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	p2, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "v2", HostSystemID: "p1"})
+	p2, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "v1", HostSystemID: "p1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,23 +128,22 @@ func TestGet(t *testing.T) {
 	}
 }
 
-func TestHostIDsOfPublishAndBroadcastAreApart(t *testing.T) {
+// TestHostIDOfPublishAndBroadcast: a broadcast may not reuse a publish's
+// host system ID, even with the same content: another audience is
+// ErrConflict, so a broadcast never shares an ID with users' copies.
+func TestHostIDOfPublishAndBroadcast(t *testing.T) {
 	ctx := context.Background()
 	ib := inbox.New(memstore.New())
-	p, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", HostSystemID: "x"})
-	if err != nil {
+	d := inbox.Draft{Title: "same", HostSystemID: "x"}
+	if _, err := ib.Publish(ctx, scope, []string{"ann"}, d); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", HostSystemID: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Message.ID == b.ID {
-		t.Fatalf("broadcast reused the publish's ID %s", b.ID)
+	if _, err := ib.Broadcast(ctx, scope, d); !errors.Is(err, inbox.ErrConflict) {
+		t.Fatalf("broadcast with a publish's host ID: %v, want ErrConflict", err)
 	}
 	page, _ := ib.List(ctx, scope.User("ann"), inbox.ListOptions{})
-	if len(page.Messages) != 2 {
-		t.Errorf("ann sees %d messages, want 2", len(page.Messages))
+	if len(page.Messages) != 1 {
+		t.Errorf("ann sees %d messages, want 1", len(page.Messages))
 	}
 }
 

@@ -24,15 +24,15 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 		return false, err
 	}
 	now := ib.now()
-	msg, err := ib.lookup(ctx, u, id, now)
+	rec, err := ib.lookup(ctx, u, id, now)
 	if err != nil {
 		return false, err
 	}
-	if msg.IsRead() {
+	if rec.Message.IsRead() {
 		return false, nil
 	}
-	userKey := Key{Partition: u.partition(), ID: id}
-	err = ib.store.MarkRead(ctx, []Mark{markFor(userKey, msg, now)}, counterDeltas(userKey.Partition, msg.Category, 0, 1))
+	mk := markFor(u, rec, now)
+	err = ib.store.MarkRead(ctx, []Mark{mk}, counterDeltas(mk.Key.Partition, mk.Category, 0, 1))
 	switch {
 	case err == nil:
 		return true, nil
@@ -42,12 +42,14 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 	return false, err
 }
 
-// markFor returns the mark that records u reading msg (found in u's
-// partition or, for a broadcast, the public one) at now.
-func markFor(userKey Key, msg Message, now time.Time) Mark {
-	mk := Mark{Key: userKey, ReadAt: now, Now: now}
-	if msg.IsBroadcast() {
-		mk.Receipt = &Receipt{Category: msg.Category, ExpiresAt: msg.ExpiresAt}
+// markFor returns the mark that records u reading rec (u's direct message,
+// or a broadcast) at now: it keeps a direct message's ledger entry, and
+// gives a receipt, or a message without one, a new entry.
+func markFor(u User, rec Record, now time.Time) Mark {
+	msg := rec.Message
+	mk := Mark{Key: Key{Partition: u.partition(), ID: msg.ID}, ReadAt: now, Now: now, Receipt: rec.Partition.IsPublic(), Category: msg.Category, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry}
+	if mk.Receipt || mk.Entry == "" {
+		mk.Entry = newLedgerSK(msg.ExpiresAt, msg.ID)
 	}
 	return mk
 }
@@ -67,46 +69,45 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User) (int, error) {
 	marked := 0
 	opts := ListOptions{Limit: MaxMarkBatch, UnreadOnly: true}
 	for {
-		page, err := ib.List(ctx, u, opts)
+		recs, cursor, err := ib.page(ctx, u, opts)
 		if err != nil {
 			return marked, err
 		}
-		n, err := ib.markBatch(ctx, u, page.Messages)
+		n, err := ib.markBatch(ctx, u, recs)
 		marked += n
 		if err != nil {
 			return marked, err
 		}
-		if page.Cursor == "" {
+		if cursor == "" {
 			return marked, nil
 		}
-		opts.Cursor = page.Cursor
+		opts.Cursor = cursor
 	}
 }
 
-// markBatch marks msgs (unread, from u's feed) read in one atomic unit, or
+// markBatch marks recs (unread, from u's feed) read in one atomic unit, or
 // one by one if that fails a condition. It returns how many it marked.
-func (ib *Inbox) markBatch(ctx context.Context, u User, msgs []Message) (int, error) {
-	if len(msgs) == 0 {
+func (ib *Inbox) markBatch(ctx context.Context, u User, recs []Record) (int, error) {
+	if len(recs) == 0 {
 		return 0, nil
 	}
 	now := ib.now()
-	marks := make([]Mark, len(msgs))
+	marks := make([]Mark, len(recs))
 	var deltas []Counter
-	for i, m := range msgs {
-		key := Key{Partition: u.partition(), ID: m.ID}
-		marks[i] = markFor(key, m, now)
-		deltas = append(deltas, counterDeltas(key.Partition, m.Category, 0, 1)...)
+	for i, r := range recs {
+		marks[i] = markFor(u, r, now)
+		deltas = append(deltas, counterDeltas(marks[i].Key.Partition, marks[i].Category, 0, 1)...)
 	}
 	err := ib.store.MarkRead(ctx, marks, mergeCounters(deltas))
 	if err == nil {
-		return len(msgs), nil
+		return len(recs), nil
 	}
 	if !errors.Is(err, ErrAlreadyRead) && !errors.Is(err, ErrNotFound) {
 		return 0, err
 	}
 	marked := 0
-	for i, mk := range marks {
-		err := ib.store.MarkRead(ctx, []Mark{mk}, counterDeltas(mk.Key.Partition, msgs[i].Category, 0, 1))
+	for _, mk := range marks {
+		err := ib.store.MarkRead(ctx, []Mark{mk}, counterDeltas(mk.Key.Partition, mk.Category, 0, 1))
 		switch {
 		case err == nil:
 			marked++

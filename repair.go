@@ -1,52 +1,222 @@
 package inbox
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
 
 // recountPageSize is how many records Recount reads per round trip.
 const recountPageSize = 500
 
-// Recount rebuilds the stats records of u's partition and of the inbox's
-// public partition from the records they hold, replacing whatever the
-// counters said, and returns u's counts afterwards. It is the operators'
-// repair path: it reads every record of both partitions (expired ones too,
-// since their removal has not yet been accounted), so its cost grows with
-// them. Run it when the partitions are quiet: a write that lands between
-// the read and the reset is lost from the counters until the next Recount.
+// recountPasses bounds the passes Recount makes over one partition: each
+// pass either finds nothing to fix, fixes the ledger (and reads again), or
+// loses a race with a concurrent write to the counters (and reads again).
+const recountPasses = 8
+
+// farFuture is a time after every record's expiry: Stats with it returns a
+// partition's whole ledger.
+var farFuture = time.Unix(1<<40, 0).UTC()
+
+// Recount rebuilds the counters and ledger of the inbox's public partition
+// and of u's partition from the records they hold, and returns u's counts
+// afterwards. It is the operators' repair path, for counters that drifted
+// because the table was changed behind the library's back. It reads every
+// record of both partitions, so its cost grows with them.
+//
+// It is safe to run while the partitions are in use and while removals are
+// pending on the stream, and Counts stays exact while it runs, since every
+// change it makes is one atomic unit that keeps counters and ledger in
+// step:
+//
+//   - a record without a ledger entry (written by another program), or
+//     whose entry differs from it, gets its entry (it is adopted);
+//   - the entry of a record that no longer exists, whose removal is still
+//     pending on the stream, is accounted as that removal would be (with
+//     the tombstone of a broadcast removed before it expired), so the
+//     stream's late delivery finds no entry and changes nothing;
+//   - an unexpired receipt whose broadcast no longer exists is deleted and
+//     taken out of the read counts;
+//   - last, if the counters still differ from a recount of the records,
+//     they are replaced, but only if no other write changed them since they
+//     were read; otherwise that partition starts over, up to a few times,
+//     then Recount fails with ErrConflict.
 func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
-	for _, p := range []Partition{u.partition(), u.Scope.public()} {
-		counters, err := ib.recount(ctx, p)
-		if err != nil {
-			return Counts{}, err
-		}
-		if err := ib.store.ResetCounters(ctx, p, counters); err != nil {
+	for _, p := range []Partition{u.Scope.public(), u.partition()} {
+		if err := ib.repairPartition(ctx, p); err != nil {
 			return Counts{}, err
 		}
 	}
 	return ib.Counts(ctx, u)
 }
 
-// recount tallies the counters of p from its records.
-func (ib *Inbox) recount(ctx context.Context, p Partition) ([]Counter, error) {
+// errRepairAgain reports a repair pass that changed the ledger: the next
+// pass reads the partition again.
+var errRepairAgain = errors.New("inbox: repair changed the ledger")
+
+// repairPartition repairs p, pass after pass, until one finds the ledger
+// and the counters right (or replaces the counters).
+func (ib *Inbox) repairPartition(ctx context.Context, p Partition) error {
+	for range recountPasses {
+		err := ib.repairPass(ctx, p)
+		if !errors.Is(err, ErrConflict) && !errors.Is(err, errRepairAgain) {
+			return err
+		}
+	}
+	return fmt.Errorf("inbox: recount of %s: the partition kept changing: %w", p.PK(), ErrConflict)
+}
+
+// repairPass reads p's ledger and records. If the ledger is wrong it fixes
+// it and returns errRepairAgain; else, if the counters differ from a
+// recount, it replaces them (ErrConflict if a write came between).
+func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
+	now := ib.now()
+	st, err := ib.store.Stats(ctx, p, farFuture)
+	if err != nil {
+		return err
+	}
+	recs, err := ib.partitionRecords(ctx, p)
+	if err != nil {
+		return err
+	}
+	dead, err := ib.deadReceiptsOf(ctx, p, recs, now)
+	if err != nil {
+		return err
+	}
+	entries := make(map[string]Record, len(st.Expired))
+	for _, e := range st.Expired {
+		entries[e.Entry] = e
+	}
+	var r Repair
+	var removals []Removal
 	deltas := counterDeltas(p, "", 0, 0) // the total always exists
+	for _, rec := range recs {
+		e, ok := entries[rec.Entry]
+		if ok {
+			delete(entries, rec.Entry)
+		}
+		switch {
+		case !ok || !sameEntry(e, rec):
+			// No entry, or one that does not record it (the table was
+			// edited): a new entry adopts the record; the counters are
+			// recounted in the next pass.
+			if ok {
+				removals = append(removals, Removal{Record: e, Now: now})
+			}
+			r.Adopt = append(r.Adopt, rec)
+			r.AdoptAs = append(r.AdoptAs, newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
+		case dead[rec.Message.ID]:
+			removals = append(removals, Removal{Record: rec, Deltas: RemovalDeltas(rec), Delete: true, Now: now})
+		default:
+			// A record's counters are the negation of its removal's.
+			for _, d := range RemovalDeltas(rec) {
+				d.Published, d.Read = -d.Published, -d.Read
+				deltas = append(deltas, d)
+			}
+		}
+	}
+	// The entries left are of records that are gone: account their pending
+	// removals now.
+	for _, e := range entries {
+		removals = append(removals, Removal{Record: e, Deltas: RemovalDeltas(e), Tombstone: leavesTombstone(e, now), Now: now})
+	}
+	adopt := r.Adopt
+	if len(adopt) > 0 {
+		if err := ib.store.Repair(ctx, p, r); err != nil {
+			return err
+		}
+	}
+	for _, r := range removals {
+		if _, err := ib.store.ApplyRemoval(ctx, r); err != nil {
+			return err
+		}
+	}
+	if len(adopt) > 0 || len(removals) > 0 {
+		return errRepairAgain
+	}
+	counters := mergeCounters(deltas)
+	if sameTallies(st.Counters, counters) {
+		return nil
+	}
+	return ib.store.Repair(ctx, p, Repair{Reset: true, Version: st.Version, Counters: counters})
+}
+
+// sameEntry reports whether ledger entry e records what rec adds to the
+// counters (e is rec's entry).
+func sameEntry(e, rec Record) bool {
+	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category &&
+		e.Message.IsRead() == rec.Message.IsRead() && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
+}
+
+// sameTallies reports whether two sets of counters of one partition hold
+// the same non-zero tallies.
+func sameTallies(a, b []Counter) bool {
+	tallies := func(cs []Counter) map[string][2]int64 {
+		out := map[string][2]int64{}
+		for _, c := range cs {
+			if c.Published != 0 || c.Read != 0 {
+				out[c.Category] = [2]int64{c.Published, c.Read}
+			}
+		}
+		return out
+	}
+	ta, tb := tallies(a), tallies(b)
+	if len(ta) != len(tb) {
+		return false
+	}
+	for k, v := range ta {
+		if tb[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// partitionRecords returns every record of p, expired ones too.
+func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]Record, error) {
+	var out []Record
 	q := Query{Partition: p, Limit: recountPageSize}
 	for {
 		res, err := ib.store.Query(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range res.Records {
-			// A record's counters are the negation of its removal's.
-			for _, d := range RemovalDeltas(r) {
-				d.Published, d.Read = -d.Published, -d.Read
-				deltas = append(deltas, d)
-			}
-		}
+		out = append(out, res.Records...)
 		if res.Next == "" {
-			return mergeCounters(deltas), nil
+			return out, nil
 		}
 		q.Before = res.Next
 	}
+}
+
+// deadReceiptsOf returns the IDs of p's unexpired receipts whose broadcast
+// no longer exists (it was removed before it expired): they no longer
+// count.
+func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []Record, now time.Time) (map[string]bool, error) {
+	var keys []Key
+	for _, r := range recs {
+		if r.Receipt && now.Before(r.Message.ExpiresAt) {
+			keys = append(keys, Key{Partition: p.Scope().public(), ID: r.Message.ID})
+		}
+	}
+	dead := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		dead[k.ID] = true
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), maxGetKeys)
+		found, err := ib.store.GetRecords(ctx, keys[:n])
+		if err != nil {
+			return nil, err
+		}
+		keys = keys[n:]
+		for _, b := range found {
+			delete(dead, b.Message.ID)
+		}
+	}
+	return dead, nil
 }

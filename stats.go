@@ -3,7 +3,9 @@ package inbox
 import (
 	"context"
 	"sort"
-	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Counter is one stats record (kind US): the published and read tallies of
@@ -27,83 +29,126 @@ type Tally struct {
 }
 
 // Counts is a user's counts in one inbox, direct messages and broadcasts
-// together.
+// together: exactly what a full List of the user's feed shows.
 type Counts struct {
 	Tally
-	// Categories holds a Tally for each category that has a stats record in
-	// the user's or the public partition.
+	// Categories holds a Tally for each category of which the user's feed
+	// holds a message.
 	Categories map[string]Tally
 }
 
-// newTally computes unread, never below zero: read can briefly exceed
-// total while removals of expired messages and their receipts are accounted
-// one stream record at a time.
+// newTally computes unread from total and read. Counts are exact, so read
+// never exceeds total unless the table was changed behind the library's
+// back (Recount repairs that); unread is then shown as zero, not negative.
 func newTally(total, read int64) Tally {
 	return Tally{Total: total, Read: read, Unread: max(total-read, 0)}
 }
 
-// countsFrom combines a user's counters with the public partition's.
-func countsFrom(user, public []Counter) Counts {
-	type pr struct{ published, read int64 }
-	sum := map[string]*pr{}
-	add := func(cs []Counter, withRead bool) {
-		for _, c := range cs {
-			p := sum[c.Category]
-			if p == nil {
-				p = &pr{}
-				sum[c.Category] = p
-			}
-			p.published += c.Published
-			if withRead {
-				p.read += c.Read
-			}
-		}
+// countSum adds up counters and changes to them by category.
+type countSum map[string]*Counter
+
+// add adds c to its category's sum; read counts only with withRead.
+func (s countSum) add(c Counter, withRead bool) {
+	t := s[c.Category]
+	if t == nil {
+		t = &Counter{Category: c.Category}
+		s[c.Category] = t
 	}
-	add(user, true)
-	add(public, false)
+	t.Published += c.Published
+	if withRead {
+		t.Read += c.Read
+	}
+}
+
+// counts returns the sums as Counts, leaving out empty categories.
+func (s countSum) counts() Counts {
 	out := Counts{Categories: map[string]Tally{}}
-	for cat, p := range sum {
+	for cat, t := range s {
 		if cat == "" {
-			out.Tally = newTally(p.published, p.read)
+			out.Tally = newTally(t.Published, t.Read)
 			continue
 		}
-		out.Categories[cat] = newTally(p.published, p.read)
+		if t.Published != 0 || t.Read != 0 {
+			out.Categories[cat] = newTally(t.Published, t.Read)
+		}
 	}
 	return out
 }
 
 // Counts returns u's total, read and unread counts, overall and per
-// category, from the stats records of u's partition and the public one
-// only: one round trip (the two reads run in parallel), whatever the number
-// of messages.
+// category: exactly what a full List of u's feed shows at this instant.
 //
-// Counts include messages that have expired but that DynamoDB's TTL has not
-// yet deleted (which List already hides): they fall when the deletion is
-// accounted by StreamHandler.
+// It reads the stats of u's partition and of the public one (Store.Stats,
+// in parallel: one round trip, whatever the number of messages), adds
+// their counters and takes out the ledger entries of records that have
+// expired, so messages that DynamoDB's TTL has not deleted yet, or whose
+// deletion the stream has not accounted yet, are not counted. While a
+// broadcast removed before its expiry has receipts standing (until its
+// original expiry), a second round trip reads u's receipt of each such
+// broadcast, so that u's read count leaves it out too.
 func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
-	var (
-		wg           sync.WaitGroup
-		user, public []Counter
-		uErr, pErr   error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		public, pErr = ib.store.Counters(ctx, u.Scope.public())
-	}()
-	user, uErr = ib.store.Counters(ctx, u.partition())
-	wg.Wait()
-	if uErr != nil {
-		return Counts{}, uErr
+	now := ib.now()
+	var user, public Stats
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { public, err = ib.store.Stats(gctx, u.Scope.public(), now); return err })
+	g.Go(func() (err error) { user, err = ib.store.Stats(gctx, u.partition(), now); return err })
+	if err := g.Wait(); err != nil {
+		return Counts{}, err
 	}
-	if pErr != nil {
-		return Counts{}, pErr
+	sum := countSum{"": {}}
+	for _, c := range user.Counters {
+		sum.add(c, true)
 	}
-	return countsFrom(user, public), nil
+	for _, c := range public.Counters {
+		sum.add(c, false)
+	}
+	for _, e := range append(user.Expired, public.Expired...) {
+		for _, d := range RemovalDeltas(e) {
+			sum.add(d, true)
+		}
+	}
+	dead, err := ib.deadReceipts(ctx, u, public.Tombstones, now)
+	if err != nil {
+		return Counts{}, err
+	}
+	for _, r := range dead {
+		for _, d := range RemovalDeltas(r) {
+			sum.add(d, true)
+		}
+	}
+	return sum.counts(), nil
 }
+
+// deadReceipts returns u's unexpired receipts of the broadcasts tombstones
+// name: broadcasts removed before they expired, whose receipts still
+// stand and count as read until they expire.
+func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, now time.Time) ([]Record, error) {
+	keys := make([]Key, 0, len(tombstones))
+	for _, t := range tombstones {
+		keys = append(keys, Key{Partition: u.partition(), ID: t.Message.ID})
+	}
+	var out []Record
+	for len(keys) > 0 {
+		n := min(len(keys), maxGetKeys)
+		recs, err := ib.store.GetRecords(ctx, keys[:n])
+		if err != nil {
+			return nil, err
+		}
+		keys = keys[n:]
+		for _, r := range recs {
+			if r.Receipt && now.Before(r.Message.ExpiresAt) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxGetKeys is the most keys of one Store.GetRecords.
+const maxGetKeys = 100
 
 // counterDeltas returns the changes to partition p's total and, if category
 // is set, its category counter.

@@ -8,7 +8,8 @@ import (
 // Store persists an Inbox's records. It holds no logic of its own: the Inbox
 // validates input, computes IDs, TTLs and counter changes, merges feeds and
 // accounts removals, and a Store only carries out each method below as one
-// atomic unit (on DynamoDB, one request or one transaction).
+// atomic unit (on DynamoDB, one request or one transaction), except Repair,
+// which says how it is split.
 //
 // Implementations must be safe for concurrent use. The storetest package is
 // the conformance suite every Store must pass. The dynamo package is the
@@ -17,13 +18,36 @@ import (
 // Counters are created at zero the first time a change touches them. Times
 // are stored with one-second precision (epoch seconds on DynamoDB); the
 // Inbox truncates every time it writes, so a Store returns what it was given.
+//
+// # The ledger
+//
+// With every message, broadcast and receipt it writes, a Store keeps the
+// record's ledger entry, named by Record.Entry (LedgerSK): a copy of what
+// the record adds to the counters (its key, expiry, category, whether it
+// is a receipt and whether it is read), written and changed in the same
+// atomic unit as the record and its counters, and the record notes its
+// entry. Unlike the record, an entry does not expire: only ApplyRemoval
+// (when the record's removal is accounted) deletes it. So at any time the
+// entries of a partition add up to its counters, and Stats can return the
+// entries of the records that have expired, whether or not they have been
+// deleted yet: the Inbox takes them out of its counts, which is how Counts
+// equals List while expired records wait for deletion and their removals
+// wait for the stream. Each record written gets an entry of its own, so a
+// record written again at a key whose earlier record's removal is still
+// pending does not lose its entry to that removal.
+//
+// A record written to the table by another program (following the same
+// design) has no entry. It is counted as that program counted it, and its
+// removal is accounted by the stream event's ID instead (see Removal); a
+// mark (MarkRead) or Repair gives it an entry, which adopts it.
 type Store interface {
 	// PutMessage creates rec, a message or broadcast (never a receipt), and
-	// adds deltas to their counters, all or nothing. In this and every other
-	// method deltas name each counter at most once. If a record with rec's
-	// key already exists it returns an error matching ErrExists and changes
-	// nothing. A retry of a PutMessage that succeeded (e.g. after a lost
-	// response) must not apply twice.
+	// its ledger entry rec.Entry, and adds deltas to their counters, all or
+	// nothing. A record without Entry is ErrInvalidInput.
+	// In this and every other method deltas name each counter at most once.
+	// If a record with rec's key already exists it returns an error
+	// matching ErrExists and changes nothing. A retry of a PutMessage that
+	// succeeded (e.g. after a lost response) must not apply twice.
 	PutMessage(ctx context.Context, rec Record, deltas []Counter) error
 
 	// GetRecords returns the records that exist at keys, expired or not, in
@@ -32,16 +56,20 @@ type Store interface {
 	GetRecords(ctx context.Context, keys []Key) ([]Record, error)
 
 	// Query returns records (messages, broadcasts and receipts) of one
-	// partition in descending ID order, see Query. Counters and other
-	// non-message items are never returned.
+	// partition in descending ID order, see Query. Counters, ledger entries
+	// and other non-message items are never returned.
 	Query(ctx context.Context, q Query) (QueryResult, error)
 
-	// MarkRead applies every mark and adds deltas to their counters, all or
-	// nothing, in one atomic unit. Callers pass at most MaxMarkBatch marks.
+	// MarkRead applies every mark, writes each marked record's ledger entry
+	// Mark.Entry (as the record stands after the mark) and adds deltas to
+	// their counters, all or nothing, in one atomic unit. Callers pass at
+	// most MaxMarkBatch marks.
 	//
-	// For a mark with Receipt nil, the direct message at Key must exist,
-	// have no ReadAt and expire after Now; its ReadAt is set. For a mark with
-	// a Receipt, no record may exist at Key, and the broadcast with Key.ID in
+	// For a direct mark (Receipt unset), the message at Key must exist, have
+	// no ReadAt, expire after Now, have the mark's Category and ExpiresAt,
+	// and have the entry Mark.Entry or none (then it is adopted); its
+	// ReadAt and Entry are set. For a receipt mark, no record may exist at
+	// Key, and the broadcast with Key.ID in
 	// Key.Partition's public partition must exist and expire after Now; a
 	// receipt record is created at Key.
 	//
@@ -51,27 +79,47 @@ type Store interface {
 	// several marks the error may name either reason.
 	MarkRead(ctx context.Context, marks []Mark, deltas []Counter) error
 
-	// Counters returns every stats record of partition p in one round trip
-	// (no records: an empty slice).
-	Counters(ctx context.Context, p Partition) ([]Counter, error)
+	// Stats returns, in one round trip and strongly consistent, every stats
+	// record of partition p with their version, the ledger entries of p
+	// that expire at or before now, and the tombstones of p that expire
+	// after now. See Stats.
+	Stats(ctx context.Context, p Partition, now time.Time) (Stats, error)
 
-	// ApplyRemoval records that removal r.ID happened and adds r.Deltas to
-	// their counters, all or nothing, unless r.ID was recorded before: then
-	// it returns false and changes nothing. A removal ID is unique to one
-	// removed record, so a store may keep its record of r.ID in
-	// r.Partition; it may forget it after r.ExpiresAt.
+	// ApplyRemoval accounts the removal of r.Record, at most once, all or
+	// nothing, and reports whether this call applied it.
+	//
+	// If r.Record has an Entry, the removal applies only if that ledger
+	// entry exists in r.Record's partition: the entry is deleted,
+	// r.Deltas are added, with r.Tombstone a tombstone of the record (its
+	// ID, category and expiry) is written, and with r.Delete the record
+	// itself is deleted if it is there. Otherwise it returns false and
+	// changes nothing: the removal was applied before.
+	//
+	// A record without an Entry is accounted by r.EventID (at most 128
+	// bytes) instead: the removal applies only if no removal with that ID
+	// was applied in r.Record's partition, and the store keeps a marker of
+	// it until at least r.Now plus RemovalMarkerTTL. r.Delete is
+	// ErrInvalidInput for such a record.
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
-	// ResetCounters replaces every stats record of partition p with
-	// counters (all of which are in p), deleting those not listed. It is the
-	// repair path and need not be atomic with concurrent writes to p.
-	ResetCounters(ctx context.Context, p Partition, counters []Counter) error
+	// Repair gives each record of r.Adopt that still exists as given (same
+	// key, read state and Entry, or none) the ledger entry r.Adopt's
+	// AdoptAs names, recording it on the record, atomically per record; a
+	// record that is gone or changed is skipped.
+	// Then, with r.Reset, it replaces every stats record of partition p
+	// with r.Counters, but only if p's counter version still equals
+	// r.Version: otherwise it returns an error matching ErrConflict and
+	// leaves the counters as they are. The adoptions and the reset are not
+	// atomic together. A record or counter of another partition, or two
+	// counters of one category, is ErrInvalidInput and changes nothing.
+	Repair(ctx context.Context, p Partition, r Repair) error
 
-	// ClaimHostID returns the message ID claimed for c.HostSystemID in
-	// c.Scope: c.ID if this call made the claim, or the ID of an earlier
-	// claim that expires after c.Now (an expired one is replaced). The claim
-	// may be forgotten after c.ExpiresAt.
-	ClaimHostID(ctx context.Context, c HostClaim) (id string, err error)
+	// ClaimHostID returns the claim that stands for c.HostSystemID in
+	// c.Scope: c itself if this call made it, or an earlier claim that
+	// expires after c.Now, with the ID, expiry and digest it was made with
+	// (an expired one is replaced by c). A claim may be forgotten after its
+	// ExpiresAt.
+	ClaimHostID(ctx context.Context, c HostClaim) (HostClaim, error)
 
 	// Config returns the tenant settings and inbox config of s in one round
 	// trip; a missing record leaves its field nil.
@@ -85,9 +133,11 @@ type Store interface {
 }
 
 // MaxMarkBatch is the most marks an Inbox passes to one Store.MarkRead, so
-// that marks, conditions and counters fit in one DynamoDB transaction
-// (100 items).
-const MaxMarkBatch = 25
+// that marks, their ledger entries, conditions and counters fit in one
+// DynamoDB transaction (100 items): a receipt takes three items (the
+// receipt, its entry and the check of its broadcast), and each mark can
+// add a category counter.
+const MaxMarkBatch = 24
 
 // Query selects records of one partition for Store.Query.
 type Query struct {
@@ -127,36 +177,82 @@ type Mark struct {
 	ReadAt time.Time
 	// Now is the time the message or broadcast must expire after.
 	Now time.Time
-	// Receipt is nil for a direct message.
-	Receipt *Receipt
-}
-
-// Receipt holds what a read receipt copies from its broadcast.
-type Receipt struct {
+	// Receipt is set for a receipt of a broadcast, unset for a direct
+	// message.
+	Receipt bool
+	// Entry is the ledger entry the mark writes: the direct message's own,
+	// or a new one (LedgerSK) for a receipt or a message without one.
+	Entry string
+	// Category and ExpiresAt are the marked message's (a receipt copies
+	// them from its broadcast). The store records them in the ledger entry
+	// it writes for the mark.
 	Category  string
 	ExpiresAt time.Time
 }
 
+// Stats is what Store.Stats returns of one partition.
+type Stats struct {
+	// Counters are the partition's stats records.
+	Counters []Counter
+	// Version changes whenever any of the partition's counters changes; it
+	// fences Repair against concurrent writes.
+	Version int64
+	// Expired holds the ledger entries, as records (Key, Receipt, Category,
+	// ReadAt, ExpiresAt and Entry set), of the partition's records that expire at
+	// or before the time Stats was given, whether or not the record still
+	// exists: their removal has not been accounted yet.
+	Expired []Record
+	// Tombstones are the partition's broadcasts whose removal was accounted
+	// before they expired, as records (ID, Category and the original
+	// ExpiresAt set), that expire after the time Stats was given. Receipts
+	// of them may still stand in users' partitions.
+	Tombstones []Record
+}
+
 // Removal is the accounting of one removed record for Store.ApplyRemoval.
 type Removal struct {
-	// ID identifies the removal, e.g. a stream record's event ID; at most
-	// 128 bytes.
-	ID string
-	// Partition is the removed record's partition, where the store may keep
-	// its note of ID.
-	Partition Partition
+	// Record is the removed record as it last stood.
+	Record Record
+	// EventID identifies the removal of a record without a ledger entry,
+	// e.g. a stream record's event ID; at most 128 bytes.
+	EventID string
 	// Deltas are the counter changes (negative).
 	Deltas []Counter
-	// ExpiresAt is when the note of ID may be forgotten.
-	ExpiresAt time.Time
+	// Tombstone asks for a tombstone of the record: a broadcast removed
+	// before it expired.
+	Tombstone bool
+	// Delete asks the store to delete the record too: the Inbox removes it
+	// itself, rather than accounting a removal the stream reports.
+	Delete bool
+	// Now is when the removal is applied.
+	Now time.Time
+}
+
+// Repair is what Store.Repair writes to one partition: see Inbox.Recount.
+type Repair struct {
+	// Adopt lists records to write new ledger entries for, as they were
+	// read: records without one, or whose entry differs from them.
+	Adopt []Record
+	// AdoptAs holds the Entry each record of Adopt gets, by index.
+	AdoptAs []string
+	// Reset asks for the counters to be replaced by Counters, if the
+	// partition's counter version is still Version (Stats.Version).
+	Reset    bool
+	Version  int64
+	Counters []Counter
 }
 
 // HostClaim is the claim of a host system ID for Store.ClaimHostID.
 type HostClaim struct {
 	Scope        Scope
 	HostSystemID string
-	ID           string
-	ExpiresAt    time.Time
+	// ID is the message ID claimed.
+	ID string
+	// ExpiresAt is when the claim, and every copy made under it, expires.
+	ExpiresAt time.Time
+	// Digest identifies the message's content, so that a reuse of the host
+	// system ID with other content can be refused.
+	Digest string
 	// Now is the time an earlier claim must expire after to stand.
 	Now time.Time
 }

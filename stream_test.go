@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 
 var scope = inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 
+// The message ID of the hand-built images.
+const imageID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+
 // s, n and m build stream attribute values in the shape DynamoDB sends.
 func s(v string) events.DynamoDBAttributeValue { return events.NewStringAttribute(v) }
 func n(v string) events.DynamoDBAttributeValue { return events.NewNumberAttribute(v) }
@@ -23,14 +27,28 @@ func m(kv map[string]events.DynamoDBAttributeValue) events.DynamoDBAttributeValu
 	return events.NewMapAttribute(kv)
 }
 
-// messageImage is the old image of a message item as seeds 000/001 lay it out.
+// keys returns the stream keys of message id in partition pk.
+func keys(pk, id string) map[string]events.DynamoDBAttributeValue {
+	return map[string]events.DynamoDBAttributeValue{"pk": s(pk), "sk": s("m#" + id)}
+}
+
+// userPK returns user's partition key in scope.
+func userPK(user string) string {
+	if user == inbox.PublicUser {
+		return "t#acmeG#$public#alerts"
+	}
+	return "t#acmeU#" + user + "#alerts"
+}
+
+// messageImage is the old image of a message item written by another
+// program as seeds 000/001 lay it out (headers nested, no ledger entry).
 func messageImage(user, audience, category string, read bool) map[string]events.DynamoDBAttributeValue {
 	img := map[string]events.DynamoDBAttributeValue{
-		"pk":   s("t#acmeU#" + user + "#alerts"),
-		"sk":   s("m#01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+		"pk":   s(userPK(user)),
+		"sk":   s("m#" + imageID),
 		"kind": s("UM"),
 		"headers": m(map[string]events.DynamoDBAttributeValue{
-			"id":             s("01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+			"id":             s(imageID),
 			"host_system_id": events.NewNullAttribute(),
 			"sender":         s("ops"),
 			"audiences":      m(map[string]events.DynamoDBAttributeValue{"kind": s(audience), "label": s("")}),
@@ -52,10 +70,24 @@ func messageImage(user, audience, category string, read bool) map[string]events.
 	return img
 }
 
+// flatImage is the old image of a message in seed 000's layout: id,
+// sender, audiences and the times at the top level, readat null.
+func flatImage(user, category string) map[string]events.DynamoDBAttributeValue {
+	return map[string]events.DynamoDBAttributeValue{
+		"pk": s(userPK(user)), "sk": s("m#" + imageID), "kind": s("UM"),
+		"id": s(imageID), "host_system_id": events.NewNullAttribute(), "sender": s("ops"),
+		"audiences": m(map[string]events.DynamoDBAttributeValue{"kind": s("users"), "label": s(""), "uids": events.NewListAttribute([]events.DynamoDBAttributeValue{s(user)})}),
+		"received":  n("1700000000"), "delivered": n("1700000000"), "readat": events.NewNullAttribute(),
+		"taxonomy":  m(map[string]events.DynamoDBAttributeValue{"category": s(category)}),
+		"message":   m(map[string]events.DynamoDBAttributeValue{"title": s("hi"), "body": s("b")}),
+		"expiredat": n("1700000100"), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s(user),
+	}
+}
+
 // receiptImage is the old image of a read receipt: no headers.
 func receiptImage(user, category string) map[string]events.DynamoDBAttributeValue {
 	img := map[string]events.DynamoDBAttributeValue{
-		"pk": s("t#acmeU#" + user + "#alerts"), "sk": s("m#01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+		"pk": s(userPK(user)), "sk": s("m#" + imageID),
 		"kind": s("UM"), "readat": n("1700000050"), "expiredat": n("1700000100"),
 		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s(user),
 	}
@@ -65,29 +97,40 @@ func receiptImage(user, category string) map[string]events.DynamoDBAttributeValu
 	return img
 }
 
+// record returns a stream record of event name on the item at keys of
+// image old, as Lambda delivers it from a stream of old images.
 func record(id, name string, old map[string]events.DynamoDBAttributeValue) events.DynamoDBEventRecord {
-	return events.DynamoDBEventRecord{
+	r := events.DynamoDBEventRecord{
 		EventID:   id,
 		EventName: name,
 		Change: events.DynamoDBStreamRecord{
 			OldImage:       old,
 			SequenceNumber: "seq-" + id,
-			StreamViewType: "OLD_IMAGE",
+			StreamViewType: "NEW_AND_OLD_IMAGES",
 		},
 		UserIdentity: &events.DynamoDBUserIdentity{Type: "Service", PrincipalID: "dynamodb.amazonaws.com"},
 	}
+	if old != nil {
+		r.Change.Keys = map[string]events.DynamoDBAttributeValue{"pk": old["pk"], "sk": old["sk"]}
+	}
+	return r
 }
 
-// counters returns every counter of the user "ann" and the public partition.
-func counters(t *testing.T, st inbox.Store) []inbox.Counter {
+// counters returns every counter of the given users' partitions (ann and
+// the public partition by default), sorted.
+func counters(t *testing.T, st inbox.Store, users ...string) []inbox.Counter {
 	t.Helper()
+	if len(users) == 0 {
+		users = []string{"ann", inbox.PublicUser}
+	}
 	var all []inbox.Counter
-	for _, p := range []inbox.Partition{{Tenant: "acme", Inbox: "alerts", User: "ann"}, {Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}} {
-		cs, err := st.Counters(context.Background(), p)
+	for _, u := range users {
+		p := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: u}
+		st, err := st.Stats(context.Background(), p, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, cs...)
+		all = append(all, st.Counters...)
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Partition != all[j].Partition {
@@ -98,6 +141,24 @@ func counters(t *testing.T, st inbox.Store) []inbox.Counter {
 	return all
 }
 
+// handle runs the handler on records and returns the failed sequence
+// numbers.
+func handle(t *testing.T, ib *inbox.Inbox, recs ...events.DynamoDBEventRecord) []string {
+	t.Helper()
+	resp, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: recs})
+	if err != nil {
+		t.Fatalf("StreamHandler returned an error: %v", err)
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	return failed
+}
+
+// TestStreamHandlerAccounting: removals of items another program wrote (no
+// ledger entry) are accounted by the seed's rules, once per event ID;
+// other records are ignored.
 func TestStreamHandlerAccounting(t *testing.T) {
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
 	pub := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
@@ -116,13 +177,15 @@ func TestStreamHandlerAccounting(t *testing.T) {
 			{Partition: ann, Read: -1}, {Partition: ann, Category: "news", Read: -1}}},
 		{"public message", record("e5", "REMOVE", messageImage(inbox.PublicUser, "everyone", "news", false)), []inbox.Counter{
 			{Partition: pub, Published: -1}, {Partition: pub, Category: "news", Published: -1}}},
-		{"stats item", record("e6", "REMOVE", map[string]events.DynamoDBAttributeValue{
-			"kind": s("US"), "published": n("3"), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann")}), nil},
-		{"tenant settings", record("e7", "REMOVE", map[string]events.DynamoDBAttributeValue{"kind": s("TS"), "ttl": s("30d")}), nil},
-		{"insert", record("e8", "INSERT", messageImage("ann", "users", "billing", true)), nil},
-		{"modify", record("e9", "MODIFY", messageImage("ann", "users", "billing", true)), nil},
+		{"seed 000 flat message, readat null", record("e6", "REMOVE", flatImage("ann", "news")), []inbox.Counter{
+			{Partition: ann, Published: -1}, {Partition: ann, Category: "news", Published: -1}}},
+		{"stats item", record("e7", "REMOVE", map[string]events.DynamoDBAttributeValue{
+			"pk": s(userPK("ann")), "sk": s("c#*"), "kind": s("US"), "published": n("3")}), nil},
+		{"tenant settings", record("e8", "REMOVE", map[string]events.DynamoDBAttributeValue{"pk": s("t#acme"), "sk": s("st#tenant_settings"), "kind": s("TS"), "ttl": s("30d")}), nil},
+		{"insert", record("e9", "INSERT", messageImage("ann", "users", "billing", true)), nil},
+		{"modify", record("e10", "MODIFY", messageImage("ann", "users", "billing", true)), nil},
 		{"manual delete, no user identity", func() events.DynamoDBEventRecord {
-			r := record("e10", "REMOVE", messageImage("ann", "users", "", false))
+			r := record("e11", "REMOVE", messageImage("ann", "users", "", false))
 			r.UserIdentity = nil
 			return r
 		}(), []inbox.Counter{{Partition: ann, Published: -1}}},
@@ -131,9 +194,8 @@ func TestStreamHandlerAccounting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := memstore.New()
 			ib := inbox.New(st)
-			resp, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{tt.rec}})
-			if err != nil || len(resp.BatchItemFailures) != 0 {
-				t.Fatalf("StreamHandler = %+v, %v", resp, err)
+			if failed := handle(t, ib, tt.rec); failed != nil {
+				t.Fatalf("failed records %v", failed)
 			}
 			if diff := cmp.Diff(tt.want, counters(t, st)); diff != "" {
 				t.Errorf("counters (-want +got):\n%s", diff)
@@ -147,9 +209,8 @@ func TestStreamHandlerRedelivery(t *testing.T) {
 	ib := inbox.New(st)
 	rec := record("once", "REMOVE", messageImage("ann", "users", "billing", true))
 	for i := 0; i < 5; i++ {
-		resp, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec, rec}})
-		if err != nil || len(resp.BatchItemFailures) != 0 {
-			t.Fatalf("delivery %d: %+v, %v", i, resp, err)
+		if failed := handle(t, ib, rec, rec); failed != nil {
+			t.Fatalf("delivery %d: failed %v", i, failed)
 		}
 	}
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
@@ -159,7 +220,163 @@ func TestStreamHandlerRedelivery(t *testing.T) {
 	}
 }
 
-// failingStore fails ApplyRemoval for one removal ID, as a store outage
+// stored returns the record at k of st.
+func stored(t *testing.T, st inbox.Store, k inbox.Key) inbox.Record {
+	t.Helper()
+	recs, err := st.GetRecords(context.Background(), []inbox.Key{k})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("GetRecords(%v) = %v, %v", k, recs, err)
+	}
+	return recs[0]
+}
+
+// imageOf returns the old image of a record this library wrote, as the
+// stream delivers it when DynamoDB deletes it: the image of another
+// program's item, plus the ledger attribute.
+func imageOf(rec inbox.Record) map[string]events.DynamoDBAttributeValue {
+	var img map[string]events.DynamoDBAttributeValue
+	switch {
+	case rec.Receipt:
+		img = receiptImage(rec.Partition.User, rec.Message.Category)
+	case rec.Partition.IsPublic():
+		img = messageImage(rec.Partition.User, "everyone", rec.Message.Category, false)
+	default:
+		img = messageImage(rec.Partition.User, "users", rec.Message.Category, rec.Message.IsRead())
+	}
+	img["sk"] = s("m#" + rec.Message.ID)
+	img["expiredat"] = n(itoa(rec.Message.ExpiresAt.Unix()))
+	img[inbox.LedgerAttribute] = s(rec.Entry)
+	return img
+}
+
+// TestStreamHandlerLedger: the removal of a record with a ledger entry is
+// accounted with its entry, once, whatever the event ID of a redelivery;
+// a broadcast removed before it expired leaves a tombstone, after which
+// its readers' receipts no longer count.
+func TestStreamHandlerLedger(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	st := memstore.New(memstore.WithClock(clock), memstore.WithStreamLag())
+	ib := inbox.New(st, inbox.WithClock(clock))
+	ann := scope.User("ann")
+	d, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", Category: "billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", Category: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{d.Message.ID, b.ID} {
+		if _, err := ib.MarkRead(ctx, ann, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	annP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	pubP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
+	direct := stored(t, st, inbox.Key{Partition: annP, ID: d.Message.ID})
+	broadcast := stored(t, st, inbox.Key{Partition: pubP, ID: b.ID})
+	for _, r := range []inbox.Record{direct, broadcast} {
+		if _, err := st.Delete(ctx, r.Key()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := []events.DynamoDBEventRecord{record("d1", "REMOVE", imageOf(direct)), record("b1", "REMOVE", imageOf(broadcast))}
+	for i := range 3 {
+		recs[0].EventID, recs[1].EventID = "d"+itoa(int64(i)), "b"+itoa(int64(i)) // redeliveries, even under new IDs
+		if failed := handle(t, ib, recs...); failed != nil {
+			t.Fatalf("failed %v", failed)
+		}
+	}
+	want := []inbox.Counter{
+		{Partition: pubP, Published: 0}, {Partition: pubP, Category: "news", Published: 0},
+		{Partition: annP, Published: 0, Read: 1}, {Partition: annP, Category: "billing", Published: 0, Read: 0}, {Partition: annP, Category: "news", Read: 1},
+	}
+	if diff := cmp.Diff(want, counters(t, st, inbox.PublicUser, "ann")); diff != "" {
+		t.Errorf("counters (-want +got):\n%s", diff)
+	}
+	// ann's receipt stands and counts in the raw read, but not in Counts.
+	c, err := ib.Counts(ctx, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(inbox.Counts{Categories: map[string]inbox.Tally{}}, c); diff != "" {
+		t.Errorf("Counts after the broadcast's removal (-want +got):\n%s", diff)
+	}
+}
+
+// TestStreamHandlerRefuses: records that are malformed, or whose item
+// names another partition than its key, fail (reported for the on-failure
+// destination) and change no counters of any tenant.
+func TestStreamHandlerRefuses(t *testing.T) {
+	with := func(img map[string]events.DynamoDBAttributeValue, k string, v events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		img[k] = v
+		return img
+	}
+	valid := func() map[string]events.DynamoDBAttributeValue { return messageImage("ann", "users", "billing", true) }
+	tests := []struct {
+		name string
+		rec  events.DynamoDBEventRecord
+	}{
+		{"REMOVE without an old image", record("r1", "REMOVE", nil)},
+		{"tenant_key of another tenant", record("r2", "REMOVE", with(valid(), "tenant_key", s("globex")))},
+		{"inbox_key of another inbox", record("r3", "REMOVE", with(valid(), "inbox_key", s("billing")))},
+		{"uid of another user", record("r4", "REMOVE", with(valid(), "uid", s("bob")))},
+		{"uid not a string", record("r5", "REMOVE", with(valid(), "uid", n("7")))},
+		{"broadcast in a user's partition", record("r6", "REMOVE", messageImage("ann", "everyone", "", false))},
+		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicUser, "users", "", false))},
+		{"readat in the public partition", record("r8", "REMOVE", with(messageImage(inbox.PublicUser, "everyone", "", false), "readat", n("1")))},
+		{"category with #", record("r9", "REMOVE", with(valid(), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": s("a#b")})))},
+		{"ledger naming another record", record("r10", "REMOVE", with(valid(), inbox.LedgerAttribute, s(inbox.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
+		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), inbox.LedgerAttribute, s("e#1#2")))},
+		{"no event ID", record("", "REMOVE", valid())},
+		{"keys of no partition", func() events.DynamoDBEventRecord {
+			r := record("r12", "REMOVE", valid())
+			r.Change.Keys["pk"] = s("t#acme#x")
+			return r
+		}()},
+		{"three keys", func() events.DynamoDBEventRecord {
+			r := record("r13", "REMOVE", valid())
+			r.Change.Keys["x"] = s("y")
+			return r
+		}()},
+		{"sort key not a message", func() events.DynamoDBEventRecord {
+			r := record("r14", "REMOVE", valid())
+			r.Change.Keys["sk"] = s("c#*")
+			return r
+		}()},
+		{"no keys", func() events.DynamoDBEventRecord {
+			r := record("r15", "REMOVE", valid())
+			r.Change.Keys = nil
+			return r
+		}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := memstore.New()
+			ib := inbox.New(st)
+			if failed := handle(t, ib, tt.rec); len(failed) != 1 {
+				t.Errorf("failed records %v, want the one", failed)
+			}
+			var globex []inbox.Counter
+			for _, u := range []string{"ann", "bob", inbox.PublicUser} {
+				for _, tenant := range []string{"acme", "globex"} {
+					st, err := st.Stats(context.Background(), inbox.Partition{Tenant: tenant, Inbox: "alerts", User: u}, time.Time{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					globex = append(globex, st.Counters...)
+				}
+			}
+			if len(globex) != 0 {
+				t.Errorf("a refused record changed counters: %+v", globex)
+			}
+		})
+	}
+}
+
+// failingStore fails ApplyRemoval for one event ID, as a store outage
 // would for one record.
 type failingStore struct {
 	inbox.Store
@@ -169,7 +386,7 @@ type failingStore struct {
 var errOutage = errors.New("store unavailable")
 
 func (f failingStore) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
-	if r.ID == f.failID {
+	if r.EventID == f.failID {
 		return false, errOutage
 	}
 	return f.Store.ApplyRemoval(ctx, r)
@@ -179,18 +396,13 @@ func TestStreamHandlerPartialFailure(t *testing.T) {
 	st := memstore.New()
 	ib := inbox.New(failingStore{Store: st, failID: "e3"}, inbox.WithConcurrency(3))
 	broken := messageImage("ann", "users", "", false)
-	delete(broken, "tenant_key")
-	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+	broken["tenant_key"] = s("globex")
+	ev := []events.DynamoDBEventRecord{
 		record("e1", "REMOVE", broken),
 		record("e2", "REMOVE", messageImage("ann", "users", "", false)),
 		record("e3", "REMOVE", messageImage("ann", "users", "", false)),
-	}}
-	resp, err := ib.StreamHandler(context.Background(), ev)
-	if err != nil {
-		t.Fatal(err)
 	}
-	want := []events.DynamoDBBatchItemFailure{{ItemIdentifier: "seq-e1"}, {ItemIdentifier: "seq-e3"}}
-	if diff := cmp.Diff(want, resp.BatchItemFailures); diff != "" {
+	if diff := cmp.Diff([]string{"seq-e1", "seq-e3"}, handle(t, ib, ev...)); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
@@ -222,8 +434,14 @@ func TestExpiryMatchesStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := inbox.Counts{Categories: map[string]inbox.Tally{"billing": {}}}
-	if diff := cmp.Diff(want, c); diff != "" {
+	if diff := cmp.Diff(inbox.Counts{Categories: map[string]inbox.Tally{}}, c); diff != "" {
 		t.Errorf("counts after expiry (-want +got):\n%s", diff)
 	}
+	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	want := []inbox.Counter{{Partition: ann}, {Partition: ann, Category: "billing"}}
+	if diff := cmp.Diff(want, counters(t, st)); diff != "" {
+		t.Errorf("counters after expiry (-want +got):\n%s", diff)
+	}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultTTL is how long a message lives when no message, inbox or tenant
@@ -64,6 +65,9 @@ type TenantSettings struct {
 	Title string
 	// TTL is the tenant's default message TTL, e.g. "30d"; "" for none.
 	TTL string
+	// UpdatedBy is the ID of whoever last changed the record (the seed's
+	// uid), "" if unset.
+	UpdatedBy string
 }
 
 // InboxConfig is an inbox's config record (kind IC).
@@ -72,6 +76,27 @@ type InboxConfig struct {
 	Description string
 	// TTL maps a category, or DefaultTTLKey, to a TTL such as "7d".
 	TTL map[string]string
+	// UpdatedBy is the ID of whoever last changed the record (the seed's
+	// uid), "" if unset.
+	UpdatedBy string
+}
+
+// MaxConfigTextLen bounds the title, description and UpdatedBy of tenant
+// settings and inbox configs, in bytes.
+const MaxConfigTextLen = 4096
+
+// validateText reports whether the named texts are valid UTF-8 of at most
+// MaxConfigTextLen bytes, wrapping ErrInvalidInput.
+func validateText(texts map[string]string) error {
+	for name, s := range texts {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidInput, name)
+		}
+		if len(s) > MaxConfigTextLen {
+			return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalidInput, name, len(s), MaxConfigTextLen)
+		}
+	}
+	return nil
 }
 
 // Config is what TTL resolution reads: a tenant's settings and an inbox's
@@ -81,8 +106,11 @@ type Config struct {
 	Inbox  *InboxConfig
 }
 
-// Validate reports whether ts's TTL parses.
+// Validate reports whether ts's texts are valid UTF-8 and its TTL parses.
 func (ts TenantSettings) Validate() error {
+	if err := validateText(map[string]string{"title": ts.Title, "updated by": ts.UpdatedBy}); err != nil {
+		return err
+	}
 	if ts.TTL == "" {
 		return nil
 	}
@@ -90,9 +118,12 @@ func (ts TenantSettings) Validate() error {
 	return err
 }
 
-// Validate reports whether every TTL parses and every key is a category or
-// DefaultTTLKey.
+// Validate reports whether ic's texts are valid UTF-8, every TTL parses and
+// every key is a category or DefaultTTLKey.
 func (ic InboxConfig) Validate() error {
+	if err := validateText(map[string]string{"title": ic.Title, "description": ic.Description, "updated by": ic.UpdatedBy}); err != nil {
+		return err
+	}
 	for k, v := range ic.TTL {
 		if k != DefaultTTLKey {
 			if err := validateCategory(k); err != nil {
@@ -107,11 +138,16 @@ func (ic InboxConfig) Validate() error {
 }
 
 // resolveTTL returns the TTL of a message: the first of the message's own
-// TTL, the inbox's ttl[category], the inbox's ttl.default, the tenant's ttl,
-// and DefaultTTL; capped at MaxTTL.
+// TTL (rounded up to a whole second, since expiries are stored in seconds),
+// the inbox's ttl[category], the inbox's ttl.default, the tenant's ttl, and
+// DefaultTTL; capped at MaxTTL.
 func resolveTTL(msgTTL time.Duration, category string, cfg Config) (time.Duration, error) {
 	if msgTTL > 0 {
-		return min(msgTTL, MaxTTL), nil
+		msgTTL = min(msgTTL, MaxTTL)
+		if r := msgTTL % time.Second; r != 0 {
+			msgTTL += time.Second - r
+		}
+		return msgTTL, nil
 	}
 	var candidates []string
 	if cfg.Inbox != nil {
@@ -131,8 +167,12 @@ func resolveTTL(msgTTL time.Duration, category string, cfg Config) (time.Duratio
 	return DefaultTTL, nil
 }
 
-// configCache keeps each scope's Config for a while. It is safe for
-// concurrent use.
+// maxCachedConfigs bounds the config cache: past it, expired entries are
+// dropped, then the entries that expire soonest.
+const maxCachedConfigs = 1024
+
+// configCache keeps each scope's Config for a while, for at most
+// maxCachedConfigs scopes. It is safe for concurrent use.
 type configCache struct {
 	mu      sync.Mutex
 	ttl     time.Duration
@@ -161,11 +201,33 @@ func (ib *Inbox) config(ctx context.Context, s Scope) (Config, error) {
 		return Config{}, err
 	}
 	if c.ttl > 0 {
-		c.mu.Lock()
-		c.entries[s] = cachedConfig{cfg: cfg, expires: now.Add(c.ttl)}
-		c.mu.Unlock()
+		c.put(s, cachedConfig{cfg: cfg, expires: now.Add(c.ttl)}, now)
 	}
 	return cfg, nil
+}
+
+// put caches e for s, first making room if the cache is full.
+func (c *configCache) put(s Scope, e cachedConfig, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[s]; !ok && len(c.entries) >= maxCachedConfigs {
+		for k, old := range c.entries {
+			if !now.Before(old.expires) {
+				delete(c.entries, k)
+			}
+		}
+		for len(c.entries) >= maxCachedConfigs {
+			var victim Scope
+			var soonest time.Time
+			for k, old := range c.entries {
+				if soonest.IsZero() || old.expires.Before(soonest) {
+					victim, soonest = k, old.expires
+				}
+			}
+			delete(c.entries, victim)
+		}
+	}
+	c.entries[s] = e
 }
 
 // forget drops every cached config of tenant (settings changes touch all

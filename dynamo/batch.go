@@ -10,11 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Batch limits of DynamoDB.
-const (
-	maxBatchGet   = 100
-	maxBatchWrite = 25
-)
+// maxBatchGet is DynamoDB's limit on the keys of one BatchGetItem.
+const maxBatchGet = 100
 
 // maxIdleRounds is how many times in a row a batch may come back with
 // unprocessed items and no progress before the Store gives up.
@@ -50,35 +47,7 @@ func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeV
 	return out, nil
 }
 
-// batchWrite applies writes with BatchWriteItem, maxBatchWrite at a time,
-// resending unprocessed items after a backoff.
-func (s *Store) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
-	for len(writes) > 0 {
-		n := min(len(writes), maxBatchWrite)
-		req := map[string][]types.WriteRequest{s.table: writes[:n]}
-		writes = writes[n:]
-		for idle := 0; len(req[s.table]) > 0; {
-			sent := len(req[s.table])
-			res, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems:           req,
-				ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-			})
-			if err != nil {
-				return err
-			}
-			req = res.UnprocessedItems
-			if len(req[s.table]) == 0 {
-				break
-			}
-			if idle, err = s.pause(ctx, idle, len(req[s.table]) < sent); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// pause waits before a batch's unprocessed items are sent again: longer
+// pause waits before a batch's unprocessed keys are sent again: longer
 // with each round in a row that made no progress. It returns the new count
 // of such rounds, or an error when there were too many or ctx ended.
 func (s *Store) pause(ctx context.Context, idle int, progressed bool) (int, error) {

@@ -117,11 +117,6 @@ func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput
 		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
-func (m *meter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return metered(m, func() (*dynamodb.BatchWriteItemOutput, error) { return m.c.BatchWriteItem(ctx, in, optFns...) },
-		func(out *dynamodb.BatchWriteItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
-}
-
 func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	return metered(m, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
 		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })

@@ -15,21 +15,21 @@ import (
 )
 
 // ClaimHostID puts the claim (sort key h#<host system ID> in the public
-// partition, kind HC) on condition that there is none or it expires at or
-// before c.Now, asking for the old item on failure: then it returns the old
-// claim's ID.
-func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, error) {
+// partition, kind HC, with the message ID and digest, expiring with the
+// message) on condition that there is none or it expires at or before
+// c.Now, asking for the old item on failure: then it returns the old claim.
+func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
 	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, User: inbox.PublicUser}
 	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
-		Kind: kindClaim, ID: c.ID, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
+		Kind: kindClaim, ID: c.ID, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
 	}, c.ExpiresAt)
 	if err != nil {
-		return "", err
+		return inbox.HostClaim{}, err
 	}
 	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(c.Now.Unix())))
 	put, err := s.conditionalPut(item, cond)
 	if err != nil {
-		return "", err
+		return inbox.HostClaim{}, err
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           put.TableName,
@@ -41,18 +41,25 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, err
 		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
 	})
 	if err == nil {
-		return c.ID, nil
+		return c, nil
 	}
-	var id string
+	got := c
 	err = condError("claim host id", err, func(old map[string]types.AttributeValue) error {
 		var prev claimItem
 		if err := attributevalue.UnmarshalMap(old, &prev); err != nil || prev.ID == "" {
 			return fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
 		}
-		id = prev.ID
+		exp, err := s.expiry(old)
+		if err != nil {
+			return fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
+		}
+		got.ID, got.Digest, got.ExpiresAt = prev.ID, prev.Digest, exp
 		return nil
 	})
-	return id, err
+	if err != nil {
+		return inbox.HostClaim{}, err
+	}
+	return got, nil
 }
 
 // Config reads the tenant settings and inbox config of sc with one
@@ -77,14 +84,14 @@ func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 				return inbox.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
 			}
-			cfg.Tenant = &inbox.TenantSettings{Title: it.Title, TTL: it.TTL}
+			cfg.Tenant = &inbox.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID}
 			continue
 		}
 		var it inboxConfigItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return inbox.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
 		}
-		cfg.Inbox = &inbox.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL}
+		cfg.Inbox = &inbox.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID}
 	}
 	return cfg, nil
 }
@@ -93,7 +100,7 @@ func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error
 // any.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.TenantSettings) error {
 	item, err := s.item(inbox.TenantPK(tenant), inbox.TenantSettingsSK, tenantItem{
-		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, TenantKey: tenant,
+		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, TenantKey: tenant, UID: ts.UpdatedBy,
 	}, time.Time{})
 	if err != nil {
 		return err
@@ -105,7 +112,7 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.T
 func (s *Store) PutInboxConfig(ctx context.Context, sc inbox.Scope, ic inbox.InboxConfig) error {
 	item, err := s.item(inbox.TenantPK(sc.Tenant), inbox.InboxConfigSK(sc.Inbox), inboxConfigItem{
 		Kind: kindInbox, Title: ic.Title, Description: ic.Description, TTL: ic.TTL,
-		TenantKey: sc.Tenant, InboxKey: sc.Inbox,
+		TenantKey: sc.Tenant, InboxKey: sc.Inbox, UID: ic.UpdatedBy,
 	}, time.Time{})
 	if err != nil {
 		return err

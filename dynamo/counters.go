@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,11 +21,15 @@ import (
 func hasRead(c inbox.Counter) bool { return !c.Partition.IsPublic() || c.Read != 0 }
 
 // counterUpdate returns the transaction item that adds change d to its
-// counter, creating the counter (kind, keys and zero tallies) if missing.
-func (s *Store) counterUpdate(d inbox.Counter) (types.TransactWriteItem, error) {
+// counter, creating the counter (kind, keys and zero tallies) if missing;
+// with bump it also adds 1 to the partition's version (kept on c#*).
+func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("published"), expression.Value(d.Published))
 	if hasRead(d) {
 		upd = upd.Add(expression.Name("read"), expression.Value(d.Read))
+	}
+	if bump {
+		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
@@ -44,11 +49,31 @@ func (s *Store) counterUpdate(d inbox.Counter) (types.TransactWriteItem, error) 
 }
 
 // counterUpdates returns the transaction items adding deltas (one per
-// counter, as the Store contract promises).
+// counter, as the Store contract promises), each partition's c#* moving
+// its version: a partition whose total deltas leave out gets a change of
+// zero to its total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteItem, error) {
+	type key struct {
+		p   inbox.Partition
+		cat string
+	}
+	seen := make(map[key]bool, len(deltas))
+	for _, d := range deltas {
+		k := key{d.Partition, d.Category}
+		if seen[k] {
+			return nil, fmt.Errorf("%w: counter %q of %s changed twice", inbox.ErrInvalidInput, d.Category, d.Partition.PK())
+		}
+		seen[k] = true
+	}
+	for _, d := range deltas {
+		if k := (key{d.Partition, ""}); !seen[k] {
+			seen[k] = true
+			deltas = append(deltas, inbox.Counter{Partition: d.Partition})
+		}
+	}
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
-		it, err := s.counterUpdate(d)
+		it, err := s.counterUpdate(d, d.Category == "")
 		if err != nil {
 			return nil, err
 		}
@@ -57,47 +82,75 @@ func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteIte
 	return out, nil
 }
 
-// Counters returns every stats record of p: one strongly consistent Query
-// of the sort keys beginning c# (more pages only past 1 MB of stats).
-func (s *Store) Counters(ctx context.Context, p inbox.Partition) ([]inbox.Counter, error) {
-	items, err := s.queryAll(ctx, p, inbox.CounterPrefix, nil)
+// Stats reads p's stats records, tombstones and the ledger entries
+// expiring at or before now with one strongly consistent Query of the sort
+// keys from c# to e#<now> (more pages only past 1 MB): c#* and
+// c#<category>, d#<id>, then e#<expiry>#<id> up to now. Tombstones that
+// have expired but not yet been deleted are left out.
+func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
+		And(expression.Key(s.o.sk).Between(expression.Value(inbox.CounterPrefix), expression.Value(inbox.LedgerBound(now))))
+	items, err := s.queryAll(ctx, kc, nil)
 	if err != nil {
-		return nil, opError("counters", err)
+		return inbox.Stats{}, opError("stats", err)
 	}
-	out := make([]inbox.Counter, 0, len(items))
+	var st inbox.Stats
 	for _, av := range items {
-		c, err := s.decodeCounter(p, av)
+		_, sk, err := s.itemKey(av)
 		if err != nil {
-			return nil, err
+			return inbox.Stats{}, err
 		}
-		out = append(out, c)
+		switch {
+		case strings.HasPrefix(sk, inbox.CounterPrefix):
+			c, ver, err := s.decodeCounter(p, av)
+			if err != nil {
+				return inbox.Stats{}, err
+			}
+			st.Counters = append(st.Counters, c)
+			if c.Category == "" {
+				st.Version = ver
+			}
+		case strings.HasPrefix(sk, inbox.TombstonePrefix):
+			t, err := s.decodeTombstone(p, av)
+			if err != nil {
+				return inbox.Stats{}, err
+			}
+			if now.Before(t.Message.ExpiresAt) {
+				st.Tombstones = append(st.Tombstones, t)
+			}
+		case strings.HasPrefix(sk, inbox.LedgerPrefix):
+			e, err := s.decodeEntry(p, av)
+			if err != nil {
+				return inbox.Stats{}, err
+			}
+			st.Expired = append(st.Expired, e)
+		}
 	}
-	return out, nil
+	return st, nil
 }
 
-// decodeCounter returns the counter of a stats item of p.
-func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Counter, error) {
+// decodeCounter returns the counter of a stats item of p, and its version.
+func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Counter, int64, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Counter{}, err
+		return inbox.Counter{}, 0, err
 	}
 	var it counterItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Counter{}, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
+		return inbox.Counter{}, 0, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
 	}
 	cat := strings.TrimPrefix(sk, inbox.CounterPrefix)
 	if cat == inbox.AllCategories {
 		cat = ""
 	}
-	return inbox.Counter{Partition: p, Category: cat, Published: it.Published, Read: it.Read}, nil
+	return inbox.Counter{Partition: p, Category: cat, Published: it.Published, Read: it.Read}, it.Ver, nil
 }
 
-// queryAll returns every item of p whose sort key begins with prefix,
-// strongly consistent, paging to the end; projection limits the attributes
-// when set.
-func (s *Store) queryAll(ctx context.Context, p inbox.Partition, prefix string, projection *expression.ProjectionBuilder) ([]map[string]types.AttributeValue, error) {
-	b := expression.NewBuilder().WithKeyCondition(
-		expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(prefix)))
+// queryAll returns every item matching key condition kc, strongly
+// consistent, paging to the end; projection limits the attributes when
+// set.
+func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, projection *expression.ProjectionBuilder) ([]map[string]types.AttributeValue, error) {
+	b := expression.NewBuilder().WithKeyCondition(kc)
 	if projection != nil {
 		b = b.WithProjection(*projection)
 	}
@@ -125,15 +178,23 @@ func (s *Store) queryAll(ctx context.Context, p inbox.Partition, prefix string, 
 	return out, nil
 }
 
-// ResetCounters replaces every stats record of p with counters: it reads
-// the keys of p's stats records, then puts counters and deletes the others
-// with BatchWriteItem (25 items a request, resending unprocessed items).
-// It is not atomic. A counter of another partition, or two counters of one
-// category, is ErrInvalidInput and writes nothing.
-func (s *Store) ResetCounters(ctx context.Context, p inbox.Partition, counters []inbox.Counter) error {
-	keep := make(map[string]bool, len(counters))
-	var writes []types.WriteRequest
-	for _, c := range counters {
+// Repair adopts r.Adopt's records, each with one transaction (an Update
+// setting the ledger attribute on condition that the item exists with the
+// read state given, and a Put of its entry; a failed condition skips it).
+// With r.Reset it then replaces p's counters: it reads the keys of p's
+// stats records and writes the new ones and deletes the others in one
+// transaction, whose Put of c#* (with the next version) is conditional on
+// the version being r.Version (else ErrConflict). A partition with more
+// than 99 categories takes several transactions, each checking the
+// version, the c#* Put last; then a concurrent write can leave some
+// categories reset and others not until the next Recount.
+func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) error {
+	// keep holds the sort keys of the counters written (true once listed);
+	// the total is always written, listed or not.
+	keep := map[string]bool{inbox.CounterSK(""): false}
+	var total *inbox.Counter
+	var writes []types.TransactWriteItem
+	for _, c := range r.Counters {
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
@@ -142,38 +203,158 @@ func (s *Store) ResetCounters(ctx context.Context, p inbox.Partition, counters [
 			return fmt.Errorf("%w: two counters for category %q", inbox.ErrInvalidInput, c.Category)
 		}
 		keep[sk] = true
-		av, err := s.counterItem(c)
+		if c.Category == "" {
+			total = &c
+			continue
+		}
+		av, err := s.counterItem(c, 0)
 		if err != nil {
 			return err
 		}
-		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: av}})
 	}
+	if len(r.AdoptAs) != len(r.Adopt) {
+		return fmt.Errorf("%w: %d records to adopt, %d entries", inbox.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
+	}
+	adopted := make([]inbox.Record, len(r.Adopt))
+	for i, rec := range r.Adopt {
+		if rec.Partition != p {
+			return fmt.Errorf("%w: record of %s adopted in %s", inbox.ErrInvalidInput, rec.Partition.PK(), p.PK())
+		}
+		adopted[i] = rec
+		adopted[i].Entry = r.AdoptAs[i]
+		if _, err := s.ledgerEntry(adopted[i]); err != nil {
+			return err
+		}
+	}
+	for i, rec := range r.Adopt {
+		if err := s.adopt(ctx, rec, adopted[i]); err != nil {
+			return err
+		}
+	}
+	if !r.Reset {
+		return nil
+	}
+	if total == nil {
+		total = &inbox.Counter{Partition: p}
+	}
+	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(inbox.CounterPrefix))
 	proj := expression.NamesList(expression.NameNoDotSplit(s.o.pk), expression.NameNoDotSplit(s.o.sk))
-	existing, err := s.queryAll(ctx, p, inbox.CounterPrefix, &proj)
+	existing, err := s.queryAll(ctx, kc, &proj)
 	if err != nil {
-		return opError("reset counters", err)
+		return opError("repair", err)
 	}
 	for _, av := range existing {
 		pk, sk, err := s.itemKey(av)
 		if err != nil {
 			return err
 		}
-		if !keep[sk] {
-			writes = append(writes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: s.key(pk, sk)}})
+		if _, kept := keep[sk]; !kept {
+			writes = append(writes, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(pk, sk)}})
 		}
 	}
-	if err := s.batchWrite(ctx, writes); err != nil {
-		return opError("reset counters", err)
+	var versionCond expression.ConditionBuilder
+	if r.Version == 0 {
+		versionCond = expression.Name(attrVersion).AttributeNotExists()
+	} else {
+		versionCond = expression.Name(attrVersion).Equal(expression.Value(r.Version))
 	}
-	return nil
+	totalItem, err := s.counterItem(*total, r.Version+1)
+	if err != nil {
+		return err
+	}
+	putTotal, err := s.conditionalPut(totalItem, versionCond)
+	if err != nil {
+		return err
+	}
+	check, err := s.versionCheck(p, versionCond)
+	if err != nil {
+		return err
+	}
+	conflict := func(map[string]types.AttributeValue) error {
+		return fmt.Errorf("%w: counters of %s changed since version %d", inbox.ErrConflict, p.PK(), r.Version)
+	}
+	for {
+		n := min(len(writes), maxTransactItems-1)
+		items := append([]types.TransactWriteItem(nil), writes[:n]...)
+		writes = writes[n:]
+		last := len(writes) == 0
+		if last {
+			items = append([]types.TransactWriteItem{{Put: putTotal}}, items...)
+		} else {
+			items = append([]types.TransactWriteItem{{ConditionCheck: check}}, items...)
+		}
+		if err := s.transact(ctx, "repair", items, []onFail{conflict}); err != nil {
+			return err
+		}
+		if last {
+			return nil
+		}
+	}
 }
 
-// counterItem returns the whole stats item of c.
-func (s *Store) counterItem(c inbox.Counter) (map[string]types.AttributeValue, error) {
+// adopt gives rec, if it still exists with the read state and entry given,
+// the entry of as (rec with its new Entry).
+func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
+	read := unread()
+	if rec.Message.IsRead() {
+		read = expression.Name(attrReadAt).AttributeType(expression.Number)
+	}
+	ledger := expression.Name(inbox.LedgerAttribute)
+	own := ledger.AttributeNotExists()
+	if rec.Ledgered() {
+		own = ledger.Equal(expression.Value(rec.Entry))
+	}
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), read, own)
+	expr, err := expression.NewBuilder().WithCondition(cond).
+		WithUpdate(expression.Set(ledger, expression.Value(as.Entry))).Build()
+	if err != nil {
+		return fmt.Errorf("dynamo: adopt expression: %w", err)
+	}
+	entry, err := s.ledgerEntry(as)
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       s.messageKey(rec.Key()),
+			UpdateExpression:          expr.Update(),
+			ConditionExpression:       expr.Condition(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: entry}},
+	}
+	err = s.transact(ctx, "adopt", items, []onFail{func(map[string]types.AttributeValue) error { return errRecorded }})
+	if errors.Is(err, errRecorded) {
+		return nil // gone or changed: skipped
+	}
+	return err
+}
+
+// versionCheck returns a ConditionCheck of cond on p's c#* item.
+func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder) (*types.ConditionCheck, error) {
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: version check: %w", err)
+	}
+	return &types.ConditionCheck{
+		TableName:                 aws.String(s.table),
+		Key:                       s.key(p.PK(), inbox.CounterSK("")),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}, nil
+}
+
+// counterItem returns the whole stats item of c, with version ver if set.
+func (s *Store) counterItem(c inbox.Counter, ver int64) (map[string]types.AttributeValue, error) {
 	av, err := s.item(c.Partition.PK(), inbox.CounterSK(c.Category), counterItem{
 		Kind:      kindCounter,
 		Published: c.Published,
 		Read:      c.Read,
+		Ver:       ver,
 		TenantKey: c.Partition.Tenant,
 		InboxKey:  c.Partition.Inbox,
 		UID:       c.Partition.User,

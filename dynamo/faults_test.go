@@ -208,7 +208,10 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 				case op < 25:
 					to := []string{u, users[r.IntN(len(users))]}
 					if r.IntN(3) == 0 {
-						d.HostSystemID = fmt.Sprintf("p%d", r.IntN(10))
+						// A host ID stands for one message: its content
+						// follows from it.
+						k := r.IntN(10)
+						d.HostSystemID, d.Category = fmt.Sprintf("p%d", k), cats[k%len(cats)]
 					}
 					res, err := ib.Publish(ctx, scope, to, d)
 					if err != nil {
@@ -222,7 +225,8 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 					mu.Unlock()
 				case op < 35:
 					if r.IntN(3) == 0 {
-						d.HostSystemID = fmt.Sprintf("b%d", r.IntN(5))
+						k := r.IntN(5)
+						d.HostSystemID, d.Category = fmt.Sprintf("b%d", k), cats[k%len(cats)]
 					}
 					m, err := ib.Broadcast(ctx, scope, d)
 					if err != nil {

@@ -170,14 +170,6 @@ func (c *capacityClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGet
 	return out, err
 }
 
-func (c *capacityClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	out, err := c.Client.BatchWriteItem(ctx, in, o...)
-	if err == nil {
-		c.note("BatchWriteItem", in.ReturnConsumedCapacity, out.ConsumedCapacity...)
-	}
-	return out, err
-}
-
 func (c *capacityClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	out, err := c.Client.PutItem(ctx, in, o...)
 	if err == nil && out.ConsumedCapacity != nil {

@@ -14,28 +14,63 @@ import (
 
 // Item kinds, the kind attribute of each record type.
 const (
-	kindMessage  = "UM" // message, broadcast or read receipt
-	kindCounter  = "US" // stats
-	kindTenant   = "TS" // tenant settings
-	kindInbox    = "IC" // inbox config
-	kindClaim    = "HC" // host-system-ID claim
-	kindRemoval  = "RX" // applied-removal marker
-	attrHeaders  = "headers"
-	attrReadAt   = "readat"
-	attrCategory = "taxonomy.category"
+	kindMessage   = "UM" // message, broadcast or read receipt
+	kindCounter   = "US" // stats
+	kindTenant    = "TS" // tenant settings
+	kindInbox     = "IC" // inbox config
+	kindClaim     = "HC" // host-system-ID claim
+	kindRemoval   = "RX" // applied-removal marker
+	kindLedger    = "LE" // ledger entry
+	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
+	attrHeaders   = "headers"
+	attrAudiences = "audiences" // seed 000 keeps it at the top level
+	attrReadAt    = "readat"
+	attrCategory  = "taxonomy.category"
+	attrVersion   = "ver"
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
-// TTL attributes. A receipt has no headers and no message.
+// TTL attributes. A receipt has no headers and no message. ReadAt is a
+// pointer to a pointer so that readat NULL (the seed's "number | null",
+// unread) decodes apart from a number.
 type messageItem struct {
 	Kind      string        `dynamodbav:"kind"`
 	Headers   *headersAttr  `dynamodbav:"headers,omitempty"`
 	Message   *messageAttr  `dynamodbav:"message,omitempty"`
 	Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 	ReadAt    *int64        `dynamodbav:"readat,omitempty"`
+	Ledger    string        `dynamodbav:"ledger,omitempty"`
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
+}
+
+// flatItem holds what seed 000 puts at the top level of a message item
+// (seed 001, and this Store, nest it under headers).
+type flatItem struct {
+	ID           string         `dynamodbav:"id"`
+	HostSystemID string         `dynamodbav:"host_system_id"`
+	Sender       string         `dynamodbav:"sender"`
+	Audiences    *audiencesAttr `dynamodbav:"audiences"`
+	Received     int64          `dynamodbav:"received"`
+	Delivered    int64          `dynamodbav:"delivered"`
+}
+
+// ledgerItem is a ledger entry without its key: what its record adds to
+// the counters. It has no TTL attribute, so that DynamoDB never deletes it:
+// only the accounting of its record's removal does.
+type ledgerItem struct {
+	Kind     string        `dynamodbav:"kind"`
+	Receipt  bool          `dynamodbav:"receipt,omitempty"`
+	Taxonomy *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
+	ReadAt   *int64        `dynamodbav:"readat,omitempty"`
+}
+
+// tombstoneItem is the tombstone of a broadcast removed before it expired,
+// without its key and TTL attribute (the broadcast's expiry).
+type tombstoneItem struct {
+	Kind     string        `dynamodbav:"kind"`
+	Taxonomy *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 }
 
 type headersAttr struct {
@@ -63,11 +98,13 @@ type taxonomyAttr struct {
 	Category string `dynamodbav:"category"`
 }
 
-// counterItem is a stats item without its key attributes.
+// counterItem is a stats item without its key attributes. Ver is the
+// partition's counter version, kept on the c#* item only.
 type counterItem struct {
 	Kind      string `dynamodbav:"kind"`
 	Published int64  `dynamodbav:"published"`
 	Read      int64  `dynamodbav:"read"`
+	Ver       int64  `dynamodbav:"ver,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	InboxKey  string `dynamodbav:"inbox_key"`
 	UID       string `dynamodbav:"uid"`
@@ -78,6 +115,7 @@ type tenantItem struct {
 	Title     string `dynamodbav:"title"`
 	TTL       string `dynamodbav:"ttl"`
 	TenantKey string `dynamodbav:"tenant_key"`
+	UID       string `dynamodbav:"uid"`
 }
 
 type inboxConfigItem struct {
@@ -87,11 +125,13 @@ type inboxConfigItem struct {
 	TTL         map[string]string `dynamodbav:"ttl"`
 	TenantKey   string            `dynamodbav:"tenant_key"`
 	InboxKey    string            `dynamodbav:"inbox_key"`
+	UID         string            `dynamodbav:"uid"`
 }
 
 type claimItem struct {
 	Kind      string `dynamodbav:"kind"`
 	ID        string `dynamodbav:"id"`
+	Digest    string `dynamodbav:"digest,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	InboxKey  string `dynamodbav:"inbox_key"`
 }
@@ -139,6 +179,7 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 		Message:  &messageAttr{Title: m.Title, Body: m.Body, CTAURI: m.CTAURI},
 		Taxonomy: taxonomy(m.Category),
 		ReadAt:   readAt(m.ReadAt),
+		Ledger:   rec.Entry,
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User
 	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
@@ -148,11 +189,84 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, error) {
 	it := messageItem{
 		Kind:     kindMessage,
-		Taxonomy: taxonomy(mk.Receipt.Category),
+		Taxonomy: taxonomy(mk.Category),
 		ReadAt:   readAt(mk.ReadAt),
+		Ledger:   mk.Entry,
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
-	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.Receipt.ExpiresAt)
+	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
+}
+
+// ledgerEntry returns the ledger entry item rec.Entry of rec (its category
+// and read and receipt state; its key holds the record's expiry and ID).
+func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, error) {
+	m := rec.Message
+	if err := inbox.ValidateEntry(rec); err != nil || !rec.Ledgered() {
+		return nil, fmt.Errorf("%w: ledger entry %q of record %s", inbox.ErrInvalidInput, rec.Entry, m.ID)
+	}
+	return s.item(rec.Partition.PK(), rec.Entry, ledgerItem{
+		Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt),
+	}, time.Time{})
+}
+
+// markEntry returns the record whose ledger entry mark mk writes.
+func markEntry(mk inbox.Mark) inbox.Record {
+	return inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
+		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
+	}}
+}
+
+// decodeEntry returns the ledger entry item av of partition p as a record.
+func (s *Store) decodeEntry(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
+	_, sk, err := s.itemKey(av)
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	exp, id, err := inbox.ParseLedgerSK(sk)
+	if err != nil {
+		return inbox.Record{}, fmt.Errorf("dynamo: ledger entry %s/%s: %w", p.PK(), sk, err)
+	}
+	var it ledgerItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return inbox.Record{}, fmt.Errorf("dynamo: decode ledger entry %s/%s: %w", p.PK(), sk, err)
+	}
+	rec := inbox.Record{Partition: p, Receipt: it.Receipt, Entry: sk, Message: inbox.Message{ID: id, ExpiresAt: exp}}
+	if it.Taxonomy != nil {
+		rec.Message.Category = it.Taxonomy.Category
+	}
+	if it.ReadAt != nil {
+		rec.Message.ReadAt = fromEpoch(*it.ReadAt)
+	}
+	return rec, nil
+}
+
+// tombstone returns the tombstone item of rec, a removed broadcast: it
+// expires when the broadcast would have.
+func (s *Store) tombstone(rec inbox.Record) (map[string]types.AttributeValue, error) {
+	return s.item(rec.Partition.PK(), inbox.TombstoneSK(rec.Message.ID), tombstoneItem{
+		Kind: kindTombstone, Taxonomy: taxonomy(rec.Message.Category),
+	}, rec.Message.ExpiresAt)
+}
+
+// decodeTombstone returns the tombstone item av of partition p as a record.
+func (s *Store) decodeTombstone(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
+	_, sk, err := s.itemKey(av)
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	var it tombstoneItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return inbox.Record{}, fmt.Errorf("dynamo: decode tombstone %s/%s: %w", p.PK(), sk, err)
+	}
+	exp, err := s.expiry(av)
+	if err != nil {
+		return inbox.Record{}, fmt.Errorf("dynamo: tombstone %s/%s: %w", p.PK(), sk, err)
+	}
+	rec := inbox.Record{Partition: p, Message: inbox.Message{ID: strings.TrimPrefix(sk, inbox.TombstonePrefix), ExpiresAt: exp}}
+	if it.Taxonomy != nil {
+		rec.Message.Category = it.Taxonomy.Category
+	}
+	return rec, nil
 }
 
 // taxonomy returns the taxonomy of category, nil (omitted) for none.
@@ -173,7 +287,9 @@ func readAt(t time.Time) *int64 {
 }
 
 // decodeRecord returns the record of a message, broadcast or receipt item
-// of partition p.
+// of partition p. It reads both layouts of the seeds: headers nested (seed
+// 001, as this Store writes) or flat at the top level (seed 000); and
+// readat NULL, or absent, as unread.
 func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
@@ -183,6 +299,9 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if !ok {
 		return inbox.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
 	}
+	if _, null := av[attrReadAt].(*types.AttributeValueMemberNULL); null {
+		av = withoutAttr(av, attrReadAt)
+	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return inbox.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
@@ -191,7 +310,19 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if err != nil {
 		return inbox.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
 	}
-	rec := inbox.Record{Partition: p, Receipt: it.Headers == nil, Message: inbox.Message{ID: id, ExpiresAt: expires}}
+	if it.Headers == nil {
+		if _, flat := av[attrAudiences]; flat {
+			var f flatItem
+			if err := attributevalue.UnmarshalMap(av, &f); err != nil {
+				return inbox.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
+			}
+			it.Headers = &headersAttr{HostSystemID: f.HostSystemID, Sender: f.Sender, Received: f.Received, Delivered: f.Delivered}
+			if f.Audiences != nil {
+				it.Headers.Audiences = *f.Audiences
+			}
+		}
+	}
+	rec := inbox.Record{Partition: p, Receipt: it.Headers == nil, Entry: it.Ledger, Message: inbox.Message{ID: id, ExpiresAt: expires}}
 	m := &rec.Message
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
@@ -210,6 +341,17 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI
 	}
 	return rec, nil
+}
+
+// withoutAttr returns av without attribute name (a copy).
+func withoutAttr(av map[string]types.AttributeValue, name string) map[string]types.AttributeValue {
+	out := make(map[string]types.AttributeValue, len(av))
+	for k, v := range av {
+		if k != name {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // expiry returns the TTL attribute of av; zero if it has none.

@@ -128,6 +128,7 @@ func TestItemTooLarge(t *testing.T) {
 		ID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
 		Body: strings.Repeat("x", 410*1024), DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
 	}}
+	rec.Entry = inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "big")
 	err := store.PutMessage(ctx, rec, []inbox.Counter{{Partition: p, Published: 1}})
 	if !errors.Is(err, inbox.ErrTooLarge) {
 		t.Fatalf("PutMessage of a 410 KB body: %v, want ErrTooLarge", err)

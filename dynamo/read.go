@@ -59,6 +59,8 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 // m#<q.Before>, evaluating at most q.Limit items, with a filter for the
 // category, unread-only (readat absent, or a receipt) and expiry. It reads
 // eventually consistently. Next is the ID of DynamoDB's LastEvaluatedKey.
+// Items under m# that are not message items (another program's) fail the
+// decoding with an error rather than being skipped silently.
 // A Limit below 1 is ErrInvalidInput.
 func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
 	if q.Limit < 1 {
@@ -117,9 +119,8 @@ func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bo
 		conds = append(conds, expression.Name(attrCategory).Equal(expression.Value(q.Category)))
 	}
 	if q.UnreadOnly {
-		conds = append(conds, expression.Or(
-			expression.Name(attrReadAt).AttributeNotExists(),
-			expression.Name(attrHeaders).AttributeNotExists()))
+		// Unread (readat absent or NULL), or a receipt (not a message).
+		conds = append(conds, expression.Or(unread(), expression.Not(isMessage())))
 	}
 	if !q.Now.IsZero() {
 		conds = append(conds, expression.NameNoDotSplit(s.o.ttl).GreaterThan(expression.Value(q.Now.Unix())))

@@ -92,7 +92,7 @@ func TestWireFormat(t *testing.T) {
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 
-	if err := ib.PutTenantSettings(ctx, "acme", inbox.TenantSettings{Title: "Acme", TTL: "30d"}); err != nil {
+	if err := ib.PutTenantSettings(ctx, "acme", inbox.TenantSettings{Title: "Acme", TTL: "30d", UpdatedBy: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ib.PutInboxConfig(ctx, scope, inbox.InboxConfig{Title: "Alerts", Description: "Ops alerts", TTL: map[string]string{"default": "7d", "billing": "1d"}}); err != nil {
@@ -124,6 +124,25 @@ func TestWireFormat(t *testing.T) {
 	annPK := "t#acmeU#ann#alerts"
 	pubPK := "t#acmeG#$public#alerts"
 	epoch := func(d time.Duration) string { return "N:" + itoa(now.Add(d).Unix()) }
+	day, week := now.Add(24*time.Hour), now.Add(7*24*time.Hour)
+	// Ledger entries are named e#<expiry>#<id>#<random tag>: the items'
+	// ledger attributes and the entries' sort keys are matched by prefix,
+	// and must name the same entries.
+	entries := map[string]string{}
+	ledgerOf := func(pk string, exp time.Time, id string) string {
+		t.Helper()
+		prefix := inbox.LedgerSK(exp, id, "")
+		for _, it := range rawQuery(t, raw, table, pk, prefix) {
+			return attrS(t, it["sk"])
+		}
+		t.Fatalf("no ledger entry %s* in %s", prefix, pk)
+		return ""
+	}
+	entries["direct"] = ledgerOf(annPK, day, direct)
+	entries["receipt"] = ledgerOf(annPK, week, bc.ID)
+	entries["broadcast"] = ledgerOf(pubPK, week, bc.ID)
+	claim := getRaw(t, raw, table, pubPK, "h#host-1")
+	digest := attrS(t, claim["digest"])
 	tests := []struct {
 		name   string
 		pk, sk string
@@ -131,16 +150,16 @@ func TestWireFormat(t *testing.T) {
 	}{
 		{"tenant settings", "t#acme", "st#tenant_settings", map[string]any{
 			"pk": "S:t#acme", "sk": "S:st#tenant_settings", "kind": "S:TS",
-			"title": "S:Acme", "ttl": "S:30d", "tenant_key": "S:acme",
+			"title": "S:Acme", "ttl": "S:30d", "tenant_key": "S:acme", "uid": "S:ops",
 		}},
 		{"inbox config", "t#acme", "si#alerts", map[string]any{
 			"pk": "S:t#acme", "sk": "S:si#alerts", "kind": "S:IC",
 			"title": "S:Alerts", "description": "S:Ops alerts",
 			"ttl":        map[string]any{"default": "S:7d", "billing": "S:1d"},
-			"tenant_key": "S:acme", "inbox_key": "S:alerts",
+			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:",
 		}},
-		{"host id claim", pubPK, "h#users:host-1", map[string]any{
-			"pk": "S:" + pubPK, "sk": "S:h#users:host-1", "kind": "S:HC", "id": "S:" + direct,
+		{"host id claim", pubPK, "h#host-1", map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:h#host-1", "kind": "S:HC", "id": "S:" + direct, "digest": "S:" + digest,
 			"expiredat": epoch(24 * time.Hour), "tenant_key": "S:acme", "inbox_key": "S:alerts",
 		}},
 		{"user message, read", annPK, "m#" + direct, map[string]any{
@@ -158,7 +177,12 @@ func TestWireFormat(t *testing.T) {
 			"taxonomy":   map[string]any{"category": "S:billing"},
 			"readat":     epoch(0),
 			"expiredat":  epoch(24 * time.Hour),
+			"ledger":     "S:" + entries["direct"],
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+		}},
+		{"its ledger entry", annPK, entries["direct"], map[string]any{
+			"pk": "S:" + annPK, "sk": "S:" + entries["direct"], "kind": "S:LE",
+			"taxonomy": map[string]any{"category": "S:billing"}, "readat": epoch(0),
 		}},
 		{"broadcast", pubPK, "m#" + bc.ID, map[string]any{
 			"pk": "S:" + pubPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
@@ -169,15 +193,22 @@ func TestWireFormat(t *testing.T) {
 			},
 			"message":    map[string]any{"title": "S:Maintenance", "body": "S:at 22:00", "cta_uri": "S:https://example.com/m"},
 			"expiredat":  epoch(7 * 24 * time.Hour),
+			"ledger":     "S:" + entries["broadcast"],
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
+		}},
+		{"its ledger entry", pubPK, entries["broadcast"], map[string]any{
+			"pk": "S:" + pubPK, "sk": "S:" + entries["broadcast"], "kind": "S:LE",
 		}},
 		{"read receipt", annPK, "m#" + bc.ID, map[string]any{
 			"pk": "S:" + annPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
-			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour),
+			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour), "ledger": "S:" + entries["receipt"],
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 		}},
+		{"its ledger entry", annPK, entries["receipt"], map[string]any{
+			"pk": "S:" + annPK, "sk": "S:" + entries["receipt"], "kind": "S:LE", "receipt": "BOOL:true", "readat": epoch(0),
+		}},
 		{"user stats", annPK, "c#*", map[string]any{
-			"pk": "S:" + annPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "read": "N:2",
+			"pk": "S:" + annPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "read": "N:2", "ver": "N:3",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 		}},
 		{"user category stats", annPK, "c#billing", map[string]any{
@@ -185,7 +216,7 @@ func TestWireFormat(t *testing.T) {
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 		}},
 		{"public stats", pubPK, "c#*", map[string]any{
-			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1",
+			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "ver": "N:1",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
 		}},
 	}
@@ -195,13 +226,13 @@ func TestWireFormat(t *testing.T) {
 			t.Errorf("%s item (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	// Nothing else was written: two partitions of messages and stats, the
-	// tenant's configs, the claim.
-	if n := len(rawQuery(t, raw, table, annPK, "")); n != 4 {
-		t.Errorf("ann's partition holds %d items, want 4", n)
+	// Nothing else was written: two partitions of messages, their ledger
+	// entries and stats, the tenant's configs, the claim.
+	if n := len(rawQuery(t, raw, table, annPK, "")); n != 6 {
+		t.Errorf("ann's partition holds %d items, want 6", n)
 	}
-	if n := len(rawQuery(t, raw, table, pubPK, "")); n != 3 {
-		t.Errorf("public partition holds %d items, want 3", n)
+	if n := len(rawQuery(t, raw, table, pubPK, "")); n != 4 {
+		t.Errorf("public partition holds %d items, want 4", n)
 	}
 
 	// And it reads back.
@@ -213,15 +244,12 @@ func TestWireFormat(t *testing.T) {
 		t.Errorf("List = %+v, want both messages, read", page.Messages)
 	}
 
-	// A removal is recorded once, by a marker in the removed record's
-	// partition, written with its counter changes.
+	// The removal of a record without a ledger entry (another program's)
+	// is recorded once, by a marker in its partition, written with its
+	// counter changes.
 	annPart := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	rm := inbox.Removal{
-		ID:        "event-1",
-		Partition: annPart,
-		Deltas:    []inbox.Counter{{Partition: annPart, Read: -1}},
-		ExpiresAt: now.Add(inbox.RemovalMarkerTTL),
-	}
+	foreign := inbox.Record{Partition: annPart, Receipt: true, Message: inbox.Message{ID: bc.ID, ReadAt: now}}
+	rm := inbox.Removal{Record: foreign, EventID: "event-1", Deltas: []inbox.Counter{{Partition: annPart, Read: -1}}, Now: now}
 	for i, want := range []bool{true, false} {
 		if applied, err := ib.Store().ApplyRemoval(ctx, rm); err != nil || applied != want {
 			t.Fatalf("ApplyRemoval #%d = %v, %v; want %v", i+1, applied, err, want)
@@ -246,10 +274,21 @@ func TestWireFormat(t *testing.T) {
 		t.Errorf("read after Recount = %d, want 2", got)
 	}
 
+	// A broadcast removed before it expired leaves a tombstone, expiring
+	// when the broadcast would have.
+	broadcast := inbox.Record{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}, Entry: entries["broadcast"], Message: bc}
+	if ok, err := ib.Store().ApplyRemoval(ctx, inbox.RemovalFor(broadcast, "event-2", now)); err != nil || !ok {
+		t.Fatalf("ApplyRemoval(broadcast) = %v, %v", ok, err)
+	}
+	wantTomb := map[string]any{"pk": "S:" + pubPK, "sk": "S:d#" + bc.ID, "kind": "S:TB", "expiredat": epoch(7 * 24 * time.Hour)}
+	if diff := cmp.Diff(wantTomb, shapeMap(getRaw(t, raw, table, pubPK, "d#"+bc.ID), true)); diff != "" {
+		t.Errorf("tombstone (-want +got):\n%s", diff)
+	}
+
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if len(cc.ops) != 5 || len(cc.missing) > 0 {
-		t.Errorf("calls per operation %v (want all 5 of Client); without ReturnConsumedCapacity TOTAL: %v", cc.ops, cc.missing)
+	if len(cc.ops) != 4 || len(cc.missing) > 0 {
+		t.Errorf("calls per operation %v (want all 4 of Client); without ReturnConsumedCapacity TOTAL: %v", cc.ops, cc.missing)
 	}
 	if cc.units <= 0 {
 		t.Errorf("consumed capacity units %v, want some", cc.units)

@@ -60,13 +60,18 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 	}, nil
 }
 
-// PutMessage writes rec and its counter changes in one transaction: a Put
-// conditional on no item at rec's key, and an Update per counter (ADD
-// published and read). A record already there is ErrExists; a receipt is
-// ErrInvalidInput.
+// PutMessage writes rec, its ledger entry and its counter changes in one
+// transaction: a Put of the item conditional on no item at rec's key, a
+// Put of the entry conditional on none at its key, and an Update per
+// counter (ADD published and read, and the version). A record already
+// there is ErrExists; a receipt is ErrInvalidInput.
 func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
+	}
+	entry, err := s.ledgerEntry(rec)
+	if err != nil {
+		return err
 	}
 	item, err := s.recordItem(rec)
 	if err != nil {
@@ -76,25 +81,32 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if err != nil {
 		return err
 	}
+	putEntry, err := s.conditionalPut(entry, s.notExists())
+	if err != nil {
+		return err
+	}
 	counters, err := s.counterUpdates(deltas)
 	if err != nil {
 		return err
 	}
-	items := append([]types.TransactWriteItem{{Put: put}}, counters...)
+	items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, counters...)
 	exists := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	return s.transact(ctx, "put message", items, []onFail{exists})
+	return s.transact(ctx, "put message", items, []onFail{exists, exists})
 }
 
-// MarkRead applies marks and deltas in one transaction. A direct mark is an
-// Update setting readat, on condition that the item has headers (it is a
-// message, not a receipt), no readat and expires after the mark's Now; it
-// asks for the old item on failure, which tells ErrAlreadyRead (it has
-// readat) from ErrNotFound. A receipt mark is a Put of the receipt on
-// condition that no item is at its key (else ErrAlreadyRead) with a
-// ConditionCheck that the broadcast exists and expires after Now (else
-// ErrNotFound). Each counter gets one Update.
+// MarkRead applies marks, their ledger entries and deltas in one
+// transaction. A direct mark is an Update setting readat and the ledger
+// attribute, on condition that the item is a message (it has headers, or
+// seed 000's flat audiences), has no readat (or readat NULL), expires after
+// the mark's Now, has the mark's expiry and category, and has the mark's
+// ledger entry or none; it asks for the old item on failure, which tells ErrAlreadyRead (it has readat) from
+// ErrNotFound. A receipt mark is a Put of the receipt on condition that no
+// item is at its key (else ErrAlreadyRead) with a ConditionCheck that the
+// broadcast exists, expires after Now and has the mark's expiry and
+// category (else ErrNotFound). Each mark puts its ledger entry; each
+// counter gets one Update.
 //
 // More than inbox.MaxMarkBatch marks, or a mark in a public partition, is
 // ErrInvalidInput. Two marks of one key are ErrAlreadyRead (the second
@@ -109,21 +121,32 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		marked   = make(map[inbox.Key]bool, len(marks))
 		checked  = make(map[inbox.Key]bool, len(marks))
 	)
+	add := func(it types.TransactWriteItem, meaning onFail) {
+		items = append(items, it)
+		meanings = append(meanings, meaning)
+	}
 	for _, mk := range marks {
 		if mk.Key.Partition.IsPublic() {
 			return fmt.Errorf("%w: mark of %s in the public partition", inbox.ErrInvalidInput, mk.Key.ID)
+		}
+		if mk.Entry == "" {
+			return fmt.Errorf("%w: mark of %s without a ledger entry", inbox.ErrInvalidInput, mk.Key.ID)
 		}
 		if marked[mk.Key] {
 			return fmt.Errorf("%w: message %s in %s marked twice", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		marked[mk.Key] = true
-		if mk.Receipt == nil {
+		entry, err := s.ledgerEntry(markEntry(mk))
+		if err != nil {
+			return err
+		}
+		if !mk.Receipt {
 			upd, err := s.markDirect(mk)
 			if err != nil {
 				return err
 			}
-			items = append(items, types.TransactWriteItem{Update: upd})
-			meanings = append(meanings, s.directMarkFailed(mk))
+			add(types.TransactWriteItem{Update: upd}, s.directMarkFailed(mk))
+			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 			continue
 		}
 		receipt, err := s.receiptItem(mk)
@@ -134,21 +157,20 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		if err != nil {
 			return err
 		}
-		items = append(items, types.TransactWriteItem{Put: put})
-		meanings = append(meanings, func(map[string]types.AttributeValue) error {
+		add(types.TransactWriteItem{Put: put}, func(map[string]types.AttributeValue) error {
 			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		})
+		add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 		public := inbox.Key{Partition: inbox.Partition{Tenant: mk.Key.Partition.Tenant, Inbox: mk.Key.Partition.Inbox, User: inbox.PublicUser}, ID: mk.Key.ID}
 		if checked[public] {
 			continue // one check per broadcast: an item may appear once
 		}
 		checked[public] = true
-		check, err := s.broadcastCheck(public, mk.Now)
+		check, err := s.broadcastCheck(public, mk)
 		if err != nil {
 			return err
 		}
-		items = append(items, types.TransactWriteItem{ConditionCheck: check})
-		meanings = append(meanings, func(map[string]types.AttributeValue) error {
+		add(types.TransactWriteItem{ConditionCheck: check}, func(map[string]types.AttributeValue) error {
 			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, public.ID, public.Partition.PK())
 		})
 	}
@@ -163,13 +185,34 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 	return s.transact(ctx, "mark read", items, meanings)
 }
 
+// isMessage is the condition that the item is a message or broadcast, in
+// either of the seeds' layouts, not a receipt.
+func isMessage() expression.ConditionBuilder {
+	return expression.Or(expression.Name(attrHeaders).AttributeExists(), expression.Name(attrAudiences).AttributeExists())
+}
+
+// unread is the condition that the item has no readat, or readat NULL.
+func unread() expression.ConditionBuilder {
+	return expression.Or(expression.Name(attrReadAt).AttributeNotExists(), expression.Name(attrReadAt).AttributeType(expression.Null))
+}
+
+// sameMessage is the condition that the item has mark mk's expiry and
+// category: the ledger entry the mark writes records them.
+func (s *Store) sameMessage(mk inbox.Mark) expression.ConditionBuilder {
+	cat := expression.Name(attrCategory).Equal(expression.Value(mk.Category))
+	if mk.Category == "" {
+		cat = expression.Or(expression.Name(attrCategory).AttributeNotExists(), cat)
+	}
+	return expression.And(expression.NameNoDotSplit(s.o.ttl).Equal(expression.Value(mk.ExpiresAt.Unix())), cat)
+}
+
 // markDirect returns the Update that marks direct message mk.Key read.
 func (s *Store) markDirect(mk inbox.Mark) (*types.Update, error) {
-	cond := expression.And(
-		expression.Name(attrHeaders).AttributeExists(),
-		expression.Name(attrReadAt).AttributeNotExists(),
-		s.expiresAfter(mk.Now))
-	upd := expression.Set(expression.Name(attrReadAt), expression.Value(mk.ReadAt.Unix()))
+	ledger := expression.Name(inbox.LedgerAttribute)
+	own := expression.Or(ledger.AttributeNotExists(), ledger.Equal(expression.Value(mk.Entry)))
+	cond := expression.And(isMessage(), unread(), s.expiresAfter(mk.Now), s.sameMessage(mk), own)
+	upd := expression.Set(expression.Name(attrReadAt), expression.Value(mk.ReadAt.Unix())).
+		Set(ledger, expression.Value(mk.Entry))
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: mark expression: %w", err)
@@ -185,9 +228,9 @@ func (s *Store) markDirect(mk inbox.Mark) (*types.Update, error) {
 	}, nil
 }
 
-// directMarkFailed tells why direct mark mk failed from the old item: gone
-// or expired is ErrNotFound, else read is ErrAlreadyRead, else (a receipt
-// has readat, so only an item that is neither message nor receipt is left)
+// directMarkFailed tells why direct mark mk failed from the old item: gone,
+// expired or another message is ErrNotFound, else read (readat a number)
+// is ErrAlreadyRead, else (a receipt, or neither message nor receipt)
 // ErrNotFound.
 func (s *Store) directMarkFailed(mk inbox.Mark) onFail {
 	return func(old map[string]types.AttributeValue) error {
@@ -195,20 +238,22 @@ func (s *Store) directMarkFailed(mk inbox.Mark) onFail {
 		if old == nil {
 			return notFound
 		}
-		if exp, err := s.expiry(old); err != nil || !mk.Now.Before(exp) {
+		if exp, err := s.expiry(old); err != nil || !mk.Now.Before(exp) || !exp.Equal(mk.ExpiresAt) {
 			return notFound
 		}
-		if _, read := old[attrReadAt]; read {
+		_, headers := old[attrHeaders]
+		_, flat := old[attrAudiences]
+		if _, read := old[attrReadAt].(*types.AttributeValueMemberN); read && (headers || flat) {
 			return fmt.Errorf("%w: message %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		return notFound
 	}
 }
 
-// broadcastCheck returns the ConditionCheck that broadcast k exists and
-// expires after now.
-func (s *Store) broadcastCheck(k inbox.Key, now time.Time) (*types.ConditionCheck, error) {
-	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(now))
+// broadcastCheck returns the ConditionCheck that broadcast k exists,
+// expires after mk.Now and has mk's expiry and category.
+func (s *Store) broadcastCheck(k inbox.Key, mk inbox.Mark) (*types.ConditionCheck, error) {
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(mk.Now), s.sameMessage(mk))
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: broadcast check: %w", err)
@@ -222,29 +267,71 @@ func (s *Store) broadcastCheck(k inbox.Key, now time.Time) (*types.ConditionChec
 	}, nil
 }
 
-// errRecorded marks an ApplyRemoval whose marker already exists.
-var errRecorded = errors.New("dynamo: removal already recorded")
+// errRecorded marks an ApplyRemoval that was applied before.
+var errRecorded = errors.New("dynamo: removal already applied")
 
-// ApplyRemoval writes a marker (sort key x#<r.ID> in r.Partition, kind RX,
-// expiring at r.ExpiresAt) on condition that none exists, and r.Deltas, in
-// one transaction. An existing marker means the removal was applied
-// before: it returns false and writes nothing.
+// ApplyRemoval accounts r in one transaction. For a record with a ledger
+// entry: a Delete of the entry on condition that it exists, r.Deltas, with
+// r.Tombstone a Put of the tombstone, with r.Delete a Delete of the record
+// on condition that it is gone or still notes that entry.
+// For a record without an entry: a Put of a marker (sort key x#<event id>
+// in the record's partition, kind RX, expiring RemovalMarkerTTL after
+// r.Now) on condition that none exists, r.Deltas and the tombstone. A
+// failed condition means the removal was applied before: it returns false
+// and writes nothing.
 func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
-	item, err := s.item(r.Partition.PK(), inbox.RemovalPrefix+r.ID, removalItem{Kind: kindRemoval}, r.ExpiresAt)
-	if err != nil {
+	rec := r.Record
+	var first types.TransactWriteItem
+	if err := inbox.ValidateEntry(rec); err != nil {
 		return false, err
 	}
-	put, err := s.conditionalPut(item, s.notExists())
-	if err != nil {
-		return false, err
+	if rec.Ledgered() {
+		del, err := s.conditionalDelete(s.key(rec.Partition.PK(), rec.Entry), expression.NameNoDotSplit(s.o.pk).AttributeExists())
+		if err != nil {
+			return false, err
+		}
+		first = types.TransactWriteItem{Delete: del}
+	} else {
+		if r.Delete {
+			return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+		}
+		item, err := s.item(rec.Partition.PK(), inbox.RemovalPrefix+r.EventID, removalItem{Kind: kindRemoval}, r.Now.Add(inbox.RemovalMarkerTTL))
+		if err != nil {
+			return false, err
+		}
+		put, err := s.conditionalPut(item, s.notExists())
+		if err != nil {
+			return false, err
+		}
+		first = types.TransactWriteItem{Put: put}
 	}
+	items := []types.TransactWriteItem{first}
 	counters, err := s.counterUpdates(r.Deltas)
 	if err != nil {
 		return false, err
 	}
-	items := append([]types.TransactWriteItem{{Put: put}}, counters...)
-	recorded := func(map[string]types.AttributeValue) error { return errRecorded }
-	err = s.transact(ctx, "apply removal", items, []onFail{recorded})
+	items = append(items, counters...)
+	if r.Tombstone {
+		t, err := s.tombstone(rec)
+		if err != nil {
+			return false, err
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
+	}
+	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
+	if r.Delete {
+		cond := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(inbox.LedgerAttribute).Equal(expression.Value(rec.Entry)))
+		del, err := s.conditionalDelete(s.messageKey(rec.Key()), cond)
+		if err != nil {
+			return false, err
+		}
+		for len(meanings) < len(items) {
+			meanings = append(meanings, nil)
+		}
+		items = append(items, types.TransactWriteItem{Delete: del})
+		meanings = append(meanings, meanings[0]) // another record stands there now
+	}
+	err = s.transact(ctx, "apply removal", items, meanings)
 	switch {
 	case errors.Is(err, errRecorded):
 		return false, nil
@@ -252,4 +339,19 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 		return false, err
 	}
 	return true, nil
+}
+
+// conditionalDelete returns a Delete of key with condition cond.
+func (s *Store) conditionalDelete(key map[string]types.AttributeValue, cond expression.ConditionBuilder) (*types.Delete, error) {
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: condition: %w", err)
+	}
+	return &types.Delete{
+		TableName:                 aws.String(s.table),
+		Key:                       key,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}, nil
 }

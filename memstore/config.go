@@ -6,21 +6,23 @@ import (
 	"github.com/stak/inbox"
 )
 
-// ClaimHostID returns the ID of the unexpired claim of c.HostSystemID in
-// c.Scope, making c the claim (and returning c.ID) if there is none.
-func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (string, error) {
+// ClaimHostID returns the unexpired claim of c.HostSystemID in c.Scope,
+// making c the claim (and returning it) if there is none.
+func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
 	if err := s.begin(ctx); err != nil {
-		return "", err
+		return inbox.HostClaim{}, err
 	}
 	defer s.mu.Unlock()
 	k := claimKey{scope: c.Scope, host: c.HostSystemID}
-	if prev, ok := s.claims[k]; ok && c.Now.Before(prev.expires) {
-		return prev.id, nil
+	if prev, ok := s.claims[k]; ok && c.Now.Before(prev.c.ExpiresAt) {
+		got := prev.c
+		got.Now = c.Now
+		return got, nil
 	}
 	seq := s.nextSeq()
-	s.claims[k] = claim{id: c.ID, seq: seq, expires: c.ExpiresAt}
+	s.claims[k] = claim{c: c, seq: seq}
 	s.expire(expiry{at: c.ExpiresAt, kind: expireClaim, seq: seq, claim: k})
-	return c.ID, nil
+	return c, nil
 }
 
 // Config returns copies of the tenant settings and inbox config of sc; a

@@ -22,3 +22,17 @@ func TestConformance(t *testing.T) {
 func TestProperty(t *testing.T) {
 	storetest.RunProperty(t, newStore, 3000)
 }
+
+// newLagStore returns a memstore whose removals wait for the suite's
+// delivery, as behind a lagging stream.
+func newLagStore(_ testing.TB, now func() time.Time) inbox.Store {
+	return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
+}
+
+func TestConformanceWithStreamLag(t *testing.T) {
+	storetest.Run(t, newLagStore)
+}
+
+func TestPropertyWithStreamLag(t *testing.T) {
+	storetest.RunProperty(t, newLagStore, 3000)
+}

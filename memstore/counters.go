@@ -1,57 +1,106 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stak/inbox"
 )
 
-// Counters returns every counter of partition p, sorted by category (the
-// total, category "", first).
-func (s *Store) Counters(ctx context.Context, p inbox.Partition) ([]inbox.Counter, error) {
+// Stats returns p's counters (sorted by category, the total first), their
+// version, the ledger entries of p expiring at or before now (sorted by
+// expiry, then ID) and the tombstones of p expiring after now (by ID).
+func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
 	if err := s.begin(ctx); err != nil {
-		return nil, err
+		return inbox.Stats{}, err
 	}
 	defer s.mu.Unlock()
-	out := make([]inbox.Counter, 0, len(s.counters[p]))
+	st := inbox.Stats{Version: s.versions[p], Counters: make([]inbox.Counter, 0, len(s.counters[p]))}
 	for _, c := range s.counters[p] {
-		out = append(out, c)
+		st.Counters = append(st.Counters, c)
 	}
-	slices.SortFunc(out, func(a, b inbox.Counter) int { return strings.Compare(a.Category, b.Category) })
-	return out, nil
+	slices.SortFunc(st.Counters, func(a, b inbox.Counter) int { return strings.Compare(a.Category, b.Category) })
+	for k, e := range s.ledger {
+		if k.p == p && !now.Before(e.Message.ExpiresAt) {
+			st.Expired = append(st.Expired, e)
+		}
+	}
+	slices.SortFunc(st.Expired, func(a, b inbox.Record) int {
+		return cmp.Or(a.Message.ExpiresAt.Compare(b.Message.ExpiresAt), strings.Compare(a.Message.ID, b.Message.ID))
+	})
+	for k, t := range s.tombstones {
+		if k.Partition == p && now.Before(t.rec.Message.ExpiresAt) {
+			st.Tombstones = append(st.Tombstones, t.rec)
+		}
+	}
+	slices.SortFunc(st.Tombstones, func(a, b inbox.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
+	return st, nil
 }
 
-// ApplyRemoval records removal r.ID and adds r.Deltas to their counters,
-// unless r.ID is already recorded and not expired: then it returns false
-// and changes nothing. Removal IDs are one namespace across partitions.
+// ApplyRemoval accounts r as the inbox.Store contract says: by the ledger
+// entry of a Ledgered record, else by a marker of r.EventID in the
+// record's partition.
 func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+	if err := inbox.ValidateEntry(r.Record); err != nil {
+		return false, err
+	}
+	if r.Delete && !r.Record.Ledgered() {
+		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", inbox.ErrInvalidInput, r.Record.Message.ID)
+	}
+	if err := validate(r.Deltas); err != nil {
+		return false, err
+	}
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
 	defer s.mu.Unlock()
-	if _, ok := s.removals[r.ID]; ok {
-		return false, nil
-	}
-	seq := s.nextSeq()
-	s.removals[r.ID] = removal{seq: seq}
-	s.expire(expiry{at: r.ExpiresAt, kind: expireRemoval, seq: seq, removal: r.ID})
-	s.addDeltas(r.Deltas)
-	return true, nil
+	return s.applyRemoval(r), nil
 }
 
-// ResetCounters replaces every counter of p with counters. A counter of
-// another partition, or two for one category, is ErrInvalidInput and
-// changes nothing.
-func (s *Store) ResetCounters(ctx context.Context, p inbox.Partition, counters []inbox.Counter) error {
-	if err := s.begin(ctx); err != nil {
-		return err
+// applyRemoval applies r if it was not applied before. s.mu must be held.
+func (s *Store) applyRemoval(r inbox.Removal) bool {
+	rec := r.Record
+	if rec.Ledgered() {
+		k := entryOf(rec)
+		if _, ok := s.ledger[k]; !ok {
+			return false
+		}
+		sr, there := s.records[rec.Key()]
+		if r.Delete && there && sr.rec.Entry != rec.Entry {
+			return false // another record stands at the key now
+		}
+		delete(s.ledger, k)
+		if r.Delete && there {
+			s.drop(rec.Key())
+		}
+	} else {
+		k := markerKey{p: rec.Partition, id: r.EventID}
+		if _, ok := s.markers[k]; ok {
+			return false
+		}
+		seq := s.nextSeq()
+		s.markers[k] = seq
+		s.expire(expiry{at: r.Now.Add(inbox.RemovalMarkerTTL), kind: expireMarker, seq: seq, marker: k})
 	}
-	defer s.mu.Unlock()
-	cs := make(map[string]inbox.Counter, len(counters))
-	for _, c := range counters {
+	s.addDeltas(r.Deltas)
+	if r.Tombstone {
+		t := inbox.Record{Partition: rec.Partition, Message: inbox.Message{ID: rec.Message.ID, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt}}
+		sr := &storedRecord{rec: t, seq: s.nextSeq()}
+		s.tombstones[rec.Key()] = sr
+		s.expire(expiry{at: t.Message.ExpiresAt, kind: expireTombstone, seq: sr.seq, key: rec.Key()})
+	}
+	return true
+}
+
+// Repair adopts r.Adopt's records that still stand as given, then, with
+// r.Reset, replaces p's counters if their version is still r.Version.
+func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) error {
+	cs := make(map[string]inbox.Counter, len(r.Counters))
+	for _, c := range r.Counters {
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
@@ -60,10 +109,38 @@ func (s *Store) ResetCounters(ctx context.Context, p inbox.Partition, counters [
 		}
 		cs[c.Category] = c
 	}
-	if len(cs) == 0 {
-		delete(s.counters, p)
+	if len(r.AdoptAs) != len(r.Adopt) {
+		return fmt.Errorf("%w: %d records to adopt, %d entries", inbox.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
+	}
+	for i, rec := range r.Adopt {
+		as := rec
+		as.Entry = r.AdoptAs[i]
+		if err := inbox.ValidateEntry(as); err != nil || rec.Partition != p || !as.Ledgered() {
+			return fmt.Errorf("%w: record %s of %s adopted in %s as %q", inbox.ErrInvalidInput, rec.Message.ID, rec.Partition.PK(), p.PK(), r.AdoptAs[i])
+		}
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for i, rec := range r.Adopt {
+		sr, ok := s.records[rec.Key()]
+		if !ok || sr.rec.Message.IsRead() != rec.Message.IsRead() || sr.rec.Entry != rec.Entry {
+			continue
+		}
+		sr.rec.Entry = r.AdoptAs[i]
+		s.ledger[entryOf(sr.rec)] = entry(sr.rec)
+	}
+	if !r.Reset {
 		return nil
 	}
+	if s.versions[p] != r.Version {
+		return fmt.Errorf("%w: counters of %s changed since version %d", inbox.ErrConflict, p.PK(), r.Version)
+	}
+	if _, ok := cs[""]; !ok {
+		cs[""] = inbox.Counter{Partition: p} // the total always stays, at zero
+	}
 	s.counters[p] = cs
+	s.versions[p]++
 	return nil
 }

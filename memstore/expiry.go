@@ -13,19 +13,20 @@ type expiryKind uint8
 const (
 	expireRecord expiryKind = iota
 	expireClaim
-	expireRemoval
+	expireMarker
+	expireTombstone
 )
 
 // expiry schedules the removal of one stored entry at its ExpiresAt. Entries
 // are never updated in place: one whose seq no longer matches the stored
 // entry (deleted, or replaced by a later write) is skipped when due.
 type expiry struct {
-	at      time.Time
-	kind    expiryKind
-	seq     uint64
-	record  inbox.Key
-	claim   claimKey
-	removal string
+	at     time.Time
+	kind   expiryKind
+	seq    uint64
+	key    inbox.Key // a record's or a tombstone's
+	claim  claimKey
+	marker markerKey
 }
 
 // expiryHeap is a min-heap of expiries by time, for container/heap.
@@ -51,26 +52,33 @@ func (h *expiryHeap) Pop() any {
 	return e
 }
 
-// sweep removes every entry that expires at or before now, accounting
-// removed records, and returns how many records it removed. It costs one
-// comparison when nothing is due. s.mu must be held.
+// sweep removes every entry that expires at or before now, as DynamoDB's
+// TTL does: a record is deleted and its removal accounted (or held, with
+// WithStreamLag); claims, markers and tombstones are dropped. Ledger
+// entries never expire. It returns how many records it removed and costs
+// one comparison when nothing is due. s.mu must be held.
 func (s *Store) sweep(now time.Time) int {
 	n := 0
 	for len(s.expiries) > 0 && !now.Before(s.expiries[0].at) {
 		e := heap.Pop(&s.expiries).(expiry)
 		switch e.kind {
 		case expireRecord:
-			if sr, ok := s.records[e.record]; ok && sr.seq == e.seq {
-				s.remove(e.record)
+			if sr, ok := s.records[e.key]; ok && sr.seq == e.seq {
+				s.drop(e.key)
+				s.removed(sr.rec)
 				n++
 			}
 		case expireClaim:
 			if c, ok := s.claims[e.claim]; ok && c.seq == e.seq {
 				delete(s.claims, e.claim)
 			}
-		case expireRemoval:
-			if r, ok := s.removals[e.removal]; ok && r.seq == e.seq {
-				delete(s.removals, e.removal)
+		case expireMarker:
+			if seq, ok := s.markers[e.marker]; ok && seq == e.seq {
+				delete(s.markers, e.marker)
+			}
+		case expireTombstone:
+			if t, ok := s.tombstones[e.key]; ok && t.seq == e.seq {
+				delete(s.tombstones, e.key)
 			}
 		}
 	}

@@ -12,9 +12,10 @@ import (
 // maxGetKeys is the most keys of one GetRecords, as DynamoDB's BatchGetItem.
 const maxGetKeys = 100
 
-// PutMessage creates rec and adds deltas to their counters, all or nothing.
-// A receipt is ErrInvalidInput; a record already at rec's key is ErrExists
-// and changes nothing, so a retry never applies twice.
+// PutMessage creates rec and its ledger entry and adds deltas to their
+// counters, all or nothing. A receipt is ErrInvalidInput; a record already
+// at rec's key is ErrExists and changes nothing, so a retry never applies
+// twice.
 func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -23,8 +24,20 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
 	}
+	if err := validate(deltas); err != nil {
+		return err
+	}
+	if !rec.Ledgered() {
+		return fmt.Errorf("%w: message %s without a ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+	}
+	if err := inbox.ValidateEntry(rec); err != nil {
+		return err
+	}
 	if _, ok := s.records[rec.Key()]; ok {
 		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
+	}
+	if _, ok := s.ledger[entryOf(rec)]; ok {
+		return fmt.Errorf("%w: ledger entry of message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	s.insert(copyRecord(rec))
 	s.addDeltas(deltas)
@@ -32,10 +45,14 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 }
 
 // GetRecords returns copies of the records at keys (each once), leaving out
-// missing keys. More than 100 keys is ErrInvalidInput.
+// missing keys. More than 100 distinct keys is ErrInvalidInput.
 func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
-	if len(keys) > maxGetKeys {
-		return nil, fmt.Errorf("%w: %d keys, at most %d", inbox.ErrInvalidInput, len(keys), maxGetKeys)
+	distinct := make(map[inbox.Key]bool, len(keys))
+	for _, k := range keys {
+		distinct[k] = true
+	}
+	if len(distinct) > maxGetKeys {
+		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", inbox.ErrInvalidInput, len(distinct), maxGetKeys)
 	}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -99,10 +116,11 @@ func matches(rec inbox.Record, q inbox.Query) bool {
 	return true
 }
 
-// MarkRead checks every mark's condition, then applies all marks and adds
-// deltas, or returns the first failure (ErrAlreadyRead or ErrNotFound) and
-// changes nothing. Marks see the marks before them in the batch. More than
-// inbox.MaxMarkBatch marks is ErrInvalidInput.
+// MarkRead checks every mark's condition, then applies all marks, writes
+// their ledger entries and adds deltas, or returns the first failure
+// (ErrAlreadyRead or ErrNotFound) and changes nothing. Marks see the marks
+// before them in the batch. More than inbox.MaxMarkBatch marks, or a mark
+// in a public partition, is ErrInvalidInput.
 func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
 	if len(marks) > inbox.MaxMarkBatch {
 		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
@@ -124,15 +142,22 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		return sr.rec, true
 	}
 	for _, mk := range marks {
+		if mk.Key.Partition.IsPublic() {
+			return fmt.Errorf("%w: mark of %s in the public partition", inbox.ErrInvalidInput, mk.Key.ID)
+		}
+		if err := inbox.ValidateEntry(markEntry(mk)); err != nil || mk.Entry == "" {
+			return fmt.Errorf("%w: mark of %s with ledger entry %q", inbox.ErrInvalidInput, mk.Key.ID, mk.Entry)
+		}
 		rec, exists := get(mk.Key)
-		if mk.Receipt == nil {
+		if !mk.Receipt {
 			switch {
-			case !exists, !mk.Now.Before(rec.Message.ExpiresAt):
+			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk) || rec.Ledgered() && rec.Entry != mk.Entry:
 				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
 			case rec.Message.IsRead():
 				return fmt.Errorf("%w: message %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 			}
 			rec.Message.ReadAt = mk.ReadAt
+			rec.Entry = mk.Entry
 			staged[mk.Key] = rec
 			continue
 		}
@@ -140,45 +165,58 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		public := inbox.Key{Partition: inbox.Partition{Tenant: mk.Key.Partition.Tenant, Inbox: mk.Key.Partition.Inbox, User: inbox.PublicUser}, ID: mk.Key.ID}
-		if b, ok := get(public); !ok || !mk.Now.Before(b.Message.ExpiresAt) {
+		if b, ok := get(public); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
 			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, public.ID, public.Partition.PK())
 		}
-		staged[mk.Key] = inbox.Record{Partition: mk.Key.Partition, Receipt: true, Message: inbox.Message{
+		staged[mk.Key] = inbox.Record{Partition: mk.Key.Partition, Receipt: true, Entry: mk.Entry, Message: inbox.Message{
 			ID:        mk.Key.ID,
-			Category:  mk.Receipt.Category,
+			Category:  mk.Category,
 			ReadAt:    mk.ReadAt,
-			ExpiresAt: mk.Receipt.ExpiresAt,
+			ExpiresAt: mk.ExpiresAt,
 		}}
+	}
+	if err := validate(deltas); err != nil {
+		return err
 	}
 	for k, rec := range staged {
 		if sr, ok := s.records[k]; ok {
 			sr.rec.Message.ReadAt = rec.Message.ReadAt // expiry unchanged
-			continue
+			sr.rec.Entry = rec.Entry
+		} else {
+			s.insert(rec)
 		}
-		s.insert(rec)
+		s.ledger[entryOf(rec)] = entry(rec)
 	}
 	s.addDeltas(deltas)
 	return nil
 }
 
+// sameMessage reports whether mk was made for rec: same category and
+// expiry (its ledger entry records them).
+func sameMessage(rec inbox.Record, mk inbox.Mark) bool {
+	return rec.Message.Category == mk.Category && rec.Message.ExpiresAt.Equal(mk.ExpiresAt)
+}
+
 // Delete removes the record at k, as a DynamoDB DeleteItem would, and
-// accounts its removal with inbox.RemovalDeltas, as the stream handler
-// would. It reports whether a record was there. Use it to test what a
-// manual delete does to counts.
+// accounts its removal as the stream handler would (at once, or when
+// delivered with WithStreamLag). It reports whether a record was there.
+// Use it to test what a manual delete does to counts.
 func (s *Store) Delete(ctx context.Context, k inbox.Key) (bool, error) {
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
 	defer s.mu.Unlock()
-	if _, ok := s.records[k]; !ok {
+	sr, ok := s.records[k]
+	if !ok {
 		return false, nil
 	}
-	s.remove(k)
+	s.drop(k)
+	s.removed(sr.rec)
 	return true, nil
 }
 
 // insert stores rec (which must be a copy no caller holds and whose key is
-// free) and schedules its expiry. s.mu must be held.
+// free) with its ledger entry, and schedules its expiry. s.mu must be held.
 func (s *Store) insert(rec inbox.Record) {
 	k := rec.Key()
 	sr := &storedRecord{rec: rec, seq: s.nextSeq()}
@@ -186,13 +224,13 @@ func (s *Store) insert(rec inbox.Record) {
 	ids := s.ids[k.Partition]
 	i, _ := slices.BinarySearch(ids, k.ID)
 	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
-	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, record: k})
+	s.ledger[entryOf(rec)] = entry(rec)
+	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 }
 
-// remove deletes the record at k, which must exist, and applies its
-// removal's counter changes. s.mu must be held.
-func (s *Store) remove(k inbox.Key) {
-	rec := s.records[k].rec
+// drop deletes the record at k, which must exist, leaving its ledger entry
+// and counters alone. s.mu must be held.
+func (s *Store) drop(k inbox.Key) {
 	delete(s.records, k)
 	ids := s.ids[k.Partition]
 	if i, ok := slices.BinarySearch(ids, k.ID); ok {
@@ -203,5 +241,44 @@ func (s *Store) remove(k inbox.Key) {
 	} else {
 		s.ids[k.Partition] = ids
 	}
-	s.addDeltas(inbox.RemovalDeltas(rec))
+}
+
+// entryOf returns the key of rec's ledger entry.
+func entryOf(rec inbox.Record) entryKey {
+	return entryKey{p: rec.Partition, entry: rec.Entry}
+}
+
+// entry returns rec's ledger entry: what it adds to the counters.
+func entry(rec inbox.Record) inbox.Record {
+	return inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, Message: inbox.Message{
+		ID:        rec.Message.ID,
+		Category:  rec.Message.Category,
+		ReadAt:    rec.Message.ReadAt,
+		ExpiresAt: rec.Message.ExpiresAt,
+	}}
+}
+
+// validate checks that no counter is named twice in deltas: a DynamoDB
+// transaction cannot touch one item twice.
+func validate(deltas []inbox.Counter) error {
+	type key struct {
+		p   inbox.Partition
+		cat string
+	}
+	seen := make(map[key]bool, len(deltas))
+	for _, d := range deltas {
+		k := key{d.Partition, d.Category}
+		if seen[k] {
+			return fmt.Errorf("%w: counter %q of %s changed twice", inbox.ErrInvalidInput, d.Category, d.Partition.PK())
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// markEntry returns the record whose ledger entry mark mk writes.
+func markEntry(mk inbox.Mark) inbox.Record {
+	return inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
+		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
+	}}
 }

@@ -3,6 +3,7 @@ package memstore
 import (
 	"container/heap"
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,16 +15,23 @@ import (
 type Store struct {
 	mu    sync.Mutex
 	clock func() time.Time
+	lag   bool   // removals wait for Deliver, as behind a lagging stream
 	seq   uint64 // last sequence number given to a stored entry
 
-	records  map[inbox.Key]*storedRecord
-	ids      map[inbox.Partition][]string // each partition's record IDs, ascending
-	counters map[inbox.Partition]map[string]inbox.Counter
-	claims   map[claimKey]claim
-	removals map[string]removal
-	tenants  map[string]inbox.TenantSettings
-	inboxes  map[inbox.Scope]inbox.InboxConfig
-	expiries expiryHeap
+	records    map[inbox.Key]*storedRecord
+	ids        map[inbox.Partition][]string // each partition's record IDs, ascending
+	ledger     map[entryKey]inbox.Record
+	tombstones map[inbox.Key]*storedRecord
+	counters   map[inbox.Partition]map[string]inbox.Counter
+	versions   map[inbox.Partition]int64
+	claims     map[claimKey]claim
+	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
+	tenants    map[string]inbox.TenantSettings
+	inboxes    map[inbox.Scope]inbox.InboxConfig
+	expiries   expiryHeap
+
+	pending   []event // removals not yet delivered (lag mode)
+	delivered []event // removals delivered, kept for Redeliver
 }
 
 var _ inbox.Store = (*Store)(nil)
@@ -35,22 +43,36 @@ type storedRecord struct {
 	seq uint64
 }
 
+// entryKey identifies a ledger entry: its partition and Entry.
+type entryKey struct {
+	p     inbox.Partition
+	entry string
+}
+
 // claimKey identifies a host-system-ID claim.
 type claimKey struct {
 	scope inbox.Scope
 	host  string
 }
 
-// claim is a host-system-ID claim: the message ID it holds.
+// claim is a host-system-ID claim.
 type claim struct {
-	id      string
-	seq     uint64
-	expires time.Time
+	c   inbox.HostClaim
+	seq uint64
 }
 
-// removal is the marker of an applied removal.
-type removal struct {
-	seq uint64
+// markerKey identifies the marker of an applied removal of an unledgered
+// record: its partition and event ID.
+type markerKey struct {
+	p  inbox.Partition
+	id string
+}
+
+// event is a removal as the table's stream would carry it: the removed
+// record as it last stood, under an event ID.
+type event struct {
+	id  string
+	rec inbox.Record
 }
 
 // Option configures a Store.
@@ -67,17 +89,27 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithStreamLag makes the Store hold every removal (an expiry or a Delete)
+// until Deliver is called, as a table's stream does when the function that
+// accounts it lags behind: the record is gone at once, its counters fall
+// when the removal is delivered. Counts stay exact either way; this shows
+// the raw counters and lets a test deliver removals late or twice.
+func WithStreamLag() Option { return func(s *Store) { s.lag = true } }
+
 // New returns an empty Store.
 func New(opts ...Option) *Store {
 	s := &Store{
-		clock:    time.Now,
-		records:  map[inbox.Key]*storedRecord{},
-		ids:      map[inbox.Partition][]string{},
-		counters: map[inbox.Partition]map[string]inbox.Counter{},
-		claims:   map[claimKey]claim{},
-		removals: map[string]removal{},
-		tenants:  map[string]inbox.TenantSettings{},
-		inboxes:  map[inbox.Scope]inbox.InboxConfig{},
+		clock:      time.Now,
+		records:    map[inbox.Key]*storedRecord{},
+		ids:        map[inbox.Partition][]string{},
+		ledger:     map[entryKey]inbox.Record{},
+		tombstones: map[inbox.Key]*storedRecord{},
+		counters:   map[inbox.Partition]map[string]inbox.Counter{},
+		versions:   map[inbox.Partition]int64{},
+		claims:     map[claimKey]claim{},
+		markers:    map[markerKey]uint64{},
+		tenants:    map[string]inbox.TenantSettings{},
+		inboxes:    map[inbox.Scope]inbox.InboxConfig{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -96,14 +128,70 @@ func (s *Store) begin(ctx context.Context) error {
 	return nil
 }
 
-// Sweep removes every record that has expired by the clock's time now,
-// applying inbox.RemovalDeltas to the counters for each, and drops expired
-// host-system-ID claims and removal markers. It returns how many records it
-// removed. Every other method sweeps first too, so tests need not call it.
+// Sweep removes every record that has expired by the clock's time now, as
+// DynamoDB's TTL does, and accounts each removal (or holds it, with
+// WithStreamLag); it drops expired host-system-ID claims, tombstones and
+// removal markers. It returns how many records it removed. Every other
+// method sweeps first too, so tests need not call it.
 func (s *Store) Sweep() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sweep(s.clock())
+}
+
+// Deliver accounts every removal the Store holds (see WithStreamLag), in
+// the order they happened, and returns how many it applied. Without
+// WithStreamLag there are none.
+func (s *Store) Deliver(ctx context.Context) (int, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	evs := s.pending
+	s.pending = nil
+	s.delivered = append(s.delivered, evs...)
+	return s.apply(evs), nil
+}
+
+// Redeliver accounts again every removal delivered so far, as a stream
+// delivers a record more than once, and returns how many it applied: none,
+// if accounting is exactly once.
+func (s *Store) Redeliver(ctx context.Context) (int, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	return s.apply(s.delivered), nil
+}
+
+// Pending reports how many removals wait for Deliver.
+func (s *Store) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
+// apply accounts evs as the stream handler does. s.mu must be held.
+func (s *Store) apply(evs []event) int {
+	n := 0
+	now := s.clock().UTC().Truncate(time.Second)
+	for _, ev := range evs {
+		if s.applyRemoval(inbox.RemovalFor(ev.rec, ev.id, now)) {
+			n++
+		}
+	}
+	return n
+}
+
+// removed records that the record at k is gone (deleted or expired): the
+// removal is accounted now, or held for Deliver. s.mu must be held.
+func (s *Store) removed(rec inbox.Record) {
+	ev := event{id: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), rec: rec}
+	if s.lag {
+		s.pending = append(s.pending, ev)
+		return
+	}
+	s.apply([]event{ev})
 }
 
 // nextSeq returns a new sequence number.
@@ -112,7 +200,8 @@ func (s *Store) nextSeq() uint64 {
 	return s.seq
 }
 
-// addDeltas adds each change to its counter, creating it at zero.
+// addDeltas adds each change to its counter, creating it at zero, and moves
+// the partitions' versions. s.mu must be held.
 func (s *Store) addDeltas(deltas []inbox.Counter) {
 	for _, d := range deltas {
 		cs := s.counters[d.Partition]
@@ -127,6 +216,7 @@ func (s *Store) addDeltas(deltas []inbox.Counter) {
 		c.Published += d.Published
 		c.Read += d.Read
 		cs[d.Category] = c
+		s.versions[d.Partition]++
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"github.com/stak/inbox"
 )
 
-// testMarkReadDirect: a mark without Receipt sets the message's ReadAt and
-// adds the deltas, changing nothing else.
+// testMarkReadDirect: a direct mark sets the message's ReadAt, writes its
+// ledger entry and adds the deltas, changing nothing else.
 func testMarkReadDirect(e *env) {
 	annP := e.part("ann")
 	d := e.message(annP, "billing", time.Hour)
@@ -17,8 +17,7 @@ func testMarkReadDirect(e *env) {
 	e.put(other)
 	e.clock.Advance(10 * time.Minute)
 	readAt := e.clock.Now().Add(-time.Minute) // ReadAt is the mark's, not the store's time
-	mk := inbox.Mark{Key: d.Key(), ReadAt: readAt, Now: e.clock.Now()}
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(annP, "billing", 0, 1)); err != nil {
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(d, readAt, e.clock.Now())}, delta(annP, "billing", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead: %v", err)
 	}
 	d.Message.ReadAt = readAt
@@ -27,8 +26,9 @@ func testMarkReadDirect(e *env) {
 	e.wantRecords("records of a read-only query", []inbox.Record{other}, e.query(inbox.Query{Partition: annP, Limit: 10, UnreadOnly: true}, []inbox.Record{other, d}).Records)
 }
 
-// testMarkReadReceipt: a mark with Receipt creates the receipt record, with
-// only ID, category, ReadAt and expiry, and leaves the broadcast as it was.
+// testMarkReadReceipt: a receipt mark creates the receipt record, with only
+// ID, category, ReadAt and expiry, and its ledger entry, and leaves the
+// broadcast as it was.
 func testMarkReadReceipt(e *env) {
 	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
 	b := e.message(pubP, "news", 3*time.Hour)
@@ -61,7 +61,7 @@ func testMarkReadAlreadyRead(e *env) {
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
 
-	err := e.store.MarkRead(e.ctx, []inbox.Mark{{Key: d.Key(), ReadAt: now, Now: now}}, delta(annP, "billing", 0, 1))
+	err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(d, now, now)}, delta(annP, "billing", 0, 1))
 	if !errors.Is(err, inbox.ErrAlreadyRead) {
 		e.t.Errorf("MarkRead of a read message: got %v, want ErrAlreadyRead", err)
 	}
@@ -90,19 +90,32 @@ func testMarkReadNotFound(e *env) {
 	missingDirect := e.message(annP, "billing", time.Hour)
 	missingBroadcast := e.message(pubP, "news", time.Hour)
 
+	// A mark names the category and expiry of the message it was made for
+	// (its ledger entry records them): another message's are not found.
+	otherCategory, otherExpiry := directMark(d, now, now), directMark(d, now, now)
+	otherCategory.Category, otherExpiry.ExpiresAt = "news", expiry.Add(time.Second)
+	otherExpiry.Entry = inbox.LedgerSK(otherExpiry.ExpiresAt, d.Message.ID, "other")
+	bOtherCategory, bOtherExpiry := receiptMark(annP, b, now, now), receiptMark(annP, b, now, now)
+	bOtherCategory.Category, bOtherExpiry.ExpiresAt = "", expiry.Add(-time.Second)
+	bOtherExpiry.Entry = inbox.LedgerSK(bOtherExpiry.ExpiresAt, b.Message.ID, "other")
 	cases := []struct {
 		name string
 		mark inbox.Mark
 	}{
-		{"missing message", inbox.Mark{Key: missingDirect.Key(), ReadAt: now, Now: now}},
-		{"message of another user", inbox.Mark{Key: inbox.Key{Partition: e.part("bob"), ID: d.Message.ID}, ReadAt: now, Now: now}},
-		{"message expiring at Now", inbox.Mark{Key: d.Key(), ReadAt: now, Now: expiry}},
-		{"message expired before Now", inbox.Mark{Key: d.Key(), ReadAt: now, Now: expiry.Add(time.Hour)}},
+		{"missing message", directMark(missingDirect, now, now)},
+		{"message of another user", directMark(inbox.Record{Partition: e.part("bob"), Message: d.Message, Entry: d.Entry}, now, now)},
+		{"message expiring at Now", directMark(d, now, expiry)},
+		{"message expired before Now", directMark(d, now, expiry.Add(time.Hour))},
+		{"message of another category", otherCategory},
+		{"message of another expiry", otherExpiry},
 		{"missing broadcast", receiptMark(annP, missingBroadcast, now, now)},
 		{"broadcast expiring at Now", receiptMark(annP, b, now, expiry)},
 		{"broadcast expired before Now", receiptMark(annP, b, now, expiry.Add(time.Hour))},
+		{"broadcast of another category", bOtherCategory},
+		{"broadcast of another expiry", bOtherExpiry},
 		{"broadcast of another inbox", receiptMark(annP, otherInbox, now, now)},
 		{"direct message marked as a receipt", receiptMark(e.part("bob"), d, now, now)},
+		{"broadcast marked as a direct message", directMark(inbox.Record{Partition: annP, Message: b.Message, Entry: b.Entry}, now, now)},
 	}
 	for _, c := range cases {
 		err := e.store.MarkRead(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
@@ -134,18 +147,18 @@ func testMarkReadBatch(e *env) {
 	now := e.clock.Now()
 
 	good := []inbox.Mark{
-		{Key: d1.Key(), ReadAt: now, Now: now},
+		directMark(d1, now, now),
 		receiptMark(annP, b1, now, now),
-		{Key: d2.Key(), ReadAt: now, Now: now},
+		directMark(d2, now, now),
 	}
 	goodDeltas := []inbox.Counter{counter(annP, "", 0, 3), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 1)}
 	bad := []struct {
 		name string
 		mark inbox.Mark
 	}{
-		{"read message", inbox.Mark{Key: read.Key(), ReadAt: now, Now: now}},
+		{"read message", directMark(read, now, now)},
 		{"existing receipt", receiptMark(annP, readB, now, now)},
-		{"missing message", inbox.Mark{Key: inbox.Key{Partition: annP, ID: e.newID()}, ReadAt: now, Now: now}},
+		{"missing message", directMark(e.message(annP, "", time.Hour), now, now)},
 		{"expired broadcast", receiptMark(annP, b1, now, b1.Message.ExpiresAt)},
 	}
 	before := e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID})

@@ -1,22 +1,31 @@
 package storetest
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox"
 )
 
-// testCounters: Counters returns every stats record of one partition, and
-// only those.
-func testCounters(e *env) {
+// testStats: Stats returns every stats record of one partition, and only
+// those, with a version that moves with every change.
+func testStats(e *env) {
 	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
 	e.wantCounters(annP)
+	v0 := e.stats(annP, e.clock.Now()).Version
 	for _, cat := range []string{"billing", "news", "", "billing", "ünï-cødé 🙂"} {
 		e.put(e.message(annP, cat, time.Hour))
 	}
+	v1 := e.stats(annP, e.clock.Now()).Version
+	if v1 == v0 {
+		e.t.Errorf("Stats(ann).Version stayed %d through five writes", v0)
+	}
 	e.put(e.message(bobP, "billing", time.Hour))
 	e.put(e.message(pubP, "news", time.Hour))
+	if v := e.stats(annP, e.clock.Now()).Version; v != v1 {
+		e.t.Errorf("Stats(ann).Version moved from %d to %d with writes to other partitions", v1, v)
+	}
 	e.wantCounters(annP, counter(annP, "", 5, 0), counter(annP, "billing", 2, 0), counter(annP, "news", 1, 0), counter(annP, "ünï-cødé 🙂", 1, 0))
 	e.wantCounters(bobP, counter(bobP, "", 1, 0), counter(bobP, "billing", 1, 0))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
@@ -24,44 +33,138 @@ func testCounters(e *env) {
 	e.wantCounters(other)
 }
 
-// testApplyRemoval: ApplyRemoval adds the deltas once per removal ID; a
-// repeat returns false and changes nothing.
+// testStatsExpired: Stats returns the ledger entries of the records that
+// expire at or before the time given, whether or not the records still
+// exist, and only those of its partition.
+func testStatsExpired(e *env) {
+	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
+	t0 := e.clock.Now()
+	d1 := e.message(annP, "billing", time.Hour)
+	d2 := e.message(annP, "", 2*time.Hour)
+	d3 := e.message(annP, "news", 3*time.Hour)
+	b1 := e.message(pubP, "news", time.Hour)
+	b2 := e.message(pubP, "", 3*time.Hour)
+	for _, r := range []inbox.Record{d1, d2, d3, b1, b2, e.message(bobP, "", time.Hour)} {
+		e.put(r)
+	}
+	d2 = e.markDirect(d2)
+	r1 := e.markReceipt(annP, b1)
+	entry := func(r inbox.Record) inbox.Record {
+		return inbox.Record{Partition: r.Partition, Receipt: r.Receipt, Entry: r.Entry, Message: inbox.Message{
+			ID: r.Message.ID, Category: r.Message.Category, ReadAt: r.Message.ReadAt, ExpiresAt: r.Message.ExpiresAt}}
+	}
+	want := func(p inbox.Partition, at time.Time, recs ...inbox.Record) {
+		e.t.Helper()
+		var w []inbox.Record
+		for _, r := range recs {
+			w = append(w, entry(r))
+		}
+		got := e.stats(p, at).Expired
+		sortRecords(w)
+		sortRecords(got)
+		e.wantRecords("Stats("+p.User+", "+at.Sub(t0).String()+").Expired", w, got)
+	}
+	want(annP, t0)
+	want(annP, t0.Add(time.Hour-time.Second))
+	want(annP, t0.Add(time.Hour), d1, r1)
+	want(annP, t0.Add(2*time.Hour+time.Second), d1, d2, r1)
+	want(annP, farFuture, d1, d2, d3, r1)
+	want(pubP, t0.Add(time.Hour), b1)
+	want(pubP, farFuture, b1, b2)
+	// Whether the store deletes expired records at once or late, the
+	// entries stay until their removal is accounted.
+	if h, ok := e.harness(); ok {
+		e.clock.Advance(90 * time.Minute)
+		e.remove(h, d1.Key())
+		e.remove(h, r1.Key())
+		if h.Pending() > 0 {
+			want(annP, e.clock.Now(), d1, r1)
+		}
+		e.deliver(h)
+		want(annP, e.clock.Now())
+		want(annP, farFuture, d2, d3)
+	}
+}
+
+// testApplyRemoval: ApplyRemoval of a ledgered record deletes its entry
+// and adds the deltas once; a repeat, or a removal of a record whose entry
+// is gone, returns false and changes nothing. With Delete it deletes the
+// record too; with Tombstone it leaves a tombstone that Stats returns
+// until the broadcast's expiry.
 func testApplyRemoval(e *env) {
 	annP, pubP := e.part("ann"), e.pub()
+	now := e.clock.Now()
+	var direct []inbox.Record
 	for _, cat := range []string{"billing", "billing", ""} {
 		d := e.message(annP, cat, time.Hour)
 		e.put(d)
-		e.markDirect(d)
+		direct = append(direct, e.markDirect(d))
 	}
-	e.put(e.message(pubP, "news", time.Hour))
-	e.put(e.message(pubP, "news", time.Hour))
-	exp := e.clock.Now().Add(inbox.RemovalMarkerTTL)
-	r := inbox.Removal{ID: "9f7c1e0a4b2d4e6f8a0b1c2d3e4f5a6b", Partition: annP, Deltas: delta(annP, "billing", -1, -1), ExpiresAt: exp}
+	b1, b2 := e.message(pubP, "news", 2*time.Hour), e.message(pubP, "news", time.Hour)
+	e.put(b1)
+	e.put(b2)
 	apply := func(r inbox.Removal, want bool) {
 		e.t.Helper()
 		got, err := e.store.ApplyRemoval(e.ctx, r)
 		if err != nil || got != want {
-			e.t.Errorf("ApplyRemoval(%s): got %v, %v; want %v, nil", r.ID, got, err, want)
+			e.t.Errorf("ApplyRemoval(%s, ledgered %v, event %q): got %v, %v; want %v, nil", r.Record.Message.ID, r.Record.Ledgered(), r.EventID, got, err, want)
 		}
 	}
-	apply(r, true)
+	d := direct[0]
+	apply(inbox.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, true)
 	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
-	apply(r, false)
-	apply(r, false)
+	apply(inbox.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, false)
+	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
+	e.wantRecords("a record ApplyRemoval accounted without Delete", []inbox.Record{d}, e.get(d.Key()))
+
+	// An entry is found by its name: another record at the same key has
+	// another entry.
+	moved := direct[1]
+	moved.Entry = inbox.LedgerSK(moved.Message.ExpiresAt, moved.Message.ID, "other")
+	apply(inbox.Removal{Record: moved, Deltas: delta(annP, "billing", -1, -1), Delete: true, Now: now}, false)
+	e.wantRecords("the record at the key of a removal of another entry", []inbox.Record{direct[1]}, e.get(moved.Key()))
 	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
 
-	// Another removal ID applies; one touching a new counter creates it at
-	// zero first.
-	apply(inbox.Removal{ID: "shardId-000001:49590338271490256608559692538361571095921575989136588898", Partition: annP, Deltas: []inbox.Counter{counter(annP, "", 0, -1), counter(annP, "gone", -1, 0)}, ExpiresAt: exp}, true)
-	e.wantCounters(annP, counter(annP, "", 2, 1), counter(annP, "billing", 1, 1), counter(annP, "gone", -1, 0))
-	apply(inbox.Removal{ID: "pub-1", Partition: pubP, Deltas: delta(pubP, "news", -1, 0), ExpiresAt: exp}, true)
-	apply(inbox.Removal{ID: "pub-1", Partition: pubP, Deltas: delta(pubP, "news", -1, 0), ExpiresAt: exp}, false)
+	// Delete removes the record with its entry.
+	apply(inbox.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, true)
+	e.wantRecords("a record ApplyRemoval deleted", nil, e.get(direct[2].Key()))
+	apply(inbox.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, false)
+	e.wantCounters(annP, counter(annP, "", 1, 1), counter(annP, "billing", 1, 1))
+	if got := len(e.ledger(annP)); got != 1 {
+		e.t.Errorf("ann's ledger has %d entries after two removals of three, want 1", got)
+	}
+
+	// A broadcast removed before it expired leaves a tombstone.
+	apply(inbox.Removal{Record: b1, Deltas: delta(pubP, "news", -1, 0), Tombstone: true, Now: now}, true)
+	tomb := inbox.Record{Partition: pubP, Message: inbox.Message{ID: b1.Message.ID, Category: "news", ExpiresAt: b1.Message.ExpiresAt}}
+	e.wantRecords("tombstones", []inbox.Record{tomb}, e.stats(pubP, now).Tombstones)
+	e.wantRecords("tombstones at the broadcast's expiry", nil, e.stats(pubP, b1.Message.ExpiresAt).Tombstones)
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
+
+	// A record without a ledger entry (another program's) is accounted
+	// once per event ID in its partition.
+	foreign := e.message(annP, "other", time.Hour)
+	foreign.Entry = ""
+	foreign.Message.ReadAt = now
+	byEvent := func(id string, want bool) {
+		e.t.Helper()
+		apply(inbox.Removal{Record: foreign, EventID: id, Deltas: delta(annP, "other", -1, -1), Now: now}, want)
+	}
+	byEvent("shardId-000001:49590338271490256608559692538361571095921575989136588898", true)
+	byEvent("shardId-000001:49590338271490256608559692538361571095921575989136588898", false)
+	byEvent("9f7c1e0a4b2d4e6f8a0b1c2d3e4f5a6b", true)
+	e.wantCounters(annP, counter(annP, "", -1, -1), counter(annP, "billing", 1, 1), counter(annP, "other", -2, -2))
+	bobForeign := foreign
+	bobForeign.Partition = e.part("bob")
+	apply(inbox.Removal{Record: bobForeign, EventID: "9f7c1e0a4b2d4e6f8a0b1c2d3e4f5a6b", Deltas: delta(bobForeign.Partition, "", -1, 0), Now: now}, true)
+	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: foreign, EventID: "x", Delete: true, Now: now}); !errors.Is(err, inbox.ErrInvalidInput) {
+		e.t.Errorf("ApplyRemoval with Delete of a record without an entry: %v, want ErrInvalidInput", err)
+	}
 }
 
-// testResetCounters: ResetCounters replaces a partition's stats records with
-// those listed and deletes the others, leaving other partitions alone.
-func testResetCounters(e *env) {
+// testRepair: Repair adopts records that still stand as given, and
+// replaces the counters only if their version is still the one read.
+func testRepair(e *env) {
 	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
 	for _, p := range []inbox.Partition{annP, bobP} {
 		for _, cat := range []string{"a", "b", "c"} {
@@ -69,53 +172,120 @@ func testResetCounters(e *env) {
 		}
 	}
 	e.put(e.message(pubP, "a", time.Hour))
-	if err := e.store.ResetCounters(e.ctx, annP, []inbox.Counter{counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0)}); err != nil {
-		e.t.Fatalf("ResetCounters: %v", err)
+	d := e.message(annP, "a", time.Hour)
+	e.put(d)
+	now := e.clock.Now()
+
+	// Adoption writes the entry of a record that has lost it; a record
+	// that is gone or whose read state changed is skipped.
+	if ok, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: d, Now: now}); !ok || err != nil {
+		e.t.Fatalf("ApplyRemoval to drop an entry: %v, %v", ok, err)
 	}
-	e.wantCounters(annP, counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0))
+	read := e.message(annP, "b", time.Hour)
+	e.put(read)
+	stale := read
+	read = e.markDirect(read)
+	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: read, Now: now}); err != nil {
+		e.t.Fatalf("ApplyRemoval to drop an entry: %v", err)
+	}
+	gone := e.message(annP, "a", time.Hour)
+	before := len(e.ledger(annP))
+	as := func(recs ...inbox.Record) []string {
+		var out []string
+		for _, r := range recs {
+			out = append(out, inbox.LedgerSK(r.Message.ExpiresAt, r.Message.ID, "adopted"))
+		}
+		return out
+	}
+	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Adopt: []inbox.Record{d, stale, gone}, AdoptAs: as(d, stale, gone)}); err != nil {
+		e.t.Fatalf("Repair(Adopt): %v", err)
+	}
+	d.Entry = as(d)[0]
+	e.wantRecords("an adopted record", []inbox.Record{d}, e.get(d.Key()))
+	if got := len(e.ledger(annP)); got != before+1 {
+		e.t.Errorf("ann's ledger has %d entries after adopting one record (and skipping two), want %d", got, before+1)
+	}
+	bobs := e.message(bobP, "", time.Hour)
+	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Adopt: []inbox.Record{bobs}, AdoptAs: as(bobs)}); !errors.Is(err, inbox.ErrInvalidInput) {
+		e.t.Errorf("Repair adopting a record of another partition: %v, want ErrInvalidInput", err)
+	}
+
+	// A reset with the version read replaces the counters.
+	st := e.stats(annP, now)
+	reset := []inbox.Counter{counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0)}
+	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: reset}); err != nil {
+		e.t.Fatalf("Repair(Reset): %v", err)
+	}
+	e.wantCounters(annP, reset...)
 	e.wantCounters(bobP, counter(bobP, "", 3, 0), counter(bobP, "a", 1, 0), counter(bobP, "b", 1, 0), counter(bobP, "c", 1, 0))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "a", 1, 0))
+	// A second reset with the same, now stale, version conflicts.
+	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, inbox.ErrConflict) {
+		e.t.Errorf("Repair with a stale version: %v, want ErrConflict", err)
+	}
+	e.wantCounters(annP, reset...)
 
-	// Later deltas add to the reset values.
+	// A write moves the version: a reset computed before it conflicts.
+	st = e.stats(annP, now)
 	e.put(e.message(annP, "a", time.Hour))
 	e.wantCounters(annP, counter(annP, "", 8, 2), counter(annP, "a", 6, 1), counter(annP, "d", 1, 0))
+	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, inbox.ErrConflict) {
+		e.t.Errorf("Repair with the version before a write: %v, want ErrConflict", err)
+	}
 
-	if err := e.store.ResetCounters(e.ctx, pubP, nil); err != nil {
-		e.t.Fatalf("ResetCounters(nil): %v", err)
+	// An empty reset keeps the total, at zero.
+	st = e.stats(pubP, now)
+	if err := e.store.Repair(e.ctx, pubP, inbox.Repair{Reset: true, Version: st.Version}); err != nil {
+		e.t.Fatalf("Repair(Reset, no counters): %v", err)
 	}
-	e.wantCounters(pubP)
-	if err := e.store.ResetCounters(e.ctx, annP, []inbox.Counter{counter(annP, "", 0, 0)}); err != nil {
-		e.t.Fatalf("ResetCounters: %v", err)
+	e.wantCounters(pubP, counter(pubP, "", 0, 0))
+	for _, bad := range [][]inbox.Counter{
+		{counter(annP, "a", 1, 0), counter(annP, "a", 2, 0)},
+		{counter(bobP, "", 1, 0)},
+	} {
+		st = e.stats(annP, now)
+		if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: bad}); !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("Repair(Reset, %v): %v, want ErrInvalidInput", bad, err)
+		}
 	}
-	e.wantCounters(annP, counter(annP, "", 0, 0))
-	if n := len(e.records(annP)); n != 4 {
-		e.t.Errorf("ann has %d records after ResetCounters, want the 4 messages", n)
+	e.wantCounters(annP, counter(annP, "", 8, 2), counter(annP, "a", 6, 1), counter(annP, "d", 1, 0))
+	if n := len(e.records(annP)); n != 6 {
+		e.t.Errorf("ann has %d records after Repair, want the 6 messages", n)
 	}
 }
 
 // testClaimHostID: the first claim of a host system ID in a scope wins;
-// later claims get its ID. Scopes and host IDs are independent.
+// later claims get it back, with its ID, expiry and digest. Scopes and host
+// IDs are independent; an expired claim is replaced.
 func testClaimHostID(e *env) {
 	exp := e.clock.Now().Add(inbox.MaxTTL)
 	id1, id2, id3 := e.newID(), e.newID(), e.newID()
 	other := inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
 	otherTenant := inbox.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
+	claim := func(s inbox.Scope, host, id string, exp time.Time, digest string) inbox.HostClaim {
+		return inbox.HostClaim{Scope: s, HostSystemID: host, ID: id, ExpiresAt: exp, Digest: digest}
+	}
+	first := claim(e.scope, "order#42/ü", id1, exp, "digest-1")
 	cases := []struct {
 		c    inbox.HostClaim
-		want string
+		want inbox.HostClaim
 	}{
-		{inbox.HostClaim{Scope: e.scope, HostSystemID: "order#42/ü", ID: id1, ExpiresAt: exp}, id1},
-		{inbox.HostClaim{Scope: e.scope, HostSystemID: "order#42/ü", ID: id2, ExpiresAt: exp}, id1},
-		{inbox.HostClaim{Scope: e.scope, HostSystemID: "order#42/ü", ID: id1, ExpiresAt: exp}, id1},
-		{inbox.HostClaim{Scope: e.scope, HostSystemID: "order#43", ID: id2, ExpiresAt: exp}, id2},
-		{inbox.HostClaim{Scope: other, HostSystemID: "order#42/ü", ID: id3, ExpiresAt: exp}, id3},
-		{inbox.HostClaim{Scope: otherTenant, HostSystemID: "order#42/ü", ID: id2, ExpiresAt: exp}, id2},
-		{inbox.HostClaim{Scope: e.scope, HostSystemID: "order#43", ID: id3, ExpiresAt: exp.Add(time.Hour)}, id2},
+		{first, first},
+		{claim(e.scope, "order#42/ü", id2, exp.Add(time.Hour), "digest-2"), first},
+		{claim(e.scope, "order#42/ü", id1, exp, "digest-1"), first},
+		{claim(e.scope, "order#43", id2, exp, ""), claim(e.scope, "order#43", id2, exp, "")},
+		{claim(other, "order#42/ü", id3, exp, "d"), claim(other, "order#42/ü", id3, exp, "d")},
+		{claim(otherTenant, "order#42/ü", id2, exp, "d"), claim(otherTenant, "order#42/ü", id2, exp, "d")},
+		{claim(e.scope, "order#43", id3, exp.Add(time.Hour), "x"), claim(e.scope, "order#43", id2, exp, "")},
 	}
 	for _, c := range cases {
 		got, err := e.store.ClaimHostID(e.ctx, c.c)
-		if err != nil || got != c.want {
-			e.t.Errorf("ClaimHostID(%s, %q, %s): got %q, %v; want %q", c.c.Scope, c.c.HostSystemID, c.c.ID, got, err, c.want)
+		if err != nil {
+			e.t.Errorf("ClaimHostID(%s, %q, %s): %v", c.c.Scope, c.c.HostSystemID, c.c.ID, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			e.t.Errorf("ClaimHostID(%s, %q, %s) (-want +got):\n%s", c.c.Scope, c.c.HostSystemID, c.c.ID, diff)
 		}
 	}
 	// A claim stands while it expires after the caller's Now, and is
@@ -130,9 +300,10 @@ func testClaimHostID(e *env) {
 		{exp, id4, id4},
 		{exp, id5, id4},
 	} {
-		hc := inbox.HostClaim{Scope: e.scope, HostSystemID: "order#42/ü", ID: c.id, ExpiresAt: exp.Add(time.Hour), Now: c.now}
-		if got, err := e.store.ClaimHostID(e.ctx, hc); err != nil || got != c.want {
-			e.t.Errorf("ClaimHostID(Now %s, %s): got %q, %v; want %q", c.now, c.id, got, err, c.want)
+		hc := claim(e.scope, "order#42/ü", c.id, exp.Add(time.Hour), "digest-4")
+		hc.Now = c.now
+		if got, err := e.store.ClaimHostID(e.ctx, hc); err != nil || got.ID != c.want {
+			e.t.Errorf("ClaimHostID(Now %s, %s): got %q, %v; want %q", c.now, c.id, got.ID, err, c.want)
 		}
 	}
 	e.wantRecords("Query($public) with claims", nil, e.records(e.pub()))
@@ -157,7 +328,7 @@ func testConfig(e *env) {
 	globex := inbox.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
 	want(e.scope, inbox.Config{})
 
-	ts := inbox.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d"}
+	ts := inbox.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d", UpdatedBy: "admin-7"}
 	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, ts); err != nil {
 		e.t.Fatalf("PutTenantSettings: %v", err)
 	}
@@ -165,7 +336,7 @@ func testConfig(e *env) {
 	want(other, inbox.Config{Tenant: &ts})
 	want(globex, inbox.Config{})
 
-	ic := inbox.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{inbox.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}}
+	ic := inbox.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{inbox.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}, UpdatedBy: "ops ü"}
 	if err := e.store.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}

@@ -124,16 +124,23 @@ func (e *env) mixedPartition() (ann, pub []inbox.Record) {
 }
 
 // testQueryOrder: Query returns a partition's messages and receipts in
-// descending ID order, and never its counters, host ID claims or removal
-// markers.
+// descending ID order, and never its counters, ledger entries, tombstones,
+// host ID claims or removal markers.
 func testQueryOrder(e *env) {
 	annP, pubP := e.part("ann"), e.pub()
 	ann, pub := e.mixedPartition()
 	if _, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: "order-1", ID: e.newID(), ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)}); err != nil {
 		e.t.Fatalf("ClaimHostID: %v", err)
 	}
+	gone := e.message(pubP, "gone", time.Hour)
+	e.put(gone)
+	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: gone, Deltas: delta(pubP, "gone", -1, 0), Tombstone: true, Delete: true, Now: e.clock.Now()}); err != nil {
+		e.t.Fatalf("ApplyRemoval with a tombstone: %v", err)
+	}
 	for _, p := range []inbox.Partition{annP, pubP} {
-		r := inbox.Removal{ID: "removal-" + p.User, Partition: p, Deltas: []inbox.Counter{counter(p, "gone", -1, 0)}, ExpiresAt: e.clock.Now().Add(inbox.RemovalMarkerTTL)}
+		foreign := e.message(p, "gone", time.Hour)
+		foreign.Entry = ""
+		r := inbox.Removal{Record: foreign, EventID: "removal-" + p.User, Deltas: []inbox.Counter{counter(p, "gone", -1, 0)}, Now: e.clock.Now()}
 		if _, err := e.store.ApplyRemoval(e.ctx, r); err != nil {
 			e.t.Fatalf("ApplyRemoval: %v", err)
 		}

@@ -98,7 +98,7 @@ func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Re
 	if p.IsPublic() {
 		aud = inbox.Audience{Kind: inbox.AudienceEveryone, Label: "everyone"}
 	}
-	return inbox.Record{Partition: p, Message: inbox.Message{
+	return inbox.Record{Partition: p, Entry: inbox.LedgerSK(now.Add(ttl), id, "storetest"), Message: inbox.Message{
 		ID:          id,
 		Sender:      "storetest",
 		Audience:    aud,
@@ -112,10 +112,20 @@ func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Re
 	}}
 }
 
+// someEntry stands for a ledger entry the suite cannot know (one the Inbox
+// made): records compare with recordOpts, to which any Entry equals any
+// other but "".
+const someEntry = "some entry"
+
+// receiptEntry returns the ledger entry of p's receipt of broadcast b.
+func receiptEntry(b inbox.Record) string {
+	return inbox.LedgerSK(b.Message.ExpiresAt, b.Message.ID, "receipt")
+}
+
 // receipt returns the receipt record of user partition p for broadcast b,
 // read at readAt.
 func receipt(p inbox.Partition, b inbox.Record, readAt time.Time) inbox.Record {
-	return inbox.Record{Partition: p, Receipt: true, Message: inbox.Message{
+	return inbox.Record{Partition: p, Receipt: true, Entry: receiptEntry(b), Message: inbox.Message{
 		ID: b.Message.ID, Category: b.Message.Category, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
 	}}
 }
@@ -143,8 +153,7 @@ func (e *env) put(rec inbox.Record) {
 func (e *env) markDirect(rec inbox.Record) inbox.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	mk := inbox.Mark{Key: rec.Key(), ReadAt: now, Now: now}
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
 	}
 	rec.Message.ReadAt = now
@@ -178,11 +187,20 @@ func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
 // receiptMark returns the mark creating p's receipt for broadcast b.
 func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox.Mark {
 	return inbox.Mark{
-		Key:     inbox.Key{Partition: p, ID: b.Message.ID},
-		ReadAt:  readAt,
-		Now:     now,
-		Receipt: &inbox.Receipt{Category: b.Message.Category, ExpiresAt: b.Message.ExpiresAt},
+		Key:       inbox.Key{Partition: p, ID: b.Message.ID},
+		ReadAt:    readAt,
+		Now:       now,
+		Receipt:   true,
+		Category:  b.Message.Category,
+		ExpiresAt: b.Message.ExpiresAt,
+		Entry:     receiptEntry(b),
 	}
+}
+
+// directMark returns the mark of direct message rec read at readAt, which
+// keeps its ledger entry.
+func directMark(rec inbox.Record, readAt, now time.Time) inbox.Mark {
+	return inbox.Mark{Key: rec.Key(), ReadAt: readAt, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
 }
 
 // get returns the records at keys, as GetRecords returns them, sorted by
@@ -272,14 +290,40 @@ func (e *env) checkStored(r inbox.Record) {
 	}
 }
 
+// stats returns Stats(p, at); it checks that its counters, entries and
+// tombstones are all of p.
+func (e *env) stats(p inbox.Partition, at time.Time) inbox.Stats {
+	e.t.Helper()
+	st, err := e.store.Stats(e.ctx, p, at)
+	if err != nil {
+		e.t.Fatalf("Stats(%s): %v", p.PK(), err)
+	}
+	for _, r := range append(st.Expired, st.Tombstones...) {
+		if r.Partition != p {
+			e.t.Errorf("Stats(%s) returned an entry or tombstone of %s", p.PK(), r.Partition.PK())
+		}
+		if r.Message.ExpiresAt.Location() != time.UTC || r.Message.ExpiresAt.Nanosecond() != 0 {
+			e.t.Errorf("Stats(%s): entry %s expires at %v, not a whole second in UTC", p.PK(), r.Message.ID, r.Message.ExpiresAt)
+		}
+	}
+	return st
+}
+
+// ledger returns every ledger entry of p.
+func (e *env) ledger(p inbox.Partition) []inbox.Record {
+	e.t.Helper()
+	return e.stats(p, farFuture).Expired
+}
+
+// farFuture is after every expiry the suite uses: Stats with it returns a
+// partition's whole ledger.
+var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // counters returns p's stats records sorted by category; it checks that
 // each is in p and that no category repeats.
 func (e *env) counters(p inbox.Partition) []inbox.Counter {
 	e.t.Helper()
-	cs, err := e.store.Counters(e.ctx, p)
-	if err != nil {
-		e.t.Fatalf("Counters(%s): %v", p.PK(), err)
-	}
+	cs := e.stats(p, e.clock.Now()).Counters
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Category < cs[j].Category })
 	for i, c := range cs {
 		if c.Partition != p {
@@ -307,12 +351,21 @@ func counter(p inbox.Partition, cat string, published, read int64) inbox.Counter
 	return inbox.Counter{Partition: p, Category: cat, Published: published, Read: read}
 }
 
-// recordOpts compare records: an empty audience UID list equals a nil one.
+// recordOpts compare records: an empty audience UID list equals a nil one,
+// and someEntry equals any ledger entry but "".
 func recordOpts() cmp.Options {
-	return cmp.Options{cmp.FilterPath(func(p cmp.Path) bool {
-		sf, ok := p.Last().(cmp.StructField)
-		return ok && sf.Name() == "UIDs"
-	}, cmpopts.EquateEmpty())}
+	field := func(name string) func(cmp.Path) bool {
+		return func(p cmp.Path) bool {
+			sf, ok := p.Last().(cmp.StructField)
+			return ok && sf.Name() == name
+		}
+	}
+	return cmp.Options{
+		cmp.FilterPath(field("UIDs"), cmpopts.EquateEmpty()),
+		cmp.FilterPath(field("Entry"), cmp.Comparer(func(a, b string) bool {
+			return a == b || (a == someEntry) != (b == someEntry) && a != "" && b != ""
+		})),
+	}
 }
 
 // wantRecords checks that got equals want exactly.

@@ -149,8 +149,8 @@ func testBadInput(e *env) {
 	for i := 1; i <= 7; i++ {
 		host, id := fmt.Sprintf("bad-%d", i), e.newID()
 		got, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)})
-		if err != nil || got != id {
-			e.t.Errorf("ClaimHostID(%s) after bad input with that host ID: %q, %v; want %q: the bad input claimed it", host, got, err, id)
+		if err != nil || got.ID != id {
+			e.t.Errorf("ClaimHostID(%s) after bad input with that host ID: %q, %v; want %q: the bad input claimed it", host, got.ID, err, id)
 		}
 	}
 }

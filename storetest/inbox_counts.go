@@ -34,12 +34,13 @@ func testCounts(e *env) {
 	e.wantCounts(e.user("ann"), ann)
 	e.wantCounts(e.user("bob"), bob)
 	e.wantCounts(e.user("carol"), inbox.Counts{Tally: tallyOf(3, 0), Categories: map[string]inbox.Tally{"billing": tallyOf(2, 0), "news": tallyOf(1, 0)}})
-	e.wantCountsFromRecords(e.user("ann"))
+	e.wantCountsFromFeed(e.user("ann"))
 }
 
 // testRecount: after the counters of a user and of the public partition
-// are corrupted, Recount restores their exact values, and drops counters
-// of categories that have no records.
+// are corrupted, and a ledger entry lost, Recount restores their exact
+// values, drops counters of categories that have no records and gives the
+// record its entry back.
 func testRecount(e *env) {
 	ann, bob := e.countsFixture()
 	annP, pubP := e.part("ann"), e.pub()
@@ -48,9 +49,11 @@ func testRecount(e *env) {
 		pubP: {counter(pubP, "", -1, 0), counter(pubP, "bogus", 5, 0)},
 	}
 	for p, cs := range garbage {
-		if err := e.store.ResetCounters(e.ctx, p, cs); err != nil {
-			e.t.Fatalf("ResetCounters(%s): %v", p.PK(), err)
-		}
+		e.resetCounters(p, cs...)
+	}
+	lost := e.records(annP)[0]
+	if ok, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: lost, Now: e.clock.Now()}); !ok || err != nil {
+		e.t.Fatalf("ApplyRemoval to lose an entry: %v, %v", ok, err)
 	}
 	if c := e.counts(e.user("ann")); cmp.Equal(c, ann) {
 		e.t.Fatalf("test setup: corrupting the counters did not change Counts(ann): %+v", c)
@@ -65,4 +68,13 @@ func testRecount(e *env) {
 	e.wantCounts(e.user("ann"), ann)
 	e.wantCounts(e.user("bob"), bob)
 	e.checkInvariant()
+}
+
+// resetCounters replaces p's counters with cs, as a hand edit would.
+func (e *env) resetCounters(p inbox.Partition, cs ...inbox.Counter) {
+	e.t.Helper()
+	st := e.stats(p, e.clock.Now())
+	if err := e.store.Repair(e.ctx, p, inbox.Repair{Reset: true, Version: st.Version, Counters: cs}); err != nil {
+		e.t.Fatalf("Repair(%s, reset): %v", p.PK(), err)
+	}
 }

@@ -26,10 +26,10 @@ func testMarkRead(e *env) {
 	e.markRead(ann, d.ID, false)
 
 	e.wantRecords("ann's records", []inbox.Record{
-		{Partition: partitionOf(ann), Receipt: true, Message: inbox.Message{ID: b.ID, Category: "news", ReadAt: at, ExpiresAt: b.ExpiresAt}},
-		{Partition: partitionOf(ann), Message: read(copyFor(d, "ann"), at)},
+		{Partition: partitionOf(ann), Receipt: true, Entry: someEntry, Message: inbox.Message{ID: b.ID, Category: "news", ReadAt: at, ExpiresAt: b.ExpiresAt}},
+		{Partition: partitionOf(ann), Entry: someEntry, Message: read(copyFor(d, "ann"), at)},
 	}, e.records(partitionOf(ann)))
-	e.wantRecords("public records", []inbox.Record{{Partition: e.pub(), Message: b}}, e.records(e.pub()))
+	e.wantRecords("public records", []inbox.Record{{Partition: e.pub(), Message: b, Entry: someEntry}}, e.records(e.pub()))
 	e.wantFeed(ann, inbox.ListOptions{}, read(b, at), read(copyFor(d, "ann"), at))
 	e.wantFeed(bob, inbox.ListOptions{}, b, copyFor(d, "bob"))
 	e.wantCounts(ann, inbox.Counts{Tally: tallyOf(2, 2), Categories: map[string]inbox.Tally{"billing": tallyOf(1, 1), "news": tallyOf(1, 1)}})

@@ -15,11 +15,12 @@ type tally struct {
 	Read      int64
 }
 
-// recount tallies partition p's counters from recs, its records, by the
-// rules of the design, independently of package inbox's accounting: each
-// message or broadcast adds published 1, each record with ReadAt in a user
-// partition (a read message or a receipt) adds read 1, both to the total
-// ("") and to the record's category. Only non-zero tallies are kept.
+// recount tallies partition p's counters from recs, its records or ledger
+// entries, by the rules of the design, independently of package inbox's
+// accounting: each message or broadcast adds published 1, each record with
+// ReadAt in a user partition (a read message or a receipt) adds read 1,
+// both to the total ("") and to the record's category. Only non-zero
+// tallies are kept.
 func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 	out := map[string]tally{}
 	for _, r := range recs {
@@ -61,9 +62,15 @@ func tallies(cs []inbox.Counter) map[string]tally {
 	return out
 }
 
-// checkInvariant checks that every counter of every partition the test
-// used equals a recount of the partition's records, expired ones included
-// (their removal has not been accounted while they exist).
+// checkInvariant checks, for every partition the test used, the invariant
+// the design rests on:
+//
+//   - the counters equal a tally of the partition's ledger entries;
+//   - every record has a ledger entry that records it exactly;
+//   - an entry without a record is one whose removal the store holds (a
+//     Harness's Pending): with none pending, the counters equal a recount
+//     of the records, expired ones included (their removal has not been
+//     accounted while they exist).
 func (e *env) checkInvariant() {
 	e.t.Helper()
 	parts := make([]inbox.Partition, 0, len(e.used))
@@ -71,16 +78,43 @@ func (e *env) checkInvariant() {
 		parts = append(parts, p)
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].PK() < parts[j].PK() })
-	for _, p := range parts {
-		want := recount(p, e.records(p))
-		got := tallies(e.counters(p))
-		if maps.Equal(want, got) {
-			continue
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			e.t.Errorf("invariant: counters of %s differ from a recount of its records (-recount +counters):\n%s", p.PK(), diff)
-		}
+	pending := 0
+	if h, ok := e.harness(); ok {
+		pending = h.Pending()
 	}
+	orphans := 0
+	for _, p := range parts {
+		entries := e.ledger(p)
+		if want, got := recount(p, entries), tallies(e.counters(p)); !maps.Equal(want, got) {
+			e.t.Errorf("invariant: counters of %s differ from a tally of its ledger (-ledger +counters):\n%s", p.PK(), cmp.Diff(want, got))
+		}
+		byEntry := map[string]inbox.Record{}
+		for _, en := range entries {
+			if _, dup := byEntry[en.Entry]; dup || !en.Ledgered() {
+				e.t.Errorf("invariant: %s has ledger entry %q twice, or without its name", p.PK(), en.Entry)
+			}
+			byEntry[en.Entry] = en
+		}
+		for _, r := range e.records(p) {
+			en, ok := byEntry[r.Entry]
+			delete(byEntry, r.Entry)
+			if !ok || !sameEntry(en, r) {
+				e.t.Errorf("invariant: record %s/%s (receipt %v, category %q, read %v, expires %v, entry %q) has no ledger entry that records it (found %v: %+v)",
+					p.PK(), r.Message.ID, r.Receipt, r.Message.Category, r.Message.IsRead(), r.Message.ExpiresAt, r.Entry, ok, en)
+			}
+		}
+		orphans += len(byEntry)
+	}
+	if orphans > pending {
+		e.t.Errorf("invariant: %d ledger entries have no record, but only %d removals are pending", orphans, pending)
+	}
+}
+
+// sameEntry reports whether ledger entry en records rec: the same entry,
+// kind, ID, category, read state and expiry.
+func sameEntry(en, rec inbox.Record) bool {
+	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category &&
+		en.Message.IsRead() == rec.Message.IsRead() && en.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // checkInvariantAtEnd runs checkInvariant when the test ends, before any

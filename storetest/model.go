@@ -35,6 +35,8 @@ type modelHost struct {
 	id        string
 	draft     inbox.Draft
 	broadcast bool
+	expiresAt time.Time // of the claim, and of every copy made under it
+	removed   bool      // a copy was removed: a retry may not recreate it
 }
 
 // entry is what RunProperty compares of a listed message.
@@ -106,17 +108,31 @@ func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 }
 
 // hostReusable reports whether a retry of host h would find every copy
-// still there: none has expired, so no store may have deleted one.
+// still there: none has expired (so no store may have deleted one) or been
+// removed.
 func (m *model) hostReusable(h modelHost, now time.Time) bool {
-	if h.broadcast {
-		return now.Before(m.broadcasts[h.id].expiresAt)
+	return !h.removed && now.Before(h.expiresAt)
+}
+
+// remove removes the record of user u (a direct copy, or the receipt of a
+// broadcast) or, with u "", the broadcast id, as a delete would; the host
+// system ID of a removed message may not be retried.
+func (m *model) remove(u, id string) {
+	switch {
+	case u == "":
+		delete(m.broadcasts, id)
+	case m.direct[u][id] != nil:
+		delete(m.direct[u], id)
+	default:
+		delete(m.receipts[u], id)
+		return
 	}
-	for _, copies := range m.direct {
-		if c, ok := copies[h.id]; ok && !now.Before(c.expiresAt) {
-			return false
+	for k, h := range m.hosts {
+		if h.id == id {
+			h.removed = true
+			m.hosts[k] = h
 		}
 	}
-	return true
 }
 
 // equal reports whether en and o are the same, times compared as instants.

@@ -21,6 +21,8 @@ import (
 // The suite must fail on each, in the subtests named.
 type mutant struct {
 	wrap     func(inbox.Store) inbox.Store
+	late     bool     // wrap a memstore that never deletes expired records
+	lag      bool     // wrap a memstore whose removals wait for the suite (a Harness)
 	property bool     // run RunProperty rather than Run
 	wantFail []string // subtests of Run that must fail (only these run)
 	wantOut  string   // what RunProperty's output must say
@@ -51,9 +53,19 @@ func mutants() map[string]mutant {
 			wrap:     func(s inbox.Store) inbox.Store { return ignoresNow{s} },
 			wantFail: []string{"Store/QueryFilters", "Store/QueryPaging"},
 		},
-		"CountersWithoutCategories": {
+		"StatsWithoutCategories": {
 			wrap:     func(s inbox.Store) inbox.Store { return totalsOnly{s} },
-			wantFail: []string{"Store/Counters", "Inbox/Counts", "Inbox/Recount"},
+			wantFail: []string{"Store/Stats", "Inbox/Counts", "Inbox/Recount"},
+		},
+		"StatsWithoutExpired": {
+			wrap:     func(s inbox.Store) inbox.Store { return noExpired{s} },
+			late:     true,
+			wantFail: []string{"Store/StatsExpired", "Inbox/Expiry", "Inbox/CountsThroughExpiry"},
+		},
+		"RemovalAppliedTwice": {
+			wrap:     func(s inbox.Store) inbox.Store { return removalTwice{s} },
+			lag:      true,
+			wantFail: []string{"Store/ApplyRemoval"},
 		},
 		"TimesNotUTC": {
 			wrap:     func(s inbox.Store) inbox.Store { return otherZone{s} },
@@ -128,6 +140,13 @@ func TestMutant(t *testing.T) {
 		t.Fatalf("no mutant %q", name)
 	}
 	newStore := func(_ testing.TB, now func() time.Time) inbox.Store {
+		switch {
+		case m.late:
+			return m.wrap(memstore.New(memstore.WithClock(func() time.Time { return time.Time{} })))
+		case m.lag:
+			ms := memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
+			return harnessOf{Store: m.wrap(ms), h: ms}
+		}
 		return m.wrap(memstore.New(memstore.WithClock(now)))
 	}
 	if m.property {
@@ -171,7 +190,10 @@ func (s *countRetries) PutMessage(ctx context.Context, rec inbox.Record, deltas 
 	err := s.Store.PutMessage(ctx, rec, deltas)
 	if errors.Is(err, inbox.ErrExists) {
 		id := fmt.Sprintf("retry-%d", s.n.Add(1))
-		if _, err := s.Store.ApplyRemoval(ctx, inbox.Removal{ID: id, Partition: rec.Partition, Deltas: deltas, ExpiresAt: rec.Message.ExpiresAt}); err != nil {
+		// A record without an entry is accounted by event ID: a way to add
+		// the deltas once more.
+		ghost := inbox.Record{Partition: rec.Partition, Message: inbox.Message{ID: rec.Message.ID}}
+		if _, err := s.Store.ApplyRemoval(ctx, inbox.Removal{Record: ghost, EventID: id, Deltas: deltas, Now: rec.Message.DeliveredAt}); err != nil {
 			return err
 		}
 	}
@@ -201,12 +223,38 @@ func (s ignoresNow) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult
 	return s.Store.Query(ctx, q)
 }
 
-// totalsOnly leaves the category counters out of Counters.
+// totalsOnly leaves the category counters out of Stats.
 type totalsOnly struct{ inbox.Store }
 
-func (s totalsOnly) Counters(ctx context.Context, p inbox.Partition) ([]inbox.Counter, error) {
-	cs, err := s.Store.Counters(ctx, p)
-	return slices.DeleteFunc(cs, func(c inbox.Counter) bool { return c.Category != "" }), err
+func (s totalsOnly) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+	st, err := s.Store.Stats(ctx, p, now)
+	st.Counters = slices.DeleteFunc(st.Counters, func(c inbox.Counter) bool { return c.Category != "" })
+	return st, err
+}
+
+// noExpired leaves the expired ledger entries out of Stats.
+type noExpired struct{ inbox.Store }
+
+func (s noExpired) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+	st, err := s.Store.Stats(ctx, p, now)
+	if now.Year() < 3000 { // the suite's look at the whole ledger stays right
+		st.Expired = nil
+	}
+	return st, err
+}
+
+// removalTwice applies a ledgered removal's deltas even when its entry is
+// gone: a redelivered stream record counts again.
+type removalTwice struct{ inbox.Store }
+
+func (s removalTwice) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+	ok, err := s.Store.ApplyRemoval(ctx, r)
+	if err == nil && !ok && r.Record.Ledgered() {
+		ghost := r
+		ghost.Record.Entry, ghost.Delete, ghost.EventID = "", false, fmt.Sprintf("again-%s-%d", r.Record.Message.ID, r.Now.UnixNano())
+		return s.Store.ApplyRemoval(ctx, ghost)
+	}
+	return ok, err
 }
 
 // otherZone returns records' times in another time zone than UTC.
@@ -235,6 +283,18 @@ func (s otherZone) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult,
 // forgetful never remembers a host system ID claim.
 type forgetful struct{ inbox.Store }
 
-func (forgetful) ClaimHostID(_ context.Context, c inbox.HostClaim) (string, error) {
-	return c.ID, nil
+func (forgetful) ClaimHostID(_ context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+	return c, nil
 }
+
+// harnessOf is a wrapped memstore that is still a storetest.Harness: the
+// wrapper's Store methods, the memstore's harness methods.
+type harnessOf struct {
+	inbox.Store
+	h *memstore.Store
+}
+
+func (s harnessOf) Delete(ctx context.Context, k inbox.Key) (bool, error) { return s.h.Delete(ctx, k) }
+func (s harnessOf) Deliver(ctx context.Context) (int, error)              { return s.h.Deliver(ctx) }
+func (s harnessOf) Redeliver(ctx context.Context) (int, error)            { return s.h.Redeliver(ctx) }
+func (s harnessOf) Pending() int                                          { return s.h.Pending() }

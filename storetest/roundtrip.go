@@ -86,6 +86,7 @@ func testStoreFields(e *env) {
 		DeliveredAt: now,
 		ExpiresAt:   now.Add(inbox.MaxTTL),
 	}}
+	bare.Entry = inbox.LedgerSK(bare.Message.ExpiresAt, bare.Message.ID, "bare")
 	e.put(bare)
 	b := e.message(pubP, "news", time.Hour)
 	b.Message.HostSystemID = "bcast-1"

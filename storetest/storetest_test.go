@@ -28,6 +28,29 @@ func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
 	storetest.RunProperty(t, newLateStore, 500)
 }
 
+// newLagStore returns a memstore that holds every removal (expiry or
+// delete) until the suite delivers it, as a stream whose function lags.
+func newLagStore(_ testing.TB, now func() time.Time) inbox.Store {
+	return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
+}
+
+// newLateLagStore is newLateStore whose deletes wait for delivery too.
+func newLateLagStore(testing.TB, func() time.Time) inbox.Store {
+	return memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }), memstore.WithStreamLag())
+}
+
+func TestRunOnStoreWithStreamLag(t *testing.T) {
+	storetest.Run(t, newLagStore)
+}
+
+func TestRunPropertyOnStoreWithStreamLag(t *testing.T) {
+	storetest.RunProperty(t, newLagStore, 1500)
+}
+
+func TestRunPropertyOnStoreThatDeletesLateWithStreamLag(t *testing.T) {
+	storetest.RunProperty(t, newLateLagStore, 1500)
+}
+
 func TestClock(t *testing.T) {
 	start := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := storetest.NewClock(start)

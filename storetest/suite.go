@@ -44,7 +44,7 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 func Run(t *testing.T, newStore NewStore) {
 	t.Run("Store", func(t *testing.T) { runAll(t, newStore, contractTests(), false) })
 	t.Run("RoundTrip", func(t *testing.T) { runAll(t, newStore, roundTripTests(), true) })
-	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, inboxTests(), true) })
+	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, allInboxTests(), true) })
 	t.Run("Concurrency", func(t *testing.T) { runAll(t, newStore, concurrencyTests(), true) })
 }
 

@@ -34,8 +34,8 @@ const maxRequestBody = 1 << 20
 // Every request names its user in the X-User header (missing: 401); that
 // user is the reader, or the sender of a publish. Errors are JSON
 // {"error": "..."} with 400 for bad input, 413 for a message too large,
-// 404 for an unknown or expired message and 500 otherwise (logged, not
-// shown). The handler is safe for concurrent use.
+// 404 for an unknown or expired message, 409 for a host_system_id reused
+// for another message, and 500 otherwise (logged, not shown). The handler is safe for concurrent use.
 func NewHandler(ib *inbox.Inbox, scope inbox.Scope) http.Handler {
 	h := &handler{ib: ib, scope: scope}
 	mux := http.NewServeMux()
@@ -209,6 +209,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, inbox.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, inbox.ErrConflict):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -211,10 +211,18 @@ func testFlow(t *testing.T, a *api) {
 	allAnn := []string{"hello", "password changed", "release notes", "invoice 2", "sign-in", "maintenance", "invoice 1"}
 
 	// A retry with the same host_system_id delivers nothing new.
-	retry := a.publish("ops", map[string]any{"users": []string{"ann"}, "category": "security", "title": "password changed", "host_system_id": "pw-1"})
+	pwChanged := map[string]any{
+		"users": []string{"ann"}, "category": "security", "title": "password changed",
+		"host_system_id": "pw-1", "body": map[string]any{"ip": "10.0.0.1", "attempts": 2},
+		"cta_uri": "https://example.com/security",
+	}
+	retry := a.publish("ops", pwChanged)
 	if retry.Message.ID != ids["password changed"] || len(retry.Delivered) != 0 || !cmp.Equal(retry.Duplicates, []string{"ann"}) {
 		t.Errorf("retry: id %s delivered %v duplicates %v; want id %s, nothing delivered, duplicate ann", retry.Message.ID, retry.Delivered, retry.Duplicates, ids["password changed"])
 	}
+	// The same host_system_id for another message is a conflict.
+	pwChanged["title"] = "password reset"
+	a.wantError("POST", "/messages", "ops", pwChanged, http.StatusConflict)
 
 	// The merged feed, paged three at a time.
 	titles, pages := a.listAll("ann", url.Values{}, 3)
@@ -400,8 +408,8 @@ func (s failingStore) Query(context.Context, inbox.Query) (inbox.QueryResult, er
 	return inbox.QueryResult{}, s.err
 }
 
-func (s failingStore) Counters(context.Context, inbox.Partition) ([]inbox.Counter, error) {
-	return nil, s.err
+func (s failingStore) Stats(context.Context, inbox.Partition, time.Time) (inbox.Stats, error) {
+	return inbox.Stats{}, s.err
 }
 
 func TestStoreFailureIs500(t *testing.T) {

@@ -1,0 +1,161 @@
+package storetest
+
+import (
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// removalTests are the Inbox subtests about removals: expiry, deletes, the
+// stream's late and repeated accounting, and Recount racing it.
+func removalTests() []suiteTest {
+	return []suiteTest{
+		{"CountsThroughExpiry", testCountsThroughExpiry},
+		{"RedeliveredRemovals", testRedeliveredRemovals},
+		{"RecountWhileRemovalsPending", testRecountWhileRemovalsPending},
+		{"RemovedBroadcast", testRemovedBroadcast},
+	}
+}
+
+// expiryFixture publishes to ann and bob and broadcasts, with TTLs of one
+// to three hours, and marks some read.
+func (e *env) expiryFixture() {
+	e.t.Helper()
+	ann, bob := e.user("ann"), e.user("bob")
+	for i, ttl := range []time.Duration{time.Hour, 2 * time.Hour, 3 * time.Hour} {
+		cat := []string{"billing", "", "news"}[i]
+		d := e.publish(inbox.Draft{Title: "direct", Category: cat, TTL: ttl}, "ann", "bob").Message
+		b := e.broadcast(inbox.Draft{Title: "broadcast", Category: cat, TTL: ttl})
+		if i != 1 {
+			e.markRead(ann, d.ID, true)
+			e.markRead(bob, b.ID, true)
+		}
+		e.markRead(ann, b.ID, true)
+	}
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+}
+
+// testCountsThroughExpiry: Counts equals what List shows at every instant
+// while messages expire: one second before and at each expiry, whether the
+// store still holds the expired records, has deleted them with their
+// removal pending, or has accounted the removal.
+func testCountsThroughExpiry(e *env) {
+	e.expiryFixture()
+	users := []inbox.User{e.user("ann"), e.user("bob"), e.user("carol")}
+	check := func() {
+		e.t.Helper()
+		for _, u := range users {
+			e.wantCountsFromFeed(u)
+		}
+	}
+	for range 3 {
+		e.clock.Advance(time.Hour - time.Second)
+		check()
+		e.clock.Advance(time.Second)
+		check()
+		if h, ok := e.harness(); ok {
+			e.deliver(h)
+			check()
+		}
+	}
+	if c := e.counts(users[0]); c.Total != 0 {
+		e.t.Errorf("Counts(ann) after everything expired: %+v, want nothing", c)
+	}
+}
+
+// testRedeliveredRemovals: removals delivered late, then again, change the
+// counters exactly once: counts match the feed and the counters match a
+// recount after each delivery.
+func testRedeliveredRemovals(e *env) {
+	h := e.needHarness()
+	e.expiryFixture()
+	ann, bob := e.user("ann"), e.user("bob")
+	feed := e.listAll(ann, inbox.ListOptions{})
+	for i, m := range feed {
+		if i%2 == 0 {
+			p := partitionOf(ann)
+			if m.IsBroadcast() {
+				p = publicOf(e.scope)
+			}
+			e.remove(h, inbox.Key{Partition: p, ID: m.ID})
+		}
+	}
+	e.deliver(h)
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+	e.checkInvariant()
+	for range 2 {
+		e.redeliver(h)
+		e.wantCountsFromFeed(ann)
+		e.wantCountsFromFeed(bob)
+		e.checkInvariant()
+	}
+}
+
+// testRecountWhileRemovalsPending: a Recount made while removals wait on
+// the stream, then the late delivery (and a redelivery) of those removals,
+// leave the counters equal to a recount and Counts equal to List: the late
+// removals are not accounted twice.
+func testRecountWhileRemovalsPending(e *env) {
+	h := e.needHarness()
+	e.expiryFixture()
+	ann, bob := e.user("ann"), e.user("bob")
+	annDirect := e.records(partitionOf(ann))
+	e.remove(h, annDirect[0].Key())
+	e.remove(h, annDirect[len(annDirect)-1].Key())
+	e.clock.Advance(time.Hour) // the 1h messages expire: a store may delete them
+	for _, u := range []inbox.User{ann, bob} {
+		if _, err := e.ib.Recount(e.ctx, u); err != nil {
+			e.t.Fatalf("Recount(%s): %v", u.ID, err)
+		}
+		e.wantCountsFromFeed(u)
+	}
+	e.checkInvariant()
+	e.deliver(h)
+	e.redeliver(h)
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+	e.checkInvariant()
+}
+
+// testRemovedBroadcast: once the removal of a broadcast that has not
+// expired is accounted, no reader counts it as read any more, though
+// their receipts stand until the broadcast's original expiry; Recount
+// deletes those receipts and leaves the counts as they are.
+func testRemovedBroadcast(e *env) {
+	h := e.needHarness()
+	ann, bob := e.user("ann"), e.user("bob")
+	e.publish(inbox.Draft{Title: "unread direct"}, "ann")
+	b := e.broadcast(inbox.Draft{Title: "to be removed", Category: "news", TTL: 3 * time.Hour})
+	kept := e.broadcast(inbox.Draft{Title: "kept", Category: "news", TTL: 3 * time.Hour})
+	e.markRead(ann, b.ID, true)
+	e.markRead(ann, kept.ID, true)
+	e.markRead(bob, b.ID, true)
+	e.remove(h, inbox.Key{Partition: publicOf(e.scope), ID: b.ID})
+	e.deliver(h)
+	want := inbox.Counts{Tally: tallyOf(2, 1), Categories: map[string]inbox.Tally{"news": tallyOf(1, 1)}}
+	e.wantCounts(ann, want)
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+	e.checkInvariant()
+	e.redeliver(h)
+	e.wantCounts(ann, want)
+
+	e.clock.Advance(time.Hour)
+	for _, u := range []inbox.User{ann, bob} {
+		if _, err := e.ib.Recount(e.ctx, u); err != nil {
+			e.t.Fatalf("Recount(%s): %v", u.ID, err)
+		}
+	}
+	e.wantCounts(ann, want)
+	e.wantCountsFromFeed(bob)
+	if recs := e.get(inbox.Key{Partition: partitionOf(ann), ID: b.ID}); len(recs) != 0 {
+		e.t.Errorf("ann's receipt of the removed broadcast after Recount: %+v, want it deleted", recs)
+	}
+	e.checkInvariant()
+	e.clock.Advance(2 * time.Hour) // past the removed broadcast's expiry
+	e.deliver(h)
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+}
