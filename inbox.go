@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -322,20 +323,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		return Message{}, err
 	}
 	expires := now.Add(ttl)
-	if d.HostSystemID != "" {
-		// The claim lives as long as the message, and every copy made under
-		// it shares its ID and expiry; a retry after that is a new message.
-		claim := HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
-		got, err := ib.store.ClaimHostID(ctx, claim)
-		if err != nil {
-			return Message{}, err
-		}
-		if got.Digest != "" && got.Digest != claim.Digest {
-			return Message{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)
-		}
-		id, expires = got.ID, got.ExpiresAt
-	}
-	return Message{
+	msg := Message{
 		ID:           id,
 		HostSystemID: d.HostSystemID,
 		Sender:       d.Sender,
@@ -347,7 +335,36 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		ReceivedAt:   received,
 		DeliveredAt:  now,
 		ExpiresAt:    expires,
-	}, nil
+	}
+	if err := fits(s, msg); err != nil {
+		return Message{}, err
+	}
+	if d.HostSystemID != "" {
+		// The claim lives as long as the message, and every copy made under
+		// it shares its ID and expiry; a retry after that is a new message.
+		claim := HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
+		got, err := ib.store.ClaimHostID(ctx, claim)
+		if err != nil {
+			return Message{}, err
+		}
+		if got.Digest != "" && got.Digest != claim.Digest {
+			return Message{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)
+		}
+		msg.ID, msg.ExpiresAt = got.ID, got.ExpiresAt
+	}
+	return msg, nil
+}
+
+// fits reports whether every copy of msg in scope s fits in an item
+// (ValidateRecord): it checks the largest one, in the partition of a user
+// with the longest key (or the public partition, for a broadcast).
+func fits(s Scope, msg Message) error {
+	p := s.public()
+	if msg.Audience.Kind == AudienceUsers {
+		p = s.User(strings.Repeat("u", MaxKeyLen)).partition()
+		msg.Audience.UIDs = []string{p.User}
+	}
+	return ValidateRecord(newRecord(p, msg))
 }
 
 // digest identifies what a host system ID stands for: the audience (its

@@ -1,11 +1,7 @@
 package inbox
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -115,41 +111,9 @@ func (r Record) Ledgered() bool { return r.Entry != "" }
 // Key returns the record's key.
 func (r Record) Key() Key { return Key{Partition: r.Partition, ID: r.Message.ID} }
 
-// MaxItemSize is DynamoDB's item size limit, which a message must fit in.
-const MaxItemSize = 400 * 1024
-
-// itemOverhead bounds the bytes of a message item outside title, body,
-// CTA URI, sender, label and host system ID: key values, attribute names,
-// numbers and the map structure.
-const itemOverhead = 2048
-
-// normalizeBody returns body as encoding/json would decode it into an any
-// (invalid UTF-8 inside it becomes U+FFFD, as encoding/json does), and its
-// estimated DynamoDB size. A body that cannot be encoded is ErrInvalidInput.
-func normalizeBody(body any) (any, int, error) {
-	if body == nil {
-		return nil, 0, nil
-	}
-	if s, ok := body.(string); ok {
-		if !utf8.ValidString(s) {
-			return nil, 0, fmt.Errorf("%w: body is not valid UTF-8", ErrInvalidInput)
-		}
-		return s, len(s), nil
-	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%w: body is not JSON-compatible: %v", ErrInvalidInput, err)
-	}
-	var out any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&out); err != nil {
-		return nil, 0, fmt.Errorf("%w: body: %v", ErrInvalidInput, err)
-	}
-	return out, attrSize(out), nil
-}
-
 // validateDraft checks a draft's fields and returns it with its body
-// normalized. It writes nothing.
+// normalized (see normalizeBody). It writes nothing; the size is checked
+// by prepare, which knows the partitions.
 func validateDraft(d Draft) (Draft, error) {
 	if err := validateCategory(d.Category); err != nil {
 		return d, err
@@ -170,15 +134,11 @@ func validateDraft(d Draft) (Draft, error) {
 			return d, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidInput, name)
 		}
 	}
-	body, bodySize, err := normalizeBody(d.Body)
+	body, err := normalizeBody(d.Body)
 	if err != nil {
 		return d, err
 	}
 	d.Body = body
-	size := itemOverhead + bodySize + len(d.Title) + len(d.CTAURI) + len(d.Sender) + len(d.Label) + len(d.HostSystemID)
-	if size > MaxItemSize {
-		return d, fmt.Errorf("%w: about %d bytes, the limit is %d", ErrTooLarge, size, MaxItemSize)
-	}
 	return d, nil
 }
 
@@ -192,35 +152,4 @@ func checkPrintable(what, s string) error {
 		}
 	}
 	return nil
-}
-
-// attrSize estimates the bytes DynamoDB counts for v, a body as encoding/json
-// decodes it: strings by length, numbers at most 21 bytes, and one byte per
-// element plus three per list or map on top of their contents.
-func attrSize(v any) int {
-	switch v := v.(type) {
-	case string:
-		return len(v)
-	case float64:
-		// About one byte per two significant digits, plus one.
-		mant, _, _ := strings.Cut(strconv.FormatFloat(v, 'e', -1, 64), "e")
-		digits := len(strings.Trim(mant, "-."))
-		if strings.Contains(mant, ".") {
-			digits--
-		}
-		return (digits+1)/2 + 1
-	case map[string]any:
-		n := 3
-		for k, e := range v {
-			n += len(k) + attrSize(e) + 1
-		}
-		return n
-	case []any:
-		n := 3
-		for _, e := range v {
-			n += attrSize(e) + 1
-		}
-		return n
-	}
-	return 1 // bool, null
 }

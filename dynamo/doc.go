@@ -42,7 +42,9 @@
 // retries of the call, so an attempt whose response was lost is not
 // applied twice when the SDK sends it again. The Store adds no retry loop
 // of its own: it uses the client's retryer, and for transactions also
-// deems a cancellation by TransactionConflict retryable. Batch reads and
+// deems retryable a cancellation whose reasons are only throttling
+// (ThrottlingError, ProvisionedThroughputExceeded), TransactionConflict or
+// None, since DynamoDB reports throttling inside a transaction that way. Batch reads and
 // writes resend unprocessed items after a backoff. Every request asks for
 // ReturnConsumedCapacity TOTAL.
 //

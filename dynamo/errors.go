@@ -16,10 +16,15 @@ import (
 // package's sentinel errors, and where the Store decides which errors are
 // worth retrying beyond the SDK's own rules.
 
-// Cancellation reason codes of a TransactionCanceledException.
+// Cancellation reason codes of a TransactionCanceledException, as the
+// TransactWriteItems API reference lists them.
 const (
+	reasonNone            = "None"
 	reasonConditionFailed = "ConditionalCheckFailed"
 	reasonConflict        = "TransactionConflict"
+	reasonThrottling      = "ThrottlingError"
+	reasonThroughput      = "ProvisionedThroughputExceeded"
+	reasonValidation      = "ValidationError"
 )
 
 // onFail says what a failed condition on one item of a request means: it
@@ -29,8 +34,10 @@ type onFail func(old map[string]types.AttributeValue) error
 
 // txError maps the error of a TransactWriteItems call whose items' failed
 // conditions mean what meanings says (by item index; nil entries have no
-// condition). The first item whose condition failed decides the error;
-// any other error is returned wrapped, with op naming the operation.
+// condition). The first item whose condition failed decides the error; a
+// cancellation for a validation error is ErrTooLarge (an item over the
+// size limit) or ErrInvalidInput; any other error is returned wrapped, with
+// op naming the operation.
 func txError(op string, err error, meanings []onFail) error {
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
@@ -39,8 +46,23 @@ func txError(op string, err error, meanings []onFail) error {
 				return meanings[i](r.Item)
 			}
 		}
+		for _, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == reasonValidation {
+				return fmt.Errorf("dynamo: %s: %w: %w", op, validationSentinel(aws.ToString(r.Message)), err)
+			}
+		}
 	}
 	return opError(op, err)
+}
+
+// validationSentinel returns the inbox error a DynamoDB validation error
+// with message msg means: ErrTooLarge for an item over the size limit,
+// else ErrInvalidInput.
+func validationSentinel(msg string) error {
+	if strings.Contains(strings.ToLower(msg), "item size") {
+		return inbox.ErrTooLarge
+	}
+	return inbox.ErrInvalidInput
 }
 
 // condError maps the error of a single-item conditional write: a failed
@@ -53,33 +75,38 @@ func condError(op string, err error, meaning onFail) error {
 	return opError(op, err)
 }
 
-// opError wraps any other error of operation op. An item over DynamoDB's
-// size limit also matches inbox.ErrTooLarge.
+// opError wraps any other error of operation op. A ValidationException
+// (DynamoDB refused the request as written, also inside a transaction,
+// where it does not cancel but refuses the whole call) also matches
+// inbox.ErrTooLarge for an item over the size limit, else
+// inbox.ErrInvalidInput.
 func opError(op string, err error) error {
 	var api smithy.APIError
-	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" &&
-		strings.Contains(strings.ToLower(api.ErrorMessage()), "item size") {
-		return fmt.Errorf("dynamo: %s: %w: %w", op, inbox.ErrTooLarge, err)
+	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
+		return fmt.Errorf("dynamo: %s: %w: %w", op, validationSentinel(api.ErrorMessage()), err)
 	}
 	return fmt.Errorf("dynamo: %s: %w", op, err)
 }
 
-// isTransactionConflict reports whether err is a cancelled transaction that
-// another transaction or write got in the way of, and that no condition
-// failed: trying it again may succeed.
-func isTransactionConflict(err error) bool {
+// isRetryableCancellation reports whether err is a cancelled transaction
+// that only throttling or another transaction got in the way of: every
+// cancellation reason is None, TransactionConflict, ThrottlingError or
+// ProvisionedThroughputExceeded, and at least one is not None. Trying it
+// again may succeed; a failed condition or a validation error will not.
+func isRetryableCancellation(err error) bool {
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
 		return false
 	}
-	conflict := false
+	retry := false
 	for _, r := range tce.CancellationReasons {
 		switch aws.ToString(r.Code) {
-		case reasonConditionFailed:
+		case reasonNone, "":
+		case reasonConflict, reasonThrottling, reasonThroughput:
+			retry = true
+		default:
 			return false
-		case reasonConflict:
-			conflict = true
 		}
 	}
-	return conflict
+	return retry
 }

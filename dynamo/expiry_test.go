@@ -78,8 +78,7 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inb
 				cats = append(cats, cat.Value)
 			}
 		}
-		_, isMsg := item["headers"]
-		_, isRead := item["readat"]
+		isMsg, isRead := rawKind(item)
 		for _, cat := range cats {
 			if sum[cat] == nil {
 				sum[cat] = &pr{}

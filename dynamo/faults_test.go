@@ -26,9 +26,10 @@ const (
 	failed                // answer 500 without forwarding
 	lost                  // forward, discard the real response, answer 500
 	conflict              // answer a TransactionCanceledException for a TransactionConflict (transactions only)
+	throttled             // answer a TransactionCanceledException for throttling, as DynamoDB does within transactions
 )
 
-var faultNames = [...]string{"pass", "throttle", "failed", "lost", "conflict"}
+var faultNames = [...]string{"pass", "throttle", "failed", "lost", "conflict", "throttled"}
 
 // faultTransport is an http.RoundTripper in front of DynamoDB Local that
 // makes some calls fail the ways DynamoDB and networks do. choose picks
@@ -62,6 +63,11 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return jsonResponse(req, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
 			`"message":"Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",`+
 			`"CancellationReasons":[{"Code":"TransactionConflict","Message":"Transaction is ongoing for the item"}]}`), nil
+	case throttled:
+		req.Body.Close()
+		return jsonResponse(req, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
+			`"message":"Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError, None]",`+
+			`"CancellationReasons":[{"Code":"None"},{"Code":"ThrottlingError","Message":"Throughput exceeds the current capacity for one or more global secondary indexes."},{"Code":"None"}]}`), nil
 	case lost:
 		resp, err := f.base.RoundTrip(req)
 		if err != nil {
@@ -153,6 +159,53 @@ func TestTransactionConflictIsRetried(t *testing.T) {
 	}
 }
 
+// TestThrottledTransactionIsRetried answers transactions with a
+// cancellation for throttling, DynamoDB's way of throttling a transaction,
+// which the SDK alone does not retry: every write still succeeds, once.
+func TestThrottledTransactionIsRetried(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	left := 0
+	store, ft, _ := faultyStore(t, func(op string) fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if op == "TransactWriteItems" && left > 0 {
+			left--
+			return throttled
+		}
+		return pass
+	})
+	set := func(n int) { mu.Lock(); left = n; mu.Unlock() }
+	ib := inbox.New(store)
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	set(2)
+	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Category: "ops"})
+	if err != nil {
+		t.Fatalf("Publish through throttling: %v", err)
+	}
+	set(2)
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "all"})
+	if err != nil {
+		t.Fatalf("Broadcast through throttling: %v", err)
+	}
+	for _, id := range []string{res.Message.ID, b.ID} {
+		set(1)
+		if ok, err := ib.MarkRead(ctx, scope.User("ann"), id); err != nil || !ok {
+			t.Fatalf("MarkRead through throttling = %v, %v", ok, err)
+		}
+	}
+	if n := ft.count(throttled, ""); n != 6 {
+		t.Errorf("%d throttled cancellations injected, want 6", n)
+	}
+	c, err := ib.Counts(ctx, scope.User("ann"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Total != 2 || c.Read != 2 || c.Categories["ops"] != (inbox.Tally{Total: 1, Read: 1}) {
+		t.Errorf("Counts = %+v, want total 2, read 2, ops 1/1", c)
+	}
+}
+
 // TestFaultsKeepCountersExact runs a few hundred mixed operations through
 // an Inbox whose DynamoDB calls are throttled, fail, conflict or lose their
 // responses after being applied, and checks that every counter equals a
@@ -176,6 +229,8 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 			return lost
 		case r < 0.25 && op == "TransactWriteItems":
 			return conflict
+		case r < 0.29 && op == "TransactWriteItems":
+			return throttled
 		}
 		return pass
 	})

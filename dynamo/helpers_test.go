@@ -70,8 +70,8 @@ func rawCounters(t testing.TB, c *dynamodb.Client, table, pk string) map[string]
 }
 
 // rawRecount tallies partition pk's counters from its raw message items, as
-// the design defines them: a message (it has headers) counts published,
-// and any item with readat in a user partition counts read, in c#* and in
+// the design defines them: a message (see rawKind) counts published, and
+// any read item in a user partition counts read, in c#* and in
 // c#<category>. Counters whose tallies are zero are left out.
 func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]rawTally {
 	t.Helper()
@@ -85,10 +85,11 @@ func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]r
 	public := strings.Contains(pk, "G#"+inbox.PublicUser+"#")
 	for _, it := range rawQuery(t, c, table, pk, inbox.MessagePrefix) {
 		var p, r int64
-		if _, ok := it["headers"]; ok {
+		isMsg, isRead := rawKind(it)
+		if isMsg {
 			p = 1
 		}
-		if _, ok := it["readat"]; ok && !public {
+		if isRead && !public {
 			r = 1
 		}
 		add("c#*", p, r)
@@ -97,6 +98,17 @@ func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]r
 		}
 	}
 	return out
+}
+
+// rawKind tells, as the seeds define it, whether a message item is a
+// message (headers, nested as in seed 001 or at the top level as in seed
+// 000) rather than a receipt, and whether it is read (readat a number; null
+// is unread).
+func rawKind(item map[string]types.AttributeValue) (isMsg, isRead bool) {
+	_, headers := item["headers"]
+	_, flat := item["audiences"]
+	_, read := item["readat"].(*types.AttributeValueMemberN)
+	return headers || flat, read
 }
 
 // nonZero drops counters whose tallies are both zero.

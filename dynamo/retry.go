@@ -8,31 +8,33 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// retryConflicts is a per-operation option for TransactWriteItems: the
-// client's own retryer (its attempts, backoff and quota) also retries a
-// transaction cancelled by a TransactionConflict, which the SDK does not
-// retry by itself. That is safe because every transaction carries a
+// retryCancellations is a per-operation option for TransactWriteItems:
+// the client's own retryer (its attempts, backoff and quota) also retries
+// a transaction cancelled only by throttling or a TransactionConflict (see
+// isRetryableCancellation), which the SDK does not retry by itself: DynamoDB
+// reports throttling inside a transaction as a cancellation, not as a
+// throttling error. That is safe because every transaction carries a
 // ClientRequestToken: an attempt that DynamoDB already applied is not
 // applied again. There is no retry loop besides the SDK's.
-func retryConflicts(o *dynamodb.Options) {
+func retryCancellations(o *dynamodb.Options) {
 	if o.Retryer != nil {
-		o.Retryer = conflictRetryer{o.Retryer}
+		o.Retryer = cancellationRetryer{o.Retryer}
 	}
 }
 
-// conflictRetryer is a retryer that also deems transaction conflicts
-// retryable.
-type conflictRetryer struct{ aws.Retryer }
+// cancellationRetryer is a retryer that also deems transactions cancelled
+// by throttling or conflicts retryable.
+type cancellationRetryer struct{ aws.Retryer }
 
-// IsErrorRetryable reports whether err is a transaction conflict or
+// IsErrorRetryable reports whether err is a retryable cancellation or
 // retryable by the wrapped retryer.
-func (r conflictRetryer) IsErrorRetryable(err error) bool {
-	return isTransactionConflict(err) || r.Retryer.IsErrorRetryable(err)
+func (r cancellationRetryer) IsErrorRetryable(err error) bool {
+	return isRetryableCancellation(err) || r.Retryer.IsErrorRetryable(err)
 }
 
 // GetAttemptToken asks the wrapped retryer for an attempt token, as
 // aws.RetryerV2.
-func (r conflictRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+func (r cancellationRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
 	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
 		return v2.GetAttemptToken(ctx)
 	}

@@ -65,9 +65,17 @@ type shardState struct {
 	// checkpoint is the sequence number of the last record accepted; ""
 	// reads from TRIM_HORIZON.
 	checkpoint string
+	// iter is the shard iterator the last page read returned, where the
+	// next Poll resumes; nil gets a new one from the checkpoint.
+	iter *string
 	// done is set when a closed shard has been read to its end.
 	done bool
 }
+
+// maxEmptyPages is how many empty pages in a row one Poll follows in an
+// open shard before it ends the pass over it: GetRecords may return empty
+// pages while records follow further in the shard.
+const maxEmptyPages = 5
 
 // NewStreamReader returns a reader of the stream streamARN (as returned by
 // CreateTable, or a table's LatestStreamArn) that starts every shard at
@@ -76,11 +84,14 @@ func NewStreamReader(c StreamsClient, streamARN string) *StreamReader {
 	return &StreamReader{client: c, streamARN: streamARN, shards: map[string]*shardState{}}
 }
 
-// Poll makes one pass over every shard of the stream: it reads each from its
-// checkpoint to its current end, at most 100 records (Lambda's default
-// batch size) per call of h, and returns how many records h accepted. A
-// parent shard is read to its end before its children, so the records of
-// one item stay in order.
+// Poll makes one pass over every shard of the stream: it reads each from
+// where the last Poll stopped to its current end, at most 100 records
+// (Lambda's default batch size) per call of h, and returns how many
+// records h accepted. The Streams API may return empty pages before
+// records: Poll follows the iterators across a few of them in a row and
+// keeps each shard's iterator for the next Poll, so a stretch of empty
+// pages delays records but never stalls them. A parent shard is read to its
+// end before its children, so the records of one item stay in order.
 //
 // If h reports batch item failures (by sequence number), the checkpoint
 // advances past the records before the first failed one, and that record
@@ -199,13 +210,67 @@ func (r *StreamReader) readLineage(ctx context.Context, h StreamHandler, s *shar
 	return delivered + n, err
 }
 
-// readShard delivers s's records from its checkpoint until it has caught up
-// (an open shard returned no records), reached its end (a closed shard has
-// no next iterator), or a batch was not wholly accepted. r.mu must be held.
+// readShard delivers s's records from where the last Poll stopped until it
+// has caught up (an open shard returned maxEmptyPages empty pages in a
+// row), reached its end (a closed shard has no next iterator), or a batch
+// was not wholly accepted. It resumes with the iterator the last page
+// returned, or, when there is none or it has expired (iterators live 15
+// minutes) or points at trimmed records, with a new one after the
+// checkpoint. r.mu must be held.
 func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardState) (int, error) {
 	if s.done {
 		return 0, nil
 	}
+	iter, kept := s.iter, s.iter != nil
+	if !kept {
+		var err error
+		if iter, err = r.iterator(ctx, s); err != nil {
+			return 0, err
+		}
+	}
+	delivered, empties := 0, 0
+	for iter != nil {
+		out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
+		var expired *types.ExpiredIteratorException
+		var trimmed *types.TrimmedDataAccessException
+		if kept && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
+			s.iter, kept = nil, false
+			if iter, err = r.iterator(ctx, s); err != nil {
+				return delivered, err
+			}
+			continue
+		}
+		kept = false
+		if err != nil {
+			return delivered, fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
+		}
+		if len(out.Records) > 0 {
+			n, complete, err := r.deliver(ctx, h, s, out.Records)
+			delivered += n
+			if err != nil || !complete {
+				s.iter = nil // deliver again from the checkpoint
+				return delivered, err
+			}
+			empties = 0
+		} else {
+			empties++
+		}
+		s.iter = out.NextShardIterator
+		if out.NextShardIterator == nil {
+			s.done = true
+			return delivered, nil
+		}
+		if len(out.Records) == 0 && !s.closed && empties >= maxEmptyPages {
+			return delivered, nil
+		}
+		iter = out.NextShardIterator
+	}
+	return delivered, nil
+}
+
+// iterator returns a new iterator of s after its checkpoint, or at its
+// trim horizon when it has none or the stream has trimmed it.
+func (r *StreamReader) iterator(ctx context.Context, s *shardState) (*string, error) {
 	in := &dynamodbstreams.GetShardIteratorInput{
 		StreamArn:         aws.String(r.streamARN),
 		ShardId:           aws.String(s.id),
@@ -222,32 +287,9 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 		it, err = r.client.GetShardIterator(ctx, in)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("dynamo: shard iterator of %s: %w", s.id, err)
+		return nil, fmt.Errorf("dynamo: shard iterator of %s: %w", s.id, err)
 	}
-	iter := it.ShardIterator
-	delivered := 0
-	for iter != nil {
-		out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
-		if err != nil {
-			return delivered, fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
-		}
-		if len(out.Records) > 0 {
-			n, complete, err := r.deliver(ctx, h, s, out.Records)
-			delivered += n
-			if err != nil || !complete {
-				return delivered, err
-			}
-		}
-		if out.NextShardIterator == nil {
-			s.done = true
-			return delivered, nil
-		}
-		if len(out.Records) == 0 && !s.closed {
-			return delivered, nil
-		}
-		iter = out.NextShardIterator
-	}
-	return delivered, nil
+	return it.ShardIterator, nil
 }
 
 // deliver hands one batch of s's records to h and advances s's checkpoint

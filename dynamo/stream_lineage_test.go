@@ -28,15 +28,19 @@ type splitStream struct {
 	shards   []*fakeShard // in listing order
 	pageSize int          // shards per DescribeStream page
 	opened   []string     // shard IDs of each GetShardIterator call
+	// gen is the generation of the iterators handed out: an iterator of an
+	// earlier generation has expired.
+	gen int
 }
 
 type fakeShard struct {
 	id, parent string
 	closed     bool
 	seqs       []string
-	// emptyAt is a position at which GetRecords first returns an empty page
-	// with a next iterator, as AWS may mid-shard; -1 for none.
-	emptyAt int
+	// emptyAt is a position at which GetRecords first returns emptyRun (at
+	// least one) empty pages with a next iterator, as AWS may mid-shard;
+	// -1 for none.
+	emptyAt, emptyRun int
 }
 
 func (s *splitStream) DescribeStream(_ context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
@@ -85,18 +89,50 @@ func (s *splitStream) GetShardIterator(_ context.Context, in *dynamodbstreams.Ge
 	default:
 		return nil, fmt.Errorf("iterator type %s not served", in.ShardIteratorType)
 	}
-	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(f.id + "|" + strconv.Itoa(pos))}, nil
+	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(s.iterator(f, pos))}, nil
+}
+
+// iterator returns an iterator of f at pos, of the current generation.
+func (s *splitStream) iterator(f *fakeShard, pos int) string {
+	return f.id + "|" + strconv.Itoa(pos) + "|" + strconv.Itoa(s.gen)
+}
+
+// expire makes every iterator handed out so far expire.
+func (s *splitStream) expire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+}
+
+// add appends records to shard id.
+func (s *splitStream) add(id string, seqs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.shard(id)
+	f.seqs = append(f.seqs, seqs...)
+}
+
+// openedCount returns how many iterators were asked for.
+func (s *splitStream) openedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.opened)
 }
 
 func (s *splitStream) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, p, _ := strings.Cut(*in.ShardIterator, "|")
-	f := s.shard(id)
-	pos, _ := strconv.Atoi(p)
+	parts := strings.Split(*in.ShardIterator, "|")
+	f := s.shard(parts[0])
+	pos, _ := strconv.Atoi(parts[1])
+	if gen, _ := strconv.Atoi(parts[2]); gen < s.gen {
+		return nil, &types.ExpiredIteratorException{Message: aws.String("iterator expired")}
+	}
 	end := min(pos+int(aws.ToInt32(in.Limit)), len(f.seqs))
 	if pos == f.emptyAt {
-		f.emptyAt = -1
+		if f.emptyRun--; f.emptyRun <= 0 {
+			f.emptyAt = -1
+		}
 		end = pos
 	}
 	out := &dynamodbstreams.GetRecordsOutput{}
@@ -111,7 +147,7 @@ func (s *splitStream) GetRecords(_ context.Context, in *dynamodbstreams.GetRecor
 		})
 	}
 	if !(f.closed && end == len(f.seqs)) {
-		out.NextShardIterator = aws.String(f.id + "|" + strconv.Itoa(end))
+		out.NextShardIterator = aws.String(s.iterator(f, end))
 	}
 	return out, nil
 }
@@ -207,14 +243,74 @@ func TestStreamReaderResumesATrimmedShardAtItsTrimHorizon(t *testing.T) {
 	}
 	rec.seqs()
 	// A day later the child's records up to its checkpoint (5) and the
-	// next one (7) have been trimmed; 8 and 9 are new.
+	// next one (7) have been trimmed; 8 and 9 are new. The iterators of a
+	// day ago have long expired (they live 15 minutes).
 	s.mu.Lock()
 	s.shards[0].seqs = []string{"8", "9"}
 	s.mu.Unlock()
+	s.expire()
 	if n, err := r.Poll(ctx, rec.handle); err != nil || n != 2 {
 		t.Fatalf("Poll after trimming = %d, %v; want 2, nil", n, err)
 	}
 	if diff := cmp.Diff([]string{"8", "9"}, rec.seqs()); diff != "" {
 		t.Fatalf("after trimming (-want +got):\n%s", diff)
+	}
+}
+
+// TestStreamReaderFollowsEmptyPages: records behind a few empty pages of an
+// open shard come in one Poll; behind many, in later Polls that go on from
+// the iterator where the last one stopped, never from the start again.
+func TestStreamReaderFollowsEmptyPages(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		empties, polls int
+	}{{3, 1}, {12, 3}} {
+		s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2"}, emptyAt: 0, emptyRun: c.empties}}}
+		r := dynamo.NewStreamReader(s, "arn")
+		rec := &recorder{}
+		for poll := 1; poll <= c.polls; poll++ {
+			if _, err := r.Poll(ctx, rec.handle); err != nil {
+				t.Fatal(err)
+			}
+			got := rec.seqs()
+			if poll < c.polls && len(got) != 0 || poll == c.polls && !slices.Equal(got, []string{"1", "2"}) {
+				t.Fatalf("%d empty pages, Poll %d delivered %v; want [1 2] at Poll %d", c.empties, poll, got, c.polls)
+			}
+		}
+		if n := s.openedCount(); n != 1 {
+			t.Errorf("%d empty pages: %d shard iterators asked for, want 1 (the others kept)", c.empties, n)
+		}
+	}
+}
+
+// TestStreamReaderKeepsAndRenewsIterators: a Poll goes on with the
+// iterator the last one stopped at; when it has expired, it asks for a new
+// one after the checkpoint, losing and repeating nothing.
+func TestStreamReaderKeepsAndRenewsIterators(t *testing.T) {
+	ctx := context.Background()
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	r := dynamo.NewStreamReader(s, "arn")
+	rec := &recorder{}
+	poll := func(want ...string) {
+		t.Helper()
+		if _, err := r.Poll(ctx, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.seqs(); !slices.Equal(got, want) {
+			t.Fatalf("Poll delivered %v, want %v", got, want)
+		}
+	}
+	poll("1")
+	s.add("open", "2", "3")
+	poll("2", "3")
+	if n := s.openedCount(); n != 1 {
+		t.Errorf("%d shard iterators asked for in two Polls, want 1", n)
+	}
+	s.expire()
+	s.add("open", "4")
+	poll("4")
+	poll()
+	if n := s.openedCount(); n != 2 {
+		t.Errorf("%d shard iterators asked for, want 2 (one after the expiry)", n)
 	}
 }

@@ -18,8 +18,9 @@ import (
 const maxTransactItems = 100
 
 // transact runs items as one TransactWriteItems with a fresh
-// ClientRequestToken, retrying transaction conflicts through the client's
-// retryer; meanings[i] says what a failed condition on items[i] means.
+// ClientRequestToken, retrying cancellations by throttling or conflicts
+// through the client's retryer; meanings[i] says what a failed condition
+// on items[i] means.
 func (s *Store) transact(ctx context.Context, op string, items []types.TransactWriteItem, meanings []onFail) error {
 	if len(items) > maxTransactItems {
 		return fmt.Errorf("%w: %s needs %d transaction items, at most %d", inbox.ErrInvalidInput, op, len(items), maxTransactItems)
@@ -28,7 +29,7 @@ func (s *Store) transact(ctx context.Context, op string, items []types.TransactW
 		TransactItems:          items,
 		ClientRequestToken:     aws.String(requestToken()),
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-	}, retryConflicts)
+	}, retryCancellations)
 	if err != nil {
 		return txError(op, err, meanings)
 	}
@@ -61,13 +62,16 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 }
 
 // PutMessage writes rec, its ledger entry and its counter changes in one
-// transaction: a Put of the item conditional on no item at rec's key, a
+// transaction (after inbox.ValidateRecord, as every Store): a Put of the item conditional on no item at rec's key, a
 // Put of the entry conditional on none at its key, and an Update per
 // counter (ADD published and read, and the version). A record already
 // there is ErrExists; a receipt is ErrInvalidInput.
 func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
+	}
+	if err := inbox.ValidateRecord(rec); err != nil {
+		return err
 	}
 	entry, err := s.ledgerEntry(rec)
 	if err != nil {

@@ -33,6 +33,9 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if err := inbox.ValidateEntry(rec); err != nil {
 		return err
 	}
+	if err := inbox.ValidateRecord(rec); err != nil {
+		return err
+	}
 	if _, ok := s.records[rec.Key()]; ok {
 		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}

@@ -49,7 +49,10 @@ answers() {
 			[[ $line == HTTP/* ]]
 	} 2>/dev/null
 	local ok=$?
-	exec 3>&- 2>/dev/null || true
+	# Braces scope the redirection to this exec: a bare
+	# `exec 3>&- 2>/dev/null` would send the script's own stderr to
+	# /dev/null for good, hiding every error of the command it runs.
+	{ exec 3>&-; } 2>/dev/null || true
 	return $ok
 }
 

@@ -108,6 +108,18 @@ func testBadInput(e *env) {
 		{"inbox TTL empty", inboxTTL(map[string]string{"billing": ""}), inbox.ErrInvalidTTL},
 		{"inbox TTL category with #", inboxTTL(map[string]string{"a#b": "5d"}), inbox.ErrInvalidKey},
 		{"tenant settings of a bad tenant", func() error { return e.ib.PutTenantSettings(e.ctx, "a#b", inbox.TenantSettings{}) }, inbox.ErrInvalidKey},
+		{"tenant title not UTF-8", func() error { return e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, inbox.TenantSettings{Title: "a\xffb"}) }, inbox.ErrInvalidInput},
+		{"inbox description not UTF-8", func() error {
+			return e.ib.PutInboxConfig(e.ctx, e.scope, inbox.InboxConfig{Description: "a\xffb"})
+		}, inbox.ErrInvalidInput},
+		{"category with *", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-8", Category: "a*"}), inbox.ErrInvalidKey},
+		{"user with ?", publish([]string{"a?"}, inbox.Draft{HostSystemID: "bad-9"}), inbox.ErrInvalidKey},
+		{"body nested 31 deep", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-10", Body: nested(inbox.MaxBodyDepth + 1)}), inbox.ErrInvalidInput},
+		{"body number 1e126", broadcast(inbox.Draft{HostSystemID: "bad-11", Body: []any{1, 1e126}}), inbox.ErrInvalidInput},
+		{"body number 1e-131", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-12", Body: map[string]any{"x": 1e-131}}), inbox.ErrInvalidInput},
+		{"body with an empty key", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-13", Body: map[string]any{"": 1}}), inbox.ErrInvalidInput},
+		{"body integer float64 cannot hold", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-14", Body: map[string]any{"id": int64(1<<53 + 1)}}), inbox.ErrInvalidInput},
+		{"body of negatives over 400 KB", broadcast(inbox.Draft{HostSystemID: "bad-15", Body: negatives(inbox.MaxItemSize / 3)}), inbox.ErrTooLarge},
 		{"body too large", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-4", Body: strings.Repeat("x", big)}), inbox.ErrTooLarge},
 		{"nested body too large", publish([]string{"ann", "bob"}, inbox.Draft{Body: map[string]any{"a": []any{strings.Repeat("ü", big/2)}}}), inbox.ErrTooLarge},
 		{"title too large", broadcast(inbox.Draft{HostSystemID: "bad-5", Title: strings.Repeat("t", big)}), inbox.ErrTooLarge},
@@ -146,11 +158,30 @@ func testBadInput(e *env) {
 		e.wantUnchanged(c.name, before)
 	}
 	// Nor did any claim a host system ID: the first claim now is this one.
-	for i := 1; i <= 7; i++ {
+	for i := 1; i <= 15; i++ {
 		host, id := fmt.Sprintf("bad-%d", i), e.newID()
 		got, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)})
 		if err != nil || got.ID != id {
 			e.t.Errorf("ClaimHostID(%s) after bad input with that host ID: %q, %v; want %q: the bad input claimed it", host, got.ID, err, id)
 		}
 	}
+}
+
+// nested returns a body of objects nested depth deep.
+func nested(depth int) any {
+	var v any = "x"
+	for range depth {
+		v = map[string]any{"k": v}
+	}
+	return v
+}
+
+// negatives returns a list of n negative numbers: each costs a byte more
+// than its positive counterpart as DynamoDB counts an item.
+func negatives(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = -1
+	}
+	return out
 }

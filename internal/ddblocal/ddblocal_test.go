@@ -2,6 +2,7 @@ package ddblocal_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -74,4 +75,27 @@ next:
 		out = append(out, kv)
 	}
 	return out
+}
+
+// TestScriptPassesOutputThrough runs scripts/ddblocal.sh, which starts a
+// DynamoDB Local of its own, with a command that writes to stderr and
+// fails: its stderr and exit status must come through, so that a vet or
+// compile error under `make test` is shown, not swallowed.
+func TestScriptPassesOutputThrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a DynamoDB Local")
+	}
+	ddblocal.Endpoint(t) // the script needs what make test needs
+	cmd := exec.Command("../../scripts/ddblocal.sh", "bash", "-c", `echo "endpoint $INBOX_DYNAMODB_ENDPOINT"; echo marker-on-stderr >&2; exit 3`)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Errorf("exit: %v, want status 3; output:\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "marker-on-stderr") {
+		t.Errorf("the command's stderr was lost; output:\n%s", out)
+	}
+	if !strings.Contains(string(out), "endpoint http://127.0.0.1:") {
+		t.Errorf("the command did not get the endpoint; output:\n%s", out)
+	}
 }

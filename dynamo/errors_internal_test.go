@@ -1,0 +1,79 @@
+package dynamo
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/stak/inbox"
+)
+
+// cancelled returns a TransactionCanceledException with these reason codes.
+func cancelled(codes ...string) error {
+	e := &types.TransactionCanceledException{Message: aws.String("Transaction cancelled")}
+	for _, c := range codes {
+		e.CancellationReasons = append(e.CancellationReasons, types.CancellationReason{Code: aws.String(c), Message: aws.String(c + " message")})
+	}
+	return e
+}
+
+func TestIsRetryableCancellation(t *testing.T) {
+	for _, c := range []struct {
+		codes []string
+		want  bool
+	}{
+		{[]string{"TransactionConflict"}, true},
+		{[]string{"ThrottlingError"}, true},
+		{[]string{"None", "ThrottlingError", "None"}, true},
+		{[]string{"ProvisionedThroughputExceeded", "None"}, true},
+		{[]string{"TransactionConflict", "ThrottlingError"}, true},
+		{[]string{"None", "None"}, false},
+		{[]string{"ThrottlingError", "ConditionalCheckFailed"}, false},
+		{[]string{"ConditionalCheckFailed", "TransactionConflict"}, false},
+		{[]string{"ValidationError", "ThrottlingError"}, false},
+		{[]string{"ItemCollectionSizeLimitExceeded", "TransactionConflict"}, false},
+		{nil, false},
+	} {
+		if got := isRetryableCancellation(cancelled(c.codes...)); got != c.want {
+			t.Errorf("isRetryableCancellation(%v) = %v, want %v", c.codes, got, c.want)
+		}
+	}
+	if isRetryableCancellation(errors.New("other")) {
+		t.Error("a plain error is a retryable cancellation")
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	exists := func(map[string]types.AttributeValue) error { return inbox.ErrExists }
+	validation := func(msg string) error {
+		return &smithy.GenericAPIError{Code: "ValidationException", Message: msg}
+	}
+	sizeMsg := "Item size has exceeded the maximum allowed size"
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"condition, with throttling beside it", cancelled("ThrottlingError", "ConditionalCheckFailed"), inbox.ErrExists},
+		{"validation reason on size", func() error {
+			e := cancelled("None", "ValidationError").(*types.TransactionCanceledException)
+			e.CancellationReasons[1].Message = aws.String(sizeMsg)
+			return e
+		}(), inbox.ErrTooLarge},
+		{"validation reason", cancelled("ValidationError"), inbox.ErrInvalidInput},
+		{"ValidationException on size", validation(sizeMsg), inbox.ErrTooLarge},
+		{"ValidationException on nesting", validation("Nesting Levels have exceeded supported limits"), inbox.ErrInvalidInput},
+		{"ValidationException on a number", validation("Number overflow. Attempting to store a number with magnitude larger than supported range"), inbox.ErrInvalidInput},
+	} {
+		got := txError("test", c.err, []onFail{nil, exists})
+		if !errors.Is(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if c.want != inbox.ErrExists && !errors.Is(got, c.err) {
+			t.Errorf("%s: %v does not wrap DynamoDB's error", c.name, got)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package dynamo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// TestItemsOfAnotherWriter: messages that another service following the
+// seeds wrote, with readat null and, in seed 000's layout, with their
+// headers at the top level (and its counter increments, no ledger entry),
+// are listed as unread messages, marked read once, counted exactly, and
+// their removal is accounted as a message's.
+func TestItemsOfAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	raw := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, raw)
+	ib := inbox.New(dynamo.New(raw, table))
+	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	annPK := "t#acmeU#ann#alerts"
+	now := time.Now().UTC().Truncate(time.Second)
+	exp := now.Add(time.Hour).Unix()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: itoa(v)} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberM{Value: kv} }
+	null := &types.AttributeValueMemberNULL{Value: true}
+	nested := ulid.Make().String()
+	flat := ulid.Make().String()
+	items := []map[string]types.AttributeValue{
+		{ // seed 001: headers nested, readat null
+			"pk": s(annPK), "sk": s("m#" + nested), "kind": s("UM"),
+			"headers": m(map[string]types.AttributeValue{
+				"id": s(nested), "host_system_id": null, "sender": s("legacy"),
+				"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s(""), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("ann")}}}),
+				"received":  n(now.Unix()), "delivered": n(now.Unix()),
+			}),
+			"message":  m(map[string]types.AttributeValue{"title": s("nested"), "body": s("b"), "cta_uri": null}),
+			"taxonomy": m(map[string]types.AttributeValue{"category": s("ops")}),
+			"readat":   null, "expiredat": n(exp), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+		},
+		{ // seed 000: headers flat at the top level, readat null
+			"pk": s(annPK), "sk": s("m#" + flat), "kind": s("UM"),
+			"id": s(flat), "host_system_id": s("legacy-7"), "sender": s("legacy"),
+			"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s("ops"), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("ann")}}}),
+			"received":  n(now.Unix()), "delivered": n(now.Unix()), "readat": null,
+			"taxonomy":  m(map[string]types.AttributeValue{"category": s("ops")}),
+			"message":   m(map[string]types.AttributeValue{"title": s("flat"), "body": s("b")}),
+			"expiredat": n(exp), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+		},
+	}
+	for _, it := range items {
+		if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other service counted them, as the seed says.
+	for _, sk := range []string{"c#*", "c#ops"} {
+		_, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(table),
+			Key:                       map[string]types.AttributeValue{"pk": s(annPK), "sk": s(sk)},
+			UpdateExpression:          aws.String("ADD published :two, #r :zero SET kind = :us"),
+			ExpressionAttributeNames:  map[string]string{"#r": "read"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":two": n(2), ":zero": n(0), ":us": s("US")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	titles := func(o inbox.ListOptions) []string {
+		t.Helper()
+		page, err := ib.List(ctx, ann, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, msg := range page.Messages {
+			state := "unread"
+			if msg.IsRead() {
+				state = "read"
+			}
+			out = append(out, msg.Title+" "+state)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"flat unread", "nested unread"}, titles(inbox.ListOptions{})); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"flat unread", "nested unread"}, titles(inbox.ListOptions{UnreadOnly: true})); diff != "" {
+		t.Errorf("List(UnreadOnly) (-want +got):\n%s", diff)
+	}
+	got, err := ib.Get(ctx, ann, flat)
+	if err != nil || got.HostSystemID != "legacy-7" || got.Sender != "legacy" || got.Audience.Label != "ops" || !got.DeliveredAt.Equal(now) {
+		t.Errorf("Get(flat) = %+v, %v", got, err)
+	}
+	wantCounts(t, ib, raw, table, ann, counts(2, 0, map[string][2]int64{"ops": {2, 0}}))
+	for _, id := range []string{nested, flat} {
+		for i, want := range []bool{true, false} {
+			if changed, err := ib.MarkRead(ctx, ann, id); err != nil || changed != want {
+				t.Errorf("MarkRead(%s) #%d = %v, %v; want %v", id, i+1, changed, err, want)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"flat read", "nested read"}, titles(inbox.ListOptions{})); diff != "" {
+		t.Errorf("List after MarkRead (-want +got):\n%s", diff)
+	}
+	wantCounts(t, ib, raw, table, ann, counts(2, 2, map[string][2]int64{"ops": {2, 2}}))
+
+	// Marked, they were adopted; deleted, each is accounted as a read
+	// message, once.
+	for _, id := range []string{nested, flat} {
+		if _, err := raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(annPK), "sk": s("m#" + id)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), ib.StreamHandler)
+	wantCounts(t, ib, raw, table, ann, counts(0, 0, nil))
+	if diff := cmp.Diff(map[string]rawTally{}, nonZero(rawCounters(t, raw, table, annPK)), cmp.AllowUnexported(rawTally{})); diff != "" {
+		t.Errorf("ann's stats after the removals (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,183 @@
+package inbox_test
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stak/inbox"
+)
+
+// tenantPolicy reads examples/iam/tenant-policy.json, the policy the README
+// gives for confining a service to one tenant, and returns its
+// dynamodb:LeadingKeys patterns for tenant.
+func tenantPolicy(t testing.TB, tenant string) []string {
+	t.Helper()
+	raw, err := os.ReadFile("examples/iam/tenant-policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Statement []struct {
+			Condition map[string]map[string][]string
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("tenant-policy.json: %v", err)
+	}
+	if len(doc.Statement) != 1 {
+		t.Fatalf("tenant-policy.json has %d statements, want 1", len(doc.Statement))
+	}
+	var out []string
+	for _, p := range doc.Statement[0].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] {
+		out = append(out, strings.ReplaceAll(p, "${Tenant}", tenant))
+	}
+	if len(out) == 0 {
+		t.Fatal("tenant-policy.json has no dynamodb:LeadingKeys patterns")
+	}
+	return out
+}
+
+// stringLike reports whether s matches pattern as IAM's StringLike does:
+// case-sensitive, '*' for any run of characters (none too) and '?' for any
+// one character.
+func stringLike(pattern, s string) bool {
+	p, r := []rune(pattern), []rune(s)
+	// match[i][j]: p[i:] matches r[j:].
+	match := make([][]bool, len(p)+1)
+	for i := range match {
+		match[i] = make([]bool, len(r)+1)
+	}
+	match[len(p)][len(r)] = true
+	for i := len(p) - 1; i >= 0; i-- {
+		for j := len(r); j >= 0; j-- {
+			switch {
+			case p[i] == '*':
+				match[i][j] = match[i+1][j] || j < len(r) && match[i][j+1]
+			case j < len(r) && (p[i] == '?' || p[i] == r[j]):
+				match[i][j] = match[i+1][j+1]
+			}
+		}
+	}
+	return match[0][0]
+}
+
+// allowed reports whether a policy with patterns allows leading key pk.
+func allowed(patterns []string, pk string) bool {
+	for _, p := range patterns {
+		if stringLike(p, pk) {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionKeys returns every partition key a tenant's inbox uses: the
+// tenant's settings and configs, a user's messages and stats, the public
+// partition.
+func partitionKeys(tenant, in, user string) []string {
+	return []string{
+		inbox.TenantPK(tenant),
+		inbox.Partition{Tenant: tenant, Inbox: in, User: user}.PK(),
+		inbox.Partition{Tenant: tenant, Inbox: in, User: inbox.PublicUser}.PK(),
+	}
+}
+
+func TestStringLike(t *testing.T) {
+	for _, c := range []struct {
+		p, s string
+		want bool
+	}{
+		{"t#acme", "t#acme", true}, {"t#acme", "t#acm", false}, {"t#acme", "t#acmeX", false},
+		{"t#acmeU#*", "t#acmeU#ann#alerts", true}, {"t#acmeU#*", "t#acmeU#", true},
+		{"t#acmeU#*", "t#acmeUU#ann#alerts", false}, {"t#a?c", "t#abc", true}, {"t#a?c", "t#ac", false},
+		{"*", "", true}, {"a*b*c", "aXbYc", true}, {"a*b*c", "aXbY", false}, {"t#ü?", "t#üé", true},
+	} {
+		if got := stringLike(c.p, c.s); got != c.want {
+			t.Errorf("stringLike(%q, %q) = %v, want %v", c.p, c.s, got, c.want)
+		}
+	}
+}
+
+// TestTenantPolicy checks the IAM policy of examples/iam against every
+// partition key of its tenant and of tenants whose names are near it:
+// since a key cannot contain '#', '*' or '?', the patterns written from a
+// tenant key match that tenant's partitions and no other tenant's.
+func TestTenantPolicy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	alphabet := []rune("aUGt#$*?-_ é ")
+	randomKey := func() string {
+		for {
+			n := 1 + rng.IntN(6)
+			var b strings.Builder
+			for range n {
+				b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+			}
+			if inbox.ValidateKey("key", b.String()) == nil {
+				return b.String()
+			}
+		}
+	}
+	near := func(tenant string) []string {
+		out := []string{tenant + "U", tenant + "G", "U" + tenant, tenant + "x", tenant + " ", "G" + tenant}
+		if len(tenant) > 1 {
+			out = append(out, tenant[:len(tenant)-1])
+		}
+		return out
+	}
+	for range 2000 {
+		tenant, in, user := randomKey(), randomKey(), randomKey()
+		patterns := tenantPolicy(t, tenant)
+		for _, pk := range partitionKeys(tenant, in, user) {
+			if !allowed(patterns, pk) {
+				t.Fatalf("tenant %q's policy %q refuses its own key %q", tenant, patterns, pk)
+			}
+		}
+		for _, other := range append(near(tenant), randomKey(), randomKey()) {
+			if other == tenant || inbox.ValidateKey("tenant", other) != nil {
+				continue
+			}
+			for _, pk := range partitionKeys(other, in, user) {
+				if allowed(patterns, pk) {
+					t.Fatalf("tenant %q's policy %q allows tenant %q's key %q", tenant, patterns, other, pk)
+				}
+			}
+		}
+	}
+}
+
+// TestKeysHaveNoWildcards: a key with IAM's wildcards is refused, so a
+// policy written from a valid key is literal.
+func TestKeysHaveNoWildcards(t *testing.T) {
+	for _, k := range []string{"acme*", "*", "ac?me", "?"} {
+		if err := inbox.ValidateKey("tenant", k); err == nil {
+			t.Errorf("ValidateKey(%q) accepted IAM wildcards", k)
+		}
+	}
+}
+
+// FuzzTenantPolicy: for any two valid, different tenant keys, the policy
+// of one allows none of the other's partition keys.
+func FuzzTenantPolicy(f *testing.F) {
+	f.Add("acme", "acmeU", "alerts", "ann")
+	f.Add("a", "aG", "x", "$public")
+	f.Fuzz(func(t *testing.T, tenant, other, in, user string) {
+		if tenant == other || inbox.ValidateKey("t", tenant) != nil || inbox.ValidateKey("t", other) != nil ||
+			inbox.ValidateKey("i", in) != nil || inbox.ValidateKey("u", user) != nil {
+			return
+		}
+		patterns := tenantPolicy(t, tenant)
+		for _, pk := range partitionKeys(tenant, in, user) {
+			if !allowed(patterns, pk) {
+				t.Fatalf("tenant %q's policy refuses its own key %q", tenant, pk)
+			}
+		}
+		for _, pk := range partitionKeys(other, in, user) {
+			if allowed(patterns, pk) {
+				t.Fatalf("tenant %q's policy allows tenant %q's key %q", tenant, other, pk)
+			}
+		}
+	})
+}

@@ -1,0 +1,274 @@
+package inbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// This file holds what DynamoDB refuses in a message item, and how it
+// counts an item's size, as measured against DynamoDB Local (the tests of
+// the dynamo package check the figures): a Store checks every message and
+// receipt it writes with ValidateRecord, so that every Store, the
+// in-memory one too, refuses exactly the same records.
+
+// MaxItemSize is DynamoDB's item size limit, which a message must fit in,
+// in bytes as DynamoDB counts them.
+const MaxItemSize = 400 * 1024
+
+// MaxBodyDepth is how deep a body may nest objects and arrays: DynamoDB
+// allows 32 levels in an item, and a body's values sit two levels down
+// (message.body), so its objects and arrays may nest 30 deep.
+const MaxBodyDepth = 30
+
+// Numbers DynamoDB can store: a magnitude from 1E-130 to below 1E+126 (or
+// zero). A body's numbers are float64s, whose 17 significant digits are
+// within DynamoDB's 38.
+const (
+	minNumber = 1e-130
+	maxNumber = 1e126
+)
+
+// itemReserve is room every message item keeps for what it can gain after
+// it is written (readat when read, and other marks) and for key and TTL
+// attribute names longer than the defaults.
+const itemReserve = 1024
+
+// ValidateRecord reports whether rec, a message, broadcast or receipt, can
+// be written as DynamoDB accepts it, with room for every attribute it can
+// gain later: a body nested deeper than MaxBodyDepth, with a number out of
+// DynamoDB's range or an empty object key, is ErrInvalidInput; an item
+// whose size plus that room exceeds MaxItemSize is ErrTooLarge. Stores call
+// it on every record they write.
+func ValidateRecord(rec Record) error {
+	if err := validateBody(rec.Message.Body, 0); err != nil {
+		return err
+	}
+	if n := ItemSize(rec) + itemReserve; n > MaxItemSize {
+		return fmt.Errorf("%w: %d bytes with room for later attributes, the limit is %d", ErrTooLarge, n, MaxItemSize)
+	}
+	return nil
+}
+
+// validateBody reports whether v, a body value at nesting depth (the
+// number of objects and arrays around it), is one DynamoDB accepts.
+func validateBody(v any, depth int) error {
+	switch v := v.(type) {
+	case map[string]any:
+		if depth == MaxBodyDepth {
+			return fmt.Errorf("%w: body nests objects and arrays deeper than %d", ErrInvalidInput, MaxBodyDepth)
+		}
+		for k, e := range v {
+			if k == "" {
+				return fmt.Errorf("%w: body has an object with an empty key", ErrInvalidInput)
+			}
+			if err := validateBody(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if depth == MaxBodyDepth {
+			return fmt.Errorf("%w: body nests objects and arrays deeper than %d", ErrInvalidInput, MaxBodyDepth)
+		}
+		for _, e := range v {
+			if err := validateBody(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case float64:
+		if a := math.Abs(v); math.IsNaN(v) || a >= maxNumber || a != 0 && a < minNumber {
+			return fmt.Errorf("%w: body number %v is out of DynamoDB's range (magnitude from 1E-130 to below 1E+126)", ErrInvalidInput, v)
+		}
+	}
+	return nil
+}
+
+// ItemSize returns the size of rec's item as DynamoDB counts it, with the
+// default key and TTL attribute names: the sum of each attribute's name
+// and value (see valueSize).
+func ItemSize(rec Record) int {
+	m := rec.Message
+	n := 0
+	attr := func(name string, size int) { n += len(name) + size }
+	attr("pk", len(rec.Partition.PK()))
+	attr("sk", len(MessageSK(m.ID)))
+	attr("kind", len("UM"))
+	if !rec.Receipt {
+		headers := map[string]any{
+			"id": m.ID, "host_system_id": nullable(m.HostSystemID), "sender": m.Sender,
+			"received": epochOf(m.ReceivedAt), "delivered": epochOf(m.DeliveredAt),
+		}
+		audiences := map[string]any{"kind": string(m.Audience.Kind), "label": m.Audience.Label}
+		if len(m.Audience.UIDs) > 0 {
+			uids := make([]any, len(m.Audience.UIDs))
+			for i, u := range m.Audience.UIDs {
+				uids[i] = u
+			}
+			audiences["uids"] = uids
+		}
+		headers["audiences"] = audiences
+		attr("headers", valueSize(headers))
+		attr("message", valueSize(map[string]any{"title": m.Title, "body": m.Body, "cta_uri": nullable(m.CTAURI)}))
+	}
+	if m.Category != "" {
+		attr("taxonomy", valueSize(map[string]any{"category": m.Category}))
+	}
+	if m.IsRead() {
+		attr("readat", valueSize(epochOf(m.ReadAt)))
+	}
+	attr("expiredat", valueSize(epochOf(m.ExpiresAt)))
+	if rec.Ledgered() {
+		attr(LedgerAttribute, len(rec.Entry))
+	}
+	attr("tenant_key", len(rec.Partition.Tenant))
+	attr("inbox_key", len(rec.Partition.Inbox))
+	attr("uid", len(rec.Partition.User))
+	return n
+}
+
+// nullable returns s, or nil (NULL) for "".
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// valueSize returns the bytes DynamoDB counts for v, a value as a body
+// holds them (string, float64, bool, nil, map[string]any, []any): a string
+// its UTF-8 length; a number see numberSize; a boolean or null 1; a map 3
+// plus, for each member, its key, its value and 1; a list 3 plus, for each
+// element, its value and 1.
+func valueSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v)
+	case float64:
+		return numberSize(v)
+	case map[string]any:
+		n := 3
+		for k, e := range v {
+			n += len(k) + valueSize(e) + 1
+		}
+		return n
+	case []any:
+		n := 3
+		for _, e := range v {
+			n += valueSize(e) + 1
+		}
+		return n
+	}
+	return 1 // bool, nil
+}
+
+// epochOf returns t in epoch seconds as a number.
+func epochOf(t time.Time) float64 { return float64(t.Unix()) }
+
+// numberSize returns the bytes DynamoDB counts for number f: 1, plus one
+// for each pair of decimal digits, the pairs aligned at the decimal point
+// (as in base 100) from the first to the last that is not "00", plus 1 if
+// f is negative. Zero is 1 byte.
+func numberSize(f float64) int {
+	if f == 0 {
+		return 1
+	}
+	intPart, frac, _ := strings.Cut(strconv.FormatFloat(math.Abs(f), 'f', -1, 64), ".")
+	if len(intPart)%2 == 1 {
+		intPart = "0" + intPart
+	}
+	if len(frac)%2 == 1 {
+		frac += "0"
+	}
+	digits := intPart + frac
+	first, last := -1, -1
+	for i := 0; i < len(digits); i += 2 {
+		if digits[i:i+2] != "00" {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	n := 1 + (last-first)/2 + 1
+	if f < 0 {
+		n++
+	}
+	return n
+}
+
+// normalizeBody returns body as encoding/json would decode it into an any
+// (invalid UTF-8 inside it becomes U+FFFD, as encoding/json does), and
+// checks that DynamoDB can store it. A body that cannot be encoded, or a
+// number that would change on the way (an integer beyond 2^53 that
+// float64 cannot hold exactly, say), is ErrInvalidInput: send such a value
+// as a string.
+func normalizeBody(body any) (any, error) {
+	if body == nil {
+		return nil, nil
+	}
+	if s, ok := body.(string); ok {
+		if !utf8.ValidString(s) {
+			return nil, fmt.Errorf("%w: body is not valid UTF-8", ErrInvalidInput)
+		}
+		return s, nil
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: body is not JSON-compatible: %v", ErrInvalidInput, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("%w: body: %v", ErrInvalidInput, err)
+	}
+	out, err = exactNumbers(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateBody(out, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// exactNumbers replaces v's json.Numbers with float64s, or fails with
+// ErrInvalidInput if one has no exact float64: a body comes back with
+// float64 numbers, and must come back as it was sent.
+func exactNumbers(v any) (any, error) {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: body number %s: %v", ErrInvalidInput, v, err)
+		}
+		want, ok1 := new(big.Rat).SetString(string(v))
+		got, ok2 := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+		if !ok1 || !ok2 || want.Cmp(got) != 0 {
+			return nil, fmt.Errorf("%w: body number %s would come back as %v: send it as a string", ErrInvalidInput, v, f)
+		}
+		return f, nil
+	case map[string]any:
+		for k, e := range v {
+			x, err := exactNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = x
+		}
+	case []any:
+		for i, e := range v {
+			x, err := exactNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			v[i] = x
+		}
+	}
+	return v, nil
+}
