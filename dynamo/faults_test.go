@@ -21,12 +21,12 @@ import (
 type fault int
 
 const (
-	pass     fault = iota // forward the request, return the response
-	throttle              // answer 400 ProvisionedThroughputExceeded without forwarding
-	failed                // answer 500 without forwarding
-	lost                  // forward, discard the real response, answer 500
-	conflict              // answer a TransactionCanceledException for a TransactionConflict (transactions only)
-	throttled             // answer a TransactionCanceledException for throttling, as DynamoDB does within transactions
+	pass      fault = iota // forward the request, return the response
+	throttle               // answer 400 ProvisionedThroughputExceeded without forwarding
+	failed                 // answer 500 without forwarding
+	lost                   // forward, discard the real response, answer 500
+	conflict               // answer a TransactionCanceledException for a TransactionConflict (transactions only)
+	throttled              // answer a TransactionCanceledException for throttling, as DynamoDB does within transactions
 )
 
 var faultNames = [...]string{"pass", "throttle", "failed", "lost", "conflict", "throttled"}

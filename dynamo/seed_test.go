@@ -32,7 +32,9 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 	exp := now.Add(time.Hour).Unix()
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: itoa(v)} }
-	m := func(kv map[string]types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberM{Value: kv} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
 	null := &types.AttributeValueMemberNULL{Value: true}
 	nested := ulid.Make().String()
 	flat := ulid.Make().String()

@@ -108,7 +108,9 @@ func testBadInput(e *env) {
 		{"inbox TTL empty", inboxTTL(map[string]string{"billing": ""}), inbox.ErrInvalidTTL},
 		{"inbox TTL category with #", inboxTTL(map[string]string{"a#b": "5d"}), inbox.ErrInvalidKey},
 		{"tenant settings of a bad tenant", func() error { return e.ib.PutTenantSettings(e.ctx, "a#b", inbox.TenantSettings{}) }, inbox.ErrInvalidKey},
-		{"tenant title not UTF-8", func() error { return e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, inbox.TenantSettings{Title: "a\xffb"}) }, inbox.ErrInvalidInput},
+		{"tenant title not UTF-8", func() error {
+			return e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, inbox.TenantSettings{Title: "a\xffb"})
+		}, inbox.ErrInvalidInput},
 		{"inbox description not UTF-8", func() error {
 			return e.ib.PutInboxConfig(e.ctx, e.scope, inbox.InboxConfig{Description: "a\xffb"})
 		}, inbox.ErrInvalidInput},
