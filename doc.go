@@ -15,16 +15,18 @@
 //
 // Every method takes ctx first and validates its input before it writes:
 // bad input returns an error wrapping one of the Err* sentinels (match with
-// errors.Is) and writes nothing. An Inbox, and every Store in this module,
-// is safe for concurrent use.
+// errors.Is) and writes nothing, not even a host system ID's claim. An
+// Inbox, and every Store in this module, is safe for concurrent use.
 //
 // # Cost
 //
 // Publish costs one transaction per recipient (bounded parallel); Broadcast
 // one transaction whatever the audience; List and Counts one round trip
-// each (two parallel queries); Get one; MarkRead two; MarkAllRead one list
-// page and one transaction per MaxMarkBatch messages; StreamHandler one
-// transaction per removed record.
+// each (two parallel queries; Counts takes a second while a broadcast
+// removed before its expiry has receipts standing); Get one; MarkRead two;
+// MarkAllRead one list page and one transaction per MaxMarkBatch messages;
+// StreamHandler one transaction per removed record. The README gives the
+// capacity units AWS bills for each.
 //
 // # Records
 //
@@ -34,42 +36,75 @@
 // into every user's feed at read time. Reading a broadcast writes a small
 // receipt in the user's partition under the broadcast's sort key. Each
 // partition keeps stats records, c#* and c#<category>, with published and
-// read counts, so Counts is one round trip and exact.
+// read counts, as the seeds define them.
 //
-// # Counters
+// # Counts are exact
 //
-// A message and its counter increments are written in one atomic unit; a
-// mark-read sets readat (or creates the receipt) only if absent, with the
-// read increments in the same unit. Removals are accounted from the table's
-// stream by StreamHandler, exactly once per removal. Once every removal is
-// accounted, each counter equals a recount of the records it summarises;
-// Recount rebuilds them for operators.
+// Counts equals what a full List shows at every instant: expired messages
+// are left out the moment they expire, though DynamoDB's TTL deletes them
+// hours or days later and the stream accounts the deletion later still.
+// The mechanism is a ledger (see Store): every message, broadcast and
+// receipt has a ledger entry, e#<expiry>#<id>#<tag>, written and changed in
+// the same transaction as the record and its counters, and never deleted by
+// TTL. Counts reads, in the same query as the stats records, the entries
+// that have expired by now, whether or not their record still stands, and
+// subtracts them; a removal the stream accounts deletes its entry together
+// with the decrements, so it is counted out once, and its redelivery, or
+// its late arrival after a Recount, finds no entry and changes nothing.
+//
+// A broadcast removed before it expired leaves a tombstone (d#<id>) until
+// its original expiry; while one stands, Counts reads the user's receipts
+// of the tombstoned broadcasts and leaves them out of the read count.
+//
+// The one lag left is a delete made behind the library's back (by an
+// operator, say) of a record that had not expired: List stops showing it
+// at once, Counts when the stream delivers the removal.
 //
 // # Decisions
 //
 // Where the design leaves a choice open, this package decides:
 //
 //   - Keys (tenant, inbox, user, category) are 1 to 128 bytes of printable
-//     UTF-8 without '#'. "$public" is reserved as a user and "*" as a
-//     category. Host system IDs may contain '#': they end their sort key.
+//     UTF-8 without '#', '*' or '?', so that an IAM policy written from a
+//     tenant key (dynamodb:LeadingKeys "t#<tenant>U#*" ...) matches that
+//     tenant only. "$public" is reserved as a user. Host system IDs may
+//     contain '#': they end their sort key.
 //   - Times are stored in epoch seconds, so every time is truncated to the
-//     second. A message expires at ExpiresAt: from that second on, List and
-//     MarkRead treat it as gone, though DynamoDB may delete it hours later.
-//   - A publish with a HostSystemID first claims the ID in the public
-//     partition (sort key h#users:<host id>, or h#everyone:<host id> for a
-//     broadcast), kept as long as the message lives; a retry within that
-//     time, however much later, reuses the claimed message ID, and each
-//     recipient's copy is written only if absent. A retry after the message
-//     expired is a new message.
-//   - A message's size is estimated as DynamoDB counts it (strings by
-//     length, numbers by significant digits, per-element overhead for lists and
-//     maps) plus 2 KB for keys and headers; over 400 KB is ErrTooLarge.
-//   - Counts include expired messages until their deletion is accounted;
-//     unread is never shown below zero.
+//     second, and a Draft.TTL is rounded up to a whole second. A message
+//     expires at ExpiresAt: from that second on, List, Counts and MarkRead
+//     treat it as gone, though DynamoDB may delete it days later.
+//   - A publish or broadcast with a HostSystemID first claims the ID in the
+//     public partition (sort key h#<host id>), with the message ID, its
+//     expiry and a digest of its audience (kind and label) and content; the
+//     claim lives as long as the message. A retry within that time reuses
+//     the ID and the expiry, so every copy made under one claim expires
+//     together, and each copy is written only if absent; a retry may name
+//     fewer or other recipients. A reuse with other content or audience
+//     (a broadcast of a published message's ID, say) is ErrConflict. A
+//     retry after the message expired is a new message.
+//   - A body is stored as native DynamoDB values and comes back as
+//     encoding/json decodes it into an any. Numbers become float64: one
+//     that float64 cannot hold exactly (an integer beyond 2^53) is
+//     refused, not rounded; send it as a string. A body may nest objects
+//     and arrays 30 deep (DynamoDB allows 32 levels in an item), its
+//     numbers must lie within DynamoDB's range, and its object keys must
+//     not be empty.
+//   - A message's item size is computed as DynamoDB counts it (ItemSize,
+//     checked against DynamoDB Local to the byte), and must leave 1 KB for
+//     what later marks add and for longer attribute names; over that is
+//     ErrTooLarge. Every Store checks what it writes with ValidateRecord,
+//     so the in-memory store refuses exactly what DynamoDB does.
 //   - MarkAllRead marks everything unread in both partitions in pages of
 //     MaxMarkBatch, each page one atomic unit.
-//   - A removal's idempotency marker lives in the removed record's
-//     partition (sort key x#<event id>) for RemovalMarkerTTL.
+//   - Recount is safe while the inbox is in use: each of its changes is an
+//     atomic unit of the ledger, and it replaces counters only if their
+//     version has not moved since it read them.
 //   - List cursors are opaque, signed, and bound to the user and filters;
-//     any other cursor is ErrInvalidCursor.
+//     any other cursor is ErrInvalidCursor. Pass WithCursorSecret: the
+//     default key is public.
+//   - Records another program wrote following the seeds are read as the
+//     seeds lay them out: readat null is unread, and seed 000's headers at
+//     the top level of an item are read like seed 001's nested ones. They
+//     have no ledger entry, so their removal is accounted by the stream
+//     event's ID; a mark, or Recount, adopts them.
 package inbox

@@ -14,21 +14,36 @@
 //     when empty), sender, audiences {kind, label, uids (a list, only for
 //     users)}, received, delivered}, message {title, body, cta_uri (NULL
 //     when empty)}, taxonomy {category} (absent without a category), readat
-//     (absent while unread), expiredat, tenant_key, inbox_key, uid (the user
-//     or $public). The body is stored as a native DynamoDB value (a string
-//     as S, an object as M, a number as N, ...) and read back as
-//     encoding/json would decode it into an any.
+//     (absent while unread), expiredat, ledger (the sort key of its ledger
+//     entry), tenant_key, inbox_key, uid (the user or $public). The body is
+//     stored as a native DynamoDB value (a string as S, an object as M, a
+//     number as N, ...) and read back as encoding/json would decode it into
+//     an any. Items another program wrote are read in both layouts of the
+//     seeds (seed 000 keeps the headers' fields at the top level) and with
+//     readat NULL as unread.
 //   - read receipt (kind UM, in the user's partition under the broadcast's
 //     sort key): readat, expiredat and taxonomy copied from the broadcast,
-//     tenant_key, inbox_key, uid, and no headers.
+//     ledger, tenant_key, inbox_key, uid, and no headers.
+//   - ledger entry (kind LE, the record's partition, e#<expiry>#<id>#<tag>):
+//     receipt (true for a receipt), taxonomy, readat; no TTL attribute, so
+//     that only the accounting of its record's removal deletes it.
 //   - stats (kind US, sort keys c#* and c#<category>): published, read
-//     (not in the public partition), tenant_key, inbox_key, uid.
+//     (not in the public partition), tenant_key, inbox_key, uid; c#* also
+//     holds ver, the partition's counter version.
+//   - tombstone (kind TB, public partition, d#<id>): taxonomy, expiredat
+//     (the removed broadcast's).
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
-//     ttl, tenant_key; inbox config (kind IC, t#<tenant> / si#<inbox>):
-//     title, description, ttl (a map), tenant_key, inbox_key.
+//     ttl, tenant_key, uid (who last changed it); inbox config (kind IC,
+//     t#<tenant> / si#<inbox>): title, description, ttl (a map),
+//     tenant_key, inbox_key, uid.
 //   - host-system-ID claim (kind HC, public partition, h#<host id>): id,
-//     expiredat, tenant_key, inbox_key; applied-removal marker (kind RX, the
-//     removed record's partition, x#<removal id>): expiredat.
+//     digest, expiredat, tenant_key, inbox_key; applied-removal marker of a
+//     record without a ledger entry (kind RX, the removed record's
+//     partition, x#<event id>): expiredat.
+//
+// Store.Stats reads a partition's stats records, tombstones and the ledger
+// entries expired by a time in one strongly consistent Query of the sort
+// key range c# to e#<time>: nothing else sorts between them.
 //
 // Item structures are marshalled with the attributevalue package and every
 // key, condition, update, filter and projection expression is built with
@@ -50,7 +65,7 @@
 //
 // # Consistency
 //
-// GetRecords, Counters and Config read strongly consistently; Query (the
+// GetRecords, Stats and Config read strongly consistently; Query (the
 // feed) reads eventually consistently, so a message may show in List a
 // moment after Publish returns.
 //
@@ -69,4 +84,13 @@
 //     three; AWS bills 2 write units per item.
 //   - Tables are ACTIVE as soon as CreateTable returns; CreateTable waits
 //     when they are not, as on AWS.
+//   - Its TTL deletions reach the stream with eventName
+//     UNKNOWN_TO_SDK_VERSION and no userIdentity; StreamReader delivers
+//     them as the REMOVE records AWS sends.
+//   - A validation error inside TransactWriteItems (an item over 400 KB, a
+//     number out of range, nesting too deep) is a ValidationException for
+//     the whole call, not a cancellation reason; the Store maps both forms.
+//
+// Its limits were measured there: an item holds 409,600 bytes as
+// inbox.ItemSize counts them, and a message's body may nest 30 deep.
 package dynamo

@@ -8,15 +8,20 @@
 // never change stored state through a Message.Body map or a config it
 // passed or got back.
 //
-// Expiry is accounted as in production, but promptly: at the start of every
+// Expiry works as in production, but promptly: at the start of every
 // method call (and on Sweep), every record whose ExpiresAt is not after the
-// clock's time is deleted and inbox.RemovalDeltas is applied to its
-// counters, the same accounting the stream handler applies to DynamoDB's
-// TTL deletions. DynamoDB deletes expired items late, up to days after
-// they expire, so in production Counts fall later than here; List hides
-// expired messages in both. Expired host-system-ID claims and removal
-// markers are dropped without accounting. Delete removes a record as a
-// DynamoDB DeleteItem would, with the same accounting.
+// clock's time is deleted, as DynamoDB's TTL would, and its removal is
+// accounted as the stream handler accounts DynamoDB's (inbox.RemovalFor,
+// applied with ApplyRemoval's own logic): at once, or, with WithStreamLag,
+// when Deliver is called, as behind a lagging stream. Counts are exact
+// either way, as in production; the raw counters fall when the removal is
+// accounted. Delete removes a record as a DynamoDB DeleteItem would, with
+// the same accounting. Expired host-system-ID claims, removal markers and
+// tombstones are dropped; ledger entries never expire.
+//
+// Like the DynamoDB store it checks every record it writes with
+// inbox.ValidateRecord, so it refuses exactly the bodies and sizes
+// DynamoDB refuses. With WithStreamLag it is a storetest.Harness.
 //
 // A Store is safe for concurrent use by multiple goroutines: one mutex
 // guards all of its state.

@@ -54,12 +54,13 @@
 //
 // Run's subtests fall in four groups: Store calls each method of the
 // inbox.Store contract directly (conditions, errors, atomicity, Query's
-// order, paging and filters); RoundTrip writes bodies, times, audiences and
-// unicode keys and reads them back exactly; Inbox drives an inbox.Inbox
-// over the store (publish, broadcast, list, pagination, filters, expiry,
-// mark read, counts, recount, host system IDs, TTL resolution, bad input);
-// Concurrency races real goroutines on marks and publishes. RunProperty
-// checks random operation sequences against a reference model.
+// order, paging and filters, Stats, the ledger, removals and repairs);
+// RoundTrip writes bodies, times, audiences and unicode keys and reads them
+// back exactly; Inbox drives an inbox.Inbox over the store (publish,
+// broadcast, list, pagination, filters, expiry, mark read, counts through
+// expiry and removals, recount, host system IDs, TTL resolution, bad
+// input); Concurrency races real goroutines on marks and publishes.
+// RunProperty checks random operation sequences against a reference model.
 //
 // Query is held to what the Inbox relies on: a page holds exactly the
 // records that match its filters among those from Before down to Next, at
@@ -69,10 +70,22 @@
 // Limit stopped a query); the next page is then empty.
 //
 // After every subtest outside the Store group, and after every step of
-// RunProperty, each counter of every partition the test used must equal a
-// recount of that partition's records, computed by the suite itself from
-// Store.Query (expired records included: their removal has not been
-// accounted while they exist). This is the invariant the design rests on.
+// RunProperty, the invariant the design rests on must hold for every
+// partition the test used: its counters equal a tally of its ledger
+// entries, every record has the entry that records it, and an entry
+// without a record is one whose removal is pending (a Harness says how
+// many); with none pending, the counters equal a recount of the records,
+// computed by the suite itself from Store.Query (expired records included:
+// their removal has not been accounted while they exist). And Counts must
+// equal what List shows.
+//
+// # Removals
+//
+// A store whose NewStore result is a Harness (memstore with
+// WithStreamLag, or the DynamoDB store with its table's stream, as in the
+// dynamo package's tests) lets the suite delete records as TTL or an
+// operator would and deliver the stream's accounting late, twice, or after
+// a Recount; RunProperty then interleaves those with its other operations.
 //
 // A store that returns errors for transient conditions (throttling,
 // transaction conflicts under the concurrency tests) must retry them

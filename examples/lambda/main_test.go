@@ -96,18 +96,34 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 	}
 	wantCounts(t, ib, ann, inbox.Tally{})
 	// Of the stream's records, the template's filter let only the delete
-	// through.
+	// through (not the deletion of its ledger entry by the accounting).
 	if len(invoked) != 1 || invoked[0].EventName != "REMOVE" {
 		t.Errorf("the function was invoked with %d records, want the one REMOVE: %+v", len(invoked), invoked)
 	}
+
+	// A removal without an old image (a stream configured without old
+	// images) passes the filter and fails, for the on-failure destination.
+	bare := events.DynamoDBEventRecord{EventID: "bare", EventName: "REMOVE", Change: events.DynamoDBStreamRecord{
+		SequenceNumber: "bare-1", Keys: map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("t#acmeU#ann#alerts"), "sk": events.NewStringAttribute("m#" + res.Message.ID)},
+	}}
+	if !filter.matches(t, bare) {
+		t.Fatal("the template's filter drops a REMOVE without an old image")
+	}
+	payload, _ := json.Marshal(events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{bare}})
+	out, err := fn.Invoke(ctx, payload)
+	var resp events.DynamoDBEventResponse
+	if err != nil || json.Unmarshal(out, &resp) != nil || len(resp.BatchItemFailures) != 1 {
+		t.Errorf("a REMOVE without an old image: %s, %v; want it reported as failed", out, err)
+	}
 }
 
-// filterPattern is the event source mapping's filter: exact-match lists of
-// allowed values at the leaves of nested objects, the part of Lambda's
+// filterPattern is the event source mapping's filter criteria: patterns,
+// any of which passes a record, of exact-match lists of allowed values or
+// {"exists": bool} at the leaves of nested objects, the part of Lambda's
 // filter syntax the template uses.
-type filterPattern map[string]any
+type filterPattern []map[string]any
 
-// templateFilter reads the filter pattern from ../template.yaml.
+// templateFilter reads the filter patterns from ../template.yaml.
 func templateFilter(t *testing.T) filterPattern {
 	t.Helper()
 	src, err := os.ReadFile("../template.yaml")
@@ -115,19 +131,23 @@ func templateFilter(t *testing.T) filterPattern {
 		t.Fatalf("read the template: %v", err)
 	}
 	m := regexp.MustCompile(`(?m)^\s*- Pattern: '(.*)'$`).FindAllSubmatch(src, -1)
-	if len(m) != 1 {
-		t.Fatalf("the template has %d filter patterns, want 1", len(m))
+	if len(m) == 0 {
+		t.Fatal("the template has no filter patterns")
 	}
-	var p filterPattern
-	if err := json.Unmarshal(m[0][1], &p); err != nil {
-		t.Fatalf("filter pattern %s: %v", m[0][1], err)
+	var out filterPattern
+	for _, raw := range m {
+		var p map[string]any
+		if err := json.Unmarshal(raw[1], &p); err != nil {
+			t.Fatalf("filter pattern %s: %v", raw[1], err)
+		}
+		out = append(out, p)
 	}
-	return p
+	return out
 }
 
 // matches reports whether Lambda would pass r, encoded as Lambda sends it,
-// through the filter.
-func (p filterPattern) matches(t *testing.T, r events.DynamoDBEventRecord) bool {
+// through the filter: whether any pattern matches it.
+func (f filterPattern) matches(t *testing.T, r events.DynamoDBEventRecord) bool {
 	t.Helper()
 	raw, err := json.Marshal(r)
 	if err != nil {
@@ -137,17 +157,30 @@ func (p filterPattern) matches(t *testing.T, r events.DynamoDBEventRecord) bool 
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("decode record: %v", err)
 	}
+	// match walks pattern over doc, which is nil where the record has no
+	// object at that path (only {"exists": false} matches there).
 	var match func(pattern, doc map[string]any) bool
 	match = func(pattern, doc map[string]any) bool {
 		for k, want := range pattern {
 			switch want := want.(type) {
 			case []any:
-				if !slices.Contains(want, doc[k]) {
+				v, present := doc[k]
+				ok := false
+				for _, w := range want {
+					if op, isOp := w.(map[string]any); isOp {
+						exists, _ := op["exists"].(bool)
+						_, object := v.(map[string]any)
+						ok = ok || exists == (present && !object)
+						continue
+					}
+					ok = ok || present && w == v
+				}
+				if !ok {
 					return false
 				}
 			case map[string]any:
-				sub, ok := doc[k].(map[string]any)
-				if !ok || !match(want, sub) {
+				sub, _ := doc[k].(map[string]any)
+				if !match(want, sub) {
 					return false
 				}
 			default:
@@ -156,7 +189,12 @@ func (p filterPattern) matches(t *testing.T, r events.DynamoDBEventRecord) bool 
 		}
 		return true
 	}
-	return match(p, doc)
+	for _, p := range f {
+		if match(p, doc) {
+			return true
+		}
+	}
+	return false
 }
 
 func wantCounts(t *testing.T, ib *inbox.Inbox, u inbox.User, want inbox.Tally) {
