@@ -19,9 +19,14 @@ const (
 	cursorLen     = 1 + 16 + cursorMACLen
 )
 
-// cursorBinding is what a cursor is valid for.
+// cursorBinding is what a cursor is valid for: the user, the groups whose
+// messages the feed merges, and the filters.
 func cursorBinding(u User, o ListOptions) []byte {
-	return []byte(u.Scope.Tenant + "\x00" + u.Scope.Inbox + "\x00" + u.ID + "\x00" + o.Category + "\x00" + strconv.FormatBool(o.UnreadOnly))
+	b := []byte(u.Scope.Tenant + "\x00" + u.Scope.Inbox + "\x00" + u.ID + "\x00" + o.Category + "\x00" + strconv.FormatBool(o.UnreadOnly))
+	for _, p := range u.shared()[1:] {
+		b = append(b, "\x00"+p.Group...)
+	}
+	return b
 }
 
 func (ib *Inbox) cursorMAC(body, binding []byte) []byte {

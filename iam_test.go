@@ -81,7 +81,7 @@ func partitionKeys(tenant, in, user string) []string {
 	return []string{
 		inbox.TenantPK(tenant),
 		inbox.Partition{Tenant: tenant, Inbox: in, User: user}.PK(),
-		inbox.Partition{Tenant: tenant, Inbox: in, User: inbox.PublicUser}.PK(),
+		inbox.Partition{Tenant: tenant, Inbox: in, Group: inbox.PublicGroup}.PK(),
 	}
 }
 

@@ -104,6 +104,9 @@ func ItemSize(rec Record) int {
 			"received": epochOf(m.ReceivedAt), "delivered": epochOf(m.DeliveredAt),
 		}
 		audiences := map[string]any{"kind": string(m.Audience.Kind), "label": m.Audience.Label}
+		if m.Audience.Group != "" {
+			audiences["group"] = m.Audience.Group
+		}
 		if len(m.Audience.UIDs) > 0 {
 			uids := make([]any, len(m.Audience.UIDs))
 			for i, u := range m.Audience.UIDs {
@@ -118,6 +121,9 @@ func ItemSize(rec Record) int {
 	if m.Category != "" {
 		attr("taxonomy", valueSize(map[string]any{"category": m.Category}))
 	}
+	if rec.Receipt && m.Audience.Group != "" {
+		attr("group", len(m.Audience.Group))
+	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
 	}
@@ -127,7 +133,7 @@ func ItemSize(rec Record) int {
 	}
 	attr("tenant_key", len(rec.Partition.Tenant))
 	attr("inbox_key", len(rec.Partition.Inbox))
-	attr("uid", len(rec.Partition.User))
+	attr("uid", len(rec.Partition.User+rec.Partition.Group))
 	return n
 }
 

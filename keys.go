@@ -3,6 +3,7 @@ package inbox
 import (
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,12 +13,17 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// PublicUser is the reserved user of the public partition, where a broadcast
-// is stored once for everyone in the inbox. It cannot be used as a user ID.
-const PublicUser = "$public"
+// PublicGroup is the reserved group of everyone in an inbox: a broadcast
+// to everyone is stored once in its partition. It is not a user ID, and a
+// User need not list it: everyone is in it.
+const PublicGroup = "$public"
 
-// MaxKeyLen is the longest tenant, inbox, user or category key, in bytes.
+// MaxKeyLen is the longest tenant, inbox, user, group or category key, in
+// bytes.
 const MaxKeyLen = 128
+
+// MaxGroups is the most groups a User may list.
+const MaxGroups = 16
 
 // MaxHostSystemIDLen is the longest Draft.HostSystemID, in bytes.
 const MaxHostSystemIDLen = 256
@@ -29,7 +35,8 @@ type Scope struct {
 	Inbox  string
 }
 
-// User returns the User with the given ID in this inbox.
+// User returns the User with the given ID in this inbox, in no groups but
+// everyone's.
 func (s Scope) User(id string) User { return User{Scope: s, ID: id} }
 
 // Validate reports whether both keys are valid, wrapping ErrInvalidKey.
@@ -41,33 +48,73 @@ func (s Scope) Validate() error {
 }
 
 // public returns the scope's public partition.
-func (s Scope) public() Partition {
-	return Partition{Tenant: s.Tenant, Inbox: s.Inbox, User: PublicUser}
+func (s Scope) public() Partition { return s.group(PublicGroup) }
+
+// group returns the partition of group g of the scope.
+func (s Scope) group(g string) Partition {
+	return Partition{Tenant: s.Tenant, Inbox: s.Inbox, Group: g}
 }
 
-// User is one user's inbox: a user ID within a Scope.
+// User is one user's inbox: a user ID within a Scope, and the groups the
+// user is in.
+//
+// Group membership belongs to the host application (its own database, or
+// the claims of the user's token): it passes the groups with every call
+// that reads or marks the user's inbox, and the user's feed and counts
+// include the messages of exactly those groups, and everyone's. Leaving a
+// group takes its messages, and the user's reads of them, out of the feed
+// and the counts; joining one brings its live messages in.
 type User struct {
 	Scope Scope
 	ID    string
+	// Groups are the user's groups: at most MaxGroups keys, in any order;
+	// PublicGroup need not be listed.
+	Groups []string
 }
 
-// Validate reports whether the scope and user ID are valid, wrapping
-// ErrInvalidKey. The reserved PublicUser is rejected.
+// InGroups returns u in groups (replacing u's groups).
+func (u User) InGroups(groups ...string) User {
+	u.Groups = groups
+	return u
+}
+
+// Validate reports whether the scope, user ID and groups are valid,
+// wrapping ErrInvalidKey: the reserved PublicGroup is not a user ID; more
+// than MaxGroups groups is ErrInvalidInput.
 func (u User) Validate() error {
 	if err := u.Scope.Validate(); err != nil {
 		return err
 	}
-	return validateUserID(u.ID)
+	if err := validateUserID(u.ID); err != nil {
+		return err
+	}
+	if len(u.Groups) > MaxGroups {
+		return fmt.Errorf("%w: user %q in %d groups, at most %d", ErrInvalidInput, u.ID, len(u.Groups), MaxGroups)
+	}
+	for _, g := range u.Groups {
+		if err := validateGroup(g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func validateUserID(id string) error {
 	if err := ValidateKey("user", id); err != nil {
 		return err
 	}
-	if id == PublicUser {
+	if id == PublicGroup {
 		return fmt.Errorf("%w: user %q is reserved", ErrInvalidKey, id)
 	}
 	return nil
+}
+
+// validateGroup accepts a group key or PublicGroup.
+func validateGroup(g string) error {
+	if g == PublicGroup {
+		return nil
+	}
+	return ValidateKey("group", g)
 }
 
 // partition returns the user's partition.
@@ -75,37 +122,61 @@ func (u User) partition() Partition {
 	return Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
 }
 
+// shared returns the partitions of everyone's messages and of u's groups'
+// messages, the public one first, the groups' sorted, each once.
+func (u User) shared() []Partition {
+	out := []Partition{u.Scope.public()}
+	groups := append([]string(nil), u.Groups...)
+	slices.Sort(groups)
+	for i, g := range groups {
+		if g != PublicGroup && (i == 0 || groups[i-1] != g) {
+			out = append(out, u.Scope.group(g))
+		}
+	}
+	return out
+}
+
 // Partition is a DynamoDB partition holding messages, receipts and stats:
-// a user's (User is the user ID) or an inbox's public one (User is
-// PublicUser).
+// a user's (User set) or a shared one (Group set: a group's, or
+// PublicGroup's, everyone's).
 type Partition struct {
 	Tenant string
 	Inbox  string
 	User   string
+	Group  string
 }
 
-// IsPublic reports whether p is an inbox's public partition.
-func (p Partition) IsPublic() bool { return p.User == PublicUser }
+// IsShared reports whether p is a group's partition (everyone's too).
+func (p Partition) IsShared() bool { return p.Group != "" }
+
+// IsPublic reports whether p is an inbox's public partition, the group of
+// everyone's.
+func (p Partition) IsPublic() bool { return p.Group == PublicGroup }
 
 // Scope returns the partition's tenant and inbox.
 func (p Partition) Scope() Scope { return Scope{Tenant: p.Tenant, Inbox: p.Inbox} }
 
 // PK returns the partition key: t#<tenant>U#<user>#<inbox> for a user and
-// t#<tenant>G#$public#<inbox> for the public partition.
+// t#<tenant>G#<group>#<inbox> for a group, t#<tenant>G#$public#<inbox> for
+// everyone's.
 func (p Partition) PK() string {
-	if p.IsPublic() {
-		return "t#" + p.Tenant + "G#" + PublicUser + "#" + p.Inbox
+	if p.IsShared() {
+		return "t#" + p.Tenant + "G#" + p.Group + "#" + p.Inbox
 	}
 	return "t#" + p.Tenant + "U#" + p.User + "#" + p.Inbox
 }
 
-// Validate reports whether the partition's keys are valid.
+// Validate reports whether the partition's keys are valid: a user's or a
+// group's, not both.
 func (p Partition) Validate() error {
 	if err := p.Scope().Validate(); err != nil {
 		return err
 	}
-	if p.IsPublic() {
-		return nil
+	switch {
+	case p.IsShared() && p.User != "":
+		return fmt.Errorf("%w: partition of user %q and group %q", ErrInvalidKey, p.User, p.Group)
+	case p.IsShared():
+		return validateGroup(p.Group)
 	}
 	return validateUserID(p.User)
 }
@@ -123,13 +194,16 @@ func ParsePartitionKey(pk string) (Partition, error) {
 	// tenant holds "<tenant>U" or "<tenant>G": the kind letter ends it.
 	kind := tenant[len(tenant)-1]
 	tenant = tenant[:len(tenant)-1]
-	user, inbox, ok := strings.Cut(rest, "#")
+	name, inbox, ok := strings.Cut(rest, "#")
 	if !ok {
 		return Partition{}, fmt.Errorf("%w: partition key %q", ErrInvalidKey, pk)
 	}
-	p := Partition{Tenant: tenant, Inbox: inbox, User: user}
-	switch {
-	case kind == 'G' && user == PublicUser, kind == 'U' && user != PublicUser:
+	p := Partition{Tenant: tenant, Inbox: inbox}
+	switch kind {
+	case 'U':
+		p.User = name
+	case 'G':
+		p.Group = name
 	default:
 		return Partition{}, fmt.Errorf("%w: partition key %q", ErrInvalidKey, pk)
 	}
@@ -243,13 +317,40 @@ func TombstoneSK(id string) string { return TombstonePrefix + id }
 // MessageSK returns the sort key of message id: m#<id>.
 func MessageSK(id string) string { return MessagePrefix + id }
 
-// CounterSK returns the sort key of a category's stats record: c#<category>,
-// or c#* for the total (category "").
-func CounterSK(category string) string {
-	if category == "" {
-		return CounterPrefix + AllCategories
+// CounterSK returns the sort key of a stats record: c#<category>, or c#*
+// for the total (category ""); in a user's partition, the read counters of
+// one group's messages add #<group> (c#*#<group>, c#<category>#<group>).
+// A category has no '#', so the seed's c#* and c#<category> stand apart.
+func CounterSK(category, group string) string {
+	sk := CounterPrefix + AllCategories
+	if category != "" {
+		sk = CounterPrefix + category
 	}
-	return CounterPrefix + category
+	if group != "" {
+		sk += "#" + group
+	}
+	return sk
+}
+
+// ParseCounterSK parses a sort key made by CounterSK.
+func ParseCounterSK(sk string) (category, group string, err error) {
+	rest, ok := strings.CutPrefix(sk, CounterPrefix)
+	category, group, hasGroup := strings.Cut(rest, "#")
+	if hasGroup && group == "" {
+		ok = false
+	}
+	if category == AllCategories {
+		category = ""
+	} else if err := validateCategory(category); err != nil || category == "" {
+		ok = false
+	}
+	if group != "" && validateGroup(group) != nil {
+		ok = false
+	}
+	if !ok {
+		return "", "", fmt.Errorf("%w: stats key %q", ErrInvalidKey, sk)
+	}
+	return category, group, nil
 }
 
 // TenantPK returns the partition key of a tenant's settings and inbox

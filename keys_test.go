@@ -26,7 +26,7 @@ func TestUserValidate(t *testing.T) {
 	if err := s.User("ann").Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []User{s.User(PublicUser), s.User(""), s.User("a#b"), {Scope: Scope{Tenant: "", Inbox: "x"}, ID: "ann"}, {Scope: Scope{Tenant: "t", Inbox: "i#"}, ID: "ann"}} {
+	for _, u := range []User{s.User(PublicGroup), s.User(""), s.User("a#b"), {Scope: Scope{Tenant: "", Inbox: "x"}, ID: "ann"}, {Scope: Scope{Tenant: "t", Inbox: "i#"}, ID: "ann"}} {
 		if err := u.Validate(); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("%+v.Validate() = %v, want ErrInvalidKey", u, err)
 		}
@@ -42,7 +42,7 @@ func TestPartitionKeys(t *testing.T) {
 		want string
 	}{
 		{Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}, "t#acmeU#ann#alerts"},
-		{Partition{Tenant: "acme", Inbox: "alerts", User: PublicUser}, "t#acmeG#$public#alerts"},
+		{Partition{Tenant: "acme", Inbox: "alerts", Group: PublicGroup}, "t#acmeG#$public#alerts"},
 		{Partition{Tenant: "GU", Inbox: "U", User: "G"}, "t#GUU#G#U"},
 	}
 	for _, tt := range tests {
@@ -54,16 +54,32 @@ func TestPartitionKeys(t *testing.T) {
 			t.Errorf("ParsePartitionKey(%q) = %+v, %v; want %+v", tt.want, back, err, tt.p)
 		}
 	}
-	for _, pk := range []string{"", "t#", "x#acmeU#ann#alerts", "t#acmeX#ann#alerts", "t#acmeU#$public#alerts", "t#acmeG#ann#alerts", "t#acmeU#ann", "t#U#ann#alerts", "t#acmeU#ann#al#erts"} {
+	for _, pk := range []string{"", "t#", "x#acmeU#ann#alerts", "t#acmeX#ann#alerts", "t#acmeU#$public#alerts", "t#acmeG#a*b#alerts", "t#acmeU#ann", "t#U#ann#alerts", "t#acmeU#ann#al#erts"} {
 		if _, err := ParsePartitionKey(pk); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ParsePartitionKey(%q) = %v, want ErrInvalidKey", pk, err)
 		}
 	}
-	if got := CounterSK(""); got != "c#*" {
-		t.Errorf("CounterSK(\"\") = %q", got)
+	group := Partition{Tenant: "acme", Inbox: "alerts", Group: "admins"}
+	if pk := group.PK(); pk != "t#acmeG#admins#alerts" {
+		t.Errorf("group PK = %q", pk)
 	}
-	if got := CounterSK("billing"); got != "c#billing" {
-		t.Errorf("CounterSK = %q", got)
+	if p, err := ParsePartitionKey("t#acmeG#admins#alerts"); err != nil || p != group {
+		t.Errorf("ParsePartitionKey(group) = %+v, %v", p, err)
+	}
+	for _, c := range []struct{ cat, group, sk string }{
+		{"", "", "c#*"}, {"billing", "", "c#billing"}, {"", "admins", "c#*#admins"}, {"billing", "admins", "c#billing#admins"},
+	} {
+		if got := CounterSK(c.cat, c.group); got != c.sk {
+			t.Errorf("CounterSK(%q, %q) = %q, want %q", c.cat, c.group, got, c.sk)
+		}
+		if cat, group, err := ParseCounterSK(c.sk); err != nil || cat != c.cat || group != c.group {
+			t.Errorf("ParseCounterSK(%q) = %q, %q, %v", c.sk, cat, group, err)
+		}
+	}
+	for _, sk := range []string{"c#", "x#*", "c#*#", "c#a*b", "c#*#g#h", "c#b#$x*"} {
+		if _, _, err := ParseCounterSK(sk); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ParseCounterSK(%q) = %v, want ErrInvalidKey", sk, err)
+		}
 	}
 }
 

@@ -40,12 +40,12 @@ type Page struct {
 }
 
 // List returns a page of u's feed, newest first: u's own messages merged
-// with the inbox's broadcasts, each broadcast's read state taken from u's
-// receipt. Messages that have expired are hidden even before DynamoDB's TTL
-// deletes them.
+// with the inbox's broadcasts to everyone and to u's groups, each
+// broadcast's read state taken from u's receipt. Messages that have
+// expired are hidden even before DynamoDB's TTL deletes them.
 //
-// Each round reads u's partition and the public one in parallel; a page
-// normally costs one round trip. When filters drop many records a page may
+// Each round reads u's partition and the shared ones (everyone's and each
+// of u's groups') in parallel; a page normally costs one round trip. When filters drop many records a page may
 // hold fewer than Limit messages (even none) with a non-empty Cursor: keep
 // paging until Cursor is "". Paging never skips or repeats a message, and
 // messages published after the first page appear on the first page of a new
@@ -88,19 +88,16 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, str
 	}
 	now := ib.now()
 	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now}
-	m := merger{
-		streams: [2]*feedStream{
-			{q: base, next: start, more: true},
-			{q: base, next: start, more: true},
-		},
-		position: start,
+	m := merger{position: start}
+	for _, p := range append([]Partition{u.partition()}, u.shared()...) {
+		q := base
+		q.Partition = p
+		m.streams = append(m.streams, &feedStream{q: q, next: start, more: true})
 	}
-	m.streams[0].q.Partition = u.partition()
-	m.streams[1].q.Partition = u.Scope.public()
 
 	var out []Record
 	for round := 0; ; round++ {
-		if err := ib.fetch(ctx, m.streams[:]); err != nil {
+		if err := ib.fetch(ctx, m.streams); err != nil {
 			return nil, "", err
 		}
 		for len(out) < limit {
@@ -175,9 +172,10 @@ type feedStream struct {
 	more bool   // whether records below next may exist
 }
 
-// merger merges the user stream (0) and the public stream (1).
+// merger merges the user's stream (0) and the shared streams (1 on: the
+// public partition's, then each group's).
 type merger struct {
-	streams  [2]*feedStream
+	streams  []*feedStream
 	position string // ID of the last record consumed; start of the listing
 	consumed bool
 }
@@ -211,8 +209,8 @@ func (m *merger) pop() (rec Record, ok, progressed bool) {
 		r := s.buf[0]
 		s.buf = s.buf[1:]
 		switch {
-		case i == 1:
-			public = &r
+		case i > 0:
+			public = &r // IDs are unique: one shared stream holds head
 		case r.Receipt:
 			receipt = &r
 		default:
@@ -260,9 +258,10 @@ func (m *merger) cursor() string {
 }
 
 // Get returns message id as u sees it: a direct message of u's, or a
-// broadcast with u's read state. It costs one round trip, a strongly
-// consistent read of both places the message can be. A message that does
-// not exist, or has expired, is ErrNotFound.
+// broadcast to everyone or to one of u's groups, with u's read state. It
+// costs one round trip, a strongly consistent read of every place the
+// message can be. A message that does not exist, has expired, or was sent
+// to a group u is not in, is ErrNotFound.
 func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := u.Validate(); err != nil {
 		return Message{}, err
@@ -274,17 +273,21 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	return rec.Message, err
 }
 
-// lookup reads message id from u's partition and the public one at once
+// lookup reads message id from u's partition and the shared ones at once
 // and returns it as u sees it at now: u's direct message, or the broadcast
 // with u's read state.
 func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (Record, error) {
-	recs, err := ib.store.GetRecords(ctx, []Key{{Partition: u.partition(), ID: id}, {Partition: u.Scope.public(), ID: id}})
+	keys := []Key{{Partition: u.partition(), ID: id}}
+	for _, p := range u.shared() {
+		keys = append(keys, Key{Partition: p, ID: id})
+	}
+	recs, err := ib.store.GetRecords(ctx, keys)
 	if err != nil {
 		return Record{}, err
 	}
 	var own, public *Record
 	for i := range recs {
-		if recs[i].Partition.IsPublic() {
+		if recs[i].Partition.IsShared() {
 			public = &recs[i]
 		} else {
 			own = &recs[i]

@@ -188,7 +188,7 @@ func TestListRejectsBadInput(t *testing.T) {
 		{"negative limit", ann, inbox.ListOptions{Limit: -1}, inbox.ErrInvalidInput},
 		{"huge limit", ann, inbox.ListOptions{Limit: inbox.MaxPageSize + 1}, inbox.ErrInvalidInput},
 		{"bad category", ann, inbox.ListOptions{Category: "a#b"}, inbox.ErrInvalidKey},
-		{"public user", scope.User(inbox.PublicUser), inbox.ListOptions{}, inbox.ErrInvalidKey},
+		{"public user", scope.User(inbox.PublicGroup), inbox.ListOptions{}, inbox.ErrInvalidKey},
 	}
 	for _, tt := range tests {
 		if _, err := ib.List(ctx, tt.u, tt.opts); !errors.Is(err, tt.want) {

@@ -17,17 +17,23 @@ const (
 	AudienceUsers AudienceKind = "users"
 	// AudienceEveryone marks a broadcast, stored once in the public partition.
 	AudienceEveryone AudienceKind = "everyone"
+	// AudienceGroup marks a message to a group, stored once in the group's
+	// partition.
+	AudienceGroup AudienceKind = "group"
 )
 
 // Audience is who a message was addressed to.
 type Audience struct {
 	Kind AudienceKind
-	// Label names the group of users for display, e.g. "on-call".
+	// Label names the audience for display, e.g. "on-call".
 	Label string
 	// UIDs lists the recipient of this copy (one user, never the whole
 	// audience, so an item's size does not grow with the audience). It is
 	// empty for a broadcast.
 	UIDs []string
+	// Group is the group of a message to a group; in a receipt, the group
+	// of the message read ("" for everyone's).
+	Group string
 }
 
 // Draft is what a caller publishes or broadcasts.
@@ -40,7 +46,7 @@ type Draft struct {
 	HostSystemID string
 	// Sender names who sent the message, e.g. an admin ID.
 	Sender string
-	// Label is the audience label of a publish to users, e.g. "on-call".
+	// Label is the audience's label, e.g. "on-call".
 	Label string
 	// Category is an application-defined key ("" for none) used to group,
 	// filter and count messages. It follows the key rules and cannot be "*".
@@ -82,18 +88,22 @@ type Message struct {
 	ExpiresAt time.Time
 }
 
-// IsBroadcast reports whether m was broadcast to everyone in the inbox.
-func (m Message) IsBroadcast() bool { return m.Audience.Kind == AudienceEveryone }
+// IsBroadcast reports whether m was broadcast, stored once for its whole
+// audience: to everyone in the inbox, or to a group (Audience.Group).
+func (m Message) IsBroadcast() bool {
+	return m.Audience.Kind == AudienceEveryone || m.Audience.Kind == AudienceGroup
+}
 
 // IsRead reports whether m has been read.
 func (m Message) IsRead() bool { return !m.ReadAt.IsZero() }
 
 // Record is one item of a partition as a Store persists it: a message, a
-// broadcast (in the public partition) or a read receipt.
+// broadcast (in the public partition or a group's) or a read receipt.
 //
-// A receipt (Receipt true) lives in a user's partition under the broadcast's
-// ID and carries only Message.ID, Message.Category, Message.ReadAt and
-// Message.ExpiresAt; its other fields are zero.
+// A receipt (Receipt true) lives in a user's partition under the
+// broadcast's ID and carries only Message.ID, Message.Category,
+// Message.ReadAt, Message.ExpiresAt and, for a group's message,
+// Message.Audience.Group; its other fields are zero.
 type Record struct {
 	Partition Partition
 	Receipt   bool

@@ -32,7 +32,7 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 		return false, nil
 	}
 	mk := markFor(u, rec, now)
-	err = ib.store.MarkRead(ctx, []Mark{mk}, counterDeltas(mk.Key.Partition, mk.Category, 0, 1))
+	err = ib.store.MarkRead(ctx, []Mark{mk}, markDeltas(mk))
 	switch {
 	case err == nil:
 		return true, nil
@@ -47,11 +47,29 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 // gives a receipt, or a message without one, a new entry.
 func markFor(u User, rec Record, now time.Time) Mark {
 	msg := rec.Message
-	mk := Mark{Key: Key{Partition: u.partition(), ID: msg.ID}, ReadAt: now, Now: now, Receipt: rec.Partition.IsPublic(), Category: msg.Category, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry}
+	mk := Mark{Key: Key{Partition: u.partition(), ID: msg.ID}, ReadAt: now, Now: now, Category: msg.Category, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry}
+	if rec.Partition.IsShared() {
+		mk.Receipt, mk.Shared = true, rec.Partition
+	}
 	if mk.Receipt || mk.Entry == "" {
 		mk.Entry = newLedgerSK(msg.ExpiresAt, msg.ID)
 	}
 	return mk
+}
+
+// markDeltas returns the counter changes of mark mk: read +1 in the user's
+// counters, and in the group's read counters for a group's message.
+func markDeltas(mk Mark) []Counter {
+	return readDeltas(mk.Key.Partition, mk.Category, receiptGroup(mk), 1)
+}
+
+// receiptGroup returns the group a receipt of mk records: its broadcast's
+// group, "" for everyone's or a direct message.
+func receiptGroup(mk Mark) string {
+	if !mk.Receipt || mk.Shared.IsPublic() {
+		return ""
+	}
+	return mk.Shared.Group
 }
 
 // MarkAllRead marks every unread, unexpired message of u read, direct
@@ -85,36 +103,72 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User) (int, error) {
 	}
 }
 
-// markBatch marks recs (unread, from u's feed) read in one atomic unit, or
-// one by one if that fails a condition. It returns how many it marked.
+// markBatch marks recs (unread, from u's feed) read, in as few atomic
+// units as fit in a transaction (see chunkMarks), each falling back to one
+// write per message if another writer marked one of them meanwhile. It
+// returns how many it marked.
 func (ib *Inbox) markBatch(ctx context.Context, u User, recs []Record) (int, error) {
-	if len(recs) == 0 {
-		return 0, nil
-	}
 	now := ib.now()
 	marks := make([]Mark, len(recs))
-	var deltas []Counter
 	for i, r := range recs {
 		marks[i] = markFor(u, r, now)
-		deltas = append(deltas, counterDeltas(marks[i].Key.Partition, marks[i].Category, 0, 1)...)
-	}
-	err := ib.store.MarkRead(ctx, marks, mergeCounters(deltas))
-	if err == nil {
-		return len(recs), nil
-	}
-	if !errors.Is(err, ErrAlreadyRead) && !errors.Is(err, ErrNotFound) {
-		return 0, err
 	}
 	marked := 0
-	for _, mk := range marks {
-		err := ib.store.MarkRead(ctx, []Mark{mk}, counterDeltas(mk.Key.Partition, mk.Category, 0, 1))
-		switch {
-		case err == nil:
-			marked++
-		case errors.Is(err, ErrAlreadyRead), errors.Is(err, ErrNotFound):
-		default:
+	for _, chunk := range chunkMarks(marks) {
+		var deltas []Counter
+		for _, mk := range chunk {
+			deltas = append(deltas, markDeltas(mk)...)
+		}
+		err := ib.store.MarkRead(ctx, chunk, mergeCounters(deltas))
+		if err == nil {
+			marked += len(chunk)
+			continue
+		}
+		if !errors.Is(err, ErrAlreadyRead) && !errors.Is(err, ErrNotFound) {
 			return marked, err
+		}
+		for _, mk := range chunk {
+			err := ib.store.MarkRead(ctx, []Mark{mk}, markDeltas(mk))
+			switch {
+			case err == nil:
+				marked++
+			case errors.Is(err, ErrAlreadyRead), errors.Is(err, ErrNotFound):
+			default:
+				return marked, err
+			}
 		}
 	}
 	return marked, nil
+}
+
+// maxTransactItems is DynamoDB's limit on the items of one transaction,
+// which one Store.MarkRead must fit in.
+const maxTransactItems = 100
+
+// chunkMarks splits marks into runs of at most MaxMarkBatch whose
+// transaction fits in maxTransactItems items: a direct mark takes two (the
+// message and its ledger entry), a receipt two and one check of its
+// broadcast, and each counter changed one.
+func chunkMarks(marks []Mark) [][]Mark {
+	var out [][]Mark
+	for len(marks) > 0 {
+		n, items := 0, 0
+		var deltas []Counter
+		for n < len(marks) && n < MaxMarkBatch {
+			d := append(append([]Counter(nil), deltas...), markDeltas(marks[n])...)
+			cost := 2
+			if marks[n].Receipt {
+				cost++
+			}
+			if n > 0 && items+cost+len(mergeCounters(d)) > maxTransactItems {
+				break
+			}
+			items += cost
+			deltas = d
+			n++
+		}
+		out = append(out, marks[:n])
+		marks = marks[n:]
+	}
+	return out
 }

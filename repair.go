@@ -19,9 +19,9 @@ const recountPasses = 8
 // partition's whole ledger.
 var farFuture = time.Unix(1<<40, 0).UTC()
 
-// Recount rebuilds the counters and ledger of the inbox's public partition
-// and of u's partition from the records they hold, and returns u's counts
-// afterwards. It is the operators' repair path, for counters that drifted
+// Recount rebuilds the counters and ledger of the inbox's public
+// partition, of u's groups' partitions and of u's partition from the
+// records they hold, and returns u's counts afterwards. It is the operators' repair path, for counters that drifted
 // because the table was changed behind the library's back. It reads every
 // record of both partitions, so its cost grows with them.
 //
@@ -46,7 +46,7 @@ func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
-	for _, p := range []Partition{u.Scope.public(), u.partition()} {
+	for _, p := range append(u.shared(), u.partition()) {
 		if err := ib.repairPartition(ctx, p); err != nil {
 			return Counts{}, err
 		}
@@ -149,6 +149,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 // counters (e is rec's entry).
 func sameEntry(e, rec Record) bool {
 	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category &&
+		(!rec.Receipt || e.Message.Audience.Group == rec.Message.Audience.Group) &&
 		e.Message.IsRead() == rec.Message.IsRead() && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
@@ -159,7 +160,7 @@ func sameTallies(a, b []Counter) bool {
 		out := map[string][2]int64{}
 		for _, c := range cs {
 			if c.Published != 0 || c.Read != 0 {
-				out[c.Category] = [2]int64{c.Published, c.Read}
+				out[CounterSK(c.Category, c.Group)] = [2]int64{c.Published, c.Read}
 			}
 		}
 		return out
@@ -194,13 +195,17 @@ func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]Record, e
 }
 
 // deadReceiptsOf returns the IDs of p's unexpired receipts whose broadcast
-// no longer exists (it was removed before it expired): they no longer
-// count.
+// (to everyone, or to the receipt's group) no longer exists (it was removed
+// before it expired): they no longer count.
 func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []Record, now time.Time) (map[string]bool, error) {
 	var keys []Key
 	for _, r := range recs {
 		if r.Receipt && now.Before(r.Message.ExpiresAt) {
-			keys = append(keys, Key{Partition: p.Scope().public(), ID: r.Message.ID})
+			shared := p.Scope().public()
+			if g := r.Message.Audience.Group; g != "" {
+				shared = p.Scope().group(g)
+			}
+			keys = append(keys, Key{Partition: shared, ID: r.Message.ID})
 		}
 	}
 	dead := make(map[string]bool, len(keys))

@@ -12,12 +12,21 @@ import (
 // a partition, for all categories (Category "", stored as c#*) or one
 // category (c#<category>). The same type carries a change to a counter,
 // where the fields hold the amounts to add.
+//
+// In a user's partition, the seed's counters tally every read, receipts of
+// everyone's and of every group's messages alike; counters with a Group
+// tally again the reads of that group's messages (c#*#<group>,
+// c#<category>#<group>), so that Counts can leave out the groups the user
+// is not in.
 type Counter struct {
 	Partition Partition
 	// Category is "" for the partition's total (c#*).
-	Category  string
+	Category string
+	// Group is set for the read counters of one group's messages in a
+	// user's partition; "" for the partition's own counters.
+	Group     string
 	Published int64
-	// Read is always zero in the public partition.
+	// Read is always zero in a shared partition.
 	Read int64
 }
 
@@ -47,7 +56,7 @@ func newTally(total, read int64) Tally {
 // countSum adds up counters and changes to them by category.
 type countSum map[string]*Counter
 
-// add adds c to its category's sum; read counts only with withRead.
+// add adds c's tallies to its category's sum (read only with withRead).
 func (s countSum) add(c Counter, withRead bool) {
 	t := s[c.Category]
 	if t == nil {
@@ -76,49 +85,75 @@ func (s countSum) counts() Counts {
 }
 
 // Counts returns u's total, read and unread counts, overall and per
-// category: exactly what a full List of u's feed shows at this instant.
+// category: exactly what a full List of u's feed shows at this instant,
+// u's direct messages and the messages of everyone and of u's groups.
 //
-// It reads the stats of u's partition and of the public one (Store.Stats,
-// in parallel: one round trip, whatever the number of messages), adds
-// their counters and takes out the ledger entries of records that have
-// expired, so messages that DynamoDB's TTL has not deleted yet, or whose
-// deletion the stream has not accounted yet, are not counted. While a
-// broadcast removed before its expiry has receipts standing (until its
-// original expiry), a second round trip reads u's receipt of each such
-// broadcast, so that u's read count leaves it out too.
+// It reads the stats of u's partition and of each shared one
+// (Store.Stats, in parallel: one round trip, whatever the number of
+// messages), adds their counters, takes out the reads of groups u is not
+// in, and takes out the ledger entries of records that have expired, so
+// messages that DynamoDB's TTL has not deleted yet, or whose deletion the
+// stream has not accounted yet, are not counted. While a broadcast removed
+// before its expiry has receipts standing (until its original expiry), a
+// second round trip reads u's receipt of each such broadcast, so that u's
+// read count leaves it out too.
 func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
 	now := ib.now()
-	var user, public Stats
+	shared := u.shared()
+	stats := make([]Stats, 1+len(shared))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { public, err = ib.store.Stats(gctx, u.Scope.public(), now); return err })
-	g.Go(func() (err error) { user, err = ib.store.Stats(gctx, u.partition(), now); return err })
+	for i, p := range append([]Partition{u.partition()}, shared...) {
+		g.Go(func() (err error) { stats[i], err = ib.store.Stats(gctx, p, now); return err })
+	}
 	if err := g.Wait(); err != nil {
 		return Counts{}, err
 	}
+	in := map[string]bool{"": true} // the groups whose reads count
+	for _, p := range shared[1:] {
+		in[p.Group] = true
+	}
 	sum := countSum{"": {}}
-	for _, c := range user.Counters {
-		sum.add(c, true)
-	}
-	for _, c := range public.Counters {
-		sum.add(c, false)
-	}
-	for _, e := range append(user.Expired, public.Expired...) {
-		for _, d := range RemovalDeltas(e) {
-			sum.add(d, true)
+	for _, c := range stats[0].Counters {
+		switch {
+		case c.Group == "":
+			sum.add(c, true)
+		case !in[c.Group]:
+			sum.add(Counter{Category: c.Category, Read: -c.Read}, true)
 		}
 	}
-	dead, err := ib.deadReceipts(ctx, u, public.Tombstones, now)
+	var tombstones []Record
+	for _, st := range stats[1:] {
+		for _, c := range st.Counters {
+			if c.Group == "" {
+				sum.add(c, false)
+			}
+		}
+		tombstones = append(tombstones, st.Tombstones...)
+	}
+	// Expired entries, and receipts of removed broadcasts, are counted
+	// out, but for the reads of groups left out already.
+	out := func(recs ...Record) {
+		for _, r := range recs {
+			if !r.Receipt || in[r.Message.Audience.Group] {
+				for _, d := range RemovalDeltas(r) {
+					if d.Group == "" {
+						sum.add(d, true)
+					}
+				}
+			}
+		}
+	}
+	for _, st := range stats {
+		out(st.Expired...)
+	}
+	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 	if err != nil {
 		return Counts{}, err
 	}
-	for _, r := range dead {
-		for _, d := range RemovalDeltas(r) {
-			sum.add(d, true)
-		}
-	}
+	out(dead...)
 	return sum.counts(), nil
 }
 
@@ -160,16 +195,30 @@ func counterDeltas(p Partition, category string, published, read int64) []Counte
 	return out
 }
 
+// readDeltas returns the changes to user partition p's read counters for
+// read messages of category of group (of everyone's, or a direct message,
+// if group is ""): the seed's counters, and the group's.
+func readDeltas(p Partition, category, group string, read int64) []Counter {
+	out := counterDeltas(p, category, 0, read)
+	if group != "" {
+		for _, c := range counterDeltas(p, category, 0, read) {
+			c.Group = group
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // mergeCounters sums changes to the same counter, in a stable order.
 func mergeCounters(cs []Counter) []Counter {
 	type key struct {
-		p   Partition
-		cat string
+		p          Partition
+		cat, group string
 	}
 	idx := map[key]int{}
 	var out []Counter
 	for _, c := range cs {
-		k := key{c.Partition, c.Category}
+		k := key{c.Partition, c.Category, c.Group}
 		if i, ok := idx[k]; ok {
 			out[i].Published += c.Published
 			out[i].Read += c.Read
@@ -182,7 +231,7 @@ func mergeCounters(cs []Counter) []Counter {
 		if out[i].Partition != out[j].Partition {
 			return out[i].Partition.PK() < out[j].Partition.PK()
 		}
-		return out[i].Category < out[j].Category
+		return CounterSK(out[i].Category, out[i].Group) < CounterSK(out[j].Category, out[j].Group)
 	})
 	return out
 }

@@ -69,9 +69,9 @@ type Store interface {
 	// no ReadAt, expire after Now, have the mark's Category and ExpiresAt,
 	// and have the entry Mark.Entry or none (then it is adopted); its
 	// ReadAt and Entry are set. For a receipt mark, no record may exist at
-	// Key, and the broadcast with Key.ID in
-	// Key.Partition's public partition must exist and expire after Now; a
-	// receipt record is created at Key.
+	// Key, and the broadcast with Key.ID in Shared (of Key's tenant and
+	// inbox) must exist, expire after Now and have the mark's Category and
+	// ExpiresAt; a receipt record is created at Key, of Shared's group.
 	//
 	// If a condition fails nothing is applied and the error matches
 	// ErrAlreadyRead (the message is already read, or the receipt exists) or
@@ -180,6 +180,9 @@ type Mark struct {
 	// Receipt is set for a receipt of a broadcast, unset for a direct
 	// message.
 	Receipt bool
+	// Shared is, for a receipt, the partition of its broadcast: the public
+	// partition, or a group's (the receipt records the group).
+	Shared Partition
 	// Entry is the ledger entry the mark writes: the direct message's own,
 	// or a new one (LedgerSK) for a receipt or a message without one.
 	Entry string

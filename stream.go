@@ -103,10 +103,10 @@ func RemovalFor(rec Record, eventID string, now time.Time) Removal {
 }
 
 // leavesTombstone reports whether the removal of rec at now must leave a
-// tombstone: rec is a broadcast that had not expired, whose readers'
-// receipts still stand.
+// tombstone: rec is a broadcast (to everyone or a group) that had not
+// expired, whose readers' receipts still stand.
 func leavesTombstone(rec Record, now time.Time) bool {
-	return rec.Partition.IsPublic() && !rec.Receipt && now.Before(rec.Message.ExpiresAt)
+	return rec.Partition.IsShared() && !rec.Receipt && now.Before(rec.Message.ExpiresAt)
 }
 
 // removalID returns the event ID, or its SHA-256 if it is too long or
@@ -122,36 +122,38 @@ func removalID(eventID string) string {
 // RemovalDeltas returns the counter changes that account for rec's
 // removal: published -1 in its partition (total and category) if it is a
 // message or broadcast, and read -1 in the user's partition if it was read
-// (a read message or a receipt). Stores that remove records themselves,
-// like the in-memory one, apply exactly these.
+// (a read message or a receipt), in the group's read counters too for a
+// receipt of a group's message. Stores that remove records themselves, like
+// the in-memory one, apply exactly these.
 func RemovalDeltas(rec Record) []Counter {
-	var published, read int64
+	var out []Counter
 	if !rec.Receipt {
-		published = -1
+		out = counterDeltas(rec.Partition, rec.Message.Category, -1, 0)
 	}
-	if rec.Message.IsRead() && !rec.Partition.IsPublic() {
-		read = -1
+	if rec.Message.IsRead() && !rec.Partition.IsShared() {
+		group := ""
+		if rec.Receipt {
+			group = rec.Message.Audience.Group
+		}
+		out = mergeCounters(append(out, readDeltas(rec.Partition, rec.Message.Category, group, -1)...))
 	}
-	if published == 0 && read == 0 {
-		return nil
-	}
-	return counterDeltas(rec.Partition, rec.Message.Category, published, read)
+	return out
 }
 
 // removedRecord reads what the accounting needs from the keys and old image
 // of a removed kind UM item: its partition and ID (from the keys), whether
 // it is a message (headers, or seed 000's flat audiences) or a receipt, its
-// category, whether it has readat (a number; NULL is unread), and its
-// ledger entry. Attributes that disagree with the keys, or that the design
-// does not allow (a broadcast outside the public partition, readat in it),
-// are ErrInvalidInput.
+// category, whether it has readat (a number; NULL is unread), a receipt's
+// group, and its ledger entry. Attributes that disagree with the keys, or
+// that the design does not allow (a broadcast outside a shared partition,
+// readat in one), are ErrInvalidInput.
 func removedRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, error) {
 	key, err := keyOf(keys)
 	if err != nil {
 		return Record{}, err
 	}
 	p := key.Partition
-	for attr, want := range map[string]string{"tenant_key": p.Tenant, "inbox_key": p.Inbox, "uid": p.User} {
+	for attr, want := range map[string]string{"tenant_key": p.Tenant, "inbox_key": p.Inbox, "uid": p.User + p.Group} {
 		if v, ok := img[attr]; ok && (v.DataType() != events.DataTypeString || v.String() != want) {
 			return Record{}, fmt.Errorf("%w: removed item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
 		}
@@ -164,11 +166,16 @@ func removedRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, 
 	}
 	rec.Receipt = !isMsg
 	if isMsg {
-		kind := AudienceKind(str(aud.Map(), "kind"))
-		if (kind == AudienceEveryone) != p.IsPublic() {
-			return Record{}, fmt.Errorf("%w: removed item: audience %q in partition %s", ErrInvalidInput, kind, p.PK())
+		a := Audience{Kind: AudienceKind(str(aud.Map(), "kind")), Group: str(aud.Map(), "group")}
+		if err := audienceFits(a, p); err != nil {
+			return Record{}, fmt.Errorf("removed item: %w", err)
 		}
-		rec.Message.Audience.Kind = kind
+		rec.Message.Audience = a
+	} else if g, ok := img["group"]; ok {
+		if g.DataType() != events.DataTypeString || p.IsShared() || ValidateKey("group", g.String()) != nil {
+			return Record{}, fmt.Errorf("%w: removed receipt's group", ErrInvalidInput)
+		}
+		rec.Message.Audience.Group = g.String()
 	}
 	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
 		rec.Message.Category = str(tax.Map(), "category")
@@ -177,8 +184,8 @@ func removedRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, 
 		}
 	}
 	if _, ok := member(img, "readat", events.DataTypeNumber); ok {
-		if p.IsPublic() {
-			return Record{}, fmt.Errorf("%w: removed item: readat in the public partition", ErrInvalidInput)
+		if p.IsShared() {
+			return Record{}, fmt.Errorf("%w: removed item: readat in a shared partition", ErrInvalidInput)
 		}
 		rec.Message.ReadAt = time.Unix(1, 0) // set: only its presence counts
 	}
@@ -199,6 +206,25 @@ func removedRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, 
 		}
 	}
 	return rec, nil
+}
+
+// audienceFits reports whether a message of audience a belongs in p: a
+// message to users in a user's partition, a broadcast to everyone in the
+// public partition, a message to a group in that group's.
+func audienceFits(a Audience, p Partition) error {
+	var ok bool
+	switch a.Kind {
+	case AudienceEveryone:
+		ok = p.IsPublic() && a.Group == ""
+	case AudienceGroup:
+		ok = p.IsShared() && !p.IsPublic() && a.Group == p.Group
+	default:
+		ok = !p.IsShared() && a.Group == ""
+	}
+	if !ok {
+		return fmt.Errorf("%w: audience %q (group %q) in partition %s", ErrInvalidInput, a.Kind, a.Group, p.PK())
+	}
+	return nil
 }
 
 // keyOf returns the key of a removed message, broadcast or receipt from a

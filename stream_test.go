@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func keys(pk, id string) map[string]events.DynamoDBAttributeValue {
 
 // userPK returns user's partition key in scope.
 func userPK(user string) string {
-	if user == inbox.PublicUser {
+	if user == inbox.PublicGroup {
 		return "t#acmeG#$public#alerts"
 	}
 	return "t#acmeU#" + user + "#alerts"
@@ -121,11 +122,11 @@ func record(id, name string, old map[string]events.DynamoDBAttributeValue) event
 func counters(t *testing.T, st inbox.Store, users ...string) []inbox.Counter {
 	t.Helper()
 	if len(users) == 0 {
-		users = []string{"ann", inbox.PublicUser}
+		users = []string{"ann", inbox.PublicGroup}
 	}
 	var all []inbox.Counter
 	for _, u := range users {
-		p := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: u}
+		p := partitionOf(u)
 		st, err := st.Stats(context.Background(), p, time.Time{})
 		if err != nil {
 			t.Fatal(err)
@@ -134,11 +135,23 @@ func counters(t *testing.T, st inbox.Store, users ...string) []inbox.Counter {
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Partition != all[j].Partition {
-			return all[i].Partition.User < all[j].Partition.User
+			return all[i].Partition.PK() < all[j].Partition.PK()
 		}
-		return all[i].Category < all[j].Category
+		return inbox.CounterSK(all[i].Category, all[i].Group) < inbox.CounterSK(all[j].Category, all[j].Group)
 	})
 	return all
+}
+
+// partitionOf returns the partition of user u of acme/alerts, or of group
+// u with a "G:" prefix, or the public one for PublicGroup.
+func partitionOf(u string) inbox.Partition {
+	p := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: u}
+	if g, ok := strings.CutPrefix(u, "G:"); ok {
+		p.User, p.Group = "", g
+	} else if u == inbox.PublicGroup {
+		p.User, p.Group = "", u
+	}
+	return p
 }
 
 // handle runs the handler on records and returns the failed sequence
@@ -161,7 +174,7 @@ func handle(t *testing.T, ib *inbox.Inbox, recs ...events.DynamoDBEventRecord) [
 // other records are ignored.
 func TestStreamHandlerAccounting(t *testing.T) {
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	pub := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
+	pub := inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
 	tests := []struct {
 		name string
 		rec  events.DynamoDBEventRecord
@@ -175,7 +188,7 @@ func TestStreamHandlerAccounting(t *testing.T) {
 			{Partition: ann, Published: -1, Read: -1}}},
 		{"receipt", record("e4", "REMOVE", receiptImage("ann", "news")), []inbox.Counter{
 			{Partition: ann, Read: -1}, {Partition: ann, Category: "news", Read: -1}}},
-		{"public message", record("e5", "REMOVE", messageImage(inbox.PublicUser, "everyone", "news", false)), []inbox.Counter{
+		{"public message", record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "news", false)), []inbox.Counter{
 			{Partition: pub, Published: -1}, {Partition: pub, Category: "news", Published: -1}}},
 		{"seed 000 flat message, readat null", record("e6", "REMOVE", flatImage("ann", "news")), []inbox.Counter{
 			{Partition: ann, Published: -1}, {Partition: ann, Category: "news", Published: -1}}},
@@ -239,7 +252,7 @@ func imageOf(rec inbox.Record) map[string]events.DynamoDBAttributeValue {
 	case rec.Receipt:
 		img = receiptImage(rec.Partition.User, rec.Message.Category)
 	case rec.Partition.IsPublic():
-		img = messageImage(rec.Partition.User, "everyone", rec.Message.Category, false)
+		img = messageImage(inbox.PublicGroup, "everyone", rec.Message.Category, false)
 	default:
 		img = messageImage(rec.Partition.User, "users", rec.Message.Category, rec.Message.IsRead())
 	}
@@ -274,7 +287,7 @@ func TestStreamHandlerLedger(t *testing.T) {
 		}
 	}
 	annP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	pubP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
+	pubP := inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
 	direct := stored(t, st, inbox.Key{Partition: annP, ID: d.Message.ID})
 	broadcast := stored(t, st, inbox.Key{Partition: pubP, ID: b.ID})
 	for _, r := range []inbox.Record{direct, broadcast} {
@@ -293,7 +306,7 @@ func TestStreamHandlerLedger(t *testing.T) {
 		{Partition: pubP, Published: 0}, {Partition: pubP, Category: "news", Published: 0},
 		{Partition: annP, Published: 0, Read: 1}, {Partition: annP, Category: "billing", Published: 0, Read: 0}, {Partition: annP, Category: "news", Read: 1},
 	}
-	if diff := cmp.Diff(want, counters(t, st, inbox.PublicUser, "ann")); diff != "" {
+	if diff := cmp.Diff(want, counters(t, st, inbox.PublicGroup, "ann")); diff != "" {
 		t.Errorf("counters (-want +got):\n%s", diff)
 	}
 	// ann's receipt stands and counts in the raw read, but not in Counts.
@@ -325,8 +338,8 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		{"uid of another user", record("r4", "REMOVE", with(valid(), "uid", s("bob")))},
 		{"uid not a string", record("r5", "REMOVE", with(valid(), "uid", n("7")))},
 		{"broadcast in a user's partition", record("r6", "REMOVE", messageImage("ann", "everyone", "", false))},
-		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicUser, "users", "", false))},
-		{"readat in the public partition", record("r8", "REMOVE", with(messageImage(inbox.PublicUser, "everyone", "", false), "readat", n("1")))},
+		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicGroup, "users", "", false))},
+		{"readat in the public partition", record("r8", "REMOVE", with(messageImage(inbox.PublicGroup, "everyone", "", false), "readat", n("1")))},
 		{"category with #", record("r9", "REMOVE", with(valid(), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": s("a#b")})))},
 		{"ledger naming another record", record("r10", "REMOVE", with(valid(), inbox.LedgerAttribute, s(inbox.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
 		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), inbox.LedgerAttribute, s("e#1#2")))},
@@ -360,9 +373,11 @@ func TestStreamHandlerRefuses(t *testing.T) {
 				t.Errorf("failed records %v, want the one", failed)
 			}
 			var globex []inbox.Counter
-			for _, u := range []string{"ann", "bob", inbox.PublicUser} {
+			for _, u := range []string{"ann", "bob", inbox.PublicGroup} {
 				for _, tenant := range []string{"acme", "globex"} {
-					st, err := st.Stats(context.Background(), inbox.Partition{Tenant: tenant, Inbox: "alerts", User: u}, time.Time{})
+					p := partitionOf(u)
+					p.Tenant = tenant
+					st, err := st.Stats(context.Background(), p, time.Time{})
 					if err != nil {
 						t.Fatal(err)
 					}

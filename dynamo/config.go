@@ -19,7 +19,7 @@ import (
 // message) on condition that there is none or it expires at or before
 // c.Now, asking for the old item on failure: then it returns the old claim.
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
-	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, User: inbox.PublicUser}
+	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, Group: inbox.PublicGroup}
 	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
 		Kind: kindClaim, ID: c.ID, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
 	}, c.ExpiresAt)

@@ -17,8 +17,8 @@ import (
 )
 
 // hasRead reports whether c's item carries a read tally: always in a user
-// partition, and in the public one only if something (wrongly) changes it.
-func hasRead(c inbox.Counter) bool { return !c.Partition.IsPublic() || c.Read != 0 }
+// partition, and in a shared one only if something (wrongly) changes it.
+func hasRead(c inbox.Counter) bool { return !c.Partition.IsShared() || c.Read != 0 }
 
 // counterUpdate returns the transaction item that adds change d to its
 // counter, creating the counter (kind, keys and zero tallies) if missing;
@@ -34,14 +34,14 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteIt
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
 		Set(expression.Name("inbox_key"), expression.Value(d.Partition.Inbox)).
-		Set(expression.Name("uid"), expression.Value(d.Partition.User))
+		Set(expression.Name("uid"), expression.Value(d.Partition.User+d.Partition.Group))
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("dynamo: counter update: %w", err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       s.key(d.Partition.PK(), inbox.CounterSK(d.Category)),
+		Key:                       s.key(d.Partition.PK(), inbox.CounterSK(d.Category, d.Group)),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -54,26 +54,26 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteIt
 // zero to its total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteItem, error) {
 	type key struct {
-		p   inbox.Partition
-		cat string
+		p  inbox.Partition
+		sk string
 	}
 	seen := make(map[key]bool, len(deltas))
 	for _, d := range deltas {
-		k := key{d.Partition, d.Category}
+		k := key{d.Partition, inbox.CounterSK(d.Category, d.Group)}
 		if seen[k] {
-			return nil, fmt.Errorf("%w: counter %q of %s changed twice", inbox.ErrInvalidInput, d.Category, d.Partition.PK())
+			return nil, fmt.Errorf("%w: counter %s of %s changed twice", inbox.ErrInvalidInput, k.sk, d.Partition.PK())
 		}
 		seen[k] = true
 	}
 	for _, d := range deltas {
-		if k := (key{d.Partition, ""}); !seen[k] {
+		if k := (key{d.Partition, inbox.CounterSK("", "")}); !seen[k] {
 			seen[k] = true
 			deltas = append(deltas, inbox.Counter{Partition: d.Partition})
 		}
 	}
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
-		it, err := s.counterUpdate(d, d.Category == "")
+		it, err := s.counterUpdate(d, d.Category == "" && d.Group == "")
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +107,7 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 				return inbox.Stats{}, err
 			}
 			st.Counters = append(st.Counters, c)
-			if c.Category == "" {
+			if c.Category == "" && c.Group == "" {
 				st.Version = ver
 			}
 		case strings.HasPrefix(sk, inbox.TombstonePrefix):
@@ -139,11 +139,11 @@ func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeVa
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return inbox.Counter{}, 0, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
 	}
-	cat := strings.TrimPrefix(sk, inbox.CounterPrefix)
-	if cat == inbox.AllCategories {
-		cat = ""
+	cat, group, err := inbox.ParseCounterSK(sk)
+	if err != nil {
+		return inbox.Counter{}, 0, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
-	return inbox.Counter{Partition: p, Category: cat, Published: it.Published, Read: it.Read}, it.Ver, nil
+	return inbox.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read}, it.Ver, nil
 }
 
 // queryAll returns every item matching key condition kc, strongly
@@ -191,19 +191,19 @@ func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder,
 func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) error {
 	// keep holds the sort keys of the counters written (true once listed);
 	// the total is always written, listed or not.
-	keep := map[string]bool{inbox.CounterSK(""): false}
+	keep := map[string]bool{inbox.CounterSK("", ""): false}
 	var total *inbox.Counter
 	var writes []types.TransactWriteItem
 	for _, c := range r.Counters {
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		sk := inbox.CounterSK(c.Category)
+		sk := inbox.CounterSK(c.Category, c.Group)
 		if keep[sk] {
-			return fmt.Errorf("%w: two counters for category %q", inbox.ErrInvalidInput, c.Category)
+			return fmt.Errorf("%w: two counters %s", inbox.ErrInvalidInput, sk)
 		}
 		keep[sk] = true
-		if c.Category == "" {
+		if c.Category == "" && c.Group == "" {
 			total = &c
 			continue
 		}
@@ -341,7 +341,7 @@ func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder
 	}
 	return &types.ConditionCheck{
 		TableName:                 aws.String(s.table),
-		Key:                       s.key(p.PK(), inbox.CounterSK("")),
+		Key:                       s.key(p.PK(), inbox.CounterSK("", "")),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -350,14 +350,14 @@ func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder
 
 // counterItem returns the whole stats item of c, with version ver if set.
 func (s *Store) counterItem(c inbox.Counter, ver int64) (map[string]types.AttributeValue, error) {
-	av, err := s.item(c.Partition.PK(), inbox.CounterSK(c.Category), counterItem{
+	av, err := s.item(c.Partition.PK(), inbox.CounterSK(c.Category, c.Group), counterItem{
 		Kind:      kindCounter,
 		Published: c.Published,
 		Read:      c.Read,
 		Ver:       ver,
 		TenantKey: c.Partition.Tenant,
 		InboxKey:  c.Partition.Inbox,
-		UID:       c.Partition.User,
+		UID:       c.Partition.User + c.Partition.Group,
 	}, time.Time{})
 	if err != nil {
 		return nil, err

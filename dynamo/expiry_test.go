@@ -92,7 +92,7 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inb
 		}
 	}
 	user := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
-	public := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: inbox.PublicUser}
+	public := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: inbox.PublicGroup}
 	for _, item := range messageItems(t, c, table, user) {
 		add(item, true)
 	}
@@ -238,7 +238,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	parts := []inbox.Partition{
 		{Tenant: "acme", Inbox: "alerts", User: "ann"},
 		{Tenant: "acme", Inbox: "alerts", User: "bob"},
-		{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser},
+		{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup},
 	}
 	seedCounters := map[string]map[string]rawTally{}
 	for _, p := range parts {

@@ -330,7 +330,7 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 
 	raw := ddblocal.Client(t)
 	opt := cmp.AllowUnexported(rawTally{})
-	parts := []inbox.Partition{{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}}
+	parts := []inbox.Partition{{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}}
 	for _, u := range users {
 		parts = append(parts, inbox.Partition{Tenant: "acme", Inbox: "alerts", User: u})
 	}

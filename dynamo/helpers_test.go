@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -82,7 +81,11 @@ func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]r
 		v.read += r
 		out[sk] = v
 	}
-	public := strings.Contains(pk, "G#"+inbox.PublicUser+"#")
+	part, err := inbox.ParsePartitionKey(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := part.IsShared()
 	for _, it := range rawQuery(t, c, table, pk, inbox.MessagePrefix) {
 		var p, r int64
 		isMsg, isRead := rawKind(it)

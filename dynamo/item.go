@@ -40,6 +40,7 @@ type messageItem struct {
 	Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 	ReadAt    *int64        `dynamodbav:"readat,omitempty"`
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
+	Group     string        `dynamodbav:"group,omitempty"` // a receipt's: its broadcast's group
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
@@ -64,6 +65,7 @@ type ledgerItem struct {
 	Receipt  bool          `dynamodbav:"receipt,omitempty"`
 	Taxonomy *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 	ReadAt   *int64        `dynamodbav:"readat,omitempty"`
+	Group    string        `dynamodbav:"group,omitempty"`
 }
 
 // tombstoneItem is the tombstone of a broadcast removed before it expired,
@@ -86,6 +88,7 @@ type audiencesAttr struct {
 	Kind  string   `dynamodbav:"kind"`
 	Label string   `dynamodbav:"label"`
 	UIDs  []string `dynamodbav:"uids,omitempty"`
+	Group string   `dynamodbav:"group,omitempty"`
 }
 
 type messageAttr struct {
@@ -172,7 +175,7 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 			ID:           m.ID,
 			HostSystemID: m.HostSystemID,
 			Sender:       m.Sender,
-			Audiences:    audiencesAttr{Kind: string(m.Audience.Kind), Label: m.Audience.Label, UIDs: m.Audience.UIDs},
+			Audiences:    audiencesAttr{Kind: string(m.Audience.Kind), Label: m.Audience.Label, UIDs: m.Audience.UIDs, Group: m.Audience.Group},
 			Received:     m.ReceivedAt.Unix(),
 			Delivered:    m.DeliveredAt.Unix(),
 		},
@@ -181,7 +184,7 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 		ReadAt:   readAt(m.ReadAt),
 		Ledger:   rec.Entry,
 	}
-	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User
+	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
 }
 
@@ -192,6 +195,7 @@ func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, err
 		Taxonomy: taxonomy(mk.Category),
 		ReadAt:   readAt(mk.ReadAt),
 		Ledger:   mk.Entry,
+		Group:    markEntry(mk).Message.Audience.Group,
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
 	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
@@ -204,16 +208,23 @@ func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, 
 	if err := inbox.ValidateEntry(rec); err != nil || !rec.Ledgered() {
 		return nil, fmt.Errorf("%w: ledger entry %q of record %s", inbox.ErrInvalidInput, rec.Entry, m.ID)
 	}
-	return s.item(rec.Partition.PK(), rec.Entry, ledgerItem{
-		Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt),
-	}, time.Time{})
+	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt)}
+	if rec.Receipt {
+		it.Group = m.Audience.Group
+	}
+	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
 }
 
-// markEntry returns the record whose ledger entry mark mk writes.
+// markEntry returns the record whose ledger entry mark mk writes; a
+// receipt is of its broadcast's group (none for everyone's).
 func markEntry(mk inbox.Mark) inbox.Record {
-	return inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
+	rec := inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
 		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
 	}}
+	if mk.Receipt && !mk.Shared.IsPublic() {
+		rec.Message.Audience.Group = mk.Shared.Group
+	}
+	return rec
 }
 
 // decodeEntry returns the ledger entry item av of partition p as a record.
@@ -237,6 +248,7 @@ func (s *Store) decodeEntry(p inbox.Partition, av map[string]types.AttributeValu
 	if it.ReadAt != nil {
 		rec.Message.ReadAt = fromEpoch(*it.ReadAt)
 	}
+	rec.Message.Audience.Group = it.Group
 	return rec, nil
 }
 
@@ -323,6 +335,9 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 		}
 	}
 	rec := inbox.Record{Partition: p, Receipt: it.Headers == nil, Entry: it.Ledger, Message: inbox.Message{ID: id, ExpiresAt: expires}}
+	if rec.Receipt {
+		rec.Message.Audience.Group = it.Group
+	}
 	m := &rec.Message
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
@@ -333,7 +348,7 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender
-		m.Audience = inbox.Audience{Kind: inbox.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs}
+		m.Audience = inbox.Audience{Kind: inbox.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
 		m.ReceivedAt = fromEpoch(h.Received)
 		m.DeliveredAt = fromEpoch(h.Delivered)
 	}

@@ -276,7 +276,7 @@ func TestWireFormat(t *testing.T) {
 
 	// A broadcast removed before it expired leaves a tombstone, expiring
 	// when the broadcast would have.
-	broadcast := inbox.Record{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}, Entry: entries["broadcast"], Message: bc}
+	broadcast := inbox.Record{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}, Entry: entries["broadcast"], Message: bc}
 	if ok, err := ib.Store().ApplyRemoval(ctx, inbox.RemovalFor(broadcast, "event-2", now)); err != nil || !ok {
 		t.Fatalf("ApplyRemoval(broadcast) = %v, %v", ok, err)
 	}

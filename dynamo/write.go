@@ -130,8 +130,11 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		meanings = append(meanings, meaning)
 	}
 	for _, mk := range marks {
-		if mk.Key.Partition.IsPublic() {
-			return fmt.Errorf("%w: mark of %s in the public partition", inbox.ErrInvalidInput, mk.Key.ID)
+		if mk.Key.Partition.IsShared() {
+			return fmt.Errorf("%w: mark of %s in a shared partition", inbox.ErrInvalidInput, mk.Key.ID)
+		}
+		if mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != mk.Key.Partition.Scope()) {
+			return fmt.Errorf("%w: receipt %s of no shared partition of its inbox", inbox.ErrInvalidInput, mk.Key.ID)
 		}
 		if mk.Entry == "" {
 			return fmt.Errorf("%w: mark of %s without a ledger entry", inbox.ErrInvalidInput, mk.Key.ID)
@@ -165,17 +168,17 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		})
 		add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
-		public := inbox.Key{Partition: inbox.Partition{Tenant: mk.Key.Partition.Tenant, Inbox: mk.Key.Partition.Inbox, User: inbox.PublicUser}, ID: mk.Key.ID}
-		if checked[public] {
+		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
+		if checked[shared] {
 			continue // one check per broadcast: an item may appear once
 		}
-		checked[public] = true
-		check, err := s.broadcastCheck(public, mk)
+		checked[shared] = true
+		check, err := s.broadcastCheck(shared, mk)
 		if err != nil {
 			return err
 		}
 		add(types.TransactWriteItem{ConditionCheck: check}, func(map[string]types.AttributeValue) error {
-			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, public.ID, public.Partition.PK())
+			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
 		})
 	}
 	counters, err := s.counterUpdates(deltas)

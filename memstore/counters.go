@@ -11,7 +11,7 @@ import (
 	"github.com/stak/inbox"
 )
 
-// Stats returns p's counters (sorted by category, the total first), their
+// Stats returns p's counters (sorted by sort key, the total first), their
 // version, the ledger entries of p expiring at or before now (sorted by
 // expiry, then ID) and the tombstones of p expiring after now (by ID).
 func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
@@ -23,7 +23,9 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 	for _, c := range s.counters[p] {
 		st.Counters = append(st.Counters, c)
 	}
-	slices.SortFunc(st.Counters, func(a, b inbox.Counter) int { return strings.Compare(a.Category, b.Category) })
+	slices.SortFunc(st.Counters, func(a, b inbox.Counter) int {
+		return strings.Compare(inbox.CounterSK(a.Category, a.Group), inbox.CounterSK(b.Category, b.Group))
+	})
 	for k, e := range s.ledger {
 		if k.p == p && !now.Before(e.Message.ExpiresAt) {
 			st.Expired = append(st.Expired, e)
@@ -104,10 +106,11 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		if _, dup := cs[c.Category]; dup {
-			return fmt.Errorf("%w: two counters for category %q", inbox.ErrInvalidInput, c.Category)
+		k := inbox.CounterSK(c.Category, c.Group)
+		if _, dup := cs[k]; dup {
+			return fmt.Errorf("%w: two counters %s", inbox.ErrInvalidInput, k)
 		}
-		cs[c.Category] = c
+		cs[k] = c
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {
 		return fmt.Errorf("%w: %d records to adopt, %d entries", inbox.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
@@ -137,8 +140,8 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	if s.versions[p] != r.Version {
 		return fmt.Errorf("%w: counters of %s changed since version %d", inbox.ErrConflict, p.PK(), r.Version)
 	}
-	if _, ok := cs[""]; !ok {
-		cs[""] = inbox.Counter{Partition: p} // the total always stays, at zero
+	if _, ok := cs[inbox.CounterSK("", "")]; !ok {
+		cs[inbox.CounterSK("", "")] = inbox.Counter{Partition: p} // the total always stays, at zero
 	}
 	s.counters[p] = cs
 	s.versions[p]++

@@ -30,7 +30,7 @@ var (
 	bob   = scope.User("bob")
 	// annP and pubP are the partitions of ann and of the inbox's broadcasts.
 	annP = inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	pubP = inbox.Partition{Tenant: "acme", Inbox: "alerts", User: inbox.PublicUser}
+	pubP = inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
 )
 
 func setup(t *testing.T) (*storetest.Clock, *memstore.Store, *inbox.Inbox) {
@@ -233,8 +233,8 @@ func message(p inbox.Partition, id, category string, expires time.Time) inbox.Re
 func readMark(p inbox.Partition, rec inbox.Record, now time.Time) inbox.Mark {
 	mk := inbox.Mark{Key: inbox.Key{Partition: p, ID: rec.Message.ID}, ReadAt: now, Now: now,
 		Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
-	if rec.Partition.IsPublic() {
-		mk.Receipt, mk.Entry = true, inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "r")
+	if rec.Partition.IsShared() {
+		mk.Receipt, mk.Shared, mk.Entry = true, rec.Partition, inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "r")
 	}
 	return mk
 }
@@ -736,7 +736,7 @@ func TestCountersMatchRecount(t *testing.T) {
 		case op < 8 && len(ids) > 0:
 			p := inbox.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, User: u.ID}
 			if rng.IntN(2) == 0 {
-				p.User = inbox.PublicUser
+				p.User, p.Group = "", inbox.PublicGroup
 			}
 			if _, err := st.Delete(ctx, inbox.Key{Partition: p, ID: ids[rng.IntN(len(ids))]}); err != nil {
 				t.Fatalf("step %d: Delete: %v", step, err)

@@ -145,8 +145,8 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		return sr.rec, true
 	}
 	for _, mk := range marks {
-		if mk.Key.Partition.IsPublic() {
-			return fmt.Errorf("%w: mark of %s in the public partition", inbox.ErrInvalidInput, mk.Key.ID)
+		if mk.Key.Partition.IsShared() {
+			return fmt.Errorf("%w: mark of %s in a shared partition", inbox.ErrInvalidInput, mk.Key.ID)
 		}
 		if err := inbox.ValidateEntry(markEntry(mk)); err != nil || mk.Entry == "" {
 			return fmt.Errorf("%w: mark of %s with ledger entry %q", inbox.ErrInvalidInput, mk.Key.ID, mk.Entry)
@@ -164,19 +164,17 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 			staged[mk.Key] = rec
 			continue
 		}
+		if !mk.Shared.IsShared() || mk.Shared.Scope() != mk.Key.Partition.Scope() {
+			return fmt.Errorf("%w: receipt %s of no shared partition of its inbox", inbox.ErrInvalidInput, mk.Key.ID)
+		}
 		if exists {
 			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		}
-		public := inbox.Key{Partition: inbox.Partition{Tenant: mk.Key.Partition.Tenant, Inbox: mk.Key.Partition.Inbox, User: inbox.PublicUser}, ID: mk.Key.ID}
-		if b, ok := get(public); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
-			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, public.ID, public.Partition.PK())
+		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
+		if b, ok := get(shared); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
+			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
 		}
-		staged[mk.Key] = inbox.Record{Partition: mk.Key.Partition, Receipt: true, Entry: mk.Entry, Message: inbox.Message{
-			ID:        mk.Key.ID,
-			Category:  mk.Category,
-			ReadAt:    mk.ReadAt,
-			ExpiresAt: mk.ExpiresAt,
-		}}
+		staged[mk.Key] = receiptOf(mk)
 	}
 	if err := validate(deltas); err != nil {
 		return err
@@ -251,14 +249,19 @@ func entryOf(rec inbox.Record) entryKey {
 	return entryKey{p: rec.Partition, entry: rec.Entry}
 }
 
-// entry returns rec's ledger entry: what it adds to the counters.
+// entry returns rec's ledger entry: what it adds to the counters (a
+// receipt's group among them).
 func entry(rec inbox.Record) inbox.Record {
-	return inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, Message: inbox.Message{
+	e := inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, Message: inbox.Message{
 		ID:        rec.Message.ID,
 		Category:  rec.Message.Category,
 		ReadAt:    rec.Message.ReadAt,
 		ExpiresAt: rec.Message.ExpiresAt,
 	}}
+	if rec.Receipt {
+		e.Message.Audience.Group = rec.Message.Audience.Group
+	}
+	return e
 }
 
 // validate checks that no counter is named twice in deltas: a DynamoDB
@@ -270,9 +273,9 @@ func validate(deltas []inbox.Counter) error {
 	}
 	seen := make(map[key]bool, len(deltas))
 	for _, d := range deltas {
-		k := key{d.Partition, d.Category}
+		k := key{d.Partition, inbox.CounterSK(d.Category, d.Group)}
 		if seen[k] {
-			return fmt.Errorf("%w: counter %q of %s changed twice", inbox.ErrInvalidInput, d.Category, d.Partition.PK())
+			return fmt.Errorf("%w: counter %s of %s changed twice", inbox.ErrInvalidInput, k.cat, d.Partition.PK())
 		}
 		seen[k] = true
 	}
@@ -281,7 +284,22 @@ func validate(deltas []inbox.Counter) error {
 
 // markEntry returns the record whose ledger entry mark mk writes.
 func markEntry(mk inbox.Mark) inbox.Record {
-	return inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
+	if mk.Receipt {
+		return receiptOf(mk)
+	}
+	return inbox.Record{Partition: mk.Key.Partition, Entry: mk.Entry, Message: inbox.Message{
 		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
 	}}
+}
+
+// receiptOf returns the receipt receipt mark mk creates: of its broadcast's
+// group, none for everyone's.
+func receiptOf(mk inbox.Mark) inbox.Record {
+	r := inbox.Record{Partition: mk.Key.Partition, Receipt: true, Entry: mk.Entry, Message: inbox.Message{
+		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
+	}}
+	if !mk.Shared.IsPublic() {
+		r.Message.Audience.Group = mk.Shared.Group
+	}
+	return r
 }

@@ -22,7 +22,7 @@ type Store struct {
 	ids        map[inbox.Partition][]string // each partition's record IDs, ascending
 	ledger     map[entryKey]inbox.Record
 	tombstones map[inbox.Key]*storedRecord
-	counters   map[inbox.Partition]map[string]inbox.Counter
+	counters   map[inbox.Partition]map[string]inbox.Counter // by CounterSK
 	versions   map[inbox.Partition]int64
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
@@ -209,13 +209,14 @@ func (s *Store) addDeltas(deltas []inbox.Counter) {
 			cs = map[string]inbox.Counter{}
 			s.counters[d.Partition] = cs
 		}
-		c, ok := cs[d.Category]
+		k := inbox.CounterSK(d.Category, d.Group)
+		c, ok := cs[k]
 		if !ok {
-			c = inbox.Counter{Partition: d.Partition, Category: d.Category}
+			c = inbox.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}
 		}
 		c.Published += d.Published
 		c.Read += d.Read
-		cs[d.Category] = c
+		cs[k] = c
 		s.versions[d.Partition]++
 	}
 }

@@ -113,14 +113,23 @@ func testMarkReadNotFound(e *env) {
 		{"broadcast expired before Now", receiptMark(annP, b, now, expiry.Add(time.Hour))},
 		{"broadcast of another category", bOtherCategory},
 		{"broadcast of another expiry", bOtherExpiry},
-		{"broadcast of another inbox", receiptMark(annP, otherInbox, now, now)},
-		{"direct message marked as a receipt", receiptMark(e.part("bob"), d, now, now)},
+		{"broadcast of another inbox, looked for in this one", inOwnInbox(receiptMark(annP, otherInbox, now, now))},
+		{"direct message marked as a receipt", inOwnInbox(receiptMark(e.part("bob"), d, now, now))},
 		{"broadcast marked as a direct message", directMark(inbox.Record{Partition: annP, Message: b.Message, Entry: b.Entry}, now, now)},
 	}
 	for _, c := range cases {
 		err := e.store.MarkRead(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
 		if !errors.Is(err, inbox.ErrNotFound) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrNotFound", c.name, err)
+		}
+	}
+	// A receipt must name a shared partition of its own inbox.
+	for name, mk := range map[string]inbox.Mark{
+		"a receipt of another inbox's partition": receiptMark(annP, otherInbox, now, now),
+		"a receipt of a user's partition":        receiptMark(e.part("bob"), d, now, now),
+	} {
+		if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(annP, "", 0, 1)); !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("MarkRead(%s): got %v, want ErrInvalidInput", name, err)
 		}
 	}
 	e.wantRecords("records after failed marks", []inbox.Record{d}, e.get(d.Key(), missingDirect.Key(), inbox.Key{Partition: annP, ID: b.Message.ID}, inbox.Key{Partition: annP, ID: otherInbox.Message.ID}))
@@ -184,4 +193,11 @@ func testMarkReadBatch(e *env) {
 	sortRecords(want)
 	e.wantRecords("records after a good batch", want, e.get(keys(want...)...))
 	e.wantCounters(annP, counter(annP, "", 3, 6), counter(annP, "billing", 2, 2), counter(annP, "news", 0, 2))
+}
+
+// inOwnInbox returns receipt mark mk looking for its broadcast in the
+// public partition of the mark's own inbox.
+func inOwnInbox(mk inbox.Mark) inbox.Mark {
+	mk.Shared = publicOf(mk.Key.Partition.Scope())
+	return mk
 }

@@ -68,6 +68,15 @@ func (e *env) userIn(s inbox.Scope, id string) inbox.User {
 	return u
 }
 
+// member returns user id of the env's scope in groups, and notes the
+// partitions of the user and the groups as used.
+func (e *env) member(id string, groups ...string) inbox.User {
+	for _, g := range groups {
+		e.used[groupOf(e.scope, g)] = true
+	}
+	return e.user(id).InGroups(groups...)
+}
+
 // part returns the partition of user id in the env's scope, noted as used.
 func (e *env) part(id string) inbox.Partition { return partitionOf(e.user(id)) }
 
@@ -81,7 +90,12 @@ func partitionOf(u inbox.User) inbox.Partition {
 
 // publicOf returns the public partition of s.
 func publicOf(s inbox.Scope) inbox.Partition {
-	return inbox.Partition{Tenant: s.Tenant, Inbox: s.Inbox, User: inbox.PublicUser}
+	return groupOf(s, inbox.PublicGroup)
+}
+
+// groupOf returns the partition of group g of s.
+func groupOf(s inbox.Scope, g string) inbox.Partition {
+	return inbox.Partition{Tenant: s.Tenant, Inbox: s.Inbox, Group: g}
 }
 
 // newID returns a new ULID at the clock's time, above every earlier one.
@@ -95,8 +109,11 @@ func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Re
 	now := e.clock.Now()
 	id := e.newID()
 	aud := inbox.Audience{Kind: inbox.AudienceUsers, Label: "on-call", UIDs: []string{p.User}}
-	if p.IsPublic() {
+	switch {
+	case p.IsPublic():
 		aud = inbox.Audience{Kind: inbox.AudienceEveryone, Label: "everyone"}
+	case p.IsShared():
+		aud = inbox.Audience{Kind: inbox.AudienceGroup, Label: "team", Group: p.Group}
 	}
 	return inbox.Record{Partition: p, Entry: inbox.LedgerSK(now.Add(ttl), id, "storetest"), Message: inbox.Message{
 		ID:          id,
@@ -127,6 +144,7 @@ func receiptEntry(b inbox.Record) string {
 func receipt(p inbox.Partition, b inbox.Record, readAt time.Time) inbox.Record {
 	return inbox.Record{Partition: p, Receipt: true, Entry: receiptEntry(b), Message: inbox.Message{
 		ID: b.Message.ID, Category: b.Message.Category, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
+		Audience: inbox.Audience{Group: b.Message.Audience.Group},
 	}}
 }
 
@@ -136,6 +154,20 @@ func delta(p inbox.Partition, cat string, published, read int64) []inbox.Counter
 	out := []inbox.Counter{{Partition: p, Published: published, Read: read}}
 	if cat != "" {
 		out = append(out, inbox.Counter{Partition: p, Category: cat, Published: published, Read: read})
+	}
+	return out
+}
+
+// readDelta returns the changes to p's counters of reading broadcast b:
+// read +1 in the total and b's category, and in the group's read counters
+// for a group's broadcast.
+func readDelta(p inbox.Partition, b inbox.Record) []inbox.Counter {
+	out := delta(p, b.Message.Category, 0, 1)
+	if g := b.Message.Audience.Group; g != "" {
+		for _, c := range delta(p, b.Message.Category, 0, 1) {
+			c.Group = g
+			out = append(out, c)
+		}
 	}
 	return out
 }
@@ -174,11 +206,12 @@ func (e *env) readPair(p inbox.Partition) (direct, broadcast, receipt inbox.Reco
 }
 
 // markReceipt creates user partition p's receipt for broadcast b at the
-// clock's time, with read +1 on p's counters, and returns the receipt.
+// clock's time, with read +1 on p's counters (and on the group's, for a
+// group's broadcast), and returns the receipt.
 func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, delta(p, b.Message.Category, 0, 1)); err != nil {
+	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
 		e.t.Fatalf("MarkRead(receipt %s/%s): %v", p.PK(), b.Message.ID, err)
 	}
 	return receipt(p, b, now)
@@ -191,6 +224,7 @@ func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox
 		ReadAt:    readAt,
 		Now:       now,
 		Receipt:   true,
+		Shared:    b.Partition,
 		Category:  b.Message.Category,
 		ExpiresAt: b.Message.ExpiresAt,
 		Entry:     receiptEntry(b),
@@ -285,8 +319,8 @@ func (e *env) checkStored(r inbox.Record) {
 			e.t.Errorf("record %s/%s: %s %v is not a whole second in UTC", r.Partition.PK(), m.ID, name, tm)
 		}
 	}
-	if r.Partition.IsPublic() && (r.Receipt || m.IsRead()) {
-		e.t.Errorf("record %s/%s: a receipt or read message in the public partition: %+v", r.Partition.PK(), m.ID, r)
+	if r.Partition.IsShared() && (r.Receipt || m.IsRead()) {
+		e.t.Errorf("record %s/%s: a receipt or read message in a shared partition: %+v", r.Partition.PK(), m.ID, r)
 	}
 }
 
@@ -324,13 +358,14 @@ var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 func (e *env) counters(p inbox.Partition) []inbox.Counter {
 	e.t.Helper()
 	cs := e.stats(p, e.clock.Now()).Counters
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Category < cs[j].Category })
+	sk := func(c inbox.Counter) string { return inbox.CounterSK(c.Category, c.Group) }
+	sort.Slice(cs, func(i, j int) bool { return sk(cs[i]) < sk(cs[j]) })
 	for i, c := range cs {
 		if c.Partition != p {
 			e.t.Errorf("Counters(%s) returned a counter of %s", p.PK(), c.Partition.PK())
 		}
-		if i > 0 && cs[i-1].Category == c.Category {
-			e.t.Errorf("Counters(%s) returned category %q twice", p.PK(), c.Category)
+		if i > 0 && sk(cs[i-1]) == sk(c) {
+			e.t.Errorf("Counters(%s) returned %s twice", p.PK(), sk(c))
 		}
 	}
 	return cs
@@ -340,7 +375,9 @@ func (e *env) counters(p inbox.Partition) []inbox.Counter {
 func (e *env) wantCounters(p inbox.Partition, want ...inbox.Counter) {
 	e.t.Helper()
 	got := e.counters(p)
-	sort.Slice(want, func(i, j int) bool { return want[i].Category < want[j].Category })
+	sort.Slice(want, func(i, j int) bool {
+		return inbox.CounterSK(want[i].Category, want[i].Group) < inbox.CounterSK(want[j].Category, want[j].Group)
+	})
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		e.t.Errorf("Counters(%s) (-want +got):\n%s", p.PK(), diff)
 	}

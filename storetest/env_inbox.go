@@ -28,6 +28,17 @@ func (e *env) publishIn(s inbox.Scope, d inbox.Draft, users ...string) inbox.Pub
 	return res
 }
 
+// broadcastTo broadcasts d to group g of the env's scope.
+func (e *env) broadcastTo(g string, d inbox.Draft) inbox.Message {
+	e.t.Helper()
+	e.used[groupOf(e.scope, g)] = true
+	m, err := e.ib.BroadcastGroup(e.ctx, e.scope, g, d)
+	if err != nil {
+		e.t.Fatalf("BroadcastGroup(%s): %v", g, err)
+	}
+	return m
+}
+
 // broadcast broadcasts d in the env's scope.
 func (e *env) broadcast(d inbox.Draft) inbox.Message {
 	e.t.Helper()

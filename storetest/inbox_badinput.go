@@ -67,7 +67,7 @@ func testBadInput(e *env) {
 	} else {
 		tampered[i] = 'A'
 	}
-	public := e.scope.User(inbox.PublicUser)
+	public := e.scope.User(inbox.PublicGroup)
 
 	cases := []struct {
 		name string
@@ -77,7 +77,7 @@ func testBadInput(e *env) {
 		{"user with #", publish([]string{"ann#alerts"}, good), inbox.ErrInvalidKey},
 		{"empty user", publish([]string{""}, good), inbox.ErrInvalidKey},
 		{"129-byte user", publish([]string{strings.Repeat("a", inbox.MaxKeyLen+1)}, good), inbox.ErrInvalidKey},
-		{"$public user", publish([]string{inbox.PublicUser}, good), inbox.ErrInvalidKey},
+		{"$public user", publish([]string{inbox.PublicGroup}, good), inbox.ErrInvalidKey},
 		{"newline in user", publish([]string{"a\nb"}, good), inbox.ErrInvalidKey},
 		{"NUL in user", publish([]string{"a\x00b"}, good), inbox.ErrInvalidKey},
 		{"tab in user", publish([]string{"a\tb"}, good), inbox.ErrInvalidKey},

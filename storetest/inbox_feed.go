@@ -33,7 +33,9 @@ func inboxTests() []suiteTest {
 }
 
 // allInboxTests are the Inbox subtests of Run.
-func allInboxTests() []suiteTest { return append(inboxTests(), removalTests()...) }
+func allInboxTests() []suiteTest {
+	return append(append(inboxTests(), removalTests()...), groupTests()...)
+}
 
 // visibleIn applies List's options to msgs (a feed, newest first).
 func visibleIn(msgs []inbox.Message, o inbox.ListOptions) []inbox.Message {

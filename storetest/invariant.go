@@ -15,12 +15,14 @@ type tally struct {
 	Read      int64
 }
 
-// recount tallies partition p's counters from recs, its records or ledger
-// entries, by the rules of the design, independently of package inbox's
-// accounting: each message or broadcast adds published 1, each record with
-// ReadAt in a user partition (a read message or a receipt) adds read 1,
-// both to the total ("") and to the record's category. Only non-zero
-// tallies are kept.
+// recount tallies partition p's counters, by sort key, from recs, its
+// records or ledger entries, by the rules of the design, independently of
+// package inbox's accounting: each message or broadcast adds published 1,
+// each record with ReadAt in a user partition (a read message or a
+// receipt) adds read 1, both to the total (c#*) and to the record's
+// category (c#<category>); a receipt of a group's message adds its read
+// to the group's counters too (c#*#<group>, c#<category>#<group>). Only
+// non-zero tallies are kept.
 func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 	out := map[string]tally{}
 	for _, r := range recs {
@@ -28,7 +30,7 @@ func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 		if !r.Receipt {
 			published = 1
 		}
-		if !r.Message.ReadAt.IsZero() && !p.IsPublic() {
+		if !r.Message.ReadAt.IsZero() && !p.IsShared() {
 			read = 1
 		}
 		cats := []string{""}
@@ -36,10 +38,16 @@ func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 			cats = append(cats, r.Message.Category)
 		}
 		for _, c := range cats {
-			t := out[c]
-			t.Published += published
-			t.Read += read
-			out[c] = t
+			add := func(sk string, published, read int64) {
+				t := out[sk]
+				t.Published += published
+				t.Read += read
+				out[sk] = t
+			}
+			add(inbox.CounterSK(c, ""), published, read)
+			if g := r.Message.Audience.Group; r.Receipt && g != "" {
+				add(inbox.CounterSK(c, g), 0, read)
+			}
 		}
 	}
 	for c, t := range out {
@@ -50,13 +58,13 @@ func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 	return out
 }
 
-// tallies returns counters as tallies by category, leaving out zero ones
+// tallies returns counters as tallies by sort key, leaving out zero ones
 // (a counter at zero and a missing counter say the same).
 func tallies(cs []inbox.Counter) map[string]tally {
 	out := map[string]tally{}
 	for _, c := range cs {
 		if t := (tally{c.Published, c.Read}); t != (tally{}) {
-			out[c.Category] = t
+			out[inbox.CounterSK(c.Category, c.Group)] = t
 		}
 	}
 	return out
@@ -111,9 +119,15 @@ func (e *env) checkInvariant() {
 }
 
 // sameEntry reports whether ledger entry en records rec: the same entry,
-// kind, ID, category, read state and expiry.
+// kind, ID, category, group (of a receipt), read state and expiry.
 func sameEntry(en, rec inbox.Record) bool {
-	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category &&
+	group := func(r inbox.Record) string {
+		if r.Receipt {
+			return r.Message.Audience.Group
+		}
+		return ""
+	}
+	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category && group(en) == group(rec) &&
 		en.Message.IsRead() == rec.Message.IsRead() && en.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 

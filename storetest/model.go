@@ -13,8 +13,10 @@ import (
 type model struct {
 	// direct holds each user's copies of published messages by ID.
 	direct map[string]map[string]*modelCopy
-	// broadcasts holds the broadcasts by ID.
+	// broadcasts holds the broadcasts, to everyone and to groups, by ID.
 	broadcasts map[string]*modelCopy
+	// member holds, per user, the groups the user is in now.
+	member map[string]map[string]bool
 	// receipts holds, per user, when each broadcast was read.
 	receipts map[string]map[string]time.Time
 	// hosts maps a host system ID to its message ID and draft, for retries.
@@ -28,6 +30,7 @@ type modelCopy struct {
 	category  string
 	expiresAt time.Time
 	readAt    time.Time // direct copies only; broadcasts use receipts
+	group     string    // a broadcast's group; "" for everyone
 }
 
 // modelHost is a publish or broadcast made with a host system ID.
@@ -35,6 +38,7 @@ type modelHost struct {
 	id        string
 	draft     inbox.Draft
 	broadcast bool
+	group     string    // a broadcast's group; "" for everyone
 	expiresAt time.Time // of the claim, and of every copy made under it
 	removed   bool      // a copy was removed: a retry may not recreate it
 }
@@ -53,11 +57,13 @@ func newModel(users []string) *model {
 		direct:     map[string]map[string]*modelCopy{},
 		broadcasts: map[string]*modelCopy{},
 		receipts:   map[string]map[string]time.Time{},
+		member:     map[string]map[string]bool{},
 		hosts:      map[string]modelHost{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
 		m.receipts[u] = map[string]time.Time{}
+		m.member[u] = map[string]bool{}
 	}
 	return m
 }
@@ -75,9 +81,27 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 		add(id, c, false, c.readAt)
 	}
 	for id, c := range m.broadcasts {
-		add(id, c, true, m.receipts[u][id])
+		if m.sees(u, c) {
+			add(id, c, true, m.receipts[u][id])
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out
+}
+
+// sees reports whether u sees broadcast c: it is to everyone, or to one of
+// u's groups.
+func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
+
+// groups returns u's groups now, sorted.
+func (m *model) groups(u string) []string {
+	var out []string
+	for g, in := range m.member[u] {
+		if in {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -94,7 +118,7 @@ func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 		}
 		return false, true
 	}
-	if c, ok := m.broadcasts[id]; ok {
+	if c, ok := m.broadcasts[id]; ok && m.sees(u, c) {
 		if !now.Before(c.expiresAt) {
 			return false, false
 		}

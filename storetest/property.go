@@ -29,9 +29,12 @@ const (
 // RunProperty runs steps random operations on an Inbox over a fresh store
 // from newStore and checks each against a reference model: publishes to
 // random users (some retried with an earlier host system ID, which must be
-// idempotent), broadcasts, marks of known, foreign and unknown IDs,
-// mark-all-reads, and clock advances that make messages (with short random
-// TTLs) expire.
+// idempotent), broadcasts to everyone and to groups, users joining and
+// leaving groups (the groups their calls list), marks of known, foreign and
+// unknown IDs, mark-all-reads, and clock advances that make messages (with
+// short random TTLs) expire. With a Harness it also removes records, expired
+// or not, delivers and redelivers their removals, and recounts users while
+// removals are pending.
 //
 // After every step it lists every user's feed through all pages, with a
 // random page size and random filters, and compares it with the model's
@@ -55,6 +58,7 @@ func RunProperty(t *testing.T, newStore NewStore, steps int) {
 		users:      []string{"ann", "bob", "carol", "dave"},
 		categories: []string{"", "alpha", "beta", "gamma"},
 		ttls:       []time.Duration{0, 45 * time.Second, 3 * time.Minute, 15 * time.Minute},
+		groups:     []string{"admins", "eu"},
 	}
 	p.m = newModel(p.users)
 	p.setup()
@@ -74,11 +78,11 @@ func RunProperty(t *testing.T, newStore NewStore, steps int) {
 		p.e.checkInvariant()
 	}
 	for _, u := range p.users {
-		p.e.wantCountsFromFeed(p.e.user(u))
+		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts, %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d removals, %d deliveries, %d redeliveries, %d recounts",
-		steps, st.published, st.broadcasts, st.retries, st.changed, st.alreadyRead, st.notFound, st.removed, st.delivered, st.redelivered, st.recounts)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
 }
 
 // property is the state of one RunProperty run.
@@ -87,10 +91,11 @@ type property struct {
 	rng *rand.Rand
 	m   *model
 	// The pools operations draw from: users, categories ("" for none) and
-	// message TTLs (0 for the inbox config's).
+	// message TTLs (0 for the inbox config's), and groups.
 	users      []string
 	categories []string
 	ttls       []time.Duration
+	groups     []string
 
 	step    int
 	history []string
@@ -100,8 +105,9 @@ type property struct {
 	// made outside the library is counted when the stream delivers it).
 	liveRemovals bool
 	stats        struct {
-		published, broadcasts, retries, changed, alreadyRead, notFound int
-		removed, delivered, redelivered, recounts                      int
+		published, broadcasts, groupMessages, retries, changed int
+		alreadyRead, notFound, removed, delivered, redelivered int
+		recounts, joins, leaves                                int
 	}
 }
 
@@ -109,7 +115,7 @@ type property struct {
 func (p *property) setup() {
 	e := p.e
 	for _, u := range p.users {
-		e.user(u)
+		e.member(u, p.groups...)
 	}
 	ic := inbox.InboxConfig{Title: "property", TTL: map[string]string{
 		inbox.DefaultTTLKey: fmt.Sprintf("%ds", int(propDefaultTTL/time.Second)),
@@ -119,6 +125,9 @@ func (p *property) setup() {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
 }
+
+// user returns user u in the groups the model has u in now.
+func (p *property) user(u string) inbox.User { return p.e.member(u, p.m.groups(u)...) }
 
 // now returns the clock's time as the Inbox sees it.
 func (p *property) now() time.Time { return p.e.clock.Now().UTC().Truncate(time.Second) }
@@ -140,10 +149,12 @@ func (p *property) randomOp() {
 		p.publish()
 	case r < 36:
 		p.broadcast()
-	case r < 58:
+	case r < 56:
 		p.markRead()
-	case r < 62:
+	case r < 60:
 		p.markAllRead()
+	case r < 62:
+		p.joinOrLeave()
 	case r < 76:
 		p.advance()
 	case r < 82 || !harness && r < 95:
@@ -159,8 +170,24 @@ func (p *property) randomOp() {
 	}
 }
 
+// joinOrLeave moves a random user into or out of a random group: from the
+// next call on, the user's calls list the groups the model has.
+func (p *property) joinOrLeave() {
+	u, g := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
+	in := !p.m.member[u][g]
+	p.m.member[u][g] = in
+	if in {
+		p.logf("%s joins %s", u, g)
+		p.stats.joins++
+	} else {
+		p.logf("%s leaves %s", u, g)
+		p.stats.leaves++
+	}
+}
+
 // remove deletes a random record, as a delete or DynamoDB's TTL would: a
-// user's direct copy, a broadcast or a user's receipt, expired or not.
+// user's direct copy, a broadcast (to everyone or a group) or a user's
+// receipt, expired or not.
 func (p *property) remove(h Harness) {
 	type pick struct {
 		user, id string // user "" for a broadcast
@@ -187,8 +214,11 @@ func (p *property) remove(h Harness) {
 	slices.SortFunc(picks, func(a, b pick) int { return strings.Compare(a.user+"/"+a.id, b.user+"/"+b.id) })
 	pk := picks[p.rng.IntN(len(picks))]
 	k := inbox.Key{Partition: publicOf(p.e.scope), ID: pk.id}
-	if pk.user != "" {
-		k.Partition = partitionOf(p.e.user(pk.user))
+	switch {
+	case pk.user != "":
+		k.Partition = p.e.part(pk.user)
+	case p.m.broadcasts[pk.id].group != "":
+		k.Partition = groupOf(p.e.scope, p.m.broadcasts[pk.id].group)
 	}
 	p.logf("remove %s of %q (expired %v)", pk.id, pk.user, !p.now().Before(pk.exp))
 	p.m.remove(pk.user, pk.id)
@@ -221,7 +251,7 @@ func (p *property) redeliver(h Harness) {
 func (p *property) recount() {
 	u := p.users[p.rng.IntN(len(p.users))]
 	p.logf("recount %s", u)
-	if _, err := p.e.ib.Recount(p.e.ctx, p.e.user(u)); err != nil {
+	if _, err := p.e.ib.Recount(p.e.ctx, p.user(u)); err != nil {
 		p.e.t.Errorf("step %d: Recount(%s): %v", p.step, u, err)
 	}
 	p.stats.recounts++
@@ -240,7 +270,7 @@ func (p *property) checkCounts() {
 			msgs = append(msgs, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt})
 		}
 		want := countsOf(msgs)
-		if got := p.e.counts(p.e.user(u)); !cmp.Equal(want, got) {
+		if got := p.e.counts(p.user(u)); !cmp.Equal(want, got) {
 			p.e.t.Errorf("step %d: Counts(%s) differ from the model's feed (-model +Counts):\n%s", p.step, u, cmp.Diff(want, got))
 		}
 	}
@@ -354,29 +384,45 @@ func (p *property) checkID(id string, retry bool, want string) {
 	}
 }
 
-// broadcast broadcasts, sometimes retrying an earlier host system ID.
+// broadcast broadcasts to everyone or to a random group, sometimes
+// retrying an earlier host system ID (to its audience).
 func (p *property) broadcast() {
 	e, now := p.e, p.now()
 	h, retry := p.reusableHost(true)
-	d := h.draft
+	d, group := h.draft, h.group
 	if !retry {
 		d = p.newDraft(true)
+		if r := p.rng.IntN(len(p.groups) + 1); r < len(p.groups) {
+			group = p.groups[r]
+		}
 	}
-	p.logf("broadcast %q (category %q, ttl %v, retry %v)", d.HostSystemID, d.Category, d.TTL, retry)
-	msg, err := e.ib.Broadcast(e.ctx, e.scope, d)
+	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v)", d.HostSystemID, group, d.Category, d.TTL, retry)
+	var msg inbox.Message
+	var err error
+	if group == "" {
+		msg, err = e.ib.Broadcast(e.ctx, e.scope, d)
+	} else {
+		msg, err = e.ib.BroadcastGroup(e.ctx, e.scope, group, d)
+	}
 	if err != nil {
-		e.t.Errorf("step %d: Broadcast: %v", p.step, err)
+		e.t.Errorf("step %d: Broadcast to %q: %v", p.step, group, err)
 		return
+	}
+	if msg.Audience.Group != group {
+		e.t.Errorf("step %d: Broadcast to %q returned audience %+v", p.step, group, msg.Audience)
 	}
 	p.checkID(msg.ID, retry, h.id)
 	if retry {
 		p.stats.retries++
 		return
 	}
-	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: now.Add(ttlOf(d))}
+	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: now.Add(ttlOf(d)), group: group}
 	p.stats.broadcasts++
+	if group != "" {
+		p.stats.groupMessages++
+	}
 	if d.HostSystemID != "" {
-		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true, expiresAt: now.Add(ttlOf(d))}
+		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true, group: group, expiresAt: now.Add(ttlOf(d))}
 	}
 }
 
@@ -397,7 +443,7 @@ func (p *property) markRead() {
 	}
 	wantChanged, wantFound := p.m.markRead(u, id, now)
 	p.logf("mark read %s for %s (want changed %v, found %v)", id, u, wantChanged, wantFound)
-	changed, err := e.ib.MarkRead(e.ctx, e.user(u), id)
+	changed, err := e.ib.MarkRead(e.ctx, p.user(u), id)
 	switch {
 	case !wantFound && !errors.Is(err, inbox.ErrNotFound):
 		e.t.Errorf("step %d: MarkRead(%s, %s): %v, %v; want ErrNotFound", p.step, u, id, changed, err)
@@ -440,7 +486,7 @@ func (p *property) markAllRead() {
 		p.m.markRead(u, en.ID, now)
 	}
 	p.logf("mark all read for %s (want %d)", u, len(unread))
-	n, err := e.ib.MarkAllRead(e.ctx, e.user(u))
+	n, err := e.ib.MarkAllRead(e.ctx, p.user(u))
 	if n != len(unread) || err != nil {
 		e.t.Errorf("step %d: MarkAllRead(%s): %d, %v; want %d, nil", p.step, u, n, err, len(unread))
 	}
@@ -492,7 +538,7 @@ func (p *property) checkFeeds() {
 func (p *property) checkFeed(u string, o inbox.ListOptions) {
 	e := p.e
 	want := p.m.feed(u, p.now(), o)
-	got := entries(e.listAll(e.user(u), o))
+	got := entries(e.listAll(p.user(u), o))
 	if slices.EqualFunc(want, got, entry.equal) {
 		return
 	}
