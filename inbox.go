@@ -29,6 +29,7 @@ type Inbox struct {
 	concurrency int
 	cursorKey   []byte
 	configs     configCache
+	events      EventHandler
 
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy

@@ -127,7 +127,7 @@ func ItemSize(rec Record) int {
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
 	}
-	attr("expiredat", valueSize(epochOf(m.ExpiresAt)))
+	attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	if rec.Ledgered() {
 		attr(LedgerAttribute, len(rec.Entry))
 	}

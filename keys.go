@@ -238,6 +238,12 @@ const (
 // items' old images.
 const LedgerAttribute = "ledger"
 
+// TTLAttribute is the seeds' TTL attribute, which holds an item's expiry in
+// epoch seconds. A table may name it otherwise (see package dynamo); the
+// stream handler reads it only from items without a ledger entry, whose
+// expiry it cannot read from the entry's name.
+const TTLAttribute = "expiredat"
+
 // ledgerEpochDigits is how many digits the expiry of a ledger entry's sort
 // key has, zero-padded so that entries sort by expiry (to the year 2286).
 const ledgerEpochDigits = 10

@@ -34,12 +34,7 @@ func keys(pk, id string) map[string]events.DynamoDBAttributeValue {
 }
 
 // userPK returns user's partition key in scope.
-func userPK(user string) string {
-	if user == inbox.PublicGroup {
-		return "t#acmeG#$public#alerts"
-	}
-	return "t#acmeU#" + user + "#alerts"
-}
+func userPK(user string) string { return partitionOf(user).PK() }
 
 // messageImage is the old image of a message item written by another
 // program as seeds 000/001 lay it out (headers nested, no ledger entry).
@@ -99,7 +94,7 @@ func receiptImage(user, category string) map[string]events.DynamoDBAttributeValu
 }
 
 // record returns a stream record of event name on the item at keys of
-// image old, as Lambda delivers it from a stream of old images.
+// image old, as Lambda delivers it (a REMOVE has no new image).
 func record(id, name string, old map[string]events.DynamoDBAttributeValue) events.DynamoDBEventRecord {
 	r := events.DynamoDBEventRecord{
 		EventID:   id,

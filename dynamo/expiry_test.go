@@ -2,8 +2,11 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
@@ -57,8 +61,8 @@ func messageItems(t *testing.T, c *dynamodb.Client, table string, p inbox.Partit
 	}
 }
 
-// rawCounts recounts u's counts from the raw items of u's and the public
-// partition that have not expired, without the Inbox's code: an item with
+// rawCounts recounts u's counts from the raw items of u's, the public and
+// u's groups' partitions that have not expired, without the Inbox's code: an item with
 // headers is a message (published), an item with readat in u's partition
 // is read, and taxonomy.category is its category.
 func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inbox.Counts {
@@ -98,6 +102,11 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inb
 	}
 	for _, item := range messageItems(t, c, table, public) {
 		add(item, false)
+	}
+	for _, g := range u.Groups {
+		for _, item := range messageItems(t, c, table, inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: g}) {
+			add(item, false)
+		}
 	}
 	out := inbox.Counts{Categories: map[string]inbox.Tally{}}
 	for cat, p := range sum {
@@ -183,14 +192,36 @@ func keeping(t *testing.T, h dynamo.StreamHandler, kept *[]events.DynamoDBEvent)
 	}
 }
 
+// eventKey is what TestExpiryTTLDeletionsBringCountsDownExactlyOnce
+// compares of an event.
+type eventKey struct {
+	Kind      inbox.EventKind
+	Partition string
+	ID        string
+}
+
+// TestExpiryTTLDeletionsBringCountsDownExactlyOnce: direct, broadcast and
+// group messages, some read, expire; Counts leave them out at once, before
+// DynamoDB Local's TTL deletes them and before the stream is read; the
+// stream then brings the stats records down exactly once, however often it
+// is delivered, and every change made one event per delivery.
 func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
-	ib := inbox.New(dynamo.New(c, table)) // the real clock: DynamoDB Local's TTL runs on it
+	var mu sync.Mutex
+	var evs []inbox.Event
+	collect := func(_ context.Context, e inbox.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		evs = append(evs, e)
+		return nil
+	}
+	// The real clock: DynamoDB Local's TTL runs on it.
+	ib := inbox.New(dynamo.New(c, table), inbox.WithEvents(collect))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
-	ann, bob := scope.User("ann"), scope.User("bob")
+	ann, bob := scope.User("ann").InGroups("eu"), scope.User("bob").InGroups("eu")
 
 	publish := func(users []string, cat string, ttl time.Duration) string {
 		t.Helper()
@@ -200,9 +231,9 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 		return res.Message.ID
 	}
-	broadcast := func(cat string, ttl time.Duration) string {
+	broadcast := func(group, cat string, ttl time.Duration) string {
 		t.Helper()
-		m, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "broadcast", Category: cat, TTL: ttl})
+		m, err := ib.BroadcastGroup(ctx, scope, group, inbox.Draft{Title: "broadcast", Category: cat, TTL: ttl, Body: map[string]any{"n": 1.5, "tags": []any{"a", true, nil}}})
 		if err != nil {
 			t.Fatalf("Broadcast: %v", err)
 		}
@@ -214,31 +245,37 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 			t.Fatalf("MarkRead(%s, %s) = %v, %v", u.ID, id, ok, err)
 		}
 	}
-	// d: direct, b: broadcast; short ones expire during the test.
+	// d: direct, b: broadcast, g: to group eu; short ones expire during
+	// the test.
 	published := time.Now()
 	dShortOps := publish([]string{"ann", "bob"}, "ops", shortTTL)
 	publish([]string{"ann"}, "", shortTTL)
 	dLongOps := publish([]string{"ann", "bob"}, "ops", 0)
 	dLongBilling := publish([]string{"bob"}, "billing", 0)
-	bShortOps := broadcast("ops", shortTTL)
-	bShortPlain := broadcast("", shortTTL)
-	bLongBilling := broadcast("billing", 0)
+	bShortOps := broadcast(inbox.PublicGroup, "ops", shortTTL)
+	bShortPlain := broadcast(inbox.PublicGroup, "", shortTTL)
+	bLongBilling := broadcast(inbox.PublicGroup, "billing", 0)
+	gShortOps := broadcast("eu", "ops", shortTTL)
+	gLongBilling := broadcast("eu", "billing", 0)
 	read(ann, dShortOps)    // direct, expires
 	read(ann, bShortOps)    // receipt, expires with its broadcast
 	read(ann, dLongOps)     // direct, stays
 	read(ann, bLongBilling) // receipt, stays
+	read(ann, gShortOps)    // receipt, expires with its group message
 	read(bob, bShortPlain)  // receipt, expires
 	read(bob, dLongBilling) // direct, stays
+	read(bob, gLongBilling) // receipt, stays
 
-	wantCounts(t, ib, c, table, ann, counts(6, 4, map[string][2]int64{"ops": {3, 3}, "billing": {1, 1}}))
-	wantCounts(t, ib, c, table, bob, counts(6, 2, map[string][2]int64{"ops": {3, 0}, "billing": {2, 1}}))
+	wantCounts(t, ib, c, table, ann, counts(8, 5, map[string][2]int64{"ops": {4, 4}, "billing": {2, 1}}))
+	wantCounts(t, ib, c, table, bob, counts(8, 3, map[string][2]int64{"ops": {4, 0}, "billing": {3, 2}}))
 
-	afterAnn := counts(2, 2, map[string][2]int64{"ops": {1, 1}, "billing": {1, 1}})
-	afterBob := counts(3, 1, map[string][2]int64{"ops": {1, 0}, "billing": {2, 1}})
+	afterAnn := counts(3, 2, map[string][2]int64{"ops": {1, 1}, "billing": {2, 1}})
+	afterBob := counts(4, 2, map[string][2]int64{"ops": {1, 0}, "billing": {3, 2}})
 	parts := []inbox.Partition{
 		{Tenant: "acme", Inbox: "alerts", User: "ann"},
 		{Tenant: "acme", Inbox: "alerts", User: "bob"},
 		{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup},
+		{Tenant: "acme", Inbox: "alerts", Group: "eu"},
 	}
 	seedCounters := map[string]map[string]rawTally{}
 	for _, p := range parts {
@@ -255,20 +292,20 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 		return n
 	}
-	if n := left(); n == 12 {
-		t.Logf("all 12 message items stand after their expiry")
+	if n := left(); n == 16 {
+		t.Logf("all 16 message items stand after their expiry")
 	} else {
-		t.Logf("%d of 12 message items stand after their expiry (DynamoDB Local's TTL was quick)", n)
+		t.Logf("%d of 16 message items stand after their expiry (DynamoDB Local's TTL was quick)", n)
 	}
 	wantCounts(t, ib, c, table, ann, afterAnn)
 	wantCounts(t, ib, c, table, bob, afterBob)
 
-	// Wait for DynamoDB Local's TTL to delete the 7 short-lived items: 2+1
-	// direct copies, 2 broadcasts, 2 receipts. 5 items stay.
+	// Wait for DynamoDB Local's TTL to delete the 9 short-lived items: 2+1
+	// direct copies, 2 broadcasts, 1 group message, 3 receipts. 7 stay.
 	start := time.Now()
-	for n := left(); n != 5; n = left() {
+	for n := left(); n != 7; n = left() {
 		if time.Since(start) > expiryWait {
-			t.Fatalf("after %v, %d message items are left, want 5", expiryWait, n)
+			t.Fatalf("after %v, %d message items are left, want 7", expiryWait, n)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -315,17 +352,70 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 	}
 	sort.Strings(ttlRemovals)
-	if len(ttlRemovals) != 7 {
-		t.Errorf("%d TTL removals of kind UM reached the handler, want 7: %v", len(ttlRemovals), ttlRemovals)
+	if len(ttlRemovals) != 9 {
+		t.Errorf("%d TTL removals of kind UM reached the handler, want 9: %v", len(ttlRemovals), ttlRemovals)
+	}
+
+	// Every change made one event: a created per direct copy and per
+	// broadcast or group message, a read per read, an expired per message
+	// (none per receipt).
+	annP, bobP, pub, eu := parts[0].PK(), parts[1].PK(), parts[2].PK(), parts[3].PK()
+	want := []eventKey{
+		{inbox.EventCreated, annP, dShortOps}, {inbox.EventCreated, bobP, dShortOps},
+		{inbox.EventCreated, annP, dLongOps}, {inbox.EventCreated, bobP, dLongOps},
+		{inbox.EventCreated, bobP, dLongBilling},
+		{inbox.EventCreated, pub, bShortOps}, {inbox.EventCreated, pub, bShortPlain}, {inbox.EventCreated, pub, bLongBilling},
+		{inbox.EventCreated, eu, gShortOps}, {inbox.EventCreated, eu, gLongBilling},
+		{inbox.EventRead, annP, dShortOps}, {inbox.EventRead, annP, bShortOps}, {inbox.EventRead, annP, dLongOps},
+		{inbox.EventRead, annP, bLongBilling}, {inbox.EventRead, annP, gShortOps},
+		{inbox.EventRead, bobP, bShortPlain}, {inbox.EventRead, bobP, dLongBilling}, {inbox.EventRead, bobP, gLongBilling},
+		{inbox.EventExpired, annP, dShortOps}, {inbox.EventExpired, bobP, dShortOps},
+		{inbox.EventExpired, pub, bShortOps}, {inbox.EventExpired, pub, bShortPlain}, {inbox.EventExpired, eu, gShortOps},
+	}
+	var plain string // the ID of ann's uncategorised short message
+	for _, e := range evs {
+		if e.Kind == inbox.EventCreated && e.Partition.PK() == annP && e.Message.Category == "" {
+			plain = e.Message.ID
+		}
+	}
+	want = append(want, eventKey{inbox.EventCreated, annP, plain}, eventKey{inbox.EventExpired, annP, plain})
+	first := wantEvents(t, "the first delivery", evs, want)
+
+	// An event's message is what the stores read: Get of a message that
+	// stands returns what its created event carried.
+	for _, e := range evs {
+		if e.Kind != inbox.EventCreated {
+			continue
+		}
+		u := ann
+		if e.Partition.User == "bob" {
+			u = bob
+		}
+		got, err := ib.Get(ctx, u, e.Message.ID)
+		if errors.Is(err, inbox.ErrNotFound) {
+			continue // expired
+		}
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		got.ReadAt = time.Time{}
+		if diff := cmp.Diff(got, e.Message); diff != "" {
+			t.Errorf("created event of %s differs from Get (-get +event):\n%s", e.Message.ID, diff)
+		}
 	}
 
 	// Delivered again, the same records change nothing: as the kept events,
-	// and as a new reader replays them from TRIM_HORIZON.
+	// and as a new reader replays them from TRIM_HORIZON. Their events
+	// come again, with the same IDs.
+	evs = nil
 	for _, ev := range kept {
 		resp, err := ib.StreamHandler(ctx, ev)
 		if err != nil || len(resp.BatchItemFailures) > 0 {
 			t.Fatalf("redelivery: %+v, %v", resp.BatchItemFailures, err)
 		}
+	}
+	if again := wantEvents(t, "redelivery", evs, want); !cmp.Equal(first, again) {
+		t.Errorf("redelivered events have other IDs:\n%s", cmp.Diff(first, again))
 	}
 	var again []events.DynamoDBEvent
 	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), keeping(t, ib.StreamHandler, &again))
@@ -334,6 +424,24 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	}
 	wantCounts(t, ib, c, table, ann, afterAnn)
 	wantCounts(t, ib, c, table, bob, afterBob)
+}
+
+// wantEvents checks that evs are want, each once, and returns their IDs
+// by key.
+func wantEvents(t *testing.T, what string, evs []inbox.Event, want []eventKey) map[eventKey]string {
+	t.Helper()
+	ids := map[eventKey]string{}
+	var got []eventKey
+	for _, e := range evs {
+		k := eventKey{e.Kind, e.Partition.PK(), e.Message.ID}
+		got = append(got, k)
+		ids[k] = e.ID
+	}
+	less := func(a, b eventKey) bool { return fmt.Sprint(a) < fmt.Sprint(b) }
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
+		t.Errorf("%s: events (-want +got):\n%s", what, diff)
+	}
+	return ids
 }
 
 func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {

@@ -71,7 +71,9 @@ func rawCounters(t testing.TB, c *dynamodb.Client, table, pk string) map[string]
 // rawRecount tallies partition pk's counters from its raw message items, as
 // the design defines them: a message (see rawKind) counts published, and
 // any read item in a user partition counts read, in c#* and in
-// c#<category>. Counters whose tallies are zero are left out.
+// c#<category>; a receipt of a group's message (attribute group) counts
+// its read in c#*#<group> and c#<category>#<group> too. Counters whose
+// tallies are zero are left out.
 func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]rawTally {
 	t.Helper()
 	out := map[string]rawTally{}
@@ -95,9 +97,15 @@ func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]r
 		if isRead && !public {
 			r = 1
 		}
-		add("c#*", p, r)
+		cats := []string{"*"}
 		if tax, ok := it["taxonomy"].(*types.AttributeValueMemberM); ok {
-			add("c#"+attrS(t, tax.Value["category"]), p, r)
+			cats = append(cats, attrS(t, tax.Value["category"]))
+		}
+		for _, cat := range cats {
+			add("c#"+cat, p, r)
+			if g, ok := it["group"].(*types.AttributeValueMemberS); ok && !isMsg {
+				add("c#"+cat+"#"+g.Value, 0, r)
+			}
 		}
 	}
 	return out

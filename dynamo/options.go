@@ -2,13 +2,15 @@ package dynamo
 
 import (
 	"fmt"
+
+	"github.com/stak/inbox"
 )
 
 // Default attribute names, as in the seeds' design.
 const (
 	DefaultPKAttribute  = "pk"
 	DefaultSKAttribute  = "sk"
-	DefaultTTLAttribute = "expiredat"
+	DefaultTTLAttribute = inbox.TTLAttribute
 )
 
 // Option configures a Store (New) or the table helpers (CreateTable).

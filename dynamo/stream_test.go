@@ -165,7 +165,7 @@ func TestStreamReaderRecordsHaveLambdasShape(t *testing.T) {
 		if r.EventSource != "aws:dynamodb" || r.EventSourceArn != arn || r.EventID == "" || r.EventVersion == "" {
 			t.Errorf("record %s: source %q arn %q id %q version %q", r.EventName, r.EventSource, r.EventSourceArn, r.EventID, r.EventVersion)
 		}
-		if r.Change.StreamViewType != "OLD_IMAGE" || r.Change.SequenceNumber == "" || r.Change.SizeBytes <= 0 {
+		if r.Change.StreamViewType != "NEW_AND_OLD_IMAGES" || r.Change.SequenceNumber == "" || r.Change.SizeBytes <= 0 {
 			t.Errorf("record %s: view %q seq %q size %d", r.EventName, r.Change.StreamViewType, r.Change.SequenceNumber, r.Change.SizeBytes)
 		}
 		if r.Change.ApproximateCreationDateTime.IsZero() {
@@ -178,9 +178,9 @@ func TestStreamReaderRecordsHaveLambdasShape(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("got %d records", len(got))
 	}
-	// OLD_IMAGE: an insert has no image, a delete its old image, and a
-	// user's delete carries no userIdentity.
-	if got[0].Change.OldImage != nil || got[0].Change.NewImage != nil {
+	// NEW_AND_OLD_IMAGES: an insert has its new image, a delete its old
+	// image, and a user's delete carries no userIdentity.
+	if got[0].Change.OldImage != nil || got[0].Change.NewImage["kind"].String() != "UM" {
 		t.Errorf("INSERT images: old %v new %v", got[0].Change.OldImage, got[0].Change.NewImage)
 	}
 	old := got[1].Change.OldImage

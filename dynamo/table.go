@@ -25,8 +25,8 @@ const tableWait = 5 * time.Minute
 
 // CreateTable creates table for a Store, for tests and local use: on-demand
 // billing, string key attributes (pk, sk or as set by WithKeyAttributes), a
-// stream with old images, which StreamHandler needs to account removals,
-// and TTL on the TTL attribute (expiredat or as set by WithTTLAttribute).
+// stream of new and old images (StreamHandler accounts removals from old
+// images, and derives change events from both), and TTL on the TTL attribute (expiredat or as set by WithTTLAttribute).
 // It waits until the table is active and returns its stream ARN. Production
 // tables are better managed by infrastructure code (see examples/).
 func CreateTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
@@ -47,7 +47,7 @@ func CreateTable(ctx context.Context, c TableClient, table string, opts ...Optio
 		},
 		StreamSpecification: &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),
-			StreamViewType: types.StreamViewTypeOldImage,
+			StreamViewType: types.StreamViewTypeNewAndOldImages,
 		},
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
@@ -20,7 +22,7 @@ import (
 )
 
 func TestNewInboxNeedsATable(t *testing.T) {
-	if _, err := newInbox(context.Background(), func(string) string { return "" }); err == nil {
+	if _, err := newInbox(context.Background(), func(string) string { return "" }, nil); err == nil {
 		t.Fatal("newInbox without TABLE_NAME succeeded")
 	}
 }
@@ -28,7 +30,7 @@ func TestNewInboxNeedsATable(t *testing.T) {
 // TestFunctionAccountsARemoval runs the function's handler as the Lambda
 // runtime does, on JSON, with the Inbox built from the environment: a read
 // message is deleted, the stream's records are encoded as Lambda's event,
-// and the counts fall.
+// the counts fall, and the function logs an event per change.
 func TestFunctionAccountsARemoval(t *testing.T) {
 	raw := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, raw)
@@ -39,7 +41,8 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	env := map[string]string{"TABLE_NAME": table, "DYNAMODB_ENDPOINT": ddblocal.Endpoint(t)}
 	ctx := context.Background()
-	ib, err := newInbox(ctx, func(k string) string { return env[k] })
+	var logged bytes.Buffer
+	ib, err := newInbox(ctx, func(k string) string { return env[k] }, logEvents(&logged))
 	if err != nil {
 		t.Fatalf("newInbox: %v", err)
 	}
@@ -95,10 +98,31 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 		t.Fatalf("Poll = %d, %v; want at least 7 records, nil", n, err)
 	}
 	wantCounts(t, ib, ann, inbox.Tally{})
-	// Of the stream's records, the template's filter let only the delete
-	// through (not the deletion of its ledger entry by the accounting).
-	if len(invoked) != 1 || invoked[0].EventName != "REMOVE" {
-		t.Errorf("the function was invoked with %d records, want the one REMOVE: %+v", len(invoked), invoked)
+	// Of the stream's records, the template's filter let through only the
+	// message's: its insert, its mark read and its delete (not the
+	// counters', the ledger entry's, or the entry's deletion by the
+	// accounting).
+	var names []string
+	for _, r := range invoked {
+		names = append(names, r.EventName)
+	}
+	if diff := cmp.Diff([]string{"INSERT", "MODIFY", "REMOVE"}, names); diff != "" {
+		t.Errorf("records the function was invoked with (-want +got):\n%s", diff)
+	}
+	// One JSON line per change.
+	var kinds []inbox.EventKind
+	for dec := json.NewDecoder(&logged); dec.More(); {
+		var e inbox.Event
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("logged event: %v", err)
+		}
+		if e.Message.ID != res.Message.ID || e.Partition.User != "ann" {
+			t.Errorf("logged event %+v is not of ann's message", e)
+		}
+		kinds = append(kinds, e.Kind)
+	}
+	if diff := cmp.Diff([]inbox.EventKind{inbox.EventCreated, inbox.EventRead, inbox.EventRemoved}, kinds); diff != "" {
+		t.Errorf("logged events (-want +got):\n%s", diff)
 	}
 
 	// A removal without an old image (a stream configured without old

@@ -15,7 +15,7 @@ import (
 )
 
 // TestNewTable creates a table and finds it described as the helpers
-// promise: a stream with old images and TTL on expiredat.
+// promise: a stream of new and old images and TTL on expiredat.
 func TestNewTable(t *testing.T) {
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
@@ -27,8 +27,8 @@ func TestNewTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(d.Table.StreamSpecification.StreamViewType); got != "OLD_IMAGE" {
-		t.Errorf("stream view type %q, want OLD_IMAGE", got)
+	if got := string(d.Table.StreamSpecification.StreamViewType); got != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("stream view type %q, want NEW_AND_OLD_IMAGES", got)
 	}
 	ttl, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err != nil {

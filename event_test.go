@@ -1,0 +1,301 @@
+package inbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+)
+
+// eventLog is an EventHandler that records the events it is given and
+// fails those whose ID is in fail.
+type eventLog struct {
+	mu   sync.Mutex
+	got  []inbox.Event
+	fail map[string]bool
+}
+
+var errPushDown = errors.New("push service down")
+
+func (l *eventLog) handle(_ context.Context, e inbox.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, e)
+	if l.fail[e.ID] {
+		return errPushDown
+	}
+	return nil
+}
+
+// take returns the events recorded so far and forgets them.
+func (l *eventLog) take() []inbox.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.got
+	l.got = nil
+	return out
+}
+
+// change returns a stream record of event name on the item at keys of the
+// images old and new (either may be nil), made at 1700000060 by a user
+// (not by TTL).
+func change(id, name string, old, new map[string]events.DynamoDBAttributeValue) events.DynamoDBEventRecord {
+	r := record(id, name, old)
+	r.UserIdentity = nil
+	r.Change.NewImage = new
+	r.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: time.Unix(1700000060, 0)}
+	if new != nil {
+		r.Change.Keys = map[string]events.DynamoDBAttributeValue{"pk": new["pk"], "sk": new["sk"]}
+	}
+	return r
+}
+
+// groupImage is the image of a message to group g.
+func groupImage(g string) map[string]events.DynamoDBAttributeValue {
+	img := messageImage("G:"+g, "group", "ops", false)
+	img["headers"].Map()["audiences"] = m(map[string]events.DynamoDBAttributeValue{"kind": s("group"), "label": s("Admins"), "group": s(g)})
+	img["uid"] = s(g)
+	return img
+}
+
+// imageMessage is the message the images above hold.
+func imageMessage(aud inbox.Audience, category string) inbox.Message {
+	return inbox.Message{
+		ID: imageID, Sender: "ops", Audience: aud, Category: category, Title: "hi", Body: "b",
+		ReceivedAt: time.Unix(1700000000, 0).UTC(), DeliveredAt: time.Unix(1700000000, 0).UTC(), ExpiresAt: time.Unix(1700000100, 0).UTC(),
+	}
+}
+
+// TestStreamHandlerEvents: each change of a message item makes one event
+// of its kind, in the partition of the record's key; receipts make read
+// events of the user's; everything else makes none.
+func TestStreamHandlerEvents(t *testing.T) {
+	at := time.Unix(1700000060, 0).UTC()
+	readAt := time.Unix(1700000050, 0).UTC()
+	direct := imageMessage(inbox.Audience{Kind: inbox.AudienceUsers}, "billing")
+	readDirect := direct
+	readDirect.ReadAt = readAt
+	counter := map[string]events.DynamoDBAttributeValue{"pk": s(userPK("ann")), "sk": s("c#*"), "kind": s("US"), "published": n("1"), "read": n("0")}
+	receipt := receiptImage("ann", "ops")
+	receipt["group"] = s("admins")
+	ttlRemoval := record("e9", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false))
+	ttlRemoval.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: at}
+
+	for name, c := range map[string]struct {
+		rec  events.DynamoDBEventRecord
+		want []inbox.Event
+	}{
+		"direct message": {
+			change("e1", "INSERT", nil, messageImage("ann", "users", "billing", false)),
+			[]inbox.Event{{ID: "e1/created", Kind: inbox.EventCreated, Partition: partitionOf("ann"), Message: direct, At: at}},
+		},
+		"broadcast": {
+			change("e2", "INSERT", nil, messageImage(inbox.PublicGroup, "everyone", "", false)),
+			[]inbox.Event{{ID: "e2/created", Kind: inbox.EventCreated, Partition: partitionOf(inbox.PublicGroup), Message: imageMessage(inbox.Audience{Kind: inbox.AudienceEveryone}, ""), At: at}},
+		},
+		"group message": {
+			change("e3", "INSERT", nil, groupImage("admins")),
+			[]inbox.Event{{ID: "e3/created", Kind: inbox.EventCreated, Partition: partitionOf("G:admins"), Message: imageMessage(inbox.Audience{Kind: inbox.AudienceGroup, Label: "Admins", Group: "admins"}, "ops"), At: at}},
+		},
+		"direct message read": {
+			change("e4", "MODIFY", messageImage("ann", "users", "billing", false), messageImage("ann", "users", "billing", true)),
+			[]inbox.Event{{ID: "e4/read", Kind: inbox.EventRead, Partition: partitionOf("ann"), Message: readDirect, At: at}},
+		},
+		"receipt of a group message": {
+			change("e5", "INSERT", nil, receipt),
+			[]inbox.Event{{ID: "e5/read", Kind: inbox.EventRead, Partition: partitionOf("ann"), Message: inbox.Message{ID: imageID, Category: "ops", Audience: inbox.Audience{Group: "admins"}, ReadAt: readAt, ExpiresAt: time.Unix(1700000100, 0).UTC()}, At: at}},
+		},
+		"message deleted": {
+			change("e6", "REMOVE", messageImage("ann", "users", "billing", false), nil),
+			[]inbox.Event{{ID: "e6/removed", Kind: inbox.EventRemoved, Partition: partitionOf("ann"), Message: direct, At: at}},
+		},
+		"broadcast expired": {
+			ttlRemoval,
+			[]inbox.Event{{ID: "e9/expired", Kind: inbox.EventExpired, Partition: partitionOf(inbox.PublicGroup), Message: imageMessage(inbox.Audience{Kind: inbox.AudienceEveryone}, ""), At: at}},
+		},
+		"read message read again":   {change("e7", "MODIFY", messageImage("ann", "users", "", true), messageImage("ann", "users", "", true)), nil},
+		"receipt removed":           {change("e8", "REMOVE", receiptImage("ann", ""), nil), nil},
+		"counter updated":           {change("e10", "MODIFY", counter, counter), nil},
+		"counter created":           {change("e11", "INSERT", nil, counter), nil},
+		"unknown operation":         {change("e12", "UNKNOWN", nil, messageImage("ann", "users", "", false)), nil},
+		"message rewritten, unread": {change("e13", "MODIFY", messageImage("ann", "users", "", false), messageImage("ann", "users", "", false)), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			log := &eventLog{}
+			ib := inbox.New(memstore.New(), inbox.WithEvents(log.handle))
+			if failed := handle(t, ib, c.rec); len(failed) > 0 {
+				t.Fatalf("record failed: %v", failed)
+			}
+			if diff := cmp.Diff(c.want, log.take()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStreamHandlerEventsRefuse: with events on, a record that cannot make
+// its event fails, and writes nothing; with events off, INSERT and MODIFY
+// records are not read at all.
+func TestStreamHandlerEventsRefuse(t *testing.T) {
+	foreign := messageImage("ann", "users", "", false)
+	foreign["uid"] = s("bob")
+	wrongAudience := messageImage("ann", "everyone", "", false)
+	badTime := messageImage("ann", "users", "", false)
+	badTime["headers"].Map()["received"] = n("1e300")
+	badRead := messageImage("ann", "users", "", false)
+	badRead["readat"] = n("-1e20")
+	for name, rec := range map[string]events.DynamoDBEventRecord{
+		"attribute disagrees with key":  change("r1", "INSERT", nil, foreign),
+		"broadcast in a user partition": change("r2", "INSERT", nil, wrongAudience),
+		"time out of range":             change("r3", "INSERT", nil, badTime),
+		"readat out of range":           change("r4", "MODIFY", messageImage("ann", "users", "", false), badRead),
+		"modify without old image":      change("r5", "MODIFY", nil, messageImage("ann", "users", "", true)),
+		"insert without new image":      change("r6", "INSERT", nil, nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := memstore.New()
+			log := &eventLog{}
+			if failed := handle(t, inbox.New(st, inbox.WithEvents(log.handle)), rec); len(failed) != 1 {
+				t.Errorf("failures %v, want the record", failed)
+			}
+			if got := log.take(); len(got) != 0 {
+				t.Errorf("events %v, want none", got)
+			}
+			if c := counters(t, st, "ann", inbox.PublicGroup); len(c) != 0 {
+				t.Errorf("counters %v, want none", c)
+			}
+			if failed := handle(t, inbox.New(st), rec); len(failed) != 0 {
+				t.Errorf("without events: failures %v, want none", failed)
+			}
+		})
+	}
+}
+
+// TestStreamHandlerEventFailure: an EventHandler error fails only its
+// record; the record's accounting is applied once, and its event comes
+// again, with the same ID, when the record is redelivered.
+func TestStreamHandlerEventFailure(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	log := &eventLog{fail: map[string]bool{"d2/removed": true}}
+	ib := inbox.New(st, inbox.WithEvents(log.handle), inbox.WithConcurrency(3))
+	var batch []events.DynamoDBEventRecord
+	for _, id := range []string{"d1", "d2", "d3"} {
+		res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: id, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := inbox.Key{Partition: partitionOf("ann"), ID: res.Message.ID}
+		rec := stored(t, st, k)
+		if _, err := st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, change(id, "REMOVE", imageOf(rec), nil))
+	}
+	if diff := cmp.Diff([]string{"seq-d2"}, handle(t, ib, batch...)); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	ids := func(evs []inbox.Event) (out []string) {
+		for _, e := range evs {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"d1/removed", "d2/removed", "d3/removed"}, ids(log.take())); diff != "" {
+		t.Errorf("events, in the batch's order (-want +got):\n%s", diff)
+	}
+	want := []inbox.Counter{{Partition: partitionOf("ann")}}
+	if diff := cmp.Diff(want, counters(t, st, "ann")); diff != "" {
+		t.Errorf("counters after the batch (-want +got):\n%s", diff)
+	}
+	// Lambda resumes from the failed record: d2 and d3 come again.
+	delete(log.fail, "d2/removed")
+	if failed := handle(t, ib, batch[1:]...); len(failed) != 0 {
+		t.Errorf("redelivery failures %v", failed)
+	}
+	if diff := cmp.Diff([]string{"d2/removed", "d3/removed"}, ids(log.take())); diff != "" {
+		t.Errorf("redelivered events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, counters(t, st, "ann")); diff != "" {
+		t.Errorf("counters after redelivery moved (-want +got):\n%s", diff)
+	}
+}
+
+// partitionStore records the partitions of the removals applied to it.
+type partitionStore struct {
+	inbox.Store
+	mu    sync.Mutex
+	parts []inbox.Partition
+}
+
+func (p *partitionStore) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+	p.mu.Lock()
+	p.parts = append(p.parts, r.Record.Partition)
+	for _, d := range r.Deltas {
+		p.parts = append(p.parts, d.Partition)
+	}
+	p.mu.Unlock()
+	return p.Store.ApplyRemoval(ctx, r)
+}
+
+// FuzzStreamRecord feeds the handler, with events on, stream records as
+// Lambda's JSON: it must not panic, and whatever a record holds, its
+// accounting and its events stay in the partition of the record's key.
+func FuzzStreamRecord(f *testing.F) {
+	receipt := receiptImage("ann", "ops")
+	receipt["group"] = s("admins")
+	for _, r := range []events.DynamoDBEventRecord{
+		change("e1", "INSERT", nil, messageImage("ann", "users", "billing", false)),
+		change("e2", "MODIFY", messageImage("ann", "users", "", false), messageImage("ann", "users", "", true)),
+		change("e3", "INSERT", nil, groupImage("admins")),
+		change("e4", "INSERT", nil, receipt),
+		record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false)),
+		record("e6", "REMOVE", flatImage("ann", "x")),
+	} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r events.DynamoDBEventRecord
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		st := &partitionStore{Store: memstore.New()}
+		log := &eventLog{}
+		ib := inbox.New(st, inbox.WithEvents(log.handle))
+		if _, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}}); err != nil {
+			t.Fatalf("StreamHandler returned an error: %v", err)
+		}
+		var parts []inbox.Partition
+		parts = append(parts, st.parts...)
+		for _, e := range log.take() {
+			parts = append(parts, e.Partition)
+		}
+		if len(parts) == 0 {
+			return
+		}
+		var pk string
+		for _, v := range r.Change.Keys {
+			if !strings.HasPrefix(v.String(), inbox.MessagePrefix) {
+				pk = v.String()
+			}
+		}
+		for _, p := range parts {
+			if p.PK() != pk {
+				t.Fatalf("record with key %q touched partition %s", pk, p.PK())
+			}
+		}
+	})
+}

@@ -1,0 +1,247 @@
+package inbox
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// imageRecord reads a kind UM item (a message, broadcast or receipt) from
+// a stream record's keys and one of its images, in either layout of the
+// seeds: headers nested (seed 001, as package dynamo writes) or flat at the
+// top level (seed 000); readat NULL or absent is unread.
+//
+// Everything that decides where a change is accounted or announced comes
+// from the keys: the partition and the message ID. Attributes that
+// disagree with the keys, or that the design does not allow (a broadcast
+// outside a shared partition, readat in one, a ledger entry of another
+// message), are ErrInvalidInput: a writer confined to one tenant's keys
+// cannot steer the accounting, or an event, to another tenant.
+func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, error) {
+	key, err := keyOf(keys)
+	if err != nil {
+		return Record{}, err
+	}
+	p := key.Partition
+	for attr, want := range map[string]string{"tenant_key": p.Tenant, "inbox_key": p.Inbox, "uid": p.User + p.Group} {
+		if v, ok := img[attr]; ok && (v.DataType() != events.DataTypeString || v.String() != want) {
+			return Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
+		}
+	}
+	rec := Record{Partition: p, Message: Message{ID: key.ID}}
+	m := &rec.Message
+	headers := img
+	aud, isMsg := member(img, "audiences", events.DataTypeMap)
+	if h, ok := member(img, "headers", events.DataTypeMap); ok {
+		headers = h.Map()
+		aud, isMsg = member(headers, "audiences", events.DataTypeMap)
+		isMsg = true
+	}
+	rec.Receipt = !isMsg
+	if isMsg {
+		m.Audience = Audience{Kind: AudienceKind(str(aud.Map(), "kind")), Label: str(aud.Map(), "label"), Group: str(aud.Map(), "group")}
+		if uids, ok := member(aud.Map(), "uids", events.DataTypeList); ok {
+			for _, u := range uids.List() {
+				if u.DataType() == events.DataTypeString {
+					m.Audience.UIDs = append(m.Audience.UIDs, u.String())
+				}
+			}
+		} else if uids, ok := member(aud.Map(), "uids", events.DataTypeStringSet); ok {
+			m.Audience.UIDs = uids.StringSet()
+		}
+		if err := audienceFits(m.Audience, p); err != nil {
+			return Record{}, fmt.Errorf("item: %w", err)
+		}
+		m.HostSystemID, m.Sender = str(headers, "host_system_id"), str(headers, "sender")
+		if m.ReceivedAt, err = epochAttr(headers, "received"); err != nil {
+			return Record{}, err
+		}
+		if m.DeliveredAt, err = epochAttr(headers, "delivered"); err != nil {
+			return Record{}, err
+		}
+		if body, ok := member(img, "message", events.DataTypeMap); ok {
+			m.Title, m.CTAURI = str(body.Map(), "title"), str(body.Map(), "cta_uri")
+			if b, ok := body.Map()["body"]; ok {
+				m.Body = bodyValue(b)
+			}
+		}
+	} else if g, ok := img["group"]; ok {
+		if g.DataType() != events.DataTypeString || p.IsShared() || ValidateKey("group", g.String()) != nil {
+			return Record{}, fmt.Errorf("%w: receipt's group", ErrInvalidInput)
+		}
+		m.Audience.Group = g.String()
+	}
+	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
+		m.Category = str(tax.Map(), "category")
+		if err := validateCategory(m.Category); err != nil {
+			return Record{}, fmt.Errorf("item: %w", err)
+		}
+	}
+	if _, ok := member(img, "readat", events.DataTypeNumber); ok {
+		if p.IsShared() {
+			return Record{}, fmt.Errorf("%w: item: readat in a shared partition", ErrInvalidInput)
+		}
+		if m.ReadAt, err = epochAttr(img, "readat"); err != nil {
+			return Record{}, err
+		}
+		if m.ReadAt.IsZero() {
+			m.ReadAt = time.Unix(0, 0).UTC() // read at the epoch: still read
+		}
+	}
+	if v, ok := img[LedgerAttribute]; ok {
+		if v.DataType() != events.DataTypeString {
+			return Record{}, fmt.Errorf("%w: item's %s is not a string", ErrInvalidInput, LedgerAttribute)
+		}
+		exp, id, err := ParseLedgerSK(v.String())
+		if err != nil || id != key.ID {
+			return Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, LedgerAttribute, v.String())
+		}
+		rec.Entry, m.ExpiresAt = v.String(), exp
+	} else if m.ExpiresAt, err = epochAttr(img, TTLAttribute); err != nil {
+		// Without a ledger entry (another program's item), the seed's TTL
+		// attribute: it decides whether a removed broadcast leaves a
+		// tombstone, and the expiry an event reports.
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// epochAttr returns img[name], a number of epoch seconds, as a time: zero
+// if it is missing or not a number (NULL, say), ErrInvalidInput if it is a
+// number out of range.
+func epochAttr(img map[string]events.DynamoDBAttributeValue, name string) (time.Time, error) {
+	v, ok := member(img, name, events.DataTypeNumber)
+	if !ok {
+		return time.Time{}, nil
+	}
+	f, err := strconv.ParseFloat(v.Number(), 64)
+	if err != nil || math.Abs(f) > maxEpoch {
+		return time.Time{}, fmt.Errorf("%w: item's %s %q is not a time in epoch seconds", ErrInvalidInput, name, v.Number())
+	}
+	return time.Unix(int64(f), 0).UTC(), nil
+}
+
+// maxEpoch bounds the epoch seconds an item may hold: year 9999.
+const maxEpoch = 253402300799
+
+// bodyValue converts a message body from its stream image to the Go value
+// package dynamo decodes it to: strings, float64 numbers, bools, nil,
+// map[string]any and []any; sets become []any and binary []byte.
+func bodyValue(v events.DynamoDBAttributeValue) any {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return v.String()
+	case events.DataTypeNumber:
+		f, _ := strconv.ParseFloat(v.Number(), 64)
+		return f
+	case events.DataTypeBoolean:
+		return v.Boolean()
+	case events.DataTypeMap:
+		out := make(map[string]any, len(v.Map()))
+		for k, e := range v.Map() {
+			out[k] = bodyValue(e)
+		}
+		return out
+	case events.DataTypeList:
+		out := make([]any, 0, len(v.List()))
+		for _, e := range v.List() {
+			out = append(out, bodyValue(e))
+		}
+		return out
+	case events.DataTypeBinary:
+		return v.Binary()
+	case events.DataTypeStringSet:
+		return anys(v.StringSet())
+	case events.DataTypeNumberSet:
+		var out []any
+		for _, s := range v.NumberSet() {
+			f, _ := strconv.ParseFloat(s, 64)
+			out = append(out, f)
+		}
+		return out
+	case events.DataTypeBinarySet:
+		return anys(v.BinarySet())
+	}
+	return nil // NULL
+}
+
+// anys returns s as a []any.
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// audienceFits reports whether a message of audience a belongs in p: a
+// message to users in a user's partition, a broadcast to everyone in the
+// public partition, a message to a group in that group's.
+func audienceFits(a Audience, p Partition) error {
+	var ok bool
+	switch a.Kind {
+	case AudienceEveryone:
+		ok = p.IsPublic() && a.Group == ""
+	case AudienceGroup:
+		ok = p.IsShared() && !p.IsPublic() && a.Group == p.Group
+	default:
+		ok = !p.IsShared() && a.Group == ""
+	}
+	if !ok {
+		return fmt.Errorf("%w: audience %q (group %q) in partition %s", ErrInvalidInput, a.Kind, a.Group, p.PK())
+	}
+	return nil
+}
+
+
+// keyOf returns the key of a message, broadcast or receipt from a stream
+// record's Keys: exactly two string attributes, one a partition key (see
+// ParsePartitionKey) and the other m#<message id>. The attribute names do
+// not matter, so tables with other key names are read alike.
+func keyOf(keys map[string]events.DynamoDBAttributeValue) (Key, error) {
+	if len(keys) != 2 {
+		return Key{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+	}
+	var pk, sk string
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return Key{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+		}
+		if strings.HasPrefix(v.String(), MessagePrefix) {
+			sk = v.String()
+		} else {
+			pk = v.String()
+		}
+	}
+	p, err := ParsePartitionKey(pk)
+	if err != nil {
+		return Key{}, err
+	}
+	id := strings.TrimPrefix(sk, MessagePrefix)
+	if err := ValidateMessageID(id); err != nil {
+		return Key{}, err
+	}
+	return Key{Partition: p, ID: id}, nil
+}
+
+// member returns img[name] if it has type t.
+func member(img map[string]events.DynamoDBAttributeValue, name string, t events.DynamoDBDataType) (events.DynamoDBAttributeValue, bool) {
+	v, ok := img[name]
+	if !ok || v.DataType() != t {
+		return events.DynamoDBAttributeValue{}, false
+	}
+	return v, true
+}
+
+// str returns img[name] if it is a string, else "".
+func str(img map[string]events.DynamoDBAttributeValue, name string) string {
+	v, ok := member(img, name, events.DataTypeString)
+	if !ok {
+		return ""
+	}
+	return v.String()
+}
