@@ -197,7 +197,6 @@ func audienceFits(a Audience, p Partition) error {
 	return nil
 }
 
-
 // keyOf returns the key of a message, broadcast or receipt from a stream
 // record's Keys: exactly two string attributes, one a partition key (see
 // ParsePartitionKey) and the other m#<message id>. The attribute names do
