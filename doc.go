@@ -9,7 +9,8 @@
 //	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 //	ib.Publish(ctx, scope, []string{"ann", "bob"}, inbox.Draft{Title: "Disk full"})
 //	ib.Broadcast(ctx, scope, inbox.Draft{Title: "Maintenance at 22:00"})
-//	page, _ := ib.List(ctx, scope.User("ann"), inbox.ListOptions{})
+//	ib.BroadcastGroup(ctx, scope, "admins", inbox.Draft{Title: "Deploy at 17:00"})
+//	page, _ := ib.List(ctx, scope.User("ann").InGroups("admins"), inbox.ListOptions{})
 //	ib.MarkRead(ctx, scope.User("ann"), page.Messages[0].ID)
 //	counts, _ := ib.Counts(ctx, scope.User("ann"))
 //
@@ -20,13 +21,15 @@
 //
 // # Cost
 //
-// Publish costs one transaction per recipient (bounded parallel); Broadcast
-// one transaction whatever the audience; List and Counts one round trip
-// each (two parallel queries; Counts takes a second while a broadcast
-// removed before its expiry has receipts standing); Get one; MarkRead two;
-// MarkAllRead one list page and one transaction per MaxMarkBatch messages;
-// StreamHandler one transaction per removed record. The README gives the
-// capacity units AWS bills for each.
+// Publish costs one transaction per recipient (bounded parallel);
+// Broadcast and BroadcastGroup one transaction whatever the audience; List
+// and Counts one round trip each (parallel queries: the user's partition,
+// the public one and one per group the call names; Counts takes a second
+// while a broadcast removed before its expiry has receipts standing); Get
+// one; MarkRead two; MarkAllRead one list page and one transaction per
+// MaxMarkBatch messages; StreamHandler one transaction per removed record,
+// and no request for events. The README gives the capacity units AWS bills
+// for each.
 //
 // # Records
 //
@@ -37,6 +40,52 @@
 // receipt in the user's partition under the broadcast's sort key. Each
 // partition keeps stats records, c#* and c#<category>, with published and
 // read counts, as the seeds define them.
+//
+// # Groups
+//
+// A message to a group (a team, a segment, a plan tier) is stored once, in
+// the group's partition, t#<tenant>G#<group>#<inbox>, with the group's own
+// stats records: BroadcastGroup costs one transaction for ten members or
+// ten million, where Publish writes a copy and a transaction per
+// recipient. The public partition is the group of everyone, PublicGroup.
+// Choose Publish for a handful of named users, or when each copy must be
+// deleted on its own; choose a group whenever the host can name the
+// audience.
+//
+// Membership belongs to the host application (its database, or the user's
+// token): the caller says which groups a user is in on every read, with
+// User.InGroups (at most MaxGroups, each a key). List merges the user's
+// partition, the public one and each group's, newest first, in one round
+// trip of parallel queries; its cursor is bound to the groups it was
+// issued for. Counts adds each group's published counts in the same round
+// trip.
+//
+// A receipt of a group message counts its read in the user's partition
+// twice: in c#* and c#<category>, as every read does, and in the group's
+// read counters c#*#<group> and c#<category>#<group>. Counts subtracts the
+// reads of the groups a call does not name, so it stays exact when the
+// caller's group list changes: leaving a group takes its messages and the
+// user's reads of them out at once; joining shows the group's live
+// messages, and the reads of them the user made while a member.
+//
+// # Change events
+//
+// StreamHandler also derives an Event from each change of a message item
+// on the table's stream, and passes it to the EventHandler set with
+// WithEvents: a message created (once per copy of a direct message; once
+// for the whole audience of a broadcast or group message), read, removed,
+// or expired. Because they come from the stream, they fire whichever
+// process made the change. They are at least once, with an ID stable
+// across redeliveries for the host to drop duplicates; an EventHandler
+// error fails only that record (the counters are accounted once
+// regardless). The stream must carry new and old images, and the event
+// source mapping must pass INSERT and MODIFY records of kind UM (see
+// examples/template.yaml). A read event does not carry the user's new
+// unread count: that needs the user's and every shared partition's stats,
+// which a stream record does not hold; the host calls Counts, one round
+// trip, when it pushes a badge. The local dynamo.StreamReader delivers the
+// same events, so development needs no AWS account; the in-memory store has
+// no stream and makes no events.
 //
 // # Counts are exact
 //
@@ -64,24 +113,26 @@
 //
 // Where the design leaves a choice open, this package decides:
 //
-//   - Keys (tenant, inbox, user, category) are 1 to 128 bytes of printable
-//     UTF-8 without '#', '*' or '?', so that an IAM policy written from a
-//     tenant key (dynamodb:LeadingKeys "t#<tenant>U#*" ...) matches that
-//     tenant only. "$public" is reserved as a user. Host system IDs may
-//     contain '#': they end their sort key.
+//   - Keys (tenant, inbox, user, group, category) are 1 to 128 bytes of
+//     printable UTF-8 without '#', '*' or '?', so that an IAM policy
+//     written from a tenant key (dynamodb:LeadingKeys "t#<tenant>U#*" ...)
+//     matches that tenant only. "$public" is reserved as a user; as a
+//     group it is everyone (BroadcastGroup to it is Broadcast). Host
+//     system IDs may contain '#': they end their sort key.
 //   - Times are stored in epoch seconds, so every time is truncated to the
 //     second, and a Draft.TTL is rounded up to a whole second. A message
 //     expires at ExpiresAt: from that second on, List, Counts and MarkRead
 //     treat it as gone, though DynamoDB may delete it days later.
 //   - A publish or broadcast with a HostSystemID first claims the ID in the
 //     public partition (sort key h#<host id>), with the message ID, its
-//     expiry and a digest of its audience (kind and label) and content; the
-//     claim lives as long as the message. A retry within that time reuses
-//     the ID and the expiry, so every copy made under one claim expires
-//     together, and each copy is written only if absent; a retry may name
-//     fewer or other recipients. A reuse with other content or audience
-//     (a broadcast of a published message's ID, say) is ErrConflict. A
-//     retry after the message expired is a new message.
+//     expiry and a digest of its audience (kind, group and label) and
+//     content; the claim lives as long as the message. A retry within
+//     that time reuses the ID and the expiry, so every copy made under one
+//     claim expires together, and each copy is written only if absent; a
+//     retry may name fewer or other recipients. A reuse with other content
+//     or audience (a broadcast of a published message's ID, or a group
+//     message's ID for another group, say) is ErrConflict. A retry after
+//     the message expired is a new message.
 //   - A body is stored as native DynamoDB values and comes back as
 //     encoding/json decodes it into an any. Numbers become float64: one
 //     that float64 cannot hold exactly (an integer beyond 2^53) is
@@ -94,8 +145,9 @@
 //     what later marks add and for longer attribute names; over that is
 //     ErrTooLarge. Every Store checks what it writes with ValidateRecord,
 //     so the in-memory store refuses exactly what DynamoDB does.
-//   - MarkAllRead marks everything unread in both partitions in pages of
-//     MaxMarkBatch, each page one atomic unit.
+//   - MarkAllRead marks everything unread in the merged feed (the user's,
+//     the public and the named groups' messages) in pages of MaxMarkBatch,
+//     each page one atomic unit.
 //   - Recount is safe while the inbox is in use: each of its changes is an
 //     atomic unit of the ledger, and it replaces counters only if their
 //     version has not moved since it read them.

@@ -7,6 +7,8 @@ import (
 	"math/rand"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/memstore"
 )
@@ -162,4 +164,54 @@ func ExampleInbox_MarkAllRead() {
 	fmt.Println(n, err, c.Unread)
 	// Output:
 	// 31 <nil> 0
+}
+
+func ExampleInbox_BroadcastGroup() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+
+	// Stored once in the group's partition, for ten members or ten million.
+	if _, err := ib.BroadcastGroup(ctx, alerts, "admins", inbox.Draft{Category: "ops", Title: "Deploy at 17:00"}); err != nil {
+		panic(err)
+	}
+	// The host knows who is in the group, and says so when the user reads.
+	for _, u := range []inbox.User{alerts.User("ann").InGroups("admins"), alerts.User("bob")} {
+		c, err := ib.Counts(ctx, u)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: %d unread\n", u.ID, c.Unread)
+	}
+	// Output:
+	// ann: 1 unread
+	// bob: 0 unread
+}
+
+// A host pushes changes to open sessions from the events StreamHandler
+// derives from the table's stream. Here one stream record, as Lambda
+// delivers it, of a message inserted for ann.
+func ExampleWithEvents() {
+	push := func(_ context.Context, e inbox.Event) error {
+		fmt.Printf("%s: %s in %s: %q\n", e.ID, e.Kind, e.Partition.PK(), e.Message.Title)
+		return nil // an error would fail the record, for Lambda to retry
+	}
+	ib := inbox.New(memstore.New(), inbox.WithEvents(push))
+
+	str := events.NewStringAttribute
+	item := map[string]events.DynamoDBAttributeValue{
+		"pk": str("t#acmeU#ann#alerts"), "sk": str("m#01JP9Y3FM0V63QXKKD6T5AR6KF"), "kind": str("UM"),
+		"headers": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{
+			"audiences": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"kind": str("users")}),
+		}),
+		"message": events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"title": str("Disk full")}),
+	}
+	rec := events.DynamoDBEventRecord{EventID: "4a1f", EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+		SequenceNumber: "100", Keys: map[string]events.DynamoDBAttributeValue{"pk": item["pk"], "sk": item["sk"]}, NewImage: item,
+	}}
+	resp, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})
+	fmt.Println(len(resp.BatchItemFailures), "failed,", err)
+	// Output:
+	// 4a1f/created: created in t#acmeU#ann#alerts: "Disk full"
+	// 0 failed, <nil>
 }

@@ -9,49 +9,63 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/stak/inbox"
 )
 
-// UserHeader carries the calling user's ID. It stands in for real
-// authentication: put the handler behind whatever sets it from a verified
-// token.
-const UserHeader = "X-User"
+// UserHeader carries the calling user's ID, and GroupsHeader the groups
+// the user is in, comma-separated (at most inbox.MaxGroups). They stand in
+// for real authentication: put the handler behind whatever sets them from a
+// verified token (membership belongs to the host application).
+const (
+	UserHeader   = "X-User"
+	GroupsHeader = "X-Groups"
+)
 
 // maxRequestBody bounds a request body: a message must fit DynamoDB's
 // 400 KB item anyway, so anything much larger is refused unread.
 const maxRequestBody = 1 << 20
 
-// NewHandler returns the JSON API of one inbox, scope, over ib:
+// NewHandler returns the JSON API of one inbox, scope, over ib, and the
+// inbox page at /:
 //
+//	GET  /                     the inbox page (index.html): feed, badges, live updates
 //	GET  /messages?limit=&cursor=&unread=true&category=  the caller's feed, a page at a time
 //	POST /messages             publish to users: {"users": [...], "title": ..., ...}
-//	POST /broadcasts           broadcast to everyone in the inbox
+//	POST /broadcasts           broadcast to everyone in the inbox, or to a group: {"group": ..., "title": ..., ...}
 //	POST /messages/{id}/read   mark one message read
 //	POST /messages/read-all    mark everything read
 //	GET  /counts               total, read and unread, overall and per category
+//	GET  /events               server-sent events: the caller's inbox changed (see Hub)
 //
-// Every request names its user in the X-User header (missing: 401); that
-// user is the reader, or the sender of a publish. Errors are JSON
-// {"error": "..."} with 400 for bad input, 413 for a message too large,
-// 404 for an unknown or expired message, 409 for a host_system_id reused
-// for another message, and 500 otherwise (logged, not shown). The handler is safe for concurrent use.
-func NewHandler(ib *inbox.Inbox, scope inbox.Scope) http.Handler {
-	h := &handler{ib: ib, scope: scope}
+// Every request but the page names its user in the X-User header (missing:
+// 401), and the user's groups in X-Groups; that user is the reader, or the
+// sender of a publish. Errors are JSON {"error": "..."} with 400 for bad
+// input, 413 for a message too large, 404 for an unknown or expired
+// message, 409 for a host_system_id reused for another message, and 500
+// otherwise (logged, not shown). Events come from hub, which the Inbox's
+// EventHandler feeds (nil: /events sends none). The handler is safe for
+// concurrent use.
+func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
+	h := &handler{ib: ib, scope: scope, hub: hub}
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", pageHandler())
 	mux.Handle("GET /messages", h.endpoint(h.list))
 	mux.Handle("POST /messages", h.endpoint(h.publish))
 	mux.Handle("POST /broadcasts", h.endpoint(h.broadcast))
 	mux.Handle("POST /messages/{id}/read", h.endpoint(h.markRead))
 	mux.Handle("POST /messages/read-all", h.endpoint(h.markAllRead))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
+	mux.Handle("GET /events", h.authenticated(h.events))
 	return mux
 }
 
-// handler serves one inbox. It holds no mutable state.
+// handler serves one inbox. It holds no mutable state of its own.
 type handler struct {
 	ib    *inbox.Inbox
 	scope inbox.Scope
+	hub   *Hub
 }
 
 // reply is what an endpoint answers: a status and a body to encode as JSON.
@@ -60,9 +74,10 @@ type reply struct {
 	body   any
 }
 
-// endpoint adapts f, which serves an authenticated user, to http.Handler:
-// it resolves the user, and writes f's reply or error.
-func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error)) http.Handler {
+// authenticated adapts f, which serves an authenticated user, to
+// http.Handler: it resolves the user and the user's groups from the
+// request's headers, or writes the error.
+func (h *handler) authenticated(f func(w http.ResponseWriter, r *http.Request, u inbox.User)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(UserHeader)
 		if id == "" {
@@ -70,10 +85,21 @@ func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error))
 			return
 		}
 		u := h.scope.User(id)
+		if g := r.Header.Get(GroupsHeader); g != "" {
+			u = u.InGroups(strings.Split(g, ",")...)
+		}
 		if err := u.Validate(); err != nil {
 			writeError(w, r, err)
 			return
 		}
+		f(w, r, u)
+	})
+}
+
+// endpoint adapts f, which answers an authenticated user in JSON, to
+// http.Handler: it bounds the request body, and writes f's reply or error.
+func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error)) http.Handler {
+	return h.authenticated(func(w http.ResponseWriter, r *http.Request, u inbox.User) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
 		rep, err := f(r, u)
 		if err != nil {
@@ -136,7 +162,7 @@ func (h *handler) publish(r *http.Request, u inbox.User) (reply, error) {
 }
 
 func (h *handler) broadcast(r *http.Request, u inbox.User) (reply, error) {
-	var req draftRequest
+	var req broadcastRequest
 	if err := decodeBody(r, &req); err != nil {
 		return reply{}, err
 	}
@@ -144,7 +170,12 @@ func (h *handler) broadcast(r *http.Request, u inbox.User) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	msg, err := h.ib.Broadcast(r.Context(), h.scope, d)
+	var msg inbox.Message
+	if req.Group == "" {
+		msg, err = h.ib.Broadcast(r.Context(), h.scope, d)
+	} else {
+		msg, err = h.ib.BroadcastGroup(r.Context(), h.scope, req.Group, d)
+	}
 	if err != nil {
 		return reply{}, err
 	}

@@ -40,7 +40,12 @@ func newMemAPI(t *testing.T) *api {
 }
 
 func newAPI(t *testing.T, ib *inbox.Inbox, clock *storetest.Clock) *api {
-	srv := httptest.NewServer(NewHandler(ib, testScope))
+	return newAPIWithHub(t, ib, clock, nil)
+}
+
+// newAPIWithHub is newAPI with hub serving GET /events.
+func newAPIWithHub(t *testing.T, ib *inbox.Inbox, clock *storetest.Clock, hub *Hub) *api {
+	srv := httptest.NewServer(NewHandler(ib, testScope, hub))
 	t.Cleanup(srv.Close)
 	a := &api{t: t, srv: srv, clock: clock}
 	if clock != nil {
@@ -49,9 +54,10 @@ func newAPI(t *testing.T, ib *inbox.Inbox, clock *storetest.Clock) *api {
 	return a
 }
 
-// do sends a request as user ("" sends no X-User) with body (a []byte as
-// is, anything else as JSON, nil for none) and returns the status and the
-// raw reply, which must be JSON.
+// do sends a request as user ("" sends no X-User; "ann|admins,eu" is ann
+// in groups admins and eu) with body (a []byte as is, anything else as
+// JSON, nil for none) and returns the status and the raw reply, which must
+// be JSON.
 func (a *api) do(method, path, user string, body any) (int, []byte) {
 	a.t.Helper()
 	var rd io.Reader
@@ -70,9 +76,7 @@ func (a *api) do(method, path, user string, body any) (int, []byte) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if user != "" {
-		req.Header.Set(UserHeader, user)
-	}
+	setUser(req, user)
 	resp, err := a.srv.Client().Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
@@ -89,6 +93,17 @@ func (a *api) do(method, path, user string, body any) (int, []byte) {
 		a.t.Errorf("%s %s: reply is not JSON: %q", method, path, raw)
 	}
 	return resp.StatusCode, raw
+}
+
+// setUser sets req's X-User and X-Groups headers for user (see do).
+func setUser(req *http.Request, user string) {
+	id, groups, _ := strings.Cut(user, "|")
+	if id != "" {
+		req.Header.Set(UserHeader, id)
+	}
+	if groups != "" {
+		req.Header.Set(GroupsHeader, groups)
+	}
 }
 
 // call is do for a request that must succeed with status want; it decodes

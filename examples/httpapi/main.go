@@ -1,28 +1,36 @@
 // Command httpapi serves one inbox as a small JSON API over net/http, the
 // way a team would put the inbox behind its own service (see NewHandler
-// for the endpoints).
+// for the endpoints), and a live inbox page at /.
 //
 // By default it runs on the in-memory store:
 //
 //	go run ./examples/httpapi -tenant acme -inbox alerts
 //	curl -H 'X-User: ops' -d '{"users":["ann"],"title":"Disk full","category":"infra"}' localhost:8080/messages
-//	curl -H 'X-User: ann' 'localhost:8080/messages?unread=true'
-//	curl -H 'X-User: ann' localhost:8080/counts
+//	curl -H 'X-User: ops' -d '{"group":"admins","title":"Deploy at 5"}' localhost:8080/broadcasts
+//	curl -H 'X-User: ann' -H 'X-Groups: admins' 'localhost:8080/messages?unread=true'
+//	curl -H 'X-User: ann' -H 'X-Groups: admins' localhost:8080/counts
+//	open 'http://localhost:8080/?user=ann&groups=admins'
 //
 // With -table (or TABLE_NAME) it uses that DynamoDB table, with the AWS
 // configuration from the environment. With -dynamodb-endpoint (or
 // DYNAMODB_ENDPOINT), e.g. http://localhost:8000 for DynamoDB Local, it
-// talks to that endpoint with placeholder credentials and creates the table
-// (default "inbox") if it is missing. Nothing consumes the table's stream
-// here, so counts do not fall when DynamoDB's TTL deletes messages: in AWS,
-// deploy the stream Lambda (examples/lambda) next to it.
+// talks to that endpoint with placeholder credentials, creates the table
+// (default "inbox") if it is missing, and reads the table's stream in this
+// process, as the Lambda function (examples/lambda) does in AWS: removals
+// are accounted, and change events reach the page live, through GET
+// /events. -read-stream does the same against AWS, for a single process;
+// with several, deploy the Lambda and fan its events out through a pub/sub.
+// The in-memory store has no stream: the page works, but does not update
+// by itself.
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -39,33 +47,45 @@ func main() {
 		inboxKey = flag.String("inbox", "main", "inbox key of the inbox served")
 		endpoint = flag.String("dynamodb-endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local (env DYNAMODB_ENDPOINT)")
 		table    = flag.String("table", os.Getenv("TABLE_NAME"), "DynamoDB table; empty with no endpoint: in-memory store (env TABLE_NAME)")
+		stream   = flag.Bool("read-stream", false, "read the table's stream in this process (always with -dynamodb-endpoint)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table); err != nil {
+	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream); err != nil {
 		slog.Error("httpapi", "err", err)
 		os.Exit(1)
 	}
 }
 
 // serve runs the API of scope on addr until ctx is done.
-func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string) error {
+func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool) error {
 	if err := scope.Validate(); err != nil {
 		return err
 	}
-	store, desc, err := openStore(ctx, endpoint, table)
+	b, err := openStore(ctx, endpoint, table, readStream)
 	if err != nil {
 		return err
 	}
+	hub := NewHub(scope, b.stream != nil)
+	ib := inbox.New(b.store, inbox.WithEvents(hub.Publish))
 	srv := &http.Server{
 		Addr:              addr,
-		Handler:           NewHandler(inbox.New(store), scope),
+		Handler:           NewHandler(ib, scope, hub),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Requests, open event streams included, end with ctx.
+		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
-	slog.Info("serving", "addr", addr, "tenant", scope.Tenant, "inbox", scope.Inbox, "store", desc)
+	if b.stream != nil {
+		go func() {
+			if err := b.stream(ctx, ib.StreamHandler); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("stream: %w", err)
+			}
+		}()
+	}
+	slog.Info("serving", "addr", addr, "tenant", scope.Tenant, "inbox", scope.Inbox, "store", b.desc, "stream", b.stream != nil)
 	select {
 	case err := <-errc:
 		return err

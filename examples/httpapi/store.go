@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
@@ -20,17 +22,31 @@ import (
 // defaultTable is the table used with an endpoint and no table name.
 const defaultTable = "inbox"
 
-// openStore returns the store to serve and a description of it for the
-// log: the in-memory store when neither endpoint nor table is set, else
-// the DynamoDB table (created if missing when endpoint is set).
-func openStore(ctx context.Context, endpoint, table string) (inbox.Store, string, error) {
+// backend is the store the API serves, and how to read its stream.
+type backend struct {
+	store inbox.Store
+	desc  string // for the log
+	// stream reads the table's stream into h until ctx is done; nil for
+	// the in-memory store, which has no stream.
+	stream func(ctx context.Context, h dynamo.StreamHandler) error
+}
+
+// streamPoll is how often the stream reader polls the table's stream.
+const streamPoll = 250 * time.Millisecond
+
+// openStore returns the store to serve: the in-memory store when neither
+// endpoint nor table is set, else the DynamoDB table (created if missing
+// when endpoint is set). With endpoint, or with readStream, the backend
+// reads the table's stream in this process, as the Lambda function does in
+// AWS.
+func openStore(ctx context.Context, endpoint, table string, readStream bool) (backend, error) {
 	if endpoint == "" && table == "" {
-		return memstore.New(), "memory", nil
+		return backend{store: memstore.New(), desc: "memory"}, nil
 	}
 	table = cmp.Or(table, defaultTable)
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("aws config: %w", err)
+		return backend{}, fmt.Errorf("aws config: %w", err)
 	}
 	if endpoint != "" {
 		// DynamoDB Local takes any credentials and region.
@@ -47,12 +63,32 @@ func openStore(ctx context.Context, endpoint, table string) (inbox.Store, string
 			o.DisableValidateResponseChecksum = true
 		}
 	})
+	b := backend{store: dynamo.New(client, table), desc: "dynamodb table " + table}
 	if endpoint != "" {
 		if err := ensureTable(ctx, client, table); err != nil {
-			return nil, "", err
+			return backend{}, err
 		}
 	}
-	return dynamo.New(client, table), "dynamodb table " + table, nil
+	if endpoint == "" && !readStream {
+		return b, nil
+	}
+	d, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return backend{}, err
+	}
+	arn := aws.ToString(d.Table.LatestStreamArn)
+	if arn == "" {
+		return backend{}, fmt.Errorf("table %s has no stream", table)
+	}
+	streams := dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	b.stream = func(ctx context.Context, h dynamo.StreamHandler) error {
+		return dynamo.NewStreamReader(streams, arn).Run(ctx, h, streamPoll)
+	}
+	return b, nil
 }
 
 // ensureTable creates table if it does not exist.

@@ -10,8 +10,8 @@ import (
 // This file holds the API's JSON shapes and their conversions from and to
 // the inbox types.
 
-// draftRequest is the body of POST /broadcasts, and the draft part of
-// POST /messages. The sender is the calling user.
+// draftRequest is the draft part of POST /messages and POST /broadcasts.
+// The sender is the calling user.
 type draftRequest struct {
 	HostSystemID string    `json:"host_system_id"`
 	Label        string    `json:"label"`
@@ -46,6 +46,13 @@ func (d draftRequest) draft(sender inbox.User) (inbox.Draft, error) {
 	}, nil
 }
 
+// broadcastRequest is the body of POST /broadcasts: to everyone, or to
+// Group's members.
+type broadcastRequest struct {
+	Group string `json:"group"`
+	draftRequest
+}
+
 // publishRequest is the body of POST /messages.
 type publishRequest struct {
 	Users []string `json:"users"`
@@ -58,6 +65,7 @@ type messageBody struct {
 	HostSystemID string    `json:"host_system_id,omitempty"`
 	Sender       string    `json:"sender,omitempty"`
 	Broadcast    bool      `json:"broadcast"`
+	Group        string    `json:"group,omitempty"`
 	Label        string    `json:"label,omitempty"`
 	Category     string    `json:"category,omitempty"`
 	Title        string    `json:"title"`
@@ -76,6 +84,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		HostSystemID: m.HostSystemID,
 		Sender:       m.Sender,
 		Broadcast:    m.IsBroadcast(),
+		Group:        m.Audience.Group,
 		Label:        m.Audience.Label,
 		Category:     m.Category,
 		Title:        m.Title,

@@ -1,7 +1,7 @@
 // Command quickstart walks through the inbox API on the in-memory store:
-// it publishes to two users, broadcasts to everyone, lists one user's
-// merged inbox, marks a direct message and a broadcast read, and prints the
-// inbox and the counts.
+// it publishes to two users, broadcasts to everyone and to a group, lists
+// one user's merged inbox, marks a direct message and a broadcast read,
+// and prints the inbox and the counts.
 //
 // The clock is fixed and the ID entropy seeded, so the output is the same
 // on every run:
@@ -43,7 +43,9 @@ func run(ctx context.Context, w io.Writer) error {
 		inbox.WithEntropy(rand.NewChaCha8([32]byte{})),
 	)
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
-	ann, bob := scope.User("ann"), scope.User("bob")
+	// The host application knows who is in which group (its database, or
+	// the user's token) and says so on each call: ann is an admin.
+	ann, bob := scope.User("ann").InGroups("admins"), scope.User("bob")
 
 	// A message to two users: one ID, one copy in each user's partition.
 	invoice, err := ib.Publish(ctx, scope, []string{"ann", "bob"}, inbox.Draft{
@@ -72,6 +74,17 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "broadcast %s to everyone\n", maintenance.ID)
+	tick()
+
+	// A message to a group: stored once in the group's partition, whether
+	// the group has ten members or ten million.
+	deploy, err := ib.BroadcastGroup(ctx, scope, "admins", inbox.Draft{
+		Sender: "ci", Category: "ops", Title: "Deploy of v2.3 at 17:00",
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "broadcast %s to group admins\n", deploy.ID)
 	tick()
 
 	if err := printInbox(ctx, w, ib, ann); err != nil {
@@ -113,7 +126,10 @@ func printInbox(ctx context.Context, w io.Writer, ib *inbox.Inbox, u inbox.User)
 			if m.IsRead() {
 				read = "read  "
 			}
-			if m.IsBroadcast() {
+			switch {
+			case m.Audience.Group != "":
+				kind = "group"
+			case m.IsBroadcast():
 				kind = "broadcast"
 			}
 			fmt.Fprintf(w, "  %s  %s  %-9s %-9s %s\n", m.DeliveredAt.Format("15:04"), read, kind, m.Category, m.Title)

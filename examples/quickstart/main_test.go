@@ -13,21 +13,25 @@ import (
 const wantOutput = `published 01JP9Y3FM0V63QXKKD6T5AR6KF to [ann bob]
 published 01JP9Y5A7086FCC9Y7DCDZP7X3 to [ann]
 broadcast 01JP9Y74T0FH0T27N4DBEPMJ6R to everyone
+broadcast 01JP9Y8ZD0JHT4TBJPDY6XTY7K to group admins
 
 ann's inbox:
+  09:03  unread  group     ops       Deploy of v2.3 at 17:00
   09:02  unread  broadcast news      Maintenance Saturday 22:00 UTC
   09:01  unread  direct    security  New sign-in from Firefox on Linux
   09:00  unread  direct    billing   Invoice 2025-03 is ready
 ann read the invoice and the maintenance notice
 
 ann's inbox:
+  09:03  unread  group     ops       Deploy of v2.3 at 17:00
   09:02  read    broadcast news      Maintenance Saturday 22:00 UTC
   09:01  unread  direct    security  New sign-in from Firefox on Linux
   09:00  read    direct    billing   Invoice 2025-03 is ready
 
-ann: total 3, read 2, unread 1
+ann: total 4, read 2, unread 2
   billing   total 1, read 1, unread 0
   news      total 1, read 1, unread 0
+  ops       total 1, read 0, unread 1
   security  total 1, read 0, unread 1
 
 bob: total 2, read 0, unread 2

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// subscriberBuffer is how many events an open stream may fall behind
+// before the Hub drops it; the page then reconnects and reloads.
+const subscriberBuffer = 64
+
+// keepAlive is how often an idle event stream gets a comment line, so
+// that proxies do not close it.
+const keepAlive = 15 * time.Second
+
+// Hub fans the inbox's change events out to the users' open event streams
+// (GET /events): a change in a user's partition to that user's streams, a
+// broadcast to every stream, a group message to the streams of the
+// group's members. Pass Hub.Publish to inbox.WithEvents. In one process
+// this is the whole fan-out; across processes, publish the events to a
+// pub/sub the processes share (Redis, SNS, API Gateway WebSocket) and
+// subscribe a Hub in each. A Hub is safe for concurrent use.
+type Hub struct {
+	scope inbox.Scope
+	live  bool
+
+	mu   sync.Mutex
+	subs map[*subscriber]struct{}
+}
+
+// subscriber is one open event stream.
+type subscriber struct {
+	user    inbox.User
+	events  chan inbox.Event
+	dropped chan struct{} // closed when the Hub drops a subscriber that fell behind
+}
+
+// NewHub returns a Hub for the events of scope. live says whether events
+// reach it (a stream is read): the page shows it.
+func NewHub(scope inbox.Scope, live bool) *Hub {
+	return &Hub{scope: scope, live: live, subs: map[*subscriber]struct{}{}}
+}
+
+// Publish delivers e to the streams it concerns, without blocking: a
+// stream that has fallen subscriberBuffer events behind is dropped. It is
+// an inbox.EventHandler and never fails.
+func (h *Hub) Publish(_ context.Context, e inbox.Event) error {
+	if e.Partition.Scope() != h.scope {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if !concerns(e, s.user) {
+			continue
+		}
+		select {
+		case s.events <- e:
+		default:
+			delete(h.subs, s)
+			close(s.dropped)
+		}
+	}
+	return nil
+}
+
+// concerns reports whether e changes what u sees.
+func concerns(e inbox.Event, u inbox.User) bool {
+	p := e.Partition
+	switch {
+	case p.IsPublic():
+		return true
+	case p.IsShared():
+		return slices.Contains(u.Groups, p.Group)
+	}
+	return p.User == u.ID
+}
+
+// subscribe opens a stream of u's events.
+func (h *Hub) subscribe(u inbox.User) *subscriber {
+	s := &subscriber{user: u, events: make(chan inbox.Event, subscriberBuffer), dropped: make(chan struct{})}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+// unsubscribe closes s.
+func (h *Hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	delete(h.subs, s)
+	h.mu.Unlock()
+}
+
+// eventBody is an event as GET /events sends it, in the data of a
+// server-sent event named after its kind.
+type eventBody struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// User is set for a change in one user's inbox, Group for a broadcast
+	// ($public) or a group message.
+	User    string      `json:"user,omitempty"`
+	Group   string      `json:"group,omitempty"`
+	Message messageBody `json:"message"`
+	At      time.Time   `json:"at"`
+}
+
+// readyBody is the data of the first event of a stream, "ready": whether
+// changes will follow.
+type readyBody struct {
+	Live bool `json:"live"`
+}
+
+// events serves GET /events: a text/event-stream of u's changes, an event
+// "ready" first, until the client goes, the server shuts down or the
+// stream falls behind.
+func (h *handler) events(w http.ResponseWriter, r *http.Request, u inbox.User) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	var sub *subscriber
+	if h.hub != nil {
+		sub = h.hub.subscribe(u)
+		defer h.hub.unsubscribe(sub)
+	} else {
+		sub = &subscriber{} // nil channels: nothing comes
+	}
+	send := func(id, name string, data any) error {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, raw); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if err := send("", "ready", readyBody{Live: h.hub != nil && h.hub.live}); err != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		var err error
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.dropped:
+			return
+		case <-tick.C:
+			if _, err = fmt.Fprint(w, ": keep-alive\n\n"); err == nil {
+				err = rc.Flush()
+			}
+		case e := <-sub.events:
+			p := e.Partition
+			err = send(e.ID, string(e.Kind), eventBody{
+				ID: e.ID, Kind: string(e.Kind), User: p.User, Group: p.Group,
+				Message: newMessageBody(e.Message), At: e.At,
+			})
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+	"github.com/stak/inbox/storetest"
+)
+
+// sse is an open GET /events stream, read event by event.
+type sse struct {
+	t      *testing.T
+	cancel context.CancelFunc
+	events chan sseEvent
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	id, name, data string
+}
+
+// openEvents opens user's event stream (see api.do for user) and checks
+// that it starts with "ready" and live.
+func (a *api) openEvents(user string, live bool) *sse {
+	a.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", a.srv.URL+"/events", nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	setUser(req, user)
+	resp, err := a.srv.Client().Do(req)
+	if err != nil {
+		a.t.Fatalf("GET /events: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		a.t.Fatalf("GET /events: status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	s := &sse{t: a.t, cancel: cancel, events: make(chan sseEvent, 100)}
+	a.t.Cleanup(func() { cancel(); resp.Body.Close() })
+	go func() {
+		defer close(s.events)
+		sc := bufio.NewScanner(resp.Body)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch k, v, _ := strings.Cut(line, ": "); k {
+			case "id":
+				ev.id = v
+			case "event":
+				ev.name = v
+			case "data":
+				ev.data = v
+			case "":
+				if ev.name != "" {
+					s.events <- ev
+				}
+				ev = sseEvent{}
+			}
+		}
+	}()
+	ready := s.next()
+	var rb readyBody
+	if ready.name != "ready" || json.Unmarshal([]byte(ready.data), &rb) != nil || rb.Live != live {
+		a.t.Fatalf("first event %+v, want ready with live %v", ready, live)
+	}
+	return s
+}
+
+// next returns the next event, failing the test after 10 s.
+func (s *sse) next() sseEvent {
+	s.t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			s.t.Fatal("the event stream ended")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no event in 10 s")
+	}
+	return sseEvent{}
+}
+
+// none checks that no event comes within d.
+func (s *sse) none(d time.Duration) {
+	s.t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		if ok {
+			s.t.Errorf("unexpected event %+v", ev)
+		}
+	case <-time.After(d):
+	}
+}
+
+// body decodes ev's data.
+func (ev sseEvent) body(t *testing.T) eventBody {
+	t.Helper()
+	var b eventBody
+	if err := json.Unmarshal([]byte(ev.data), &b); err != nil {
+		t.Fatalf("event data %q: %v", ev.data, err)
+	}
+	if b.ID != ev.id || b.Kind != ev.name {
+		t.Errorf("event %q/%q carries id %q kind %q", ev.id, ev.name, b.ID, b.Kind)
+	}
+	return b
+}
+
+// TestHubRoutesEvents: an event reaches the streams of the users it
+// concerns: a user's change that user's, a broadcast everyone's, a group
+// message its members'; events of another inbox none.
+func TestHubRoutesEvents(t *testing.T) {
+	hub := NewHub(testScope, true)
+	a := newAPIWithHub(t, inbox.New(nil), nil, hub)
+	ann, bob := a.openEvents("ann|admins", true), a.openEvents("bob", true)
+	ctx := context.Background()
+	part := func(user, group string) inbox.Partition {
+		return inbox.Partition{Tenant: testScope.Tenant, Inbox: testScope.Inbox, User: user, Group: group}
+	}
+	send := func(id string, p inbox.Partition) {
+		if err := hub.Publish(ctx, inbox.Event{ID: id, Kind: inbox.EventCreated, Partition: p, Message: inbox.Message{ID: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("to-bob", part("bob", ""))
+	send("to-admins", part("", "admins"))
+	send("other-inbox", inbox.Partition{Tenant: testScope.Tenant, Inbox: "other", User: "ann"})
+	send("to-all", part("", inbox.PublicGroup))
+	send("to-ann", part("ann", ""))
+	got := func(s *sse, n int) (ids []string) {
+		for range n {
+			ids = append(ids, s.next().body(t).Message.ID)
+		}
+		return ids
+	}
+	if diff := cmp.Diff([]string{"to-admins", "to-all", "to-ann"}, got(ann, 3)); diff != "" {
+		t.Errorf("ann's events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"to-bob", "to-all"}, got(bob, 2)); diff != "" {
+		t.Errorf("bob's events (-want +got):\n%s", diff)
+	}
+	ann.none(100 * time.Millisecond)
+	bob.none(100 * time.Millisecond)
+}
+
+// TestHubDropsASlowStream: a stream that falls a buffer behind is closed,
+// for the client to reconnect, and publishing never blocks.
+func TestHubDropsASlowStream(t *testing.T) {
+	hub := NewHub(testScope, true)
+	sub := hub.subscribe(testScope.User("ann"))
+	p := inbox.Partition{Tenant: testScope.Tenant, Inbox: testScope.Inbox, User: "ann"}
+	for range subscriberBuffer + 1 {
+		if err := hub.Publish(context.Background(), inbox.Event{Partition: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-sub.dropped:
+	default:
+		t.Fatal("the stream that fell behind is still open")
+	}
+	if len(hub.subs) != 0 {
+		t.Errorf("%d subscribers left", len(hub.subs))
+	}
+}
+
+// TestEventsWithoutAStream: on a store without a stream, GET /events says
+// it is not live.
+func TestEventsWithoutAStream(t *testing.T) {
+	a := newMemAPI(t)
+	a.openEvents("ann", false).none(100 * time.Millisecond)
+}
+
+// liveAPI serves testScope from DynamoDB Local, with the table's stream
+// read in the background into the Inbox's StreamHandler, whose events feed
+// the API's Hub: the setup of main with -dynamodb-endpoint.
+func liveAPI(t *testing.T) *api {
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	hub := NewHub(testScope, true)
+	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
+	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(clock.Now), inbox.WithEvents(hub.Publish))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Run(ctx, ib.StreamHandler, 100*time.Millisecond)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && ctx.Err() == nil {
+			t.Errorf("stream reader: %v", err)
+		}
+	})
+	return newAPIWithHub(t, ib, clock, hub)
+}
+
+// TestLiveEvents: changes made through the API reach the event streams of
+// the users they concern, from DynamoDB Local's stream.
+func TestLiveEvents(t *testing.T) {
+	a := liveAPI(t)
+	ann, bob := a.openEvents("ann|admins", true), a.openEvents("bob", true)
+	d := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "direct", "category": "billing"})
+	ev := ann.next().body(t)
+	if ev.Kind != "created" || ev.User != "ann" || ev.Message.ID != d.Message.ID || ev.Message.Title != "direct" || ev.Message.Category != "billing" {
+		t.Errorf("ann's event %+v, want created of the direct message", ev)
+	}
+	g := a.broadcast("ops", map[string]any{"group": "admins", "title": "deploy"})
+	if ev := ann.next().body(t); ev.Kind != "created" || ev.Group != "admins" || ev.Message.ID != g.Message.ID {
+		t.Errorf("ann's event %+v, want created of the group message", ev)
+	}
+	a.call("POST", "/messages/"+g.Message.ID+"/read", "ann|admins", nil, http.StatusOK, nil)
+	if ev := ann.next().body(t); ev.Kind != "read" || ev.User != "ann" || ev.Message.ID != g.Message.ID || !ev.Message.Read {
+		t.Errorf("ann's event %+v, want read of the group message", ev)
+	}
+	all := a.broadcast("ops", map[string]any{"title": "to everyone"})
+	for name, s := range map[string]*sse{"ann": ann, "bob": bob} {
+		if ev := s.next().body(t); ev.Kind != "created" || ev.Group != inbox.PublicGroup || ev.Message.ID != all.Message.ID {
+			t.Errorf("%s's event %+v, want created of the broadcast", name, ev)
+		}
+	}
+	bob.none(500 * time.Millisecond) // none of ann's changes
+}
