@@ -22,7 +22,8 @@ const (
 // cursorBinding is what a cursor is valid for: the user, the groups whose
 // messages the feed merges, and the filters.
 func cursorBinding(u User, o ListOptions) []byte {
-	b := []byte(u.Scope.Tenant + "\x00" + u.Scope.Inbox + "\x00" + u.ID + "\x00" + o.Category + "\x00" + strconv.FormatBool(o.UnreadOnly))
+	b := []byte(u.Scope.Tenant + "\x00" + u.Scope.Inbox + "\x00" + u.ID + "\x00" + o.Category + "\x00" + strconv.FormatBool(o.UnreadOnly) +
+		"\x00" + o.UpTo + "\x00" + strconv.FormatBool(o.Archived))
 	for _, p := range u.shared()[1:] {
 		b = append(b, "\x00"+p.Group...)
 	}

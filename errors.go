@@ -5,7 +5,7 @@ import "errors"
 // Sentinel errors. Every error the package returns for bad input or a failed
 // condition wraps one of these, so callers match them with errors.Is.
 var (
-	// ErrInvalidKey reports a tenant, inbox, user, category or message key
+	// ErrInvalidKey reports a tenant, inbox, user, group, category or message key
 	// that is empty, too long, contains '#' or a control character, or uses a
 	// reserved name such as "$public" for a user.
 	ErrInvalidKey = errors.New("inbox: invalid key")
@@ -26,9 +26,11 @@ var (
 	// ErrExists is returned by Store.PutMessage when a record with the same
 	// key already exists.
 	ErrExists = errors.New("inbox: already exists")
-	// ErrAlreadyRead is returned by Store.MarkRead when a mark's record is
-	// already read (a direct message has readat, or the receipt exists).
-	ErrAlreadyRead = errors.New("inbox: already read")
+	// ErrStateChanged is returned by Store.Mark when a record's marks are
+	// not the mark's From (another writer changed them first), or a
+	// watermark is not below the mark's. The Inbox reads again and
+	// retries, or reports that nothing changed.
+	ErrStateChanged = errors.New("inbox: state changed")
 	// ErrConflict reports a write that contradicts what is stored: a
 	// HostSystemID reused for a message with other content or audience, or
 	// a Store.Repair overtaken by a concurrent change to the counters.

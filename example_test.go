@@ -144,9 +144,54 @@ func ExampleInbox_Counts() {
 	}
 	// Output:
 	// total 3, read 1, unread 2
-	// billing: {Total:1 Read:0 Unread:1}
-	// incident: {Total:1 Read:0 Unread:1}
-	// news: {Total:1 Read:1 Unread:0}
+	// billing: {Total:1 Read:0 Unread:1 Archived:0}
+	// incident: {Total:1 Read:0 Unread:1 Archived:0}
+	// news: {Total:1 Read:1 Unread:0 Archived:0}
+}
+
+// A badge shows what the user has not seen: opening the feed marks
+// everything seen in one small write, and only what arrives after counts.
+func ExampleInbox_MarkSeen() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+	ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "invoice"})
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "release"})
+
+	ib.MarkSeen(ctx, ann) // ann opens her feed
+	now = now.Add(time.Minute)
+	ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "disk full"})
+
+	c, _ := ib.Counts(ctx, ann)
+	fmt.Printf("unread %d, unseen %d\n", c.Unread, c.Unseen)
+	// Output:
+	// unread 3, unseen 1
+}
+
+// Archiving takes a message out of the feed and the unread count; the
+// archived list shows it.
+func ExampleInbox_Archive() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+	res, _ := ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "invoice"})
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "release"})
+
+	if _, err := ib.Archive(ctx, ann, res.Message.ID); err != nil {
+		panic(err)
+	}
+	feed, _ := ib.List(ctx, ann, inbox.ListOptions{})
+	archived, _ := ib.List(ctx, ann, inbox.ListOptions{Archived: true})
+	c, _ := ib.Counts(ctx, ann)
+	fmt.Println("feed:", feed.Messages[0].Title, "- archived:", archived.Messages[0].Title)
+	fmt.Printf("total %d, unread %d, archived %d\n", c.Total, c.Unread, c.Archived)
+	// Output:
+	// feed: release - archived: invoice
+	// total 1, unread 1, archived 1
 }
 
 func ExampleInbox_MarkAllRead() {
@@ -159,7 +204,7 @@ func ExampleInbox_MarkAllRead() {
 	}
 	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "broadcast"})
 
-	n, err := ib.MarkAllRead(ctx, ann)
+	n, err := ib.MarkAllRead(ctx, ann, inbox.ListOptions{})
 	c, _ := ib.Counts(ctx, ann)
 	fmt.Println(n, err, c.Unread)
 	// Output:

@@ -30,6 +30,7 @@ type Inbox struct {
 	cursorKey   []byte
 	configs     configCache
 	events      EventHandler
+	seen        seenCache
 
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
@@ -371,9 +372,17 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		// The claim lives as long as the message, and every copy made under
 		// it shares its ID and expiry; a retry after that is a new message.
 		claim := HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
+		if aud.Kind == AudienceEveryone {
+			claim.Group = PublicGroup
+		} else {
+			claim.Group = aud.Group
+		}
 		got, err := ib.store.ClaimHostID(ctx, claim)
 		if err != nil {
 			return Message{}, err
+		}
+		if got.Digest == RetiredDigest {
+			return Message{}, fmt.Errorf("%w: host system id %q names a message that was redacted", ErrConflict, d.HostSystemID)
 		}
 		if got.Digest != "" && got.Digest != claim.Digest {
 			return Message{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)

@@ -223,6 +223,7 @@ type Key struct {
 const (
 	MessagePrefix     = "m#"                 // messages and receipts: m#<id>
 	CounterPrefix     = "c#"                 // stats: c#* and c#<category>
+	SeenSK            = "cs#seen"            // a user's seen watermark, in the user's partition
 	AllCategories     = "*"                  // the category of the c#* total
 	TombstonePrefix   = "d#"                 // tombstones of removed broadcasts: d#<id>
 	LedgerPrefix      = "e#"                 // ledger entries: e#<expiry>#<id>

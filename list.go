@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // DefaultPageSize is List's page size when ListOptions.Limit is zero.
@@ -29,6 +31,14 @@ type ListOptions struct {
 	UnreadOnly bool
 	// Category keeps only messages of this category; "" keeps all.
 	Category string
+	// UpTo keeps only messages with IDs up to this one (inclusive): the
+	// newest message a view showed, so that MarkAllRead marks what the
+	// user saw and not what arrived since. IDAt turns a time into one.
+	// "" keeps all.
+	UpTo string
+	// Archived lists only the messages u archived, instead of the feed
+	// (which leaves them out).
+	Archived bool
 }
 
 // Page is one page of a user's feed.
@@ -42,14 +52,18 @@ type Page struct {
 // List returns a page of u's feed, newest first: u's own messages merged
 // with the inbox's broadcasts to everyone and to u's groups, each
 // broadcast's read state taken from u's receipt. Messages that have
-// expired are hidden even before DynamoDB's TTL deletes them.
+// expired are hidden even before DynamoDB's TTL deletes them; so are the
+// messages u archived (unless o.Archived, which lists only those) and
+// deleted.
 //
 // Each round reads u's partition and the shared ones (everyone's and each
-// of u's groups') in parallel; a page normally costs one round trip. When filters drop many records a page may
-// hold fewer than Limit messages (even none) with a non-empty Cursor: keep
-// paging until Cursor is "". Paging never skips or repeats a message, and
-// messages published after the first page appear on the first page of a new
-// listing, not in later pages.
+// of u's groups') in parallel; a page normally costs one round trip. When
+// filters drop many records a page may hold fewer than Limit messages
+// (even none) with a non-empty Cursor: keep paging until Cursor is "".
+// Paging never skips or repeats a message, and messages published after
+// the first page appear on the first page of a new listing, not in later
+// pages. The archived list reads u's partition, then the broadcasts it
+// names: two round trips a page.
 func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) {
 	recs, cursor, err := ib.page(ctx, u, o)
 	if err != nil {
@@ -57,14 +71,37 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) 
 	}
 	p := Page{Messages: make([]Message, len(recs)), Cursor: cursor}
 	for i, r := range recs {
-		p.Messages[i] = r.Message
+		p.Messages[i] = r.message()
 	}
 	return p, nil
 }
 
+// feedRecord is a message of a user's feed: u's direct message, or a
+// broadcast or group message with u's receipt of it (nil if none).
+type feedRecord struct {
+	Record
+	receipt *Record
+}
+
+// state returns u's marks on the message.
+func (f feedRecord) state() State {
+	if f.receipt != nil {
+		return f.receipt.State()
+	}
+	return f.Record.State()
+}
+
+// message returns the message as u sees it, with u's marks.
+func (f feedRecord) message() Message {
+	m := f.Record.Message
+	st := f.state()
+	m.ReadAt, m.ArchivedAt = st.ReadAt, st.ArchivedAt
+	return m
+}
+
 // page returns a page of u's feed as records: u's direct messages, and
-// broadcasts with u's read state, and the cursor of the next page.
-func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, string, error) {
+// broadcasts with u's receipts, and the cursor of the next page.
+func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord, string, error) {
 	if err := u.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -86,8 +123,20 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, str
 			return nil, "", err
 		}
 	}
+	if o.UpTo != "" {
+		upTo, err := idAfter(o.UpTo)
+		if err != nil {
+			return nil, "", err
+		}
+		if start == "" || upTo < start {
+			start = upTo
+		}
+	}
 	now := ib.now()
-	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now}
+	if o.Archived {
+		return ib.archivedPage(ctx, u, o, limit, start, binding, now)
+	}
+	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now, Archived: NotArchived}
 	m := merger{position: start}
 	for _, p := range append([]Partition{u.partition()}, u.shared()...) {
 		q := base
@@ -95,7 +144,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, str
 		m.streams = append(m.streams, &feedStream{q: q, next: start, more: true})
 	}
 
-	var out []Record
+	var out []feedRecord
 	for round := 0; ; round++ {
 		if err := ib.fetch(ctx, m.streams); err != nil {
 			return nil, "", err
@@ -105,7 +154,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, str
 			if !progressed {
 				break
 			}
-			if ok && visible(rec.Message, o, now) {
+			if ok && visible(rec, o, now) {
 				out = append(out, rec)
 			}
 		}
@@ -125,11 +174,95 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]Record, str
 	return out, "", nil
 }
 
+// archivedPage returns a page of the messages u archived, below start:
+// u's archived direct messages and receipts, read from u's partition, and
+// the broadcasts and group messages the receipts name, read by key.
+func (ib *Inbox) archivedPage(ctx context.Context, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
+	shared := map[string]Partition{"": u.Scope.public()}
+	for _, p := range u.shared()[1:] {
+		shared[p.Group] = p
+	}
+	q := Query{Partition: u.partition(), Before: start, Limit: limit + 1, Category: o.Category, Now: now, Archived: OnlyArchived}
+	var out []feedRecord
+	for round := 0; round < listRounds && len(out) < limit; round++ {
+		res, err := ib.store.Query(ctx, q)
+		if err != nil {
+			return nil, "", err
+		}
+		var keys []Key
+		for _, r := range res.Records {
+			if p, ok := shared[r.Message.Audience.Group]; ok && r.Receipt {
+				keys = append(keys, Key{Partition: p, ID: r.Message.ID})
+			}
+		}
+		found := map[string]Record{}
+		for len(keys) > 0 {
+			n := min(len(keys), maxGetKeys)
+			recs, err := ib.store.GetRecords(ctx, keys[:n])
+			if err != nil {
+				return nil, "", err
+			}
+			keys = keys[n:]
+			for _, r := range recs {
+				found[r.Message.ID] = r
+			}
+		}
+		for i, r := range res.Records {
+			f := feedRecord{Record: r}
+			if r.Receipt {
+				b, ok := found[r.Message.ID]
+				if !ok {
+					continue // a group u is not in, or a message removed
+				}
+				receipt := r
+				f = feedRecord{Record: b, receipt: &receipt}
+			}
+			if !visible(f, o, now) {
+				continue
+			}
+			out = append(out, f)
+			if len(out) == limit {
+				if i+1 < len(res.Records) || res.Next != "" {
+					cursor, err := ib.encodeCursor(r.Message.ID, binding)
+					return out, cursor, err
+				}
+				return out, "", nil
+			}
+		}
+		if res.Next == "" {
+			return out, "", nil
+		}
+		q.Before = res.Next
+	}
+	cursor, err := ib.encodeCursor(q.Before, binding)
+	return out, cursor, err
+}
+
+// idAfter returns the ID just above id, a ULID: the exclusive bound that
+// keeps the IDs up to id. Above the greatest ULID there is none: "".
+func idAfter(id string) (string, error) {
+	u, err := ulid.ParseStrict(id)
+	if err != nil {
+		return "", fmt.Errorf("%w: up-to id %q is not a ULID", ErrInvalidInput, id)
+	}
+	for i := len(u) - 1; i >= 0; i-- {
+		u[i]++
+		if u[i] != 0 {
+			return u.String(), nil
+		}
+	}
+	return "", nil
+}
+
 // visible applies List's filters again, whatever the store did.
-func visible(m Message, o ListOptions, now time.Time) bool {
+func visible(f feedRecord, o ListOptions, now time.Time) bool {
+	st := f.state()
+	m := f.Record.Message
 	return now.Before(m.ExpiresAt) &&
 		(o.Category == "" || m.Category == o.Category) &&
-		(!o.UnreadOnly || !m.IsRead())
+		(!o.UnreadOnly || st.ReadAt.IsZero()) &&
+		o.Archived == !st.ArchivedAt.IsZero() &&
+		st.DeletedAt.IsZero()
 }
 
 // fetch refills, in parallel, every stream whose buffer is empty and that
@@ -181,12 +314,12 @@ type merger struct {
 }
 
 // pop consumes the newest record(s) with one ID: a direct message, or a
-// broadcast with its ReadAt taken from the user's receipt. It reports
-// progressed false when no record can be consumed without reading more: a
-// stream with an empty buffer may still hold records above the newest
-// buffered one. ok is false when the consumed records make no message (a
-// receipt whose broadcast is gone).
-func (m *merger) pop() (rec Record, ok, progressed bool) {
+// broadcast with the user's receipt of it. It reports progressed false
+// when no record can be consumed without reading more: a stream with an
+// empty buffer may still hold records above the newest buffered one. ok is
+// false when the consumed records make no message (a receipt whose
+// broadcast is gone).
+func (m *merger) pop() (rec feedRecord, ok, progressed bool) {
 	head := ""
 	for _, s := range m.streams {
 		if len(s.buf) > 0 && s.buf[0].Message.ID > head {
@@ -194,11 +327,11 @@ func (m *merger) pop() (rec Record, ok, progressed bool) {
 		}
 	}
 	if head == "" {
-		return Record{}, false, false
+		return feedRecord{}, false, false
 	}
 	for _, s := range m.streams {
 		if len(s.buf) == 0 && s.more && head < s.next {
-			return Record{}, false, false
+			return feedRecord{}, false, false
 		}
 	}
 	var receipt, direct, public *Record
@@ -220,15 +353,11 @@ func (m *merger) pop() (rec Record, ok, progressed bool) {
 	m.position, m.consumed = head, true
 	switch {
 	case direct != nil:
-		return *direct, true, true
+		return feedRecord{Record: *direct}, true, true
 	case public != nil:
-		rec = *public
-		if receipt != nil {
-			rec.Message.ReadAt = receipt.Message.ReadAt
-		}
-		return rec, true, true
+		return feedRecord{Record: *public, receipt: receipt}, true, true
 	}
-	return Record{}, false, true
+	return feedRecord{}, false, true
 }
 
 // exhausted reports whether every record has been consumed.
@@ -258,10 +387,10 @@ func (m *merger) cursor() string {
 }
 
 // Get returns message id as u sees it: a direct message of u's, or a
-// broadcast to everyone or to one of u's groups, with u's read state. It
-// costs one round trip, a strongly consistent read of every place the
-// message can be. A message that does not exist, has expired, or was sent
-// to a group u is not in, is ErrNotFound.
+// broadcast to everyone or to one of u's groups, with u's marks (read,
+// archived). It costs one round trip, a strongly consistent read of every
+// place the message can be. A message that does not exist, has expired,
+// was sent to a group u is not in, or that u deleted, is ErrNotFound.
 func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := u.Validate(); err != nil {
 		return Message{}, err
@@ -269,21 +398,25 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := ValidateMessageID(id); err != nil {
 		return Message{}, err
 	}
-	rec, err := ib.lookup(ctx, u, id, ib.now())
-	return rec.Message, err
+	rec, receipt, err := ib.lookupState(ctx, u, id, ib.now())
+	if err != nil {
+		return Message{}, err
+	}
+	return feedRecord{Record: rec, receipt: receipt}.message(), nil
 }
 
-// lookup reads message id from u's partition and the shared ones at once
-// and returns it as u sees it at now: u's direct message, or the broadcast
-// with u's read state.
-func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (Record, error) {
+// lookupState reads message id from u's partition and the shared ones at
+// once and returns it as it is stored at now: u's direct message, or the
+// broadcast and u's receipt of it (nil if none). A message missing,
+// expired, or deleted by u is ErrNotFound.
+func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Time) (Record, *Record, error) {
 	keys := []Key{{Partition: u.partition(), ID: id}}
 	for _, p := range u.shared() {
 		keys = append(keys, Key{Partition: p, ID: id})
 	}
 	recs, err := ib.store.GetRecords(ctx, keys)
 	if err != nil {
-		return Record{}, err
+		return Record{}, nil, err
 	}
 	var own, public *Record
 	for i := range recs {
@@ -294,19 +427,17 @@ func (ib *Inbox) lookup(ctx context.Context, u User, id string, now time.Time) (
 		}
 	}
 	var rec Record
+	var receipt *Record
 	switch {
 	case own != nil && !own.Receipt:
 		rec = *own
 	case public != nil:
-		rec = *public
-		if own != nil {
-			rec.Message.ReadAt = own.Message.ReadAt
-		}
+		rec, receipt = *public, own
 	default:
-		return Record{}, ErrNotFound
+		return Record{}, nil, ErrNotFound
 	}
-	if !now.Before(rec.Message.ExpiresAt) {
-		return Record{}, ErrNotFound
+	if !now.Before(rec.Message.ExpiresAt) || receipt != nil && !receipt.DeletedAt.IsZero() {
+		return Record{}, nil, ErrNotFound
 	}
-	return rec, nil
+	return rec, receipt, nil
 }

@@ -84,6 +84,9 @@ type Message struct {
 	// ReadAt is when the user read the message; zero while unread. For a
 	// broadcast it comes from the user's read receipt.
 	ReadAt time.Time
+	// ArchivedAt is when the user archived the message; zero if it is not
+	// archived. For a broadcast it comes from the user's receipt.
+	ArchivedAt time.Time
 	// ExpiresAt is when the message expires (the expiredat TTL attribute).
 	ExpiresAt time.Time
 }
@@ -97,17 +100,26 @@ func (m Message) IsBroadcast() bool {
 // IsRead reports whether m has been read.
 func (m Message) IsRead() bool { return !m.ReadAt.IsZero() }
 
+// IsArchived reports whether m has been archived.
+func (m Message) IsArchived() bool { return !m.ArchivedAt.IsZero() }
+
 // Record is one item of a partition as a Store persists it: a message, a
-// broadcast (in the public partition or a group's) or a read receipt.
+// broadcast (in the public partition or a group's) or a receipt.
 //
-// A receipt (Receipt true) lives in a user's partition under the
-// broadcast's ID and carries only Message.ID, Message.Category,
-// Message.ReadAt, Message.ExpiresAt and, for a group's message,
-// Message.Audience.Group; its other fields are zero.
+// A receipt (Receipt true) is a user's state of a broadcast or group
+// message: it lives in the user's partition under the message's ID and
+// carries only Message.ID, Message.Category, Message.ExpiresAt, the user's
+// marks (Message.ReadAt, Message.ArchivedAt, DeletedAt) and, for a group's
+// message, Message.Audience.Group; its other fields are zero. The seeds
+// call it a read receipt: one with ReadAt is one.
 type Record struct {
 	Partition Partition
 	Receipt   bool
 	Message   Message
+	// DeletedAt is set on a receipt of a broadcast or group message that
+	// the user deleted from their inbox (it stays hidden from them); zero
+	// otherwise. A direct message a user deletes is removed instead.
+	DeletedAt time.Time
 	// Entry is the sort key of the record's ledger entry (see Store and
 	// LedgerSK), set by the Inbox on every record it writes; "" for a
 	// record another program wrote to the table, until a mark or Recount

@@ -21,9 +21,10 @@ var farFuture = time.Unix(1<<40, 0).UTC()
 
 // Recount rebuilds the counters and ledger of the inbox's public
 // partition, of u's groups' partitions and of u's partition from the
-// records they hold, and returns u's counts afterwards. It is the operators' repair path, for counters that drifted
-// because the table was changed behind the library's back. It reads every
-// record of both partitions, so its cost grows with them.
+// records they hold, and returns u's counts afterwards. It is the
+// operators' repair path, for counters that drifted because the table was
+// changed behind the library's back. It reads every record of those
+// partitions, so its cost grows with them.
 //
 // It is safe to run while the partitions are in use and while removals are
 // pending on the stream, and Counts stays exact while it runs, since every
@@ -37,7 +38,7 @@ var farFuture = time.Unix(1<<40, 0).UTC()
 //     the tombstone of a broadcast removed before it expired), so the
 //     stream's late delivery finds no entry and changes nothing;
 //   - an unexpired receipt whose broadcast no longer exists is deleted and
-//     taken out of the read counts;
+//     its marks taken out of the counts;
 //   - last, if the counters still differ from a recount of the records,
 //     they are replaced, but only if no other write changed them since they
 //     were read; otherwise that partition starts over, up to a few times,
@@ -112,11 +113,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		case dead[rec.Message.ID]:
 			removals = append(removals, Removal{Record: rec, Deltas: RemovalDeltas(rec), Delete: true, Now: now})
 		default:
-			// A record's counters are the negation of its removal's.
-			for _, d := range RemovalDeltas(rec) {
-				d.Published, d.Read = -d.Published, -d.Read
-				deltas = append(deltas, d)
-			}
+			deltas = append(deltas, recordCounters(rec)...)
 		}
 	}
 	// The entries left are of records that are gone: account their pending
@@ -150,17 +147,17 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 func sameEntry(e, rec Record) bool {
 	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category &&
 		(!rec.Receipt || e.Message.Audience.Group == rec.Message.Audience.Group) &&
-		e.Message.IsRead() == rec.Message.IsRead() && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
+		e.State().same(rec.State()) && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // sameTallies reports whether two sets of counters of one partition hold
 // the same non-zero tallies.
 func sameTallies(a, b []Counter) bool {
-	tallies := func(cs []Counter) map[string][2]int64 {
-		out := map[string][2]int64{}
+	tallies := func(cs []Counter) map[string]Counter {
+		out := map[string]Counter{}
 		for _, c := range cs {
-			if c.Published != 0 || c.Read != 0 {
-				out[CounterSK(c.Category, c.Group)] = [2]int64{c.Published, c.Read}
+			if !c.IsZero() {
+				out[CounterSK(c.Category, c.Group)] = c.tallies()
 			}
 		}
 		return out

@@ -8,65 +8,104 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Counter is one stats record (kind US): the published and read tallies of
-// a partition, for all categories (Category "", stored as c#*) or one
-// category (c#<category>). The same type carries a change to a counter,
-// where the fields hold the amounts to add.
+// Counter is one stats record (kind US): the tallies of a partition, for
+// all categories (Category "", stored as c#*) or one category
+// (c#<category>). The same type carries a change to a counter, where the
+// fields hold the amounts to add.
 //
-// In a user's partition, the seed's counters tally every read, receipts of
-// everyone's and of every group's messages alike; counters with a Group
-// tally again the reads of that group's messages (c#*#<group>,
-// c#<category>#<group>), so that Counts can leave out the groups the user
-// is not in.
+// Published and Read are the seed's: the messages of the partition, and
+// the records of a user's partition that are read (its read messages and
+// receipts). The other tallies are the user's marks, in a user's
+// partition only: Archived (records archived), ArchivedRead (archived and
+// read) and Hidden (receipts of broadcasts the user deleted).
+//
+// In a user's partition, the counters tally receipts of everyone's and of
+// every group's messages alike; counters with a Group tally again the
+// receipts of that group's messages (c#*#<group>, c#<category>#<group>),
+// so that Counts can leave out the groups the user is not in.
 type Counter struct {
 	Partition Partition
 	// Category is "" for the partition's total (c#*).
 	Category string
-	// Group is set for the read counters of one group's messages in a
-	// user's partition; "" for the partition's own counters.
+	// Group is set for the counters of one group's receipts in a user's
+	// partition; "" for the partition's own counters.
 	Group     string
 	Published int64
-	// Read is always zero in a shared partition.
-	Read int64
+	// Read, Archived, ArchivedRead and Hidden are always zero in a shared
+	// partition.
+	Read         int64
+	Archived     int64
+	ArchivedRead int64
+	Hidden       int64
 }
 
-// Tally is a total, read and unread count.
+// tallies returns c's tallies alone, without its key.
+func (c Counter) tallies() Counter {
+	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden}
+}
+
+// IsZero reports whether every tally of c is zero.
+func (c Counter) IsZero() bool { return c.tallies() == Counter{} }
+
+// Add adds d's tallies to c's (not its key): how a store applies a change.
+func (c *Counter) Add(d Counter) {
+	c.Published += d.Published
+	c.Read += d.Read
+	c.Archived += d.Archived
+	c.ArchivedRead += d.ArchivedRead
+	c.Hidden += d.Hidden
+}
+
+// negated returns c with every tally negated.
+func (c Counter) negated() Counter {
+	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = -c.Published, -c.Read, -c.Archived, -c.ArchivedRead, -c.Hidden
+	return c
+}
+
+// Tally is the counts of a user's messages: Total, Read and Unread count
+// the messages List shows by default (not archived); Archived counts the
+// archived ones.
 type Tally struct {
-	Total  int64
-	Read   int64
-	Unread int64
+	Total    int64
+	Read     int64
+	Unread   int64
+	Archived int64
 }
 
 // Counts is a user's counts in one inbox, direct messages and broadcasts
 // together: exactly what a full List of the user's feed shows.
 type Counts struct {
 	Tally
+	// Unseen counts the messages of Total that are unread and above the
+	// user's seen watermark (see Inbox.MarkSeen): a badge's number.
+	Unseen int64
 	// Categories holds a Tally for each category of which the user's feed
 	// holds a message.
 	Categories map[string]Tally
 }
 
-// newTally computes unread from total and read. Counts are exact, so read
-// never exceeds total unless the table was changed behind the library's
-// back (Recount repairs that); unread is then shown as zero, not negative.
-func newTally(total, read int64) Tally {
-	return Tally{Total: total, Read: read, Unread: max(total-read, 0)}
+// newTally turns the summed tallies of a user's feed into a Tally: Total
+// is what is published less what is archived or hidden, Read the reads of
+// what is not archived. Counts are exact, so no figure is negative unless
+// the table was changed behind the library's back (Recount repairs that);
+// it is then shown as zero.
+func newTally(c Counter) Tally {
+	total := max(c.Published-c.Archived-c.Hidden, 0)
+	read := max(c.Read-c.ArchivedRead, 0)
+	return Tally{Total: total, Read: read, Unread: max(total-read, 0), Archived: max(c.Archived, 0)}
 }
 
 // countSum adds up counters and changes to them by category.
 type countSum map[string]*Counter
 
-// add adds c's tallies to its category's sum (read only with withRead).
-func (s countSum) add(c Counter, withRead bool) {
+// add adds c's tallies to its category's sum.
+func (s countSum) add(c Counter) {
 	t := s[c.Category]
 	if t == nil {
 		t = &Counter{Category: c.Category}
 		s[c.Category] = t
 	}
-	t.Published += c.Published
-	if withRead {
-		t.Read += c.Read
-	}
+	t.Add(c.tallies())
 }
 
 // counts returns the sums as Counts, leaving out empty categories.
@@ -74,73 +113,91 @@ func (s countSum) counts() Counts {
 	out := Counts{Categories: map[string]Tally{}}
 	for cat, t := range s {
 		if cat == "" {
-			out.Tally = newTally(t.Published, t.Read)
+			out.Tally = newTally(*t)
 			continue
 		}
-		if t.Published != 0 || t.Read != 0 {
-			out.Categories[cat] = newTally(t.Published, t.Read)
+		if tl := newTally(*t); tl != (Tally{}) {
+			out.Categories[cat] = tl
 		}
 	}
 	return out
 }
 
-// Counts returns u's total, read and unread counts, overall and per
-// category: exactly what a full List of u's feed shows at this instant,
-// u's direct messages and the messages of everyone and of u's groups.
+// Counts returns u's counts, overall and per category: exactly what a full
+// List of u's feed shows at this instant (u's direct messages and the
+// messages of everyone and of u's groups, less what u archived or deleted),
+// the archived ones, and how many are unseen.
 //
 // It reads the stats of u's partition and of each shared one
 // (Store.Stats, in parallel: one round trip, whatever the number of
-// messages), adds their counters, takes out the reads of groups u is not
-// in, and takes out the ledger entries of records that have expired, so
-// messages that DynamoDB's TTL has not deleted yet, or whose deletion the
-// stream has not accounted yet, are not counted. While a broadcast removed
-// before its expiry has receipts standing (until its original expiry), a
-// second round trip reads u's receipt of each such broadcast, so that u's
-// read count leaves it out too.
+// messages), adds their counters, takes out u's marks on the messages of
+// groups u is not in, and takes out the ledger entries of records that
+// have expired, so messages that DynamoDB's TTL has not deleted yet, or
+// whose deletion the stream has not accounted yet, are not counted. While a
+// broadcast removed before its expiry has receipts standing (until its
+// original expiry), a second round trip reads u's receipt of each such
+// broadcast, so that u's counts leave it out too.
+//
+// Unseen is counted from the records above u's seen watermark, read in the
+// same round trip: from the watermark this Inbox last saw for u, or the
+// newest few records of each partition if it saw none; if those do not
+// reach down to the watermark (many messages arrived since), more rounds
+// read the rest. Its cost grows with the unseen messages, not with the
+// feed.
 func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
 	now := ib.now()
-	shared := u.shared()
-	stats := make([]Stats, 1+len(shared))
+	parts := append([]Partition{u.partition()}, u.shared()...)
+	stats := make([]Stats, len(parts))
+	probes := make([]QueryResult, len(parts))
+	after, limit := ib.seen.get(u.partition())
 	g, gctx := errgroup.WithContext(ctx)
-	for i, p := range append([]Partition{u.partition()}, shared...) {
+	for i, p := range parts {
 		g.Go(func() (err error) { stats[i], err = ib.store.Stats(gctx, p, now); return err })
+		if limit == 0 {
+			probes[i].Next = maxID // not read: unseen reads it all if it must
+			continue
+		}
+		g.Go(func() (err error) {
+			probes[i], err = ib.store.Query(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return Counts{}, err
 	}
-	in := map[string]bool{"": true} // the groups whose reads count
-	for _, p := range shared[1:] {
+	in := map[string]bool{"": true} // the groups whose receipts count
+	for _, p := range parts[2:] {
 		in[p.Group] = true
 	}
 	sum := countSum{"": {}}
 	for _, c := range stats[0].Counters {
 		switch {
 		case c.Group == "":
-			sum.add(c, true)
+			sum.add(c)
 		case !in[c.Group]:
-			sum.add(Counter{Category: c.Category, Read: -c.Read}, true)
+			sum.add(c.negated())
 		}
 	}
 	var tombstones []Record
 	for _, st := range stats[1:] {
 		for _, c := range st.Counters {
 			if c.Group == "" {
-				sum.add(c, false)
+				sum.add(Counter{Category: c.Category, Published: c.Published})
 			}
 		}
 		tombstones = append(tombstones, st.Tombstones...)
 	}
 	// Expired entries, and receipts of removed broadcasts, are counted
-	// out, but for the reads of groups left out already.
+	// out, but for the receipts of groups left out already.
 	out := func(recs ...Record) {
 		for _, r := range recs {
 			if !r.Receipt || in[r.Message.Audience.Group] {
 				for _, d := range RemovalDeltas(r) {
 					if d.Group == "" {
-						sum.add(d, true)
+						sum.add(d)
 					}
 				}
 			}
@@ -154,7 +211,65 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 		return Counts{}, err
 	}
 	out(dead...)
-	return sum.counts(), nil
+	c := sum.counts()
+	seen := stats[0].Seen
+	ib.seen.put(u.partition(), seen)
+	if seen == "" {
+		// No watermark: nothing was ever marked seen.
+		c.Unseen = c.Unread
+		return c, nil
+	}
+	if after > seen {
+		// The watermark this Inbox remembered is above the stored one
+		// (the table was restored, say): the probes missed records.
+		probes = make([]QueryResult, len(parts))
+		for i := range probes {
+			probes[i].Next = maxID
+		}
+	}
+	if c.Unseen, err = ib.unseen(ctx, parts, probes, seen, now); err != nil {
+		return Counts{}, err
+	}
+	return c, nil
+}
+
+// unseen counts the messages of parts above the seen watermark seen that
+// u's feed shows unread: probes hold each partition's newest records
+// (above a lower watermark); the rest are read from the store.
+func (ib *Inbox) unseen(ctx context.Context, parts []Partition, probes []QueryResult, seen string, now time.Time) (int64, error) {
+	var n int64
+	marked := map[string]bool{} // shared messages u has a receipt of
+	var shared []string
+	for i, p := range parts {
+		res := probes[i]
+		for {
+			for _, r := range res.Records {
+				switch {
+				case r.Message.ID <= seen:
+				case r.Receipt:
+					marked[r.Message.ID] = true
+				case i > 0:
+					shared = append(shared, r.Message.ID)
+				case !r.Message.IsRead() && !r.Message.IsArchived():
+					n++
+				}
+			}
+			if res.Next == "" || res.Next <= seen {
+				break
+			}
+			var err error
+			res, err = ib.store.Query(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, id := range shared {
+		if !marked[id] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // deadReceipts returns u's unexpired receipts of the broadcasts tombstones
@@ -188,23 +303,19 @@ const maxGetKeys = 100
 // counterDeltas returns the changes to partition p's total and, if category
 // is set, its category counter.
 func counterDeltas(p Partition, category string, published, read int64) []Counter {
-	out := []Counter{{Partition: p, Published: published, Read: read}}
-	if category != "" {
-		out = append(out, Counter{Partition: p, Category: category, Published: published, Read: read})
-	}
-	return out
+	return tallyDeltas(p, category, "", Counter{Published: published, Read: read})
 }
 
-// readDeltas returns the changes to user partition p's read counters for
-// read messages of category of group (of everyone's, or a direct message,
-// if group is ""): the seed's counters, and the group's.
-func readDeltas(p Partition, category, group string, read int64) []Counter {
-	out := counterDeltas(p, category, 0, read)
-	if group != "" {
-		for _, c := range counterDeltas(p, category, 0, read) {
-			c.Group = group
-			out = append(out, c)
-		}
+// tallyDeltas returns the changes t to partition p's counters of group
+// ("" for the partition's own): the total's and, if category is set, the
+// category's.
+func tallyDeltas(p Partition, category, group string, t Counter) []Counter {
+	t = t.tallies()
+	t.Partition, t.Group = p, group
+	out := []Counter{t}
+	if category != "" {
+		t.Category = category
+		out = append(out, t)
 	}
 	return out
 }
@@ -220,8 +331,7 @@ func mergeCounters(cs []Counter) []Counter {
 	for _, c := range cs {
 		k := key{c.Partition, c.Category, c.Group}
 		if i, ok := idx[k]; ok {
-			out[i].Published += c.Published
-			out[i].Read += c.Read
+			out[i].Add(c)
 			continue
 		}
 		idx[k] = len(out)

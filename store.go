@@ -24,7 +24,7 @@ import (
 // With every message, broadcast and receipt it writes, a Store keeps the
 // record's ledger entry, named by Record.Entry (LedgerSK): a copy of what
 // the record adds to the counters (its key, expiry, category, whether it
-// is a receipt and whether it is read), written and changed in the same
+// is a receipt and of which group, and the user's marks on it), written and changed in the same
 // atomic unit as the record and its counters, and the record notes its
 // entry. Unlike the record, an entry does not expire: only ApplyRemoval
 // (when the record's removal is accounted) deletes it. So at any time the
@@ -56,33 +56,46 @@ type Store interface {
 	GetRecords(ctx context.Context, keys []Key) ([]Record, error)
 
 	// Query returns records (messages, broadcasts and receipts) of one
-	// partition in descending ID order, see Query. Counters, ledger entries
-	// and other non-message items are never returned.
+	// partition in descending ID order, see Query, strongly consistent.
+	// Counters, ledger entries and other non-message items are never
+	// returned.
 	Query(ctx context.Context, q Query) (QueryResult, error)
 
-	// MarkRead applies every mark, writes each marked record's ledger entry
-	// Mark.Entry (as the record stands after the mark) and adds deltas to
-	// their counters, all or nothing, in one atomic unit. Callers pass at
-	// most MaxMarkBatch marks.
+	// Mark applies every mark, writes each marked record's ledger entry
+	// Mark.Entry (as the record stands after the mark; deleted with it) and
+	// adds deltas to their counters, all or nothing, in one atomic unit.
+	// Callers pass at most MaxMarkBatch marks, each key at most once. A
+	// mark changes a user's marks on one message from From to To (see
+	// State), or the user's seen watermark:
 	//
-	// For a direct mark (Receipt unset), the message at Key must exist, have
-	// no ReadAt, expire after Now, have the mark's Category and ExpiresAt,
-	// and have the entry Mark.Entry or none (then it is adopted); its
-	// ReadAt and Entry are set. For a receipt mark, no record may exist at
-	// Key, and the broadcast with Key.ID in Shared (of Key's tenant and
-	// inbox) must exist, expire after Now and have the mark's Category and
-	// ExpiresAt; a receipt record is created at Key, of Shared's group.
+	// For a direct mark (Receipt unset), the message at Key must exist,
+	// expire after Now, have the mark's Category and ExpiresAt, the entry
+	// Mark.Entry or none (then it is adopted), and exactly From's marks
+	// (ReadAt, ArchivedAt set or unset alike); it gets To's marks and Entry.
+	// With Delete it is deleted instead, with its entry.
+	//
+	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
+	// tenant and inbox) must exist, expire after Now and have the mark's
+	// Category and ExpiresAt. If From is zero no record may exist at Key,
+	// else the receipt at Key must have exactly From's marks and the entry
+	// Mark.Entry. The receipt gets To's marks, of Shared's group; if To is
+	// zero it is deleted with its entry.
+	//
+	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
+	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
+	// it has no entry and no deltas.
 	//
 	// If a condition fails nothing is applied and the error matches
-	// ErrAlreadyRead (the message is already read, or the receipt exists) or
-	// ErrNotFound (the message or broadcast is missing or expired). With
-	// several marks the error may name either reason.
-	MarkRead(ctx context.Context, marks []Mark, deltas []Counter) error
+	// ErrStateChanged (the marks, or the receipt's existence, are not From;
+	// the watermark is not below Seen) or ErrNotFound (the message or
+	// broadcast is missing or expired). With several marks the error may
+	// name either reason.
+	Mark(ctx context.Context, marks []Mark, deltas []Counter) error
 
 	// Stats returns, in one round trip and strongly consistent, every stats
 	// record of partition p with their version, the ledger entries of p
-	// that expire at or before now, and the tombstones of p that expire
-	// after now. See Stats.
+	// that expire at or before now, the tombstones of p that expire after
+	// now, and p's seen watermark. See Stats.
 	Stats(ctx context.Context, p Partition, now time.Time) (Stats, error)
 
 	// ApplyRemoval accounts the removal of r.Record, at most once, all or
@@ -103,7 +116,7 @@ type Store interface {
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same
-	// key, read state and Entry, or none) the ledger entry r.Adopt's
+	// key, marks and Entry, or none) the ledger entry r.Adopt's
 	// AdoptAs names, recording it on the record, atomically per record; a
 	// record that is gone or changed is skipped.
 	// Then, with r.Reset, it replaces every stats record of partition p
@@ -116,9 +129,14 @@ type Store interface {
 
 	// ClaimHostID returns the claim that stands for c.HostSystemID in
 	// c.Scope: c itself if this call made it, or an earlier claim that
-	// expires after c.Now, with the ID, expiry and digest it was made with
-	// (an expired one is replaced by c). A claim may be forgotten after its
-	// ExpiresAt.
+	// expires after c.Now, with the ID, group, expiry and digest it was
+	// made with (an expired one is replaced by c). A claim may be
+	// forgotten after its ExpiresAt.
+	//
+	// With c.Retire it makes no claim: it sets the Digest of the standing
+	// claim to RetiredDigest, if that claim's ID is c.ID (or c.ID is
+	// empty), and returns it so changed; with no standing claim it returns
+	// a zero HostClaim.
 	ClaimHostID(ctx context.Context, c HostClaim) (HostClaim, error)
 
 	// Config returns the tenant settings and inbox config of s in one round
@@ -132,11 +150,11 @@ type Store interface {
 	PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) error
 }
 
-// MaxMarkBatch is the most marks an Inbox passes to one Store.MarkRead, so
+// MaxMarkBatch is the most marks an Inbox passes to one Store.Mark, so
 // that marks, their ledger entries, conditions and counters fit in one
 // DynamoDB transaction (100 items): a receipt takes three items (the
 // receipt, its entry and the check of its broadcast), and each mark can
-// add a category counter.
+// add counters.
 const MaxMarkBatch = 24
 
 // Query selects records of one partition for Store.Query.
@@ -144,6 +162,8 @@ type Query struct {
 	Partition Partition
 	// Before is an exclusive upper bound on IDs; "" starts at the newest.
 	Before string
+	// After is an exclusive lower bound on IDs; "" reads to the oldest.
+	After string
 	// Limit is the most records the store evaluates (before filtering), at
 	// least 1. A store may evaluate fewer and return Next.
 	Limit int
@@ -152,6 +172,8 @@ type Query struct {
 	// UnreadOnly drops messages that have ReadAt. Receipts are kept: the
 	// Inbox needs them to know which broadcasts are read.
 	UnreadOnly bool
+	// Archived filters by the archive mark: see ArchiveFilter.
+	Archived ArchiveFilter
 	// Now drops records that expire at or before Now; zero keeps all.
 	Now time.Time
 }
@@ -162,19 +184,31 @@ type QueryResult struct {
 	Records []Record
 	// Next is the Before of the following page: the ID of the last record
 	// evaluated, which may be lower than the last one returned when filters
-	// dropped records. "" means no records remain below; a non-empty Next
-	// may lead to an empty page.
+	// dropped records. "" means no records remain below (above After); a
+	// non-empty Next may lead to an empty page.
 	Next string
 }
 
-// Mark is one change of Store.MarkRead: a direct message to mark read, or a
-// receipt to create for a broadcast.
+// ArchiveFilter selects records of a Store.Query by the archive mark.
+type ArchiveFilter int
+
+// The values of ArchiveFilter.
+const (
+	// AnyArchived keeps every record.
+	AnyArchived ArchiveFilter = iota
+	// NotArchived drops messages that have ArchivedAt; receipts are kept.
+	NotArchived
+	// OnlyArchived keeps only messages and receipts that have ArchivedAt.
+	OnlyArchived
+)
+
+// Mark is one change of Store.Mark: the user's marks on a direct message
+// or on a broadcast or group message (its receipt), or the user's seen
+// watermark.
 type Mark struct {
 	// Key is the direct message, or where the receipt goes: the user's
-	// partition and the broadcast's ID.
+	// partition and the broadcast's ID. A watermark mark has no ID.
 	Key Key
-	// ReadAt is the time to record.
-	ReadAt time.Time
 	// Now is the time the message or broadcast must expire after.
 	Now time.Time
 	// Receipt is set for a receipt of a broadcast, unset for a direct
@@ -183,14 +217,22 @@ type Mark struct {
 	// Shared is, for a receipt, the partition of its broadcast: the public
 	// partition, or a group's (the receipt records the group).
 	Shared Partition
-	// Entry is the ledger entry the mark writes: the direct message's own,
-	// or a new one (LedgerSK) for a receipt or a message without one.
+	// Entry is the ledger entry of the record: the direct message's or
+	// receipt's own, or a new one (LedgerSK) for a new receipt or a message
+	// without one.
 	Entry string
 	// Category and ExpiresAt are the marked message's (a receipt copies
 	// them from its broadcast). The store records them in the ledger entry
 	// it writes for the mark.
 	Category  string
 	ExpiresAt time.Time
+	// From are the marks the record must have; To the marks it gets.
+	From, To State
+	// Delete asks for a direct message to be deleted, with its entry.
+	Delete bool
+	// Seen is the watermark a watermark mark raises to: the greatest
+	// message ID that counts as seen.
+	Seen string
 }
 
 // Stats is what Store.Stats returns of one partition.
@@ -201,15 +243,19 @@ type Stats struct {
 	// fences Repair against concurrent writes.
 	Version int64
 	// Expired holds the ledger entries, as records (Key, Receipt, Category,
-	// ReadAt, ExpiresAt and Entry set), of the partition's records that expire at
-	// or before the time Stats was given, whether or not the record still
-	// exists: their removal has not been accounted yet.
+	// the marks, the group of a receipt, ExpiresAt and Entry set), of the
+	// partition's records that expire at or before the time Stats was
+	// given, whether or not the record still exists: their removal has not
+	// been accounted yet.
 	Expired []Record
 	// Tombstones are the partition's broadcasts whose removal was accounted
 	// before they expired, as records (ID, Category and the original
 	// ExpiresAt set), that expire after the time Stats was given. Receipts
 	// of them may still stand in users' partitions.
 	Tombstones []Record
+	// Seen is a user partition's seen watermark: every message ID up to it
+	// counts as seen; "" if the user never marked anything seen.
+	Seen string
 }
 
 // Removal is the accounting of one removed record for Store.ApplyRemoval.
@@ -253,9 +299,20 @@ type HostClaim struct {
 	ID string
 	// ExpiresAt is when the claim, and every copy made under it, expires.
 	ExpiresAt time.Time
+	// Group is the shared partition's group of a broadcast (PublicGroup
+	// for everyone's), "" for a message published to users.
+	Group string
 	// Digest identifies the message's content, so that a reuse of the host
-	// system ID with other content can be refused.
+	// system ID with other content can be refused; RetiredDigest once the
+	// message was redacted.
 	Digest string
 	// Now is the time an earlier claim must expire after to stand.
 	Now time.Time
+	// Retire asks ClaimHostID to retire the standing claim instead of
+	// making one.
+	Retire bool
 }
+
+// RetiredDigest is the Digest of a claim whose message was redacted: a
+// retry with its host system ID is refused (ErrConflict) until it expires.
+const RetiredDigest = "retired"

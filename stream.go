@@ -145,22 +145,15 @@ func removalID(eventID string) string {
 }
 
 // RemovalDeltas returns the counter changes that account for rec's
-// removal: published -1 in its partition (total and category) if it is a
-// message or broadcast, and read -1 in the user's partition if it was read
-// (a read message or a receipt), in the group's read counters too for a
-// receipt of a group's message. Stores that remove records themselves, like
-// the in-memory one, apply exactly these.
+// removal: the negation of what it adds (published -1 in its partition if
+// it is a message or broadcast; read, archived, archivedread and hidden -1
+// in the user's partition for the marks it carries, in the group's
+// counters too for a receipt of a group's message). Stores that remove
+// records themselves, like the in-memory one, apply exactly these.
 func RemovalDeltas(rec Record) []Counter {
-	var out []Counter
-	if !rec.Receipt {
-		out = counterDeltas(rec.Partition, rec.Message.Category, -1, 0)
-	}
-	if rec.Message.IsRead() && !rec.Partition.IsShared() {
-		group := ""
-		if rec.Receipt {
-			group = rec.Message.Audience.Group
-		}
-		out = mergeCounters(append(out, readDeltas(rec.Partition, rec.Message.Category, group, -1)...))
+	out := recordCounters(rec)
+	for i := range out {
+		out[i] = out[i].negated()
 	}
 	return out
 }

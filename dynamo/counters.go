@@ -28,6 +28,14 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteIt
 	if hasRead(d) {
 		upd = upd.Add(expression.Name("read"), expression.Value(d.Read))
 	}
+	for _, t := range []struct {
+		name string
+		v    int64
+	}{{"archived", d.Archived}, {"archivedread", d.ArchivedRead}, {"hidden", d.Hidden}} {
+		if t.v != 0 {
+			upd = upd.Add(expression.Name(t.name), expression.Value(t.v))
+		}
+	}
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
@@ -82,10 +90,10 @@ func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteIte
 	return out, nil
 }
 
-// Stats reads p's stats records, tombstones and the ledger entries
-// expiring at or before now with one strongly consistent Query of the sort
-// keys from c# to e#<now> (more pages only past 1 MB): c#* and
-// c#<category>, d#<id>, then e#<expiry>#<id> up to now. Tombstones that
+// Stats reads p's stats records, seen watermark, tombstones and the ledger
+// entries expiring at or before now with one strongly consistent Query of
+// the sort keys from c# to e#<now> (more pages only past 1 MB): c#* and
+// c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now. Tombstones that
 // have expired but not yet been deleted are left out.
 func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
 	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
@@ -110,6 +118,12 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 			if c.Category == "" && c.Group == "" {
 				st.Version = ver
 			}
+		case sk == inbox.SeenSK:
+			var it seenItem
+			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+				return inbox.Stats{}, fmt.Errorf("dynamo: decode seen watermark of %s: %w", p.PK(), err)
+			}
+			st.Seen = it.Seen
 		case strings.HasPrefix(sk, inbox.TombstonePrefix):
 			t, err := s.decodeTombstone(p, av)
 			if err != nil {
@@ -143,7 +157,8 @@ func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeVa
 	if err != nil {
 		return inbox.Counter{}, 0, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
-	return inbox.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read}, it.Ver, nil
+	return inbox.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read,
+		Archived: it.Archived, ArchivedRead: it.ArchivedRead, Hidden: it.Hidden}, it.Ver, nil
 }
 
 // queryAll returns every item matching key condition kc, strongly
@@ -293,19 +308,15 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	}
 }
 
-// adopt gives rec, if it still exists with the read state and entry given,
-// the entry of as (rec with its new Entry).
+// adopt gives rec, if it still exists with the marks and entry given, the
+// entry of as (rec with its new Entry).
 func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
-	read := unread()
-	if rec.Message.IsRead() {
-		read = expression.Name(attrReadAt).AttributeType(expression.Number)
-	}
 	ledger := expression.Name(inbox.LedgerAttribute)
 	own := ledger.AttributeNotExists()
 	if rec.Ledgered() {
 		own = ledger.Equal(expression.Value(rec.Entry))
 	}
-	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), read, own)
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State()), own)
 	expr, err := expression.NewBuilder().WithCondition(cond).
 		WithUpdate(expression.Set(ledger, expression.Value(as.Entry))).Build()
 	if err != nil {
@@ -351,13 +362,16 @@ func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder
 // counterItem returns the whole stats item of c, with version ver if set.
 func (s *Store) counterItem(c inbox.Counter, ver int64) (map[string]types.AttributeValue, error) {
 	av, err := s.item(c.Partition.PK(), inbox.CounterSK(c.Category, c.Group), counterItem{
-		Kind:      kindCounter,
-		Published: c.Published,
-		Read:      c.Read,
-		Ver:       ver,
-		TenantKey: c.Partition.Tenant,
-		InboxKey:  c.Partition.Inbox,
-		UID:       c.Partition.User + c.Partition.Group,
+		Kind:         kindCounter,
+		Published:    c.Published,
+		Read:         c.Read,
+		Archived:     c.Archived,
+		ArchivedRead: c.ArchivedRead,
+		Hidden:       c.Hidden,
+		Ver:          ver,
+		TenantKey:    c.Partition.Tenant,
+		InboxKey:     c.Partition.Inbox,
+		UID:          c.Partition.User + c.Partition.Group,
 	}, time.Time{})
 	if err != nil {
 		return nil, err

@@ -308,7 +308,7 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 						fail("mark read", err)
 					}
 				case op < 75:
-					if _, err := ib.MarkAllRead(ctx, scope.User(u)); err != nil {
+					if _, err := ib.MarkAllRead(ctx, scope.User(u), inbox.ListOptions{}); err != nil {
 						fail("mark all read", err)
 					}
 				case op < 90:

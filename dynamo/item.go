@@ -22,9 +22,12 @@ const (
 	kindRemoval   = "RX" // applied-removal marker
 	kindLedger    = "LE" // ledger entry
 	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
+	kindSeen      = "SN" // a user's seen watermark
 	attrHeaders   = "headers"
 	attrAudiences = "audiences" // seed 000 keeps it at the top level
 	attrReadAt    = "readat"
+	attrArchived  = "archivedat"
+	attrDeleted   = "deletedat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
 )
@@ -39,6 +42,8 @@ type messageItem struct {
 	Message   *messageAttr  `dynamodbav:"message,omitempty"`
 	Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 	ReadAt    *int64        `dynamodbav:"readat,omitempty"`
+	Archived  *int64        `dynamodbav:"archivedat,omitempty"`
+	Deleted   *int64        `dynamodbav:"deletedat,omitempty"` // a receipt's
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
 	Group     string        `dynamodbav:"group,omitempty"` // a receipt's: its broadcast's group
 	TenantKey string        `dynamodbav:"tenant_key"`
@@ -65,7 +70,18 @@ type ledgerItem struct {
 	Receipt  bool          `dynamodbav:"receipt,omitempty"`
 	Taxonomy *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
 	ReadAt   *int64        `dynamodbav:"readat,omitempty"`
+	Archived *int64        `dynamodbav:"archivedat,omitempty"`
+	Deleted  *int64        `dynamodbav:"deletedat,omitempty"`
 	Group    string        `dynamodbav:"group,omitempty"`
+}
+
+// seenItem is a user's seen watermark (sort key cs#seen) without its key.
+type seenItem struct {
+	Kind      string `dynamodbav:"kind"`
+	Seen      string `dynamodbav:"seen"`
+	TenantKey string `dynamodbav:"tenant_key"`
+	InboxKey  string `dynamodbav:"inbox_key"`
+	UID       string `dynamodbav:"uid"`
 }
 
 // tombstoneItem is the tombstone of a broadcast removed before it expired,
@@ -104,13 +120,16 @@ type taxonomyAttr struct {
 // counterItem is a stats item without its key attributes. Ver is the
 // partition's counter version, kept on the c#* item only.
 type counterItem struct {
-	Kind      string `dynamodbav:"kind"`
-	Published int64  `dynamodbav:"published"`
-	Read      int64  `dynamodbav:"read"`
-	Ver       int64  `dynamodbav:"ver,omitempty"`
-	TenantKey string `dynamodbav:"tenant_key"`
-	InboxKey  string `dynamodbav:"inbox_key"`
-	UID       string `dynamodbav:"uid"`
+	Kind         string `dynamodbav:"kind"`
+	Published    int64  `dynamodbav:"published"`
+	Read         int64  `dynamodbav:"read"`
+	Archived     int64  `dynamodbav:"archived,omitempty"`
+	ArchivedRead int64  `dynamodbav:"archivedread,omitempty"`
+	Hidden       int64  `dynamodbav:"hidden,omitempty"`
+	Ver          int64  `dynamodbav:"ver,omitempty"`
+	TenantKey    string `dynamodbav:"tenant_key"`
+	InboxKey     string `dynamodbav:"inbox_key"`
+	UID          string `dynamodbav:"uid"`
 }
 
 type tenantItem struct {
@@ -134,6 +153,7 @@ type inboxConfigItem struct {
 type claimItem struct {
 	Kind      string `dynamodbav:"kind"`
 	ID        string `dynamodbav:"id"`
+	Group     string `dynamodbav:"group,omitempty"`
 	Digest    string `dynamodbav:"digest,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	InboxKey  string `dynamodbav:"inbox_key"`
@@ -182,18 +202,21 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 		Message:  &messageAttr{Title: m.Title, Body: m.Body, CTAURI: m.CTAURI},
 		Taxonomy: taxonomy(m.Category),
 		ReadAt:   readAt(m.ReadAt),
+		Archived: readAt(m.ArchivedAt),
 		Ledger:   rec.Entry,
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
 }
 
-// receiptItem returns the read receipt created by mark mk.
+// receiptItem returns the receipt mark mk leaves, with mk.To's marks.
 func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, error) {
 	it := messageItem{
 		Kind:     kindMessage,
 		Taxonomy: taxonomy(mk.Category),
-		ReadAt:   readAt(mk.ReadAt),
+		ReadAt:   readAt(mk.To.ReadAt),
+		Archived: readAt(mk.To.ArchivedAt),
+		Deleted:  readAt(mk.To.DeletedAt),
 		Ledger:   mk.Entry,
 		Group:    markEntry(mk).Message.Audience.Group,
 	}
@@ -201,25 +224,26 @@ func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, err
 	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
 }
 
-// ledgerEntry returns the ledger entry item rec.Entry of rec (its category
-// and read and receipt state; its key holds the record's expiry and ID).
+// ledgerEntry returns the ledger entry item rec.Entry of rec (its category,
+// marks and receipt state; its key holds the record's expiry and ID).
 func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, error) {
 	m := rec.Message
 	if err := inbox.ValidateEntry(rec); err != nil || !rec.Ledgered() {
 		return nil, fmt.Errorf("%w: ledger entry %q of record %s", inbox.ErrInvalidInput, rec.Entry, m.ID)
 	}
-	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt)}
+	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Deleted: readAt(rec.DeletedAt)}
 	if rec.Receipt {
 		it.Group = m.Audience.Group
 	}
 	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
 }
 
-// markEntry returns the record whose ledger entry mark mk writes; a
-// receipt is of its broadcast's group (none for everyone's).
+// markEntry returns the record whose ledger entry mark mk writes, with
+// mk.To's marks; a receipt is of its broadcast's group (none for
+// everyone's).
 func markEntry(mk inbox.Mark) inbox.Record {
-	rec := inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
+	rec := inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: inbox.Message{
+		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
 	}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
@@ -245,11 +269,17 @@ func (s *Store) decodeEntry(p inbox.Partition, av map[string]types.AttributeValu
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
-	if it.ReadAt != nil {
-		rec.Message.ReadAt = fromEpoch(*it.ReadAt)
-	}
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	rec.Message.Audience.Group = it.Group
 	return rec, nil
+}
+
+// fromEpochPtr returns *s as a time, zero for nil.
+func fromEpochPtr(s *int64) time.Time {
+	if s == nil {
+		return time.Time{}
+	}
+	return fromEpoch(*s)
 }
 
 // tombstone returns the tombstone item of rec, a removed broadcast: it
@@ -311,8 +341,10 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if !ok {
 		return inbox.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
 	}
-	if _, null := av[attrReadAt].(*types.AttributeValueMemberNULL); null {
-		av = withoutAttr(av, attrReadAt)
+	for _, attr := range []string{attrReadAt, attrArchived, attrDeleted} {
+		if _, null := av[attr].(*types.AttributeValueMemberNULL); null {
+			av = withoutAttr(av, attr)
+		}
 	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
@@ -342,9 +374,7 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
 	}
-	if it.ReadAt != nil {
-		m.ReadAt = fromEpoch(*it.ReadAt)
-	}
+	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender

@@ -57,8 +57,10 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 // Query reads one page of q.Partition's messages, broadcasts and receipts,
 // newest first: one Query of the sort keys beginning m#, starting below
 // m#<q.Before>, evaluating at most q.Limit items, with a filter for the
-// category, unread-only (readat absent, or a receipt) and expiry. It reads
-// eventually consistently. Next is the ID of DynamoDB's LastEvaluatedKey.
+// category, unread-only (readat absent, or a receipt), archive mark and
+// expiry, with After as a lower bound of the key condition. It reads
+// strongly consistent, so that List and Counts agree with what every
+// writer wrote before. Next is the ID of DynamoDB's LastEvaluatedKey.
 // Items under m# that are not message items (another program's) fail the
 // decoding with an error rather than being skipped silently.
 // A Limit below 1 is ErrInvalidInput.
@@ -67,8 +69,12 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
 	}
 	pk := q.Partition.PK()
-	b := expression.NewBuilder().WithKeyCondition(
-		expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix)))
+	sk := expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix)
+	if q.After != "" {
+		// Above After and within m#: m#<After> < sk < m$ ('$' follows '#').
+		sk = expression.Key(s.o.sk).Between(expression.Value(inbox.MessageSK(q.After)+"\x00"), expression.Value("m$"))
+	}
+	b := expression.NewBuilder().WithKeyCondition(expression.Key(s.o.pk).Equal(expression.Value(pk)).And(sk))
 	if f, ok := s.queryFilter(q); ok {
 		b = b.WithFilter(f)
 	}
@@ -83,6 +89,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(false),
+		ConsistentRead:            aws.Bool(true),
 		Limit:                     aws.Int32(int32(min(q.Limit, 1<<30))),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	}
@@ -111,8 +118,8 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	return res, nil
 }
 
-// queryFilter returns the filter of q's category, unread-only and expiry
-// conditions; ok is false when q has none.
+// queryFilter returns the filter of q's category, unread-only, archive and
+// expiry conditions; ok is false when q has none.
 func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bool) {
 	var conds []expression.ConditionBuilder
 	if q.Category != "" {
@@ -124,6 +131,13 @@ func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bo
 	}
 	if !q.Now.IsZero() {
 		conds = append(conds, expression.NameNoDotSplit(s.o.ttl).GreaterThan(expression.Value(q.Now.Unix())))
+	}
+	switch q.Archived {
+	case inbox.NotArchived:
+		// Not archived, or a receipt (not a message).
+		conds = append(conds, expression.Or(has(attrArchived, false), expression.Not(isMessage())))
+	case inbox.OnlyArchived:
+		conds = append(conds, has(attrArchived, true))
 	}
 	switch len(conds) {
 	case 0:

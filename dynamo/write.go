@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -100,22 +101,33 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	return s.transact(ctx, "put message", items, []onFail{exists, exists})
 }
 
-// MarkRead applies marks, their ledger entries and deltas in one
-// transaction. A direct mark is an Update setting readat and the ledger
-// attribute, on condition that the item is a message (it has headers, or
-// seed 000's flat audiences), has no readat (or readat NULL), expires after
-// the mark's Now, has the mark's expiry and category, and has the mark's
-// ledger entry or none; it asks for the old item on failure, which tells ErrAlreadyRead (it has readat) from
-// ErrNotFound. A receipt mark is a Put of the receipt on condition that no
-// item is at its key (else ErrAlreadyRead) with a ConditionCheck that the
-// broadcast exists, expires after Now and has the mark's expiry and
-// category (else ErrNotFound). Each mark puts its ledger entry; each
-// counter gets one Update.
+// Mark applies marks, their ledger entries and deltas in one transaction:
 //
-// More than inbox.MaxMarkBatch marks, or a mark in a public partition, is
-// ErrInvalidInput. Two marks of one key are ErrAlreadyRead (the second
-// would find the first's mark), and nothing is written.
-func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+//   - A direct mark is an Update setting (or removing) readat and
+//     archivedat as the mark's To says, and the ledger attribute, on
+//     condition that the item is a message (it has headers, or seed 000's
+//     flat audiences), expires after the mark's Now, has the mark's expiry
+//     and category, has the mark's ledger entry or none, and has exactly
+//     the marks of From (readat NULL counts as none); with Delete it is a
+//     Delete on the same condition. It asks for the old item on failure,
+//     which tells ErrStateChanged (the message stands, with other marks)
+//     from ErrNotFound.
+//   - A receipt mark is a Put of the receipt (on condition that no item is
+//     at its key if From is zero, else that the receipt there has From's
+//     marks and the mark's entry or none), or a Delete of it on that
+//     condition if To is zero, with a ConditionCheck that the broadcast
+//     exists, expires after Now and has the mark's expiry and category
+//     (else ErrNotFound).
+//   - Each of those puts its ledger entry, or deletes it with the record.
+//   - A watermark mark is a Put of the user's cs#seen item (kind SN) on
+//     condition that it is missing or below the mark's Seen (else
+//     ErrStateChanged).
+//
+// Each counter gets one Update. More than inbox.MaxMarkBatch marks, a mark
+// in a shared partition, or marks that contradict themselves, is
+// ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
+// would find the first's marks), and nothing is written.
+func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
 	if len(marks) > inbox.MaxMarkBatch {
 		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
 	}
@@ -130,44 +142,41 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		meanings = append(meanings, meaning)
 	}
 	for _, mk := range marks {
-		if mk.Key.Partition.IsShared() {
-			return fmt.Errorf("%w: mark of %s in a shared partition", inbox.ErrInvalidInput, mk.Key.ID)
-		}
-		if mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != mk.Key.Partition.Scope()) {
-			return fmt.Errorf("%w: receipt %s of no shared partition of its inbox", inbox.ErrInvalidInput, mk.Key.ID)
-		}
-		if mk.Entry == "" {
-			return fmt.Errorf("%w: mark of %s without a ledger entry", inbox.ErrInvalidInput, mk.Key.ID)
-		}
-		if marked[mk.Key] {
-			return fmt.Errorf("%w: message %s in %s marked twice", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
-		}
-		marked[mk.Key] = true
-		entry, err := s.ledgerEntry(markEntry(mk))
-		if err != nil {
+		if err := validMark(mk); err != nil {
 			return err
 		}
-		if !mk.Receipt {
-			upd, err := s.markDirect(mk)
+		if marked[mk.Key] {
+			return fmt.Errorf("%w: %s in %s marked twice", inbox.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
+		}
+		marked[mk.Key] = true
+		if mk.Seen != "" {
+			put, err := s.seenPut(mk)
 			if err != nil {
 				return err
 			}
-			add(types.TransactWriteItem{Update: upd}, s.directMarkFailed(mk))
-			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
+			add(types.TransactWriteItem{Put: put}, func(map[string]types.AttributeValue) error {
+				return fmt.Errorf("%w: seen watermark of %s is not below %q", inbox.ErrStateChanged, mk.Key.Partition.PK(), mk.Seen)
+			})
 			continue
 		}
-		receipt, err := s.receiptItem(mk)
+		record, err := s.markRecord(mk)
 		if err != nil {
 			return err
 		}
-		put, err := s.conditionalPut(receipt, s.notExists())
-		if err != nil {
-			return err
+		add(record, s.markFailed(mk))
+		after := markEntry(mk)
+		if mk.Delete || mk.Receipt && mk.To.IsZero() {
+			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), mk.Entry)}}, nil)
+		} else {
+			entry, err := s.ledgerEntry(after)
+			if err != nil {
+				return err
+			}
+			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 		}
-		add(types.TransactWriteItem{Put: put}, func(map[string]types.AttributeValue) error {
-			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
-		})
-		add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
+		if !mk.Receipt {
+			continue
+		}
 		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
 		if checked[shared] {
 			continue // one check per broadcast: an item may appear once
@@ -189,7 +198,49 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 	if len(items) == 0 {
 		return nil
 	}
-	return s.transact(ctx, "mark read", items, meanings)
+	return s.transact(ctx, "mark", items, meanings)
+}
+
+// validMark checks what a mark may ask for, whatever is stored.
+func validMark(mk inbox.Mark) error {
+	p := mk.Key.Partition
+	bad := func(what string) error {
+		return fmt.Errorf("%w: mark of %q in %s: %s", inbox.ErrInvalidInput, mk.Key.ID, p.PK(), what)
+	}
+	switch {
+	case p.IsShared():
+		return bad("a shared partition")
+	case mk.Seen != "" || mk.Key.ID == "":
+		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
+			return bad("a watermark mark with other changes")
+		}
+		return nil
+	case mk.Entry == "" || inbox.ValidateEntry(markEntry(mk)) != nil:
+		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
+	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
+		return bad("marks that cannot be")
+	case mk.Delete && mk.Receipt:
+		return bad("a receipt deleted with Delete")
+	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
+		return bad("a receipt of no shared partition of its inbox")
+	}
+	return nil
+}
+
+// validMarks reports whether st can be a record's marks: DeletedAt only
+// alone, and only on a receipt.
+func validMarks(st inbox.State, receipt bool) bool {
+	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
+}
+
+// seenPut returns the Put of watermark mark mk's cs#seen item.
+func (s *Store) seenPut(mk inbox.Mark) (*types.Put, error) {
+	p := mk.Key.Partition
+	item, err := s.item(p.PK(), inbox.SeenSK, seenItem{Kind: kindSeen, Seen: mk.Seen, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return s.conditionalPut(item, expression.Or(s.notExists(), expression.Name("seen").LessThan(expression.Value(mk.Seen))))
 }
 
 // isMessage is the condition that the item is a message or broadcast, in
@@ -198,9 +249,25 @@ func isMessage() expression.ConditionBuilder {
 	return expression.Or(expression.Name(attrHeaders).AttributeExists(), expression.Name(attrAudiences).AttributeExists())
 }
 
-// unread is the condition that the item has no readat, or readat NULL.
-func unread() expression.ConditionBuilder {
-	return expression.Or(expression.Name(attrReadAt).AttributeNotExists(), expression.Name(attrReadAt).AttributeType(expression.Null))
+// has is the condition that attribute attr holds a time (a number), or
+// none (missing, or NULL as the seeds write an unread readat).
+func has(attr string, set bool) expression.ConditionBuilder {
+	if set {
+		return expression.Name(attr).AttributeType(expression.Number)
+	}
+	return expression.Or(expression.Name(attr).AttributeNotExists(), expression.Name(attr).AttributeType(expression.Null))
+}
+
+// marksAre is the condition that the item has exactly st's marks.
+func marksAre(st inbox.State) expression.ConditionBuilder {
+	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()))
+}
+
+// ownEntry is the condition that the item notes ledger entry entry, or
+// none.
+func ownEntry(entry string) expression.ConditionBuilder {
+	ledger := expression.Name(inbox.LedgerAttribute)
+	return expression.Or(ledger.AttributeNotExists(), ledger.Equal(expression.Value(entry)))
 }
 
 // sameMessage is the condition that the item has mark mk's expiry and
@@ -213,34 +280,73 @@ func (s *Store) sameMessage(mk inbox.Mark) expression.ConditionBuilder {
 	return expression.And(expression.NameNoDotSplit(s.o.ttl).Equal(expression.Value(mk.ExpiresAt.Unix())), cat)
 }
 
-// markDirect returns the Update that marks direct message mk.Key read.
-func (s *Store) markDirect(mk inbox.Mark) (*types.Update, error) {
-	ledger := expression.Name(inbox.LedgerAttribute)
-	own := expression.Or(ledger.AttributeNotExists(), ledger.Equal(expression.Value(mk.Entry)))
-	cond := expression.And(isMessage(), unread(), s.expiresAfter(mk.Now), s.sameMessage(mk), own)
-	upd := expression.Set(expression.Name(attrReadAt), expression.Value(mk.ReadAt.Unix())).
-		Set(ledger, expression.Value(mk.Entry))
+// markRecord returns the transaction item that changes the record of mark
+// mk (not a watermark mark): the Update or Delete of a direct message, the
+// Put or Delete of a receipt.
+func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
+	key := s.messageKey(mk.Key)
+	if mk.Receipt {
+		cond := s.notExists()
+		if !mk.From.IsZero() {
+			cond = expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From), ownEntry(mk.Entry))
+		}
+		if mk.To.IsZero() {
+			del, err := s.conditionalDelete(key, cond)
+			return types.TransactWriteItem{Delete: del}, err
+		}
+		item, err := s.receiptItem(mk)
+		if err != nil {
+			return types.TransactWriteItem{}, err
+		}
+		put, err := s.conditionalPut(item, cond)
+		return types.TransactWriteItem{Put: put}, err
+	}
+	cond := expression.And(isMessage(), marksAre(mk.From), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry))
+	if mk.Delete {
+		del, err := s.conditionalDelete(key, cond)
+		if err != nil {
+			return types.TransactWriteItem{}, err
+		}
+		del.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+		return types.TransactWriteItem{Delete: del}, nil
+	}
+	upd := expression.Set(expression.Name(inbox.LedgerAttribute), expression.Value(mk.Entry))
+	for _, m := range []struct {
+		attr string
+		t    time.Time
+	}{{attrReadAt, mk.To.ReadAt}, {attrArchived, mk.To.ArchivedAt}} {
+		if m.t.IsZero() {
+			upd = upd.Remove(expression.Name(m.attr))
+		} else {
+			upd = upd.Set(expression.Name(m.attr), expression.Value(m.t.Unix()))
+		}
+	}
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
-		return nil, fmt.Errorf("dynamo: mark expression: %w", err)
+		return types.TransactWriteItem{}, fmt.Errorf("dynamo: mark expression: %w", err)
 	}
-	return &types.Update{
+	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                           aws.String(s.table),
-		Key:                                 s.messageKey(mk.Key),
+		Key:                                 key,
 		UpdateExpression:                    expr.Update(),
 		ConditionExpression:                 expr.Condition(),
 		ExpressionAttributeNames:            expr.Names(),
 		ExpressionAttributeValues:           expr.Values(),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, nil
+	}}, nil
 }
 
-// directMarkFailed tells why direct mark mk failed from the old item: gone,
-// expired or another message is ErrNotFound, else read (readat a number)
-// is ErrAlreadyRead, else (a receipt, or neither message nor receipt)
-// ErrNotFound.
-func (s *Store) directMarkFailed(mk inbox.Mark) onFail {
+// markFailed tells why the record of mark mk failed its condition. For a
+// receipt: its existence or marks changed (ErrStateChanged). For a direct
+// message, from the old item: gone, expired, another message, a receipt,
+// or of another entry is ErrNotFound; a message that stands with other
+// marks is ErrStateChanged.
+func (s *Store) markFailed(mk inbox.Mark) onFail {
 	return func(old map[string]types.AttributeValue) error {
+		changed := fmt.Errorf("%w: %s in %s", inbox.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
+		if mk.Receipt {
+			return changed
+		}
 		notFound := fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
 		if old == nil {
 			return notFound
@@ -250,11 +356,22 @@ func (s *Store) directMarkFailed(mk inbox.Mark) onFail {
 		}
 		_, headers := old[attrHeaders]
 		_, flat := old[attrAudiences]
-		if _, read := old[attrReadAt].(*types.AttributeValueMemberN); read && (headers || flat) {
-			return fmt.Errorf("%w: message %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
+		if l, ok := old[inbox.LedgerAttribute].(*types.AttributeValueMemberS); !headers && !flat || ok && l.Value != mk.Entry {
+			return notFound
 		}
-		return notFound
+		var cat struct {
+			Taxonomy *taxonomyAttr `dynamodbav:"taxonomy"`
+		}
+		if err := attributevalue.UnmarshalMap(old, &cat); err != nil || cat.Taxonomy != nil && cat.Taxonomy.Category != mk.Category || cat.Taxonomy == nil && mk.Category != "" {
+			return notFound
+		}
+		return changed
 	}
+}
+
+// unread is the condition that the item has no readat, or readat NULL.
+func unread() expression.ConditionBuilder {
+	return expression.Or(expression.Name(attrReadAt).AttributeNotExists(), expression.Name(attrReadAt).AttributeType(expression.Null))
 }
 
 // broadcastCheck returns the ConditionCheck that broadcast k exists,

@@ -7,14 +7,29 @@ import (
 )
 
 // ClaimHostID returns the unexpired claim of c.HostSystemID in c.Scope,
-// making c the claim (and returning it) if there is none.
+// making c the claim (and returning it) if there is none; with c.Retire it
+// retires the claim instead (see inbox.Store).
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
 	if err := s.begin(ctx); err != nil {
 		return inbox.HostClaim{}, err
 	}
 	defer s.mu.Unlock()
 	k := claimKey{scope: c.Scope, host: c.HostSystemID}
-	if prev, ok := s.claims[k]; ok && c.Now.Before(prev.c.ExpiresAt) {
+	prev, ok := s.claims[k]
+	standing := ok && c.Now.Before(prev.c.ExpiresAt)
+	if c.Retire {
+		if !standing {
+			return inbox.HostClaim{}, nil
+		}
+		if c.ID == "" || c.ID == prev.c.ID {
+			prev.c.Digest = inbox.RetiredDigest
+			s.claims[k] = prev
+		}
+		got := prev.c
+		got.Now, got.Retire = c.Now, false
+		return got, nil
+	}
+	if standing {
 		got := prev.c
 		got.Now = c.Now
 		return got, nil

@@ -12,14 +12,14 @@ import (
 )
 
 // Stats returns p's counters (sorted by sort key, the total first), their
-// version, the ledger entries of p expiring at or before now (sorted by
+// version, its seen watermark, the ledger entries of p expiring at or before now (sorted by
 // expiry, then ID) and the tombstones of p expiring after now (by ID).
 func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
 	if err := s.begin(ctx); err != nil {
 		return inbox.Stats{}, err
 	}
 	defer s.mu.Unlock()
-	st := inbox.Stats{Version: s.versions[p], Counters: make([]inbox.Counter, 0, len(s.counters[p]))}
+	st := inbox.Stats{Version: s.versions[p], Counters: make([]inbox.Counter, 0, len(s.counters[p])), Seen: s.seen[p]}
 	for _, c := range s.counters[p] {
 		st.Counters = append(st.Counters, c)
 	}
@@ -128,7 +128,7 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	defer s.mu.Unlock()
 	for i, rec := range r.Adopt {
 		sr, ok := s.records[rec.Key()]
-		if !ok || sr.rec.Message.IsRead() != rec.Message.IsRead() || sr.rec.Entry != rec.Entry {
+		if !ok || !sameMarks(sr.rec, rec.State()) || sr.rec.Entry != rec.Entry {
 			continue
 		}
 		sr.rec.Entry = r.AdoptAs[i]

@@ -71,6 +71,7 @@ func wantCounts(t *testing.T, ib *inbox.Inbox, u inbox.User, want inbox.Counts) 
 	if err != nil {
 		t.Fatalf("Counts(%s): %v", u.ID, err)
 	}
+	want.Unseen = want.Unread // nothing is marked seen here
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Counts(%s) (-want +got):\n%s", u.ID, d)
 	}
@@ -157,7 +158,7 @@ func TestExpiryAccounting(t *testing.T) {
 	if ok, err := st.Delete(ctx, k); err != nil || ok {
 		t.Errorf("second Delete(m1) = %v, %v; want false, nil", ok, err)
 	}
-	annAfter := inbox.Counts{Tally: tally(2, 0), Categories: map[string]inbox.Tally{"billing": tally(1, 0)}}
+	annAfter := inbox.Counts{Tally: tally(2, 0), Unseen: 2, Categories: map[string]inbox.Tally{"billing": tally(1, 0)}}
 	wantCounts(t, ib, ann, annAfter)
 	// The counters equal a recount of what is left.
 	got, err := ib.Recount(ctx, ann)
@@ -231,7 +232,7 @@ func message(p inbox.Partition, id, category string, expires time.Time) inbox.Re
 // readMark returns the mark of rec read at now (a receipt if rec is a
 // broadcast).
 func readMark(p inbox.Partition, rec inbox.Record, now time.Time) inbox.Mark {
-	mk := inbox.Mark{Key: inbox.Key{Partition: p, ID: rec.Message.ID}, ReadAt: now, Now: now,
+	mk := inbox.Mark{Key: inbox.Key{Partition: p, ID: rec.Message.ID}, To: inbox.State{ReadAt: now}, Now: now,
 		Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
 	if rec.Partition.IsShared() {
 		mk.Receipt, mk.Shared, mk.Entry = true, rec.Partition, inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "r")
@@ -277,7 +278,7 @@ func TestQuery(t *testing.T) {
 		readMark(annP, message(annP, ids[5], "b", now.Add(48*time.Hour)), now),
 		readMark(annP, bc, now),
 	}
-	if err := st.MarkRead(ctx, marks, nil); err != nil {
+	if err := st.Mark(ctx, marks, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -537,7 +538,7 @@ func TestMarkReadAllOrNothing(t *testing.T) {
 		return readMark(annP, message(annP, id, "", now.Add(time.Hour)), now)
 	}
 	read1 := []inbox.Counter{{Partition: annP, Read: 1}}
-	if err := st.MarkRead(ctx, []inbox.Mark{mark(ids[2])}, read1); err != nil {
+	if err := st.Mark(ctx, []inbox.Mark{mark(ids[2])}, read1); err != nil {
 		t.Fatal(err)
 	}
 	start := counters(t, st, annP)
@@ -552,16 +553,16 @@ func TestMarkReadAllOrNothing(t *testing.T) {
 		marks []inbox.Mark
 		want  error
 	}{
-		{"one already read", []inbox.Mark{mark(ids[0]), mark(ids[1]), mark(ids[2])}, inbox.ErrAlreadyRead},
+		{"one already read", []inbox.Mark{mark(ids[0]), mark(ids[1]), mark(ids[2])}, inbox.ErrStateChanged},
 		{"one missing", []inbox.Mark{mark(ids[0]), mark(ids[3])}, inbox.ErrNotFound},
 		{"one expired at Now", []inbox.Mark{mark(ids[1]), late}, inbox.ErrNotFound},
-		{"same key twice", []inbox.Mark{mark(ids[0]), mark(ids[0])}, inbox.ErrAlreadyRead},
+		{"same key twice", []inbox.Mark{mark(ids[0]), mark(ids[0])}, inbox.ErrStateChanged},
 		{"receipt without broadcast", []inbox.Mark{mark(ids[0]), receiptFor(ids[3])}, inbox.ErrNotFound},
-		{"receipt where a record is", []inbox.Mark{mark(ids[0]), receiptFor(ids[1])}, inbox.ErrAlreadyRead},
+		{"receipt of no broadcast where a record is", []inbox.Mark{mark(ids[0]), receiptFor(ids[1])}, inbox.ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := st.MarkRead(ctx, tc.marks, []inbox.Counter{{Partition: annP, Read: int64(len(tc.marks))}})
+			err := st.Mark(ctx, tc.marks, []inbox.Counter{{Partition: annP, Read: int64(len(tc.marks))}})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("MarkRead: err = %v, want %v", err, tc.want)
 			}
@@ -580,12 +581,12 @@ func TestMarkReadAllOrNothing(t *testing.T) {
 	}
 
 	tooMany := make([]inbox.Mark, inbox.MaxMarkBatch+1)
-	if err := st.MarkRead(ctx, tooMany, nil); !errors.Is(err, inbox.ErrInvalidInput) {
+	if err := st.Mark(ctx, tooMany, nil); !errors.Is(err, inbox.ErrInvalidInput) {
 		t.Errorf("MarkRead of %d marks: err = %v, want ErrInvalidInput", len(tooMany), err)
 	}
 
 	// A batch whose marks all hold applies them all, with its deltas.
-	if err := st.MarkRead(ctx, []inbox.Mark{mark(ids[0]), mark(ids[1])}, []inbox.Counter{{Partition: annP, Read: 2}}); err != nil {
+	if err := st.Mark(ctx, []inbox.Mark{mark(ids[0]), mark(ids[1])}, []inbox.Counter{{Partition: annP, Read: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids[:3] {
@@ -742,7 +743,7 @@ func TestCountersMatchRecount(t *testing.T) {
 				t.Fatalf("step %d: Delete: %v", step, err)
 			}
 		case op < 9:
-			if _, err := ib.MarkAllRead(ctx, u); err != nil {
+			if _, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{}); err != nil {
 				t.Fatalf("step %d: MarkAllRead: %v", step, err)
 			}
 		default:

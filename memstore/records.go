@@ -75,9 +75,9 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 	return out, nil
 }
 
-// Query evaluates the next q.Limit records of q.Partition below q.Before,
-// newest first, then filters them; see inbox.Query and inbox.QueryResult.
-// A Limit below 1 is ErrInvalidInput.
+// Query evaluates the next q.Limit records of q.Partition below q.Before
+// (and above q.After), newest first, then filters them; see inbox.Query
+// and inbox.QueryResult. A Limit below 1 is ErrInvalidInput.
 func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
 	if q.Limit < 1 {
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
@@ -91,7 +91,14 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if q.Before != "" {
 		hi = sort.SearchStrings(ids, q.Before) // ids[:hi] are below Before
 	}
-	lo := max(hi-q.Limit, 0)
+	bottom := 0
+	if q.After != "" {
+		bottom = sort.SearchStrings(ids, q.After)
+		if bottom < len(ids) && ids[bottom] == q.After {
+			bottom++ // ids[bottom:] are above After
+		}
+	}
+	lo := max(hi-q.Limit, bottom)
 	var res inbox.QueryResult
 	for i := hi - 1; i >= lo; i-- {
 		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
@@ -99,7 +106,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 			res.Records = append(res.Records, copyRecord(rec))
 		}
 	}
-	if lo > 0 {
+	if lo > bottom {
 		res.Next = ids[lo]
 	}
 	return res, nil
@@ -115,28 +122,47 @@ func matches(rec inbox.Record, q inbox.Query) bool {
 		return false
 	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
 		return false
+	case q.Archived == inbox.NotArchived && !rec.Receipt && m.IsArchived():
+		return false
+	case q.Archived == inbox.OnlyArchived && !m.IsArchived():
+		return false
 	}
 	return true
 }
 
-// MarkRead checks every mark's condition, then applies all marks, writes
-// their ledger entries and adds deltas, or returns the first failure
-// (ErrAlreadyRead or ErrNotFound) and changes nothing. Marks see the marks
-// before them in the batch. More than inbox.MaxMarkBatch marks, or a mark
-// in a public partition, is ErrInvalidInput.
-func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+// Mark checks every mark's condition, then applies all marks, writes or
+// deletes their ledger entries and adds deltas, or returns the first
+// failure (ErrStateChanged or ErrNotFound) and changes nothing. Marks see
+// the marks before them in the batch. More than inbox.MaxMarkBatch marks,
+// a mark in a shared partition, or marks that contradict themselves, is
+// ErrInvalidInput. A deleted record's removal reaches the stream (held with
+// WithStreamLag), where it finds no entry and changes nothing.
+func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
 	if len(marks) > inbox.MaxMarkBatch {
 		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
+	}
+	for _, mk := range marks {
+		if err := validMark(mk); err != nil {
+			return err
+		}
+	}
+	if err := validate(deltas); err != nil {
+		return err
 	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	// staged holds the records as the marks so far leave them.
-	staged := make(map[inbox.Key]inbox.Record, len(marks))
+	// staged holds the records as the marks so far leave them; nil for a
+	// record a mark removes.
+	staged := make(map[inbox.Key]*inbox.Record, len(marks))
+	seen := map[inbox.Partition]string{}
 	get := func(k inbox.Key) (inbox.Record, bool) {
 		if r, ok := staged[k]; ok {
-			return r, true
+			if r == nil {
+				return inbox.Record{}, false
+			}
+			return *r, true
 		}
 		sr, ok := s.records[k]
 		if !ok {
@@ -145,51 +171,115 @@ func (s *Store) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox
 		return sr.rec, true
 	}
 	for _, mk := range marks {
-		if mk.Key.Partition.IsShared() {
-			return fmt.Errorf("%w: mark of %s in a shared partition", inbox.ErrInvalidInput, mk.Key.ID)
-		}
-		if err := inbox.ValidateEntry(markEntry(mk)); err != nil || mk.Entry == "" {
-			return fmt.Errorf("%w: mark of %s with ledger entry %q", inbox.ErrInvalidInput, mk.Key.ID, mk.Entry)
+		p := mk.Key.Partition
+		if mk.Seen != "" {
+			cur, ok := seen[p]
+			if !ok {
+				cur = s.seen[p]
+			}
+			if cur >= mk.Seen {
+				return fmt.Errorf("%w: seen watermark of %s is %q", inbox.ErrStateChanged, p.PK(), cur)
+			}
+			seen[p] = mk.Seen
+			continue
 		}
 		rec, exists := get(mk.Key)
 		if !mk.Receipt {
 			switch {
 			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk) || rec.Ledgered() && rec.Entry != mk.Entry:
-				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
-			case rec.Message.IsRead():
-				return fmt.Errorf("%w: message %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
+				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, p.PK())
+			case !sameMarks(rec, mk.From):
+				return fmt.Errorf("%w: message %s in %s", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+			case mk.Delete:
+				staged[mk.Key] = nil
+				continue
 			}
-			rec.Message.ReadAt = mk.ReadAt
+			rec = withMarks(rec, mk.To)
 			rec.Entry = mk.Entry
-			staged[mk.Key] = rec
+			staged[mk.Key] = &rec
 			continue
-		}
-		if !mk.Shared.IsShared() || mk.Shared.Scope() != mk.Key.Partition.Scope() {
-			return fmt.Errorf("%w: receipt %s of no shared partition of its inbox", inbox.ErrInvalidInput, mk.Key.ID)
-		}
-		if exists {
-			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrAlreadyRead, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
 		if b, ok := get(shared); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
 			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
 		}
-		staged[mk.Key] = receiptOf(mk)
-	}
-	if err := validate(deltas); err != nil {
-		return err
+		switch {
+		case mk.From.IsZero() && exists:
+			return fmt.Errorf("%w: receipt %s in %s exists", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From)):
+			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+		case mk.To.IsZero():
+			staged[mk.Key] = nil
+		default:
+			r := receiptOf(mk)
+			staged[mk.Key] = &r
+		}
 	}
 	for k, rec := range staged {
 		if sr, ok := s.records[k]; ok {
-			sr.rec.Message.ReadAt = rec.Message.ReadAt // expiry unchanged
-			sr.rec.Entry = rec.Entry
-		} else {
-			s.insert(rec)
+			delete(s.ledger, entryOf(sr.rec))
+			if rec == nil {
+				s.drop(k)
+				s.removed(sr.rec)
+				continue
+			}
+			sr.rec = *rec // the same expiry: its schedule stands
+		} else if rec != nil {
+			s.insert(*rec)
 		}
-		s.ledger[entryOf(rec)] = entry(rec)
+		if rec != nil {
+			s.ledger[entryOf(*rec)] = entry(*rec)
+		}
+	}
+	for p, w := range seen {
+		s.seen[p] = w
 	}
 	s.addDeltas(deltas)
 	return nil
+}
+
+// validMark checks what a mark may ask for, whatever is stored.
+func validMark(mk inbox.Mark) error {
+	p := mk.Key.Partition
+	bad := func(what string) error {
+		return fmt.Errorf("%w: mark of %q in %s: %s", inbox.ErrInvalidInput, mk.Key.ID, p.PK(), what)
+	}
+	switch {
+	case p.IsShared():
+		return bad("a shared partition")
+	case mk.Seen != "" || mk.Key.ID == "":
+		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
+			return bad("a watermark mark with other changes")
+		}
+		return nil
+	case mk.Entry == "" || inbox.ValidateEntry(markEntry(mk)) != nil:
+		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
+	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
+		return bad("marks that cannot be")
+	case mk.Delete && mk.Receipt:
+		return bad("a receipt deleted with Delete")
+	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
+		return bad("a receipt of no shared partition of its inbox")
+	}
+	return nil
+}
+
+// validMarks reports whether st can be a record's marks: DeletedAt only
+// alone, and only on a receipt.
+func validMarks(st inbox.State, receipt bool) bool {
+	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
+}
+
+// sameMarks reports whether rec has the marks st sets.
+func sameMarks(rec inbox.Record, st inbox.State) bool {
+	have := rec.State()
+	return have.ReadAt.IsZero() == st.ReadAt.IsZero() && have.ArchivedAt.IsZero() == st.ArchivedAt.IsZero() && have.DeletedAt.IsZero() == st.DeletedAt.IsZero()
+}
+
+// withMarks returns rec with the marks st.
+func withMarks(rec inbox.Record, st inbox.State) inbox.Record {
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt
+	return rec
 }
 
 // sameMessage reports whether mk was made for rec: same category and
@@ -252,11 +342,12 @@ func entryOf(rec inbox.Record) entryKey {
 // entry returns rec's ledger entry: what it adds to the counters (a
 // receipt's group among them).
 func entry(rec inbox.Record) inbox.Record {
-	e := inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, Message: inbox.Message{
-		ID:        rec.Message.ID,
-		Category:  rec.Message.Category,
-		ReadAt:    rec.Message.ReadAt,
-		ExpiresAt: rec.Message.ExpiresAt,
+	e := inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, DeletedAt: rec.DeletedAt, Message: inbox.Message{
+		ID:         rec.Message.ID,
+		Category:   rec.Message.Category,
+		ReadAt:     rec.Message.ReadAt,
+		ArchivedAt: rec.Message.ArchivedAt,
+		ExpiresAt:  rec.Message.ExpiresAt,
 	}}
 	if rec.Receipt {
 		e.Message.Audience.Group = rec.Message.Audience.Group
@@ -282,24 +373,25 @@ func validate(deltas []inbox.Counter) error {
 	return nil
 }
 
-// markEntry returns the record whose ledger entry mark mk writes.
+// markEntry returns the record whose ledger entry mark mk writes (or, for
+// a mark that removes the record, deletes).
 func markEntry(mk inbox.Mark) inbox.Record {
 	if mk.Receipt {
 		return receiptOf(mk)
 	}
-	return inbox.Record{Partition: mk.Key.Partition, Entry: mk.Entry, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
-	}}
+	return withMarks(inbox.Record{Partition: mk.Key.Partition, Entry: mk.Entry, Message: inbox.Message{
+		ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt,
+	}}, mk.To)
 }
 
-// receiptOf returns the receipt receipt mark mk creates: of its broadcast's
-// group, none for everyone's.
+// receiptOf returns the receipt mark mk leaves: of its broadcast's group
+// (none for everyone's), with mk.To's marks.
 func receiptOf(mk inbox.Mark) inbox.Record {
 	r := inbox.Record{Partition: mk.Key.Partition, Receipt: true, Entry: mk.Entry, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.ReadAt, ExpiresAt: mk.ExpiresAt,
+		ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt,
 	}}
 	if !mk.Shared.IsPublic() {
 		r.Message.Audience.Group = mk.Shared.Group
 	}
-	return r
+	return withMarks(r, mk.To)
 }

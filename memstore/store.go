@@ -24,6 +24,7 @@ type Store struct {
 	tombstones map[inbox.Key]*storedRecord
 	counters   map[inbox.Partition]map[string]inbox.Counter // by CounterSK
 	versions   map[inbox.Partition]int64
+	seen       map[inbox.Partition]string // seen watermarks
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
 	tenants    map[string]inbox.TenantSettings
@@ -106,6 +107,7 @@ func New(opts ...Option) *Store {
 		tombstones: map[inbox.Key]*storedRecord{},
 		counters:   map[inbox.Partition]map[string]inbox.Counter{},
 		versions:   map[inbox.Partition]int64{},
+		seen:       map[inbox.Partition]string{},
 		claims:     map[claimKey]claim{},
 		markers:    map[markerKey]uint64{},
 		tenants:    map[string]inbox.TenantSettings{},
@@ -214,8 +216,7 @@ func (s *Store) addDeltas(deltas []inbox.Counter) {
 		if !ok {
 			c = inbox.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}
 		}
-		c.Published += d.Published
-		c.Read += d.Read
+		c.Add(d)
 		cs[k] = c
 		s.versions[d.Partition]++
 	}

@@ -138,7 +138,7 @@ func testConcurrentMarkAllRead(e *env) {
 	errs := make([]error, all+single)
 	parallel(all+single, func(i int) {
 		if i < all {
-			counts[i], errs[i] = e.ib.MarkAllRead(e.ctx, ann)
+			counts[i], errs[i] = e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{})
 			return
 		}
 		changed, err := e.ib.MarkRead(e.ctx, ann, ids[i%len(ids)])

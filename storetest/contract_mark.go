@@ -17,7 +17,7 @@ func testMarkReadDirect(e *env) {
 	e.put(other)
 	e.clock.Advance(10 * time.Minute)
 	readAt := e.clock.Now().Add(-time.Minute) // ReadAt is the mark's, not the store's time
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(d, readAt, e.clock.Now())}, delta(annP, "billing", 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(d, readAt, e.clock.Now())}, delta(annP, "billing", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead: %v", err)
 	}
 	d.Message.ReadAt = readAt
@@ -35,7 +35,7 @@ func testMarkReadReceipt(e *env) {
 	e.put(b)
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(receipt): %v", err)
 	}
 	r := receipt(annP, b, now)
@@ -54,20 +54,20 @@ func testMarkReadReceipt(e *env) {
 }
 
 // testMarkReadAlreadyRead: marking a read message, or creating a receipt
-// that exists, fails with ErrAlreadyRead and changes nothing.
+// that exists, fails with ErrStateChanged and changes nothing.
 func testMarkReadAlreadyRead(e *env) {
 	annP := e.part("ann")
 	d, b, r := e.readPair(annP)
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
 
-	err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(d, now, now)}, delta(annP, "billing", 0, 1))
-	if !errors.Is(err, inbox.ErrAlreadyRead) {
-		e.t.Errorf("MarkRead of a read message: got %v, want ErrAlreadyRead", err)
+	err := e.store.Mark(e.ctx, []inbox.Mark{directMark(d, now, now)}, delta(annP, "billing", 0, 1))
+	if !errors.Is(err, inbox.ErrStateChanged) {
+		e.t.Errorf("MarkRead of a read message: got %v, want ErrStateChanged", err)
 	}
-	err = e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1))
-	if !errors.Is(err, inbox.ErrAlreadyRead) {
-		e.t.Errorf("MarkRead of an existing receipt: got %v, want ErrAlreadyRead", err)
+	err = e.store.Mark(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1))
+	if !errors.Is(err, inbox.ErrStateChanged) {
+		e.t.Errorf("MarkRead of an existing receipt: got %v, want ErrStateChanged", err)
 	}
 	want := []inbox.Record{d, r, b}
 	sortRecords(want)
@@ -118,7 +118,7 @@ func testMarkReadNotFound(e *env) {
 		{"broadcast marked as a direct message", directMark(inbox.Record{Partition: annP, Message: b.Message, Entry: b.Entry}, now, now)},
 	}
 	for _, c := range cases {
-		err := e.store.MarkRead(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
+		err := e.store.Mark(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
 		if !errors.Is(err, inbox.ErrNotFound) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrNotFound", c.name, err)
 		}
@@ -128,7 +128,7 @@ func testMarkReadNotFound(e *env) {
 		"a receipt of another inbox's partition": receiptMark(annP, otherInbox, now, now),
 		"a receipt of a user's partition":        receiptMark(e.part("bob"), d, now, now),
 	} {
-		if err := e.store.MarkRead(e.ctx, []inbox.Mark{mk}, delta(annP, "", 0, 1)); !errors.Is(err, inbox.ErrInvalidInput) {
+		if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, delta(annP, "", 0, 1)); !errors.Is(err, inbox.ErrInvalidInput) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrInvalidInput", name, err)
 		}
 	}
@@ -176,16 +176,16 @@ func testMarkReadBatch(e *env) {
 			append([]inbox.Mark{b.mark}, good...),
 			append(append([]inbox.Mark{}, good...), b.mark),
 		} {
-			err := e.store.MarkRead(e.ctx, marks, goodDeltas)
-			if !errors.Is(err, inbox.ErrAlreadyRead) && !errors.Is(err, inbox.ErrNotFound) {
-				e.t.Errorf("MarkRead of a batch with a %s: got %v, want ErrAlreadyRead or ErrNotFound", b.name, err)
+			err := e.store.Mark(e.ctx, marks, goodDeltas)
+			if !errors.Is(err, inbox.ErrStateChanged) && !errors.Is(err, inbox.ErrNotFound) {
+				e.t.Errorf("MarkRead of a batch with a %s: got %v, want ErrStateChanged or ErrNotFound", b.name, err)
 			}
 		}
 	}
 	e.wantRecords("records after failed batches", before, e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID}))
 	e.wantCounters(annP, counter(annP, "", 3, 2), counter(annP, "billing", 2, 1))
 
-	if err := e.store.MarkRead(e.ctx, append(good, receiptMark(annP, b2, now, now)), []inbox.Counter{counter(annP, "", 0, 4), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 2)}); err != nil {
+	if err := e.store.Mark(e.ctx, append(good, receiptMark(annP, b2, now, now)), []inbox.Counter{counter(annP, "", 0, 4), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 2)}); err != nil {
 		e.t.Fatalf("MarkRead of a good batch: %v", err)
 	}
 	d1.Message.ReadAt, d2.Message.ReadAt = now, now

@@ -27,6 +27,7 @@ type env struct {
 	scope inbox.Scope
 	ids   *ulid.MonotonicEntropy
 	used  map[inbox.Partition]bool
+	seen  map[inbox.Partition]bool // users the test marked seen
 }
 
 // newEnv returns an env on a fresh store from newStore; seed makes the
@@ -43,6 +44,7 @@ func newEnv(t *testing.T, newStore NewStore, seed uint64) *env {
 		scope: inbox.Scope{Tenant: "acme", Inbox: "alerts"},
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
 		used:  map[inbox.Partition]bool{},
+		seen:  map[inbox.Partition]bool{},
 	}
 	e.used[e.pub()] = true
 	return e
@@ -185,7 +187,7 @@ func (e *env) put(rec inbox.Record) {
 func (e *env) markDirect(rec inbox.Record) inbox.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
 	}
 	rec.Message.ReadAt = now
@@ -211,7 +213,7 @@ func (e *env) readPair(p inbox.Partition) (direct, broadcast, receipt inbox.Reco
 func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.MarkRead(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
+	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
 		e.t.Fatalf("MarkRead(receipt %s/%s): %v", p.PK(), b.Message.ID, err)
 	}
 	return receipt(p, b, now)
@@ -221,7 +223,7 @@ func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
 func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox.Mark {
 	return inbox.Mark{
 		Key:       inbox.Key{Partition: p, ID: b.Message.ID},
-		ReadAt:    readAt,
+		To:        inbox.State{ReadAt: readAt},
 		Now:       now,
 		Receipt:   true,
 		Shared:    b.Partition,
@@ -234,7 +236,7 @@ func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox
 // directMark returns the mark of direct message rec read at readAt, which
 // keeps its ledger entry.
 func directMark(rec inbox.Record, readAt, now time.Time) inbox.Mark {
-	return inbox.Mark{Key: rec.Key(), ReadAt: readAt, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
+	return inbox.Mark{Key: rec.Key(), To: inbox.State{ReadAt: readAt}, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
 }
 
 // get returns the records at keys, as GetRecords returns them, sorted by

@@ -155,15 +155,29 @@ func (e *env) counts(u inbox.User) inbox.Counts {
 	return c
 }
 
-// wantCounts checks u's Counts.
+// wantCounts checks u's Counts. For a user the test never marked seen
+// (markSeen), Unseen is Unread: want's Unseen is set so.
 func (e *env) wantCounts(u inbox.User, want inbox.Counts) {
 	e.t.Helper()
 	if want.Categories == nil {
 		want.Categories = map[string]inbox.Tally{}
 	}
+	if !e.seen[partitionOf(u)] {
+		want.Unseen = want.Unread
+	}
 	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
 		e.t.Errorf("Counts(%s) (-want +got):\n%s", u.ID, diff)
 	}
+}
+
+// markSeen marks u's feed seen (Inbox.MarkSeen) and notes it, for
+// wantCounts.
+func (e *env) markSeen(u inbox.User) {
+	e.t.Helper()
+	if _, err := e.ib.MarkSeen(e.ctx, u); err != nil {
+		e.t.Fatalf("MarkSeen(%s): %v", u.ID, err)
+	}
+	e.seen[partitionOf(u)] = true
 }
 
 // tallyOf returns a Tally of total and read.

@@ -146,7 +146,7 @@ func testBadInput(e *env) {
 		{"mark read: lower-case ULID", markRead(ann, strings.ToLower(d.ID)), inbox.ErrInvalidKey},
 		{"mark read: ID with #", markRead(ann, d.ID+"#x"), inbox.ErrInvalidKey},
 		{"mark read as $public", markRead(public, b.ID), inbox.ErrInvalidKey},
-		{"mark all read as $public", func() error { _, err := e.ib.MarkAllRead(e.ctx, public); return err }, inbox.ErrInvalidKey},
+		{"mark all read as $public", func() error { _, err := e.ib.MarkAllRead(e.ctx, public, inbox.ListOptions{}); return err }, inbox.ErrInvalidKey},
 		{"counts of $public", func() error { _, err := e.ib.Counts(e.ctx, public); return err }, inbox.ErrInvalidKey},
 		{"recount of $public", func() error { _, err := e.ib.Recount(e.ctx, public); return err }, inbox.ErrInvalidKey},
 		{"recount of a user with #", func() error { _, err := e.ib.Recount(e.ctx, e.scope.User("ann#x")); return err }, inbox.ErrInvalidKey},

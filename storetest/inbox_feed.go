@@ -256,7 +256,7 @@ func testExpiry(e *env) {
 	e.clock.Advance(time.Hour) // b2 expires
 	notFound(ann, b2.ID, "expired broadcast ann read")
 	notFound(bob, b2.ID, "expired broadcast")
-	if n, err := e.ib.MarkAllRead(e.ctx, ann); n != 1 || err != nil {
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{}); n != 1 || err != nil {
 		e.t.Errorf("MarkAllRead(ann) with one unexpired unread message: %d, %v; want 1, nil", n, err)
 	}
 	e.wantFeed(ann, inbox.ListOptions{}, read(d2, e.clock.Now()))
@@ -306,5 +306,6 @@ func countsOf(msgs []inbox.Message) inbox.Counts {
 			out.Categories[c] = tallyOf(t.total, t.read)
 		}
 	}
+	out.Unseen = out.Unread // nothing marked seen
 	return out
 }

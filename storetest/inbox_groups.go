@@ -65,7 +65,7 @@ func testGroups(e *env) {
 	e.wantFeed(bob, inbox.ListOptions{UnreadOnly: true}, eu, admins, all, copyFor(d.Message, "bob"))
 	e.wantCounts(ann, inbox.Counts{Tally: tallyOf(3, 1), Categories: map[string]inbox.Tally{"billing": tallyOf(1, 0), "news": tallyOf(1, 0), "ops": tallyOf(1, 1)}})
 	e.wantCounts(bob, inbox.Counts{Tally: tallyOf(4, 0), Categories: map[string]inbox.Tally{"billing": tallyOf(1, 0), "news": tallyOf(1, 0), "ops": tallyOf(2, 0)}})
-	if n, err := e.ib.MarkAllRead(e.ctx, bob); n != 4 || err != nil {
+	if n, err := e.ib.MarkAllRead(e.ctx, bob, inbox.ListOptions{}); n != 4 || err != nil {
 		e.t.Errorf("MarkAllRead(bob) = %d, %v; want 4", n, err)
 	}
 	for _, u := range []inbox.User{ann, bob, carol} {
@@ -91,7 +91,7 @@ func testGroupMembershipChanges(e *env) {
 	e.wantCounts(in, inbox.Counts{Tally: tallyOf(3, 2), Categories: map[string]inbox.Tally{"ops": tallyOf(2, 1)}})
 	e.wantCounts(out, inbox.Counts{Tally: tallyOf(1, 1)})
 	e.wantCountsFromFeed(out)
-	if _, err := e.ib.MarkAllRead(e.ctx, out); err != nil {
+	if _, err := e.ib.MarkAllRead(e.ctx, out, inbox.ListOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.wantCounts(in, inbox.Counts{Tally: tallyOf(3, 2), Categories: map[string]inbox.Tally{"ops": tallyOf(2, 1)}})
@@ -132,7 +132,7 @@ func testGroupBadInput(e *env) {
 		return func() error { _, err := e.ib.List(e.ctx, u, inbox.ListOptions{}); return err }
 	}
 	markAll := func(u inbox.User) func() error {
-		return func() error { _, err := e.ib.MarkAllRead(e.ctx, u); return err }
+		return func() error { _, err := e.ib.MarkAllRead(e.ctx, u, inbox.ListOptions{}); return err }
 	}
 	broadcastTo := func(g string) func() error {
 		return func() error { _, err := e.ib.BroadcastGroup(e.ctx, e.scope, g, inbox.Draft{}); return err }

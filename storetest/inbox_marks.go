@@ -97,7 +97,7 @@ func testMarkAllRead(e *env) {
 	unread := len(visibleIn(feed, inbox.ListOptions{UnreadOnly: true}))
 	bobBefore := e.listAll(bob, inbox.ListOptions{})
 	e.clock.Advance(time.Minute)
-	if n, err := e.ib.MarkAllRead(e.ctx, ann); n != unread || err != nil {
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{}); n != unread || err != nil {
 		e.t.Errorf("MarkAllRead(ann): %d, %v; want %d, nil", n, err, unread)
 	}
 	for i, m := range feed {
@@ -116,7 +116,7 @@ func testMarkAllRead(e *env) {
 			e.t.Errorf("Counts(ann) after MarkAllRead: category %q has %d unread", cat, t.Unread)
 		}
 	}
-	if n, err := e.ib.MarkAllRead(e.ctx, ann); n != 0 || err != nil {
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{}); n != 0 || err != nil {
 		e.t.Errorf("MarkAllRead(ann) again: %d, %v; want 0, nil", n, err)
 	}
 	e.wantFeed(bob, inbox.ListOptions{}, bobBefore...)
@@ -129,7 +129,7 @@ func testMarkAllRead(e *env) {
 		e.publish(inbox.Draft{Title: fmt.Sprint(i), Category: cats[i%len(cats)]}, "carol")
 	}
 	want := k + len(feed) - countDirect(feed)
-	if got, err := e.ib.MarkAllRead(e.ctx, carol); got != want || err != nil {
+	if got, err := e.ib.MarkAllRead(e.ctx, carol, inbox.ListOptions{}); got != want || err != nil {
 		e.t.Errorf("MarkAllRead(carol): %d, %v; want %d, nil", got, err, want)
 	}
 	e.wantFeed(carol, inbox.ListOptions{Limit: 7, UnreadOnly: true})

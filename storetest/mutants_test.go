@@ -156,24 +156,24 @@ func TestMutant(t *testing.T) {
 	storetest.Run(t, newStore)
 }
 
-// countTwice applies MarkRead's deltas twice.
+// countTwice applies Mark's deltas twice.
 type countTwice struct{ inbox.Store }
 
-func (s countTwice) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
-	return s.Store.MarkRead(ctx, marks, append(slices.Clone(deltas), deltas...))
+func (s countTwice) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+	return s.Store.Mark(ctx, marks, append(slices.Clone(deltas), deltas...))
 }
 
 // notAtomic applies a batch of marks one by one, the deltas with the first.
 type notAtomic struct{ inbox.Store }
 
-func (s notAtomic) MarkRead(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s notAtomic) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
 	var first error
 	for i, mk := range marks {
 		var d []inbox.Counter
 		if i == 0 {
 			d = deltas
 		}
-		if err := s.Store.MarkRead(ctx, []inbox.Mark{mk}, d); err != nil && first == nil {
+		if err := s.Store.Mark(ctx, []inbox.Mark{mk}, d); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -486,7 +486,7 @@ func (p *property) markAllRead() {
 		p.m.markRead(u, en.ID, now)
 	}
 	p.logf("mark all read for %s (want %d)", u, len(unread))
-	n, err := e.ib.MarkAllRead(e.ctx, p.user(u))
+	n, err := e.ib.MarkAllRead(e.ctx, p.user(u), inbox.ListOptions{})
 	if n != len(unread) || err != nil {
 		e.t.Errorf("step %d: MarkAllRead(%s): %d, %v; want %d, nil", p.step, u, n, err, len(unread))
 	}

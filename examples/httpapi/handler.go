@@ -191,7 +191,7 @@ func (h *handler) markRead(r *http.Request, u inbox.User) (reply, error) {
 }
 
 func (h *handler) markAllRead(r *http.Request, u inbox.User) (reply, error) {
-	n, err := h.ib.MarkAllRead(r.Context(), u)
+	n, err := h.ib.MarkAllRead(r.Context(), u, inbox.ListOptions{})
 	if err != nil {
 		return reply{}, err
 	}
@@ -203,7 +203,7 @@ func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	out := countsBody{tallyBody: newTallyBody(c.Tally), Categories: make(map[string]tallyBody, len(c.Categories))}
+	out := countsBody{tallyBody: newTallyBody(c.Tally), Unseen: c.Unseen, Categories: make(map[string]tallyBody, len(c.Categories))}
 	for cat, t := range c.Categories {
 		out.Categories[cat] = newTallyBody(t)
 	}

@@ -313,13 +313,13 @@ func testFlow(t *testing.T, a *api) {
 		t.Errorf("ann's unread security (-want +got):\n%s", diff)
 	}
 
-	wantAnn := countsBody{tallyBody: tallyBody{Total: 7, Read: 2, Unread: 5}, Categories: map[string]tallyBody{
+	wantAnn := countsBody{tallyBody: tallyBody{Total: 7, Read: 2, Unread: 5}, Unseen: 5, Categories: map[string]tallyBody{
 		"billing": {Total: 2, Read: 1, Unread: 1}, "news": {Total: 1, Read: 1, Unread: 0}, "security": {Total: 2, Read: 0, Unread: 2},
 	}}
 	if diff := cmp.Diff(wantAnn, a.counts("ann"), cmp.AllowUnexported(countsBody{})); diff != "" {
 		t.Errorf("ann's counts (-want +got):\n%s", diff)
 	}
-	wantBob := countsBody{tallyBody: tallyBody{Total: 4, Read: 0, Unread: 4}, Categories: map[string]tallyBody{
+	wantBob := countsBody{tallyBody: tallyBody{Total: 4, Read: 0, Unread: 4}, Unseen: 4, Categories: map[string]tallyBody{
 		"billing": {Total: 2, Unread: 2}, "news": {Total: 1, Unread: 1},
 	}}
 	if diff := cmp.Diff(wantBob, a.counts("bob"), cmp.AllowUnexported(countsBody{})); diff != "" {

@@ -126,16 +126,19 @@ type markAllReadBody struct {
 }
 
 type tallyBody struct {
-	Total  int64 `json:"total"`
-	Read   int64 `json:"read"`
-	Unread int64 `json:"unread"`
+	Total    int64 `json:"total"`
+	Read     int64 `json:"read"`
+	Unread   int64 `json:"unread"`
+	Archived int64 `json:"archived"`
 }
 
 func newTallyBody(t inbox.Tally) tallyBody { return tallyBody(t) }
 
-// countsBody is the reply of GET /counts.
+// countsBody is the reply of GET /counts: the feed's tallies, the unseen
+// count (the badge), and a tally per category.
 type countsBody struct {
 	tallyBody
+	Unseen     int64                `json:"unseen"`
 	Categories map[string]tallyBody `json:"categories"`
 }
 

@@ -1,0 +1,190 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Delete deletes message id from u's inbox: u's copy of a direct message
+// is removed (with its ledger entry and counters, in one atomic unit, so
+// the stream's later report of the removal changes nothing); a broadcast
+// or group message is hidden from u alone, by a mark on u's receipt. Counts
+// follow at once. It reports whether this call changed anything: false if
+// the message is not, or no longer, in u's inbox (deleting twice is not an
+// error). Concurrent calls move the counters once.
+//
+// A direct message published with a HostSystemID comes back if the publish
+// is retried with that ID after the delete (the copy is gone, so the retry
+// writes it again); Redact retires the ID for everyone.
+func (ib *Inbox) Delete(ctx context.Context, u User, id string) (bool, error) {
+	changed, err := ib.transition(ctx, u, id, func(_ Record, s State) (State, bool) {
+		return State{DeletedAt: ib.now()}, true
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return changed, err
+}
+
+// Redaction names the message Redact removes everywhere: by ID, or by the
+// HostSystemID it was published with, and where its records are.
+type Redaction struct {
+	// ID is the message's ID. With HostSystemID instead, the ID comes from
+	// the host system ID's claim.
+	ID           string
+	HostSystemID string
+	// Users are the recipients of a direct message, whose copies go. The
+	// inbox does not keep a publish's recipient list (it would grow with
+	// the audience): name them.
+	Users []string
+	// Group is the group of a group message, or PublicGroup for a
+	// broadcast to everyone. A redaction by HostSystemID of a broadcast or
+	// group message finds it in the claim.
+	Group string
+}
+
+// Redact removes a message from every place it is stored: each named
+// user's copy of a direct message, or a broadcast or group message once.
+// Every reader's counts follow at once, including readers who had read,
+// archived or deleted it: a broadcast removed before its expiry leaves a
+// tombstone that takes its receipts out of the counts until they expire.
+// If the message was published with a HostSystemID, the ID's claim is
+// retired, so a retry of the publish is refused (ErrConflict) rather than
+// delivering the message again.
+//
+// It returns how many records it removed; removing what is already gone is
+// not an error, so a Redact can be retried. Each copy is one atomic unit
+// with its counters; a failure leaves the others done and is returned.
+func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	for _, u := range r.Users {
+		if err := validateUserID(u); err != nil {
+			return 0, err
+		}
+	}
+	if r.Group != "" {
+		if err := validateGroup(r.Group); err != nil {
+			return 0, err
+		}
+	}
+	if r.ID == "" && r.HostSystemID == "" {
+		return 0, fmt.Errorf("%w: a redaction names an ID or a host system ID", ErrInvalidInput)
+	}
+	if r.ID != "" {
+		if err := ValidateMessageID(r.ID); err != nil {
+			return 0, err
+		}
+	}
+	if len(r.HostSystemID) > MaxHostSystemIDLen {
+		return 0, fmt.Errorf("%w: host system id is %d bytes, more than %d", ErrInvalidKey, len(r.HostSystemID), MaxHostSystemIDLen)
+	}
+	if r.HostSystemID != "" {
+		// Retire the claim first, so that no retry publishes the message
+		// again while the copies go.
+		c, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, ID: r.ID, Now: ib.now(), Retire: true})
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case c.ID == "" && r.ID == "":
+			return 0, nil // no message stands for the host system ID
+		case r.ID == "":
+			r.ID = c.ID
+		}
+		if r.Group == "" {
+			r.Group = c.Group
+		}
+	}
+	if len(r.Users) == 0 && r.Group == "" {
+		return 0, fmt.Errorf("%w: a redaction of a direct message names its users", ErrInvalidInput)
+	}
+	if r.HostSystemID == "" {
+		if err := ib.retireHostIDOf(ctx, s, r); err != nil {
+			return 0, err
+		}
+	}
+	removed := 0
+	if r.Group != "" {
+		ok, err := ib.removeShared(ctx, Key{Partition: s.group(r.Group), ID: r.ID})
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			removed++
+		}
+	}
+	results := make([]error, len(r.Users))
+	done := make([]bool, len(r.Users))
+	ib.each(len(r.Users), func(i int) {
+		done[i], results[i] = ib.transition(ctx, s.User(r.Users[i]), r.ID, func(rec Record, _ State) (State, bool) {
+			return State{DeletedAt: ib.now()}, !rec.Partition.IsShared() // direct copies only
+		})
+		if errors.Is(results[i], ErrNotFound) {
+			results[i] = nil
+		}
+	})
+	for i, err := range results {
+		if err != nil {
+			return removed, err
+		}
+		if done[i] {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// retireHostIDOf retires the claim of the host system ID the message r
+// names was published with, if it has one: it reads the message (the
+// broadcast, or the first user's copy that stands).
+func (ib *Inbox) retireHostIDOf(ctx context.Context, s Scope, r Redaction) error {
+	var keys []Key
+	if r.Group != "" {
+		keys = append(keys, Key{Partition: s.group(r.Group), ID: r.ID})
+	}
+	for _, u := range r.Users {
+		keys = append(keys, Key{Partition: s.User(u).partition(), ID: r.ID})
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), maxGetKeys)
+		recs, err := ib.store.GetRecords(ctx, keys[:n])
+		if err != nil {
+			return err
+		}
+		keys = keys[n:]
+		for _, rec := range recs {
+			if host := rec.Message.HostSystemID; host != "" && !rec.Receipt {
+				_, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: host, ID: r.ID, Now: ib.now(), Retire: true})
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeShared removes the broadcast or group message at k with its
+// counters, leaving a tombstone if it has not expired; a message without
+// a ledger entry (another program's) is adopted first. It reports whether
+// it removed anything.
+func (ib *Inbox) removeShared(ctx context.Context, k Key) (bool, error) {
+	for range markAttempts {
+		recs, err := ib.store.GetRecords(ctx, []Key{k})
+		if err != nil || len(recs) == 0 {
+			return false, err
+		}
+		rec := recs[0]
+		if !rec.Ledgered() {
+			as := newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)
+			if err := ib.store.Repair(ctx, k.Partition, Repair{Adopt: []Record{rec}, AdoptAs: []string{as}}); err != nil {
+				return false, err
+			}
+			continue
+		}
+		now := ib.now()
+		return ib.store.ApplyRemoval(ctx, Removal{Record: rec, Deltas: RemovalDeltas(rec), Tombstone: leavesTombstone(rec, now), Delete: true, Now: now})
+	}
+	return false, fmt.Errorf("inbox: redacting %s: the message kept changing: %w", k.ID, ErrConflict)
+}
