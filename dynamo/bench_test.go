@@ -127,6 +127,11 @@ func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...fu
 		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
+func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return metered(m, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
+		func(out *dynamodb.UpdateItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
+}
+
 func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	return metered(m, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
 		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })

@@ -15,13 +15,18 @@ import (
 )
 
 // ClaimHostID puts the claim (sort key h#<host system ID> in the public
-// partition, kind HC, with the message ID and digest, expiring with the
-// message) on condition that there is none or it expires at or before
+// partition, kind HC, with the message ID, group and digest, expiring with
+// the message) on condition that there is none or it expires at or before
 // c.Now, asking for the old item on failure: then it returns the old claim.
+// With c.Retire it updates the standing claim's digest instead (see
+// retireClaim).
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+	if c.Retire {
+		return s.retireClaim(ctx, c)
+	}
 	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, Group: inbox.PublicGroup}
 	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
-		Kind: kindClaim, ID: c.ID, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
+		Kind: kindClaim, ID: c.ID, Group: c.Group, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
 	}, c.ExpiresAt)
 	if err != nil {
 		return inbox.HostClaim{}, err
@@ -43,22 +48,73 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	if err == nil {
 		return c, nil
 	}
-	got := c
+	var got inbox.HostClaim
 	err = condError("claim host id", err, func(old map[string]types.AttributeValue) error {
-		var prev claimItem
-		if err := attributevalue.UnmarshalMap(old, &prev); err != nil || prev.ID == "" {
-			return fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
-		}
-		exp, err := s.expiry(old)
-		if err != nil {
-			return fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
-		}
-		got.ID, got.Digest, got.ExpiresAt = prev.ID, prev.Digest, exp
-		return nil
+		got, err = s.decodeClaim(c, old)
+		return err
 	})
 	if err != nil {
 		return inbox.HostClaim{}, err
 	}
+	return got, nil
+}
+
+// retireClaim sets the digest of c's standing claim to inbox.RetiredDigest
+// with one UpdateItem, on condition that the claim exists, expires after
+// c.Now and (if c.ID is set) claims c.ID; it returns the claim as it
+// stands after, or a zero HostClaim if none stands.
+func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, Group: inbox.PublicGroup}
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(c.Now))
+	if c.ID != "" {
+		cond = expression.And(cond, expression.Name("id").Equal(expression.Value(c.ID)))
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).
+		WithUpdate(expression.Set(expression.Name("digest"), expression.Value(inbox.RetiredDigest))).Build()
+	if err != nil {
+		return inbox.HostClaim{}, fmt.Errorf("dynamo: retire expression: %w", err)
+	}
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(s.table),
+		Key:                                 s.key(pub.PK(), inbox.HostPrefix+c.HostSystemID),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+	})
+	if err == nil {
+		return s.decodeClaim(c, out.Attributes)
+	}
+	var got inbox.HostClaim
+	err = condError("retire host id", err, func(old map[string]types.AttributeValue) error {
+		if old == nil {
+			return nil // no claim
+		}
+		if exp, err := s.expiry(old); err != nil || !c.Now.Before(exp) {
+			return err // expired: none stands
+		}
+		got, err = s.decodeClaim(c, old)
+		return err
+	})
+	return got, err
+}
+
+// decodeClaim returns the claim item av of c's host system ID.
+func (s *Store) decodeClaim(c inbox.HostClaim, av map[string]types.AttributeValue) (inbox.HostClaim, error) {
+	var prev claimItem
+	if err := attributevalue.UnmarshalMap(av, &prev); err != nil || prev.ID == "" {
+		return inbox.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
+	}
+	exp, err := s.expiry(av)
+	if err != nil {
+		return inbox.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
+	}
+	got := c
+	got.Retire = false
+	got.ID, got.Group, got.Digest, got.ExpiresAt = prev.ID, prev.Group, prev.Digest, exp
 	return got, nil
 }
 

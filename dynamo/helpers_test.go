@@ -213,6 +213,16 @@ func (c *capacityClient) Query(ctx context.Context, in *dynamodb.QueryInput, o .
 	return out, err
 }
 
+func (c *capacityClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := c.Client.UpdateItem(ctx, in, o...)
+	if err == nil && out.ConsumedCapacity != nil {
+		c.note("UpdateItem", in.ReturnConsumedCapacity, *out.ConsumedCapacity)
+	} else {
+		c.note("UpdateItem", in.ReturnConsumedCapacity)
+	}
+	return out, err
+}
+
 func (c *capacityClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	out, err := c.Client.TransactWriteItems(ctx, in, o...)
 	if err == nil {

@@ -310,6 +310,57 @@ func testClaimHostID(e *env) {
 	e.wantCounters(e.pub())
 }
 
+// testClaimRetire: a claim keeps its group; Retire sets the digest of the
+// standing claim to RetiredDigest when the ID matches (or none is given),
+// leaves a claim of another ID as it is, and makes no claim where none
+// stands.
+func testClaimRetire(e *env) {
+	now := e.clock.Now()
+	exp := now.Add(time.Hour)
+	id, other := e.newID(), e.newID()
+	g := inbox.HostClaim{Scope: e.scope, HostSystemID: "deploy-1", ID: id, Group: "admins", ExpiresAt: exp, Digest: "d", Now: now}
+	if got, err := e.store.ClaimHostID(e.ctx, g); err != nil || got != g {
+		e.t.Fatalf("ClaimHostID = %+v, %v; want %+v", got, err, g)
+	}
+	retire := func(host, id string) inbox.HostClaim {
+		e.t.Helper()
+		got, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, Now: e.clock.Now(), Retire: true})
+		if err != nil {
+			e.t.Fatalf("ClaimHostID(retire %s, %s): %v", host, id, err)
+		}
+		return got
+	}
+	standing := g
+	standing.Now = e.clock.Now()
+	if got := retire("deploy-1", other); got != standing {
+		e.t.Errorf("retire with another ID = %+v; want the claim unchanged %+v", got, standing)
+	}
+	retired := standing
+	retired.Digest = inbox.RetiredDigest
+	for _, wantID := range []string{id, ""} {
+		if got := retire("deploy-1", wantID); got != retired {
+			e.t.Errorf("retire(%q) = %+v; want %+v", wantID, got, retired)
+		}
+	}
+	retry := g
+	retry.ID, retry.Now = other, e.clock.Now()
+	if got, err := e.store.ClaimHostID(e.ctx, retry); err != nil || got != retired {
+		e.t.Errorf("a claim after retirement = %+v, %v; want the retired claim %+v", got, err, retired)
+	}
+	if got := retire("never-claimed", ""); got != (inbox.HostClaim{}) {
+		e.t.Errorf("retire of no claim = %+v; want zero", got)
+	}
+	e.clock.Advance(time.Hour)
+	if got := retire("deploy-1", ""); got != (inbox.HostClaim{}) {
+		e.t.Errorf("retire of an expired claim = %+v; want zero", got)
+	}
+	fresh := retry
+	fresh.Now, fresh.ExpiresAt = e.clock.Now(), e.clock.Now().Add(time.Hour)
+	if got, err := e.store.ClaimHostID(e.ctx, fresh); err != nil || got != fresh {
+		e.t.Errorf("a claim after the retired one expired = %+v, %v; want %+v", got, err, fresh)
+	}
+}
+
 // testConfig: Config returns nil for missing settings and configs, and
 // round-trips what PutTenantSettings and PutInboxConfig wrote, replacing
 // earlier values.

@@ -15,7 +15,14 @@ func matches(r inbox.Record, q inbox.Query) bool {
 	m := r.Message
 	return (q.Category == "" || m.Category == q.Category) &&
 		(!q.UnreadOnly || r.Receipt || !m.IsRead()) &&
-		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt))
+		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt)) &&
+		(q.Archived != inbox.NotArchived || r.Receipt || !m.IsArchived()) &&
+		(q.Archived != inbox.OnlyArchived || m.IsArchived())
+}
+
+// inRange reports whether r's ID lies in q's bounds, Before and After.
+func inRange(r inbox.Record, q inbox.Query) bool {
+	return (q.Before == "" || r.Message.ID < q.Before) && (q.After == "" || r.Message.ID > q.After)
 }
 
 // describe names a query in failure messages.
@@ -23,6 +30,12 @@ func describe(q inbox.Query) string {
 	s := fmt.Sprintf("Query(%s, limit %d", q.Partition.PK(), q.Limit)
 	if q.Before != "" {
 		s += ", before " + q.Before
+	}
+	if q.After != "" {
+		s += ", after " + q.After
+	}
+	if q.Archived != inbox.AnyArchived {
+		s += fmt.Sprintf(", archived filter %d", q.Archived)
 	}
 	if q.Category != "" {
 		s += ", category " + q.Category
@@ -48,7 +61,7 @@ func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
 	}
 	var evaluated, want []inbox.Record
 	for _, r := range all {
-		if (q.Before == "" || r.Message.ID < q.Before) && (res.Next == "" || r.Message.ID >= res.Next) {
+		if inRange(r, q) && (res.Next == "" || r.Message.ID >= res.Next) {
 			evaluated = append(evaluated, r)
 			if matches(r, q) {
 				want = append(want, r)
@@ -75,7 +88,7 @@ func (e *env) pageAll(q inbox.Query, all []inbox.Record) {
 	e.t.Helper()
 	var want, got []inbox.Record
 	for _, r := range all {
-		if (q.Before == "" || r.Message.ID < q.Before) && matches(r, q) {
+		if inRange(r, q) && matches(r, q) {
 			want = append(want, r)
 		}
 	}

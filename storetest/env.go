@@ -27,7 +27,7 @@ type env struct {
 	scope inbox.Scope
 	ids   *ulid.MonotonicEntropy
 	used  map[inbox.Partition]bool
-	seen  map[inbox.Partition]bool // users the test marked seen
+	seen  map[inbox.Partition]string // the watermarks of the users the test marked seen
 }
 
 // newEnv returns an env on a fresh store from newStore; seed makes the
@@ -44,7 +44,7 @@ func newEnv(t *testing.T, newStore NewStore, seed uint64) *env {
 		scope: inbox.Scope{Tenant: "acme", Inbox: "alerts"},
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
 		used:  map[inbox.Partition]bool{},
-		seen:  map[inbox.Partition]bool{},
+		seen:  map[inbox.Partition]string{},
 	}
 	e.used[e.pub()] = true
 	return e

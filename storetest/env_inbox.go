@@ -162,7 +162,7 @@ func (e *env) wantCounts(u inbox.User, want inbox.Counts) {
 	if want.Categories == nil {
 		want.Categories = map[string]inbox.Tally{}
 	}
-	if !e.seen[partitionOf(u)] {
+	if _, ok := e.seen[partitionOf(u)]; !ok {
 		want.Unseen = want.Unread
 	}
 	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
@@ -177,7 +177,7 @@ func (e *env) markSeen(u inbox.User) {
 	if _, err := e.ib.MarkSeen(e.ctx, u); err != nil {
 		e.t.Fatalf("MarkSeen(%s): %v", u.ID, err)
 	}
-	e.seen[partitionOf(u)] = true
+	e.seen[partitionOf(u)] = inbox.IDAt(e.clock.Now())
 }
 
 // tallyOf returns a Tally of total and read.

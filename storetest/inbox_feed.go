@@ -34,7 +34,7 @@ func inboxTests() []suiteTest {
 
 // allInboxTests are the Inbox subtests of Run.
 func allInboxTests() []suiteTest {
-	return append(append(inboxTests(), removalTests()...), groupTests()...)
+	return append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...)
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).
@@ -271,41 +271,60 @@ func testExpiry(e *env) {
 
 // wantCountsFromFeed checks that u's Counts are exactly what u's whole
 // feed shows: the total, read and unread messages listed, overall and per
-// category.
+// category, the archived ones, and the unread ones above u's watermark.
 func (e *env) wantCountsFromFeed(u inbox.User) {
 	e.t.Helper()
-	if diff := cmp.Diff(countsOf(e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize})), e.counts(u)); diff != "" {
+	feed := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize})
+	archived := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
+	seen, marked := e.seen[partitionOf(u)]
+	want := countsOf(feed, archived, seen)
+	if !marked {
+		want.Unseen = want.Unread
+	}
+	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
 		e.t.Errorf("Counts(%s) differ from what List shows (-List +Counts):\n%s", u.ID, diff)
 	}
 }
 
-// countsOf tallies listed messages as Counts should.
-func countsOf(msgs []inbox.Message) inbox.Counts {
-	type tr struct{ total, read int64 }
-	sum := map[string]*tr{"": {}}
-	for _, m := range msgs {
+// countsOf tallies listed messages as Counts should: feed (unarchived),
+// archived, and the watermark seen.
+func countsOf(feed, archived []inbox.Message, seen string) inbox.Counts {
+	sum := map[string]*inbox.Tally{"": {}}
+	add := func(m inbox.Message, f func(t *inbox.Tally)) {
 		cats := []string{""}
 		if m.Category != "" {
 			cats = append(cats, m.Category)
 		}
 		for _, c := range cats {
 			if sum[c] == nil {
-				sum[c] = &tr{}
+				sum[c] = &inbox.Tally{}
 			}
-			sum[c].total++
-			if m.IsRead() {
-				sum[c].read++
-			}
+			f(sum[c])
 		}
 	}
 	out := inbox.Counts{Categories: map[string]inbox.Tally{}}
-	for c, t := range sum {
-		if c == "" {
-			out.Tally = tallyOf(t.total, t.read)
-		} else {
-			out.Categories[c] = tallyOf(t.total, t.read)
+	for _, m := range feed {
+		add(m, func(t *inbox.Tally) {
+			t.Total++
+			if m.IsRead() {
+				t.Read++
+			} else {
+				t.Unread++
+			}
+		})
+		if !m.IsRead() && m.ID > seen {
+			out.Unseen++
 		}
 	}
-	out.Unseen = out.Unread // nothing marked seen
+	for _, m := range archived {
+		add(m, func(t *inbox.Tally) { t.Archived++ })
+	}
+	for c, t := range sum {
+		if c == "" {
+			out.Tally = *t
+		} else {
+			out.Categories[c] = *t
+		}
+	}
 	return out
 }

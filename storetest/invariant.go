@@ -11,42 +11,51 @@ import (
 
 // tally is what one counter should hold.
 type tally struct {
-	Published int64
-	Read      int64
+	Published    int64
+	Read         int64
+	Archived     int64
+	ArchivedRead int64
+	Hidden       int64
 }
 
 // recount tallies partition p's counters, by sort key, from recs, its
 // records or ledger entries, by the rules of the design, independently of
-// package inbox's accounting: each message or broadcast adds published 1,
-// each record with ReadAt in a user partition (a read message or a
-// receipt) adds read 1, both to the total (c#*) and to the record's
-// category (c#<category>); a receipt of a group's message adds its read
-// to the group's counters too (c#*#<group>, c#<category>#<group>). Only
-// non-zero tallies are kept.
+// package inbox's accounting: each message or broadcast adds published 1;
+// in a user partition each record with ReadAt (a read message or receipt)
+// adds read 1, with ArchivedAt archived 1, with both archivedread 1, and
+// a receipt with DeletedAt hidden 1; all to the total (c#*) and to the
+// record's category (c#<category>). A receipt of a group's message adds
+// its marks to the group's counters too (c#*#<group>,
+// c#<category>#<group>). Only non-zero tallies are kept.
 func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 	out := map[string]tally{}
 	for _, r := range recs {
-		var published, read int64
+		var t tally
 		if !r.Receipt {
-			published = 1
+			t.Published = 1
 		}
-		if !r.Message.ReadAt.IsZero() && !p.IsShared() {
-			read = 1
+		if !p.IsShared() {
+			read, archived := !r.Message.ReadAt.IsZero(), !r.Message.ArchivedAt.IsZero()
+			t.Read, t.Archived, t.ArchivedRead = b2i(read), b2i(archived), b2i(read && archived)
+			t.Hidden = b2i(r.Receipt && !r.DeletedAt.IsZero())
 		}
 		cats := []string{""}
 		if r.Message.Category != "" {
 			cats = append(cats, r.Message.Category)
 		}
 		for _, c := range cats {
-			add := func(sk string, published, read int64) {
-				t := out[sk]
-				t.Published += published
-				t.Read += read
-				out[sk] = t
+			add := func(sk string, t tally) {
+				o := out[sk]
+				o.Published += t.Published
+				o.Read += t.Read
+				o.Archived += t.Archived
+				o.ArchivedRead += t.ArchivedRead
+				o.Hidden += t.Hidden
+				out[sk] = o
 			}
-			add(inbox.CounterSK(c, ""), published, read)
+			add(inbox.CounterSK(c, ""), t)
 			if g := r.Message.Audience.Group; r.Receipt && g != "" {
-				add(inbox.CounterSK(c, g), 0, read)
+				add(inbox.CounterSK(c, g), t)
 			}
 		}
 	}
@@ -58,12 +67,20 @@ func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 	return out
 }
 
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // tallies returns counters as tallies by sort key, leaving out zero ones
 // (a counter at zero and a missing counter say the same).
 func tallies(cs []inbox.Counter) map[string]tally {
 	out := map[string]tally{}
 	for _, c := range cs {
-		if t := (tally{c.Published, c.Read}); t != (tally{}) {
+		if t := (tally{c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden}); t != (tally{}) {
 			out[inbox.CounterSK(c.Category, c.Group)] = t
 		}
 	}
@@ -119,7 +136,7 @@ func (e *env) checkInvariant() {
 }
 
 // sameEntry reports whether ledger entry en records rec: the same entry,
-// kind, ID, category, group (of a receipt), read state and expiry.
+// kind, ID, category, group (of a receipt), marks and expiry.
 func sameEntry(en, rec inbox.Record) bool {
 	group := func(r inbox.Record) string {
 		if r.Receipt {
@@ -128,7 +145,8 @@ func sameEntry(en, rec inbox.Record) bool {
 		return ""
 	}
 	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category && group(en) == group(rec) &&
-		en.Message.IsRead() == rec.Message.IsRead() && en.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
+		en.Message.IsRead() == rec.Message.IsRead() && en.Message.IsArchived() == rec.Message.IsArchived() && en.DeletedAt.IsZero() == rec.DeletedAt.IsZero() &&
+		en.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // checkInvariantAtEnd runs checkInvariant when the test ends, before any
