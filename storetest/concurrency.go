@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/stak/inbox"
 )
@@ -15,6 +17,7 @@ func concurrencyTests() []suiteTest {
 		{"MarkReadBroadcast", testConcurrentMarkReadBroadcast},
 		{"Publish", testConcurrentPublish},
 		{"MarkAllRead", testConcurrentMarkAllRead},
+		{"States", testConcurrentStates},
 	}
 }
 
@@ -161,4 +164,83 @@ func testConcurrentMarkAllRead(e *env) {
 	if c.Read != int64(len(ids)) || c.Unread != 0 {
 		e.t.Errorf("Counts(ann) after concurrent marks: %+v, want %d read, 0 unread", c.Tally, len(ids))
 	}
+}
+
+// concurrent has n goroutines call op at once and returns how many
+// reported a change, failing the test on an error other than ErrNotFound
+// (a message another goroutine deleted).
+func (e *env) concurrent(n int, op func(i int) (bool, error)) int {
+	e.t.Helper()
+	changed := make([]bool, n)
+	errs := make([]error, n)
+	parallel(n, func(i int) { changed[i], errs[i] = op(i) })
+	count := 0
+	for i := range n {
+		if errs[i] != nil && !errors.Is(errs[i], inbox.ErrNotFound) {
+			e.t.Errorf("concurrent call %d: %v", i, errs[i])
+		}
+		if changed[i] {
+			count++
+		}
+	}
+	return count
+}
+
+// testConcurrentStates: 100 concurrent calls of each per-user mark on one
+// message (direct, broadcast, group) change it once; 100 mixed archive,
+// read, delete and seen calls leave counts that List and a recount agree
+// with, one delete reporting the change; 100 concurrent MarkSeen calls at
+// one instant move the watermark once.
+func testConcurrentStates(e *env) {
+	const n = 100
+	ann := e.member("ann", "admins")
+	msgs := []string{
+		e.publish(inbox.Draft{Title: "direct", Category: "d"}, "ann", "bob").Message.ID,
+		e.broadcast(inbox.Draft{Title: "broadcast", Category: "b"}).ID,
+		e.broadcastTo("admins", inbox.Draft{Title: "group", Category: "g"}).ID,
+	}
+	for _, id := range msgs {
+		if got := e.concurrent(n, func(int) (bool, error) { return e.ib.Archive(e.ctx, ann, id) }); got != 1 {
+			e.t.Errorf("%d concurrent Archive(%s): %d changes, want 1", n, id, got)
+		}
+		if got := e.concurrent(n, func(int) (bool, error) { return e.ib.Unarchive(e.ctx, ann, id) }); got != 1 {
+			e.t.Errorf("%d concurrent Unarchive(%s): %d changes, want 1", n, id, got)
+		}
+		e.wantCountsFromFeed(ann)
+		e.checkInvariant()
+	}
+	for _, id := range msgs {
+		deletes := 0
+		var mu sync.Mutex
+		e.concurrent(n, func(i int) (bool, error) {
+			switch i % 4 {
+			case 0:
+				return e.ib.Archive(e.ctx, ann, id)
+			case 1:
+				return e.ib.MarkRead(e.ctx, ann, id)
+			case 2:
+				return e.ib.MarkSeen(e.ctx, ann)
+			}
+			ok, err := e.ib.Delete(e.ctx, ann, id)
+			if ok {
+				mu.Lock()
+				deletes++
+				mu.Unlock()
+			}
+			return ok, err
+		})
+		if deletes != 1 {
+			e.t.Errorf("%d mixed calls on %s: %d deletes reported a change, want 1", n, id, deletes)
+		}
+		e.seen[partitionOf(ann)] = inbox.IDAt(e.clock.Now())
+		e.wantCountsFromFeed(ann)
+		e.checkInvariant()
+	}
+	e.clock.Advance(time.Second)
+	if got := e.concurrent(n, func(int) (bool, error) { return e.ib.MarkSeen(e.ctx, ann) }); got != 1 {
+		e.t.Errorf("%d concurrent MarkSeen at one instant: %d changes, want 1", n, got)
+	}
+	e.seen[partitionOf(ann)] = inbox.IDAt(e.clock.Now())
+	e.wantCounts(ann, inbox.Counts{})
+	e.wantCountsFromFeed(e.member("bob"))
 }

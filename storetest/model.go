@@ -8,17 +8,20 @@ import (
 )
 
 // model is RunProperty's reference: what every user should see, kept in
-// plain maps. It never deletes: an expired entry stays and is only hidden,
-// which is what the suite can rely on from any store.
+// plain maps. It never deletes what expires: an expired entry stays and is
+// only hidden, which is what the suite can rely on from any store.
 type model struct {
-	// direct holds each user's copies of published messages by ID.
+	// direct holds each user's copies of published messages by ID, with
+	// the user's marks.
 	direct map[string]map[string]*modelCopy
 	// broadcasts holds the broadcasts, to everyone and to groups, by ID.
 	broadcasts map[string]*modelCopy
 	// member holds, per user, the groups the user is in now.
 	member map[string]map[string]bool
-	// receipts holds, per user, when each broadcast was read.
-	receipts map[string]map[string]time.Time
+	// receipts holds, per user, the user's marks on each broadcast.
+	receipts map[string]map[string]*inbox.State
+	// seen holds each user's seen watermark ("" for none).
+	seen map[string]string
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
 	// lastID is the highest message ID published so far.
@@ -29,8 +32,8 @@ type model struct {
 type modelCopy struct {
 	category  string
 	expiresAt time.Time
-	readAt    time.Time // direct copies only; broadcasts use receipts
-	group     string    // a broadcast's group; "" for everyone
+	state     inbox.State // direct copies only; broadcasts use receipts
+	group     string      // a broadcast's group; "" for everyone
 }
 
 // modelHost is a publish or broadcast made with a host system ID.
@@ -45,44 +48,61 @@ type modelHost struct {
 
 // entry is what RunProperty compares of a listed message.
 type entry struct {
-	ID        string
-	Category  string
-	Broadcast bool
-	ReadAt    time.Time
-	ExpiresAt time.Time
+	ID         string
+	Category   string
+	Broadcast  bool
+	ReadAt     time.Time
+	ArchivedAt time.Time
+	ExpiresAt  time.Time
 }
 
 func newModel(users []string) *model {
 	m := &model{
 		direct:     map[string]map[string]*modelCopy{},
 		broadcasts: map[string]*modelCopy{},
-		receipts:   map[string]map[string]time.Time{},
+		receipts:   map[string]map[string]*inbox.State{},
 		member:     map[string]map[string]bool{},
+		seen:       map[string]string{},
 		hosts:      map[string]modelHost{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
-		m.receipts[u] = map[string]time.Time{}
+		m.receipts[u] = map[string]*inbox.State{}
 		m.member[u] = map[string]bool{}
 	}
 	return m
 }
 
-// feed returns u's visible feed at now with o's filters, newest first.
+// stateOf returns u's marks on message id (a direct copy or a broadcast).
+func (m *model) stateOf(u, id string) inbox.State {
+	if c, ok := m.direct[u][id]; ok {
+		return c.state
+	}
+	if st := m.receipts[u][id]; st != nil {
+		return *st
+	}
+	return inbox.State{}
+}
+
+// feed returns u's visible feed at now with o's filters, newest first:
+// the archived messages with o.Archived, else the others; never the
+// deleted ones.
 func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 	var out []entry
-	add := func(id string, c *modelCopy, broadcast bool, readAt time.Time) {
-		if !now.Before(c.expiresAt) || o.Category != "" && c.category != o.Category || o.UnreadOnly && !readAt.IsZero() {
+	add := func(id string, c *modelCopy, broadcast bool, st inbox.State) {
+		switch {
+		case !now.Before(c.expiresAt), o.Category != "" && c.category != o.Category, o.UnreadOnly && !st.ReadAt.IsZero(),
+			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
-		out = append(out, entry{ID: id, Category: c.category, Broadcast: broadcast, ReadAt: readAt, ExpiresAt: c.expiresAt})
+		out = append(out, entry{ID: id, Category: c.category, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt})
 	}
 	for id, c := range m.direct[u] {
-		add(id, c, false, c.readAt)
+		add(id, c, false, c.state)
 	}
 	for id, c := range m.broadcasts {
 		if m.sees(u, c) {
-			add(id, c, true, m.receipts[u][id])
+			add(id, c, true, m.stateOf(u, id))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
@@ -105,30 +125,64 @@ func (m *model) groups(u string) []string {
 	return out
 }
 
-// markRead predicts MarkRead(u, id) at now and applies it: whether it
-// changes anything, or false if the message is not (or no longer) there.
-func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
+// lookup returns message id as u can mark it at now: ok is false if it is
+// not (or no longer) in u's inbox (missing, expired, another group's,
+// deleted by u).
+func (m *model) lookup(u, id string, now time.Time) (c *modelCopy, ok bool) {
 	if c, ok := m.direct[u][id]; ok {
-		if !now.Before(c.expiresAt) {
-			return false, false
-		}
-		if c.readAt.IsZero() {
-			c.readAt = now
-			return true, true
-		}
+		return c, now.Before(c.expiresAt)
+	}
+	c, ok = m.broadcasts[id]
+	if !ok || !m.sees(u, c) || !now.Before(c.expiresAt) || !m.stateOf(u, id).DeletedAt.IsZero() {
+		return nil, false
+	}
+	return c, true
+}
+
+// change predicts a per-user mark of message id by u at now and applies
+// it: f returns the new marks given the current ones, or false for no
+// change. It reports whether anything changed, and found false if the
+// message is not in u's inbox.
+func (m *model) change(u, id string, now time.Time, f func(inbox.State) (inbox.State, bool)) (changed, found bool) {
+	c, ok := m.lookup(u, id, now)
+	if !ok {
+		return false, false
+	}
+	to, ok := f(m.stateOf(u, id))
+	if !ok {
 		return false, true
 	}
-	if c, ok := m.broadcasts[id]; ok && m.sees(u, c) {
-		if !now.Before(c.expiresAt) {
-			return false, false
+	m.setState(u, id, c, to)
+	return true, true
+}
+
+// setState gives u's copy of id, or u's receipt of broadcast c, the marks
+// st; a direct copy deleted is removed.
+func (m *model) setState(u, id string, c *modelCopy, st inbox.State) {
+	if _, direct := m.direct[u][id]; direct {
+		if !st.DeletedAt.IsZero() {
+			m.removeCopy(u, id)
+			return
 		}
-		if _, read := m.receipts[u][id]; !read {
-			m.receipts[u][id] = now
-			return true, true
-		}
-		return false, true
+		c.state = st
+		return
 	}
-	return false, false
+	if st.IsZero() {
+		delete(m.receipts[u], id)
+		return
+	}
+	m.receipts[u][id] = &st
+}
+
+// markRead predicts MarkRead(u, id) at now and applies it.
+func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
+	return m.change(u, id, now, func(s inbox.State) (inbox.State, bool) {
+		if !s.ReadAt.IsZero() {
+			return s, false
+		}
+		s.ReadAt = now
+		return s, true
+	})
 }
 
 // hostReusable reports whether a retry of host h would find every copy
@@ -138,19 +192,16 @@ func (m *model) hostReusable(h modelHost, now time.Time) bool {
 	return !h.removed && now.Before(h.expiresAt)
 }
 
-// remove removes the record of user u (a direct copy, or the receipt of a
-// broadcast) or, with u "", the broadcast id, as a delete would; the host
-// system ID of a removed message may not be retried.
-func (m *model) remove(u, id string) {
-	switch {
-	case u == "":
-		delete(m.broadcasts, id)
-	case m.direct[u][id] != nil:
-		delete(m.direct[u], id)
-	default:
-		delete(m.receipts[u], id)
-		return
-	}
+// removeCopy removes u's direct copy of id; the host system ID of a
+// removed message may not be retried.
+func (m *model) removeCopy(u, id string) {
+	delete(m.direct[u], id)
+	m.noRetry(id)
+}
+
+// noRetry marks the host system ID of message id, if any, as not to be
+// retried: a copy of it is gone.
+func (m *model) noRetry(id string) {
 	for k, h := range m.hosts {
 		if h.id == id {
 			h.removed = true
@@ -159,17 +210,31 @@ func (m *model) remove(u, id string) {
 	}
 }
 
+// remove removes the record of user u (a direct copy, or the receipt of a
+// broadcast) or, with u "", the broadcast id, as a delete would.
+func (m *model) remove(u, id string) {
+	switch {
+	case u == "":
+		delete(m.broadcasts, id)
+		m.noRetry(id)
+	case m.direct[u][id] != nil:
+		m.removeCopy(u, id)
+	default:
+		delete(m.receipts[u], id)
+	}
+}
+
 // equal reports whether en and o are the same, times compared as instants.
 func (en entry) equal(o entry) bool {
 	return en.ID == o.ID && en.Category == o.Category && en.Broadcast == o.Broadcast &&
-		en.ReadAt.Equal(o.ReadAt) && en.ExpiresAt.Equal(o.ExpiresAt)
+		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt)
 }
 
 // entries projects listed messages for comparison with feed.
 func entries(msgs []inbox.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
-		out = append(out, entry{ID: m.ID, Category: m.Category, Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ExpiresAt: m.ExpiresAt})
+		out = append(out, entry{ID: m.ID, Category: m.Category, Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
 	}
 	return out
 }

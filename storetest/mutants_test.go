@@ -75,6 +75,22 @@ func mutants() map[string]mutant {
 			wrap:     func(s inbox.Store) inbox.Store { return forgetful{s} },
 			wantFail: []string{"Store/ClaimHostID", "Inbox/HostSystemID"},
 		},
+		"ArchiveNotCounted": {
+			wrap:     func(s inbox.Store) inbox.Store { return archiveUncounted{s} },
+			wantFail: []string{"Inbox/Archive", "Inbox/Seen"},
+		},
+		"WatermarkDropped": {
+			wrap:     func(s inbox.Store) inbox.Store { return watermarkDropped{s} },
+			wantFail: []string{"Store/MarkWatermark", "Inbox/Seen"},
+		},
+		"MarkIgnoresFrom": {
+			wrap:     func(s inbox.Store) inbox.Store { return ignoresFrom{s} },
+			wantFail: []string{"Store/MarkStatesDirect", "Store/MarkStatesReceipt"},
+		},
+		"ClaimNotRetired": {
+			wrap:     func(s inbox.Store) inbox.Store { return notRetired{s} },
+			wantFail: []string{"Store/ClaimRetire", "Inbox/Redact"},
+		},
 		"ClaimHostIDForgetsProperty": {
 			wrap:     func(s inbox.Store) inbox.Store { return forgetful{s} },
 			property: true,
@@ -298,3 +314,63 @@ func (s harnessOf) Delete(ctx context.Context, k inbox.Key) (bool, error) { retu
 func (s harnessOf) Deliver(ctx context.Context) (int, error)              { return s.h.Deliver(ctx) }
 func (s harnessOf) Redeliver(ctx context.Context) (int, error)            { return s.h.Redeliver(ctx) }
 func (s harnessOf) Pending() int                                          { return s.h.Pending() }
+
+// archiveUncounted drops the archive tallies of Mark's deltas.
+type archiveUncounted struct{ inbox.Store }
+
+func (s archiveUncounted) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+	out := slices.Clone(deltas)
+	for i := range out {
+		out[i].Archived, out[i].ArchivedRead = 0, 0
+	}
+	return s.Store.Mark(ctx, marks, out)
+}
+
+// watermarkDropped accepts watermark marks and writes nothing of them.
+type watermarkDropped struct{ inbox.Store }
+
+func (s watermarkDropped) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+	marks = slices.DeleteFunc(slices.Clone(marks), func(mk inbox.Mark) bool { return mk.Seen != "" })
+	if len(marks) == 0 {
+		return nil
+	}
+	return s.Store.Mark(ctx, marks, deltas)
+}
+
+// ignoresFrom applies each mark to whatever marks the record has: it reads
+// the record and rewrites the mark's From from it.
+type ignoresFrom struct{ inbox.Store }
+
+func (s ignoresFrom) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+	marks = slices.Clone(marks)
+	for i, mk := range marks {
+		if mk.Seen != "" {
+			continue
+		}
+		recs, err := s.GetRecords(ctx, []inbox.Key{mk.Key})
+		if err != nil {
+			return err
+		}
+		marks[i].From = inbox.State{}
+		if len(recs) == 1 {
+			r := recs[0]
+			marks[i].From = inbox.State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt}
+		}
+	}
+	return s.Store.Mark(ctx, marks, deltas)
+}
+
+// notRetired makes no claim retire.
+type notRetired struct{ inbox.Store }
+
+func (s notRetired) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+	if c.Retire {
+		c.Retire = false
+		got, err := s.Store.ClaimHostID(ctx, c)
+		if got.ID == "" {
+			return inbox.HostClaim{}, err
+		}
+		return got, err
+	}
+	return s.Store.ClaimHostID(ctx, c)
+}

@@ -30,17 +30,20 @@ const (
 // from newStore and checks each against a reference model: publishes to
 // random users (some retried with an earlier host system ID, which must be
 // idempotent), broadcasts to everyone and to groups, users joining and
-// leaving groups (the groups their calls list), marks of known, foreign and
-// unknown IDs, mark-all-reads, and clock advances that make messages (with
+// leaving groups (the groups their calls list), marks read, archive and
+// unarchive, deletes for one user and mark-seens of known, foreign and
+// unknown IDs, mark-all-reads of random views (category, up to an ID or a
+// time, archived), redactions, and clock advances that make messages (with
 // short random TTLs) expire. With a Harness it also removes records, expired
 // or not, delivers and redelivers their removals, and recounts users while
 // removals are pending.
 //
 // After every step it lists every user's feed through all pages, with a
 // random page size and random filters, and compares it with the model's
-// (IDs, categories, read state and expiry, newest first); and it checks
-// every counter against a recount of the records (see Run). At the end each
-// user's Counts must add up the records.
+// (IDs, categories, read and archive marks and expiry, newest first); it
+// checks every user's Counts (Unseen and Archived included) against the
+// model's feed, and every counter against a recount of the records (see
+// Run). At the end each user's Counts must add up the records.
 //
 // The seed is logged; set PropertySeedEnv to replay it.
 func RunProperty(t *testing.T, newStore NewStore, steps int) {
@@ -81,8 +84,8 @@ func RunProperty(t *testing.T, newStore NewStore, steps int) {
 		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
-		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
 }
 
 // property is the state of one RunProperty run.
@@ -107,7 +110,8 @@ type property struct {
 	stats        struct {
 		published, broadcasts, groupMessages, retries, changed int
 		alreadyRead, notFound, removed, delivered, redelivered int
-		recounts, joins, leaves                                int
+		recounts, joins, leaves, archived, deleted, seen       int
+		redacted                                               int
 	}
 }
 
@@ -147,14 +151,22 @@ func (p *property) randomOp() {
 	switch r := p.rng.IntN(100); {
 	case r < 26:
 		p.publish()
-	case r < 36:
+	case r < 34:
 		p.broadcast()
-	case r < 56:
+	case r < 46:
 		p.markRead()
-	case r < 60:
+	case r < 49:
 		p.markAllRead()
-	case r < 62:
+	case r < 51:
 		p.joinOrLeave()
+	case r < 55:
+		p.archive()
+	case r < 57:
+		p.deleteForUser()
+	case r < 60:
+		p.markSeen()
+	case r < 61:
+		p.redact()
 	case r < 76:
 		p.advance()
 	case r < 82 || !harness && r < 95:
@@ -265,16 +277,161 @@ func (p *property) checkCounts() {
 	}
 	now := p.now()
 	for _, u := range p.users {
-		var msgs []inbox.Message
-		for _, en := range p.m.feed(u, now, inbox.ListOptions{}) {
-			msgs = append(msgs, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt})
+		msgs := func(o inbox.ListOptions) []inbox.Message {
+			var out []inbox.Message
+			for _, en := range p.m.feed(u, now, o) {
+				out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
+			}
+			return out
 		}
-		want := countsOf(msgs, nil, "")
-		want.Unseen = want.Unread
+		want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), p.m.seen[u])
+		if p.m.seen[u] == "" {
+			want.Unseen = want.Unread
+		}
 		if got := p.e.counts(p.user(u)); !cmp.Equal(want, got) {
 			p.e.t.Errorf("step %d: Counts(%s) differ from the model's feed (-model +Counts):\n%s", p.step, u, cmp.Diff(want, got))
 		}
 	}
+}
+
+// pickMessage returns a random ID for u to mark: one of u's visible or
+// archived messages, any message ever published, or an unknown ID.
+func (p *property) pickMessage(u string) string {
+	now := p.now()
+	feed := append(p.m.feed(u, now, inbox.ListOptions{}), p.m.feed(u, now, inbox.ListOptions{Archived: true})...)
+	switch r := p.rng.IntN(10); {
+	case r < 6 && len(feed) > 0:
+		// Map order is random: sort for a deterministic replay.
+		slices.SortFunc(feed, func(a, b entry) int { return strings.Compare(a.ID, b.ID) })
+		return feed[p.rng.IntN(len(feed))].ID
+	case r < 9 && p.m.lastID != "":
+		return p.anyID()
+	}
+	return p.e.newID()
+}
+
+// archive archives or unarchives a random message for a random user.
+func (p *property) archive() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	id := p.pickMessage(u)
+	on := p.rng.IntN(3) != 0
+	wantChanged, wantFound := p.m.change(u, id, now, func(s inbox.State) (inbox.State, bool) {
+		if on == !s.ArchivedAt.IsZero() {
+			return s, false
+		}
+		s.ArchivedAt = time.Time{}
+		if on {
+			s.ArchivedAt = now
+		}
+		return s, true
+	})
+	p.logf("archive %v %s for %s (want changed %v, found %v)", on, id, u, wantChanged, wantFound)
+	op := e.ib.Unarchive
+	if on {
+		op = e.ib.Archive
+	}
+	changed, err := op(e.ctx, p.user(u), id)
+	p.wantChange("archive", u, id, changed, err, wantChanged, wantFound)
+	if on && changed {
+		p.stats.archived++
+	}
+}
+
+// deleteForUser deletes a random message from a random user's inbox.
+func (p *property) deleteForUser() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	id := p.pickMessage(u)
+	wantChanged, _ := p.m.change(u, id, now, func(inbox.State) (inbox.State, bool) { return inbox.State{DeletedAt: now}, true })
+	p.logf("delete %s for %s (want changed %v)", id, u, wantChanged)
+	changed, err := e.ib.Delete(e.ctx, p.user(u), id)
+	if err != nil || changed != wantChanged {
+		e.t.Errorf("step %d: Delete(%s, %s) = %v, %v; want %v, nil", p.step, u, id, changed, err, wantChanged)
+	}
+	if changed {
+		p.stats.deleted++
+	}
+}
+
+// wantChange checks the outcome of a per-user mark against the model's.
+func (p *property) wantChange(op, u, id string, changed bool, err error, wantChanged, wantFound bool) {
+	e := p.e
+	switch {
+	case !wantFound && !errors.Is(err, inbox.ErrNotFound):
+		e.t.Errorf("step %d: %s(%s, %s): %v, %v; want ErrNotFound", p.step, op, u, id, changed, err)
+	case wantFound && (err != nil || changed != wantChanged):
+		e.t.Errorf("step %d: %s(%s, %s): %v, %v; want %v, nil", p.step, op, u, id, changed, err, wantChanged)
+	}
+}
+
+// markSeen marks a random user's feed seen.
+func (p *property) markSeen() {
+	u := p.users[p.rng.IntN(len(p.users))]
+	w := inbox.IDAt(p.e.clock.Now())
+	want := w > p.m.seen[u]
+	if want {
+		p.m.seen[u] = w
+		p.e.seen[p.e.part(u)] = w // for wantCountsFromFeed
+	}
+	p.logf("mark seen for %s (want changed %v)", u, want)
+	changed, err := p.e.ib.MarkSeen(p.e.ctx, p.user(u))
+	if err != nil || changed != want {
+		p.e.t.Errorf("step %d: MarkSeen(%s) = %v, %v; want %v, nil", p.step, u, changed, err, want)
+	}
+	p.stats.seen++
+}
+
+// redact removes a random unexpired message everywhere: a direct message
+// from all its recipients, or a broadcast once.
+func (p *property) redact() {
+	e, now := p.e, p.now()
+	var ids []string
+	for id, b := range p.m.broadcasts {
+		if now.Before(b.expiresAt) {
+			ids = append(ids, id)
+		}
+	}
+	for _, copies := range p.m.direct {
+		for id, c := range copies {
+			if now.Before(c.expiresAt) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	id := ids[p.rng.IntN(len(ids))]
+	r := inbox.Redaction{ID: id}
+	want := 0
+	if b, ok := p.m.broadcasts[id]; ok {
+		r.Group = cmpOr(b.group, inbox.PublicGroup)
+		p.m.remove("", id)
+		want = 1
+	} else {
+		for _, u := range p.users {
+			if _, ok := p.m.direct[u][id]; ok {
+				r.Users = append(r.Users, u)
+				p.m.removeCopy(u, id)
+				want++
+			}
+		}
+	}
+	p.logf("redact %s (group %q, users %v)", id, r.Group, r.Users)
+	if n, err := e.ib.Redact(e.ctx, e.scope, r); n != want || err != nil {
+		e.t.Errorf("step %d: Redact(%+v) = %d, %v; want %d, nil", p.step, r, n, err, want)
+	}
+	p.stats.redacted++
+}
+
+// cmpOr returns a, or b if a is empty.
+func cmpOr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
 }
 
 // ttlOf resolves a draft's TTL as the Inbox should with setup's config.
@@ -428,28 +585,16 @@ func (p *property) broadcast() {
 }
 
 // markRead marks a random ID read for a random user: one of the user's
-// visible messages, any message ever published, or an unknown ID.
+// messages, any message ever published, or an unknown ID.
 func (p *property) markRead() {
 	e, now := p.e, p.now()
 	u := p.users[p.rng.IntN(len(p.users))]
-	var id string
-	feed := p.m.feed(u, now, inbox.ListOptions{})
-	switch r := p.rng.IntN(10); {
-	case r < 5 && len(feed) > 0:
-		id = feed[p.rng.IntN(len(feed))].ID
-	case r < 9 && p.m.lastID != "":
-		id = p.anyID()
-	default:
-		id = e.newID()
-	}
+	id := p.pickMessage(u)
 	wantChanged, wantFound := p.m.markRead(u, id, now)
 	p.logf("mark read %s for %s (want changed %v, found %v)", id, u, wantChanged, wantFound)
 	changed, err := e.ib.MarkRead(e.ctx, p.user(u), id)
+	p.wantChange("MarkRead", u, id, changed, err, wantChanged, wantFound)
 	switch {
-	case !wantFound && !errors.Is(err, inbox.ErrNotFound):
-		e.t.Errorf("step %d: MarkRead(%s, %s): %v, %v; want ErrNotFound", p.step, u, id, changed, err)
-	case wantFound && (err != nil || changed != wantChanged):
-		e.t.Errorf("step %d: MarkRead(%s, %s): %v, %v; want %v, nil", p.step, u, id, changed, err, wantChanged)
 	case !wantFound:
 		p.stats.notFound++
 	case wantChanged:
@@ -478,20 +623,43 @@ func (p *property) anyID() string {
 	return ids[p.rng.IntN(len(ids))]
 }
 
-// markAllRead marks everything read for a random user.
+// markAllRead marks read, for a random user, what a random view shows:
+// everything, a category, messages up to an ID, or the archived ones.
 func (p *property) markAllRead() {
 	e, now := p.e, p.now()
 	u := p.users[p.rng.IntN(len(p.users))]
-	unread := p.m.feed(u, now, inbox.ListOptions{UnreadOnly: true})
+	o := p.randomView(u)
+	o.UnreadOnly = true
+	unread := p.m.feed(u, now, o)
 	for _, en := range unread {
 		p.m.markRead(u, en.ID, now)
 	}
-	p.logf("mark all read for %s (want %d)", u, len(unread))
-	n, err := e.ib.MarkAllRead(e.ctx, p.user(u), inbox.ListOptions{})
+	p.logf("mark all read for %s in %+v (want %d)", u, o, len(unread))
+	o.UnreadOnly = false
+	n, err := e.ib.MarkAllRead(e.ctx, p.user(u), o)
 	if n != len(unread) || err != nil {
-		e.t.Errorf("step %d: MarkAllRead(%s): %d, %v; want %d, nil", p.step, u, n, err, len(unread))
+		e.t.Errorf("step %d: MarkAllRead(%s, %+v): %d, %v; want %d, nil", p.step, u, o, n, err, len(unread))
 	}
 	p.stats.changed += n
+}
+
+// randomView returns random List filters for u: a category, the archived
+// list, and messages up to one of u's messages or a time.
+func (p *property) randomView(u string) inbox.ListOptions {
+	var o inbox.ListOptions
+	if p.rng.IntN(3) == 0 {
+		o.Category = p.categories[p.rng.IntN(len(p.categories))]
+	}
+	if p.rng.IntN(5) == 0 {
+		o.Archived = true
+	}
+	switch p.rng.IntN(4) {
+	case 0:
+		o.UpTo = p.pickMessage(u)
+	case 1:
+		o.UpTo = inbox.IDAt(p.e.clock.Now().Add(-time.Duration(p.rng.IntN(600)) * time.Second))
+	}
+	return o
 }
 
 // advance moves the clock: mostly seconds to minutes, sometimes most of an
@@ -510,11 +678,12 @@ func (p *property) advance() {
 	p.logf("advance %v", d)
 }
 
-// listFiltered lists one user's feed with every filter combination.
+// listFiltered lists one user's feed with every filter combination, and
+// random views.
 func (p *property) listFiltered() {
 	u := p.users[p.rng.IntN(len(p.users))]
 	p.logf("list %s with every filter", u)
-	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}} {
+	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}, {Archived: true}, p.randomView(u)} {
 		o.Limit = 1 + p.rng.IntN(6)
 		p.checkFeed(u, o)
 	}
@@ -531,6 +700,9 @@ func (p *property) checkFeeds() {
 		if p.rng.IntN(4) == 0 {
 			o.Category = p.categories[p.rng.IntN(len(p.categories))]
 		}
+		if p.rng.IntN(6) == 0 {
+			o.Archived = true
+		}
 		p.checkFeed(u, o)
 	}
 }
@@ -544,6 +716,6 @@ func (p *property) checkFeed(u string, o inbox.ListOptions) {
 		return
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		e.t.Errorf("step %d: List(%s, limit %d, category %q, unread only %v) differs from the model (-model +List):\n%s", p.step, u, o.Limit, o.Category, o.UnreadOnly, diff)
+		e.t.Errorf("step %d: List(%s, %+v) differs from the model (-model +List):\n%s", p.step, u, o, diff)
 	}
 }
