@@ -21,9 +21,19 @@ const (
 	// EventRead: a user read a message, in the user's partition: a direct
 	// copy marked read, or a read receipt of a broadcast or group message.
 	EventRead EventKind = "read"
-	// EventRemoved: a message was deleted (before its expiry, or by
-	// anything other than DynamoDB's TTL): a user's direct copy, or a
-	// broadcast or group message for its whole audience.
+	// EventArchived and EventUnarchived: a user archived or unarchived a
+	// message, in the user's partition.
+	EventArchived   EventKind = "archived"
+	EventUnarchived EventKind = "unarchived"
+	// EventDeleted: a message left one user's inbox (Inbox.Delete, or a
+	// Redact of a direct message, or any other delete of a user's copy):
+	// the copy was removed, or the broadcast hidden for the user.
+	EventDeleted EventKind = "deleted"
+	// EventSeen: a user marked their feed seen (Inbox.MarkSeen); Event.Seen
+	// is the new watermark. Message is zero.
+	EventSeen EventKind = "seen"
+	// EventRemoved: a broadcast or group message was deleted for its whole
+	// audience (Redact, or any delete other than DynamoDB's TTL).
 	EventRemoved EventKind = "removed"
 	// EventExpired: DynamoDB's TTL deleted an expired message. The
 	// message left List and Counts at its expiry; this event comes when
@@ -51,13 +61,17 @@ type Event struct {
 	// PublicGroup, or a group message) for the whole audience.
 	Partition Partition
 	// Message is the message as the item holds it: after the change for
-	// created and read, before it for removed and expired. A read of a
-	// broadcast or group message carries what its receipt holds: ID,
-	// Category, ReadAt, ExpiresAt and Audience.Group.
+	// created, read, archived and unarchived, before it for deleted,
+	// removed and expired. A mark on a broadcast or group message carries
+	// what the user's receipt holds: ID, Category, the marks, ExpiresAt and
+	// Audience.Group.
 	Message Message
 	// At is when the change was made, to the second, as the stream
 	// records it.
 	At time.Time
+	// Seen is the new seen watermark of an EventSeen: every message ID up
+	// to it counts as seen.
+	Seen string
 }
 
 // EventHandler receives the events StreamHandler derives. An error fails
@@ -70,19 +84,33 @@ type EventHandler func(ctx context.Context, e Event) error
 // stream and pass them to h, after each record's accounting, in the order
 // of the batch's records. The stream must carry new and old images
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
-// INSERT and MODIFY records of kind UM through (see examples/template.yaml).
+// INSERT and MODIFY records of kinds UM and SN through (see
+// examples/template.yaml).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
 // streamChange is a stream record's change of a kind UM item: the record
-// before and after (nil where the image is missing, or not of kind UM).
+// before and after (nil where the image is missing, or not of kind UM),
+// or of a user's seen watermark (kind SN).
 type streamChange struct {
 	old, new *Record
+	// seen is the new watermark of a kind SN item, in partition seenOf.
+	seen   string
+	seenOf Partition
 }
 
-// changeOf reads the kind UM images of r. Images of other kinds are nil.
+// changeOf reads the kind UM images of r, and the new image of a kind SN
+// item. Images of other kinds are left out.
 func changeOf(r events.DynamoDBEventRecord) (streamChange, error) {
 	var c streamChange
+	if str(r.Change.NewImage, "kind") == "SN" {
+		p, w, err := seenImage(r.Change.Keys, r.Change.NewImage)
+		if err != nil {
+			return streamChange{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+		}
+		c.seen, c.seenOf = w, p
+		return c, nil
+	}
 	for _, img := range []struct {
 		from map[string]events.DynamoDBAttributeValue
 		to   **Record
@@ -99,38 +127,97 @@ func changeOf(r events.DynamoDBEventRecord) (streamChange, error) {
 	return c, nil
 }
 
-// eventsOf returns the events of stream record r, whose change is c.
+// eventsOf returns the events of stream record r, whose change is c: one
+// per mark that changed, or the message's creation or removal.
 func eventsOf(r events.DynamoDBEventRecord, c streamChange) []Event {
-	ev := Event{At: r.Change.ApproximateCreationDateTime.UTC()}
+	at := r.Change.ApproximateCreationDateTime.UTC()
+	var out []Event
+	emit := func(kind EventKind, rec *Record) {
+		e := Event{ID: r.EventID + "/" + string(kind), Kind: kind, At: at}
+		if rec != nil {
+			e.Partition, e.Message = rec.Partition, rec.Message
+		}
+		out = append(out, e)
+	}
 	switch events.DynamoDBOperationType(r.EventName) {
 	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
+		if c.seen != "" {
+			emit(EventSeen, nil)
+			out[0].Partition, out[0].Seen = c.seenOf, c.seen
+			return out
+		}
 		if c.new == nil {
 			return nil
 		}
-		ev.Partition, ev.Message = c.new.Partition, c.new.Message
+		if c.old == nil && !c.new.Receipt {
+			emit(EventCreated, c.new)
+			return out
+		}
+		var before State
+		if c.old != nil {
+			before = c.old.State()
+		}
+		after := c.new.State()
+		if before.ReadAt.IsZero() && !after.ReadAt.IsZero() {
+			emit(EventRead, c.new)
+		}
 		switch {
-		case c.new.Message.IsRead() && (c.old == nil || !c.old.Message.IsRead()):
-			ev.Kind = EventRead
-		case c.old == nil && !c.new.Receipt:
-			ev.Kind = EventCreated
-		default:
-			return nil
+		case before.ArchivedAt.IsZero() && !after.ArchivedAt.IsZero():
+			emit(EventArchived, c.new)
+		case !before.ArchivedAt.IsZero() && after.ArchivedAt.IsZero() && after.DeletedAt.IsZero():
+			emit(EventUnarchived, c.new)
+		}
+		if before.DeletedAt.IsZero() && !after.DeletedAt.IsZero() {
+			emit(EventDeleted, c.new)
 		}
 	case events.DynamoDBOperationTypeRemove:
-		if c.old == nil || c.old.Receipt {
-			// A receipt goes with its message, whose own event speaks
+		switch {
+		case c.old == nil || byTTL(r):
+			if c.old != nil && !c.old.Receipt {
+				emit(EventExpired, c.old)
+			}
+			// A receipt expires with its message, whose own event speaks
 			// for every reader.
-			return nil
+		case c.old.Receipt:
+			// The user unarchived an unread broadcast: the receipt had no
+			// other mark. (Recount's removal of the receipts of a removed
+			// broadcast looks the same.)
+			if st := c.old.State(); !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
+				emit(EventUnarchived, c.old)
+			}
+		case c.old.Partition.IsShared():
+			emit(EventRemoved, c.old)
+		default:
+			emit(EventDeleted, c.old)
 		}
-		ev.Partition, ev.Message, ev.Kind = c.old.Partition, c.old.Message, EventRemoved
-		if byTTL(r) {
-			ev.Kind = EventExpired
-		}
-	default:
-		return nil
 	}
-	ev.ID = r.EventID + "/" + string(ev.Kind)
-	return []Event{ev}
+	return out
+}
+
+// seenImage reads a kind SN item (a user's seen watermark): the user's
+// partition, from the record's keys, and the watermark.
+func seenImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, error) {
+	if len(keys) != 2 {
+		return Partition{}, "", fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+	}
+	var pk string
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return Partition{}, "", fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+		}
+		if v.String() != SeenSK {
+			pk = v.String()
+		}
+	}
+	p, err := ParsePartitionKey(pk)
+	if err != nil {
+		return Partition{}, "", err
+	}
+	w := str(img, "seen")
+	if p.IsShared() || w == "" || len(w) > 128 {
+		return Partition{}, "", fmt.Errorf("%w: seen watermark %q of %s", ErrInvalidInput, w, p.PK())
+	}
+	return p, w, nil
 }
 
 // byTTL reports whether DynamoDB's TTL made r's deletion.

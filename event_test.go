@@ -59,6 +59,24 @@ func change(id, name string, old, new map[string]events.DynamoDBAttributeValue) 
 	return r
 }
 
+// withAttr returns a copy of img with attribute name set to v.
+func withAttr(img map[string]events.DynamoDBAttributeValue, name string, v events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+	out := make(map[string]events.DynamoDBAttributeValue, len(img)+1)
+	for k, a := range img {
+		out[k] = a
+	}
+	out[name] = v
+	return out
+}
+
+// seenItem is the image of ann's seen watermark item.
+func seenItem(w string) map[string]events.DynamoDBAttributeValue {
+	return map[string]events.DynamoDBAttributeValue{
+		"pk": s(userPK("ann")), "sk": s(inbox.SeenSK), "kind": s("SN"), "seen": s(w),
+		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}
+}
+
 // groupImage is the image of a message to group g.
 func groupImage(g string) map[string]events.DynamoDBAttributeValue {
 	img := messageImage("G:"+g, "group", "ops", false)
@@ -87,6 +105,16 @@ func TestStreamHandlerEvents(t *testing.T) {
 	counter := map[string]events.DynamoDBAttributeValue{"pk": s(userPK("ann")), "sk": s("c#*"), "kind": s("US"), "published": n("1"), "read": n("0")}
 	receipt := receiptImage("ann", "ops")
 	receipt["group"] = s("admins")
+	archivedAt := time.Unix(1700000055, 0).UTC()
+	archivedDirect := direct
+	archivedDirect.ArchivedAt = archivedAt
+	archivedReceipt := withAttr(receiptImage("ann", "ops"), "archivedat", n("1700000055"))
+	delete(archivedReceipt, "readat")
+	hiddenReceipt := withAttr(receiptImage("ann", "ops"), "deletedat", n("1700000056"))
+	delete(hiddenReceipt, "readat")
+	receiptMessage := func(readAt, archivedAt time.Time) inbox.Message {
+		return inbox.Message{ID: imageID, Category: "ops", ReadAt: readAt, ArchivedAt: archivedAt, ExpiresAt: time.Unix(1700000100, 0).UTC()}
+	}
 	ttlRemoval := record("e9", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false))
 	ttlRemoval.Change.ApproximateCreationDateTime = events.SecondsEpochTime{Time: at}
 
@@ -114,9 +142,44 @@ func TestStreamHandlerEvents(t *testing.T) {
 			change("e5", "INSERT", nil, receipt),
 			[]inbox.Event{{ID: "e5/read", Kind: inbox.EventRead, Partition: partitionOf("ann"), Message: inbox.Message{ID: imageID, Category: "ops", Audience: inbox.Audience{Group: "admins"}, ReadAt: readAt, ExpiresAt: time.Unix(1700000100, 0).UTC()}, At: at}},
 		},
-		"message deleted": {
+		"direct copy deleted": {
 			change("e6", "REMOVE", messageImage("ann", "users", "billing", false), nil),
-			[]inbox.Event{{ID: "e6/removed", Kind: inbox.EventRemoved, Partition: partitionOf("ann"), Message: direct, At: at}},
+			[]inbox.Event{{ID: "e6/deleted", Kind: inbox.EventDeleted, Partition: partitionOf("ann"), Message: direct, At: at}},
+		},
+		"broadcast removed": {
+			change("e14", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false), nil),
+			[]inbox.Event{{ID: "e14/removed", Kind: inbox.EventRemoved, Partition: partitionOf(inbox.PublicGroup), Message: imageMessage(inbox.Audience{Kind: inbox.AudienceEveryone}, ""), At: at}},
+		},
+		"direct message archived": {
+			change("e15", "MODIFY", messageImage("ann", "users", "billing", false), withAttr(messageImage("ann", "users", "billing", false), "archivedat", n("1700000055"))),
+			[]inbox.Event{{ID: "e15/archived", Kind: inbox.EventArchived, Partition: partitionOf("ann"), Message: archivedDirect, At: at}},
+		},
+		"direct message unarchived": {
+			change("e16", "MODIFY", withAttr(messageImage("ann", "users", "billing", false), "archivedat", n("1700000055")), messageImage("ann", "users", "billing", false)),
+			[]inbox.Event{{ID: "e16/unarchived", Kind: inbox.EventUnarchived, Partition: partitionOf("ann"), Message: direct, At: at}},
+		},
+		"broadcast archived unread": {
+			change("e17", "INSERT", nil, archivedReceipt),
+			[]inbox.Event{{ID: "e17/archived", Kind: inbox.EventArchived, Partition: partitionOf("ann"), Message: receiptMessage(time.Time{}, archivedAt), At: at}},
+		},
+		"broadcast read and archived at once": {
+			change("e18", "INSERT", nil, withAttr(archivedReceipt, "readat", n("1700000050"))),
+			[]inbox.Event{
+				{ID: "e18/read", Kind: inbox.EventRead, Partition: partitionOf("ann"), Message: receiptMessage(readAt, archivedAt), At: at},
+				{ID: "e18/archived", Kind: inbox.EventArchived, Partition: partitionOf("ann"), Message: receiptMessage(readAt, archivedAt), At: at},
+			},
+		},
+		"broadcast deleted for the user": {
+			change("e19", "MODIFY", archivedReceipt, hiddenReceipt),
+			[]inbox.Event{{ID: "e19/deleted", Kind: inbox.EventDeleted, Partition: partitionOf("ann"), Message: receiptMessage(time.Time{}, time.Time{}), At: at}},
+		},
+		"unread broadcast unarchived": {
+			change("e20", "REMOVE", archivedReceipt, nil),
+			[]inbox.Event{{ID: "e20/unarchived", Kind: inbox.EventUnarchived, Partition: partitionOf("ann"), Message: receiptMessage(time.Time{}, archivedAt), At: at}},
+		},
+		"seen": {
+			change("e21", "MODIFY", seenItem("01ARZ3NDEKTSV4RRFFQ69G5FAV"), seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
+			[]inbox.Event{{ID: "e21/seen", Kind: inbox.EventSeen, Partition: partitionOf("ann"), At: at, Seen: "01ARZ3NDEKZZZZZZZZZZZZZZZZ"}},
 		},
 		"broadcast expired": {
 			ttlRemoval,
@@ -186,7 +249,7 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 func TestStreamHandlerEventFailure(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
-	log := &eventLog{fail: map[string]bool{"d2/removed": true}}
+	log := &eventLog{fail: map[string]bool{"d2/deleted": true}}
 	ib := inbox.New(st, inbox.WithEvents(log.handle), inbox.WithConcurrency(3))
 	var batch []events.DynamoDBEventRecord
 	for _, id := range []string{"d1", "d2", "d3"} {
@@ -210,7 +273,7 @@ func TestStreamHandlerEventFailure(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"d1/removed", "d2/removed", "d3/removed"}, ids(log.take())); diff != "" {
+	if diff := cmp.Diff([]string{"d1/deleted", "d2/deleted", "d3/deleted"}, ids(log.take())); diff != "" {
 		t.Errorf("events, in the batch's order (-want +got):\n%s", diff)
 	}
 	want := []inbox.Counter{{Partition: partitionOf("ann")}}
@@ -218,11 +281,11 @@ func TestStreamHandlerEventFailure(t *testing.T) {
 		t.Errorf("counters after the batch (-want +got):\n%s", diff)
 	}
 	// Lambda resumes from the failed record: d2 and d3 come again.
-	delete(log.fail, "d2/removed")
+	delete(log.fail, "d2/deleted")
 	if failed := handle(t, ib, batch[1:]...); len(failed) != 0 {
 		t.Errorf("redelivery failures %v", failed)
 	}
-	if diff := cmp.Diff([]string{"d2/removed", "d3/removed"}, ids(log.take())); diff != "" {
+	if diff := cmp.Diff([]string{"d2/deleted", "d3/deleted"}, ids(log.take())); diff != "" {
 		t.Errorf("redelivered events (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, counters(t, st, "ann")); diff != "" {
@@ -260,6 +323,8 @@ func FuzzStreamRecord(f *testing.F) {
 		change("e4", "INSERT", nil, receipt),
 		record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false)),
 		record("e6", "REMOVE", flatImage("ann", "x")),
+		change("e7", "INSERT", nil, seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
+		change("e8", "MODIFY", receiptImage("ann", ""), withAttr(receiptImage("ann", ""), "archivedat", n("1700000055"))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -288,7 +353,7 @@ func FuzzStreamRecord(f *testing.F) {
 		}
 		var pk string
 		for _, v := range r.Change.Keys {
-			if !strings.HasPrefix(v.String(), inbox.MessagePrefix) {
+			if !strings.HasPrefix(v.String(), inbox.MessagePrefix) && v.String() != inbox.SeenSK {
 				pk = v.String()
 			}
 		}

@@ -13,7 +13,8 @@ import (
 // imageRecord reads a kind UM item (a message, broadcast or receipt) from
 // a stream record's keys and one of its images, in either layout of the
 // seeds: headers nested (seed 001, as package dynamo writes) or flat at the
-// top level (seed 000); readat NULL or absent is unread.
+// top level (seed 000); readat NULL or absent is unread. The user's marks
+// (readat, archivedat, and a receipt's deletedat) are read too.
 //
 // Everything that decides where a change is accounted or announced comes
 // from the keys: the partition and the message ID. Attributes that
@@ -35,22 +36,26 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 	rec := Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
 	headers := img
-	aud, isMsg := member(img, "audiences", events.DataTypeMap)
+	audv, isMsg := member(img, "audiences", events.DataTypeMap)
 	if h, ok := member(img, "headers", events.DataTypeMap); ok {
 		headers = h.Map()
-		aud, isMsg = member(headers, "audiences", events.DataTypeMap)
+		audv, _ = member(headers, "audiences", events.DataTypeMap)
 		isMsg = true
+	}
+	var aud map[string]events.DynamoDBAttributeValue // nil if missing: no kind
+	if audv.DataType() == events.DataTypeMap {
+		aud = audv.Map()
 	}
 	rec.Receipt = !isMsg
 	if isMsg {
-		m.Audience = Audience{Kind: AudienceKind(str(aud.Map(), "kind")), Label: str(aud.Map(), "label"), Group: str(aud.Map(), "group")}
-		if uids, ok := member(aud.Map(), "uids", events.DataTypeList); ok {
+		m.Audience = Audience{Kind: AudienceKind(str(aud, "kind")), Label: str(aud, "label"), Group: str(aud, "group")}
+		if uids, ok := member(aud, "uids", events.DataTypeList); ok {
 			for _, u := range uids.List() {
 				if u.DataType() == events.DataTypeString {
 					m.Audience.UIDs = append(m.Audience.UIDs, u.String())
 				}
 			}
-		} else if uids, ok := member(aud.Map(), "uids", events.DataTypeStringSet); ok {
+		} else if uids, ok := member(aud, "uids", events.DataTypeStringSet); ok {
 			m.Audience.UIDs = uids.StringSet()
 		}
 		if err := audienceFits(m.Audience, p); err != nil {
@@ -81,15 +86,21 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 			return Record{}, fmt.Errorf("item: %w", err)
 		}
 	}
-	if _, ok := member(img, "readat", events.DataTypeNumber); ok {
-		if p.IsShared() {
-			return Record{}, fmt.Errorf("%w: item: readat in a shared partition", ErrInvalidInput)
+	for _, mark := range []struct {
+		attr string
+		to   *time.Time
+	}{{"readat", &m.ReadAt}, {"archivedat", &m.ArchivedAt}, {"deletedat", &rec.DeletedAt}} {
+		if _, ok := member(img, mark.attr, events.DataTypeNumber); !ok {
+			continue
 		}
-		if m.ReadAt, err = epochAttr(img, "readat"); err != nil {
+		if p.IsShared() || mark.attr == "deletedat" && !rec.Receipt {
+			return Record{}, fmt.Errorf("%w: item: %s on a broadcast, or deletedat on a message", ErrInvalidInput, mark.attr)
+		}
+		if *mark.to, err = epochAttr(img, mark.attr); err != nil {
 			return Record{}, err
 		}
-		if m.ReadAt.IsZero() {
-			m.ReadAt = time.Unix(0, 0).UTC() // read at the epoch: still read
+		if mark.to.IsZero() {
+			*mark.to = time.Unix(0, 0).UTC() // marked at the epoch: still marked
 		}
 	}
 	if v, ok := img[LedgerAttribute]; ok {

@@ -23,11 +23,12 @@ const RemovalMarkerTTL = 48 * time.Hour
 //
 // Only REMOVE events of kind UM items count: a removed message decrements
 // published in its partition (c#* and c#<category>); a removed item with
-// readat (a read message or a receipt) decrements the user's read; a
-// broadcast removed before it expired leaves a tombstone, so that its
-// readers' receipts stop counting at once. With events on, INSERT and
-// MODIFY records of kind UM items make created and read events (see
-// EventKind). Every other record is ignored.
+// the user's marks (a read or archived message, a receipt) decrements the
+// user's tallies of them; a broadcast removed before it expired leaves a
+// tombstone, so that its readers' receipts stop counting at once. With
+// events on, INSERT and MODIFY records of kind UM items (and of kind SN,
+// seen watermarks) make the events of their changes (see EventKind).
+// Every other record is ignored.
 //
 // Each removal is applied exactly once, however often the record is
 // delivered: for an item with a ledger entry, the decrements are applied

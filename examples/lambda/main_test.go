@@ -121,7 +121,7 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 		}
 		kinds = append(kinds, e.Kind)
 	}
-	if diff := cmp.Diff([]inbox.EventKind{inbox.EventCreated, inbox.EventRead, inbox.EventRemoved}, kinds); diff != "" {
+	if diff := cmp.Diff([]inbox.EventKind{inbox.EventCreated, inbox.EventRead, inbox.EventDeleted}, kinds); diff != "" {
 		t.Errorf("logged events (-want +got):\n%s", diff)
 	}
 
