@@ -110,6 +110,8 @@ type eventBody struct {
 	Group   string      `json:"group,omitempty"`
 	Message messageBody `json:"message"`
 	At      time.Time   `json:"at"`
+	// Seen is the new watermark of a "seen" event.
+	Seen string `json:"seen,omitempty"`
 }
 
 // readyBody is the data of the first event of a stream, "ready": whether
@@ -168,7 +170,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, u inbox.User) {
 			p := e.Partition
 			err = send(e.ID, string(e.Kind), eventBody{
 				ID: e.ID, Kind: string(e.Kind), User: p.User, Group: p.Group,
-				Message: newMessageBody(e.Message), At: e.At,
+				Message: newMessageBody(e.Message), At: e.At, Seen: e.Seen,
 			})
 		}
 		if err != nil {

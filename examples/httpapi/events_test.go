@@ -14,7 +14,6 @@ import (
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
-	"github.com/stak/inbox/storetest"
 )
 
 // sse is an open GET /events stream, read event by event.
@@ -189,8 +188,9 @@ func liveAPI(t *testing.T) *api {
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
 	hub := NewHub(testScope, true)
-	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
-	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(clock.Now), inbox.WithEvents(hub.Publish))
+	// The real clock: seen watermarks are times, and DynamoDB Local's TTL
+	// runs on it.
+	ib := inbox.New(dynamo.New(c, table), inbox.WithEvents(hub.Publish))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -202,7 +202,7 @@ func liveAPI(t *testing.T) *api {
 			t.Errorf("stream reader: %v", err)
 		}
 	})
-	return newAPIWithHub(t, ib, clock, hub)
+	return newAPIWithHub(t, ib, nil, hub)
 }
 
 // TestLiveEvents: changes made through the API reach the event streams of

@@ -32,7 +32,7 @@ func TestGroups(t *testing.T) {
 	if c := a.counts("ann|admins"); c.Total != 3 || c.Unread != 3 || c.Categories["ops"].Unread != 1 {
 		t.Errorf("ann's counts %+v, want 3 unread, 1 in ops", c)
 	}
-	var mr markReadBody
+	var mr changedBody
 	a.call("POST", "/messages/"+out.Message.ID+"/read", "ann|admins", nil, http.StatusOK, &mr)
 	if !mr.Changed {
 		t.Error("marking the group message read changed nothing")

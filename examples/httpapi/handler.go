@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,14 +31,19 @@ const maxRequestBody = 1 << 20
 // NewHandler returns the JSON API of one inbox, scope, over ib, and the
 // inbox page at /:
 //
-//	GET  /                     the inbox page (index.html): feed, badges, live updates
-//	GET  /messages?limit=&cursor=&unread=true&category=  the caller's feed, a page at a time
-//	POST /messages             publish to users: {"users": [...], "title": ..., ...}
-//	POST /broadcasts           broadcast to everyone in the inbox, or to a group: {"group": ..., "title": ..., ...}
-//	POST /messages/{id}/read   mark one message read
-//	POST /messages/read-all    mark everything read
-//	GET  /counts               total, read and unread, overall and per category
-//	GET  /events               server-sent events: the caller's inbox changed (see Hub)
+//	GET    /                        the inbox page (index.html): feed, badges, live updates
+//	GET    /messages?limit=&cursor=&unread=true&category=&upto=&archived=true  the caller's feed (or archived messages), a page at a time
+//	POST   /messages                publish to users: {"users": [...], "title": ..., ...}
+//	POST   /broadcasts              broadcast to everyone in the inbox, or to a group: {"group": ..., "title": ..., ...}
+//	POST   /messages/{id}/read      mark one message read
+//	POST   /messages/{id}/archive   archive one message
+//	POST   /messages/{id}/unarchive put it back in the feed
+//	DELETE /messages/{id}           delete it from the caller's inbox
+//	POST   /messages/read-all?category=&upto=&archived=true  mark read what that view shows
+//	POST   /seen                    mark everything up to now seen (the page does on opening)
+//	GET    /counts                  total, read, unread, archived, unseen, overall and per category
+//	GET    /events                  server-sent events: the caller's inbox changed (see Hub)
+//	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
 //
 // Every request but the page names its user in the X-User header (missing:
 // 401), and the user's groups in X-Groups; that user is the reader, or the
@@ -54,8 +60,13 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("GET /messages", h.endpoint(h.list))
 	mux.Handle("POST /messages", h.endpoint(h.publish))
 	mux.Handle("POST /broadcasts", h.endpoint(h.broadcast))
-	mux.Handle("POST /messages/{id}/read", h.endpoint(h.markRead))
+	mux.Handle("POST /messages/{id}/read", h.endpoint(h.mark(h.ib.MarkRead)))
+	mux.Handle("POST /messages/{id}/archive", h.endpoint(h.mark(h.ib.Archive)))
+	mux.Handle("POST /messages/{id}/unarchive", h.endpoint(h.mark(h.ib.Unarchive)))
+	mux.Handle("DELETE /messages/{id}", h.endpoint(h.mark(h.ib.Delete)))
 	mux.Handle("POST /messages/read-all", h.endpoint(h.markAllRead))
+	mux.Handle("POST /seen", h.endpoint(h.markSeen))
+	mux.Handle("POST /redactions", h.endpoint(h.redact))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
 	mux.Handle("GET /events", h.authenticated(h.events))
 	return mux
@@ -110,19 +121,31 @@ func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error))
 	})
 }
 
-func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {
+// listOptions reads List's filters from r's query: category, unread,
+// upto and archived (and limit and cursor for a page).
+func listOptions(r *http.Request) (inbox.ListOptions, error) {
 	q := r.URL.Query()
-	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category")}
+	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category"), UpTo: q.Get("upto")}
 	var err error
 	if v := q.Get("limit"); v != "" {
 		if opts.Limit, err = strconv.Atoi(v); err != nil {
-			return reply{}, fmt.Errorf("%w: limit %q is not a number", inbox.ErrInvalidInput, v)
+			return opts, fmt.Errorf("%w: limit %q is not a number", inbox.ErrInvalidInput, v)
 		}
 	}
-	if v := q.Get("unread"); v != "" {
-		if opts.UnreadOnly, err = strconv.ParseBool(v); err != nil {
-			return reply{}, fmt.Errorf("%w: unread %q is not true or false", inbox.ErrInvalidInput, v)
+	for name, to := range map[string]*bool{"unread": &opts.UnreadOnly, "archived": &opts.Archived} {
+		if v := q.Get(name); v != "" {
+			if *to, err = strconv.ParseBool(v); err != nil {
+				return opts, fmt.Errorf("%w: %s %q is not true or false", inbox.ErrInvalidInput, name, v)
+			}
 		}
+	}
+	return opts, nil
+}
+
+func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {
+	opts, err := listOptions(r)
+	if err != nil {
+		return reply{}, err
 	}
 	page, err := h.ib.List(r.Context(), u, opts)
 	if err != nil {
@@ -182,20 +205,51 @@ func (h *handler) broadcast(r *http.Request, u inbox.User) (reply, error) {
 	return reply{http.StatusCreated, publishBody{Message: newMessageBody(msg)}}, nil
 }
 
-func (h *handler) markRead(r *http.Request, u inbox.User) (reply, error) {
-	changed, err := h.ib.MarkRead(r.Context(), u, r.PathValue("id"))
-	if err != nil {
-		return reply{}, err
+// mark returns the endpoint of a per-user mark of message {id} (read,
+// archive, unarchive, delete): it replies whether the call changed
+// anything.
+func (h *handler) mark(op func(context.Context, inbox.User, string) (bool, error)) func(*http.Request, inbox.User) (reply, error) {
+	return func(r *http.Request, u inbox.User) (reply, error) {
+		changed, err := op(r.Context(), u, r.PathValue("id"))
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, changedBody{Changed: changed}}, nil
 	}
-	return reply{http.StatusOK, markReadBody{Changed: changed}}, nil
 }
 
 func (h *handler) markAllRead(r *http.Request, u inbox.User) (reply, error) {
-	n, err := h.ib.MarkAllRead(r.Context(), u, inbox.ListOptions{})
+	opts, err := listOptions(r)
+	if err != nil {
+		return reply{}, err
+	}
+	n, err := h.ib.MarkAllRead(r.Context(), u, opts)
 	if err != nil {
 		return reply{}, err
 	}
 	return reply{http.StatusOK, markAllReadBody{Marked: n}}, nil
+}
+
+func (h *handler) markSeen(r *http.Request, u inbox.User) (reply, error) {
+	changed, err := h.ib.MarkSeen(r.Context(), u)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, changedBody{Changed: changed}}, nil
+}
+
+// redact serves POST /redactions. The caller stands for an operator here;
+// a real service would check that it is one.
+func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
+	var req redactionRequest
+	if err := decodeBody(r, &req); err != nil {
+		return reply{}, err
+	}
+	n, err := h.ib.Redact(r.Context(), h.scope, inbox.Redaction(req))
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, redactedBody{Removed: n}}, nil
 }
 
 func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {

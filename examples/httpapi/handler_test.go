@@ -278,7 +278,7 @@ func testFlow(t *testing.T, a *api) {
 	// Read one direct message and one broadcast; again changes nothing.
 	readAt := a.clock.Now()
 	for _, title := range []string{"invoice 2", "maintenance"} {
-		var mr markReadBody
+		var mr changedBody
 		a.call("POST", "/messages/"+ids[title]+"/read", "ann", nil, http.StatusOK, &mr)
 		if !mr.Changed {
 			t.Errorf("first read of %q: changed false", title)
@@ -372,6 +372,8 @@ func TestErrors(t *testing.T) {
 	for _, ep := range []struct{ method, path string }{
 		{"GET", "/messages"}, {"POST", "/messages"}, {"POST", "/broadcasts"},
 		{"POST", "/messages/" + ids["hello"] + "/read"}, {"POST", "/messages/read-all"}, {"GET", "/counts"},
+		{"POST", "/messages/" + ids["hello"] + "/archive"}, {"POST", "/messages/" + ids["hello"] + "/unarchive"},
+		{"DELETE", "/messages/" + ids["hello"]}, {"POST", "/seen"}, {"POST", "/redactions"}, {"GET", "/events"},
 	} {
 		a.wantError(ep.method, ep.path, "", nil, http.StatusUnauthorized)
 		a.wantError(ep.method, ep.path, "a#b", nil, http.StatusBadRequest)

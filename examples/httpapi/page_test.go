@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -104,61 +105,99 @@ func (tb *tab) wait(what, cond string) {
 	tb.t.Fatalf("%s: wait until %s: %v; the page shows: %s", tb.name, what, err, page)
 }
 
-// badge returns the expression of the unread badge of category ("" for the
-// total) showing n.
+// badge returns the expression of the badge of category ("" for the unread
+// total, "new" for the unseen count, "archived" for the archived one)
+// showing n.
 func badge(category string, n int) string {
-	if category == "" {
+	switch category {
+	case "":
 		return fmt.Sprintf(`document.getElementById("unread-total").textContent === "%d"`, n)
+	case "new":
+		return fmt.Sprintf(`document.getElementById("unseen").textContent === "%d"`, n)
+	case "archived":
+		return fmt.Sprintf(`document.getElementById("archived-total").textContent === "%d"`, n)
 	}
-	return fmt.Sprintf(`(document.querySelector('#categories li[data-category="%s"] .badge') || {}).textContent === "%d"`, category, n)
+	return fmt.Sprintf(`(document.querySelector('#categories [data-category="%s"] .badge') || {}).textContent === "%d"`, category, n)
 }
 
-// TestPageUpdatesLive drives the inbox page in headless Chromium, in two
-// tabs of ann's (a member of admins), against DynamoDB Local with its
-// stream read as main does: messages published through the API appear
-// with their badges, and reads made in one tab update the other, with no
-// reload.
+// shows returns the expression that message id is in the tab's list,
+// unread or read, or (with state "") not.
+func shows(id, state string) string {
+	if state == "" {
+		return fmt.Sprintf(`document.querySelector('#feed li[data-id="%s"]') === null`, id)
+	}
+	return fmt.Sprintf(`document.querySelector('#feed li[data-id="%s"].%s') !== null`, id, state)
+}
+
+// click waits for the element selector names and clicks it, in one step
+// of the page's JavaScript: the page redraws its list on every event, so a
+// node found in one step may be gone in the next.
+func click(selector string) chromedp.Action {
+	sel, _ := json.Marshal(selector)
+	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false; el.click(); return true; })()`, sel), nil,
+		chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// TestPageUpdatesLive drives the inbox page in headless Chromium, in tabs
+// of ann's (a member of admins), against DynamoDB Local with its stream
+// read as main does: opening the page marks everything seen; messages
+// published through the API appear with their badges; reads, a mark all
+// read of one category, an archive and a delete made in one tab update the
+// others; opening another tab clears the "new" badge everywhere; no tab
+// reloads.
 func TestPageUpdatesLive(t *testing.T) {
 	a := liveAPI(t)
+	a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Before opening", "category": "news"})
 	browser := newBrowser(t)
 	url := a.srv.URL + "/?user=ann&groups=admins"
 	one, two := openPage(t, browser, "tab one", url), openPage(t, browser, "tab two", url)
-	one.wait("the empty feed shows", `!document.getElementById("empty").hidden`)
+	one.wait("the old message shows, seen on opening", badge("", 1)+" && "+badge("new", 0))
 	one.run("mark the page", chromedp.Evaluate(`window.loadedOnce = true`, nil))
 
-	d := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Disk full", "category": "billing"})
-	one.wait("the direct message shows", fmt.Sprintf(`document.querySelector('#feed li[data-id="%s"].unread') !== null`, d.Message.ID))
-	one.wait("the badges count it", badge("", 1)+" && "+badge("billing", 1))
+	d := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Disk full", "category": "billing"}).Message.ID
+	one.wait("the direct message shows", shows(d, "unread"))
+	one.wait("the badges count it", badge("", 2)+" && "+badge("new", 1)+" && "+badge("billing", 1))
 
-	g := a.broadcast("ops", map[string]any{"group": "admins", "title": "Deploy at 5", "category": "ops"})
+	g := a.broadcast("ops", map[string]any{"group": "admins", "title": "Deploy at 5", "category": "ops"}).Message.ID
 	a.broadcast("ops", map[string]any{"group": "eu", "title": "Not for ann", "category": "ops"})
 	for _, tb := range []*tab{one, two} {
-		tb.wait("the group message shows", fmt.Sprintf(`document.querySelector('#feed li[data-id="%s"]') !== null`, g.Message.ID))
-		tb.wait("the badges count it", badge("", 2)+" && "+badge("ops", 1)+" && "+badge("billing", 1))
+		tb.wait("the group message shows", shows(g, "unread"))
+		tb.wait("the badges count it", badge("", 3)+" && "+badge("new", 2)+" && "+badge("ops", 1)+" && "+badge("billing", 1))
 	}
 
-	two.run("mark the group message read", chromedp.Click(fmt.Sprintf(`#feed li[data-id="%s"] button.mark-read`, g.Message.ID), chromedp.ByQuery))
-	one.wait("the read in tab two shows in tab one", badge("", 1)+" && "+badge("ops", 0)+
-		fmt.Sprintf(` && document.querySelector('#feed li[data-id="%s"].read') !== null`, g.Message.ID))
+	two.run("mark the group message read", click(fmt.Sprintf(`#feed li[data-id="%s"] button.mark-read`, g)))
+	one.wait("the read in tab two shows in tab one", badge("", 2)+" && "+badge("new", 1)+" && "+badge("ops", 0)+" && "+shows(g, "read"))
 
-	one.run("mark all read", chromedp.Click(`#mark-all`, chromedp.ByQuery))
-	two.wait("mark all read in tab one shows in tab two", badge("", 0)+" && "+badge("billing", 0)+
-		` && document.querySelectorAll("#feed li.unread").length === 0`)
+	openPage(t, browser, "tab three", url)
+	one.wait("opening tab three marks everything seen", badge("new", 0)+" && "+badge("", 2))
 
-	var feed []string
+	one.run("open the billing view", click(`#categories [data-category="billing"]`))
+	one.wait("the billing view shows only billing", shows(d, "unread")+" && "+shows(g, ""))
+	one.run("mark all read in the billing view", click(`#mark-all`))
+	two.wait("billing is read in tab two", badge("billing", 0)+" && "+badge("", 1)+" && "+badge("news", 1)+" && "+shows(d, "read"))
+
+	one.run("archive the direct message", click(fmt.Sprintf(`#feed li[data-id="%s"] button.archive`, d)))
+	two.wait("the archive shows in tab two", badge("archived", 1)+" && "+shows(d, ""))
+	one.run("open the archived view", click(`#view-archived`))
+	one.wait("the archived view shows it", shows(d, "read")+fmt.Sprintf(` && document.querySelector('#feed li[data-id="%s"] button.unarchive') !== null`, d))
+	one.run("delete it", click(fmt.Sprintf(`#feed li[data-id="%s"] button.delete`, d)))
+	two.wait("the delete shows in tab two", badge("archived", 0))
+	one.wait("the archived view is empty", `!document.getElementById("empty").hidden`)
+
 	var loadedOnce bool
-	one.run("read the feed", chromedp.Evaluate(`[...document.querySelectorAll("#feed li .title")].map(e => e.textContent)`, &feed),
-		chromedp.Evaluate(`window.loadedOnce === true`, &loadedOnce))
-	if want := []string{"Deploy at 5", "Disk full"}; fmt.Sprint(feed) != fmt.Sprint(want) {
-		t.Errorf("tab one's feed %q, want %q (not the other group's message)", feed, want)
-	}
+	one.run("check the page was not reloaded", chromedp.Evaluate(`window.loadedOnce === true`, &loadedOnce))
 	if !loadedOnce {
 		t.Error("tab one was reloaded")
 	}
-	// The API agrees with what the page shows.
+	var feed []string
+	two.run("read tab two's feed", chromedp.Evaluate(`[...document.querySelectorAll("#feed li .title")].map(e => e.textContent)`, &feed))
+	if want := []string{"Deploy at 5", "Before opening"}; fmt.Sprint(feed) != fmt.Sprint(want) {
+		t.Errorf("tab two's feed %q, want %q (not the other group's message, not the deleted one)", feed, want)
+	}
+	// The API agrees with what the pages show.
 	var c countsBody
 	a.call("GET", "/counts", "ann|admins", nil, http.StatusOK, &c)
-	if c.Total != 2 || c.Unread != 0 {
-		t.Errorf("ann's counts %+v, want 2, all read", c)
+	if c.Total != 2 || c.Unread != 1 || c.Archived != 0 || c.Unseen != 0 {
+		t.Errorf("ann's counts %+v, want 2, 1 unread, none archived or unseen", c)
 	}
 }

@@ -75,6 +75,8 @@ type messageBody struct {
 	DeliveredAt  time.Time `json:"delivered_at"`
 	Read         bool      `json:"read"`
 	ReadAt       time.Time `json:"read_at,omitzero"`
+	Archived     bool      `json:"archived"`
+	ArchivedAt   time.Time `json:"archived_at,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
 }
 
@@ -94,6 +96,8 @@ func newMessageBody(m inbox.Message) messageBody {
 		DeliveredAt:  m.DeliveredAt,
 		Read:         m.IsRead(),
 		ReadAt:       m.ReadAt,
+		Archived:     m.IsArchived(),
+		ArchivedAt:   m.ArchivedAt,
 		ExpiresAt:    m.ExpiresAt,
 	}
 }
@@ -114,10 +118,26 @@ type publishBody struct {
 	Failed     []string    `json:"failed,omitempty"`
 }
 
-// markReadBody is the reply of POST /messages/{id}/read: Changed is false
-// when the message was already read.
-type markReadBody struct {
+// changedBody is the reply of a per-user mark (read, archive, unarchive,
+// delete, seen): Changed is false when the call changed nothing (the
+// message was already read, say).
+type changedBody struct {
 	Changed bool `json:"changed"`
+}
+
+// redactionRequest is the body of POST /redactions: the message (by ID or
+// host system ID) and where it is (the users of a direct message, or the
+// group of a broadcast, "$public" for everyone).
+type redactionRequest struct {
+	ID           string   `json:"id"`
+	HostSystemID string   `json:"host_system_id"`
+	Users        []string `json:"users"`
+	Group        string   `json:"group"`
+}
+
+// redactedBody is the reply of POST /redactions.
+type redactedBody struct {
+	Removed int `json:"removed"`
 }
 
 // markAllReadBody is the reply of POST /messages/read-all.
