@@ -25,11 +25,15 @@
 // Broadcast and BroadcastGroup one transaction whatever the audience; List
 // and Counts one round trip each (parallel queries: the user's partition,
 // the public one and one per group the call names; Counts takes a second
-// while a broadcast removed before its expiry has receipts standing); Get
-// one; MarkRead two; MarkAllRead one list page and one transaction per
-// MaxMarkBatch messages; StreamHandler one transaction per removed record,
-// and no request for events. The README gives the capacity units AWS bills
-// for each.
+// while a broadcast removed before its expiry has receipts standing, or
+// when more messages arrived since the user's seen watermark than its first
+// read reaches); Get one; MarkRead, Archive, Unarchive and Delete two (a
+// read, then one transaction); MarkSeen one small write; MarkAllRead one
+// feed page and one transaction per MaxMarkBatch unread messages; Redact
+// one transaction per record removed; StreamHandler one transaction per
+// removed record, and no request for events. The README gives the
+// capacity units AWS bills for each, as the benchmarks of the dynamo
+// package measure them.
 //
 // # Records
 //
@@ -87,6 +91,40 @@
 // same events, so development needs no AWS account; the in-memory store has
 // no stream and makes no events.
 //
+// # Per-user states
+//
+// A message in a user's feed is unread or read, and apart from that may be
+// archived or deleted by the user; everything up to the user's seen
+// watermark is seen. Every state change is one atomic unit with the user's
+// counters, conditional on the state it read, so that repeated and
+// concurrent calls move the counters once; each reports whether it changed
+// anything, and each makes its change event.
+//
+//   - Seen: MarkSeen raises the user's watermark (cs#seen) to now, one
+//     small write whatever the feed holds. Counts.Unseen is the unread,
+//     unarchived messages above it; reading a message makes it seen.
+//   - Read: MarkRead one message; MarkAllRead every unread message a List
+//     with the same ListOptions shows (category, UpTo, archived), so a
+//     tab's button marks that tab only. There is no read watermark: a
+//     watermark would make the read state of each message depend on a
+//     second record, and the per-category counts could then only be exact
+//     by reading the messages under it. So MarkAllRead writes one mark per
+//     unread message, MaxMarkBatch to a transaction, and its cost grows
+//     with the unread messages, not the feed.
+//   - Archived: Archive and Unarchive. An archived message leaves the
+//     default List, Total, Read, Unread and Unseen, and counts in Archived;
+//     ListOptions.Archived lists the archived ones. It keeps its read state.
+//   - Deleted: Delete removes a direct message's copy (with its counters, so
+//     the stream's later report of the removal changes nothing), and hides
+//     a broadcast or group message for the user alone, by a mark on the
+//     user's receipt, which expires with the broadcast.
+//   - Redact removes a message for everyone: each named recipient's copy,
+//     or a broadcast or group message once (its readers' counts follow at
+//     once, through its tombstone), and retires its host system ID.
+//
+// For a broadcast or group message, every mark lives on the user's receipt
+// in the user's partition, like a read.
+//
 // # Counts are exact
 //
 // Counts equals what a full List shows at every instant: expired messages
@@ -123,8 +161,10 @@
 //     second, and a Draft.TTL is rounded up to a whole second. A message
 //     expires at ExpiresAt: from that second on, List, Counts and MarkRead
 //     treat it as gone, though DynamoDB may delete it days later.
-//   - A publish or broadcast with a HostSystemID first claims the ID in the
-//     public partition (sort key h#<host id>), with the message ID, its
+//   - A publish or broadcast with a HostSystemID first claims the ID in a
+//     partition of its own (ClaimPK, spread by a hash of the ID, so that
+//     neither a fast publisher nor the readers of the public partition
+//     share one partition's throughput; sort key h#<host id>), with the message ID, its
 //     expiry and a digest of its audience (kind, group and label) and
 //     content; the claim lives as long as the message. A retry within
 //     that time reuses the ID and the expiry, so every copy made under one
@@ -145,9 +185,16 @@
 //     what later marks add and for longer attribute names; over that is
 //     ErrTooLarge. Every Store checks what it writes with ValidateRecord,
 //     so the in-memory store refuses exactly what DynamoDB does.
-//   - MarkAllRead marks everything unread in the merged feed (the user's,
-//     the public and the named groups' messages) in pages of MaxMarkBatch,
-//     each page one atomic unit.
+//   - MarkAllRead marks everything unread that the List of its options
+//     shows (the user's, the public and the named groups' messages) in
+//     pages of MaxMarkBatch, each page one atomic unit. UpTo bounds it to
+//     the newest message the user saw, so a message that arrives while
+//     the button is pressed stays unread.
+//   - Redact cannot find a direct message's recipients: the inbox does not
+//     keep a publish's recipient list (it would grow with the audience),
+//     so the caller names them. A user's Delete of a direct message is
+//     undone by a retried Publish with the same HostSystemID (the copy is
+//     gone, so the retry writes it again); Redact retires the ID instead.
 //   - Recount is safe while the inbox is in use: each of its changes is an
 //     atomic unit of the ledger, and it replaces counters only if their
 //     version has not moved since it read them.

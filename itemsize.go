@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stak/inbox/internal/ddbsize"
 )
 
 // This file holds what DynamoDB refuses in a message item, and how it
@@ -175,36 +177,10 @@ func valueSize(v any) int {
 // epochOf returns t in epoch seconds as a number.
 func epochOf(t time.Time) float64 { return float64(t.Unix()) }
 
-// numberSize returns the bytes DynamoDB counts for number f: 1, plus one
-// for each pair of decimal digits, the pairs aligned at the decimal point
-// (as in base 100) from the first to the last that is not "00", plus 1 if
-// f is negative. Zero is 1 byte.
+// numberSize returns the bytes DynamoDB counts for number f (see
+// ddbsize.Number).
 func numberSize(f float64) int {
-	if f == 0 {
-		return 1
-	}
-	intPart, frac, _ := strings.Cut(strconv.FormatFloat(math.Abs(f), 'f', -1, 64), ".")
-	if len(intPart)%2 == 1 {
-		intPart = "0" + intPart
-	}
-	if len(frac)%2 == 1 {
-		frac += "0"
-	}
-	digits := intPart + frac
-	first, last := -1, -1
-	for i := 0; i < len(digits); i += 2 {
-		if digits[i:i+2] != "00" {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
-	n := 1 + (last-first)/2 + 1
-	if f < 0 {
-		n++
-	}
-	return n
+	return ddbsize.Number(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
 // normalizeBody returns body as encoding/json would decode it into an any

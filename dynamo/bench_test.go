@@ -4,138 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
-
-// meter is a dynamo.Client that counts the requests a Store makes, their
-// round trips and the capacity units DynamoDB reports for them (the Store
-// asks for TOTAL consumed capacity on every call). It is safe for
-// concurrent use.
-//
-// Round trips are the sequential stages of an operation: a request that
-// starts while another is in flight shares its round trip; one that starts
-// while none is begins a new one. The Inbox's parallel reads (List's and
-// Counts' two queries) start within microseconds of each other, while a
-// request to DynamoDB Local takes a millisecond or more, so they count as
-// one.
-//
-// Capacity units are what DynamoDB Local reports, which differs from AWS's
-// billing for transactions: Local charges each transactional item 2 units
-// per KB as AWS does, but sums only the distinct per-item amounts (three
-// small items report 2 units, where AWS bills 6). SDK retries happen below
-// the Client and are not counted.
-type meter struct {
-	c dynamo.Client
-
-	mu       sync.Mutex
-	on       bool
-	requests int
-	rounds   int
-	inFlight int
-	units    float64
-}
-
-func (m *meter) start() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.on {
-		return
-	}
-	m.requests++
-	if m.inFlight == 0 {
-		m.rounds++
-	}
-	m.inFlight++
-}
-
-func (m *meter) end(cc ...types.ConsumedCapacity) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.on {
-		return
-	}
-	m.inFlight--
-	for _, c := range cc {
-		m.units += aws.ToFloat64(c.CapacityUnits)
-	}
-}
-
-// measure starts counting from zero.
-func (m *meter) measure() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.on, m.requests, m.rounds, m.inFlight, m.units = true, 0, 0, 0, 0
-}
-
-// pause stops counting, e.g. while a benchmark sets up.
-func (m *meter) pause() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.on = false
-}
-
-// report adds the per-operation metrics to b.
-func (m *meter) report(b *testing.B) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := float64(b.N)
-	b.ReportMetric(float64(m.requests)/n, "requests/op")
-	b.ReportMetric(float64(m.rounds)/n, "round-trips/op")
-	b.ReportMetric(m.units/n, "CU/op")
-}
-
-func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
-	if c == nil {
-		return nil
-	}
-	return []types.ConsumedCapacity{*c}
-}
-
-// metered runs one request through m and records the capacity it used.
-func metered[O any](m *meter, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
-	m.start()
-	out, err := call()
-	if err != nil {
-		m.end()
-		return out, err
-	}
-	m.end(used(out)...)
-	return out, nil
-}
-
-func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return metered(m, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
-		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
-}
-
-func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return metered(m, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
-		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
-}
-
-func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return metered(m, func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
-		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
-}
-
-func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return metered(m, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
-		func(out *dynamodb.UpdateItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
-}
-
-func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return metered(m, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
-		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
-}
 
 // benchInbox returns an Inbox over a fresh table through a paused meter,
 // and the scope to use. Its config cache is warmed, so that Publish and
@@ -303,12 +177,13 @@ func BenchmarkGroupMessage(b *testing.B) {
 }
 
 // BenchmarkMarkRead marks unread messages read: a direct message (its
-// readat is set) or a broadcast (a receipt is written).
+// readat is set), a broadcast or a group message (a receipt is written; a
+// group's also moves the user's counters of the group).
 func BenchmarkMarkRead(b *testing.B) {
-	for _, kind := range []string{"direct", "broadcast"} {
+	for _, kind := range []string{"direct", "broadcast", "group"} {
 		b.Run(kind, func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
-			ann := scope.User("ann")
+			ann := scope.User("ann").InGroups("admins")
 			ctx := context.Background()
 			ids := make([]string, b.N)
 			for i := range ids {
@@ -320,9 +195,13 @@ func BenchmarkMarkRead(b *testing.B) {
 					ids[i] = res.Message.ID
 					continue
 				}
-				msg, err := ib.Broadcast(ctx, scope, draft(i))
+				group := inbox.PublicGroup
+				if kind == "group" {
+					group = "admins"
+				}
+				msg, err := ib.BroadcastGroup(ctx, scope, group, draft(i))
 				if err != nil {
-					b.Fatalf("Broadcast: %v", err)
+					b.Fatalf("BroadcastGroup: %v", err)
 				}
 				ids[i] = msg.ID
 			}
@@ -357,4 +236,110 @@ func BenchmarkCounts(b *testing.B) {
 	}
 	b.StopTimer()
 	m.report(b)
+}
+
+// BenchmarkMarkAllRead marks every message of a user read, for a user
+// with 10 and with 10,000 unread direct messages. Its cost grows with the
+// unread messages: one feed page and one transaction per
+// inbox.MaxMarkBatch of them (there is no watermark that marks them in
+// O(1): see MarkAllRead's doc).
+func BenchmarkMarkAllRead(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprintf("unread=%d", n), func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			ctx := context.Background()
+			for i := range b.N {
+				b.StopTimer()
+				m.pause()
+				u := scope.User("ann" + strconv.Itoa(i))
+				for j := range n {
+					if _, err := ib.Publish(ctx, scope, []string{u.ID}, draft(j)); err != nil {
+						b.Fatalf("Publish: %v", err)
+					}
+				}
+				m.resume()
+				b.StartTimer()
+				marked, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{})
+				if err != nil || marked != n {
+					b.Fatalf("MarkAllRead = %d, %v; want %d", marked, err, n)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+}
+
+// BenchmarkStates measures the per-user marks on an unread message, a
+// direct one and a broadcast (whose mark is a receipt in the user's
+// partition): Archive, Delete, Redact (for everyone), and MarkSeen (a
+// watermark, whatever the feed's size).
+func BenchmarkStates(b *testing.B) {
+	// op applies one operation to message id, of kind direct or broadcast,
+	// in ann's feed.
+	type op func(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, ann inbox.User, kind, id string) (bool, error)
+	ops := map[string]op{
+		"archive": func(ctx context.Context, ib *inbox.Inbox, _ inbox.Scope, ann inbox.User, _, id string) (bool, error) {
+			return ib.Archive(ctx, ann, id)
+		},
+		"delete": func(ctx context.Context, ib *inbox.Inbox, _ inbox.Scope, ann inbox.User, _, id string) (bool, error) {
+			return ib.Delete(ctx, ann, id)
+		},
+		"redact": func(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, ann inbox.User, kind, id string) (bool, error) {
+			r := inbox.Redaction{ID: id, Users: []string{ann.ID}}
+			if kind == "broadcast" {
+				r = inbox.Redaction{ID: id, Group: inbox.PublicGroup}
+			}
+			n, err := ib.Redact(ctx, scope, r)
+			return n == 1, err
+		},
+	}
+	for _, op := range []string{"archive", "delete", "redact"} {
+		for _, kind := range []string{"direct", "broadcast"} {
+			b.Run(op+"/"+kind, func(b *testing.B) {
+				ib, m, scope := benchInbox(b)
+				ann := scope.User("ann")
+				ctx := context.Background()
+				ids := make([]string, b.N)
+				for i := range ids {
+					if kind == "direct" {
+						res, err := ib.Publish(ctx, scope, []string{ann.ID}, draft(i))
+						if err != nil {
+							b.Fatalf("Publish: %v", err)
+						}
+						ids[i] = res.Message.ID
+						continue
+					}
+					msg, err := ib.Broadcast(ctx, scope, draft(i))
+					if err != nil {
+						b.Fatalf("Broadcast: %v", err)
+					}
+					ids[i] = msg.ID
+				}
+				m.measure()
+				b.ResetTimer()
+				for _, id := range ids {
+					if ok, err := ops[op](ctx, ib, scope, ann, kind, id); err != nil || !ok {
+						b.Fatalf("%s = %v, %v", op, ok, err)
+					}
+				}
+				b.StopTimer()
+				m.report(b)
+			})
+		}
+	}
+	b.Run("seen", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		ctx := context.Background()
+		feed(b, ib, scope, scope.User("ann"))
+		m.measure()
+		b.ResetTimer()
+		for i := range b.N {
+			if _, err := ib.MarkSeen(ctx, scope.User("ann"+strconv.Itoa(i))); err != nil {
+				b.Fatalf("MarkSeen: %v", err)
+			}
+		}
+		b.StopTimer()
+		m.report(b)
+	})
 }

@@ -21,29 +21,40 @@
 //     an any. Items another program wrote are read in both layouts of the
 //     seeds (seed 000 keeps the headers' fields at the top level) and with
 //     readat NULL as unread.
+//   - A user's marks: readat, archivedat (absent unless archived) on a
+//     direct message; deletedat never (deleting a copy removes it).
 //   - read receipt (kind UM, in the user's partition under the broadcast's
-//     sort key): readat, expiredat and taxonomy copied from the broadcast,
-//     ledger, tenant_key, inbox_key, uid, and no headers.
+//     sort key): readat, archivedat, deletedat (each absent until set),
+//     expiredat and taxonomy copied from the broadcast, group (the
+//     broadcast's group, absent for everyone), ledger, tenant_key,
+//     inbox_key, uid, and no headers. A receipt holds any of the user's
+//     marks on a broadcast, not only a read.
+//   - seen watermark (kind SN, the user's partition, cs#seen): seen (a
+//     message ID: everything up to it is seen), tenant_key, inbox_key, uid.
 //   - ledger entry (kind LE, the record's partition, e#<expiry>#<id>#<tag>):
 //     receipt (true for a receipt), taxonomy, readat; no TTL attribute, so
 //     that only the accounting of its record's removal deletes it.
-//   - stats (kind US, sort keys c#* and c#<category>): published, read
-//     (not in the public partition), tenant_key, inbox_key, uid; c#* also
-//     holds ver, the partition's counter version.
+//   - stats (kind US, sort keys c#* and c#<category>, and in a user's
+//     partition c#*#<group> and c#<category>#<group> for the marks on a
+//     group's messages): published, read (not in a shared partition),
+//     archived, archivedread and hidden (the user's archived, archived and
+//     read, and deleted shared messages; absent until used), tenant_key,
+//     inbox_key, uid; c#* also holds ver, the partition's counter version.
 //   - tombstone (kind TB, public partition, d#<id>): taxonomy, expiredat
 //     (the removed broadcast's).
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
 //     ttl, tenant_key, uid (who last changed it); inbox config (kind IC,
 //     t#<tenant> / si#<inbox>): title, description, ttl (a map),
 //     tenant_key, inbox_key, uid.
-//   - host-system-ID claim (kind HC, public partition, h#<host id>): id,
+//   - host-system-ID claim (kind HC, inbox.ClaimPK: t#<tenant>H#<shard>#<inbox>, h#<host id>): id,
 //     digest, expiredat, tenant_key, inbox_key; applied-removal marker of a
 //     record without a ledger entry (kind RX, the removed record's
 //     partition, x#<event id>): expiredat.
 //
-// Store.Stats reads a partition's stats records, tombstones and the ledger
-// entries expired by a time in one strongly consistent Query of the sort
-// key range c# to e#<time>: nothing else sorts between them.
+// Store.Stats reads a partition's stats records, seen watermark,
+// tombstones and the ledger entries expired by a time in one strongly
+// consistent Query of the sort key range c# to e#<time>: nothing else
+// sorts between them.
 //
 // Item structures are marshalled with the attributevalue package and every
 // key, condition, update, filter and projection expression is built with
@@ -65,9 +76,10 @@
 //
 // # Consistency
 //
-// GetRecords, Stats and Config read strongly consistently; Query (the
-// feed) reads eventually consistently, so a message may show in List a
-// moment after Publish returns.
+// Every read is strongly consistent (GetRecords, Stats, Config and Query,
+// the feed): a message shows in List, and a mark in List and Counts, as
+// soon as the call that made it returns, in any process. It costs 1 read
+// unit per 4 KB read where an eventually consistent read costs half.
 //
 // # DynamoDB Local
 //

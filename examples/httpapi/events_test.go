@@ -76,7 +76,12 @@ func (a *api) openEvents(user string, live bool) *sse {
 	return s
 }
 
-// next returns the next event, failing the test after 10 s.
+// eventWait bounds the wait for an event. An event normally comes within
+// a second; DynamoDB Local's stream was seen to lag past 10 s on a loaded
+// two-core machine running every package's tests at once.
+const eventWait = 60 * time.Second
+
+// next returns the next event, failing the test after eventWait.
 func (s *sse) next() sseEvent {
 	s.t.Helper()
 	select {
@@ -85,8 +90,8 @@ func (s *sse) next() sseEvent {
 			s.t.Fatal("the event stream ended")
 		}
 		return ev
-	case <-time.After(10 * time.Second):
-		s.t.Fatal("no event in 10 s")
+	case <-time.After(eventWait):
+		s.t.Fatalf("no event in %v", eventWait)
 	}
 	return sseEvent{}
 }

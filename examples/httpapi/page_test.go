@@ -78,10 +78,16 @@ func openPage(t *testing.T, browser context.Context, name, url string) *tab {
 	return tb
 }
 
-// run runs actions in the tab, failing the test after 20 s.
+// waitFor bounds each step of a tab. A step normally takes well under a
+// second; the bound is for a loaded two-core machine running every
+// package's tests at once, where DynamoDB Local's stream was seen to lag
+// past 20 s.
+const waitFor = 60 * time.Second
+
+// run runs actions in the tab, failing the test after waitFor.
 func (tb *tab) run(what string, actions ...chromedp.Action) {
 	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
 	defer cancel()
 	if err := chromedp.Run(ctx, actions...); err != nil {
 		tb.t.Fatalf("%s: %s: %v", tb.name, what, err)
@@ -92,9 +98,9 @@ func (tb *tab) run(what string, actions ...chromedp.Action) {
 // failure it shows the page's status line and feed.
 func (tb *tab) wait(what, cond string) {
 	tb.t.Helper()
-	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
 	defer cancel()
-	err := chromedp.Run(ctx, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+	err := chromedp.Run(ctx, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
 	if err == nil {
 		return
 	}
@@ -135,7 +141,7 @@ func shows(id, state string) string {
 func click(selector string) chromedp.Action {
 	sel, _ := json.Marshal(selector)
 	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false; el.click(); return true; })()`, sel), nil,
-		chromedp.WithPollingInterval(50*time.Millisecond))
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0))
 }
 
 // TestPageUpdatesLive drives the inbox page in headless Chromium, in tabs

@@ -1,0 +1,378 @@
+package dynamo_test
+
+import (
+	"context"
+	"math"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+	"github.com/stak/inbox/internal/ddbsize"
+)
+
+// meter is a dynamo.Client that counts the requests a Store makes, their
+// round trips, the capacity units DynamoDB Local reports for them (the
+// Store asks for TOTAL consumed capacity on every call) and the units AWS
+// would bill for them. It is safe for concurrent use.
+//
+// Round trips are the sequential stages of an operation: a request that
+// starts while another is in flight shares its round trip; one that starts
+// while none is begins a new one. The Inbox's parallel reads (List's and
+// Counts' queries) start within microseconds of each other, while a
+// request to DynamoDB Local takes a millisecond or more, so they count as
+// one.
+//
+// Local's figure differs from AWS's billing for transactions: Local
+// charges each transactional item 2 units per KB as AWS does, but sums
+// only the distinct per-item amounts (three small items report 2 units,
+// where AWS bills 6). So the meter computes the write units AWS bills from
+// the items themselves: it reads each written item (through the wrapped
+// client, uncounted) before and after the write, and bills the larger
+// size, rounded up to the KB, once for a single write and twice for each
+// item of a transaction (a condition check included). Reads are billed as
+// Local reports them, which follows AWS's rule (1 unit per 4 KB read,
+// strongly consistent; half that eventually consistent):
+// TestMeterBillsAsAWS checks both. SDK retries happen below the Client
+// and are not counted.
+type meter struct {
+	c dynamo.Client
+
+	mu       sync.Mutex
+	on       bool
+	requests int
+	rounds   int
+	inFlight int
+	local    float64 // capacity units as DynamoDB Local reports them
+	rcu, wcu float64 // units as AWS bills them
+}
+
+func (m *meter) start() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.on {
+		return false
+	}
+	m.requests++
+	if m.inFlight == 0 {
+		m.rounds++
+	}
+	m.inFlight++
+	return true
+}
+
+// end ends a request that start counted, adding the capacity Local
+// reported, and the read and write units AWS bills for it.
+func (m *meter) end(rcu, wcu float64, cc ...types.ConsumedCapacity) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inFlight--
+	if !m.on {
+		return
+	}
+	for _, c := range cc {
+		m.local += aws.ToFloat64(c.CapacityUnits)
+	}
+	m.rcu += rcu
+	m.wcu += wcu
+}
+
+// measure starts counting from zero.
+func (m *meter) measure() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.on, m.requests, m.rounds, m.inFlight, m.local, m.rcu, m.wcu = true, 0, 0, 0, 0, 0, 0
+}
+
+// resume counts again after pause, adding to what was counted before.
+func (m *meter) resume() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.on = true
+}
+
+// pause stops counting, e.g. while a benchmark sets up.
+func (m *meter) pause() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.on = false
+}
+
+// report adds the per-operation metrics to b.
+func (m *meter) report(b *testing.B) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := float64(b.N)
+	b.ReportMetric(float64(m.requests)/n, "requests/op")
+	b.ReportMetric(float64(m.rounds)/n, "round-trips/op")
+	b.ReportMetric(m.local/n, "local-CU/op")
+	b.ReportMetric(m.rcu/n, "RCU/op")
+	b.ReportMetric(m.wcu/n, "WCU/op")
+}
+
+func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
+	if c == nil {
+		return nil
+	}
+	return []types.ConsumedCapacity{*c}
+}
+
+// readUnits returns the read units in cc, which Local reports as AWS bills
+// them.
+func readUnits(cc ...types.ConsumedCapacity) float64 {
+	u := 0.0
+	for _, c := range cc {
+		u += aws.ToFloat64(c.CapacityUnits)
+	}
+	return u
+}
+
+// itemKey is where a write lands.
+type itemKey struct {
+	table string
+	key   map[string]types.AttributeValue
+}
+
+// written is a request's writes, and how many units each KB of an item
+// costs: 1 for a single write, 2 in a transaction.
+type written struct {
+	keys   []itemKey
+	perKB  float64
+	before []int
+}
+
+// metered runs one request through m: a read (w nil), billed as Local
+// reports it, or the writes w, billed from the sizes of their items
+// before and after.
+func metered[O any](m *meter, w *written, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
+	if !m.start() {
+		return call()
+	}
+	ctx := context.Background()
+	if w != nil {
+		w.before = m.sizes(ctx, w.keys)
+	}
+	out, err := call()
+	if err != nil {
+		m.end(0, 0)
+		return out, err
+	}
+	cc := used(out)
+	if w == nil {
+		m.end(readUnits(cc...), 0, cc...)
+		return out, nil
+	}
+	after := m.sizes(ctx, w.keys)
+	wcu := 0.0
+	for i := range w.keys {
+		kb := math.Ceil(float64(max(w.before[i], after[i])) / 1024)
+		wcu += w.perKB * max(kb, 1)
+	}
+	m.end(0, wcu, cc...)
+	return out, nil
+}
+
+// sizes returns the size DynamoDB counts for the item at each key, 0 for
+// none, read consistently through the wrapped client (uncounted).
+func (m *meter) sizes(ctx context.Context, keys []itemKey) []int {
+	out := make([]int, len(keys))
+	for i, k := range keys {
+		res, err := m.c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			k.table: {Keys: []map[string]types.AttributeValue{k.key}, ConsistentRead: aws.Bool(true)},
+		}})
+		if err == nil && len(res.Responses[k.table]) == 1 {
+			out[i] = itemSize(res.Responses[k.table][0])
+		}
+	}
+	return out
+}
+
+// keyOf returns the primary key of item (the Store's default attribute
+// names, which the benchmarks use).
+func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}
+}
+
+// itemSize returns the bytes DynamoDB counts for item: each attribute's
+// name and value.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + avSize(v)
+	}
+	return n
+}
+
+// avSize returns the bytes DynamoDB counts for v: a string or binary its
+// length; a number ddbsize.Number; a boolean or null 1; a map 3 plus each
+// member's name, value and 1; a list 3 plus each element's value and 1; a
+// set the sum of its members.
+func avSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return numberSize(v.Value)
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += len(k) + avSize(e) + 1
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += avSize(e) + 1
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, e := range v.Value {
+			n += numberSize(e)
+		}
+		return n
+	}
+	return 1 // BOOL, NULL
+}
+
+// numberSize is ddbsize.Number for a number as the SDK writes it, which
+// may have an exponent.
+func numberSize(s string) int {
+	if !strings.ContainsAny(s, "eE") {
+		return ddbsize.Number(s)
+	}
+	f, _, err := new(big.Float).Parse(s, 10)
+	if err != nil {
+		return len(s)
+	}
+	return ddbsize.Number(f.Text('f', -1))
+}
+
+func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return metered(m, nil, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
+		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
+}
+
+func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	return metered(m, nil, func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
+		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
+}
+
+func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), keyOf(in.Item)}}}
+	return metered(m, w, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
+		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
+}
+
+func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), in.Key}}}
+	return metered(m, w, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
+		func(out *dynamodb.UpdateItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
+}
+
+func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	w := &written{perKB: 2}
+	for _, it := range in.TransactItems {
+		switch {
+		case it.Put != nil:
+			w.keys = append(w.keys, itemKey{aws.ToString(it.Put.TableName), keyOf(it.Put.Item)})
+		case it.Update != nil:
+			w.keys = append(w.keys, itemKey{aws.ToString(it.Update.TableName), it.Update.Key})
+		case it.Delete != nil:
+			w.keys = append(w.keys, itemKey{aws.ToString(it.Delete.TableName), it.Delete.Key})
+		case it.ConditionCheck != nil:
+			w.keys = append(w.keys, itemKey{aws.ToString(it.ConditionCheck.TableName), it.ConditionCheck.Key})
+		}
+	}
+	return metered(m, w, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
+		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
+}
+
+// TestMeterBillsAsAWS checks the meter's AWS-billed figures on requests of
+// known sizes against AWS's published rules, and that Local reports reads
+// (which the meter takes from it) by the same rules, and transactions not.
+func TestMeterBillsAsAWS(t *testing.T) {
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	m := &meter{c: c}
+	m.measure()
+	item := func(sk string, pad int) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: sk},
+			"pad": &types.AttributeValueMemberS{Value: strings.Repeat("x", pad)},
+			"n":   &types.AttributeValueMemberN{Value: "-12.5e3"},
+		}
+	}
+	// Sizes: "pk"+"p" 3, "sk"+sk 2+len(sk), "pad"+pad 3+pad, "n"+-12500 1+4.
+	const small, kb15, kb25 = 10, 1500, 2500
+	check := func(step string, rcu, wcu, local float64) {
+		t.Helper()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.rcu != rcu || m.wcu != wcu || (local >= 0 && m.local != local) {
+			t.Errorf("%s: billed %v RCU, %v WCU, Local %v; want %v RCU, %v WCU, Local %v", step, m.rcu, m.wcu, m.local, rcu, wcu, local)
+		}
+		m.rcu, m.wcu, m.local = 0, 0, 0
+	}
+	if got := itemSize(item("a", small)); got != 3+3+3+small+5 {
+		t.Fatalf("itemSize = %d, want %d", got, 3+3+3+small+5)
+	}
+	tx := &dynamodb.TransactWriteItemsInput{}
+	for _, sk := range []string{"a", "b", "c"} {
+		tx.TransactItems = append(tx.TransactItems, types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: item(sk, small)}})
+	}
+	tx.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	if _, err := m.TransactWriteItems(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	check("three small items in a transaction", 0, 6, 2) // Local under-reports
+	if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item("d", kb25), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}); err != nil {
+		t.Fatal(err)
+	}
+	check("a 2.5 KB PutItem", 0, 3, 3)
+	tx = &dynamodb.TransactWriteItemsInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal, TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: &table, Item: item("a", kb15)}},                                                                                   // grows a small item to 1.5 KB: 2 KB
+		{ConditionCheck: &types.ConditionCheck{TableName: &table, Key: keyOf(item("d", 0)), ConditionExpression: aws.String("attribute_exists(pk)")}}, // 2.5 KB: 3 KB
+	}}
+	if _, err := m.TransactWriteItems(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	check("a put and a condition check in a transaction", 0, 2*2+2*3, -1)
+	for _, sk := range []string{"b", "c"} {
+		if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item(sk, kb15)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("two puts that grow items to 1.5 KB", 0, 4, -1)
+	// a, b, c are 1.5 KB each, d 2.5 KB: 7 KB in all, 2 units of 4 KB.
+	for _, consistent := range []bool{true, false} {
+		_, err := m.Query(ctx, &dynamodb.QueryInput{
+			TableName: &table, KeyConditionExpression: aws.String("pk = :p"), ConsistentRead: aws.Bool(consistent),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2.0
+		if !consistent {
+			want = 1
+		}
+		check("a query of 7 KB", want, 0, want)
+	}
+}
