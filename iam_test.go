@@ -76,10 +76,11 @@ func allowed(patterns []string, pk string) bool {
 
 // partitionKeys returns every partition key a tenant's inbox uses: the
 // tenant's settings and configs, a user's messages and stats, the public
-// partition.
+// partition, a host system ID's claim.
 func partitionKeys(tenant, in, user string) []string {
 	return []string{
 		inbox.TenantPK(tenant),
+		inbox.ClaimPK(inbox.Scope{Tenant: tenant, Inbox: in}, user),
 		inbox.Partition{Tenant: tenant, Inbox: in, User: user}.PK(),
 		inbox.Partition{Tenant: tenant, Inbox: in, Group: inbox.PublicGroup}.PK(),
 	}

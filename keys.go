@@ -2,6 +2,8 @@ package inbox
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -213,6 +215,17 @@ func ParsePartitionKey(pk string) (Partition, error) {
 	return p, nil
 }
 
+// ClaimPK returns the partition key of the claim of host system ID id in
+// scope s: t#<tenant>H#<shard>#<inbox>, the shard being the first 8 hex
+// digits of the ID's SHA-256. Claims are spread over 2^32 partitions by
+// their ID, so a publisher's rate of claims is not bound by one
+// partition's throughput (and no claim shares the public partition that
+// every reader reads).
+func ClaimPK(s Scope, id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "t#" + s.Tenant + "H#" + hex.EncodeToString(sum[:4]) + "#" + s.Inbox
+}
+
 // Key addresses one message, public message or read receipt.
 type Key struct {
 	Partition Partition
@@ -227,7 +240,7 @@ const (
 	AllCategories     = "*"                  // the category of the c#* total
 	TombstonePrefix   = "d#"                 // tombstones of removed broadcasts: d#<id>
 	LedgerPrefix      = "e#"                 // ledger entries: e#<expiry>#<id>
-	HostPrefix        = "h#"                 // host-system-id claims, in the public partition
+	HostPrefix        = "h#"                 // host-system-id claims: h#<host id>, in ClaimPK
 	RemovalPrefix     = "x#"                 // applied-removal markers
 	TenantSettingsSK  = "st#tenant_settings" // tenant settings, in TenantPK
 	InboxConfigPrefix = "si#"                // inbox configs: si#<inbox>, in TenantPK

@@ -14,8 +14,8 @@ import (
 	"github.com/stak/inbox"
 )
 
-// ClaimHostID puts the claim (sort key h#<host system ID> in the public
-// partition, kind HC, with the message ID, group and digest, expiring with
+// ClaimHostID puts the claim (sort key h#<host system ID> in the
+// partition inbox.ClaimPK, kind HC, with the message ID, group and digest, expiring with
 // the message) on condition that there is none or it expires at or before
 // c.Now, asking for the old item on failure: then it returns the old claim.
 // With c.Retire it updates the standing claim's digest instead (see
@@ -24,8 +24,7 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	if c.Retire {
 		return s.retireClaim(ctx, c)
 	}
-	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, Group: inbox.PublicGroup}
-	item, err := s.item(pub.PK(), inbox.HostPrefix+c.HostSystemID, claimItem{
+	item, err := s.item(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID, claimItem{
 		Kind: kindClaim, ID: c.ID, Group: c.Group, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
 	}, c.ExpiresAt)
 	if err != nil {
@@ -64,7 +63,6 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 // c.Now and (if c.ID is set) claims c.ID; it returns the claim as it
 // stands after, or a zero HostClaim if none stands.
 func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
-	pub := inbox.Partition{Tenant: c.Scope.Tenant, Inbox: c.Scope.Inbox, Group: inbox.PublicGroup}
 	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(c.Now))
 	if c.ID != "" {
 		cond = expression.And(cond, expression.Name("id").Equal(expression.Value(c.ID)))
@@ -76,7 +74,7 @@ func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	}
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
-		Key:                                 s.key(pub.PK(), inbox.HostPrefix+c.HostSystemID),
+		Key:                                 s.key(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID),
 		UpdateExpression:                    expr.Update(),
 		ConditionExpression:                 expr.Condition(),
 		ExpressionAttributeNames:            expr.Names(),
