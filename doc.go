@@ -35,6 +35,15 @@
 // capacity units AWS bills for each, as the benchmarks of the dynamo
 // package measure them.
 //
+// # Shared partitions
+//
+// The public partition and each group's are read by every user of an
+// inbox. An Inbox serves their newest records and stats from a snapshot
+// (WithSharedCache, default DefaultSharedFreshness, 0 off), one refresh
+// for all concurrent readers: see WithSharedCache for what it guarantees.
+// The table must have one writing region: see the README on global
+// tables.
+//
 // # Records
 //
 // A message published to users is copied into each user's partition

@@ -31,6 +31,8 @@ type Inbox struct {
 	configs     configCache
 	events      EventHandler
 	seen        seenCache
+	freshness   time.Duration
+	cache       *sharedCache // the Store, through the shared partitions' cache
 
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
@@ -88,10 +90,13 @@ func New(store Store, opts ...Option) *Inbox {
 		concurrency: 16,
 		cursorKey:   []byte("github.com/stak/inbox cursor v1"),
 		configs:     configCache{ttl: time.Minute, entries: map[Scope]cachedConfig{}},
+		freshness:   DefaultSharedFreshness,
 	}
 	for _, o := range opts {
 		o(ib)
 	}
+	ib.cache = newSharedCache(store, ib.freshness, ib.clock)
+	ib.store = ib.cache
 	if ib.entropy == nil {
 		ib.entropy = ulid.Monotonic(rand.Reader, 0)
 	}

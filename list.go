@@ -279,7 +279,7 @@ func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
 			defer wg.Done()
 			q := s.q
 			q.Before = s.next
-			res, err := ib.store.Query(ctx, q)
+			res, err := ib.cache.feedQuery(ctx, q)
 			if err != nil {
 				errs[i] = err
 				return

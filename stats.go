@@ -155,13 +155,13 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	after, limit := ib.seen.get(u.partition())
 	g, gctx := errgroup.WithContext(ctx)
 	for i, p := range parts {
-		g.Go(func() (err error) { stats[i], err = ib.store.Stats(gctx, p, now); return err })
+		g.Go(func() (err error) { stats[i], err = ib.cache.feedStats(gctx, p, now); return err })
 		if limit == 0 {
 			probes[i].Next = maxID // not read: unseen reads it all if it must
 			continue
 		}
 		g.Go(func() (err error) {
-			probes[i], err = ib.store.Query(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
+			probes[i], err = ib.cache.feedQuery(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
 			return err
 		})
 	}
@@ -258,7 +258,7 @@ func (ib *Inbox) unseen(ctx context.Context, parts []Partition, probes []QueryRe
 				break
 			}
 			var err error
-			res, err = ib.store.Query(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
+			res, err = ib.cache.feedQuery(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
 			if err != nil {
 				return 0, err
 			}

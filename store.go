@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -94,8 +95,8 @@ type Store interface {
 
 	// Stats returns, in one round trip and strongly consistent, every stats
 	// record of partition p with their version, the ledger entries of p
-	// that expire at or before now, the tombstones of p that expire after
-	// now, and p's seen watermark. See Stats.
+	// that expire at or before now, the tombstones of p still stored, and
+	// p's seen watermark. See Stats.
 	Stats(ctx context.Context, p Partition, now time.Time) (Stats, error)
 
 	// ApplyRemoval accounts the removal of r.Record, at most once, all or
@@ -250,8 +251,9 @@ type Stats struct {
 	Expired []Record
 	// Tombstones are the partition's broadcasts whose removal was accounted
 	// before they expired, as records (ID, Category and the original
-	// ExpiresAt set), that expire after the time Stats was given. Receipts
-	// of them may still stand in users' partitions.
+	// ExpiresAt set), every one still stored: the caller leaves out those
+	// that expired by its time (a tombstone's receipts expire with it).
+	// Receipts of them may still stand in users' partitions.
 	Tombstones []Record
 	// Seen is a user partition's seen watermark: every message ID up to it
 	// counts as seen; "" if the user never marked anything seen.
@@ -316,3 +318,38 @@ type HostClaim struct {
 // RetiredDigest is the Digest of a claim whose message was redacted: a
 // retry with its host system ID is refused (ErrConflict) until it expires.
 const RetiredDigest = "retired"
+
+// Clone returns r with nothing shared with it: the audience's UIDs and the
+// body (maps and slices, recursively) are copied.
+func (r Record) Clone() Record {
+	r.Message.Audience.UIDs = slices.Clone(r.Message.Audience.UIDs)
+	r.Message.Body = cloneBody(r.Message.Body)
+	return r
+}
+
+// cloneBody copies a JSON-like value: maps and slices of any, recursively.
+// Other values (strings, numbers, booleans, nil) are immutable or copied
+// by assignment.
+func cloneBody(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = cloneBody(e)
+		}
+		return out
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = cloneBody(e)
+		}
+		return out
+	}
+	return v
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
@@ -176,6 +178,34 @@ func BenchmarkGroupMessage(b *testing.B) {
 	}
 }
 
+// unread puts n unread messages of kind in u's feed, and returns their
+// IDs: direct ones, broadcasts to everyone, or group messages to admins.
+func unread(b *testing.B, ib *inbox.Inbox, scope inbox.Scope, u inbox.User, kind string, n int) []string {
+	b.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	for i := range ids {
+		if kind == "direct" {
+			res, err := ib.Publish(ctx, scope, []string{u.ID}, draft(i))
+			if err != nil {
+				b.Fatalf("Publish: %v", err)
+			}
+			ids[i] = res.Message.ID
+			continue
+		}
+		group := inbox.PublicGroup
+		if kind == "group" {
+			group = "admins"
+		}
+		msg, err := ib.BroadcastGroup(ctx, scope, group, draft(i))
+		if err != nil {
+			b.Fatalf("BroadcastGroup: %v", err)
+		}
+		ids[i] = msg.ID
+	}
+	return ids
+}
+
 // BenchmarkMarkRead marks unread messages read: a direct message (its
 // readat is set), a broadcast or a group message (a receipt is written; a
 // group's also moves the user's counters of the group).
@@ -185,26 +215,7 @@ func BenchmarkMarkRead(b *testing.B) {
 			ib, m, scope := benchInbox(b)
 			ann := scope.User("ann").InGroups("admins")
 			ctx := context.Background()
-			ids := make([]string, b.N)
-			for i := range ids {
-				if kind == "direct" {
-					res, err := ib.Publish(ctx, scope, []string{ann.ID}, draft(i))
-					if err != nil {
-						b.Fatalf("Publish: %v", err)
-					}
-					ids[i] = res.Message.ID
-					continue
-				}
-				group := inbox.PublicGroup
-				if kind == "group" {
-					group = "admins"
-				}
-				msg, err := ib.BroadcastGroup(ctx, scope, group, draft(i))
-				if err != nil {
-					b.Fatalf("BroadcastGroup: %v", err)
-				}
-				ids[i] = msg.ID
-			}
+			ids := unread(b, ib, scope, ann, kind, b.N)
 			m.measure()
 			b.ResetTimer()
 			for _, id := range ids {
@@ -300,22 +311,7 @@ func BenchmarkStates(b *testing.B) {
 				ib, m, scope := benchInbox(b)
 				ann := scope.User("ann")
 				ctx := context.Background()
-				ids := make([]string, b.N)
-				for i := range ids {
-					if kind == "direct" {
-						res, err := ib.Publish(ctx, scope, []string{ann.ID}, draft(i))
-						if err != nil {
-							b.Fatalf("Publish: %v", err)
-						}
-						ids[i] = res.Message.ID
-						continue
-					}
-					msg, err := ib.Broadcast(ctx, scope, draft(i))
-					if err != nil {
-						b.Fatalf("Broadcast: %v", err)
-					}
-					ids[i] = msg.ID
-				}
+				ids := unread(b, ib, scope, ann, kind, b.N)
 				m.measure()
 				b.ResetTimer()
 				for _, id := range ids {
@@ -342,4 +338,56 @@ func BenchmarkStates(b *testing.B) {
 		b.StopTimer()
 		m.report(b)
 	})
+}
+
+// BenchmarkSharedCache has 1, 100 and 1,000 users list the first page of
+// one inbox's feed at once, from one Inbox, with the shared-partition
+// cache on (the default freshness) and off, side by side. Each operation
+// is one such wave on a new Inbox (a cold cache: the worst case of one
+// freshness interval); public-requests/op counts the requests to the
+// inbox's public partition. With the cache off every List reads it; on,
+// the concurrent misses collapse into one refresh (its head and stats).
+func BenchmarkSharedCache(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		for _, cache := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("listers=%d/cache=%s", n, cache), func(b *testing.B) {
+				c := ddblocal.Client(b)
+				table, _ := ddblocal.NewTable(b, c)
+				scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+				m := &meter{c: c, watch: inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}.PK()}
+				store := dynamo.New(m, table)
+				opts := []inbox.Option{}
+				if cache == "off" {
+					opts = append(opts, inbox.WithSharedCache(0))
+				}
+				ctx := context.Background()
+				setup := inbox.New(store, opts...)
+				for i := range 30 {
+					if _, err := setup.Broadcast(ctx, scope, draft(i)); err != nil {
+						b.Fatalf("Broadcast: %v", err)
+					}
+				}
+				m.measure()
+				b.ResetTimer()
+				for range b.N {
+					ib := inbox.New(store, opts...)
+					g, gctx := errgroup.WithContext(ctx)
+					for u := range n {
+						g.Go(func() error {
+							page, err := ib.List(gctx, scope.User("user"+strconv.Itoa(u)), inbox.ListOptions{})
+							if err == nil && len(page.Messages) != inbox.DefaultPageSize {
+								err = fmt.Errorf("List returned %d messages", len(page.Messages))
+							}
+							return err
+						})
+					}
+					if err := g.Wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				m.report(b)
+			})
+		}
+	}
 }

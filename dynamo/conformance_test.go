@@ -110,3 +110,10 @@ func TestConformanceProperty(t *testing.T) {
 	ddblocal.Endpoint(t)
 	storetest.RunProperty(t, newConformanceStore, 300)
 }
+
+// TestConformancePropertyCached is TestConformanceProperty with the
+// Inbox's shared-partition cache on.
+func TestConformancePropertyCached(t *testing.T) {
+	ddblocal.Endpoint(t)
+	storetest.RunPropertyCached(t, newConformanceStore, 300)
+}

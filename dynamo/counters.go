@@ -93,8 +93,7 @@ func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteIte
 // Stats reads p's stats records, seen watermark, tombstones and the ledger
 // entries expiring at or before now with one strongly consistent Query of
 // the sort keys from c# to e#<now> (more pages only past 1 MB): c#* and
-// c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now. Tombstones that
-// have expired but not yet been deleted are left out.
+// c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now.
 func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
 	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
 		And(expression.Key(s.o.sk).Between(expression.Value(inbox.CounterPrefix), expression.Value(inbox.LedgerBound(now))))
@@ -129,9 +128,7 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 			if err != nil {
 				return inbox.Stats{}, err
 			}
-			if now.Before(t.Message.ExpiresAt) {
-				st.Tombstones = append(st.Tombstones, t)
-			}
+			st.Tombstones = append(st.Tombstones, t)
 		case strings.HasPrefix(sk, inbox.LedgerPrefix):
 			e, err := s.decodeEntry(p, av)
 			if err != nil {

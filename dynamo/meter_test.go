@@ -51,6 +51,27 @@ type meter struct {
 	inFlight int
 	local    float64 // capacity units as DynamoDB Local reports them
 	rcu, wcu float64 // units as AWS bills them
+
+	watch   string // a partition key whose requests are counted apart
+	watched int
+}
+
+// reads reports whether a request naming values reads or writes the
+// watched partition: its key condition or key holds the watched key.
+func (m *meter) reads(values ...map[string]types.AttributeValue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.on || m.watch == "" {
+		return
+	}
+	for _, vs := range values {
+		for _, v := range vs {
+			if s, ok := v.(*types.AttributeValueMemberS); ok && s.Value == m.watch {
+				m.watched++
+				return
+			}
+		}
+	}
 }
 
 func (m *meter) start() bool {
@@ -87,7 +108,7 @@ func (m *meter) end(rcu, wcu float64, cc ...types.ConsumedCapacity) {
 func (m *meter) measure() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.on, m.requests, m.rounds, m.inFlight, m.local, m.rcu, m.wcu = true, 0, 0, 0, 0, 0, 0
+	m.on, m.requests, m.rounds, m.inFlight, m.local, m.rcu, m.wcu, m.watched = true, 0, 0, 0, 0, 0, 0, 0
 }
 
 // resume counts again after pause, adding to what was counted before.
@@ -114,6 +135,9 @@ func (m *meter) report(b *testing.B) {
 	b.ReportMetric(m.local/n, "local-CU/op")
 	b.ReportMetric(m.rcu/n, "RCU/op")
 	b.ReportMetric(m.wcu/n, "WCU/op")
+	if m.watch != "" {
+		b.ReportMetric(float64(m.watched)/n, "public-requests/op")
+	}
 }
 
 func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
@@ -124,13 +148,22 @@ func one(c *types.ConsumedCapacity) []types.ConsumedCapacity {
 }
 
 // readUnits returns the read units in cc, which Local reports as AWS bills
-// them.
+// them (but for reads that find nothing: see metered).
 func readUnits(cc ...types.ConsumedCapacity) float64 {
 	u := 0.0
 	for _, c := range cc {
 		u += aws.ToFloat64(c.CapacityUnits)
 	}
 	return u
+}
+
+// readUnit is the least a read bills: 1 unit strongly consistent, 0.5
+// eventually.
+func readUnit(consistent *bool) float64 {
+	if aws.ToBool(consistent) {
+		return 1
+	}
+	return 0.5
 }
 
 // itemKey is where a write lands.
@@ -148,9 +181,10 @@ type written struct {
 }
 
 // metered runs one request through m: a read (w nil), billed as Local
-// reports it, or the writes w, billed from the sizes of their items
-// before and after.
-func metered[O any](m *meter, w *written, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
+// reports it but at least minRead (AWS bills a read that finds nothing one
+// unit, half eventually consistent; Local reports 0), or the writes w,
+// billed from the sizes of their items before and after.
+func metered[O any](m *meter, w *written, minRead float64, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
 	if !m.start() {
 		return call()
 	}
@@ -165,7 +199,7 @@ func metered[O any](m *meter, w *written, call func() (O, error), used func(O) [
 	}
 	cc := used(out)
 	if w == nil {
-		m.end(readUnits(cc...), 0, cc...)
+		m.end(max(readUnits(cc...), minRead), 0, cc...)
 		return out, nil
 	}
 	after := m.sizes(ctx, w.keys)
@@ -263,24 +297,32 @@ func numberSize(s string) int {
 }
 
 func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return metered(m, nil, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
+	for _, ka := range in.RequestItems {
+		m.reads(ka.Keys...)
+	}
+	least := 0.0
+	for _, ka := range in.RequestItems {
+		least += float64(len(ka.Keys)) * readUnit(ka.ConsistentRead)
+	}
+	return metered(m, nil, least, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
 		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return metered(m, nil, func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
+	m.reads(in.ExpressionAttributeValues)
+	return metered(m, nil, readUnit(in.ConsistentRead), func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
 		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), keyOf(in.Item)}}}
-	return metered(m, w, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
+	return metered(m, w, 0, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
 		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), in.Key}}}
-	return metered(m, w, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
+	return metered(m, w, 0, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
 		func(out *dynamodb.UpdateItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
@@ -298,7 +340,7 @@ func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 			w.keys = append(w.keys, itemKey{aws.ToString(it.ConditionCheck.TableName), it.ConditionCheck.Key})
 		}
 	}
-	return metered(m, w, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
+	return metered(m, w, 0, func() (*dynamodb.TransactWriteItemsOutput, error) { return m.c.TransactWriteItems(ctx, in, optFns...) },
 		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
@@ -360,19 +402,21 @@ func TestMeterBillsAsAWS(t *testing.T) {
 	}
 	check("two puts that grow items to 1.5 KB", 0, 4, -1)
 	// a, b, c are 1.5 KB each, d 2.5 KB: 7 KB in all, 2 units of 4 KB.
-	for _, consistent := range []bool{true, false} {
+	query := func(pk string, consistent bool) {
+		t.Helper()
 		_, err := m.Query(ctx, &dynamodb.QueryInput{
 			TableName: &table, KeyConditionExpression: aws.String("pk = :p"), ConsistentRead: aws.Bool(consistent),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "p"}},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: pk}},
 			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := 2.0
-		if !consistent {
-			want = 1
-		}
-		check("a query of 7 KB", want, 0, want)
 	}
+	query("p", true)
+	check("a strongly consistent query of 7 KB", 2, 0, 2)
+	query("p", false)
+	check("an eventually consistent query of 7 KB", 1, 0, 1)
+	query("none", true)
+	check("a query that finds nothing", 1, 0, 0) // Local reports 0
 }

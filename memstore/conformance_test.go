@@ -33,6 +33,10 @@ func TestConformanceWithStreamLag(t *testing.T) {
 	storetest.Run(t, newLagStore)
 }
 
+func TestPropertyCached(t *testing.T) {
+	storetest.RunPropertyCached(t, newLagStore, 3000)
+}
+
 func TestPropertyWithStreamLag(t *testing.T) {
 	storetest.RunProperty(t, newLagStore, 3000)
 }

@@ -35,7 +35,7 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 		return cmp.Or(a.Message.ExpiresAt.Compare(b.Message.ExpiresAt), strings.Compare(a.Message.ID, b.Message.ID))
 	})
 	for k, t := range s.tombstones {
-		if k.Partition == p && now.Before(t.rec.Message.ExpiresAt) {
+		if k.Partition == p {
 			st.Tombstones = append(st.Tombstones, t.rec)
 		}
 	}

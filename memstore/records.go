@@ -42,7 +42,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if _, ok := s.ledger[entryOf(rec)]; ok {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	s.insert(copyRecord(rec))
+	s.insert(rec.Clone())
 	s.addDeltas(deltas)
 	return nil
 }
@@ -69,7 +69,7 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 		}
 		seen[k] = true
 		if sr, ok := s.records[k]; ok {
-			out = append(out, copyRecord(sr.rec))
+			out = append(out, sr.rec.Clone())
 		}
 	}
 	return out, nil
@@ -103,7 +103,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	for i := hi - 1; i >= lo; i-- {
 		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
 		if matches(rec, q) {
-			res.Records = append(res.Records, copyRecord(rec))
+			res.Records = append(res.Records, rec.Clone())
 		}
 	}
 	if lo > bottom {

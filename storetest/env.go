@@ -31,8 +31,10 @@ type env struct {
 }
 
 // newEnv returns an env on a fresh store from newStore; seed makes the
-// Inbox's message IDs and the env's own IDs deterministic.
-func newEnv(t *testing.T, newStore NewStore, seed uint64) *env {
+// Inbox's message IDs and the env's own IDs deterministic. The Inbox's
+// shared-partition cache is off, since tests write records behind its
+// back, unless opts turn it on.
+func newEnv(t *testing.T, newStore NewStore, seed uint64, opts ...inbox.Option) *env {
 	clock := NewClock(startTime())
 	store := newStore(t, clock.Now)
 	e := &env{
@@ -40,7 +42,8 @@ func newEnv(t *testing.T, newStore NewStore, seed uint64) *env {
 		ctx:   t.Context(),
 		clock: clock,
 		store: store,
-		ib:    inbox.New(store, inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1)))),
+		ib: inbox.New(store, append([]inbox.Option{inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1))),
+			inbox.WithSharedCache(0)}, opts...)...),
 		scope: inbox.Scope{Tenant: "acme", Inbox: "alerts"},
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
 		used:  map[inbox.Partition]bool{},

@@ -1,0 +1,268 @@
+package inbox
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+)
+
+// DefaultSharedFreshness is how long, by default, an Inbox serves a shared
+// partition's newest records and stats from memory (see WithSharedCache).
+const DefaultSharedFreshness = time.Second
+
+// sharedHead is how many of a shared partition's newest records a snapshot
+// holds: a first page of the default size, and the record after it that
+// tells whether there is a next page.
+const sharedHead = DefaultPageSize + 1
+
+// WithSharedCache sets how long List and Counts may serve a shared
+// partition (the public one, and each group's) from a snapshot in this
+// Inbox's memory instead of reading it again: its newest sharedHead
+// records and its stats, read together. Every user of an inbox reads the
+// same shared partitions, so without it each List and Counts reads them
+// again, and one inbox's public partition caps the inbox at DynamoDB's
+// 3,000 read units a second per partition, whatever the number of users.
+//
+// The default is DefaultSharedFreshness; 0 turns the cache off. With it
+// on:
+//
+//   - Concurrent misses of one partition make one read (singleflight): a
+//     process reads each shared partition at most about once per
+//     freshness interval, however many users it serves.
+//   - This Inbox's own writes to a shared partition (Broadcast,
+//     BroadcastGroup, Redact, the stream accounting of a shared record,
+//     Recount) drop its snapshot, so the process sees them at once.
+//   - Another process's broadcast, group message or removal shows up to
+//     the freshness bound late, in List and Counts alike (both read the
+//     same snapshot). Expiry is never late: records and ledger entries
+//     are filtered by the time of each call, and the snapshot holds the
+//     ledger entries that expire within the bound.
+//   - Pages below the snapshot's records, and filtered reads it does not
+//     cover, are read from the store; every List guarantee (no gap, no
+//     repeat, filters) holds.
+//
+// A user's own partition is never cached: the user's messages and marks
+// show at once.
+func WithSharedCache(freshness time.Duration) Option {
+	return func(ib *Inbox) { ib.freshness = max(freshness, 0) }
+}
+
+// sharedCache is the Store of an Inbox: it passes every call to the Store
+// it wraps, drops a shared partition's snapshot when a write through it
+// may change that partition, and serves the feed reads of shared
+// partitions (feedQuery, feedStats) from snapshots. It is safe for
+// concurrent use.
+type sharedCache struct {
+	Store
+	fresh time.Duration
+	clock func() time.Time // the Inbox's clock: the time of the data
+	real  func() time.Time // the time that bounds freshness
+
+	flights singleflight.Group
+	mu      sync.Mutex
+	snaps   map[Partition]*snapshot
+	gens    map[Partition]uint64 // bumped by each write to the partition
+}
+
+// snapshot is a shared partition as one refresh read it.
+type snapshot struct {
+	at, realAt time.Time // the Inbox's clock and the real clock at the read
+	gen        uint64
+	head       []Record // the newest records, all of them if complete
+	complete   bool
+	stats      Stats // with the ledger entries expiring up to at+fresh
+}
+
+func newSharedCache(s Store, fresh time.Duration, clock func() time.Time) *sharedCache {
+	return &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now,
+		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}}
+}
+
+// invalidate drops p's snapshot if p is shared, and makes a refresh in
+// flight from before not stored.
+func (c *sharedCache) invalidate(p Partition) {
+	if !p.IsShared() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gens[p]++
+	delete(c.snaps, p)
+}
+
+// PutMessage passes to the Store, and drops the snapshot of a shared
+// record's partition.
+func (c *sharedCache) PutMessage(ctx context.Context, rec Record, deltas []Counter) error {
+	defer c.invalidate(rec.Partition)
+	return c.Store.PutMessage(ctx, rec, deltas)
+}
+
+// ApplyRemoval passes to the Store, and drops the snapshot of a shared
+// record's partition.
+func (c *sharedCache) ApplyRemoval(ctx context.Context, r Removal) (bool, error) {
+	defer c.invalidate(r.Record.Partition)
+	return c.Store.ApplyRemoval(ctx, r)
+}
+
+// Repair passes to the Store, and drops p's snapshot.
+func (c *sharedCache) Repair(ctx context.Context, p Partition, r Repair) error {
+	defer c.invalidate(p)
+	return c.Store.Repair(ctx, p, r)
+}
+
+// snapshot returns a snapshot of shared partition p fresh at now (the
+// Inbox's clock), reading one if none is: one read for all concurrent
+// callers. It returns nil with the cache off.
+func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) (*snapshot, error) {
+	if c.fresh == 0 || !p.IsShared() {
+		return nil, nil
+	}
+	c.mu.Lock()
+	s, gen := c.snaps[p], c.gens[p]
+	c.mu.Unlock()
+	if s != nil && !now.Before(s.at) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
+		return s, nil
+	}
+	// The flight is per generation: a caller after a write does not join
+	// a read that started before it.
+	v, err, _ := c.flights.Do(p.PK()+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+		return c.refresh(ctx, p, gen)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*snapshot), nil
+}
+
+// refresh reads p's newest records and its stats in parallel and stores
+// them as p's snapshot, unless a write to p came meanwhile.
+func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
+	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen}
+	var head QueryResult
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		head, err = c.Store.Query(gctx, Query{Partition: p, Limit: sharedHead})
+		return err
+	})
+	g.Go(func() (err error) {
+		// Ledger entries that expire within the freshness bound are read
+		// now and filtered by each caller's time.
+		s.stats, err = c.Store.Stats(gctx, p, s.at.Truncate(time.Second).Add(c.fresh.Truncate(time.Second)+time.Second))
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	s.head, s.complete = head.Records, head.Next == ""
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gens[p] == gen {
+		c.snaps[p] = s
+	}
+	return s, nil
+}
+
+// feedStats returns p's stats at now, with the ledger entries expired by
+// now and the tombstones that expire after now: from p's snapshot if p is
+// shared and the cache is on, else from the Store.
+func (c *sharedCache) feedStats(ctx context.Context, p Partition, now time.Time) (Stats, error) {
+	s, err := c.snapshot(ctx, p, now)
+	if err != nil {
+		return Stats{}, err
+	}
+	var all Stats
+	if s != nil {
+		all = s.stats
+	} else if all, err = c.Store.Stats(ctx, p, now); err != nil {
+		return Stats{}, err
+	}
+	st := all
+	st.Expired, st.Tombstones = nil, nil
+	for _, e := range all.Expired {
+		if !now.Before(e.Message.ExpiresAt) {
+			st.Expired = append(st.Expired, e)
+		}
+	}
+	for _, t := range all.Tombstones {
+		if now.Before(t.Message.ExpiresAt) {
+			st.Tombstones = append(st.Tombstones, t)
+		}
+	}
+	return st, nil
+}
+
+// feedQuery runs q: from the snapshot of q's partition if it is shared,
+// the cache is on and the snapshot covers the IDs q reads; else from the
+// Store. Served from a snapshot, it evaluates the snapshot's records below
+// q.Before and above q.After, at most q.Limit, applies q's filters, and
+// returns as Next the last ID evaluated, or "" when the snapshot holds the
+// whole partition below it.
+func (c *sharedCache) feedQuery(ctx context.Context, q Query) (QueryResult, error) {
+	s, err := c.snapshot(ctx, q.Partition, q.Now)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	if s == nil || !s.covers(q) {
+		return c.Store.Query(ctx, q)
+	}
+	var res QueryResult
+	evaluated := 0
+	for i, r := range s.head {
+		id := r.Message.ID
+		if q.Before != "" && id >= q.Before {
+			continue
+		}
+		if q.After != "" && id <= q.After {
+			return res, nil // nothing above After remains
+		}
+		evaluated++
+		if matches(r, q) {
+			res.Records = append(res.Records, r.Clone())
+		}
+		if evaluated == q.Limit {
+			if i+1 < len(s.head) || !s.complete {
+				res.Next = id
+			}
+			return res, nil
+		}
+	}
+	if !s.complete {
+		res.Next = s.head[len(s.head)-1].Message.ID
+	}
+	return res, nil
+}
+
+// covers reports whether the snapshot holds the first record q would
+// read: every record of the partition below q.Before down to the
+// snapshot's last.
+func (s *snapshot) covers(q Query) bool {
+	switch {
+	case s.complete:
+		return true
+	case len(s.head) == 0:
+		return false
+	}
+	return q.Before == "" || q.Before > s.head[len(s.head)-1].Message.ID
+}
+
+// matches applies q's filters to r, as a Store does.
+func matches(r Record, q Query) bool {
+	st := r.State()
+	switch {
+	case !q.Now.IsZero() && !q.Now.Before(r.Message.ExpiresAt):
+		return false
+	case q.Category != "" && r.Message.Category != q.Category:
+		return false
+	case q.UnreadOnly && !r.Receipt && !st.ReadAt.IsZero():
+		return false
+	case q.Archived == NotArchived && !st.ArchivedAt.IsZero():
+		return false
+	case q.Archived == OnlyArchived && st.ArchivedAt.IsZero():
+		return false
+	}
+	return true
+}

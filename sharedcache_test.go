@@ -1,0 +1,191 @@
+package inbox_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+	"github.com/stak/inbox/storetest"
+)
+
+// publicReads is a Store that counts the reads (Query, Stats) of the public partition.
+type publicReads struct {
+	inbox.Store
+	reads atomic.Int64
+}
+
+func (s *publicReads) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+	if q.Partition.Group == inbox.PublicGroup {
+		s.reads.Add(1)
+	}
+	return s.Store.Query(ctx, q)
+}
+
+func (s *publicReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+	if p.Group == inbox.PublicGroup {
+		s.reads.Add(1)
+	}
+	return s.Store.Stats(ctx, p, now)
+}
+
+// TestSharedCache: with the cache on, concurrent readers of one inbox make
+// one read of the public partition per freshness interval; the Inbox's own
+// broadcast shows at once, another process's once the snapshot is older
+// than the bound; expiry within the bound is exact in List and Counts
+// alike; and paging past the cached head matches a listing without the
+// cache.
+func TestSharedCache(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	mem := memstore.New(memstore.WithClock(clock.Now))
+	store := &publicReads{Store: mem}
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	const fresh = 10 * time.Second
+	ib := inbox.New(store, inbox.WithClock(clock.Now), inbox.WithSharedCache(fresh))
+	other := inbox.New(mem, inbox.WithClock(clock.Now), inbox.WithSharedCache(0)) // another process
+	for i := range 30 {
+		if _, err := other.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// 1,000 concurrent readers: one refresh (its head and its stats).
+	var g errgroup.Group
+	for u := range 1000 {
+		g.Go(func() error {
+			_, err := ib.List(ctx, scope.User("u"+strconv.Itoa(u)), inbox.ListOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.reads.Load(); n != 2 {
+		t.Errorf("1,000 concurrent Lists read the public partition %d times, want 2 (one refresh)", n)
+	}
+	ann := scope.User("ann")
+	total := func() int64 {
+		t.Helper()
+		c, err := ib.Counts(ctx, ann)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Total
+	}
+	if got := total(); got != 30 {
+		t.Errorf("Counts total = %d, want 30", got)
+	}
+
+	// Another process's broadcast waits for the bound; this one's does not.
+	if _, err := other.Broadcast(ctx, scope, inbox.Draft{Title: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := total(); got != 30 {
+		t.Errorf("Counts total = %d within the bound after another process's broadcast, want the snapshot's 30", got)
+	}
+	if _, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := total(); got != 32 {
+		t.Errorf("Counts total = %d after this Inbox's broadcast, want 32 at once", got)
+	}
+
+	// A broadcast that expires within the bound leaves List and Counts at
+	// its expiry, from the same snapshot.
+	if _, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "short", TTL: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if got := total(); got != 33 {
+		t.Errorf("Counts total = %d, want 33", got)
+	}
+	before := store.reads.Load()
+	clock.Advance(3 * time.Second)
+	listed := 0
+	for o := (inbox.ListOptions{Limit: 7}); ; {
+		page, err := ib.List(ctx, ann, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed += len(page.Messages)
+		if page.Cursor == "" {
+			break
+		}
+		o.Cursor = page.Cursor
+	}
+	if got := total(); got != 32 || listed != 32 {
+		t.Errorf("after the expiry: Counts total %d, List %d; want 32 and 32", got, listed)
+	}
+	if store.reads.Load() == before {
+		t.Errorf("paging past the cached head read nothing from the store")
+	}
+
+	// Every page, cached or not, is what a listing without the cache shows.
+	clock.Advance(fresh)
+	pages := func(ib *inbox.Inbox) []string {
+		var ids []string
+		for o := (inbox.ListOptions{Limit: 6}); ; {
+			page, err := ib.List(ctx, ann, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range page.Messages {
+				ids = append(ids, m.ID)
+			}
+			if page.Cursor == "" {
+				return ids
+			}
+			o.Cursor = page.Cursor
+		}
+	}
+	if diff := cmp.Diff(pages(other), pages(ib)); diff != "" {
+		t.Errorf("listing with the cache differs from without (-without +with):\n%s", diff)
+	}
+}
+
+// TestSharedCacheConcurrentWrites: readers and this Inbox's writers race;
+// after the writers stop, every reader sees every broadcast, though the
+// snapshot is fresh (a refresh that started before a write is not kept).
+func TestSharedCacheConcurrentWrites(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	ib := inbox.New(memstore.New(memstore.WithClock(clock.Now)), inbox.WithClock(clock.Now), inbox.WithSharedCache(time.Hour))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for r := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := ib.Counts(ctx, scope.User("r"+strconv.Itoa(r))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 50 {
+		if _, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	c, err := ib.Counts(ctx, scope.User("ann"))
+	if err != nil || c.Total != 50 {
+		t.Errorf("Counts = %+v, %v; want 50 after the writes", c.Tally, err)
+	}
+}
