@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -234,6 +235,75 @@ type Mark struct {
 	// Seen is the watermark a watermark mark raises to: the greatest
 	// message ID that counts as seen.
 	Seen string
+}
+
+// EntryRecord returns the record mark mk leaves, as its ledger entry
+// records it: the direct message or receipt (of its broadcast's group,
+// none for everyone's) at mk.Key, with mk's Entry, category, expiry and
+// the marks mk.To.
+func (mk Mark) EntryRecord() Record {
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: Message{
+		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
+	}}
+	if mk.Receipt && !mk.Shared.IsPublic() {
+		rec.Message.Audience.Group = mk.Shared.Group
+	}
+	return rec
+}
+
+// ValidateMark checks what mk may ask of Store.Mark, whatever is stored,
+// as every Store must before it writes: a mark of a user's partition
+// only; a watermark mark (Seen, no ID) with nothing else; otherwise a
+// valid ledger entry, marks a record can have (DeletedAt only alone, and
+// only on a receipt), no Delete of a receipt, and a receipt's broadcast in
+// a shared partition of the same inbox. Anything else is ErrInvalidInput.
+func ValidateMark(mk Mark) error {
+	p := mk.Key.Partition
+	bad := func(what string) error {
+		return fmt.Errorf("%w: mark of %q in %s: %s", ErrInvalidInput, mk.Key.ID, p.PK(), what)
+	}
+	switch {
+	case p.IsShared():
+		return bad("a shared partition")
+	case mk.Seen != "" || mk.Key.ID == "":
+		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
+			return bad("a watermark mark with other changes")
+		}
+		return nil
+	case mk.Entry == "" || ValidateEntry(mk.EntryRecord()) != nil:
+		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
+	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
+		return bad("marks that cannot be")
+	case mk.Delete && mk.Receipt:
+		return bad("a receipt deleted with Delete")
+	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
+		return bad("a receipt of no shared partition of its inbox")
+	}
+	return nil
+}
+
+// validMarks reports whether st can be a record's marks: DeletedAt only
+// alone, and only on a receipt.
+func validMarks(st State, receipt bool) bool {
+	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
+}
+
+// ValidateDeltas checks that no counter is named twice in deltas (a
+// DynamoDB transaction cannot touch one item twice), as every Store must
+// before it writes: ErrInvalidInput otherwise.
+func ValidateDeltas(deltas []Counter) error {
+	seen := make(map[Partition]map[string]bool, 1)
+	for _, d := range deltas {
+		sk := CounterSK(d.Category, d.Group)
+		if seen[d.Partition][sk] {
+			return fmt.Errorf("%w: counter %s of %s changed twice", ErrInvalidInput, sk, d.Partition.PK())
+		}
+		if seen[d.Partition] == nil {
+			seen[d.Partition] = map[string]bool{}
+		}
+		seen[d.Partition][sk] = true
+	}
+	return nil
 }
 
 // Stats is what Store.Stats returns of one partition.

@@ -61,21 +61,18 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteIt
 // its version: a partition whose total deltas leave out gets a change of
 // zero to its total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteItem, error) {
-	type key struct {
-		p  inbox.Partition
-		sk string
+	if err := inbox.ValidateDeltas(deltas); err != nil {
+		return nil, err
 	}
-	seen := make(map[key]bool, len(deltas))
+	total := map[inbox.Partition]bool{} // partitions whose c#* deltas change
 	for _, d := range deltas {
-		k := key{d.Partition, inbox.CounterSK(d.Category, d.Group)}
-		if seen[k] {
-			return nil, fmt.Errorf("%w: counter %s of %s changed twice", inbox.ErrInvalidInput, k.sk, d.Partition.PK())
+		if d.Category == "" && d.Group == "" {
+			total[d.Partition] = true
 		}
-		seen[k] = true
 	}
 	for _, d := range deltas {
-		if k := (key{d.Partition, inbox.CounterSK("", "")}); !seen[k] {
-			seen[k] = true
+		if !total[d.Partition] {
+			total[d.Partition] = true
 			deltas = append(deltas, inbox.Counter{Partition: d.Partition})
 		}
 	}

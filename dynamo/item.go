@@ -218,7 +218,7 @@ func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, err
 		Archived: readAt(mk.To.ArchivedAt),
 		Deleted:  readAt(mk.To.DeletedAt),
 		Ledger:   mk.Entry,
-		Group:    markEntry(mk).Message.Audience.Group,
+		Group:    mk.EntryRecord().Message.Audience.Group,
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
 	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
@@ -236,19 +236,6 @@ func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, 
 		it.Group = m.Audience.Group
 	}
 	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
-}
-
-// markEntry returns the record whose ledger entry mark mk writes, with
-// mk.To's marks; a receipt is of its broadcast's group (none for
-// everyone's).
-func markEntry(mk inbox.Mark) inbox.Record {
-	rec := inbox.Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
-	}}
-	if mk.Receipt && !mk.Shared.IsPublic() {
-		rec.Message.Audience.Group = mk.Shared.Group
-	}
-	return rec
 }
 
 // decodeEntry returns the ledger entry item av of partition p as a record.

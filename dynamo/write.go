@@ -142,7 +142,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		meanings = append(meanings, meaning)
 	}
 	for _, mk := range marks {
-		if err := validMark(mk); err != nil {
+		if err := inbox.ValidateMark(mk); err != nil {
 			return err
 		}
 		if marked[mk.Key] {
@@ -164,7 +164,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 			return err
 		}
 		add(record, s.markFailed(mk))
-		after := markEntry(mk)
+		after := mk.EntryRecord()
 		if mk.Delete || mk.Receipt && mk.To.IsZero() {
 			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), mk.Entry)}}, nil)
 		} else {
@@ -199,38 +199,6 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		return nil
 	}
 	return s.transact(ctx, "mark", items, meanings)
-}
-
-// validMark checks what a mark may ask for, whatever is stored.
-func validMark(mk inbox.Mark) error {
-	p := mk.Key.Partition
-	bad := func(what string) error {
-		return fmt.Errorf("%w: mark of %q in %s: %s", inbox.ErrInvalidInput, mk.Key.ID, p.PK(), what)
-	}
-	switch {
-	case p.IsShared():
-		return bad("a shared partition")
-	case mk.Seen != "" || mk.Key.ID == "":
-		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
-			return bad("a watermark mark with other changes")
-		}
-		return nil
-	case mk.Entry == "" || inbox.ValidateEntry(markEntry(mk)) != nil:
-		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
-	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
-		return bad("marks that cannot be")
-	case mk.Delete && mk.Receipt:
-		return bad("a receipt deleted with Delete")
-	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
-		return bad("a receipt of no shared partition of its inbox")
-	}
-	return nil
-}
-
-// validMarks reports whether st can be a record's marks: DeletedAt only
-// alone, and only on a receipt.
-func validMarks(st inbox.State, receipt bool) bool {
-	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
 }
 
 // seenPut returns the Put of watermark mark mk's cs#seen item.

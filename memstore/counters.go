@@ -53,7 +53,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 	if r.Delete && !r.Record.Ledgered() {
 		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", inbox.ErrInvalidInput, r.Record.Message.ID)
 	}
-	if err := validate(r.Deltas); err != nil {
+	if err := inbox.ValidateDeltas(r.Deltas); err != nil {
 		return false, err
 	}
 	if err := s.begin(ctx); err != nil {

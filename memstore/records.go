@@ -24,7 +24,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
 	}
-	if err := validate(deltas); err != nil {
+	if err := inbox.ValidateDeltas(deltas); err != nil {
 		return err
 	}
 	if !rec.Ledgered() {
@@ -142,11 +142,11 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
 	}
 	for _, mk := range marks {
-		if err := validMark(mk); err != nil {
+		if err := inbox.ValidateMark(mk); err != nil {
 			return err
 		}
 	}
-	if err := validate(deltas); err != nil {
+	if err := inbox.ValidateDeltas(deltas); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -211,7 +211,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		case mk.To.IsZero():
 			staged[mk.Key] = nil
 		default:
-			r := receiptOf(mk)
+			r := mk.EntryRecord()
 			staged[mk.Key] = &r
 		}
 	}
@@ -236,38 +236,6 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 	}
 	s.addDeltas(deltas)
 	return nil
-}
-
-// validMark checks what a mark may ask for, whatever is stored.
-func validMark(mk inbox.Mark) error {
-	p := mk.Key.Partition
-	bad := func(what string) error {
-		return fmt.Errorf("%w: mark of %q in %s: %s", inbox.ErrInvalidInput, mk.Key.ID, p.PK(), what)
-	}
-	switch {
-	case p.IsShared():
-		return bad("a shared partition")
-	case mk.Seen != "" || mk.Key.ID == "":
-		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
-			return bad("a watermark mark with other changes")
-		}
-		return nil
-	case mk.Entry == "" || inbox.ValidateEntry(markEntry(mk)) != nil:
-		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
-	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
-		return bad("marks that cannot be")
-	case mk.Delete && mk.Receipt:
-		return bad("a receipt deleted with Delete")
-	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
-		return bad("a receipt of no shared partition of its inbox")
-	}
-	return nil
-}
-
-// validMarks reports whether st can be a record's marks: DeletedAt only
-// alone, and only on a receipt.
-func validMarks(st inbox.State, receipt bool) bool {
-	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
 }
 
 // sameMarks reports whether rec has the marks st sets.
@@ -353,45 +321,4 @@ func entry(rec inbox.Record) inbox.Record {
 		e.Message.Audience.Group = rec.Message.Audience.Group
 	}
 	return e
-}
-
-// validate checks that no counter is named twice in deltas: a DynamoDB
-// transaction cannot touch one item twice.
-func validate(deltas []inbox.Counter) error {
-	type key struct {
-		p   inbox.Partition
-		cat string
-	}
-	seen := make(map[key]bool, len(deltas))
-	for _, d := range deltas {
-		k := key{d.Partition, inbox.CounterSK(d.Category, d.Group)}
-		if seen[k] {
-			return fmt.Errorf("%w: counter %s of %s changed twice", inbox.ErrInvalidInput, k.cat, d.Partition.PK())
-		}
-		seen[k] = true
-	}
-	return nil
-}
-
-// markEntry returns the record whose ledger entry mark mk writes (or, for
-// a mark that removes the record, deletes).
-func markEntry(mk inbox.Mark) inbox.Record {
-	if mk.Receipt {
-		return receiptOf(mk)
-	}
-	return withMarks(inbox.Record{Partition: mk.Key.Partition, Entry: mk.Entry, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt,
-	}}, mk.To)
-}
-
-// receiptOf returns the receipt mark mk leaves: of its broadcast's group
-// (none for everyone's), with mk.To's marks.
-func receiptOf(mk inbox.Mark) inbox.Record {
-	r := inbox.Record{Partition: mk.Key.Partition, Receipt: true, Entry: mk.Entry, Message: inbox.Message{
-		ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt,
-	}}
-	if !mk.Shared.IsPublic() {
-		r.Message.Audience.Group = mk.Shared.Group
-	}
-	return withMarks(r, mk.To)
 }
