@@ -128,14 +128,22 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 		return s, nil
 	}
 	// The flight is per generation: a caller after a write does not join
-	// a read that started before it.
-	v, err, _ := c.flights.Do(p.PK()+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
-		return c.refresh(ctx, p, gen)
+	// a read that started before it. The read serves every caller that
+	// joins it, so one caller's cancellation does not cancel it (the
+	// client's timeouts still bound it); each caller still returns when
+	// its own ctx is done.
+	ch := c.flights.DoChan(p.PK()+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+		return c.refresh(context.WithoutCancel(ctx), p, gen)
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*snapshot), nil
 	}
-	return v.(*snapshot), nil
 }
 
 // refresh reads p's newest records and its stats in parallel and stores

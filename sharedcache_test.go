@@ -2,6 +2,8 @@ package inbox_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -187,5 +189,57 @@ func TestSharedCacheConcurrentWrites(t *testing.T) {
 	c, err := ib.Counts(ctx, scope.User("ann"))
 	if err != nil || c.Total != 50 {
 		t.Errorf("Counts = %+v, %v; want 50 after the writes", c.Tally, err)
+	}
+}
+
+// gatedStore holds every Query of the public partition until gate closes.
+type gatedStore struct {
+	inbox.Store
+	gate    chan struct{}
+	started chan struct{}
+	once    sync.Once
+}
+
+func (s *gatedStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+	if q.Partition.Group == inbox.PublicGroup {
+		s.once.Do(func() { close(s.started) })
+		<-s.gate
+	}
+	return s.Store.Query(ctx, q)
+}
+
+// TestSharedCacheCancelledCaller: the caller whose List started a shared
+// read gives up when its ctx is cancelled, and the read goes on for the
+// callers that joined it.
+func TestSharedCacheCancelledCaller(t *testing.T) {
+	ctx := context.Background()
+	store := &gatedStore{Store: memstore.New(), gate: make(chan struct{}), started: make(chan struct{})}
+	ib := inbox.New(store)
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	if _, err := inbox.New(store.Store).Broadcast(ctx, scope, inbox.Draft{Title: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	first, cancel := context.WithCancel(ctx)
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := ib.List(first, scope.User("ann"), inbox.ListOptions{})
+		firstErr <- err
+	}()
+	<-store.started
+	second := make(chan error, 1)
+	go func() {
+		page, err := ib.List(ctx, scope.User("bob"), inbox.ListOptions{})
+		if err == nil && len(page.Messages) != 1 {
+			err = fmt.Errorf("bob's List shows %d messages, want 1", len(page.Messages))
+		}
+		second <- err
+	}()
+	cancel()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled List returned %v, want context.Canceled", err)
+	}
+	close(store.gate)
+	if err := <-second; err != nil {
+		t.Errorf("the List that joined the read: %v", err)
 	}
 }
