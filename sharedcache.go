@@ -121,10 +121,8 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 	if c.fresh == 0 || !p.IsShared() {
 		return nil, nil
 	}
-	c.mu.Lock()
-	s, gen := c.snaps[p], c.gens[p]
-	c.mu.Unlock()
-	if s != nil && !now.Before(s.at) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
+	s, gen := c.current(p, now)
+	if s != nil {
 		return s, nil
 	}
 	// The flight is per generation: a caller after a write does not join
@@ -133,6 +131,11 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 	// client's timeouts still bound it); each caller still returns when
 	// its own ctx is done.
 	ch := c.flights.DoChan(p.PK()+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+		// A read that ended between current and here stored its
+		// snapshot: use it rather than read again.
+		if s, g := c.current(p, now); s != nil && g == gen {
+			return s, nil
+		}
 		return c.refresh(context.WithoutCancel(ctx), p, gen)
 	})
 	select {
@@ -144,6 +147,18 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 		}
 		return r.Val.(*snapshot), nil
 	}
+}
+
+// current returns p's snapshot if it is fresh at now (nil if not), and
+// p's write generation.
+func (c *sharedCache) current(p Partition, now time.Time) (*snapshot, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, gen := c.snaps[p], c.gens[p]
+	if s != nil && !now.Before(s.at) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
+		return s, gen
+	}
+	return nil, gen
 }
 
 // refresh reads p's newest records and its stats in parallel and stores
