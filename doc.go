@@ -193,7 +193,8 @@
 //     checked against DynamoDB Local to the byte), and must leave 1 KB for
 //     what later marks add and for longer attribute names; over that is
 //     ErrTooLarge. Every Store checks what it writes with ValidateRecord,
-//     so the in-memory store refuses exactly what DynamoDB does.
+//     ValidateMark and ValidateDeltas, so the in-memory store refuses
+//     exactly what DynamoDB does.
 //   - MarkAllRead marks everything unread that the List of its options
 //     shows (the user's, the public and the named groups' messages) in
 //     pages of MaxMarkBatch, each page one atomic unit. UpTo bounds it to

@@ -19,9 +19,9 @@
 // the same accounting. Expired host-system-ID claims, removal markers and
 // tombstones are dropped; ledger entries never expire.
 //
-// Like the DynamoDB store it checks every record it writes with
-// inbox.ValidateRecord, so it refuses exactly the bodies and sizes
-// DynamoDB refuses. With WithStreamLag it is a storetest.Harness.
+// Like the DynamoDB store it checks every record, mark and counter change
+// it writes with inbox.ValidateRecord, ValidateMark and ValidateDeltas, so
+// it refuses exactly the bodies, sizes and changes DynamoDB refuses. With WithStreamLag it is a storetest.Harness.
 //
 // A Store is safe for concurrent use by multiple goroutines: one mutex
 // guards all of its state.
