@@ -32,6 +32,7 @@ type Inbox struct {
 	events      EventHandler
 	seen        seenCache
 	freshness   time.Duration
+	backend     SharedBackend
 	cache       *sharedCache // the Store, through the shared partitions' cache
 
 	idMu    sync.Mutex
@@ -95,7 +96,7 @@ func New(store Store, opts ...Option) *Inbox {
 	for _, o := range opts {
 		o(ib)
 	}
-	ib.cache = newSharedCache(store, ib.freshness, ib.clock)
+	ib.cache = newSharedCache(store, ib.freshness, ib.clock, ib.backend)
 	ib.store = ib.cache
 	if ib.entropy == nil {
 		ib.entropy = ulid.Monotonic(rand.Reader, 0)

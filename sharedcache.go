@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
@@ -47,8 +48,53 @@ const sharedHead = DefaultPageSize + 1
 //
 // A user's own partition is never cached: the user's messages and marks
 // show at once.
+//
+// Each process keeps its own snapshots; WithSharedBackend shares them
+// across a fleet.
 func WithSharedCache(freshness time.Duration) Option {
 	return func(ib *Inbox) { ib.freshness = max(freshness, 0) }
+}
+
+// SharedBackend holds shared-partition snapshots for a fleet of processes
+// (see WithSharedBackend), e.g. a Redis server (package rediscache).
+// Implementations must be safe for concurrent use. Values are opaque
+// bytes; keys are at most a few hundred bytes of UTF-8.
+type SharedBackend interface {
+	// Load returns the value saved at key and how much longer it lives;
+	// found is false if there is none (never saved, expired or dropped).
+	Load(ctx context.Context, key string) (value []byte, ttl time.Duration, found bool, err error)
+	// Save stores value at key for ttl, replacing any value there.
+	Save(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Drop removes the value at key, if any.
+	Drop(ctx context.Context, key string) error
+}
+
+// WithSharedBackend shares the snapshots of WithSharedCache through b
+// across every process that uses it, so that a fleet (a thousand Lambda
+// environments, say) reads each shared partition from DynamoDB about once
+// per freshness interval, not once per process. It has no effect with the
+// cache off. Every process sharing b must use the same freshness.
+//
+// A process still collapses its own concurrent misses and keeps what it
+// loaded in memory, so b serves each process at most about once per
+// partition and interval. What holds with it:
+//
+//   - A snapshot is served at most the freshness bound after it was read
+//     from the store, whichever process read it: b's ttl counts down
+//     from the read.
+//   - A process's own writes to a shared partition drop the partition's
+//     snapshot from b too, so every process sees them at once unless a
+//     refresh that began before the write saves its snapshot after the
+//     drop; that one is served at most the freshness bound. The writing
+//     process itself never takes a snapshot from b that predates its
+//     write: it reads the store once, and accepts from b only snapshots
+//     with a counter version (Stats.Version) at least that read's.
+//   - b failing (Load, Save or Drop returning an error, or a value that
+//     does not decode) never fails a List or Counts: the process reads
+//     the store instead, as without b. Each such failure costs the time
+//     b takes to answer; bound it with b's own timeouts.
+func WithSharedBackend(b SharedBackend) Option {
+	return func(ib *Inbox) { ib.backend = b }
 }
 
 // sharedCache is the Store of an Inbox: it passes every call to the Store
@@ -62,10 +108,16 @@ type sharedCache struct {
 	clock func() time.Time // the Inbox's clock: the time of the data
 	real  func() time.Time // the time that bounds freshness
 
+	backend SharedBackend // nil for none
+
 	flights singleflight.Group
 	mu      sync.Mutex
 	snaps   map[Partition]*snapshot
 	gens    map[Partition]uint64 // bumped by each write to the partition
+	// floor holds, for a partition this process wrote, the least counter
+	// version a snapshot from the backend must have: -1 until the store
+	// has been read after the write.
+	floor map[Partition]int64
 }
 
 // snapshot is a shared partition as one refresh read it.
@@ -77,41 +129,56 @@ type snapshot struct {
 	stats      Stats // with the ledger entries expiring up to at+fresh
 }
 
-func newSharedCache(s Store, fresh time.Duration, clock func() time.Time) *sharedCache {
-	return &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now,
-		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}}
+func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b SharedBackend) *sharedCache {
+	return &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
+		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]int64{}}
 }
 
-// invalidate drops p's snapshot if p is shared, and makes a refresh in
-// flight from before not stored.
-func (c *sharedCache) invalidate(p Partition) {
+// invalidate drops p's snapshot if p is shared, here and in the backend,
+// and makes a refresh in flight from before not stored.
+func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 	if !p.IsShared() {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.gens[p]++
 	delete(c.snaps, p)
+	c.floor[p] = -1
+	c.mu.Unlock()
+	if c.backend != nil && c.fresh > 0 {
+		_ = c.backend.Drop(context.WithoutCancel(ctx), backendKey(p)) // see WithSharedBackend: never fails the write
+	}
 }
 
 // PutMessage passes to the Store, and drops the snapshot of a shared
 // record's partition.
 func (c *sharedCache) PutMessage(ctx context.Context, rec Record, deltas []Counter) error {
-	defer c.invalidate(rec.Partition)
+	defer c.invalidate(ctx, rec.Partition)
 	return c.Store.PutMessage(ctx, rec, deltas)
 }
 
 // ApplyRemoval passes to the Store, and drops the snapshot of a shared
 // record's partition.
 func (c *sharedCache) ApplyRemoval(ctx context.Context, r Removal) (bool, error) {
-	defer c.invalidate(r.Record.Partition)
+	defer c.invalidate(ctx, r.Record.Partition)
 	return c.Store.ApplyRemoval(ctx, r)
 }
 
 // Repair passes to the Store, and drops p's snapshot.
 func (c *sharedCache) Repair(ctx context.Context, p Partition, r Repair) error {
-	defer c.invalidate(p)
+	defer c.invalidate(ctx, p)
 	return c.Store.Repair(ctx, p, r)
+}
+
+// backendKey is the backend key of shared partition p's snapshot.
+func backendKey(p Partition) string { return "inbox/snapshot/v1/" + p.PK() }
+
+// wireSnapshot is a snapshot as the backend holds it.
+type wireSnapshot struct {
+	At       time.Time `json:"at"`
+	Head     []Record  `json:"head"`
+	Complete bool      `json:"complete"`
+	Stats    Stats     `json:"stats"`
 }
 
 // snapshot returns a snapshot of shared partition p fresh at now (the
@@ -161,9 +228,80 @@ func (c *sharedCache) current(p Partition, now time.Time) (*snapshot, uint64) {
 	return nil, gen
 }
 
-// refresh reads p's newest records and its stats in parallel and stores
-// them as p's snapshot, unless a write to p came meanwhile.
+// refresh returns a new snapshot of p, from the backend if it holds one
+// this process may use, else read from the store (and saved to the
+// backend), and stores it as p's snapshot unless a write to p came
+// meanwhile.
 func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
+	if s := c.load(ctx, p, gen); s != nil {
+		return c.keep(p, s), nil
+	}
+	s, err := c.read(ctx, p, gen)
+	if err != nil {
+		return nil, err
+	}
+	if c.backend != nil {
+		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}); err == nil {
+			_ = c.backend.Save(ctx, backendKey(p), v, c.fresh) // see WithSharedBackend
+		}
+	}
+	c.mu.Lock()
+	if c.gens[p] == gen && c.floor[p] == -1 {
+		c.floor[p] = s.stats.Version
+	}
+	c.mu.Unlock()
+	return c.keep(p, s), nil
+}
+
+// load returns p's snapshot from the backend, nil if there is none this
+// process may use: none, one it cannot decode, one older than its own
+// last write (by counter version), or on any error.
+func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapshot {
+	if c.backend == nil {
+		return nil
+	}
+	c.mu.Lock()
+	floor, wrote := c.floor[p]
+	c.mu.Unlock()
+	if floor == -1 {
+		return nil
+	}
+	v, ttl, found, err := c.backend.Load(ctx, backendKey(p))
+	if err != nil || !found || ttl <= 0 || ttl > c.fresh {
+		return nil
+	}
+	var w wireSnapshot
+	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor {
+		return nil
+	}
+	for _, r := range w.Head {
+		if r.Partition != p {
+			return nil
+		}
+	}
+	// It was read fresh-ttl ago; another host's clock may be ahead.
+	at := w.At
+	if now := c.clock().UTC(); at.After(now) {
+		at = now
+	}
+	return &snapshot{at: at, realAt: c.real().Add(ttl - c.fresh), gen: gen,
+		head: w.Head, complete: w.Complete, stats: w.Stats}
+}
+
+// keep stores s as p's snapshot unless a write to p came since its
+// generation, and returns it.
+func (c *sharedCache) keep(p Partition, s *snapshot) *snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gens[p] == s.gen {
+		c.snaps[p] = s
+	}
+	return s
+}
+
+// read reads p's newest records and its stats from the store, in
+// parallel.
+func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
 	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen}
 	var head QueryResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -181,11 +319,6 @@ func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64) (*sn
 		return nil, err
 	}
 	s.head, s.complete = head.Records, head.Next == ""
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gens[p] == gen {
-		c.snaps[p] = s
-	}
 	return s, nil
 }
 

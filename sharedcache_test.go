@@ -243,3 +243,163 @@ func TestSharedCacheCancelledCaller(t *testing.T) {
 		t.Errorf("the List that joined the read: %v", err)
 	}
 }
+
+// memBackend is an in-memory SharedBackend; fail makes every call fail.
+type memBackend struct {
+	mu    sync.Mutex
+	vals  map[string][]byte
+	until map[string]time.Time
+	fail  bool
+	loads int
+}
+
+func newMemBackend() *memBackend {
+	return &memBackend{vals: map[string][]byte{}, until: map[string]time.Time{}}
+}
+
+var errBackendDown = errors.New("backend down")
+
+func (b *memBackend) Load(_ context.Context, key string) ([]byte, time.Duration, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.loads++
+	if b.fail {
+		return nil, 0, false, errBackendDown
+	}
+	v, ok := b.vals[key]
+	ttl := time.Until(b.until[key])
+	if !ok || ttl <= 0 {
+		return nil, 0, false, nil
+	}
+	return v, ttl, true, nil
+}
+
+func (b *memBackend) Save(_ context.Context, key string, v []byte, ttl time.Duration) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail {
+		return errBackendDown
+	}
+	b.vals[key], b.until[key] = v, time.Now().Add(ttl)
+	return nil
+}
+
+func (b *memBackend) Drop(_ context.Context, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail {
+		return errBackendDown
+	}
+	delete(b.vals, key)
+	return nil
+}
+
+// only returns the backend's one value (its key and bytes).
+func (b *memBackend) only(t *testing.T) (string, []byte) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.vals) != 1 {
+		t.Fatalf("backend holds %d values, want 1", len(b.vals))
+	}
+	for k, v := range b.vals {
+		return k, v
+	}
+	return "", nil
+}
+
+// TestSharedBackend: processes sharing a backend read the public partition
+// once between them; a process's write is seen at once by itself and by a
+// process without a snapshot of its own; a snapshot from before a
+// process's own write is never served to it; and a failing or garbled
+// backend leaves List exact.
+func TestSharedBackend(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	mem := memstore.New(memstore.WithClock(clock.Now))
+	store := &publicReads{Store: mem}
+	backend := newMemBackend()
+	const fresh = time.Hour
+	process := func() *inbox.Inbox {
+		return inbox.New(store, inbox.WithClock(clock.Now), inbox.WithSharedCache(fresh), inbox.WithSharedBackend(backend))
+	}
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	plain := inbox.New(mem, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))
+	for i := range 5 {
+		if _, err := plain.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	titles := func(ib *inbox.Inbox) []string {
+		t.Helper()
+		page, err := ib.List(ctx, ann, inbox.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range page.Messages {
+			out = append(out, m.Title)
+		}
+		return out
+	}
+	want := titles(plain)
+
+	a, b := process(), process()
+	if diff := cmp.Diff(want, titles(a)); diff != "" {
+		t.Errorf("process a (-want +got):\n%s", diff)
+	}
+	if n := store.reads.Load(); n != 2 {
+		t.Errorf("process a read the public partition %d times, want 2 (its query and stats)", n)
+	}
+	if diff := cmp.Diff(want, titles(b)); diff != "" {
+		t.Errorf("process b (-want +got):\n%s", diff)
+	}
+	if n := store.reads.Load(); n != 2 {
+		t.Errorf("after process b listed, public-partition reads = %d, want still 2 (b loaded a's snapshot)", n)
+	}
+	key, stale := backend.only(t)
+
+	// b's broadcast: b sees it at once, and so does a new process (the
+	// backend's snapshot was dropped).
+	if _, err := b.Broadcast(ctx, scope, inbox.Draft{Title: "from b"}); err != nil {
+		t.Fatal(err)
+	}
+	want = titles(plain)
+	if diff := cmp.Diff(want, titles(b)); diff != "" {
+		t.Errorf("process b after its broadcast (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, titles(process())); diff != "" {
+		t.Errorf("a new process after b's broadcast (-want +got):\n%s", diff)
+	}
+
+	// A refresh that began before b's write saves its snapshot late: b,
+	// whose own snapshot has gone stale, does not take it.
+	clock.Advance(fresh)
+	if err := backend.Save(ctx, key, stale, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, titles(b)); diff != "" {
+		t.Errorf("process b served a snapshot from before its own write (-want +got):\n%s", diff)
+	}
+
+	// A garbled value, and a backend that fails, leave List exact.
+	clock.Advance(fresh)
+	if err := backend.Save(ctx, key, []byte("{not json"), fresh); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, titles(process())); diff != "" {
+		t.Errorf("with a garbled snapshot in the backend (-want +got):\n%s", diff)
+	}
+	backend.mu.Lock()
+	backend.fail = true
+	backend.mu.Unlock()
+	down := process()
+	if _, err := down.Broadcast(ctx, scope, inbox.Draft{Title: "backend down"}); err != nil {
+		t.Fatalf("a broadcast with the backend down: %v", err)
+	}
+	want = titles(plain)
+	if diff := cmp.Diff(want, titles(down)); diff != "" {
+		t.Errorf("with the backend down (-want +got):\n%s", diff)
+	}
+}
