@@ -48,11 +48,37 @@ func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 		return Counts{}, err
 	}
 	for _, p := range append(u.shared(), u.partition()) {
-		if err := ib.repairPartition(ctx, p); err != nil {
+		if err := ib.RecountPartition(ctx, p); err != nil {
 			return Counts{}, err
 		}
 	}
 	return ib.Counts(ctx, u)
+}
+
+// RecountPartition rebuilds the counters and ledger of one partition, a
+// user's or a shared one (everyone's or a group's), from the records it
+// holds, as Recount does for each partition it names. It lets an operator
+// repair a whole inbox with one pass over its partitions (each shared
+// partition once, however many users read it), where calling Recount for
+// every user would repair the shared partitions once per user.
+//
+// It is safe to run while the partition is in use and while removals are
+// pending on the stream, for the reasons Recount gives: each change is one
+// atomic unit of counters and ledger, and the counters are replaced only
+// if no other write moved them since they were read (else the partition is
+// read again, a few times at most, then ErrConflict).
+//
+// Its cost grows with the partition: each pass reads p's whole ledger and
+// every record of p (and, for a user's partition, the broadcasts of the
+// user's unexpired receipts), in pages of a few hundred records; one pass
+// when nothing is wrong, one more after each fix of the ledger. It writes
+// only what it repairs. An invalid p is ErrInvalidKey, and nothing is
+// read.
+func (ib *Inbox) RecountPartition(ctx context.Context, p Partition) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return ib.repairPartition(ctx, p)
 }
 
 // errRepairAgain reports a repair pass that changed the ledger: the next

@@ -1,0 +1,327 @@
+// Command inbox is the operator's command for an inbox table, in the
+// style of the AWS CLI: global flags, then a subcommand and its flags.
+//
+//	inbox [global flags] <command> [command flags]
+//
+// Commands:
+//
+//	create-table  create the table (keys, TTL, stream) with dynamo.CreateTable;
+//	              prints the table name and its stream ARN
+//	delete-table  delete the table and wait until it is gone
+//	feed          one page of a user's feed: --tenant, --inbox, --user,
+//	              [--group G ...] [--unread] [--category C] [--archived]
+//	              [--limit N] [--cursor C]; prints the messages and the
+//	              cursor of the next page
+//	counts        a user's counts (--tenant, --inbox, --user, [--group G ...])
+//	recount       rebuild a user's counters and print the counts after
+//	              (--tenant, --inbox, --user, [--group G ...]), or every
+//	              partition of an inbox (--tenant, --inbox, --all
+//	              [--parallel N]): a Scan finds the inbox's partitions, each
+//	              shared and each user partition is recounted once
+//	              (inbox.Inbox.RecountPartition, safe while the inbox is in
+//	              use), progress goes to stderr and a summary to stdout
+//	stream        read the table's stream and feed it to the inbox's stream
+//	              handler, as the Lambda function does, until interrupted
+//	              (SIGINT, SIGTERM) [--interval D]: each change event goes
+//	              to stdout (JSON: one compact object a line; table: rows
+//	              per batch), and what each poll delivered to stderr
+//
+// Global flags, accepted before or after the command:
+//
+//	--endpoint-url URL   DynamoDB (and DynamoDB Streams) endpoint instead of
+//	                     AWS's, e.g. http://localhost:8000 for DynamoDB Local
+//	--region R           AWS region (default: from the AWS config/environment)
+//	--table T            the table (default: $INBOX_TABLE; required)
+//	-o, --output F       json (default, pretty-printed, snake_case fields)
+//	                     or table (aligned columns)
+//
+// recount --all reads the whole table once (a Scan, whose filter does not
+// lower its cost) and then every record of the inbox's partitions; it
+// writes only what it repairs. A partition that fails does not stop the
+// others: the summary lists it, and the exit status is 1.
+//
+// The table must use the default attribute names (pk, sk, expiredat).
+//
+// Credentials and the region come from the environment and the shared AWS
+// config files, as for any AWS SDK client. DynamoDB Local takes any
+// credentials, but some must be set (AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY).
+//
+// Exit status: 0 on success (stream: also when interrupted); 1 when a
+// request or a recount fails; 2 for a usage error, found before any
+// request: an unknown command, a missing or malformed flag, no region, or
+// a flag value the library refuses (a key with '#' is inbox.ErrInvalidKey,
+// a foreign cursor inbox.ErrInvalidCursor). Errors go to stderr, as
+// "inbox: <command>: <error>".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit statuses of run.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand: its name, its flags' synopsis and summary for
+// the usage, and setup, which registers its flags on fs and returns the
+// function that runs it once they are parsed.
+type command struct {
+	name     string
+	synopsis string
+	summary  string
+	setup    func(fs *flag.FlagSet) func(ctx context.Context, e *env) error
+}
+
+// commands returns the subcommands, in the order the usage lists them.
+func commands() []command {
+	return []command{
+		{"create-table", "", "create the table (keys, TTL, stream); print its name and stream ARN", setupCreateTable},
+		{"delete-table", "", "delete the table", setupDeleteTable},
+		{"feed", "--tenant T --inbox I --user U [--group G ...] [--unread] [--category C] [--archived] [--limit N] [--cursor C]", "print one page of a user's feed", setupFeed},
+		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
+		{"recount", "--tenant T --inbox I (--user U [--group G ...] | --all) [--parallel N]", "rebuild a user's, or a whole inbox's, counters", setupRecount},
+		{"stream", "[--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
+	}
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	endpoint string
+	region   string
+	table    string
+	output   string
+}
+
+// isGlobal reports whether name is one of the flags globals registers.
+func isGlobal(name string) bool {
+	switch name {
+	case "endpoint-url", "region", "table", "output", "o":
+		return true
+	}
+	return false
+}
+
+// register registers the global flags on fs, bound to g, with g's current
+// values as defaults: a command's flag set registers them again, so they
+// may follow the command too.
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.endpoint, "endpoint-url", g.endpoint, "DynamoDB (and Streams) endpoint `URL` instead of AWS's, e.g. http://localhost:8000")
+	fs.StringVar(&g.region, "region", g.region, "AWS `region` (default: from the AWS config and environment)")
+	fs.StringVar(&g.table, "table", g.table, "the `table` (default: $INBOX_TABLE)")
+	fs.StringVar(&g.output, "output", g.output, "output `format`: json or table")
+	fs.StringVar(&g.output, "o", g.output, "shorthand for --output")
+}
+
+// resolve fills in the defaults from the environment and checks g.
+func (g *globals) resolve(getenv func(string) string) error {
+	if g.table == "" {
+		g.table = getenv("INBOX_TABLE")
+	}
+	if g.table == "" {
+		return usagef("no table: pass --table or set INBOX_TABLE")
+	}
+	switch g.output {
+	case outputJSON, outputTable:
+	default:
+		return usagef("--output %q: want json or table", g.output)
+	}
+	return nil
+}
+
+// env is what a running command works with: the global flags and the
+// output streams.
+type env struct {
+	globals
+	stdout, stderr io.Writer
+}
+
+// run runs the command line args (without the program name), writing
+// results to stdout and errors and progress to stderr, and returns the
+// exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := globals{output: outputJSON}
+	top := flag.NewFlagSet("inbox", flag.ContinueOnError)
+	g.register(top)
+	if code, ok := parseFlags(top, args, stdout, stderr, func(w io.Writer) { mainUsage(w, top) }); !ok {
+		return code
+	}
+	if top.NArg() == 0 {
+		fmt.Fprintln(stderr, "inbox: no command")
+		mainUsage(stderr, top)
+		return exitUsage
+	}
+	name := top.Arg(0)
+	if name == "help" && top.NArg() == 1 {
+		mainUsage(stdout, top)
+		return exitOK
+	}
+	if name == "help" {
+		// help <command> is <command> --help.
+		return run(ctx, []string{top.Arg(1), "--help"}, stdout, stderr)
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == name {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "inbox: unknown command %q\n", name)
+		fmt.Fprintln(stderr, "Run 'inbox help' for the commands.")
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("inbox "+name, flag.ContinueOnError)
+	exec := cmd.setup(fs)
+	g.register(fs)
+	if code, ok := parseFlags(fs, top.Args()[1:], stdout, stderr, func(w io.Writer) { commandUsage(w, *cmd, fs) }); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return report(stderr, name, usagef("unexpected argument %q", fs.Arg(0)))
+	}
+	if err := g.resolve(os.Getenv); err != nil {
+		return report(stderr, name, err)
+	}
+	return report(stderr, name, exec(ctx, &env{globals: g, stdout: stdout, stderr: stderr}))
+}
+
+// parseFlags parses args into fs. On --help it prints the usage to stdout
+// and returns exitOK, false; on a bad flag the error and a hint to stderr,
+// and exitUsage, false.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, usage func(io.Writer)) (int, bool) {
+	fs.SetOutput(io.Discard) // errors and usage are printed here
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout)
+		return exitOK, false
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", strings.Replace(fs.Name(), " ", ": ", 1), err)
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", fs.Name())
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// usageError is an error in the command line, found before any request
+// is made. It wraps the library's error for an argument the library
+// refuses (an invalid key, say), for errors.Is.
+type usageError struct {
+	flag string // the flag at fault, if it is not in err's message
+	err  error
+}
+
+// Error returns the message, led by the flag at fault if set.
+func (e *usageError) Error() string {
+	if e.flag == "" {
+		return e.err.Error()
+	}
+	return "--" + e.flag + ": " + strings.TrimPrefix(e.err.Error(), "inbox: ")
+}
+
+// Unwrap returns the error wrapped.
+func (e *usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError.
+func usagef(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// asUsage returns err, if not nil, as a usageError: for the library's
+// validation of a flag's value.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err: err}
+}
+
+// isUsage reports whether err is the caller's fault (exit status 2).
+func isUsage(err error) bool {
+	var u *usageError
+	return errors.As(err, &u)
+}
+
+// report prints err, if any, to stderr as "inbox: <command>: <error>"
+// and returns the exit status for it.
+func report(stderr io.Writer, name string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	// The library's errors start with its package name: say it once.
+	fmt.Fprintf(stderr, "inbox: %s: %s\n", name, strings.TrimPrefix(err.Error(), "inbox: "))
+	if !isUsage(err) {
+		return exitError
+	}
+	fmt.Fprintf(stderr, "Run 'inbox %s --help' for usage.\n", name)
+	return exitUsage
+}
+
+// mainUsage prints the usage of the command line as a whole.
+func mainUsage(w io.Writer, top *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage: inbox [global flags] <command> [flags]")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nGlobal flags (also accepted after the command):")
+	printFlags(w, top, isGlobal)
+	fmt.Fprintln(w, "\nRun 'inbox <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error or invalid argument.")
+}
+
+// commandUsage prints c's usage; fs holds its flags and the global ones.
+func commandUsage(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: inbox [global flags] %s %s\n\n%s%s.\n", c.name, c.synopsis, strings.ToUpper(c.summary[:1]), c.summary[1:])
+	own := false
+	fs.VisitAll(func(f *flag.Flag) { own = own || !isGlobal(f.Name) })
+	if own {
+		fmt.Fprintln(w, "\nFlags:")
+		printFlags(w, fs, func(name string) bool { return !isGlobal(name) })
+	}
+	fmt.Fprintln(w, "\nGlobal flags:")
+	printFlags(w, fs, isGlobal)
+}
+
+// printFlags prints the flags of fs that keep selects, AWS CLI style:
+// --name, and -o with --output.
+func printFlags(w io.Writer, fs *flag.FlagSet, keep func(string) bool) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if !keep(f.Name) || f.Name == "o" {
+			return
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if f.Name == "output" {
+			line = "  -o, --output"
+		}
+		if arg != "" {
+			line += " " + arg
+		}
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "0s" {
+			usage += " (default " + d + ")"
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, usage)
+	})
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/stak/inbox/dynamo"
+)
+
+// tableJSON is what create-table and delete-table print.
+type tableJSON struct {
+	Table     string `json:"table"`
+	StreamARN string `json:"stream_arn,omitempty"`
+	Deleted   bool   `json:"deleted,omitempty"`
+}
+
+// setupCreateTable is create-table: dynamo.CreateTable, which waits until
+// the table is active with TTL on and its stream of new and old images.
+func setupCreateTable(*flag.FlagSet) func(context.Context, *env) error {
+	return func(ctx context.Context, e *env) error {
+		cfg, err := e.awsConfig(ctx)
+		if err != nil {
+			return err
+		}
+		arn, err := dynamo.CreateTable(ctx, e.dynamoDB(cfg), e.table)
+		if err != nil {
+			return err
+		}
+		if e.output == outputJSON {
+			return writeJSON(e.stdout, tableJSON{Table: e.table, StreamARN: arn})
+		}
+		return writeTable(e.stdout, []string{"TABLE", "STREAM ARN"}, [][]string{{e.table, arn}})
+	}
+}
+
+// setupDeleteTable is delete-table: dynamo.DeleteTable, which waits until
+// the table is gone (a table that does not exist is not an error).
+func setupDeleteTable(*flag.FlagSet) func(context.Context, *env) error {
+	return func(ctx context.Context, e *env) error {
+		cfg, err := e.awsConfig(ctx)
+		if err != nil {
+			return err
+		}
+		if err := dynamo.DeleteTable(ctx, e.dynamoDB(cfg), e.table); err != nil {
+			return err
+		}
+		if e.output == outputJSON {
+			return writeJSON(e.stdout, tableJSON{Table: e.table, Deleted: true})
+		}
+		return writeTable(e.stdout, []string{"TABLE", "STATUS"}, [][]string{{e.table, "deleted"}})
+	}
+}

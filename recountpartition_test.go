@@ -1,0 +1,81 @@
+package inbox_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+)
+
+// TestRecountPartition repairs, one partition at a time, counts that a
+// delete behind the library's back left wrong (its removal not yet
+// accounted): each partition's repair corrects its own share, and the
+// removals' late delivery changes nothing.
+func TestRecountPartition(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.WithStreamLag())
+	ib := inbox.New(st, inbox.WithSharedCache(0))
+	s := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := s.User("ann").InGroups("admins")
+	annP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	admins := inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: "admins"}
+	res, err := ib.Publish(ctx, s, []string{"ann"}, inbox.Draft{Category: "billing", Title: "Invoice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy, err := ib.BroadcastGroup(ctx, s, "admins", inbox.Draft{Title: "Deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := func() int64 {
+		t.Helper()
+		c, err := ib.Counts(ctx, ann)
+		if err != nil {
+			t.Fatalf("Counts: %v", err)
+		}
+		return c.Total
+	}
+	for _, k := range []inbox.Key{{Partition: annP, ID: res.Message.ID}, {Partition: admins, ID: deploy.ID}} {
+		if ok, err := st.Delete(ctx, k); err != nil || !ok {
+			t.Fatalf("Delete(%v) = %v, %v", k, ok, err)
+		}
+	}
+	if got := total(); got != 2 {
+		t.Fatalf("before any recount, total %d; want 2 (the deletions not accounted yet)", got)
+	}
+
+	for _, p := range []inbox.Partition{
+		{Tenant: "acme", Inbox: "alerts", User: "ann", Group: "admins"}, // both
+		{Tenant: "acme", Inbox: "alerts"},                               // neither
+		{Tenant: "ac#me", Inbox: "alerts", User: "ann"},
+		{Tenant: "acme", Inbox: "alerts", User: inbox.PublicGroup},
+	} {
+		if err := ib.RecountPartition(ctx, p); !errors.Is(err, inbox.ErrInvalidKey) {
+			t.Errorf("RecountPartition(%+v) = %v, want ErrInvalidKey", p, err)
+		}
+	}
+	if got := total(); got != 2 {
+		t.Fatalf("after refused recounts, total %d; want 2, unchanged", got)
+	}
+
+	if err := ib.RecountPartition(ctx, annP); err != nil {
+		t.Fatalf("RecountPartition(ann): %v", err)
+	}
+	if got := total(); got != 1 {
+		t.Errorf("after ann's partition's recount, total %d; want 1 (the group's message still counted)", got)
+	}
+	if err := ib.RecountPartition(ctx, admins); err != nil {
+		t.Fatalf("RecountPartition(admins): %v", err)
+	}
+	if got := total(); got != 0 {
+		t.Errorf("after the group's recount, total %d; want 0", got)
+	}
+	if _, err := st.Deliver(ctx); err != nil {
+		t.Fatalf("Deliver: %v", err)
+	}
+	if got := total(); got != 0 {
+		t.Errorf("after the removals' late delivery, total %d; want 0", got)
+	}
+}
