@@ -83,7 +83,8 @@ type SharedBackend interface {
 //     from the store, whichever process read it: b's ttl counts down
 //     from the read.
 //   - A process's own writes to a shared partition drop the partition's
-//     snapshot from b too, so every process sees them at once unless a
+//     snapshot from b too (a Drop after the write, whatever its outcome,
+//     bounded by a second), so every process sees them at once unless a
 //     refresh that began before the write saves its snapshot after the
 //     drop; that one is served at most the freshness bound. The writing
 //     process itself never takes a snapshot from b that predates its
@@ -92,7 +93,14 @@ type SharedBackend interface {
 //   - b failing (Load, Save or Drop returning an error, or a value that
 //     does not decode) never fails a List or Counts: the process reads
 //     the store instead, as without b. Each such failure costs the time
-//     b takes to answer; bound it with b's own timeouts.
+//     b takes to answer; bound it with b's own timeouts, since a refresh
+//     waits for b and the callers that joined it wait with it.
+//   - Misses are collapsed within a process, not across processes: when a
+//     snapshot expires, every process that misses before one of them has
+//     saved the next reads the store. A fleet at a steady request rate
+//     therefore reads a partition about once per interval plus once per
+//     process that misses in that window (one store read and one b
+//     round trip long).
 func WithSharedBackend(b SharedBackend) Option {
 	return func(ib *Inbox) { ib.backend = b }
 }
@@ -134,8 +142,15 @@ func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b Shar
 		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]int64{}}
 }
 
-// invalidate drops p's snapshot if p is shared, here and in the backend,
-// and makes a refresh in flight from before not stored.
+// backendDropTimeout bounds the backend's Drop after a write.
+const backendDropTimeout = time.Second
+
+// invalidate drops p's snapshot if p is shared, and makes a refresh in
+// flight from before not stored. It drops the backend's snapshot of p
+// too, so that the other processes see the write at once, whatever the
+// write's outcome (one that failed, e.g. by a timeout, may have been
+// applied) and even if the caller has given up (within
+// backendDropTimeout).
 func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 	if !p.IsShared() {
 		return
@@ -146,28 +161,33 @@ func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 	c.floor[p] = -1
 	c.mu.Unlock()
 	if c.backend != nil && c.fresh > 0 {
-		_ = c.backend.Drop(context.WithoutCancel(ctx), backendKey(p)) // see WithSharedBackend: never fails the write
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendDropTimeout)
+		defer cancel()
+		_ = c.backend.Drop(ctx, backendKey(p)) // see WithSharedBackend: never fails the write
 	}
 }
 
 // PutMessage passes to the Store, and drops the snapshot of a shared
 // record's partition.
 func (c *sharedCache) PutMessage(ctx context.Context, rec Record, deltas []Counter) error {
-	defer c.invalidate(ctx, rec.Partition)
-	return c.Store.PutMessage(ctx, rec, deltas)
+	err := c.Store.PutMessage(ctx, rec, deltas)
+	c.invalidate(ctx, rec.Partition)
+	return err
 }
 
 // ApplyRemoval passes to the Store, and drops the snapshot of a shared
 // record's partition.
 func (c *sharedCache) ApplyRemoval(ctx context.Context, r Removal) (bool, error) {
-	defer c.invalidate(ctx, r.Record.Partition)
-	return c.Store.ApplyRemoval(ctx, r)
+	applied, err := c.Store.ApplyRemoval(ctx, r)
+	c.invalidate(ctx, r.Record.Partition)
+	return applied, err
 }
 
 // Repair passes to the Store, and drops p's snapshot.
 func (c *sharedCache) Repair(ctx context.Context, p Partition, r Repair) error {
-	defer c.invalidate(ctx, p)
-	return c.Store.Repair(ctx, p, r)
+	err := c.Store.Repair(ctx, p, r)
+	c.invalidate(ctx, p)
+	return err
 }
 
 // backendKey is the backend key of shared partition p's snapshot.
@@ -222,7 +242,8 @@ func (c *sharedCache) current(p Partition, now time.Time) (*snapshot, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, gen := c.snaps[p], c.gens[p]
-	if s != nil && !now.Before(s.at) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
+	// now is truncated to the second (records' precision), s.at not.
+	if s != nil && !now.Before(s.at.Truncate(time.Second)) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
 		return s, gen
 	}
 	return nil, gen
@@ -240,16 +261,19 @@ func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64) (*sn
 	if err != nil {
 		return nil, err
 	}
-	if c.backend != nil {
+	c.mu.Lock()
+	current := c.gens[p] == gen
+	if current && c.floor[p] == -1 {
+		c.floor[p] = s.stats.Version
+	}
+	c.mu.Unlock()
+	if c.backend != nil && current {
+		// Not once this process wrote to p since the read began: the
+		// snapshot may predate the write.
 		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}); err == nil {
 			_ = c.backend.Save(ctx, backendKey(p), v, c.fresh) // see WithSharedBackend
 		}
 	}
-	c.mu.Lock()
-	if c.gens[p] == gen && c.floor[p] == -1 {
-		c.floor[p] = s.stats.Version
-	}
-	c.mu.Unlock()
 	return c.keep(p, s), nil
 }
 
@@ -413,7 +437,7 @@ func matches(r Record, q Query) bool {
 		return false
 	case q.Category != "" && r.Message.Category != q.Category:
 		return false
-	case q.UnreadOnly && !r.Receipt && !st.ReadAt.IsZero():
+	case q.UnreadOnly && (r.Receipt || !st.ReadAt.IsZero()):
 		return false
 	case q.Archived == NotArchived && !st.ArchivedAt.IsZero():
 		return false

@@ -403,3 +403,23 @@ func TestSharedBackend(t *testing.T) {
 		t.Errorf("with the backend down (-want +got):\n%s", diff)
 	}
 }
+
+// TestSharedCacheWithinTheSecond: Lists one after another within the
+// freshness bound, at a clock between whole seconds, read the shared
+// partition once (a snapshot's time is not truncated like each call's).
+func TestSharedCacheWithinTheSecond(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 600_000_000, time.UTC))
+	store := &publicReads{Store: memstore.New(memstore.WithClock(clock.Now))}
+	ib := inbox.New(store, inbox.WithClock(clock.Now), inbox.WithSharedCache(time.Minute))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	for i := range 20 {
+		if _, err := ib.List(ctx, scope.User("u"+strconv.Itoa(i)), inbox.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(100 * time.Millisecond)
+	}
+	if n := store.reads.Load(); n != 2 {
+		t.Errorf("20 Lists within the bound read the public partition %d times, want 2 (one refresh)", n)
+	}
+}
