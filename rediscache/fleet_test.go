@@ -85,7 +85,7 @@ func TestFleet(t *testing.T) {
 		return inbox.New(store, inbox.WithSharedCache(fleetFreshness),
 			inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix(prefix))))
 	}
-	writer := inbox.New(store.Store) // another service, not counted, without a cache
+	writer := inbox.New(store.Store, inbox.WithSharedCache(0)) // another service, not counted, without a cache
 	for i := range 30 {
 		d := inbox.Draft{Title: "b" + strconv.Itoa(i), Sender: "ops", Category: []string{"", "billing"}[i%2],
 			Body: map[string]any{"n": i, "pi": 3.25, "tags": []any{"x", true, nil}}, CTAURI: "https://example.com/" + strconv.Itoa(i)}
