@@ -23,13 +23,18 @@
 //
 // Publish costs one transaction per recipient (bounded parallel);
 // Broadcast and BroadcastGroup one transaction whatever the audience; List
-// and Counts one round trip each (parallel queries: the user's partition,
+// (but an unread-only page: see below) and Counts one round trip each in
+// the usual case (parallel queries: the user's partition,
 // the public one and one per group the call names; Counts takes a second
 // while a broadcast removed before its expiry has receipts standing, or
 // when more messages arrived since the user's seen watermark than its first
 // read reaches); Get one; MarkRead, Archive, Unarchive and Delete two (a
 // read, then one transaction); MarkSeen one small write; MarkAllRead one
-// feed page and one transaction per MaxMarkBatch unread messages; Redact
+// unread-only page and one transaction per MaxMarkBatch unread messages;
+// an unread-only page takes two round trips and costs what it returns and
+// the broadcasts it passes, not the direct messages the user has read
+// (the dynamo Store keeps a sparse index of unread direct messages, and
+// the user's receipts of the broadcasts passed are read by key); Redact
 // one transaction per record removed; StreamHandler one transaction per
 // removed record, and no request for events. The README gives the
 // capacity units AWS bills for each, as the benchmarks of the dynamo
@@ -41,8 +46,9 @@
 // inbox. An Inbox serves their newest records and stats from a snapshot
 // (WithSharedCache, default DefaultSharedFreshness, 0 off), one refresh
 // for all concurrent readers: see WithSharedCache for what it guarantees.
-// The table must have one writing region: see the README on global
-// tables.
+// A fleet can share the snapshots through a SharedBackend
+// (WithSharedBackend; package rediscache holds one on Redis). The table
+// must have one writing region: see the README on global tables.
 //
 // # Records
 //
@@ -215,5 +221,10 @@
 //     seeds lay them out: readat null is unread, and seed 000's headers at
 //     the top level of an item are read like seed 001's nested ones. They
 //     have no ledger entry, so their removal is accounted by the stream
-//     event's ID; a mark, or Recount, adopts them.
+//     event's ID; a mark, or Recount, adopts them. Such a program's unread
+//     direct messages lack the dynamo Store's unread index attribute, so
+//     an unread-only List misses them (while Counts counts them) until a
+//     mark or Recount adopts them: a program that writes to the table
+//     directly should set "unread" to the ID of each unread, unarchived
+//     direct message it writes.
 package inbox

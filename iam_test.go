@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
 )
 
 // tenantPolicy reads examples/iam/tenant-policy.json, the policy the README
@@ -181,4 +182,33 @@ func FuzzTenantPolicy(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTenantPolicyCoversTheUnreadIndex: the policy grants its actions on
+// the table and on the unread index, which unread-only pages query.
+func TestTenantPolicyCoversTheUnreadIndex(t *testing.T) {
+	raw, err := os.ReadFile("examples/iam/tenant-policy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Statement []struct {
+			Resource []string
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Statement) != 1 {
+		t.Fatalf("tenant-policy.json: %v, %d statements", err, len(doc.Statement))
+	}
+	table := "arn:aws:dynamodb:${Region}:${Account}:table/${Table}"
+	want := map[string]bool{table: false, table + "/index/" + dynamo.DefaultUnreadIndex: false}
+	for _, r := range doc.Statement[0].Resource {
+		if _, ok := want[r]; ok {
+			want[r] = true
+		}
+	}
+	for r, found := range want {
+		if !found {
+			t.Errorf("tenant-policy.json grants nothing on %s", r)
+		}
+	}
 }

@@ -92,7 +92,8 @@ func validateBody(v any, depth int) error {
 
 // ItemSize returns the size of rec's item as DynamoDB counts it, with the
 // default key and TTL attribute names: the sum of each attribute's name
-// and value (see valueSize).
+// and value (see valueSize), and for an unread direct message the key of
+// its entry in the dynamo Store's unread index.
 func ItemSize(rec Record) int {
 	m := rec.Message
 	n := 0
@@ -128,6 +129,19 @@ func ItemSize(rec Record) int {
 	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
+	}
+	if !rec.Receipt && !rec.Partition.IsShared() && !m.IsRead() && !m.IsArchived() {
+		// The dynamo Store's unread index key, and the item's entry in
+		// that index (a local secondary index), which DynamoDB Local
+		// counts in the item's size: the index key, the partition key,
+		// the category and the expiry once more. (AWS's entry also holds
+		// the sort key, some 30 bytes more: itemReserve covers it.)
+		attr("unread", 2*len(m.ID)+len("unread"))
+		attr("pk", len(rec.Partition.PK()))
+		if m.Category != "" {
+			attr("taxonomy", valueSize(map[string]any{"category": m.Category}))
+		}
+		attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	}
 	attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	if rec.Ledgered() {

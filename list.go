@@ -3,10 +3,12 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"golang.org/x/sync/errgroup"
 )
 
 // DefaultPageSize is List's page size when ListOptions.Limit is zero.
@@ -64,6 +66,14 @@ type Page struct {
 // the first page appear on the first page of a new listing, not in later
 // pages. The archived list reads u's partition, then the broadcasts it
 // names: two round trips a page.
+//
+// An unread-only page (o.UnreadOnly) reads u's unread direct messages
+// alone (the dynamo Store reads them from its unread index), and each
+// shared partition's newest broadcasts followed by u's receipts of them,
+// by key: two round trips (one when the shared partitions come from the
+// cache). Its cost grows with the unread messages and the broadcasts it
+// passes, not with the direct messages u has read: with 10,000 of them
+// above one unread message, the page still costs two round trips.
 func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) {
 	recs, cursor, err := ib.page(ctx, u, o)
 	if err != nil {
@@ -141,7 +151,13 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	for _, p := range append([]Partition{u.partition()}, u.shared()...) {
 		q := base
 		q.Partition = p
-		m.streams = append(m.streams, &feedStream{q: q, next: start, more: true})
+		s := &feedStream{q: q, next: start, more: true}
+		if o.UnreadOnly && p.IsShared() {
+			// u's partition yields only unread direct messages: the
+			// receipts of the broadcasts are read by key.
+			s.receiptsIn = u.partition()
+		}
+		m.streams = append(m.streams, s)
 	}
 
 	var out []feedRecord
@@ -285,6 +301,9 @@ func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
 				return
 			}
 			s.buf, s.next, s.more = res.Records, res.Next, res.Next != ""
+			if s.receiptsIn.User != "" {
+				errs[i] = ib.readReceipts(ctx, s)
+			}
 		}()
 	}
 	wg.Wait()
@@ -296,6 +315,32 @@ func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
 	return nil
 }
 
+// readReceipts reads the receipts, in s.receiptsIn, of the broadcasts in
+// s's buffer, in one round trip: parallel reads of at most maxGetKeys.
+func (ib *Inbox) readReceipts(ctx context.Context, s *feedStream) error {
+	s.receipts = map[string]Record{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for chunk := range slices.Chunk(s.buf, maxGetKeys) {
+		keys := make([]Key, len(chunk))
+		for i, r := range chunk {
+			keys[i] = Key{Partition: s.receiptsIn, ID: r.Message.ID}
+		}
+		g.Go(func() error {
+			recs, err := ib.store.GetRecords(gctx, keys)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range recs {
+				if r.Receipt {
+					s.receipts[r.Message.ID] = r
+				}
+			}
+			return err
+		})
+	}
+	return g.Wait()
+}
+
 // feedStream is one partition's records, read page by page in descending
 // ID order.
 type feedStream struct {
@@ -303,6 +348,11 @@ type feedStream struct {
 	buf  []Record
 	next string // Before of the next read: records below it are unread
 	more bool   // whether records below next may exist
+	// receiptsIn is, for a shared stream of an unread-only listing, the
+	// user's partition, where the receipts of its broadcasts are read by
+	// key into receipts (by ID) as its buffer is filled.
+	receiptsIn Partition
+	receipts   map[string]Record
 }
 
 // merger merges the user's stream (0) and the shared streams (1 on: the
@@ -344,6 +394,9 @@ func (m *merger) pop() (rec feedRecord, ok, progressed bool) {
 		switch {
 		case i > 0:
 			public = &r // IDs are unique: one shared stream holds head
+			if rc, ok := s.receipts[head]; ok {
+				receipt = &rc
+			}
 		case r.Receipt:
 			receipt = &r
 		default:

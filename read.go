@@ -37,8 +37,9 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 // MaxMarkBatch marks, with the summed counter changes, as one atomic unit;
 // if another writer changed one of them meanwhile, that page falls back to
 // one write per message, so the counters stay exact. Its cost grows with
-// the unread messages it marks: one read per page and one transaction per
-// MaxMarkBatch messages.
+// the unread messages it marks (and the broadcasts it passes), not with
+// the direct messages u has read: one unread-only page (see List) and one
+// transaction per MaxMarkBatch messages.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err

@@ -167,12 +167,18 @@ type Query struct {
 	// After is an exclusive lower bound on IDs; "" reads to the oldest.
 	After string
 	// Limit is the most records the store evaluates (before filtering), at
-	// least 1. A store may evaluate fewer and return Next.
+	// least 1. A store may evaluate fewer and return Next. For a user's
+	// unread feed (UnreadOnly with NotArchived) a store may evaluate only
+	// the unread, unarchived messages, as from an index of them.
 	Limit int
 	// Category keeps only records of this category; "" keeps all.
 	Category string
-	// UnreadOnly drops messages that have ReadAt. Receipts are kept: the
-	// Inbox needs them to know which broadcasts are read.
+	// UnreadOnly keeps only messages and broadcasts without ReadAt:
+	// receipts are dropped too (the Inbox reads the receipts of the
+	// broadcasts it lists by key). With Archived NotArchived it selects a
+	// user's unread feed, which a Store should read at a cost that grows
+	// with the unread messages, not with the partition (the dynamo Store
+	// reads a sparse index of them).
 	UnreadOnly bool
 	// Archived filters by the archive mark: see ArchiveFilter.
 	Archived ArchiveFilter

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox"
@@ -389,5 +391,124 @@ func BenchmarkSharedCache(b *testing.B) {
 				m.report(b)
 			})
 		}
+	}
+}
+
+// BenchmarkUnreadPage reads a user's unread feed where one unread message
+// lies below 0, 100 and 10,000 read ones, side by side from the unread
+// index and without it (WithUnreadIndex(""): the read history filtered,
+// the design before the index), on one table:
+//
+//   - list: List(UnreadOnly) page after page until the cursor is "",
+//     which finds the one message; list-category the same with a
+//     category filter;
+//   - markallread: MarkAllRead after one new unread message arrives on
+//     top, which marks it and must find that nothing else is unread.
+//
+// The broadcasts' side (the public partition's head, and the user's
+// receipts of it by key) is the same either way.
+func BenchmarkUnreadPage(b *testing.B) {
+	c := ddblocal.Client(b)
+	table, _ := ddblocal.NewTable(b, c)
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ctx := context.Background()
+	sizes := []int{0, 100, 10_000}
+	seed := inbox.New(dynamo.New(c, table))
+	for _, n := range sizes {
+		u := scope.User("reader" + strconv.Itoa(n))
+		if _, err := seed.Publish(ctx, scope, []string{u.ID}, draft(0)); err != nil {
+			b.Fatalf("Publish: %v", err)
+		}
+		seedRead(b, dynamo.New(c, table), u, n)
+	}
+	for _, n := range sizes {
+		for _, index := range []string{"on", "off"} {
+			for _, op := range []string{"list", "list-category", "markallread"} {
+				b.Run(fmt.Sprintf("read=%d/index=%s/%s", n, index, op), func(b *testing.B) {
+					m := &meter{c: c}
+					opts := []dynamo.Option{}
+					if index == "off" {
+						opts = append(opts, dynamo.WithUnreadIndex(""))
+					}
+					ib := inbox.New(dynamo.New(m, table, opts...))
+					u := scope.User("reader" + strconv.Itoa(n))
+					if op == "markallread" {
+						u = scope.User(fmt.Sprintf("marker%d-%s", n, index))
+						seedRead(b, dynamo.New(c, table), u, n)
+					}
+					m.measure()
+					b.ResetTimer()
+					for range b.N {
+						if op == "markallread" {
+							b.StopTimer()
+							m.pause()
+							if _, err := seed.Publish(ctx, scope, []string{u.ID}, draft(1)); err != nil {
+								b.Fatalf("Publish: %v", err)
+							}
+							m.resume()
+							b.StartTimer()
+							if marked, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{}); err != nil || marked != 1 {
+								b.Fatalf("MarkAllRead = %d, %v; want 1", marked, err)
+							}
+							continue
+						}
+						found := 0
+						o := inbox.ListOptions{UnreadOnly: true}
+						if op == "list-category" {
+							o.Category = draft(0).Category
+						}
+						for {
+							page, err := ib.List(ctx, u, o)
+							if err != nil {
+								b.Fatalf("List: %v", err)
+							}
+							found += len(page.Messages)
+							if o.Cursor = page.Cursor; o.Cursor == "" {
+								break
+							}
+						}
+						if found != 1 {
+							b.Fatalf("the unread feed listed %d messages, want 1", found)
+						}
+					}
+					b.StopTimer()
+					m.report(b)
+				})
+			}
+		}
+	}
+}
+
+// seedRead writes n read direct messages for u, newer than any before,
+// straight through the Store (with their counters), 32 at a time.
+func seedRead(b *testing.B, store *dynamo.Store, u inbox.User, n int) {
+	b.Helper()
+	p, err := inbox.ParsePartitionKey(inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}.PK())
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = ulid.Make().String()
+	}
+	var g errgroup.Group
+	g.SetLimit(32)
+	for i, id := range ids {
+		g.Go(func() error {
+			d := draft(i)
+			rec := inbox.Record{Partition: p, Message: inbox.Message{
+				ID: id, Sender: d.Sender, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{u.ID}},
+				Category: d.Category, Title: d.Title, Body: d.Body, CTAURI: d.CTAURI,
+				ReceivedAt: now, DeliveredAt: now, ReadAt: now, ExpiresAt: now.Add(24 * time.Hour),
+			}}
+			rec.Entry = inbox.LedgerSK(rec.Message.ExpiresAt, id, "seed")
+			return store.PutMessage(context.Background(), rec, []inbox.Counter{
+				{Partition: p, Published: 1, Read: 1}, {Partition: p, Category: d.Category, Published: 1, Read: 1},
+			})
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatalf("seed %d read messages: %v", n, err)
 	}
 }

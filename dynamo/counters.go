@@ -311,8 +311,12 @@ func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
 		own = ledger.Equal(expression.Value(rec.Entry))
 	}
 	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State()), own)
-	expr, err := expression.NewBuilder().WithCondition(cond).
-		WithUpdate(expression.Set(ledger, expression.Value(as.Entry))).Build()
+	upd := expression.Set(ledger, expression.Value(as.Entry))
+	if !rec.Receipt {
+		// A message another program wrote joins the unread index.
+		upd = setUnread(upd, rec.Partition, rec.Message.ID, rec.State())
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
 		return fmt.Errorf("dynamo: adopt expression: %w", err)
 	}

@@ -22,7 +22,11 @@
 //     seeds (seed 000 keeps the headers' fields at the top level) and with
 //     readat NULL as unread.
 //   - A user's marks: readat, archivedat (absent unless archived) on a
-//     direct message; deletedat never (deleting a copy removes it).
+//     direct message; deletedat never (deleting a copy removes it). A
+//     direct message also carries unread (its ID) while it has neither
+//     readat nor archivedat: the sort key of the unread index, a local
+//     secondary index projecting taxonomy and expiredat (see
+//     WithUnreadIndex), which unread-only pages query.
 //   - read receipt (kind UM, in the user's partition under the broadcast's
 //     sort key): readat, archivedat, deletedat (each absent until set),
 //     expiredat and taxonomy copied from the broadcast, group (the
@@ -99,6 +103,13 @@
 //   - Its TTL deletions reach the stream with eventName
 //     UNKNOWN_TO_SDK_VERSION and no userIdentity; StreamReader delivers
 //     them as the REMOVE records AWS sends.
+//   - Its TTL deletes nothing in a table with a local secondary index
+//     (none of 4 expired items after 40 s; without the index all within a
+//     second). The tests that wait for TTL deletions use a table without
+//     the unread index.
+//   - An item in a local secondary index counts, toward the 400 KB item
+//     limit, its index entry (the partition key, the index key and the
+//     projected attributes) once more; inbox.ItemSize counts it so.
 //   - A validation error inside TransactWriteItems (an item over 400 KB, a
 //     number out of range, nesting too deep) is a ValidationException for
 //     the whole call, not a cancellation reason; the Store maps both forms.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
@@ -30,6 +31,7 @@ const (
 	attrDeleted   = "deletedat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
+	attrUnread    = "unread" // a direct message's ID while unread and not archived
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
@@ -45,7 +47,8 @@ type messageItem struct {
 	Archived  *int64        `dynamodbav:"archivedat,omitempty"`
 	Deleted   *int64        `dynamodbav:"deletedat,omitempty"` // a receipt's
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
-	Group     string        `dynamodbav:"group,omitempty"` // a receipt's: its broadcast's group
+	Group     string        `dynamodbav:"group,omitempty"`  // a receipt's: its broadcast's group
+	Unread    string        `dynamodbav:"unread,omitempty"` // see unreadKey
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
@@ -204,9 +207,29 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 		ReadAt:   readAt(m.ReadAt),
 		Archived: readAt(m.ArchivedAt),
 		Ledger:   rec.Entry,
+		Unread:   unreadKey(rec.Partition, m.ID, rec.State()),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
+}
+
+// unreadKey returns the unread index's key of direct message id of
+// partition p with marks st: its ID while it is unread and not archived,
+// in a user's partition; "" (no attribute, so not in the index) otherwise.
+func unreadKey(p inbox.Partition, id string, st inbox.State) string {
+	if p.IsShared() || !st.ReadAt.IsZero() || !st.ArchivedAt.IsZero() {
+		return ""
+	}
+	return id
+}
+
+// setUnread adds to upd the change of the unread index's key of direct
+// message id of partition p to what marks st give it.
+func setUnread(upd expression.UpdateBuilder, p inbox.Partition, id string, st inbox.State) expression.UpdateBuilder {
+	if k := unreadKey(p, id, st); k != "" {
+		return upd.Set(expression.Name(attrUnread), expression.Value(k))
+	}
+	return upd.Remove(expression.Name(attrUnread))
 }
 
 // receiptItem returns the receipt mark mk leaves, with mk.To's marks.

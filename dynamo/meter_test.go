@@ -36,7 +36,11 @@ import (
 // the items themselves: it reads each written item (through the wrapped
 // client, uncounted) before and after the write, and bills the larger
 // size, rounded up to the KB, once for a single write and twice for each
-// item of a transaction (a condition check included). Reads are billed as
+// item of a transaction (a condition check included). An item in the
+// unread index before or after the write (it has the attribute "unread")
+// adds one unit: its index entry, keys only and under 1 KB, is written,
+// changed or deleted, and AWS bills writes to a local secondary index by
+// the entry's size. Reads are billed as
 // Local reports them, which follows AWS's rule (1 unit per 4 KB read,
 // strongly consistent; half that eventually consistent):
 // TestMeterBillsAsAWS checks both. SDK retries happen below the Client
@@ -177,7 +181,14 @@ type itemKey struct {
 type written struct {
 	keys   []itemKey
 	perKB  float64
-	before []int
+	before []stored
+}
+
+// stored is what the meter reads of an item around a write: its size (0
+// for none) and whether the unread index holds it.
+type stored struct {
+	size    int
+	indexed bool
 }
 
 // metered runs one request through m: a read (w nil), billed as Local
@@ -205,23 +216,29 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 	after := m.sizes(ctx, w.keys)
 	wcu := 0.0
 	for i := range w.keys {
-		kb := math.Ceil(float64(max(w.before[i], after[i])) / 1024)
+		kb := math.Ceil(float64(max(w.before[i].size, after[i].size)) / 1024)
 		wcu += w.perKB * max(kb, 1)
+		if w.before[i].indexed || after[i].indexed {
+			wcu++
+		}
 	}
 	m.end(0, wcu, cc...)
 	return out, nil
 }
 
 // sizes returns the size DynamoDB counts for the item at each key, 0 for
-// none, read consistently through the wrapped client (uncounted).
-func (m *meter) sizes(ctx context.Context, keys []itemKey) []int {
-	out := make([]int, len(keys))
+// none, and whether the unread index holds it, read consistently through
+// the wrapped client (uncounted).
+func (m *meter) sizes(ctx context.Context, keys []itemKey) []stored {
+	out := make([]stored, len(keys))
 	for i, k := range keys {
 		res, err := m.c.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			k.table: {Keys: []map[string]types.AttributeValue{k.key}, ConsistentRead: aws.Bool(true)},
 		}})
 		if err == nil && len(res.Responses[k.table]) == 1 {
-			out[i] = itemSize(res.Responses[k.table][0])
+			item := res.Responses[k.table][0]
+			_, indexed := item["unread"]
+			out[i] = stored{size: itemSize(item), indexed: indexed}
 		}
 	}
 	return out
@@ -419,4 +436,22 @@ func TestMeterBillsAsAWS(t *testing.T) {
 	check("an eventually consistent query of 7 KB", 1, 0, 1)
 	query("none", true)
 	check("a query that finds nothing", 1, 0, 0) // Local reports 0
+
+	// An item in the unread index: its keys-only entry adds a unit when
+	// written and when removed.
+	indexed := item("e", small)
+	indexed["unread"] = &types.AttributeValueMemberS{Value: "e"}
+	if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: indexed}); err != nil {
+		t.Fatal(err)
+	}
+	check("a small PutItem into the unread index", 0, 2, -1)
+	if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: keyOf(indexed), UpdateExpression: aws.String("REMOVE unread")}); err != nil {
+		t.Fatal(err)
+	}
+	check("an update that takes an item out of the unread index", 0, 2, -1)
+	if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: keyOf(indexed), UpdateExpression: aws.String("SET #p = :p"),
+		ExpressionAttributeNames: map[string]string{"#p": "pad"}, ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberS{Value: "y"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check("an update of an item out of the index", 0, 1, -1)
 }

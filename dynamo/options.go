@@ -18,6 +18,24 @@ type Option func(*options)
 
 type options struct {
 	pk, sk, ttl string
+	unread      string // the unread index's name, "" for none
+}
+
+// DefaultUnreadIndex is the name of the unread index (see WithUnreadIndex).
+const DefaultUnreadIndex = "unread"
+
+// WithUnreadIndex sets the name of the table's unread index (default
+// DefaultUnreadIndex): a local secondary index on the attribute "unread",
+// which a direct message carries (its ID) while it is unread and not
+// archived, projecting only the keys, the category and the expiry (so that
+// its entries stay small whatever the message's size; DynamoDB fetches the
+// items a query returns from the table). Query serves an unread-only page
+// of a user's partition from it, so that the page costs what it returns
+// rather than the user's read history. "" reads without it (filtering the
+// partition), for a table created without the index: a local secondary
+// index can only be created with its table.
+func WithUnreadIndex(name string) Option {
+	return func(o *options) { o.unread = name }
 }
 
 // WithKeyAttributes sets the names of the table's partition and sort key
@@ -36,13 +54,13 @@ func WithTTLAttribute(name string) Option {
 // and TTL attributes; none of them may be used as one of those.
 var itemAttributes = []string{
 	"kind", "headers", "message", "taxonomy", "readat", "tenant_key", "inbox_key", "uid",
-	"published", "read", "title", "description", "ttl", "id",
+	"published", "read", "title", "description", "ttl", "id", attrUnread,
 }
 
 // resolve applies opts over the defaults and checks that the three
 // configured names are distinct, non-empty and not used by the items.
 func resolve(opts []Option) (options, error) {
-	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute}
+	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, unread: DefaultUnreadIndex}
 	for _, opt := range opts {
 		opt(&o)
 	}

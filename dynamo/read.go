@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/stak/inbox"
 )
@@ -57,8 +59,12 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 // Query reads one page of q.Partition's messages, broadcasts and receipts,
 // newest first: one Query of the sort keys beginning m#, starting below
 // m#<q.Before>, evaluating at most q.Limit items, with a filter for the
-// category, unread-only (readat absent, or a receipt), archive mark and
-// expiry, with After as a lower bound of the key condition. It reads
+// category, unread-only (readat absent, not a receipt), archive mark and
+// expiry, with After as a lower bound of the key condition. An
+// unread-only query of the feed (NotArchived) of a user's partition reads
+// the unread index instead (see WithUnreadIndex), which holds only the
+// partition's unread, unarchived direct messages, so it evaluates no read
+// message and no receipt. It reads
 // strongly consistent, so that List and Counts agree with what every
 // writer wrote before. Next is the ID of DynamoDB's LastEvaluatedKey.
 // Items under m# that are not message items (another program's) fail the
@@ -69,13 +75,26 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
 	}
 	pk := q.Partition.PK()
-	sk := expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix)
-	if q.After != "" {
+	index := q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared() && s.o.unread != ""
+	kc := expression.Key(s.o.pk).Equal(expression.Value(pk))
+	switch {
+	case index && q.After != "":
+		kc = kc.And(expression.Key(attrUnread).GreaterThan(expression.Value(q.After)))
+	case index: // the index holds only messages
+	case q.After != "":
 		// Above After and within m#: m#<After> < sk < m$ ('$' follows '#').
-		sk = expression.Key(s.o.sk).Between(expression.Value(inbox.MessageSK(q.After)+"\x00"), expression.Value("m$"))
+		kc = kc.And(expression.Key(s.o.sk).Between(expression.Value(inbox.MessageSK(q.After)+"\x00"), expression.Value("m$")))
+	default:
+		kc = kc.And(expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix))
 	}
-	b := expression.NewBuilder().WithKeyCondition(expression.Key(s.o.pk).Equal(expression.Value(pk)).And(sk))
-	if f, ok := s.queryFilter(q); ok {
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	fq := q
+	if index {
+		// The index holds only unread, unarchived messages, and projects
+		// only the attributes of the category and expiry filters.
+		fq.UnreadOnly, fq.Archived = false, inbox.AnyArchived
+	}
+	if f, ok := s.queryFilter(fq); ok {
 		b = b.WithFilter(f)
 	}
 	expr, err := b.Build()
@@ -96,7 +115,20 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if q.Before != "" {
 		in.ExclusiveStartKey = s.key(pk, inbox.MessageSK(q.Before))
 	}
+	if index {
+		// The index holds keys only: DynamoDB fetches each item from the
+		// table, in the same request.
+		in.IndexName, in.Select = aws.String(s.o.unread), types.SelectAllAttributes
+		if q.Before != "" {
+			in.ExclusiveStartKey[attrUnread] = &types.AttributeValueMemberS{Value: q.Before}
+		}
+	}
 	out, err := s.client.Query(ctx, in)
+	var api smithy.APIError
+	if index && errors.As(err, &api) && strings.Contains(api.ErrorMessage(), "specified index") {
+		// The deployment's fault, not the caller's input.
+		return inbox.QueryResult{}, fmt.Errorf("dynamo: table %s has no index %q: create the table with CreateTable, or pass WithUnreadIndex(\"\") to New: %w", s.table, s.o.unread, err)
+	}
 	if err != nil {
 		return inbox.QueryResult{}, opError("query", err)
 	}
@@ -126,8 +158,8 @@ func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bo
 		conds = append(conds, expression.Name(attrCategory).Equal(expression.Value(q.Category)))
 	}
 	if q.UnreadOnly {
-		// Unread (readat absent or NULL), or a receipt (not a message).
-		conds = append(conds, expression.Or(unread(), expression.Not(isMessage())))
+		// A message (not a receipt), unread (readat absent or NULL).
+		conds = append(conds, expression.And(unread(), isMessage()))
 	}
 	if !q.Now.IsZero() {
 		conds = append(conds, expression.NameNoDotSplit(s.o.ttl).GreaterThan(expression.Value(q.Now.Unix())))

@@ -26,7 +26,10 @@ const tableWait = 5 * time.Minute
 // CreateTable creates table for a Store, for tests and local use: on-demand
 // billing, string key attributes (pk, sk or as set by WithKeyAttributes), a
 // stream of new and old images (StreamHandler accounts removals from old
-// images, and derives change events from both), and TTL on the TTL attribute (expiredat or as set by WithTTLAttribute).
+// images, and derives change events from both), TTL on the TTL attribute
+// (expiredat or as set by WithTTLAttribute), and the unread index (see
+// WithUnreadIndex), a local secondary index: with it, each partition key's
+// items (one user's, or one inbox's broadcasts) are limited to 10 GB.
 // It waits until the table is active and returns its stream ARN. Production
 // tables are better managed by infrastructure code (see examples/).
 func CreateTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
@@ -37,14 +40,15 @@ func CreateTable(ctx context.Context, c TableClient, table string, opts ...Optio
 	out, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:   aws.String(table),
 		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
+		AttributeDefinitions: append([]types.AttributeDefinition{
 			{AttributeName: aws.String(o.pk), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String(o.sk), AttributeType: types.ScalarAttributeTypeS},
-		},
+		}, o.indexAttributes()...),
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(o.sk), KeyType: types.KeyTypeRange},
 		},
+		LocalSecondaryIndexes: o.indexes(),
 		StreamSpecification: &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),
 			StreamViewType: types.StreamViewTypeNewAndOldImages,
@@ -95,4 +99,31 @@ func DeleteTable(ctx context.Context, c TableClient, table string) error {
 		return fmt.Errorf("dynamo: wait for deletion of table %s: %w", table, err)
 	}
 	return nil
+}
+
+// indexes returns the table's local secondary indexes: the unread index,
+// unless turned off (see WithUnreadIndex).
+func (o options) indexes() []types.LocalSecondaryIndex {
+	if o.unread == "" {
+		return nil
+	}
+	return []types.LocalSecondaryIndex{{
+		IndexName: aws.String(o.unread),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrUnread), KeyType: types.KeyTypeRange},
+		},
+		// The attributes the query's filter reads (category and expiry):
+		// the entries stay small, and DynamoDB fetches each item the
+		// query returns from the table.
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"taxonomy", o.ttl}},
+	}}
+}
+
+// indexAttributes returns the definitions of the indexes' key attributes.
+func (o options) indexAttributes() []types.AttributeDefinition {
+	if o.unread == "" {
+		return nil
+	}
+	return []types.AttributeDefinition{{AttributeName: aws.String(attrUnread), AttributeType: types.ScalarAttributeTypeS}}
 }

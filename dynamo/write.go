@@ -278,7 +278,7 @@ func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
 		del.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		return types.TransactWriteItem{Delete: del}, nil
 	}
-	upd := expression.Set(expression.Name(inbox.LedgerAttribute), expression.Value(mk.Entry))
+	upd := setUnread(expression.Set(expression.Name(inbox.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To)
 	for _, m := range []struct {
 		attr string
 		t    time.Time

@@ -118,7 +118,7 @@ func matches(rec inbox.Record, q inbox.Query) bool {
 	switch {
 	case q.Category != "" && m.Category != q.Category:
 		return false
-	case q.UnreadOnly && !rec.Receipt && m.IsRead():
+	case q.UnreadOnly && (rec.Receipt || m.IsRead()):
 		return false
 	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
 		return false

@@ -14,10 +14,16 @@ const maxULID = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
 func matches(r inbox.Record, q inbox.Query) bool {
 	m := r.Message
 	return (q.Category == "" || m.Category == q.Category) &&
-		(!q.UnreadOnly || r.Receipt || !m.IsRead()) &&
+		(!q.UnreadOnly || !r.Receipt && !m.IsRead()) &&
 		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt)) &&
 		(q.Archived != inbox.NotArchived || r.Receipt || !m.IsArchived()) &&
 		(q.Archived != inbox.OnlyArchived || m.IsArchived())
+}
+
+// unreadFeed reports whether q selects a user's unread feed, which a
+// Store may read from an index of the unread, unarchived messages.
+func unreadFeed(q inbox.Query) bool {
+	return q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared()
 }
 
 // inRange reports whether r's ID lies in q's bounds, Before and After.
@@ -52,7 +58,9 @@ func describe(q inbox.Query) string {
 // query runs q and checks its page against all, every record of the
 // partition newest first: the store evaluated the records from Before
 // (exclusive) down to Next (inclusive; to the end when Next is ""), at most
-// Limit of them, and returned exactly those that match the filters.
+// Limit of them, and returned exactly those that match the filters. An
+// unread feed query (UnreadOnly, NotArchived) may evaluate only the unread,
+// unarchived messages, as from an index of them: Limit then counts those.
 func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
 	e.t.Helper()
 	res, err := e.store.Query(e.ctx, q)
@@ -62,7 +70,9 @@ func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
 	var evaluated, want []inbox.Record
 	for _, r := range all {
 		if inRange(r, q) && (res.Next == "" || r.Message.ID >= res.Next) {
-			evaluated = append(evaluated, r)
+			if !unreadFeed(q) || !r.Receipt && !r.Message.IsRead() && !r.Message.IsArchived() {
+				evaluated = append(evaluated, r)
+			}
 			if matches(r, q) {
 				want = append(want, r)
 			}
@@ -239,12 +249,24 @@ func testQueryLimitBeforeFilter(e *env) {
 	e.pageAll(inbox.Query{Partition: annP, Limit: 1, UnreadOnly: true}, all)
 }
 
-// testQueryFilters: Category, UnreadOnly (receipts kept) and Now (records
+// testQueryFilters: Category, UnreadOnly (receipts dropped) and Now (records
 // expiring at or before Now dropped), alone and together.
 func testQueryFilters(e *env) {
 	annP, pubP := e.part("ann"), e.pub()
 	ann, pub := e.mixedPartition()
 	now := e.clock.Now()
+	// One unread message archived: out of the unread feed.
+	archived := -1
+	for i, r := range ann {
+		if !r.Receipt && !r.Message.IsRead() {
+			archived = i
+			break
+		}
+	}
+	if archived < 0 {
+		e.t.Fatal("test setup: no unread direct message")
+	}
+	e.setMarks(&ann[archived], inbox.State{ArchivedAt: now})
 	for _, f := range []inbox.Query{
 		{Category: "billing"},
 		{Category: "news"},
@@ -255,6 +277,9 @@ func testQueryFilters(e *env) {
 		{Now: now.Add(100 * time.Hour)},
 		{Category: "news", UnreadOnly: true},
 		{Category: "billing", UnreadOnly: true, Now: now.Add(time.Hour)},
+		{UnreadOnly: true, Archived: inbox.NotArchived},
+		{Category: "news", UnreadOnly: true, Archived: inbox.NotArchived},
+		{Category: "billing", UnreadOnly: true, Archived: inbox.NotArchived, Now: now.Add(time.Hour)},
 	} {
 		f.Limit = 100
 		f.Partition = annP
@@ -262,9 +287,23 @@ func testQueryFilters(e *env) {
 		f.Partition = pubP
 		e.pageAll(f, pub)
 	}
+	// The unread feed, page by page, and above a bound; unarchived, the
+	// message is back in it; read, out again.
+	unreadPages := func() {
+		e.t.Helper()
+		for _, limit := range []int{1, 2, 3} {
+			e.pageAll(inbox.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: inbox.NotArchived}, ann)
+			e.pageAll(inbox.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: inbox.NotArchived, After: ann[len(ann)-2].Message.ID}, ann)
+		}
+	}
+	unreadPages()
+	e.setMarks(&ann[archived], inbox.State{})
+	unreadPages()
+	e.setMarks(&ann[archived], inbox.State{ReadAt: now})
+	unreadPages()
 
 	// The boundaries, spelled out: a record expiring at T is kept by Now
-	// T-1s and dropped by Now T; UnreadOnly keeps receipts and drops read
+	// T-1s and dropped by Now T; UnreadOnly drops receipts and read
 	// messages.
 	x := e.message(e.part("cat"), "", time.Hour)
 	e.put(x)

@@ -197,6 +197,19 @@ func (e *env) markDirect(rec inbox.Record) inbox.Record {
 	return rec
 }
 
+// setMarks changes the marks of direct message *rec to to, with no counter
+// changes (the query contract does not look at counters), and updates
+// *rec.
+func (e *env) setMarks(rec *inbox.Record, to inbox.State) {
+	e.t.Helper()
+	mk := directMark(*rec, time.Time{}, e.clock.Now())
+	mk.From, mk.To = rec.State(), to
+	if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); err != nil {
+		e.t.Fatalf("Mark(%s/%s to %+v): %v", rec.Partition.PK(), rec.Message.ID, to, err)
+	}
+	rec.Message.ReadAt, rec.Message.ArchivedAt = to.ReadAt, to.ArchivedAt
+}
+
 // readPair stores, in user partition p, a read direct message of category
 // billing and, in the public partition, a news broadcast p has read, both
 // expiring in an hour; it returns the message, the broadcast and p's

@@ -63,5 +63,5 @@ func (e *env) openInbox(ctx context.Context, opts ...inbox.Option) (*inbox.Inbox
 	}
 	db := e.dynamoDB(cfg)
 	opts = append([]inbox.Option{inbox.WithSharedCache(0)}, opts...)
-	return inbox.New(dynamo.New(db, e.table), opts...), db, cfg, nil
+	return inbox.New(dynamo.New(db, e.table, e.storeOptions()...), opts...), db, cfg, nil
 }

@@ -5,8 +5,9 @@
 //
 // Commands:
 //
-//	create-table  create the table (keys, TTL, stream) with dynamo.CreateTable;
-//	              prints the table name and its stream ARN
+//	create-table  create the table (keys, TTL, stream, unread index) with
+//	              dynamo.CreateTable; prints the table name and its stream
+//	              ARN
 //	delete-table  delete the table and wait until it is gone
 //	feed          one page of a user's feed: --tenant, --inbox, --user,
 //	              [--group G ...] [--unread] [--category C] [--archived]
@@ -34,6 +35,9 @@
 //	--table T            the table (default: $INBOX_TABLE; required)
 //	-o, --output F       json (default, pretty-printed, snake_case fields)
 //	                     or table (aligned columns)
+//	--unread-index N     the table's unread index (default "unread"); "" for
+//	                     a table created without it (create-table then
+//	                     makes none)
 //
 // recount --all reads the whole table once (a Scan, whose filter does not
 // lower its cost) and then every record of the inbox's partitions; it
@@ -65,6 +69,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/stak/inbox/dynamo"
 )
 
 // Exit statuses of run.
@@ -105,16 +111,22 @@ func commands() []command {
 
 // globals are the flags every command takes.
 type globals struct {
-	endpoint string
-	region   string
-	table    string
-	output   string
+	endpoint    string
+	region      string
+	table       string
+	output      string
+	unreadIndex string
+}
+
+// storeOptions are the dynamo options the globals select.
+func (g *globals) storeOptions() []dynamo.Option {
+	return []dynamo.Option{dynamo.WithUnreadIndex(g.unreadIndex)}
 }
 
 // isGlobal reports whether name is one of the flags globals registers.
 func isGlobal(name string) bool {
 	switch name {
-	case "endpoint-url", "region", "table", "output", "o":
+	case "endpoint-url", "region", "table", "output", "o", "unread-index":
 		return true
 	}
 	return false
@@ -129,6 +141,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.table, "table", g.table, "the `table` (default: $INBOX_TABLE)")
 	fs.StringVar(&g.output, "output", g.output, "output `format`: json or table")
 	fs.StringVar(&g.output, "o", g.output, "shorthand for --output")
+	fs.StringVar(&g.unreadIndex, "unread-index", g.unreadIndex, "the table's unread index `name`; \"\" for a table without one")
 }
 
 // resolve fills in the defaults from the environment and checks g.
@@ -158,7 +171,7 @@ type env struct {
 // results to stdout and errors and progress to stderr, and returns the
 // exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := globals{output: outputJSON}
+	g := globals{output: outputJSON, unreadIndex: dynamo.DefaultUnreadIndex}
 	top := flag.NewFlagSet("inbox", flag.ContinueOnError)
 	g.register(top)
 	if code, ok := parseFlags(top, args, stdout, stderr, func(w io.Writer) { mainUsage(w, top) }); !ok {

@@ -139,6 +139,27 @@ func TestCreateAndDeleteTable(t *testing.T) {
 	if err != nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != inbox.TTLAttribute {
 		t.Errorf("TTL: %+v, %v; want it on %s", ttl, err, inbox.TTLAttribute)
 	}
+	if lsi := d.Table.LocalSecondaryIndexes; len(lsi) != 1 || aws.ToString(lsi[0].IndexName) != dynamo.DefaultUnreadIndex {
+		t.Errorf("local secondary indexes %+v, want the unread index", lsi)
+	}
+
+	// --unread-index "": a table without the index, which feed --unread
+	// then reads without it.
+	bare := ddblocal.TableName(t)
+	t.Cleanup(func() {
+		if err := dynamo.DeleteTable(context.Background(), c, bare); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	noIndex := with(local(t, bare), "--unread-index", "")
+	cli(t, with(noIndex, "create-table")...).ok(t)
+	if d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bare)}); err != nil || len(d.Table.LocalSecondaryIndexes) != 0 {
+		t.Errorf("create-table --unread-index \"\": %v, indexes %+v; want none", err, d.Table.LocalSecondaryIndexes)
+	}
+	cli(t, with(noIndex, "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...).ok(t)
+	if r := cli(t, with(local(t, bare), "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...); r.code != exitError || !strings.Contains(r.stderr, "WithUnreadIndex") {
+		t.Errorf("feed --unread on a table without the index: exit %d, stderr %q; want 1 and the missing index named", r.code, r.stderr)
+	}
 
 	// Creating it again fails at DynamoDB: a runtime error, status 1.
 	r := cli(t, with(g, "-o", "table", "create-table")...)

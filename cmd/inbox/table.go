@@ -22,7 +22,7 @@ func setupCreateTable(*flag.FlagSet) func(context.Context, *env) error {
 		if err != nil {
 			return err
 		}
-		arn, err := dynamo.CreateTable(ctx, e.dynamoDB(cfg), e.table)
+		arn, err := dynamo.CreateTable(ctx, e.dynamoDB(cfg), e.table, e.storeOptions()...)
 		if err != nil {
 			return err
 		}
