@@ -19,7 +19,7 @@ REDIS := scripts/redis.sh
 test:
 	scripts/chromium.sh
 	$(DDB) $(REDIS) bash -c '$(GO) vet ./... && \
-		$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /examples/httpapi$$) && \
+		$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /examples/httpapi$$) && \
 		$(GO) test -race -count=1 ./examples/httpapi'
 
 # bench runs every benchmark once, without tests.
