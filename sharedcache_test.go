@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,25 +17,6 @@ import (
 	"github.com/stak/inbox/storetest"
 )
 
-// publicReads is a Store that counts the reads (Query, Stats) of the public partition.
-type publicReads struct {
-	inbox.Store
-	reads atomic.Int64
-}
-
-func (s *publicReads) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
-	if q.Partition.Group == inbox.PublicGroup {
-		s.reads.Add(1)
-	}
-	return s.Store.Query(ctx, q)
-}
-
-func (s *publicReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
-	if p.Group == inbox.PublicGroup {
-		s.reads.Add(1)
-	}
-	return s.Store.Stats(ctx, p, now)
-}
 
 // TestSharedCache: with the cache on, concurrent readers of one inbox make
 // one read of the public partition per freshness interval; the Inbox's own
@@ -48,7 +28,7 @@ func TestSharedCache(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	mem := memstore.New(memstore.WithClock(clock.Now))
-	store := &publicReads{Store: mem}
+	store := &storetest.PublicReads{Store: mem}
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	const fresh = 10 * time.Second
 	ib := inbox.New(store, inbox.WithClock(clock.Now), inbox.WithSharedCache(fresh))
@@ -70,7 +50,7 @@ func TestSharedCache(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("1,000 concurrent Lists read the public partition %d times, want 2 (one refresh)", n)
 	}
 	ann := scope.User("ann")
@@ -108,7 +88,7 @@ func TestSharedCache(t *testing.T) {
 	if got := total(); got != 33 {
 		t.Errorf("Counts total = %d, want 33", got)
 	}
-	before := store.reads.Load()
+	before := store.Reads()
 	clock.Advance(3 * time.Second)
 	listed := 0
 	for o := (inbox.ListOptions{Limit: 7}); ; {
@@ -125,7 +105,7 @@ func TestSharedCache(t *testing.T) {
 	if got := total(); got != 32 || listed != 32 {
 		t.Errorf("after the expiry: Counts total %d, List %d; want 32 and 32", got, listed)
 	}
-	if store.reads.Load() == before {
+	if store.Reads() == before {
 		t.Errorf("paging past the cached head read nothing from the store")
 	}
 
@@ -317,7 +297,7 @@ func TestSharedBackend(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	mem := memstore.New(memstore.WithClock(clock.Now))
-	store := &publicReads{Store: mem}
+	store := &storetest.PublicReads{Store: mem}
 	backend := newMemBackend()
 	const fresh = time.Hour
 	process := func() *inbox.Inbox {
@@ -349,13 +329,13 @@ func TestSharedBackend(t *testing.T) {
 	if diff := cmp.Diff(want, titles(a)); diff != "" {
 		t.Errorf("process a (-want +got):\n%s", diff)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("process a read the public partition %d times, want 2 (its query and stats)", n)
 	}
 	if diff := cmp.Diff(want, titles(b)); diff != "" {
 		t.Errorf("process b (-want +got):\n%s", diff)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("after process b listed, public-partition reads = %d, want still 2 (b loaded a's snapshot)", n)
 	}
 	key, stale := backend.only(t)
@@ -410,7 +390,7 @@ func TestSharedBackend(t *testing.T) {
 func TestSharedCacheWithinTheSecond(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 600_000_000, time.UTC))
-	store := &publicReads{Store: memstore.New(memstore.WithClock(clock.Now))}
+	store := &storetest.PublicReads{Store: memstore.New(memstore.WithClock(clock.Now))}
 	ib := inbox.New(store, inbox.WithClock(clock.Now), inbox.WithSharedCache(time.Minute))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	for i := range 20 {
@@ -419,7 +399,7 @@ func TestSharedCacheWithinTheSecond(t *testing.T) {
 		}
 		clock.Advance(100 * time.Millisecond)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("20 Lists within the bound read the public partition %d times, want 2 (one refresh)", n)
 	}
 }

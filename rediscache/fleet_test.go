@@ -18,28 +18,9 @@ import (
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/rediscache"
+	"github.com/stak/inbox/storetest"
 )
 
-// publicReads is a Store that counts the reads (Query, Stats) of public
-// partitions: the requests a shared-partition cache saves.
-type publicReads struct {
-	inbox.Store
-	reads atomic.Int64
-}
-
-func (s *publicReads) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
-	if q.Partition.Group == inbox.PublicGroup {
-		s.reads.Add(1)
-	}
-	return s.Store.Query(ctx, q)
-}
-
-func (s *publicReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
-	if p.Group == inbox.PublicGroup {
-		s.reads.Add(1)
-	}
-	return s.Store.Stats(ctx, p, now)
-}
 
 // unreachableClient returns a client of a loopback port that nothing
 // listens on, which fails at once, without retries.
@@ -80,7 +61,7 @@ func TestFleet(t *testing.T) {
 	ctx := context.Background()
 	client := newClient(t)
 	prefix := uniquePrefix(t)
-	store := &publicReads{Store: memstore.New()}
+	store := &storetest.PublicReads{Store: memstore.New()}
 	process := func() *inbox.Inbox {
 		return inbox.New(store, inbox.WithSharedCache(fleetFreshness),
 			inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix(prefix))))
@@ -143,7 +124,7 @@ func TestFleet(t *testing.T) {
 	if got := list(a, "ann"); !slices.Equal(got, want) {
 		t.Fatalf("process A's page differs from the store's:\n%s", cmp.Diff(want, got))
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("process A's List made %d public-partition reads, want 2 (head and stats)", n)
 	}
 	keys, err := client.Keys(ctx, prefix+"*").Result()
@@ -174,13 +155,13 @@ func TestFleet(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("%d more processes listing made %d public-partition reads in all, want still 2", len(fleet), n)
 	}
 	if _, err := fleet[1].Counts(ctx, scope.User("ann")); err != nil {
 		t.Fatal(err)
 	}
-	if n := store.reads.Load(); n != 2 {
+	if n := store.Reads(); n != 2 {
 		t.Errorf("Counts in a process served from Redis made %d public-partition reads in all, want still 2", n)
 	}
 	// What a process loaded from Redis is what the store holds, to the
@@ -213,11 +194,11 @@ func TestFleet(t *testing.T) {
 	if err := client.Set(ctx, snapshotKey, "{not a snapshot", fleetFreshness).Err(); err != nil {
 		t.Fatal(err)
 	}
-	before := store.reads.Load()
+	before := store.Reads()
 	if got := list(process(), "dan"); !slices.Equal(got, want) {
 		t.Errorf("with garbage in Redis the page differs from the store's:\n%s", cmp.Diff(want, got))
 	}
-	if n := store.reads.Load() - before; n != 2 {
+	if n := store.Reads() - before; n != 2 {
 		t.Errorf("with garbage in Redis a new process made %d public-partition reads, want 2 (it reads the store)", n)
 	}
 
@@ -281,7 +262,7 @@ func BenchmarkFleet(b *testing.B) {
 
 func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool) {
 	ctx := context.Background()
-	store := &publicReads{Store: memstore.New()}
+	store := &storetest.PublicReads{Store: memstore.New()}
 	writer := inbox.New(store.Store)
 	for i := range 30 {
 		if _, err := writer.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
@@ -301,7 +282,7 @@ func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool
 		if _, err := fleet[0].List(ctx, scope.User("u0"), inbox.ListOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		store.reads.Store(0)
+		store.Reset()
 	}
 	var next, listed atomic.Int64 // ops taken; processes that listed
 	var wg sync.WaitGroup
@@ -329,7 +310,7 @@ func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-	reads := float64(store.reads.Load())
+	reads := float64(store.Reads())
 	b.ReportMetric(reads/float64(b.N), "public-requests/op")
 	b.ReportMetric(reads/float64(listed.Load()), "public-requests/process")
 }

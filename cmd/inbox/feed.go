@@ -131,18 +131,24 @@ func setupCounts(fs *flag.FlagSet) func(context.Context, *env) error {
 	var uf userFlags
 	uf.register(fs)
 	return func(ctx context.Context, e *env) error {
-		u, err := uf.userOf()
-		if err != nil {
-			return err
-		}
-		ib, _, _, err := e.openInbox(ctx)
-		if err != nil {
-			return err
-		}
-		c, err := ib.Counts(ctx, u)
-		if err != nil {
-			return err
-		}
-		return e.writeCounts(c)
+		return e.userCounts(ctx, uf, (*inbox.Inbox).Counts)
 	}
+}
+
+// userCounts prints the counts op (Counts, or Recount) returns for the
+// user uf names.
+func (e *env) userCounts(ctx context.Context, uf userFlags, op func(*inbox.Inbox, context.Context, inbox.User) (inbox.Counts, error)) error {
+	u, err := uf.userOf()
+	if err != nil {
+		return err
+	}
+	ib, _, _, err := e.openInbox(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := op(ib, ctx, u)
+	if err != nil {
+		return err
+	}
+	return e.writeCounts(c)
 }

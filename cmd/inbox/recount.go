@@ -40,19 +40,7 @@ func setupRecount(fs *flag.FlagSet) func(context.Context, *env) error {
 			if parallelSet {
 				return usagef("--parallel goes with --all")
 			}
-			u, err := uf.userOf()
-			if err != nil {
-				return err
-			}
-			ib, _, _, err := e.openInbox(ctx)
-			if err != nil {
-				return err
-			}
-			c, err := ib.Recount(ctx, u)
-			if err != nil {
-				return err
-			}
-			return e.writeCounts(c)
+			return e.userCounts(ctx, uf, (*inbox.Inbox).Recount)
 		}
 		if uf.user != "" || len(uf.groups) > 0 {
 			return usagef("--all recounts every user and group: leave out --user and --group")
