@@ -17,7 +17,6 @@ import (
 	"github.com/stak/inbox/storetest"
 )
 
-
 // TestSharedCache: with the cache on, concurrent readers of one inbox make
 // one read of the public partition per freshness interval; the Inbox's own
 // broadcast shows at once, another process's once the snapshot is older

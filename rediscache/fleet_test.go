@@ -21,7 +21,6 @@ import (
 	"github.com/stak/inbox/storetest"
 )
 
-
 // unreachableClient returns a client of a loopback port that nothing
 // listens on, which fails at once, without retries.
 func unreachableClient(t testing.TB) *redis.Client {
