@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -95,12 +96,14 @@ type SharedBackend interface {
 //     the store instead, as without b. Each such failure costs the time
 //     b takes to answer; bound it with b's own timeouts, since a refresh
 //     waits for b and the callers that joined it wait with it.
-//   - Misses are collapsed within a process, not across processes: when a
-//     snapshot expires, every process that misses before one of them has
-//     saved the next reads the store. A fleet at a steady request rate
-//     therefore reads a partition about once per interval plus once per
-//     process that misses in that window (one store read and one b
-//     round trip long).
+//   - Misses are collapsed within a process, not across processes. So
+//     that a fleet does not miss all at once when a snapshot expires, each
+//     process keeps a snapshot from b until a random point in the last
+//     half of its life, and one that finds it past that point reads the
+//     store and saves the next: the first process to get there refreshes
+//     it for the others, and only those that miss before its save also
+//     read the store. A fleet starting cold (b empty) still reads once
+//     per process that misses before the first save.
 func WithSharedBackend(b SharedBackend) Option {
 	return func(ib *Inbox) { ib.backend = b }
 }
@@ -294,6 +297,15 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	if err != nil || !found || ttl <= 0 || ttl > c.fresh {
 		return nil
 	}
+	// The processes of a fleet would all miss together when the
+	// snapshot expires, and all read the store. So each keeps it until a
+	// random point in the last half of its life, and one that finds it
+	// past that point reads the store and saves the next: the first
+	// process to do so refreshes it for the others.
+	early := rand.N(c.fresh/2 + 1)
+	if ttl <= early {
+		return nil
+	}
 	var w wireSnapshot
 	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor {
 		return nil
@@ -308,7 +320,7 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	if now := c.clock().UTC(); at.After(now) {
 		at = now
 	}
-	return &snapshot{at: at, realAt: c.real().Add(ttl - c.fresh), gen: gen,
+	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
 		head: w.Head, complete: w.Complete, stats: w.Stats}
 }
 

@@ -313,3 +313,56 @@ func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool
 	b.ReportMetric(reads/float64(b.N), "public-requests/op")
 	b.ReportMetric(reads/float64(listed.Load()), "public-requests/process")
 }
+
+// BenchmarkFleetSteady: 100 processes list one inbox without pause, each
+// op one freshness interval (100 ms) of it, from a warm start, with Redis
+// shared between them and without: public-requests/op is what the whole
+// fleet costs the public partition per freshness interval.
+func BenchmarkFleetSteady(b *testing.B) {
+	client := newClient(b)
+	const n, fresh = 100, 100 * time.Millisecond
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("processes=%d/redis=%s", n, map[bool]string{false: "off", true: "on"}[shared]), func(b *testing.B) {
+			ctx := context.Background()
+			store := &storetest.PublicReads{Store: memstore.New()}
+			writer := inbox.New(store.Store)
+			for i := range 30 {
+				if _, err := writer.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			prefix := uniquePrefix(b)
+			fleet := make([]*inbox.Inbox, n)
+			for i := range fleet {
+				opts := []inbox.Option{inbox.WithSharedCache(fresh)}
+				if shared {
+					opts = append(opts, inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix(prefix))))
+				}
+				fleet[i] = inbox.New(store, opts...)
+				if _, err := fleet[i].List(ctx, scope.User("u"+strconv.Itoa(i)), inbox.ListOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			store.Reset()
+			b.ResetTimer()
+			g, gctx := errgroup.WithContext(ctx)
+			stop := time.Now().Add(time.Duration(b.N) * fresh)
+			for i, ib := range fleet {
+				g.Go(func() error {
+					u := scope.User("u" + strconv.Itoa(i))
+					for time.Now().Before(stop) {
+						if _, err := ib.List(gctx, u, inbox.ListOptions{}); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(store.Reads())/float64(b.N), "public-requests/op")
+		})
+	}
+}
