@@ -221,10 +221,11 @@
 //     seeds lay them out: readat null is unread, and seed 000's headers at
 //     the top level of an item are read like seed 001's nested ones. They
 //     have no ledger entry, so their removal is accounted by the stream
-//     event's ID; a mark, or Recount, adopts them. Such a program's unread
-//     direct messages lack the dynamo Store's unread index attribute, so
-//     an unread-only List misses them (while Counts counts them) until a
-//     mark or Recount adopts them: a program that writes to the table
-//     directly should set "unread" to the ID of each unread, unarchived
-//     direct message it writes.
+//     event's ID; a mark, Recount, or the stream handler (for a direct
+//     message, when the stream reports it) adopts them. Such a program's
+//     unread direct messages lack the dynamo Store's unread index
+//     attribute, so an unread-only List misses them (while Counts counts
+//     them) until they are adopted, about the stream's lag: a program that
+//     writes to the table directly should set "unread" to the ID of each
+//     unread, unarchived direct message it writes.
 package inbox

@@ -206,8 +206,9 @@ func TestStreamHandlerEvents(t *testing.T) {
 }
 
 // TestStreamHandlerEventsRefuse: with events on, a record that cannot make
-// its event fails, and writes nothing; with events off, INSERT and MODIFY
-// records are not read at all.
+// its event fails, and writes nothing; with events off, an INSERT or
+// MODIFY record is read only to adopt another program's message, and one
+// that does not decode is left alone.
 func TestStreamHandlerEventsRefuse(t *testing.T) {
 	foreign := messageImage("ann", "users", "", false)
 	foreign["uid"] = s("bob")

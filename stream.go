@@ -27,8 +27,11 @@ const RemovalMarkerTTL = 48 * time.Hour
 // user's tallies of them; a broadcast removed before it expired leaves a
 // tombstone, so that its readers' receipts stop counting at once. With
 // events on, INSERT and MODIFY records of kind UM items (and of kind SN,
-// seen watermarks) make the events of their changes (see EventKind).
-// Every other record is ignored.
+// seen watermarks) make the events of their changes (see EventKind). An
+// INSERT or MODIFY of a direct message that another program wrote (no
+// ledger entry) adopts it, as Recount would (one transaction), so that
+// the Store indexes it like the Inbox's own: until then an unread-only
+// List misses it. Every other record is ignored.
 //
 // Each removal is applied exactly once, however often the record is
 // delivered: for an item with a ledger entry, the decrements are applied
@@ -87,10 +90,13 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 		}
 	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
 		if ib.events == nil {
-			return nil, nil
+			return nil, ib.adoptForeign(ctx, r)
 		}
 		if len(r.Change.NewImage) == 0 || r.EventName == string(events.DynamoDBOperationTypeModify) && len(r.Change.OldImage) == 0 {
 			return nil, fmt.Errorf("%w: %s record %q without new and old images: events need a NEW_AND_OLD_IMAGES stream", ErrInvalidInput, r.EventName, r.EventID)
+		}
+		if err := ib.adoptForeign(ctx, r); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, nil
@@ -111,6 +117,26 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 		return nil, nil
 	}
 	return eventsOf(r, c), nil
+}
+
+// adoptForeign adopts the direct message an INSERT or MODIFY record r
+// shows, if another program wrote it (it has no ledger entry): it gets an
+// entry, as Recount would give it, so that the Store indexes it as the
+// Inbox's own messages (the dynamo Store's unread index, which an
+// unread-only List reads). The adoption applies only if the message
+// still stands as r's new image shows it, so a redelivered or late record
+// changes nothing. Records without a new image, or whose image does not
+// decode (events, when on, report those), and every other record are left
+// alone: Recount is the repair path, this a shortcut to it.
+func (ib *Inbox) adoptForeign(ctx context.Context, r events.DynamoDBEventRecord) error {
+	if str(r.Change.NewImage, "kind") != "UM" {
+		return nil
+	}
+	rec, err := imageRecord(r.Change.Keys, r.Change.NewImage)
+	if err != nil || rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || !ib.now().Before(rec.Message.ExpiresAt) {
+		return nil
+	}
+	return ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{rec}, AdoptAs: []string{newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
 }
 
 // RemovalFor returns the accounting of rec's removal that StreamHandler
