@@ -64,6 +64,25 @@
 // key, condition, update, filter and projection expression is built with
 // the expression package.
 //
+// # Tables of earlier versions
+//
+// Two changes of the layout concern a table written by an earlier version
+// of this package:
+//
+//   - The unread index is a local secondary index, which DynamoDB creates
+//     only with its table. Keep such a table with WithUnreadIndex("")
+//     (unread-only pages then filter the user's partition, at a cost that
+//     grows with the read messages), or copy its items into a table made
+//     by CreateTable, setting unread to the ID of every direct message
+//     (kind UM, a user's partition, with headers) that has neither readat
+//     nor archivedat. A copy writes to the new table's stream: run it
+//     before the stream function is attached, or with events off.
+//   - Host-system-ID claims (kind HC, sort key h#<host id>) moved from the
+//     inbox's public partition to ClaimPK. A retry of a publish claimed
+//     before the upgrade is not recognized as one: within its message's
+//     lifetime it publishes again. Drain retries before upgrading, or copy
+//     each claim to its new key.
+//
 // # Atomicity and retries
 //
 // Each Store method is one request or one transaction (see each method).
