@@ -259,24 +259,32 @@ func BenchmarkFleet(b *testing.B) {
 	}
 }
 
-func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool) {
-	ctx := context.Background()
+// newFleet returns n processes (Inboxes) with freshness fresh over one
+// in-memory store holding 30 broadcasts, sharing Redis if shared, and the
+// store's counter of public-partition reads.
+func newFleet(b *testing.B, client *redis.Client, n int, fresh time.Duration, shared bool) (*storetest.PublicReads, []*inbox.Inbox) {
 	store := &storetest.PublicReads{Store: memstore.New()}
 	writer := inbox.New(store.Store)
 	for i := range 30 {
-		if _, err := writer.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
+		if _, err := writer.Broadcast(context.Background(), scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	prefix := uniquePrefix(b)
 	fleet := make([]*inbox.Inbox, n)
 	for i := range fleet {
-		opts := []inbox.Option{inbox.WithSharedCache(fleetFreshness)}
+		opts := []inbox.Option{inbox.WithSharedCache(fresh)}
 		if shared {
 			opts = append(opts, inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix(prefix))))
 		}
 		fleet[i] = inbox.New(store, opts...)
 	}
+	return store, fleet
+}
+
+func benchmarkFleet(b *testing.B, client *redis.Client, n int, shared, warm bool) {
+	ctx := context.Background()
+	store, fleet := newFleet(b, client, n, fleetFreshness, shared)
 	if warm {
 		if _, err := fleet[0].List(ctx, scope.User("u0"), inbox.ListOptions{}); err != nil {
 			b.Fatal(err)
@@ -324,22 +332,9 @@ func BenchmarkFleetSteady(b *testing.B) {
 	for _, shared := range []bool{false, true} {
 		b.Run(fmt.Sprintf("processes=%d/redis=%s", n, map[bool]string{false: "off", true: "on"}[shared]), func(b *testing.B) {
 			ctx := context.Background()
-			store := &storetest.PublicReads{Store: memstore.New()}
-			writer := inbox.New(store.Store)
-			for i := range 30 {
-				if _, err := writer.Broadcast(ctx, scope, inbox.Draft{Title: "b" + strconv.Itoa(i)}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			prefix := uniquePrefix(b)
-			fleet := make([]*inbox.Inbox, n)
-			for i := range fleet {
-				opts := []inbox.Option{inbox.WithSharedCache(fresh)}
-				if shared {
-					opts = append(opts, inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix(prefix))))
-				}
-				fleet[i] = inbox.New(store, opts...)
-				if _, err := fleet[i].List(ctx, scope.User("u"+strconv.Itoa(i)), inbox.ListOptions{}); err != nil {
+			store, fleet := newFleet(b, client, n, fresh, shared)
+			for i, ib := range fleet {
+				if _, err := ib.List(ctx, scope.User("u"+strconv.Itoa(i)), inbox.ListOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

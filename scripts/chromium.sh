@@ -13,19 +13,6 @@ done
 if [[ -n ${INBOX_BROWSER:-} ]]; then
 	exit 0
 fi
-sudo=()
-if [[ $(id -u) != 0 ]]; then
-	if ! command -v sudo >/dev/null; then
-		echo "chromium.sh: no chromium, and neither root nor sudo to install it: the page test will not run" >&2
-		exit 0
-	fi
-	sudo=(sudo -n)
-fi
-if ! command -v apt-get >/dev/null; then
-	echo "chromium.sh: no chromium, and no apt-get to install it: the page test will not run" >&2
-	exit 0
-fi
-echo "chromium.sh: installing Debian's chromium for the page test" >&2
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq >&2
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium >&2
+# shellcheck source=lib.bash
+source "$(dirname "$0")/lib.bash"
+apt_install chromium.sh chromium || echo "chromium.sh: the page test will not run" >&2

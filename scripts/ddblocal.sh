@@ -34,64 +34,15 @@ if ! jar=$(find_jar) || ! grep -q "\"version\": \"$version\"" "$prefix/node_modu
 fi
 dir=$(cd "$(dirname "$jar")" && pwd)
 
-# free_port prints a loopback port that nothing listens on right now.
-free_port() {
-	node -e 'const s = require("net").createServer(); s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
-}
+# shellcheck source=lib.bash
+source scripts/lib.bash
 
-# answers reports whether an HTTP server answers on port $1.
-answers() {
-	local line
-	{
-		exec 3<>"/dev/tcp/127.0.0.1/$1" &&
-			printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 &&
-			IFS= read -r -t 2 line <&3 &&
-			[[ $line == HTTP/* ]]
-	} 2>/dev/null
-	local ok=$?
-	# Braces scope the redirection to this exec: a bare
-	# `exec 3>&- 2>/dev/null` would send the script's own stderr to
-	# /dev/null for good, hiding every error of the command it runs.
-	{ exec 3>&-; } 2>/dev/null || true
-	return $ok
+launch() {
+	cd "$dir" && exec java -Djava.library.path="$dir/DynamoDBLocal_lib" -jar DynamoDBLocal.jar \
+		-inMemory -sharedDb -disableTelemetry -port "$1"
 }
-
-pid=
-log=$(mktemp "${TMPDIR:-/tmp}/ddblocal.XXXXXX")
-stop() {
-	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -f "$log"
-}
-trap stop EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Another process may take the port between free_port and Java's bind: try
-# a few ports.
-for attempt in 1 2 3; do
-	port=$(free_port)
-	(cd "$dir" && exec java -Djava.library.path="$dir/DynamoDBLocal_lib" -jar DynamoDBLocal.jar \
-		-inMemory -sharedDb -disableTelemetry -port "$port") >"$log" 2>&1 &
-	pid=$!
-	for _ in $(seq 1 300); do # up to 30 s
-		if answers "$port"; then
-			break 2
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	echo "ddblocal: DynamoDB Local did not answer on port $port (attempt $attempt):" >&2
-	cat "$log" >&2
-	stop
-	pid=
-	log=$(mktemp "${TMPDIR:-/tmp}/ddblocal.XXXXXX")
-	[[ $attempt == 3 ]] && exit 1
-done
+ready() { answers "$1" 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' 'HTTP/*'; }
+serve ddblocal 300 launch ready || exit 1 # up to 30 s a try
 
 export INBOX_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
 echo "ddblocal: DynamoDB Local at $INBOX_DYNAMODB_ENDPOINT (pid $pid)" >&2
