@@ -307,13 +307,8 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 		return nil
 	}
 	var w wireSnapshot
-	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor {
+	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor || !w.valid(p) {
 		return nil
-	}
-	for _, r := range w.Head {
-		if r.Partition != p {
-			return nil
-		}
 	}
 	// It was read fresh-ttl ago; another host's clock may be ahead.
 	at := w.At
@@ -322,6 +317,37 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	}
 	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
 		head: w.Head, complete: w.Complete, stats: w.Stats}
+}
+
+// valid reports whether w can be a snapshot of shared partition p as a
+// refresh reads one: at most sharedHead valid records (broadcasts, not
+// receipts) of p in strictly descending ID order, and stats of p alone. A
+// value from the backend that is not is ignored, so that a corrupt or
+// forged one cannot break List's paging (which relies on the order) or
+// show another partition's records.
+func (w wireSnapshot) valid(p Partition) bool {
+	if len(w.Head) > sharedHead || w.At.IsZero() {
+		return false
+	}
+	for i, r := range w.Head {
+		if r.Partition != p || r.Receipt || ValidateMessageID(r.Message.ID) != nil || ValidateRecord(r) != nil ||
+			i > 0 && r.Message.ID >= w.Head[i-1].Message.ID {
+			return false
+		}
+	}
+	for _, c := range w.Stats.Counters {
+		if c.Partition != p {
+			return false
+		}
+	}
+	for _, rs := range [][]Record{w.Stats.Expired, w.Stats.Tombstones} {
+		for _, r := range rs {
+			if r.Partition != p {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // keep stores s as p's snapshot unless a write to p came since its

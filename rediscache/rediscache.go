@@ -10,9 +10,10 @@
 // every other process loads it from Redis: DynamoDB sees a few reads per
 // shared partition per freshness interval for the whole fleet, however
 // many processes serve it (measured, BenchmarkFleetSteady: 100 processes
-// listing without pause make 9 public-partition requests per interval with
-// Redis, 180 without; each process keeps a snapshot until a random point
-// in its last half-life, so that they do not all miss at once). A fleet
+// listing without pause make 8 to 20 public-partition requests per
+// interval with Redis, 180 without; each process keeps a snapshot until a
+// random point in its last half-life, so that they do not all miss at
+// once). A fleet
 // starting cold, with Redis empty, reads once per process that misses
 // before the first has saved.
 //
