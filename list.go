@@ -216,17 +216,13 @@ func (ib *Inbox) archivedPage(ctx context.Context, u User, o ListOptions, limit 
 				keys = append(keys, Key{Partition: p, ID: r.Message.ID})
 			}
 		}
+		recs, err := ib.getRecords(ctx, keys)
+		if err != nil {
+			return nil, "", err
+		}
 		found := map[string]Record{}
-		for len(keys) > 0 {
-			n := min(len(keys), maxGetKeys)
-			recs, err := ib.store.GetRecords(ctx, keys[:n])
-			if err != nil {
-				return nil, "", err
-			}
-			keys = keys[n:]
-			for _, r := range recs {
-				found[r.Message.ID] = r
-			}
+		for _, r := range recs {
+			found[r.Message.ID] = r
 		}
 		for i, r := range res.Records {
 			f := feedRecord{Record: r}
@@ -321,29 +317,38 @@ func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
 }
 
 // readReceipts reads the receipts, in s.receiptsIn, of the broadcasts in
-// s's buffer, in one round trip: parallel reads of at most maxGetKeys.
+// s's buffer, in one round trip.
 func (ib *Inbox) readReceipts(ctx context.Context, s *feedStream) error {
-	s.receipts = map[string]Record{}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	for chunk := range slices.Chunk(s.buf, maxGetKeys) {
-		keys := make([]Key, len(chunk))
-		for i, r := range chunk {
-			keys[i] = Key{Partition: s.receiptsIn, ID: r.Message.ID}
+	keys := make([]Key, len(s.buf))
+	for i, r := range s.buf {
+		keys[i] = Key{Partition: s.receiptsIn, ID: r.Message.ID}
+	}
+	recs, err := ib.getRecords(ctx, keys)
+	s.receipts = make(map[string]Record, len(recs))
+	for _, r := range recs {
+		if r.Receipt {
+			s.receipts[r.Message.ID] = r
 		}
+	}
+	return err
+}
+
+// getRecords reads the records at keys, any number of them, in one round
+// trip: parallel Store.GetRecords of at most maxGetKeys keys each.
+func (ib *Inbox) getRecords(ctx context.Context, keys []Key) ([]Record, error) {
+	var mu sync.Mutex
+	var out []Record
+	g, gctx := errgroup.WithContext(ctx)
+	for chunk := range slices.Chunk(keys, maxGetKeys) {
 		g.Go(func() error {
-			recs, err := ib.store.GetRecords(gctx, keys)
+			recs, err := ib.store.GetRecords(gctx, chunk)
 			mu.Lock()
 			defer mu.Unlock()
-			for _, r := range recs {
-				if r.Receipt {
-					s.receipts[r.Message.ID] = r
-				}
-			}
+			out = append(out, recs...)
 			return err
 		})
 	}
-	return g.Wait()
+	return out, g.Wait()
 }
 
 // feedStream is one partition's records, read page by page in descending

@@ -235,16 +235,12 @@ func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []Record,
 	for _, k := range keys {
 		dead[k.ID] = true
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), maxGetKeys)
-		found, err := ib.store.GetRecords(ctx, keys[:n])
-		if err != nil {
-			return nil, err
-		}
-		keys = keys[n:]
-		for _, b := range found {
-			delete(dead, b.Message.ID)
-		}
+	found, err := ib.getRecords(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range found {
+		delete(dead, b.Message.ID)
 	}
 	return dead, nil
 }

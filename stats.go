@@ -280,18 +280,14 @@ func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, 
 	for _, t := range tombstones {
 		keys = append(keys, Key{Partition: u.partition(), ID: t.Message.ID})
 	}
+	recs, err := ib.getRecords(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
 	var out []Record
-	for len(keys) > 0 {
-		n := min(len(keys), maxGetKeys)
-		recs, err := ib.store.GetRecords(ctx, keys[:n])
-		if err != nil {
-			return nil, err
-		}
-		keys = keys[n:]
-		for _, r := range recs {
-			if r.Receipt && now.Before(r.Message.ExpiresAt) {
-				out = append(out, r)
-			}
+	for _, r := range recs {
+		if r.Receipt && now.Before(r.Message.ExpiresAt) {
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -90,13 +90,18 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 		}
 	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
 		if ib.events == nil {
-			return nil, ib.adoptForeign(ctx, r)
+			// Read only for the adoption, which skips what does not decode.
+			if str(r.Change.NewImage, "kind") != "UM" {
+				return nil, nil
+			}
+			rec, err := imageRecord(r.Change.Keys, r.Change.NewImage)
+			if err != nil {
+				return nil, nil
+			}
+			return nil, ib.adoptForeign(ctx, &rec)
 		}
 		if len(r.Change.NewImage) == 0 || r.EventName == string(events.DynamoDBOperationTypeModify) && len(r.Change.OldImage) == 0 {
 			return nil, fmt.Errorf("%w: %s record %q without new and old images: events need a NEW_AND_OLD_IMAGES stream", ErrInvalidInput, r.EventName, r.EventID)
-		}
-		if err := ib.adoptForeign(ctx, r); err != nil {
-			return nil, err
 		}
 	default:
 		return nil, nil
@@ -116,27 +121,25 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 	if ib.events == nil {
 		return nil, nil
 	}
+	if err := ib.adoptForeign(ctx, c.new); err != nil {
+		return nil, err
+	}
 	return eventsOf(r, c), nil
 }
 
-// adoptForeign adopts the direct message an INSERT or MODIFY record r
-// shows, if another program wrote it (it has no ledger entry): it gets an
-// entry, as Recount would give it, so that the Store indexes it as the
-// Inbox's own messages (the dynamo Store's unread index, which an
-// unread-only List reads). The adoption applies only if the message
-// still stands as r's new image shows it, so a redelivered or late record
-// changes nothing. Records without a new image, or whose image does not
-// decode (events, when on, report those), and every other record are left
+// adoptForeign adopts rec, the new image of an INSERT or MODIFY record
+// (nil if it has none), if it is a direct message another program wrote
+// (it has no ledger entry): it gets an entry, as Recount would give it, so
+// that the Store indexes it as the Inbox's own messages (the dynamo
+// Store's unread index, which an unread-only List reads). The adoption
+// applies only if the message still stands as the image shows it, so a
+// redelivered or late record changes nothing. Every other record is left
 // alone: Recount is the repair path, this a shortcut to it.
-func (ib *Inbox) adoptForeign(ctx context.Context, r events.DynamoDBEventRecord) error {
-	if str(r.Change.NewImage, "kind") != "UM" {
+func (ib *Inbox) adoptForeign(ctx context.Context, rec *Record) error {
+	if rec == nil || rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || !ib.now().Before(rec.Message.ExpiresAt) {
 		return nil
 	}
-	rec, err := imageRecord(r.Change.Keys, r.Change.NewImage)
-	if err != nil || rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || !ib.now().Before(rec.Message.ExpiresAt) {
-		return nil
-	}
-	return ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{rec}, AdoptAs: []string{newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
+	return ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{*rec}, AdoptAs: []string{newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
 }
 
 // RemovalFor returns the accounting of rec's removal that StreamHandler
