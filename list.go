@@ -166,8 +166,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	}
 
 	var out []feedRecord
+	v := ib.cache.newView(now)
 	for round := 0; ; round++ {
-		if err := ib.fetch(ctx, m.streams); err != nil {
+		if err := ib.fetch(ctx, v, m.streams); err != nil {
 			return nil, "", err
 		}
 		for len(out) < limit {
@@ -283,8 +284,8 @@ func visible(f feedRecord, o ListOptions, now time.Time) bool {
 }
 
 // fetch refills, in parallel, every stream whose buffer is empty and that
-// has more records.
-func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
+// has more records, reading the shared partitions through v.
+func (ib *Inbox) fetch(ctx context.Context, v *view, streams []*feedStream) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(streams))
 	for i, s := range streams {
@@ -296,7 +297,7 @@ func (ib *Inbox) fetch(ctx context.Context, streams []*feedStream) error {
 			defer wg.Done()
 			q := s.q
 			q.Before = s.next
-			res, err := ib.cache.feedQuery(ctx, q)
+			res, err := v.query(ctx, q)
 			if err != nil {
 				errs[i] = err
 				return

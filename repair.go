@@ -165,7 +165,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if sameTallies(st.Counters, counters) {
 		return nil
 	}
-	return ib.store.Repair(ctx, p, Repair{Reset: true, Version: st.Version, Counters: counters})
+	return ib.store.Repair(ctx, p, Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now})
 }
 
 // sameEntry reports whether ledger entry e records what rec adds to the

@@ -3,7 +3,9 @@ package inbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -108,45 +110,124 @@ func WithSharedBackend(b SharedBackend) Option {
 	return func(ib *Inbox) { ib.backend = b }
 }
 
+// sharedCacheSize bounds the snapshots one Inbox keeps: past it, the
+// stale ones are dropped first, then any, so that an inbox of many groups
+// costs memory for the partitions read within the freshness bound, not
+// for every partition ever read.
+const sharedCacheSize = 1024
+
+// sharedWritesSize bounds the shared partitions whose last write an Inbox
+// remembers (write generations); past it they are forgotten together.
+const sharedWritesSize = 1 << 14
+
+// snapshotReads bounds the reads of one refresh: a snapshot is taken when
+// two reads in a row, each of the newest records and the stats in
+// parallel, agree (see read).
+const snapshotReads = 6
+
+// knownSize bounds the IDs a snapshot knows below its head (see
+// snapshot.known).
+const knownSize = 256
+
 // sharedCache is the Store of an Inbox: it passes every call to the Store
 // it wraps, drops a shared partition's snapshot when a write through it
 // may change that partition, and serves the feed reads of shared
-// partitions (feedQuery, feedStats) from snapshots. It is safe for
-// concurrent use.
+// partitions (through a view) from snapshots. It is safe for concurrent
+// use.
 type sharedCache struct {
 	Store
 	fresh time.Duration
 	clock func() time.Time // the Inbox's clock: the time of the data
 	real  func() time.Time // the time that bounds freshness
 
-	backend SharedBackend // nil for none
+	backend   SharedBackend // nil for none
+	namespace string        // the Store's, in backend keys
 
 	flights singleflight.Group
 	mu      sync.Mutex
 	snaps   map[Partition]*snapshot
-	gens    map[Partition]uint64 // bumped by each write to the partition
-	// floor holds, for a partition this process wrote, the least counter
-	// version a snapshot from the backend must have: -1 until the store
-	// has been read after the write.
-	floor map[Partition]int64
+	// gens holds the write generation of each shared partition this
+	// process wrote; one it does not hold is at base. A refresh keeps its
+	// snapshot only if no write came since it began.
+	gens map[Partition]uint64
+	seq  uint64 // the last generation given
+	base uint64 // the generation of partitions gens does not hold
+	// floor holds, for a partition this process wrote within the last
+	// two freshness bounds, the least counter version a snapshot from the
+	// backend must have: -1 until the store has been read after the write.
+	floor map[Partition]versionFloor
 }
 
-// snapshot is a shared partition as one refresh read it.
+// versionFloor is a floor of sharedCache and when the write that set it
+// was made (by the real clock).
+type versionFloor struct {
+	version int64
+	at      time.Time
+}
+
+// snapshot is a shared partition as one refresh read it: its newest
+// records and its stats, from one consistent view of the partition.
 type snapshot struct {
 	at, realAt time.Time // the Inbox's clock and the real clock at the read
 	gen        uint64
 	head       []Record // the newest records, all of them if complete
 	complete   bool
 	stats      Stats // with the ledger entries expiring up to at+fresh
+	// known holds IDs of messages below the head known to have been
+	// written before the snapshot was read: a user's receipts of them
+	// (Stats.Recent) were read before it (see Inbox.Counts).
+	known map[string]bool
+}
+
+// has reports whether s is known to reflect message id of its partition:
+// id is in its head or known, or was removed before the read (a
+// tombstone), or s holds every record and id is not among them (then the
+// message, if it exists, came after s).
+func (s *snapshot) has(id string) bool {
+	if s.known[id] {
+		return true
+	}
+	for _, r := range s.head {
+		if r.Message.ID == id {
+			return true
+		}
+	}
+	for _, t := range s.stats.Tombstones {
+		if t.Message.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b SharedBackend) *sharedCache {
-	return &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
-		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]int64{}}
+	c := &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
+		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{}}
+	if n, ok := s.(Namespacer); ok {
+		c.namespace = n.Namespace()
+	}
+	return c
+}
+
+// Namespacer is implemented by a Store that names the data it holds (the
+// dynamo Store: its table), so that the snapshots of stores of several
+// tables that share one SharedBackend are kept apart. A Store that does not
+// implement it shares the empty namespace.
+type Namespacer interface {
+	// Namespace returns a name unique to the data the Store holds.
+	Namespace() string
 }
 
 // backendDropTimeout bounds the backend's Drop after a write.
 const backendDropTimeout = time.Second
+
+// gen returns p's write generation. c.mu must be held.
+func (c *sharedCache) gen(p Partition) uint64 {
+	if g, ok := c.gens[p]; ok {
+		return g
+	}
+	return c.base
+}
 
 // invalidate drops p's snapshot if p is shared, and makes a refresh in
 // flight from before not stored. It drops the backend's snapshot of p
@@ -159,14 +240,28 @@ func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 		return
 	}
 	c.mu.Lock()
-	c.gens[p]++
+	if len(c.gens) >= sharedWritesSize {
+		// Forget every partition's generation at once: each moves to a
+		// new base, above every generation a refresh in flight holds.
+		clear(c.gens)
+		c.base = c.seq + 1
+		c.seq++
+	}
+	c.seq++
+	c.gens[p] = c.seq
 	delete(c.snaps, p)
-	c.floor[p] = -1
+	now := c.real()
+	for q, f := range c.floor {
+		if now.Sub(f.at) > 2*c.fresh {
+			delete(c.floor, q) // any backend snapshot older than it expired
+		}
+	}
+	c.floor[p] = versionFloor{version: -1, at: now}
 	c.mu.Unlock()
 	if c.backend != nil && c.fresh > 0 {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), backendDropTimeout)
 		defer cancel()
-		_ = c.backend.Drop(ctx, backendKey(p)) // see WithSharedBackend: never fails the write
+		_ = c.backend.Drop(ctx, c.backendKey(p)) // see WithSharedBackend: never fails the write
 	}
 }
 
@@ -193,8 +288,11 @@ func (c *sharedCache) Repair(ctx context.Context, p Partition, r Repair) error {
 	return err
 }
 
-// backendKey is the backend key of shared partition p's snapshot.
-func backendKey(p Partition) string { return "inbox/snapshot/v1/" + p.PK() }
+// backendKey is the backend key of shared partition p's snapshot: the
+// Store's namespace (its table) and p's key.
+func (c *sharedCache) backendKey(p Partition) string {
+	return "inbox/snapshot/v2/" + strconv.Quote(c.namespace) + "/" + p.PK()
+}
 
 // wireSnapshot is a snapshot as the backend holds it.
 type wireSnapshot struct {
@@ -202,6 +300,7 @@ type wireSnapshot struct {
 	Head     []Record  `json:"head"`
 	Complete bool      `json:"complete"`
 	Stats    Stats     `json:"stats"`
+	Known    []string  `json:"known,omitempty"`
 }
 
 // snapshot returns a snapshot of shared partition p fresh at now (the
@@ -226,7 +325,7 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 		if s, g := c.current(p, now); s != nil && g == gen {
 			return s, nil
 		}
-		return c.refresh(context.WithoutCancel(ctx), p, gen)
+		return c.refresh(context.WithoutCancel(ctx), p, gen, nil, true)
 	})
 	select {
 	case <-ctx.Done():
@@ -244,40 +343,73 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 func (c *sharedCache) current(p Partition, now time.Time) (*snapshot, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, gen := c.snaps[p], c.gens[p]
-	// now is truncated to the second (records' precision), s.at not.
-	if s != nil && !now.Before(s.at.Truncate(time.Second)) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh {
+	s, gen := c.snaps[p], c.gen(p)
+	if s != nil && c.servable(s, now) {
 		return s, gen
 	}
 	return nil, gen
 }
 
+// servable reports whether s may still be served at now (the Inbox's
+// clock), by both clocks.
+func (c *sharedCache) servable(s *snapshot, now time.Time) bool {
+	// now is truncated to the second (records' precision), s.at not.
+	return !now.Before(s.at.Truncate(time.Second)) && now.Sub(s.at) < c.fresh && c.real().Sub(s.realAt) < c.fresh
+}
+
 // refresh returns a new snapshot of p, from the backend if it holds one
-// this process may use, else read from the store (and saved to the
-// backend), and stores it as p's snapshot unless a write to p came
-// meanwhile.
-func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
-	if s := c.load(ctx, p, gen); s != nil {
-		return c.keep(p, s), nil
+// this process may use (only if useBackend), else read from the store
+// (and saved to the backend), and stores it as p's snapshot unless a write
+// to p came meanwhile. The new snapshot knows the IDs the snapshot it
+// replaces knew, and those of known: messages written before it was read.
+func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, known []string, useBackend bool) (*snapshot, error) {
+	if useBackend {
+		if s := c.load(ctx, p, gen); s != nil {
+			return c.keep(p, s), nil
+		}
 	}
 	s, err := c.read(ctx, p, gen)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	current := c.gens[p] == gen
-	if current && c.floor[p] == -1 {
-		c.floor[p] = s.stats.Version
+	current := c.gen(p) == gen
+	if f, ok := c.floor[p]; current && ok && f.version == -1 {
+		c.floor[p] = versionFloor{version: s.stats.Version, at: f.at}
 	}
+	s.known = inherit(c.snaps[p], known)
 	c.mu.Unlock()
 	if c.backend != nil && current {
 		// Not once this process wrote to p since the read began: the
 		// snapshot may predate the write.
-		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}); err == nil {
-			_ = c.backend.Save(ctx, backendKey(p), v, c.fresh) // see WithSharedBackend
+		w := wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}
+		for id := range s.known {
+			w.Known = append(w.Known, id)
+		}
+		if v, err := json.Marshal(w); err == nil {
+			_ = c.backend.Save(ctx, c.backendKey(p), v, c.fresh) // see WithSharedBackend
 		}
 	}
 	return c.keep(p, s), nil
+}
+
+// inherit returns the IDs a new snapshot knows: those of old (a snapshot
+// of the same partition read before it, nil if none) and ids, at most
+// knownSize of them.
+func inherit(old *snapshot, ids []string) map[string]bool {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	if old != nil {
+		for id := range old.known {
+			if len(out) >= knownSize {
+				break
+			}
+			out[id] = true
+		}
+	}
+	return out
 }
 
 // load returns p's snapshot from the backend, nil if there is none this
@@ -290,10 +422,10 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	c.mu.Lock()
 	floor, wrote := c.floor[p]
 	c.mu.Unlock()
-	if floor == -1 {
+	if wrote && floor.version == -1 {
 		return nil
 	}
-	v, ttl, found, err := c.backend.Load(ctx, backendKey(p))
+	v, ttl, found, err := c.backend.Load(ctx, c.backendKey(p))
 	if err != nil || !found || ttl <= 0 || ttl > c.fresh {
 		return nil
 	}
@@ -307,7 +439,7 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 		return nil
 	}
 	var w wireSnapshot
-	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor || !w.valid(p) {
+	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor.version || !w.valid(p) {
 		return nil
 	}
 	// It was read fresh-ttl ago; another host's clock may be ahead.
@@ -315,18 +447,22 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	if now := c.clock().UTC(); at.After(now) {
 		at = now
 	}
-	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
-		head: w.Head, complete: w.Complete, stats: w.Stats}
+	s := &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
+		head: w.Head, complete: w.Complete, stats: w.Stats, known: map[string]bool{}}
+	for _, id := range w.Known {
+		s.known[id] = true
+	}
+	return s
 }
 
 // valid reports whether w can be a snapshot of shared partition p as a
 // refresh reads one: at most sharedHead valid records (broadcasts, not
-// receipts) of p in strictly descending ID order, and stats of p alone. A
-// value from the backend that is not is ignored, so that a corrupt or
-// forged one cannot break List's paging (which relies on the order) or
-// show another partition's records.
+// receipts) of p in strictly descending ID order, stats of p alone, and
+// at most knownSize known message IDs. A value from the backend that is
+// not is ignored, so that a corrupt or forged one cannot break List's
+// paging (which relies on the order) or show another partition's records.
 func (w wireSnapshot) valid(p Partition) bool {
-	if len(w.Head) > sharedHead || w.At.IsZero() {
+	if len(w.Head) > sharedHead || w.At.IsZero() || len(w.Known) > knownSize {
 		return false
 	}
 	for i, r := range w.Head {
@@ -347,23 +483,72 @@ func (w wireSnapshot) valid(p Partition) bool {
 			}
 		}
 	}
-	return true
+	for _, id := range w.Known {
+		if ValidateMessageID(id) != nil {
+			return false
+		}
+	}
+	return len(w.Stats.Recent) == 0
 }
 
 // keep stores s as p's snapshot unless a write to p came since its
-// generation, and returns it.
+// generation, and returns it. Past sharedCacheSize snapshots it drops the
+// stale ones, then any.
 func (c *sharedCache) keep(p Partition, s *snapshot) *snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gens[p] == s.gen {
-		c.snaps[p] = s
+	if c.gen(p) != s.gen {
+		return s
 	}
+	if _, ok := c.snaps[p]; !ok && len(c.snaps) >= sharedCacheSize {
+		now := c.clock().UTC().Truncate(time.Second)
+		for q, old := range c.snaps {
+			if !c.servable(old, now) {
+				delete(c.snaps, q)
+			}
+		}
+		for q := range c.snaps {
+			if len(c.snaps) < sharedCacheSize*3/4 {
+				break
+			}
+			delete(c.snaps, q) // map order: any
+		}
+	}
+	c.snaps[p] = s
 	return s
 }
 
+// snapshotsKept reports how many snapshots c holds (for tests).
+func (c *sharedCache) snapshotsKept() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.snaps)
+}
+
 // read reads p's newest records and its stats from the store, in
-// parallel.
+// parallel, again and again until two reads in a row agree: then no write
+// to p landed between the two requests of the second read (it would have
+// changed one of them from the first read, made before it), so its
+// records and stats are one consistent view of p. A partition that keeps
+// changing for snapshotReads reads is ErrConflict.
 func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
+	var prev *snapshot
+	for range snapshotReads {
+		s, err := c.readOnce(ctx, p, gen)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil && prev.same(s) {
+			return s, nil
+		}
+		prev = s
+	}
+	return nil, fmt.Errorf("inbox: shared partition %s kept changing while it was read: %w", p.PK(), ErrConflict)
+}
+
+// readOnce reads p's newest records and its stats from the store, in
+// parallel.
+func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
 	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen}
 	var head QueryResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -384,48 +569,126 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 	return s, nil
 }
 
-// feedStats returns p's stats at now, with the ledger entries expired by
-// now and the tombstones that expire after now: from p's snapshot if p is
-// shared and the cache is on, else from the Store.
-func (c *sharedCache) feedStats(ctx context.Context, p Partition, now time.Time) (Stats, error) {
-	s, err := c.snapshot(ctx, p, now)
+// same reports whether two reads of a partition saw the same records and
+// stats (its version, counters, tombstones and expired entries).
+func (s *snapshot) same(o *snapshot) bool {
+	entries := func(rs []Record) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.Message.ID + "\x00" + r.Entry
+		}
+		slices.Sort(out)
+		return out
+	}
+	return s.complete == o.complete && s.stats.Version == o.stats.Version &&
+		slices.Equal(entries(s.head), entries(o.head)) &&
+		slices.Equal(entries(s.stats.Tombstones), entries(o.stats.Tombstones)) &&
+		slices.Equal(entries(s.stats.Expired), entries(o.stats.Expired)) &&
+		sameTallies(s.stats.Counters, o.stats.Counters)
+}
+
+// view is what one List or Counts call reads of the shared partitions:
+// the first snapshot it gets of each, kept for the whole call, so that
+// every read of the call sees one consistent view of each partition. It
+// is safe for concurrent use.
+type view struct {
+	c     *sharedCache
+	now   time.Time
+	mu    sync.Mutex
+	snaps map[Partition]*snapshot
+}
+
+// newView returns an empty view of c's shared partitions at now.
+func (c *sharedCache) newView(now time.Time) *view {
+	return &view{c: c, now: now, snaps: map[Partition]*snapshot{}}
+}
+
+// snapshot returns the view's snapshot of p: nil for a user's partition
+// or with the cache off.
+func (v *view) snapshot(ctx context.Context, p Partition) (*snapshot, error) {
+	v.mu.Lock()
+	s, ok := v.snaps[p]
+	v.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := v.c.snapshot(ctx, p, v.now)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if old, ok := v.snaps[p]; ok {
+		return old, nil // another read of the call got there first
+	}
+	v.snaps[p] = s
+	return s, nil
+}
+
+// renew replaces the view's snapshot of shared partition p by one read
+// from the store now, which knows the messages ids (written before this
+// call). It is how Counts catches up with a user's partition that is
+// newer than the snapshot. With the cache off it does nothing: every read
+// goes to the store.
+func (v *view) renew(ctx context.Context, p Partition, ids []string) error {
+	if v.c.fresh == 0 {
+		return nil
+	}
+	v.c.mu.Lock()
+	gen := v.c.gen(p)
+	v.c.mu.Unlock()
+	s, err := v.c.refresh(ctx, p, gen, ids, false)
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.snaps[p] = s
+	v.mu.Unlock()
+	return nil
+}
+
+// stats returns p's stats at the view's time, with the ledger entries
+// expired by then and the tombstones that expire after it: from p's
+// snapshot if p is shared and the cache is on, else from the Store.
+func (v *view) stats(ctx context.Context, p Partition) (Stats, error) {
+	s, err := v.snapshot(ctx, p)
 	if err != nil {
 		return Stats{}, err
 	}
 	var all Stats
 	if s != nil {
 		all = s.stats
-	} else if all, err = c.Store.Stats(ctx, p, now); err != nil {
+	} else if all, err = v.c.Store.Stats(ctx, p, v.now); err != nil {
 		return Stats{}, err
 	}
 	st := all
 	st.Expired, st.Tombstones = nil, nil
 	for _, e := range all.Expired {
-		if !now.Before(e.Message.ExpiresAt) {
+		if !v.now.Before(e.Message.ExpiresAt) {
 			st.Expired = append(st.Expired, e)
 		}
 	}
 	for _, t := range all.Tombstones {
-		if now.Before(t.Message.ExpiresAt) {
+		if v.now.Before(t.Message.ExpiresAt) {
 			st.Tombstones = append(st.Tombstones, t)
 		}
 	}
 	return st, nil
 }
 
-// feedQuery runs q: from the snapshot of q's partition if it is shared,
-// the cache is on and the snapshot covers the IDs q reads; else from the
-// Store. Served from a snapshot, it evaluates the snapshot's records below
-// q.Before and above q.After, at most q.Limit, applies q's filters, and
-// returns as Next the last ID evaluated, or "" when the snapshot holds the
-// whole partition below it.
-func (c *sharedCache) feedQuery(ctx context.Context, q Query) (QueryResult, error) {
-	s, err := c.snapshot(ctx, q.Partition, q.Now)
+// query runs q: from the view's snapshot of q's partition if it is
+// shared, the cache is on and the snapshot covers the IDs q reads; else
+// from the Store. Served from a snapshot, it evaluates the snapshot's
+// records below q.Before and above q.After, at most q.Limit, applies q's
+// filters, and returns as Next the last ID evaluated, or "" when the
+// snapshot holds the whole partition below it.
+func (v *view) query(ctx context.Context, q Query) (QueryResult, error) {
+	s, err := v.snapshot(ctx, q.Partition)
 	if err != nil {
 		return QueryResult{}, err
 	}
 	if s == nil || !s.covers(q) {
-		return c.Store.Query(ctx, q)
+		return v.c.Store.Query(ctx, q)
 	}
 	var res QueryResult
 	evaluated := 0

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -149,24 +150,65 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 		return Counts{}, err
 	}
 	now := ib.now()
+	v := ib.cache.newView(now)
 	parts := append([]Partition{u.partition()}, u.shared()...)
 	stats := make([]Stats, len(parts))
 	probes := make([]QueryResult, len(parts))
 	after, limit := ib.seen.get(u.partition())
-	g, gctx := errgroup.WithContext(ctx)
-	for i, p := range parts {
-		g.Go(func() (err error) { stats[i], err = ib.cache.feedStats(gctx, p, now); return err })
+	read := func(g *errgroup.Group, gctx context.Context, i int) {
+		p := parts[i]
+		g.Go(func() (err error) { stats[i], err = v.stats(gctx, p); return err })
 		if limit == 0 {
-			probes[i].Next = maxID // not read: unseen reads it all if it must
-			continue
+			probes[i] = QueryResult{Next: maxID} // not read: unseen reads it all if it must
+			return
 		}
 		g.Go(func() (err error) {
-			probes[i], err = ib.cache.feedQuery(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
+			probes[i], err = v.query(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
 			return err
 		})
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range parts {
+		read(g, gctx, i)
+	}
 	if err := g.Wait(); err != nil {
 		return Counts{}, err
+	}
+	// u's partition counts u's receipts of every message it holds one of.
+	// A shared partition's view (a snapshot, or a read made in parallel)
+	// may predate a broadcast u has a receipt of: u made it in the
+	// meantime, through another process. u's recent receipts name them;
+	// such a partition is read again, now that u's partition has been
+	// read, so that the view holds every message u's receipts are of.
+	behind := map[int][]string{}
+	for _, k := range stats[0].Recent {
+		i := slices.Index(parts[1:], k.Partition) + 1
+		if i == 0 {
+			continue // a group this call does not name
+		}
+		s, err := v.snapshot(ctx, k.Partition)
+		if err != nil {
+			return Counts{}, err
+		}
+		if s == nil || !s.has(k.ID) {
+			behind[i] = append(behind[i], k.ID)
+		}
+	}
+	if len(behind) > 0 {
+		g, gctx := errgroup.WithContext(ctx)
+		for i, ids := range behind {
+			g.Go(func() error {
+				if err := v.renew(gctx, parts[i], ids); err != nil {
+					return err
+				}
+				rg, rctx := errgroup.WithContext(gctx)
+				read(rg, rctx, i)
+				return rg.Wait()
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return Counts{}, err
+		}
 	}
 	in := map[string]bool{"": true} // the groups whose receipts count
 	for _, p := range parts[2:] {
@@ -227,7 +269,7 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 			probes[i].Next = maxID
 		}
 	}
-	if c.Unseen, err = ib.unseen(ctx, parts, probes, seen, now); err != nil {
+	if c.Unseen, err = ib.unseen(ctx, v, parts, probes, seen, now); err != nil {
 		return Counts{}, err
 	}
 	return c, nil
@@ -236,7 +278,7 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 // unseen counts the messages of parts above the seen watermark seen that
 // u's feed shows unread: probes hold each partition's newest records
 // (above a lower watermark); the rest are read from the store.
-func (ib *Inbox) unseen(ctx context.Context, parts []Partition, probes []QueryResult, seen string, now time.Time) (int64, error) {
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probes []QueryResult, seen string, now time.Time) (int64, error) {
 	var n int64
 	marked := map[string]bool{} // shared messages u has a receipt of
 	var shared []string
@@ -258,7 +300,7 @@ func (ib *Inbox) unseen(ctx context.Context, parts []Partition, probes []QueryRe
 				break
 			}
 			var err error
-			res, err = ib.cache.feedQuery(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
+			res, err = v.query(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
 			if err != nil {
 				return 0, err
 			}

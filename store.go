@@ -83,6 +83,12 @@ type Store interface {
 	// Mark.Entry. The receipt gets To's marks, of Shared's group; if To is
 	// zero it is deleted with its entry.
 	//
+	// A receipt mark that creates a receipt (From zero, To not) also
+	// records, in the same atomic unit, the broadcast's key (Shared and
+	// Key.ID) among the recent receipts of the user's partition, in slot
+	// add of RecentSlots(mk.Now), and forgets every recent receipt in
+	// slot clear (see Stats.Recent).
+	//
 	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
 	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
 	// it has no entry and no deltas.
@@ -334,7 +340,41 @@ type Stats struct {
 	// Seen is a user partition's seen watermark: every message ID up to it
 	// counts as seen; "" if the user never marked anything seen.
 	Seen string
+	// Recent holds, for a user partition, the broadcasts and group
+	// messages (their shared partition and ID) of which the user's
+	// receipts were created recently: every key Store.Mark recorded in a
+	// slot it has not cleared since, in any order. On DynamoDB they are
+	// string sets on the c#* item, read with the counters.
+	Recent []Key
 }
+
+// RecentSlotWidth is the width of the time slots in which Store.Mark
+// records the receipts it creates (Stats.Recent). A key recorded at time t
+// stays at least RecentSlotWidth and at most three times it: a mark made
+// two slots later clears it. An Inbox relies on it staying longer than
+// its shared-partition freshness bound (see WithSharedCache) plus the
+// clock skew between the processes of a fleet.
+const RecentSlotWidth = 10 * time.Minute
+
+// RecentSlotCount is the number of slots Stats.Recent is kept in.
+const RecentSlotCount = 4
+
+// RecentSlots returns the slot (0 to RecentSlotCount-1) in which a receipt
+// created at now is recorded, and the slot cleared at the same time: the
+// one two slots away, so that a key stays recorded through the slot after
+// its own, and clocks of a fleet a slot apart clear nothing the others
+// still need.
+func RecentSlots(now time.Time) (add, clear int) {
+	i := int(now.Unix()/int64(RecentSlotWidth/time.Second)) % RecentSlotCount
+	if i < 0 {
+		i += RecentSlotCount
+	}
+	return i, (i + RecentSlotCount/2) % RecentSlotCount
+}
+
+// CreatesReceipt reports whether mk creates a receipt: a receipt mark from
+// no marks to some, which Store.Mark records in Stats.Recent.
+func (mk Mark) CreatesReceipt() bool { return mk.Receipt && mk.From.IsZero() && !mk.To.IsZero() }
 
 // Removal is the accounting of one removed record for Store.ApplyRemoval.
 type Removal struct {
@@ -367,6 +407,12 @@ type Repair struct {
 	Reset    bool
 	Version  int64
 	Counters []Counter
+	// Recent are the partition's recent receipts as read with Version
+	// (Stats.Recent): the reset keeps them, recorded anew at Now (see
+	// RecentSlots), so that a Store that keeps them on the counters does
+	// not lose them.
+	Recent []Key
+	Now    time.Time
 }
 
 // HostClaim is the claim of a host system ID for Store.ClaimHostID.

@@ -28,10 +28,18 @@ const RemovalMarkerTTL = 48 * time.Hour
 // tombstone, so that its readers' receipts stop counting at once. With
 // events on, INSERT and MODIFY records of kind UM items (and of kind SN,
 // seen watermarks) make the events of their changes (see EventKind). An
-// INSERT or MODIFY of a direct message that another program wrote (no
-// ledger entry) adopts it, as Recount would (one transaction), so that
-// the Store indexes it like the Inbox's own: until then an unread-only
-// List misses it. Every other record is ignored.
+// INSERT or MODIFY of a message, broadcast or receipt that another
+// program wrote (no ledger entry) adopts it, as Recount would (one
+// transaction), with or without events: from then on Counts counts it out
+// the moment it expires, and the Store indexes a direct message like the
+// Inbox's own (until then an unread-only List misses it). So the event
+// source mapping must always pass INSERT and MODIFY records of kind UM.
+// Every other record is ignored.
+//
+// A REMOVE record is accounted from its keys and old image alone: an old
+// image without tenant_key, inbox_key or uid (another program's item that
+// leaves them out) is accounted in the partition its keys name; one whose
+// attributes name another tenant, inbox or user than its keys fails.
 //
 // Each removal is applied exactly once, however often the record is
 // delivered: for an item with a ledger entry, the decrements are applied
@@ -128,15 +136,17 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 }
 
 // adoptForeign adopts rec, the new image of an INSERT or MODIFY record
-// (nil if it has none), if it is a direct message another program wrote
-// (it has no ledger entry): it gets an entry, as Recount would give it, so
-// that the Store indexes it as the Inbox's own messages (the dynamo
-// Store's unread index, which an unread-only List reads). The adoption
-// applies only if the message still stands as the image shows it, so a
-// redelivered or late record changes nothing. Every other record is left
-// alone: Recount is the repair path, this a shortcut to it.
+// (nil if it has none), if another program wrote it (it has no ledger
+// entry): a direct message, a broadcast or group message, or a receipt.
+// It gets an entry, as Recount would give it, so that from then on it is
+// counted out the moment it expires, like the Inbox's own records (Counts
+// reads the entries that expired), and a direct message joins the
+// Store's index of unread messages (the dynamo Store's unread index, which
+// an unread-only List reads). The adoption applies only if the record
+// still stands as the image shows it, so a redelivered or late record
+// changes nothing. Records that expired are left to their removal.
 func (ib *Inbox) adoptForeign(ctx context.Context, rec *Record) error {
-	if rec == nil || rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || !ib.now().Before(rec.Message.ExpiresAt) {
+	if rec == nil || rec.Ledgered() || !ib.now().Before(rec.Message.ExpiresAt) {
 		return nil
 	}
 	return ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{*rec}, AdoptAs: []string{newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})

@@ -23,8 +23,12 @@ func hasRead(c inbox.Counter) bool { return !c.Partition.IsShared() || c.Read !=
 // counterUpdate returns the transaction item that adds change d to its
 // counter, creating the counter (kind, keys and zero tallies) if missing;
 // with bump it also adds 1 to the partition's version (kept on c#*).
-func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteItem, error) {
+func (s *Store) counterUpdate(d inbox.Counter, bump bool, recent *recentChange) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("published"), expression.Value(d.Published))
+	if recent != nil {
+		upd = upd.Add(expression.Name(recentAttr(recent.add)), expression.Value(stringSet(recent.values))).
+			Remove(expression.Name(recentAttr(recent.clear)))
+	}
 	if hasRead(d) {
 		upd = upd.Add(expression.Name("read"), expression.Value(d.Read))
 	}
@@ -56,11 +60,38 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool) (types.TransactWriteIt
 	}}, nil
 }
 
+// recentChange is what a Mark changes in a user's recent receipts: the
+// values added to slot add, and slot clear emptied.
+type recentChange struct {
+	add, clear int
+	values     []string
+}
+
+// recentChanges returns the recent receipts marks create, by partition.
+func recentChanges(marks []inbox.Mark) map[inbox.Partition]*recentChange {
+	out := map[inbox.Partition]*recentChange{}
+	for _, mk := range marks {
+		if !mk.CreatesReceipt() {
+			continue
+		}
+		p := mk.Key.Partition
+		c := out[p]
+		if c == nil {
+			c = &recentChange{}
+			c.add, c.clear = inbox.RecentSlots(mk.Now)
+			out[p] = c
+		}
+		c.values = append(c.values, recentValue(inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}))
+	}
+	return out
+}
+
 // counterUpdates returns the transaction items adding deltas (one per
 // counter, as the Store contract promises), each partition's c#* moving
-// its version: a partition whose total deltas leave out gets a change of
-// zero to its total. Two changes to one counter are ErrInvalidInput.
-func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteItem, error) {
+// its version (and, for a partition in recent, its recent receipts): a
+// partition whose total deltas leave out gets a change of zero to its
+// total. Two changes to one counter are ErrInvalidInput.
+func (s *Store) counterUpdates(deltas []inbox.Counter, recent map[inbox.Partition]*recentChange) ([]types.TransactWriteItem, error) {
 	if err := inbox.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
@@ -76,9 +107,20 @@ func (s *Store) counterUpdates(deltas []inbox.Counter) ([]types.TransactWriteIte
 			deltas = append(deltas, inbox.Counter{Partition: d.Partition})
 		}
 	}
+	for p := range recent {
+		if !total[p] {
+			total[p] = true
+			deltas = append(deltas, inbox.Counter{Partition: p})
+		}
+	}
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
-		it, err := s.counterUpdate(d, d.Category == "" && d.Group == "")
+		isTotal := d.Category == "" && d.Group == ""
+		var rc *recentChange
+		if isTotal {
+			rc = recent[d.Partition]
+		}
+		it, err := s.counterUpdate(d, isTotal, rc)
 		if err != nil {
 			return nil, err
 		}
@@ -106,13 +148,16 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 		}
 		switch {
 		case strings.HasPrefix(sk, inbox.CounterPrefix):
-			c, ver, err := s.decodeCounter(p, av)
+			c, ver, recent, err := s.decodeCounter(p, av)
 			if err != nil {
 				return inbox.Stats{}, err
 			}
 			st.Counters = append(st.Counters, c)
 			if c.Category == "" && c.Group == "" {
 				st.Version = ver
+				if !p.IsShared() {
+					st.Recent = recent
+				}
 			}
 		case sk == inbox.SeenSK:
 			var it seenItem
@@ -137,22 +182,23 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 	return st, nil
 }
 
-// decodeCounter returns the counter of a stats item of p, and its version.
-func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Counter, int64, error) {
+// decodeCounter returns the counter of a stats item of p, its version
+// and its recent receipts.
+func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Counter, int64, []inbox.Key, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Counter{}, 0, err
+		return inbox.Counter{}, 0, nil, err
 	}
 	var it counterItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Counter{}, 0, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
+		return inbox.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
 	}
 	cat, group, err := inbox.ParseCounterSK(sk)
 	if err != nil {
-		return inbox.Counter{}, 0, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
+		return inbox.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
 	return inbox.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read,
-		Archived: it.Archived, ArchivedRead: it.ArchivedRead, Hidden: it.Hidden}, it.Ver, nil
+		Archived: it.Archived, ArchivedRead: it.ArchivedRead, Hidden: it.Hidden}, it.Ver, it.recentKeys(p), nil
 }
 
 // queryAll returns every item matching key condition kc, strongly
@@ -271,6 +317,16 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	totalItem, err := s.counterItem(*total, r.Version+1)
 	if err != nil {
 		return err
+	}
+	if len(r.Recent) > 0 {
+		// The reset keeps the recent receipts (read with r.Version), in
+		// the slot of its time.
+		add, _ := inbox.RecentSlots(r.Now)
+		values := make(stringSet, len(r.Recent))
+		for i, k := range r.Recent {
+			values[i] = recentValue(k)
+		}
+		totalItem[recentAttr(add)] = &types.AttributeValueMemberSS{Value: values}
 	}
 	putTotal, err := s.conditionalPut(totalItem, versionCond)
 	if err != nil {

@@ -133,6 +133,44 @@ type counterItem struct {
 	TenantKey    string `dynamodbav:"tenant_key"`
 	InboxKey     string `dynamodbav:"inbox_key"`
 	UID          string `dynamodbav:"uid"`
+	// Recent are the recent receipts of a user's c#* (inbox.Stats.Recent),
+	// by slot: string sets of "<group>#<message id>".
+	Recent0 []string `dynamodbav:"rs0,omitempty,stringset"`
+	Recent1 []string `dynamodbav:"rs1,omitempty,stringset"`
+	Recent2 []string `dynamodbav:"rs2,omitempty,stringset"`
+	Recent3 []string `dynamodbav:"rs3,omitempty,stringset"`
+}
+
+// recentAttr is the name of slot i of a user's recent receipts on c#*.
+func recentAttr(i int) string { return "rs" + strconv.Itoa(i) }
+
+// recentValue is a recent receipt as a c#* string set holds it.
+func recentValue(k inbox.Key) string { return k.Partition.Group + "#" + k.ID }
+
+// recentKeys decodes the recent receipts of user partition p from it's
+// slots, leaving out any value that is not a group and a message ID: such
+// a value was not written by a Store, and the keys only ever make an Inbox
+// read more.
+func (it counterItem) recentKeys(p inbox.Partition) []inbox.Key {
+	var out []inbox.Key
+	for _, slot := range [][]string{it.Recent0, it.Recent1, it.Recent2, it.Recent3} {
+		for _, v := range slot {
+			g, id, ok := strings.Cut(v, "#")
+			if !ok || inbox.ValidateMessageID(id) != nil || g != inbox.PublicGroup && inbox.ValidateKey("group", g) != nil {
+				continue
+			}
+			out = append(out, inbox.Key{Partition: inbox.Partition{Tenant: p.Tenant, Inbox: p.Inbox, Group: g}, ID: id})
+		}
+	}
+	return out
+}
+
+// stringSet marshals as a DynamoDB string set (SS), for an ADD to one.
+type stringSet []string
+
+// MarshalDynamoDBAttributeValue implements attributevalue.Marshaler.
+func (ss stringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return &types.AttributeValueMemberSS{Value: ss}, nil
 }
 
 type tenantItem struct {

@@ -51,6 +51,12 @@ func New(client Client, table string, opts ...Option) *Store {
 	return &Store{client: client, table: table, o: o}
 }
 
+// Namespace returns the table's name (see inbox.Namespacer): Inboxes over
+// Stores of two tables that share one inbox.SharedBackend keep their
+// snapshots apart. Tables of the same name in two accounts or regions need
+// backends of their own (or rediscache prefixes).
+func (s *Store) Namespace() string { return s.table }
+
 // key returns the primary key of the item at pk, sk.
 func (s *Store) key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{

@@ -90,7 +90,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if err != nil {
 		return err
 	}
-	counters, err := s.counterUpdates(deltas)
+	counters, err := s.counterUpdates(deltas, nil)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
 		})
 	}
-	counters, err := s.counterUpdates(deltas)
+	counters, err := s.counterUpdates(deltas, recentChanges(marks))
 	if err != nil {
 		return err
 	}
@@ -306,9 +306,10 @@ func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
 
 // markFailed tells why the record of mark mk failed its condition. For a
 // receipt: its existence or marks changed (ErrStateChanged). For a direct
-// message, from the old item: gone, expired, another message, a receipt,
-// or of another entry is ErrNotFound; a message that stands with other
-// marks is ErrStateChanged.
+// message, from the old item: gone, expired, another message or a receipt
+// is ErrNotFound; a message that stands with other marks, or with another
+// ledger entry (adopted meanwhile, by Recount or the stream handler), is
+// ErrStateChanged, so the caller reads it again.
 func (s *Store) markFailed(mk inbox.Mark) onFail {
 	return func(old map[string]types.AttributeValue) error {
 		changed := fmt.Errorf("%w: %s in %s", inbox.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
@@ -324,8 +325,11 @@ func (s *Store) markFailed(mk inbox.Mark) onFail {
 		}
 		_, headers := old[attrHeaders]
 		_, flat := old[attrAudiences]
-		if l, ok := old[inbox.LedgerAttribute].(*types.AttributeValueMemberS); !headers && !flat || ok && l.Value != mk.Entry {
+		if !headers && !flat {
 			return notFound
+		}
+		if l, ok := old[inbox.LedgerAttribute].(*types.AttributeValueMemberS); ok && l.Value != mk.Entry {
+			return changed
 		}
 		var cat struct {
 			Taxonomy *taxonomyAttr `dynamodbav:"taxonomy"`
@@ -398,7 +402,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 		first = types.TransactWriteItem{Put: put}
 	}
 	items := []types.TransactWriteItem{first}
-	counters, err := s.counterUpdates(r.Deltas)
+	counters, err := s.counterUpdates(r.Deltas, nil)
 	if err != nil {
 		return false, err
 	}

@@ -40,6 +40,13 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 		}
 	}
 	slices.SortFunc(st.Tombstones, func(a, b inbox.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
+	if slots := s.recent[p]; slots != nil {
+		for _, slot := range slots {
+			for k := range slot {
+				st.Recent = append(st.Recent, k)
+			}
+		}
+	}
 	return st, nil
 }
 

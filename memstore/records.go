@@ -186,9 +186,11 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		rec, exists := get(mk.Key)
 		if !mk.Receipt {
 			switch {
-			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk) || rec.Ledgered() && rec.Entry != mk.Entry:
+			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk):
 				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, p.PK())
-			case !sameMarks(rec, mk.From):
+			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry:
+				// Other marks, or another ledger entry (the message was
+				// adopted meanwhile): the state read is stale.
 				return fmt.Errorf("%w: message %s in %s", inbox.ErrStateChanged, mk.Key.ID, p.PK())
 			case mk.Delete:
 				staged[mk.Key] = nil
@@ -234,8 +236,31 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 	for p, w := range seen {
 		s.seen[p] = w
 	}
+	for _, mk := range marks {
+		if mk.CreatesReceipt() {
+			s.recordRecent(mk)
+		}
+	}
 	s.addDeltas(deltas)
 	return nil
+}
+
+// recordRecent records the receipt mk creates among its partition's
+// recent receipts, and clears the slot RecentSlots says. s.mu must be
+// held.
+func (s *Store) recordRecent(mk inbox.Mark) {
+	p := mk.Key.Partition
+	slots := s.recent[p]
+	if slots == nil {
+		slots = new([inbox.RecentSlotCount]map[inbox.Key]bool)
+		s.recent[p] = slots
+	}
+	add, clear := inbox.RecentSlots(mk.Now)
+	slots[clear] = nil
+	if slots[add] == nil {
+		slots[add] = map[inbox.Key]bool{}
+	}
+	slots[add][inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}] = true
 }
 
 // sameMarks reports whether rec has the marks st sets.

@@ -25,6 +25,7 @@ type Store struct {
 	counters   map[inbox.Partition]map[string]inbox.Counter // by CounterSK
 	versions   map[inbox.Partition]int64
 	seen       map[inbox.Partition]string // seen watermarks
+	recent     map[inbox.Partition]*[inbox.RecentSlotCount]map[inbox.Key]bool
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
 	tenants    map[string]inbox.TenantSettings
@@ -108,6 +109,7 @@ func New(opts ...Option) *Store {
 		counters:   map[inbox.Partition]map[string]inbox.Counter{},
 		versions:   map[inbox.Partition]int64{},
 		seen:       map[inbox.Partition]string{},
+		recent:     map[inbox.Partition]*[inbox.RecentSlotCount]map[inbox.Key]bool{},
 		claims:     map[claimKey]claim{},
 		markers:    map[markerKey]uint64{},
 		tenants:    map[string]inbox.TenantSettings{},

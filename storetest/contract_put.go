@@ -25,6 +25,8 @@ func contractTests() []suiteTest {
 		{"MarkReadAlreadyRead", testMarkReadAlreadyRead},
 		{"MarkReadNotFound", testMarkReadNotFound},
 		{"MarkReadBatchAllOrNothing", testMarkReadBatch},
+		{"RecentReceipts", testRecentReceipts},
+		{"MarkAdoptedMeanwhile", testMarkAdoptedMeanwhile},
 		{"Stats", testStats},
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},

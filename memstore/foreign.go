@@ -1,0 +1,42 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/stak/inbox"
+)
+
+// PutForeign writes rec as another program following the seeds writes an
+// item: a message, broadcast or receipt with no ledger entry (rec.Entry
+// must be ""), and the counter changes deltas that program makes with it
+// (the seeds' published and read). A record already at rec's key is
+// ErrExists. It lets a test show what the library makes of other
+// programs' items: List shows them, Counts counts them as their counters
+// say, and a mark, Recount or the stream handler adopts them. Its expiry
+// and removal are accounted like any other record's.
+func (s *Store) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+	if rec.Ledgered() {
+		return fmt.Errorf("%w: another program's record %s with a ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+	}
+	if err := inbox.ValidateDeltas(deltas); err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	k := rec.Key()
+	if _, ok := s.records[k]; ok {
+		return fmt.Errorf("%w: record %s in %s", inbox.ErrExists, k.ID, k.Partition.PK())
+	}
+	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
+	s.records[k] = sr
+	ids := s.ids[k.Partition]
+	i, _ := slices.BinarySearch(ids, k.ID)
+	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
+	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
+	s.addDeltas(deltas)
+	return nil
+}

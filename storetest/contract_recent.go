@@ -1,0 +1,107 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// recentKeys returns a user partition's recent receipts, sorted, as
+// "<group>/<id>".
+func (e *env) recentKeys(p inbox.Partition) []string {
+	e.t.Helper()
+	var out []string
+	for _, k := range e.stats(p, e.clock.Now()).Recent {
+		if k.Partition.Tenant != p.Tenant || k.Partition.Inbox != p.Inbox || !k.Partition.IsShared() {
+			e.t.Errorf("recent receipt of %s in %s's stats", k.Partition.PK(), p.PK())
+		}
+		out = append(out, k.Partition.Group+"/"+k.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testRecentReceipts: a mark that creates a receipt records its broadcast
+// in the user's Stats.Recent, atomically with it; a mark that changes an
+// existing receipt records nothing; a receipt created two slots later
+// clears the slot of the first; a Repair reset keeps them.
+func testRecentReceipts(e *env) {
+	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
+	group := groupOf(e.scope, "admins")
+	b := e.message(pubP, "news", 3*time.Hour)
+	g := e.message(group, "", 3*time.Hour)
+	e.put(b)
+	e.put(g)
+	e.markReceipt(annP, b)
+	e.markReceipt(annP, g)
+	want := []string{"$public/" + b.Message.ID, "admins/" + g.Message.ID}
+	slices.Sort(want)
+	if got := e.recentKeys(annP); !slices.Equal(got, want) {
+		e.t.Errorf("Stats.Recent after two receipts: %v, want %v", got, want)
+	}
+	if got := e.recentKeys(bobP); len(got) != 0 {
+		e.t.Errorf("Stats.Recent of a user without receipts: %v", got)
+	}
+	if got := e.recentKeys(pubP); len(got) != 0 {
+		e.t.Errorf("Stats.Recent of a shared partition: %v", got)
+	}
+
+	// A failed mark records nothing.
+	missing := e.message(pubP, "news", 3*time.Hour)
+	now := e.clock.Now()
+	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(bobP, missing, now, now)}, readDelta(bobP, missing)); !errors.Is(err, inbox.ErrNotFound) {
+		e.t.Errorf("receipt of a missing broadcast: %v, want ErrNotFound", err)
+	}
+	if got := e.recentKeys(bobP); len(got) != 0 {
+		e.t.Errorf("Stats.Recent after a failed mark: %v", got)
+	}
+
+	// Two slots later, a new receipt clears the first slot.
+	add, _ := inbox.RecentSlots(e.clock.Now())
+	for {
+		e.clock.Advance(inbox.RecentSlotWidth)
+		if _, clear := inbox.RecentSlots(e.clock.Now()); clear == add {
+			break
+		}
+	}
+	later := e.message(pubP, "", 3*time.Hour)
+	e.put(later)
+	e.markReceipt(annP, later)
+	if got, want := e.recentKeys(annP), []string{"$public/" + later.Message.ID}; !slices.Equal(got, want) {
+		e.t.Errorf("Stats.Recent two slots later: %v, want %v", got, want)
+	}
+
+	// A reset keeps them.
+	st := e.stats(annP, e.clock.Now())
+	reset := inbox.Repair{Reset: true, Version: st.Version, Counters: st.Counters, Recent: st.Recent, Now: e.clock.Now()}
+	if err := e.store.Repair(e.ctx, annP, reset); err != nil {
+		e.t.Fatalf("Repair: %v", err)
+	}
+	if got, want := e.recentKeys(annP), []string{"$public/" + later.Message.ID}; !slices.Equal(got, want) {
+		e.t.Errorf("Stats.Recent after a reset: %v, want %v", got, want)
+	}
+}
+
+// testMarkAdoptedMeanwhile: a direct mark made for a message without a
+// ledger entry (another program's) finds it adopted by a Repair, with
+// another entry: ErrStateChanged, so the Inbox reads it again, not
+// ErrNotFound.
+func testMarkAdoptedMeanwhile(e *env) {
+	annP := e.part("ann")
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	now := e.clock.Now()
+	mk := directMark(d, now, now)
+	mk.Entry = inbox.LedgerSK(d.Message.ExpiresAt, d.Message.ID, "mark")
+	err := e.store.Mark(e.ctx, []inbox.Mark{mk}, delta(annP, "billing", 0, 1))
+	if !errors.Is(err, inbox.ErrStateChanged) {
+		e.t.Errorf("mark of a message with another ledger entry: %v, want ErrStateChanged", err)
+	}
+	if strings.Contains(err.Error(), "not found") {
+		e.t.Errorf("error %q says not found", err)
+	}
+	e.wantRecords("the message after the failed mark", []inbox.Record{d}, e.get(d.Key()))
+}
