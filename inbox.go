@@ -31,6 +31,7 @@ type Inbox struct {
 	configs     configCache
 	events      EventHandler
 	seen        seenCache
+	noReceipts  keySet // users' receipts of tombstoned broadcasts found missing
 	freshness   time.Duration
 	backend     SharedBackend
 	cache       *sharedCache // the Store, through the shared partitions' cache

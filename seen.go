@@ -9,9 +9,6 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// maxID is above every message ID: a Query Before it starts at the newest.
-const maxID = "\x7f"
-
 // The page sizes of the reads that count unseen messages (see Counts): the
 // first read of a partition, from the watermark this Inbox remembers for
 // the user (warm) or from the newest record (cold), and the reads after it.

@@ -2,8 +2,10 @@ package inbox
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -131,48 +133,68 @@ func (s countSum) counts() Counts {
 //
 // It reads the stats of u's partition and of each shared one
 // (Store.Stats, in parallel: one round trip, whatever the number of
-// messages), adds their counters, takes out u's marks on the messages of
-// groups u is not in, and takes out the ledger entries of records that
-// have expired, so messages that DynamoDB's TTL has not deleted yet, or
-// whose deletion the stream has not accounted yet, are not counted. While a
-// broadcast removed before its expiry has receipts standing (until its
-// original expiry), a second round trip reads u's receipt of each such
-// broadcast, so that u's counts leave it out too.
+// messages; the shared ones from the snapshots of WithSharedCache), adds
+// their counters, takes out u's marks on the messages of groups u is not
+// in, and takes out the ledger entries of records that have expired, so
+// messages that DynamoDB's TTL has not deleted yet, or whose deletion the
+// stream has not accounted yet, are not counted.
 //
-// Unseen is counted from the records above u's seen watermark, read in the
-// same round trip: from the watermark this Inbox last saw for u, or the
-// newest few records of each partition if it saw none; if those do not
-// reach down to the watermark (many messages arrived since), more rounds
-// read the rest. Its cost grows with the unseen messages, not with the
-// feed.
+// Unseen (u has a seen watermark) is read in the same round trip, from the
+// watermark this Inbox last saw for u: u's unread direct messages and u's
+// receipts above it (Query.Unseen: the dynamo Store reads them from its
+// unread index, with u's counter version, so that they and the stats are
+// one view of u's partition; on a mismatch Counts reads both again), and
+// the broadcasts above it that u holds no receipt of, from the shared
+// partitions' views. Its cost grows with the unread messages and the
+// broadcasts above the watermark, not with the feed or what u has read; a
+// user without a watermark costs nothing more (Unseen is Unread).
+//
+// A second round trip is made only when needed: while a broadcast
+// removed before its expiry stands as a tombstone, u's receipt of it is
+// read once per Inbox (a tombstoned broadcast gets no new receipts, so
+// that u has none is remembered); when a shared partition's view lacks a
+// broadcast u holds a receipt of (one u marked through another process
+// after the view was read), that partition is read again; and when more
+// than a page of records lies above the watermark.
 func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
+	for range countsAttempts {
+		c, ok, err := ib.counts(ctx, u)
+		if err != nil || ok {
+			return c, err
+		}
+	}
+	return Counts{}, fmt.Errorf("inbox: counts of %s: the user's partition kept changing while it was read: %w", u.ID, ErrConflict)
+}
+
+// countsAttempts bounds the reads of one Counts call whose stats and
+// unseen records disagree (a write landed between them).
+const countsAttempts = 4
+
+// counts is one attempt of Counts: ok is false if u's stats and the
+// records of its unseen count were not one view of u's partition.
+func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error) {
 	now := ib.now()
 	v := ib.cache.newView(now)
 	parts := append([]Partition{u.partition()}, u.shared()...)
 	stats := make([]Stats, len(parts))
-	probes := make([]QueryResult, len(parts))
 	after, limit := ib.seen.get(u.partition())
-	read := func(g *errgroup.Group, gctx context.Context, i int) {
-		p := parts[i]
+	var probe *QueryResult
+	g, gctx := errgroup.WithContext(ctx)
+	for i, p := range parts {
 		g.Go(func() (err error) { stats[i], err = v.stats(gctx, p); return err })
-		if limit == 0 {
-			probes[i] = QueryResult{Next: maxID} // not read: unseen reads it all if it must
-			return
-		}
-		g.Go(func() (err error) {
-			probes[i], err = v.query(gctx, Query{Partition: p, After: after, Limit: limit, Now: now, Archived: NotArchived})
+	}
+	if limit > 0 {
+		g.Go(func() error {
+			res, err := ib.store.Query(gctx, Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
+			probe = &res
 			return err
 		})
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range parts {
-		read(g, gctx, i)
-	}
 	if err := g.Wait(); err != nil {
-		return Counts{}, err
+		return Counts{}, false, err
 	}
 	// u's partition counts u's receipts of every message it holds one of.
 	// A shared partition's view (a snapshot, or a read made in parallel)
@@ -188,7 +210,7 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 		}
 		s, err := v.snapshot(ctx, k.Partition)
 		if err != nil {
-			return Counts{}, err
+			return Counts{}, false, err
 		}
 		if s == nil || !s.has(k.ID) {
 			behind[i] = append(behind[i], k.ID)
@@ -197,17 +219,16 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if len(behind) > 0 {
 		g, gctx := errgroup.WithContext(ctx)
 		for i, ids := range behind {
-			g.Go(func() error {
-				if err := v.renew(gctx, parts[i], ids); err != nil {
+			g.Go(func() (err error) {
+				if err = v.renew(gctx, parts[i], ids); err != nil {
 					return err
 				}
-				rg, rctx := errgroup.WithContext(gctx)
-				read(rg, rctx, i)
-				return rg.Wait()
+				stats[i], err = v.stats(gctx, parts[i])
+				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return Counts{}, err
+			return Counts{}, false, err
 		}
 	}
 	in := map[string]bool{"": true} // the groups whose receipts count
@@ -250,7 +271,7 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	}
 	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 	if err != nil {
-		return Counts{}, err
+		return Counts{}, false, err
 	}
 	out(dead...)
 	c := sum.counts()
@@ -259,80 +280,133 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if seen == "" {
 		// No watermark: nothing was ever marked seen.
 		c.Unseen = c.Unread
-		return c, nil
+		return c, true, nil
 	}
 	if after > seen {
 		// The watermark this Inbox remembered is above the stored one
-		// (the table was restored, say): the probes missed records.
-		probes = make([]QueryResult, len(parts))
-		for i := range probes {
-			probes[i].Next = maxID
-		}
+		// (the table was restored, say): the probe missed records.
+		probe = nil
 	}
-	if c.Unseen, err = ib.unseen(ctx, v, parts, probes, seen, now); err != nil {
-		return Counts{}, err
-	}
-	return c, nil
+	c.Unseen, ok, err = ib.unseen(ctx, v, parts, probe, stats[0].Version, seen, now)
+	return c, ok, err
 }
 
 // unseen counts the messages of parts above the seen watermark seen that
-// u's feed shows unread: probes hold each partition's newest records
-// (above a lower watermark); the rest are read from the store.
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probes []QueryResult, seen string, now time.Time) (int64, error) {
-	var n int64
+// u's feed shows unread: u's unread direct messages above it, and the
+// broadcasts above it in the shared partitions' views of which u holds no
+// receipt (a receipt is a mark: read, archived or deleted). probe is the
+// first page of u's unseen records (nil if not read), read with the stats
+// of counter version version; ok is false if a page of u's records was of
+// another version (a write came between).
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *QueryResult, version int64, seen string, now time.Time) (n int64, ok bool, err error) {
+	q := Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
+	if probe == nil {
+		res, err := ib.store.Query(ctx, q)
+		if err != nil {
+			return 0, false, err
+		}
+		probe = &res
+	}
 	marked := map[string]bool{} // shared messages u has a receipt of
-	var shared []string
-	for i, p := range parts {
-		res := probes[i]
+	for res := *probe; ; {
+		if res.Versioned && res.Version != version {
+			return 0, false, nil
+		}
+		for _, r := range res.Records {
+			switch {
+			case r.Message.ID <= seen:
+			case r.Receipt:
+				marked[r.Message.ID] = true
+			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt):
+				n++
+			}
+		}
+		if res.Next == "" || res.Next <= seen {
+			break
+		}
+		q.Before = res.Next
+		if res, err = ib.store.Query(ctx, q); err != nil {
+			return 0, false, err
+		}
+	}
+	for _, p := range parts[1:] {
+		sq := Query{Partition: p, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived}
 		for {
+			res, err := v.query(ctx, sq)
+			if err != nil {
+				return 0, false, err
+			}
 			for _, r := range res.Records {
-				switch {
-				case r.Message.ID <= seen:
-				case r.Receipt:
-					marked[r.Message.ID] = true
-				case i > 0:
-					shared = append(shared, r.Message.ID)
-				case !r.Message.IsRead() && !r.Message.IsArchived():
+				if r.Message.ID > seen && !marked[r.Message.ID] {
 					n++
 				}
 			}
 			if res.Next == "" || res.Next <= seen {
 				break
 			}
-			var err error
-			res, err = v.query(ctx, Query{Partition: p, Before: res.Next, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived})
-			if err != nil {
-				return 0, err
-			}
+			sq.Before = res.Next
 		}
 	}
-	for _, id := range shared {
-		if !marked[id] {
-			n++
-		}
-	}
-	return n, nil
+	return n, true, nil
 }
 
 // deadReceipts returns u's unexpired receipts of the broadcasts tombstones
 // name: broadcasts removed before they expired, whose receipts still
-// stand and count as read until they expire.
+// stand and count as read until they expire. It reads u's receipt of each
+// tombstone, but for those it found u has none of before: a tombstoned
+// broadcast gets no new receipt, so that stays true.
 func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, now time.Time) ([]Record, error) {
 	keys := make([]Key, 0, len(tombstones))
 	for _, t := range tombstones {
-		keys = append(keys, Key{Partition: u.partition(), ID: t.Message.ID})
+		if k := (Key{Partition: u.partition(), ID: t.Message.ID}); !ib.noReceipts.has(k) {
+			keys = append(keys, k)
+		}
 	}
 	recs, err := ib.getRecords(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
+	found := make(map[string]bool, len(recs))
 	var out []Record
 	for _, r := range recs {
+		found[r.Message.ID] = true
 		if r.Receipt && now.Before(r.Message.ExpiresAt) {
 			out = append(out, r)
 		}
 	}
+	for _, k := range keys {
+		if !found[k.ID] {
+			ib.noReceipts.add(k)
+		}
+	}
 	return out, nil
+}
+
+// keySet is a set of keys bounded to keySetSize: past it, it forgets them
+// all. It is safe for concurrent use.
+type keySet struct {
+	mu sync.Mutex
+	m  map[Key]bool
+}
+
+// keySetSize bounds a keySet.
+const keySetSize = 1 << 16
+
+// has reports whether k is in the set.
+func (s *keySet) has(k Key) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[k]
+}
+
+// add puts k in the set.
+func (s *keySet) add(k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= keySetSize {
+		s.m = map[Key]bool{}
+	}
+	s.m[k] = true
 }
 
 // maxGetKeys is the most keys of one Store.GetRecords.

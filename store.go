@@ -190,6 +190,25 @@ type Query struct {
 	Archived ArchiveFilter
 	// Now drops records that expire at or before Now; zero keeps all.
 	Now time.Time
+	// Unseen selects, in a user's partition, what decides the user's
+	// unseen count above After (see Inbox.Counts): the unread, unarchived
+	// direct messages and every receipt, evaluated alone (Limit counts
+	// only them; the dynamo Store reads them from its unread index), and
+	// asks for the partition's counter version as read with them
+	// (QueryResult.Version). Category, UnreadOnly and Archived must be
+	// unset with it.
+	Unseen bool
+}
+
+// ValidateQuery checks what q may ask of Store.Query, whatever is stored,
+// as every Store must before it reads: an Unseen query is of a user's
+// partition, without Category, UnreadOnly or Archived. Anything else is
+// ErrInvalidInput.
+func ValidateQuery(q Query) error {
+	if q.Unseen && (q.Partition.IsShared() || q.Category != "" || q.UnreadOnly || q.Archived != AnyArchived) {
+		return fmt.Errorf("%w: an unseen query of %s with other filters, or of a shared partition", ErrInvalidInput, q.Partition.PK())
+	}
+	return nil
 }
 
 // QueryResult is one page of Store.Query.
@@ -201,6 +220,11 @@ type QueryResult struct {
 	// dropped records. "" means no records remain below (above After); a
 	// non-empty Next may lead to an empty page.
 	Next string
+	// Version is, for a Query with Unseen, the partition's counter version
+	// (Stats.Version) in the same consistent read as Records, if Versioned:
+	// a Store that cannot read it with them leaves Versioned false.
+	Version   int64
+	Versioned bool
 }
 
 // ArchiveFilter selects records of a Store.Query by the archive mark.

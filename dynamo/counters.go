@@ -47,6 +47,11 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool, recent *recentChange) 
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
 		Set(expression.Name("inbox_key"), expression.Value(d.Partition.Inbox)).
 		Set(expression.Name("uid"), expression.Value(d.Partition.User+d.Partition.Group))
+	if bump && !d.Partition.IsShared() {
+		// A user's c#* is in the unread index, so that an unseen read
+		// gets the counter version with the records.
+		upd = upd.Set(expression.Name(attrUnread), expression.Value(counterMark))
+	}
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("dynamo: counter update: %w", err)
@@ -318,6 +323,9 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	if err != nil {
 		return err
 	}
+	if !p.IsShared() {
+		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
+	}
 	if len(r.Recent) > 0 {
 		// The reset keeps the recent receipts (read with r.Version), in
 		// the slot of its time.
@@ -368,7 +376,12 @@ func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
 	}
 	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State()), own)
 	upd := expression.Set(ledger, expression.Value(as.Entry))
-	if !rec.Receipt {
+	switch {
+	case rec.Partition.IsShared():
+	case rec.Receipt:
+		// A receipt another program wrote joins the unread index.
+		upd = upd.Set(expression.Name(attrUnread), expression.Value(rec.Message.ID+receiptMark))
+	default:
 		// A message another program wrote joins the unread index.
 		upd = setUnread(upd, rec.Partition, rec.Message.ID, rec.State())
 	}

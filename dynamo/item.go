@@ -31,7 +31,7 @@ const (
 	attrDeleted   = "deletedat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
-	attrUnread    = "unread" // a direct message's ID while unread and not archived
+	attrUnread    = "unread" // the unread index's key: see unreadKey
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
@@ -251,6 +251,23 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
 }
 
+// The unread index (a local secondary index on attrUnread) holds, in a
+// user's partition: each unread, unarchived direct message under its ID;
+// each receipt under its ID and receiptMark (just above the ID, below the
+// next one); and the c#* stats item under counterMark, above every ID.
+// An unread page reads below feedBound and drops the receipts it passes
+// (a filter cannot name the index's key, and the index projects nothing
+// that tells a receipt from a message): it evaluates the unread messages
+// and the receipts of the broadcasts between them, never a read message.
+// An unseen read (inbox.Query.Unseen) reads all three from the top, so
+// that it gets the counter version with the records.
+const (
+	receiptMark = "r"
+	counterMark = "~"
+	// feedBound is above every ID and receipt key, below counterMark.
+	feedBound = "}"
+)
+
 // unreadKey returns the unread index's key of direct message id of
 // partition p with marks st: its ID while it is unread and not archived,
 // in a user's partition; "" (no attribute, so not in the index) otherwise.
@@ -280,6 +297,7 @@ func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, err
 		Deleted:  readAt(mk.To.DeletedAt),
 		Ledger:   mk.Entry,
 		Group:    mk.EntryRecord().Message.Audience.Group,
+		Unread:   mk.Key.ID + receiptMark,
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
 	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)

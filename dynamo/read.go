@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -74,13 +75,23 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if q.Limit < 1 {
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
 	}
+	if err := inbox.ValidateQuery(q); err != nil {
+		return inbox.QueryResult{}, err
+	}
 	pk := q.Partition.PK()
-	index := q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared() && s.o.unread != ""
+	user := !q.Partition.IsShared() && s.o.unread != ""
+	feed := q.UnreadOnly && q.Archived == inbox.NotArchived && user // an unread page: the index's messages
+	unseen := q.Unseen && user                                      // the index's messages, receipts and c#*
+	index := feed || unseen
 	kc := expression.Key(s.o.pk).Equal(expression.Value(pk))
 	switch {
-	case index && q.After != "":
+	case unseen && q.After != "":
 		kc = kc.And(expression.Key(attrUnread).GreaterThan(expression.Value(q.After)))
-	case index: // the index holds only messages
+	case unseen: // the whole index, c#* first
+	case feed && q.After != "":
+		kc = kc.And(expression.Key(attrUnread).Between(expression.Value(q.After+"\x00"), expression.Value(feedBound)))
+	case feed:
+		kc = kc.And(expression.Key(attrUnread).LessThan(expression.Value(feedBound)))
 	case q.After != "":
 		// Above After and within m#: m#<After> < sk < m$ ('$' follows '#').
 		kc = kc.And(expression.Key(s.o.sk).Between(expression.Value(inbox.MessageSK(q.After)+"\x00"), expression.Value("m$")))
@@ -90,16 +101,40 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	fq := q
 	if index {
-		// The index holds only unread, unarchived messages, and projects
-		// only the attributes of the category and expiry filters.
+		// The index holds only unread, unarchived messages (and receipts,
+		// and c#*), and projects only the attributes of the category and
+		// expiry filters.
 		fq.UnreadOnly, fq.Archived = false, inbox.AnyArchived
 	}
-	if f, ok := s.queryFilter(fq); ok {
+	if unseen {
+		fq.Now = time.Time{} // c#* has no expiry: filtered below
+	}
+	f, ok := s.queryFilter(fq)
+	var extra []expression.ConditionBuilder
+	switch {
+	case q.Unseen && !user:
+		// Without the index: receipts, and unread, unarchived messages,
+		// of the library's own (as the index would hold them).
+		extra = append(extra, expression.Name(inbox.LedgerAttribute).AttributeExists(),
+			expression.Or(expression.Not(isMessage()), expression.And(unread(), has(attrArchived, false))))
+	}
+	for _, c := range extra {
+		if ok {
+			f = f.And(c)
+		} else {
+			f, ok = c, true
+		}
+	}
+	if ok {
 		b = b.WithFilter(f)
 	}
 	expr, err := b.Build()
 	if err != nil {
 		return inbox.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
+	}
+	limit := min(q.Limit, 1<<30)
+	if unseen && q.Before == "" {
+		limit++ // c#*, above every record
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
@@ -109,7 +144,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(false),
 		ConsistentRead:            aws.Bool(true),
-		Limit:                     aws.Int32(int32(min(q.Limit, 1<<30))),
+		Limit:                     aws.Int32(int32(limit)),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	}
 	if q.Before != "" {
@@ -133,10 +168,30 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		return inbox.QueryResult{}, opError("query", err)
 	}
 	var res inbox.QueryResult
+	evaluated, last := 0, ""
 	for _, av := range out.Items {
+		if _, sk, err := s.itemKey(av); err == nil && unseen && sk == inbox.CounterSK("", "") {
+			_, ver, _, err := s.decodeCounter(q.Partition, av)
+			if err != nil {
+				return inbox.QueryResult{}, err
+			}
+			res.Version, res.Versioned = ver, true
+			continue
+		}
+		evaluated++
+		if evaluated > q.Limit {
+			// A c#* not in the index yet (written before it was): one
+			// record more than asked for.
+			res.Next = last
+			return res, nil
+		}
 		rec, err := s.decodeRecord(q.Partition, av)
 		if err != nil {
 			return inbox.QueryResult{}, err
+		}
+		last = rec.Message.ID
+		if unseen && !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt) || feed && rec.Receipt {
+			continue // expired (c#* has no expiry to filter by); a receipt, in the index beside the messages
 		}
 		res.Records = append(res.Records, rec)
 	}

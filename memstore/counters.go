@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -26,14 +25,7 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 	slices.SortFunc(st.Counters, func(a, b inbox.Counter) int {
 		return strings.Compare(inbox.CounterSK(a.Category, a.Group), inbox.CounterSK(b.Category, b.Group))
 	})
-	for k, e := range s.ledger {
-		if k.p == p && !now.Before(e.Message.ExpiresAt) {
-			st.Expired = append(st.Expired, e)
-		}
-	}
-	slices.SortFunc(st.Expired, func(a, b inbox.Record) int {
-		return cmp.Or(a.Message.ExpiresAt.Compare(b.Message.ExpiresAt), strings.Compare(a.Message.ID, b.Message.ID))
-	})
+	st.Expired = s.ledger.expired(p, now)
 	for k, t := range s.tombstones {
 		if k.Partition == p {
 			st.Tombstones = append(st.Tombstones, t.rec)
@@ -75,14 +67,14 @@ func (s *Store) applyRemoval(r inbox.Removal) bool {
 	rec := r.Record
 	if rec.Ledgered() {
 		k := entryOf(rec)
-		if _, ok := s.ledger[k]; !ok {
+		if !s.ledger.has(k) {
 			return false
 		}
 		sr, there := s.records[rec.Key()]
 		if r.Delete && there && sr.rec.Entry != rec.Entry {
 			return false // another record stands at the key now
 		}
-		delete(s.ledger, k)
+		s.ledger.del(k)
 		if r.Delete && there {
 			s.drop(rec.Key())
 		}
@@ -139,7 +131,7 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 			continue
 		}
 		sr.rec.Entry = r.AdoptAs[i]
-		s.ledger[entryOf(sr.rec)] = entry(sr.rec)
+		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 	}
 	if !r.Reset {
 		return nil

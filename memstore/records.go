@@ -39,7 +39,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	if _, ok := s.records[rec.Key()]; ok {
 		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	if _, ok := s.ledger[entryOf(rec)]; ok {
+	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	s.insert(rec.Clone())
@@ -82,10 +82,16 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if q.Limit < 1 {
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
 	}
+	if err := inbox.ValidateQuery(q); err != nil {
+		return inbox.QueryResult{}, err
+	}
 	if err := s.begin(ctx); err != nil {
 		return inbox.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
+	if q.Unseen {
+		return s.unseenQuery(q), nil
+	}
 	ids := s.ids[q.Partition]
 	hi := len(ids)
 	if q.Before != "" {
@@ -219,7 +225,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 	}
 	for k, rec := range staged {
 		if sr, ok := s.records[k]; ok {
-			delete(s.ledger, entryOf(sr.rec))
+			s.ledger.del(entryOf(sr.rec))
 			if rec == nil {
 				s.drop(k)
 				s.removed(sr.rec)
@@ -230,7 +236,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 			s.insert(*rec)
 		}
 		if rec != nil {
-			s.ledger[entryOf(*rec)] = entry(*rec)
+			s.ledger.put(entryOf(*rec), entry(*rec))
 		}
 	}
 	for p, w := range seen {
@@ -308,7 +314,7 @@ func (s *Store) insert(rec inbox.Record) {
 	ids := s.ids[k.Partition]
 	i, _ := slices.BinarySearch(ids, k.ID)
 	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
-	s.ledger[entryOf(rec)] = entry(rec)
+	s.ledger.put(entryOf(rec), entry(rec))
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 }
 

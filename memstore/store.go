@@ -20,7 +20,7 @@ type Store struct {
 
 	records    map[inbox.Key]*storedRecord
 	ids        map[inbox.Partition][]string // each partition's record IDs, ascending
-	ledger     map[entryKey]inbox.Record
+	ledger     *ledgerIndex
 	tombstones map[inbox.Key]*storedRecord
 	counters   map[inbox.Partition]map[string]inbox.Counter // by CounterSK
 	versions   map[inbox.Partition]int64
@@ -104,7 +104,7 @@ func New(opts ...Option) *Store {
 		clock:      time.Now,
 		records:    map[inbox.Key]*storedRecord{},
 		ids:        map[inbox.Partition][]string{},
-		ledger:     map[entryKey]inbox.Record{},
+		ledger:     newLedgerIndex(),
 		tombstones: map[inbox.Key]*storedRecord{},
 		counters:   map[inbox.Partition]map[string]inbox.Counter{},
 		versions:   map[inbox.Partition]int64{},
