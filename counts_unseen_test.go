@@ -175,4 +175,6 @@ func BenchmarkCounts(b *testing.B) {
 }
 
 // idAt returns a message ID i milliseconds before t, one per i.
-func idAt(t time.Time, i int) string { return inbox.IDAt(t.Add(-time.Duration(i+1) * time.Millisecond)) }
+func idAt(t time.Time, i int) string {
+	return inbox.IDAt(t.Add(-time.Duration(i+1) * time.Millisecond))
+}
