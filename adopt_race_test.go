@@ -73,3 +73,34 @@ func TestMarksRaceAnAdoption(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteOfAForeignMessageCountsOnce: a user's Delete of another
+// program's direct message (no ledger entry) is counted once, though the
+// stream reports the deletion later: the message is adopted before it is
+// deleted, so the report finds its entry gone with it.
+func TestDeleteOfAForeignMessageCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithStreamLag())
+	ib := inbox.New(mem, inbox.WithClock(clock.Now))
+	ann := scope.User("ann")
+	p := partitionOf("ann")
+	rec := inbox.Record{Partition: p, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
+		Title: "from another program", ReceivedAt: clock.Now(), DeliveredAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Hour)}}
+	if err := mem.PutForeign(ctx, rec, []inbox.Counter{{Partition: p, Published: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "own"}); err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := ib.Delete(ctx, ann, rec.Message.ID); err != nil || !deleted {
+		t.Fatalf("Delete: %v, %v", deleted, err)
+	}
+	countsAgree(t, ib, ann, "after the delete")
+	if _, err := mem.Deliver(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := countsAgree(t, ib, ann, "after the stream reported it"); c.Total != 1 {
+		t.Errorf("Counts.Total %d, want 1", c.Total)
+	}
+}

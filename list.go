@@ -148,8 +148,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		}
 	}
 	now := ib.now()
+	v := ib.cache.newView(now)
 	if o.Archived {
-		return ib.archivedPage(ctx, u, o, limit, start, binding, now)
+		return ib.archivedPage(ctx, v, u, o, limit, start, binding, now)
 	}
 	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now, Archived: NotArchived}
 	m := merger{position: start}
@@ -166,7 +167,6 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	}
 
 	var out []feedRecord
-	v := ib.cache.newView(now)
 	for round := 0; ; round++ {
 		if err := ib.fetch(ctx, v, m.streams); err != nil {
 			return nil, "", err
@@ -198,8 +198,10 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 
 // archivedPage returns a page of the messages u archived, below start:
 // u's archived direct messages and receipts, read from u's partition, and
-// the broadcasts and group messages the receipts name, read by key.
-func (ib *Inbox) archivedPage(ctx context.Context, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
+// the broadcasts and group messages the receipts name: from v's snapshot
+// of their partition when it holds them (or knows they are gone), else
+// read by key.
+func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
 	shared := map[string]Partition{"": u.Scope.public()}
 	for _, p := range u.shared()[1:] {
 		shared[p.Group] = p
@@ -212,8 +214,19 @@ func (ib *Inbox) archivedPage(ctx context.Context, u User, o ListOptions, limit 
 			return nil, "", err
 		}
 		var keys []Key
+		found := map[string]Record{}
 		for _, r := range res.Records {
-			if p, ok := shared[r.Message.Audience.Group]; ok && r.Receipt {
+			p, ok := shared[r.Message.Audience.Group]
+			if !ok || !r.Receipt {
+				continue
+			}
+			b, known, err := v.lookup(ctx, Key{Partition: p, ID: r.Message.ID})
+			switch {
+			case err != nil:
+				return nil, "", err
+			case b != nil:
+				found[r.Message.ID] = *b
+			case !known:
 				keys = append(keys, Key{Partition: p, ID: r.Message.ID})
 			}
 		}
@@ -221,7 +234,6 @@ func (ib *Inbox) archivedPage(ctx context.Context, u User, o ListOptions, limit 
 		if err != nil {
 			return nil, "", err
 		}
-		found := map[string]Record{}
 		for _, r := range recs {
 			found[r.Message.ID] = r
 		}

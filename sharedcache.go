@@ -439,8 +439,9 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 		return nil
 	}
 	var w wireSnapshot
-	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor.version || !w.valid(p) {
-		return nil
+	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor.version || !w.valid(p) ||
+		c.clock().Sub(w.At) >= c.fresh {
+		return nil // not one this process may serve: corrupt, older than its write, or older than the bound
 	}
 	// It was read fresh-ttl ago; another host's clock may be ahead.
 	at := w.At
@@ -646,6 +647,35 @@ func (v *view) renew(ctx context.Context, p Partition, ids []string) error {
 	v.mu.Unlock()
 	return nil
 }
+
+// lookup returns what the view knows of message k of a shared partition:
+// its record if the view's snapshot holds it; known true with a nil
+// record if the snapshot knows it is not in the partition (removed before
+// the snapshot was read, or within the IDs the snapshot holds all of and
+// not among them); known false if the cache is off or the message lies
+// below what the snapshot holds (read it from the store).
+func (v *view) lookup(ctx context.Context, k Key) (_ *Record, known bool, _ error) {
+	s, err := v.snapshot(ctx, k.Partition)
+	if err != nil || s == nil {
+		return nil, false, err
+	}
+	for _, r := range s.head {
+		if r.Message.ID == k.ID {
+			r = r.Clone()
+			return &r, true, nil
+		}
+	}
+	for _, t := range s.stats.Tombstones {
+		if t.Message.ID == k.ID {
+			return nil, true, nil
+		}
+	}
+	return nil, s.covers(Query{Before: idAbove(k.ID)}), nil
+}
+
+// idAbove returns a Before bound that keeps id: id followed by a byte
+// above every ID character.
+func idAbove(id string) string { return id + "\x7f" }
 
 // stats returns p's stats at the view's time, with the ledger entries
 // expired by then and the tombstones that expire after it: from p's

@@ -74,6 +74,16 @@ func (ib *Inbox) transition(ctx context.Context, u User, id string, change func(
 			return false, nil
 		}
 		mk := markFor(u, rec, receipt, to, now)
+		if mk.Delete && !rec.Ledgered() {
+			// Another program's message, deleted: adopt it first, so that
+			// the stream's report of the deletion finds its entry gone
+			// with it and changes nothing (without an entry, the stream
+			// would account the removal again, by its event ID).
+			if err := ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{rec}, AdoptAs: []string{mk.Entry}}); err != nil {
+				return false, err
+			}
+			continue
+		}
 		err = ib.store.Mark(ctx, []Mark{mk}, markDeltas(mk))
 		if !errors.Is(err, ErrStateChanged) {
 			return err == nil, err

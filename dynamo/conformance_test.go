@@ -2,6 +2,8 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -116,4 +118,67 @@ func TestConformanceProperty(t *testing.T) {
 func TestConformancePropertyCached(t *testing.T) {
 	ddblocal.Endpoint(t)
 	storetest.RunPropertyCached(t, newConformanceStore, 300)
+}
+
+var _ storetest.ForeignWriter = (*localHarness)(nil)
+
+// PutForeign writes rec as another program following the seeds does, with
+// the plain SDK: the item, headers nested, readat null while unread, no
+// ledger entry and no unread index key; then that program's changes to the
+// seeds' counters, one UpdateItem each (ADD published, read), which do not
+// move the library's counter version.
+func (h *localHarness) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(t time.Time) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)} }
+	m, p := rec.Message, rec.Partition
+	item := map[string]types.AttributeValue{
+		"pk": s(p.PK()), "sk": s(inbox.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
+		"tenant_key": s(p.Tenant), "inbox_key": s(p.Inbox), "uid": s(p.User + p.Group),
+		"readat": &types.AttributeValueMemberNULL{Value: true},
+	}
+	if !m.ReadAt.IsZero() {
+		item["readat"] = n(m.ReadAt)
+	}
+	if m.Category != "" {
+		item["taxonomy"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"category": s(m.Category)}}
+	}
+	if !rec.Receipt {
+		aud := map[string]types.AttributeValue{"kind": s(string(m.Audience.Kind)), "label": s(m.Audience.Label)}
+		if m.Audience.Group != "" {
+			aud["group"] = s(m.Audience.Group)
+		}
+		if len(m.Audience.UIDs) > 0 {
+			aud["uids"] = &types.AttributeValueMemberL{Value: []types.AttributeValue{s(m.Audience.UIDs[0])}}
+		}
+		item["headers"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"id": s(m.ID), "host_system_id": &types.AttributeValueMemberNULL{Value: true}, "sender": s(m.Sender),
+			"audiences": &types.AttributeValueMemberM{Value: aud}, "received": n(m.ReceivedAt), "delivered": n(m.DeliveredAt),
+		}}
+		item["message"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"title": s(m.Title), "body": s(fmt.Sprint(m.Body))}}
+	}
+	if _, err := h.raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(h.table), Item: item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")}); err != nil {
+		return err
+	}
+	for _, d := range deltas {
+		sk := inbox.CounterSK(d.Category, d.Group)
+		if _, err := h.raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(h.table),
+			Key:                       map[string]types.AttributeValue{"pk": s(d.Partition.PK()), "sk": s(sk)},
+			UpdateExpression:          aws.String("ADD published :p, #r :r SET kind = :k"),
+			ExpressionAttributeNames:  map[string]string{"#r": "read"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberN{Value: strconv.FormatInt(d.Published, 10)}, ":r": &types.AttributeValueMemberN{Value: strconv.FormatInt(d.Read, 10)}, ":k": s("US")},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestConformanceFleetProperty runs the fleet's random operations (several
+// processes, another program's items, the stream late and twice) on
+// DynamoDB Local: fewer steps than on memstore, which runs it long.
+func TestConformanceFleetProperty(t *testing.T) {
+	ddblocal.Endpoint(t)
+	storetest.RunFleetProperty(t, newConformanceStore, 60)
 }

@@ -40,3 +40,13 @@ func TestPropertyCached(t *testing.T) {
 func TestPropertyWithStreamLag(t *testing.T) {
 	storetest.RunProperty(t, newLagStore, 3000)
 }
+
+func TestFleetProperty(t *testing.T) {
+	steps := 400
+	if testing.Short() {
+		steps = 100
+	}
+	storetest.RunFleetProperty(t, func(_ testing.TB, now func() time.Time) inbox.Store {
+		return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
+	}, steps)
+}

@@ -40,3 +40,31 @@ func (s *Store) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox
 	s.addDeltas(deltas)
 	return nil
 }
+
+// DeliverSome accounts the removals the Store holds (see WithStreamLag)
+// for which deliver returns true, by their position among those held, as
+// a stream whose handler fails some records and leaves others for a later
+// batch does: the rest stay held. A removal is never accounted before an
+// earlier held removal of the same key (DynamoDB Streams keep each item's
+// records in order), so one held back holds back the later ones of its
+// key. It returns how many it applied.
+func (s *Store) DeliverSome(ctx context.Context, deliver func(i int) bool) (int, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var now, later []event
+	blocked := map[inbox.Key]bool{}
+	for i, ev := range s.pending {
+		k := ev.rec.Key()
+		if blocked[k] || !deliver(i) {
+			blocked[k] = true
+			later = append(later, ev)
+			continue
+		}
+		now = append(now, ev)
+	}
+	s.pending = later
+	s.delivered = append(s.delivered, now...)
+	return s.apply(now), nil
+}

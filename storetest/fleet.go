@@ -1,0 +1,881 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stak/inbox"
+)
+
+// A ForeignWriter is a store under test that can write items as another
+// program following the seeds writes them: the item without a ledger
+// entry, and that program's own changes to the seeds' counters (published,
+// read). memstore is one. RunFleetProperty writes such items when the
+// store is one.
+type ForeignWriter interface {
+	PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error
+}
+
+// An UnreliableStream is a Harness whose held removals can be delivered in
+// part, as a stream whose handler fails some records (they come again
+// later) and leaves others for a later batch: DeliverSome accounts the
+// held removals for which deliver(i) is true, never one before an earlier
+// held removal of the same item. memstore with WithStreamLag is one.
+type UnreliableStream interface {
+	DeliverSome(ctx context.Context, deliver func(i int) bool) (int, error)
+}
+
+// fleetFreshness is the shared-partition freshness bound of the fleet's
+// processes, on the suite's clock.
+const fleetFreshness = 30 * time.Second
+
+// RunFleetProperty runs steps random operations, each through one of
+// several Inboxes over one store (processes of a fleet, each with its own
+// shared-partition cache, two of them sharing a SharedBackend), with
+// another program writing seed-shaped items (direct messages, broadcasts,
+// group messages and receipts, nested or flat headers, readat null) when
+// the store is a ForeignWriter, and a stream that delivers late, in part,
+// out of order across items (in order per item) and twice, when the store
+// is a Harness (an UnreliableStream, for partial deliveries). Another
+// program's items reach the stream handler (their INSERT records) through
+// a random process, late, in any order and twice, but before they expire:
+// an item that expires before its INSERT is handled is counted until its
+// removal is.
+//
+// After every step, in every process, for every user, Counts must equal
+// the tallies of a full List made right after it (the same view: totals,
+// categories, archived, and the unread listed above the user's seen
+// watermark); and whenever the stream is drained and the freshness bound
+// has passed, every process's List and Counts must equal the reference
+// model's. Records are removed behind the library's back only once
+// expired (as TTL does): a delete of a live record is counted when the
+// stream delivers it, by design (RunProperty covers it).
+//
+// The seed is logged; set PropertySeedEnv to replay it.
+func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
+	seed := rand.Uint64()
+	if s := os.Getenv(PropertySeedEnv); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", PropertySeedEnv, s, err)
+		}
+	}
+	t.Logf("seed %d (replay with %s=%d)", seed, PropertySeedEnv, seed)
+	e := newEnv(t, newStore, seed)
+	f := &fleet{
+		e:          e,
+		rng:        rand.New(rand.NewPCG(seed, 0xf1ee7)),
+		users:      []string{"ann", "bob", "carol"},
+		categories: []string{"", "alpha", "beta"},
+		ttls:       []time.Duration{45 * time.Second, 3 * time.Minute, 15 * time.Minute},
+		groups:     []string{"admins", "eu"},
+		ids:        ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 7)), 0),
+		unadopted:  map[string]map[string]bool{},
+	}
+	backend := newMemBackend()
+	for i := range 3 {
+		opts := []inbox.Option{inbox.WithClock(e.clock.Now), inbox.WithSharedCache(fleetFreshness),
+			inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 10+uint64(i))))}
+		if i < 2 {
+			opts = append(opts, inbox.WithSharedBackend(backend))
+		}
+		f.procs = append(f.procs, inbox.New(e.store, opts...))
+	}
+	f.m = newModel(f.users)
+	for _, u := range f.users {
+		e.member(u, f.groups...)
+	}
+	for f.step = 1; f.step <= steps; f.step++ {
+		f.randomOp()
+		f.checkViews()
+		if f.step%25 == 0 {
+			f.settle()
+		}
+		if t.Failed() {
+			t.Fatalf("step %d failed (seed %d); the last operations:\n%s", f.step, seed, strings.Join(f.history, "\n"))
+		}
+	}
+	f.settle()
+	t.Logf("%d steps over %d processes: %v", steps, len(f.procs), f.stats)
+}
+
+// fleet is the state of one RunFleetProperty run.
+type fleet struct {
+	e          *env
+	rng        *rand.Rand
+	m          *model
+	procs      []*inbox.Inbox
+	users      []string
+	categories []string
+	ttls       []time.Duration
+	groups     []string
+	ids        *ulid.MonotonicEntropy
+	// inserts are another program's items whose INSERT record the stream
+	// handler has not yet handled (or may handle again).
+	inserts []events.DynamoDBEventRecord
+	// unadopted holds another program's direct messages and receipts not
+	// yet adopted (by their INSERT, a mark or a recount), by user and ID:
+	// they are not in the unread index, so Unseen does not see them (a
+	// documented lag): an unread message not counted, a read broadcast
+	// counted.
+	unadopted map[string]map[string]bool
+	step    int
+	history []string
+	stats   map[string]int
+}
+
+// proc returns a random process and its number.
+func (f *fleet) proc() (int, *inbox.Inbox) {
+	i := f.rng.IntN(len(f.procs))
+	return i, f.procs[i]
+}
+
+// user returns u in the groups the model has u in now.
+func (f *fleet) user(u string) inbox.User { return f.e.member(u, f.m.groups(u)...) }
+
+// now returns the clock's time as the Inboxes see it.
+func (f *fleet) now() time.Time { return f.e.clock.Now().UTC().Truncate(time.Second) }
+
+// logf records an operation in the history shown on failure.
+func (f *fleet) logf(format string, args ...any) {
+	f.history = append(f.history, fmt.Sprintf("%5d %s ", f.step, f.now().Format("15:04:05"))+fmt.Sprintf(format, args...))
+	if len(f.history) > 20 && os.Getenv("FLEET_DEBUG") == "" {
+		f.history = f.history[1:]
+	}
+}
+
+// count counts an operation for the final log.
+func (f *fleet) count(op string) {
+	if f.stats == nil {
+		f.stats = map[string]int{}
+	}
+	f.stats[op]++
+}
+
+// fail reports an unexpected error of an operation.
+func (f *fleet) fail(op string, err error) {
+	f.e.t.Errorf("step %d: %s: %v", f.step, op, err)
+}
+
+// randomOp runs one random operation through a random process.
+func (f *fleet) randomOp() {
+	_, foreign := f.e.store.(ForeignWriter)
+	h, harness := f.e.harness()
+	switch r := f.rng.IntN(100); {
+	case r < 14:
+		f.publish()
+	case r < 24:
+		f.broadcast()
+	case r < 36:
+		f.mark()
+	case r < 39:
+		f.markAllRead()
+	case r < 42:
+		f.markSeen()
+	case r < 44:
+		f.redact()
+	case r < 46:
+		f.joinOrLeave()
+	case r < 54 && foreign:
+		f.writeForeign()
+	case r < 60 && foreign:
+		f.deliverInserts(false)
+	case r < 74:
+		f.advance()
+	case r < 80 && harness:
+		f.removeExpired(h)
+	case r < 88 && harness:
+		f.deliver(h)
+	case r < 90 && harness:
+		f.logf("redeliver")
+		f.e.redeliver(h)
+		f.count("redeliver")
+	case r < 95:
+		f.recount()
+	default:
+		f.mark()
+	}
+}
+
+// publish publishes a message to random users through a random process.
+func (f *fleet) publish() {
+	i, ib := f.proc()
+	var to []string
+	for _, j := range f.rng.Perm(len(f.users))[:1+f.rng.IntN(len(f.users))] {
+		to = append(to, f.users[j])
+	}
+	d := f.draft()
+	f.logf("p%d publish to %v (category %q, ttl %v)", i, to, d.Category, d.TTL)
+	res, err := ib.Publish(f.e.ctx, f.e.scope, to, d)
+	if err != nil {
+		f.fail("Publish", err)
+		return
+	}
+	for _, u := range to {
+		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, expiresAt: res.Message.ExpiresAt}
+	}
+	f.count("publish")
+}
+
+// broadcast broadcasts to everyone or a random group through a random
+// process.
+func (f *fleet) broadcast() {
+	i, ib := f.proc()
+	d := f.draft()
+	g := ""
+	if f.rng.IntN(2) == 0 {
+		g = f.groups[f.rng.IntN(len(f.groups))]
+	}
+	f.logf("p%d broadcast to %q (category %q, ttl %v)", i, g, d.Category, d.TTL)
+	var m inbox.Message
+	var err error
+	if g == "" {
+		m, err = ib.Broadcast(f.e.ctx, f.e.scope, d)
+	} else {
+		m, err = ib.BroadcastGroup(f.e.ctx, f.e.scope, g, d)
+	}
+	if err != nil {
+		f.fail("Broadcast", err)
+		return
+	}
+	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, expiresAt: m.ExpiresAt, group: g}
+	f.count("broadcast")
+}
+
+// draft returns a random draft.
+func (f *fleet) draft() inbox.Draft {
+	return inbox.Draft{Title: "m" + strconv.Itoa(f.step), Category: f.categories[f.rng.IntN(len(f.categories))], TTL: f.ttls[f.rng.IntN(len(f.ttls))]}
+}
+
+// pick returns a random message ID u could mark: one of u's feed, archived
+// or not, or any message ever made; "" if there is none.
+func (f *fleet) pick(u string) string {
+	now := f.now()
+	feed := append(f.m.feed(u, now, inbox.ListOptions{}), f.m.feed(u, now, inbox.ListOptions{Archived: true})...)
+	var ids []string
+	for _, en := range feed {
+		ids = append(ids, en.ID)
+	}
+	if len(ids) == 0 || f.rng.IntN(8) == 0 {
+		for id := range f.m.broadcasts {
+			ids = append(ids, id)
+		}
+		for id := range f.m.direct[u] {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	slices.Sort(ids)
+	return ids[f.rng.IntN(len(ids))]
+}
+
+// mark makes a random per-user mark (read, archive, unarchive, delete)
+// through a random process, and checks what it reports against the model.
+func (f *fleet) mark() {
+	i, ib := f.proc()
+	u := f.users[f.rng.IntN(len(f.users))]
+	id := f.pick(u)
+	if id == "" {
+		return
+	}
+	now := f.now()
+	ops := []struct {
+		name string
+		do   func(context.Context, inbox.User, string) (bool, error)
+		to   func(inbox.State) (inbox.State, bool)
+	}{
+		{"MarkRead", ib.MarkRead, func(s inbox.State) (inbox.State, bool) {
+			if !s.ReadAt.IsZero() {
+				return s, false
+			}
+			s.ReadAt = now
+			return s, true
+		}},
+		{"Archive", ib.Archive, func(s inbox.State) (inbox.State, bool) {
+			if !s.ArchivedAt.IsZero() {
+				return s, false
+			}
+			s.ArchivedAt = now
+			return s, true
+		}},
+		{"Unarchive", ib.Unarchive, func(s inbox.State) (inbox.State, bool) {
+			if s.ArchivedAt.IsZero() {
+				return s, false
+			}
+			s.ArchivedAt = time.Time{}
+			return s, true
+		}},
+		{"Delete", ib.Delete, func(inbox.State) (inbox.State, bool) { return inbox.State{DeletedAt: now}, true }},
+	}
+	op := ops[f.rng.IntN(len(ops))]
+	want, found := f.m.change(u, id, now, op.to)
+	f.logf("p%d %s %s for %s (want changed %v, found %v)", i, op.name, id, u, want, found)
+	got, err := op.do(f.e.ctx, f.user(u), id)
+	switch {
+	case !found && op.name == "Delete":
+		if err != nil || got {
+			f.e.t.Errorf("step %d: Delete of a message not in the inbox: %v, %v; want false, nil", f.step, got, err)
+		}
+	case !found:
+		if !errors.Is(err, inbox.ErrNotFound) {
+			f.e.t.Errorf("step %d: %s of a message not in the inbox: %v, %v; want ErrNotFound", f.step, op.name, got, err)
+		}
+	case err != nil || got != want:
+		f.e.t.Errorf("step %d: %s(%s, %s) = %v, %v; want %v, nil", f.step, op.name, u, id, got, err, want)
+	}
+	if got {
+		delete(f.unadopted[u], id) // a mark adopts it
+	}
+	f.count(op.name)
+}
+
+// markAllRead marks all read in the unread view a random process shows a
+// random user, up to the newest message of that view: exactly the
+// messages it listed.
+func (f *fleet) markAllRead() {
+	i, ib := f.proc()
+	u := f.users[f.rng.IntN(len(f.users))]
+	o := inbox.ListOptions{UnreadOnly: true, Category: f.categories[f.rng.IntN(len(f.categories))]}
+	listed := f.listIn(ib, f.user(u), o)
+	if len(listed) == 0 {
+		return
+	}
+	o.UpTo = listed[0].ID
+	now := f.now()
+	want := 0 // what the view lists and still stands: another process may have removed some
+	for _, m := range listed {
+		if changed, _ := f.m.markRead(u, m.ID, now); changed {
+			want++
+			delete(f.unadopted[u], m.ID)
+		}
+	}
+	f.logf("p%d mark all read for %s (category %q, up to %s): %d of %d listed", i, u, o.Category, o.UpTo, want, len(listed))
+	if n, err := ib.MarkAllRead(f.e.ctx, f.user(u), o); err != nil || n != want {
+		f.e.t.Errorf("step %d: MarkAllRead(%s, %+v) = %d, %v; want %d, nil", f.step, u, o, n, err, want)
+	}
+	f.count("markAllRead")
+}
+
+// markSeen marks a random user's feed seen through a random process.
+func (f *fleet) markSeen() {
+	i, ib := f.proc()
+	u := f.users[f.rng.IntN(len(f.users))]
+	w := inbox.IDAt(f.e.clock.Now())
+	want := w > f.m.seen[u]
+	if want {
+		f.m.seen[u] = w
+	}
+	f.logf("p%d mark seen for %s", i, u)
+	if got, err := ib.MarkSeen(f.e.ctx, f.user(u)); err != nil || got != want {
+		f.e.t.Errorf("step %d: MarkSeen(%s) = %v, %v; want %v, nil", f.step, u, got, err, want)
+	}
+	f.count("markSeen")
+}
+
+// redact redacts a random live message everywhere through a random
+// process.
+func (f *fleet) redact() {
+	i, ib := f.proc()
+	now := f.now()
+	var ids []string
+	for id, b := range f.m.broadcasts {
+		if now.Before(b.expiresAt) {
+			ids = append(ids, id)
+		}
+	}
+	for _, copies := range f.m.direct {
+		for id, c := range copies {
+			if now.Before(c.expiresAt) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	id := ids[f.rng.IntN(len(ids))]
+	r := inbox.Redaction{ID: id}
+	want := 0
+	if b, ok := f.m.broadcasts[id]; ok {
+		r.Group = cmpOr(b.group, inbox.PublicGroup)
+		f.m.remove("", id)
+		want = 1
+	} else {
+		for _, u := range f.users {
+			if _, ok := f.m.direct[u][id]; ok {
+				r.Users = append(r.Users, u)
+				f.m.removeCopy(u, id)
+				want++
+			}
+		}
+	}
+	f.logf("p%d redact %s (group %q, users %v)", i, id, r.Group, r.Users)
+	if n, err := ib.Redact(f.e.ctx, f.e.scope, r); err != nil || n != want {
+		f.e.t.Errorf("step %d: Redact(%+v) = %d, %v; want %d, nil", f.step, r, n, err, want)
+	}
+	f.count("redact")
+}
+
+// joinOrLeave moves a random user into or out of a random group.
+func (f *fleet) joinOrLeave() {
+	u, g := f.users[f.rng.IntN(len(f.users))], f.groups[f.rng.IntN(len(f.groups))]
+	f.m.member[u][g] = !f.m.member[u][g]
+	f.logf("%s in %s: %v", u, g, f.m.member[u][g])
+	f.count("joinOrLeave")
+}
+
+// writeForeign writes an item as another program following the seeds
+// does, with its counter changes, and holds its INSERT record for the
+// stream: a direct message, a broadcast to everyone or to a group, or a
+// user's receipt of an unread broadcast to everyone.
+func (f *fleet) writeForeign() {
+	w := f.e.store.(ForeignWriter)
+	now := f.now()
+	id := ulid.MustNew(ulid.Timestamp(f.e.clock.Now()), f.ids).String()
+	cat := f.categories[f.rng.IntN(len(f.categories))]
+	exp := now.Add(f.ttls[f.rng.IntN(len(f.ttls))])
+	msg := inbox.Message{ID: id, Category: cat, Title: "foreign", Body: "b", Sender: "other", ReceivedAt: now, DeliveredAt: now, ExpiresAt: exp}
+	var rec inbox.Record
+	var what string
+	switch r := f.rng.IntN(4); r {
+	case 0, 1: // a direct message
+		u := f.users[f.rng.IntN(len(f.users))]
+		msg.Audience = inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{u}}
+		rec = inbox.Record{Partition: f.e.part(u), Message: msg}
+		f.m.direct[u][id] = &modelCopy{category: cat, expiresAt: exp}
+		f.unadopt(u, id)
+		what = "direct to " + u
+	case 2: // a broadcast, to everyone or a group
+		g := f.groups[f.rng.IntN(len(f.groups))]
+		if f.rng.IntN(2) == 0 {
+			g = ""
+		}
+		msg.Audience = inbox.Audience{Kind: inbox.AudienceEveryone}
+		p := f.e.pub()
+		if g != "" {
+			msg.Audience = inbox.Audience{Kind: inbox.AudienceGroup, Group: g}
+			p = groupOf(f.e.scope, g)
+		}
+		rec = inbox.Record{Partition: p, Message: msg}
+		f.m.broadcasts[id] = &modelCopy{category: cat, expiresAt: exp, group: g}
+		what = "broadcast to " + cmpOr(g, "everyone")
+	default: // a receipt of a live broadcast to everyone, for a user with none
+		var picks []string
+		u := f.users[f.rng.IntN(len(f.users))]
+		for bid, b := range f.m.broadcasts {
+			// Of a broadcast older than the freshness bound: every view
+			// holds it (one newer than a view is a documented lag).
+			if b.group == "" && now.Before(b.expiresAt) && f.m.receipts[u][bid] == nil && f.m.stateOf(u, bid).IsZero() &&
+				ulid.MustParse(bid).Time() <= ulid.Timestamp(f.e.clock.Now().Add(-fleetFreshness)) {
+				picks = append(picks, bid)
+			}
+		}
+		if len(picks) == 0 {
+			return
+		}
+		slices.Sort(picks)
+		bid := picks[f.rng.IntN(len(picks))]
+		b := f.m.broadcasts[bid]
+		rec = inbox.Record{Partition: f.e.part(u), Receipt: true, Message: inbox.Message{ID: bid, Category: b.category, ReadAt: now, ExpiresAt: b.expiresAt}}
+		f.m.receipts[u][bid] = &inbox.State{ReadAt: now}
+		f.unadopt(u, bid)
+		what = "receipt of " + bid + " for " + u
+	}
+	// The seeds' counter changes: published of a message, read of a
+	// receipt, in c#* and c#<category>.
+	t := inbox.Counter{Partition: rec.Partition, Published: 1}
+	if rec.Receipt {
+		t = inbox.Counter{Partition: rec.Partition, Read: 1}
+	}
+	deltas := []inbox.Counter{t}
+	if rec.Message.Category != "" {
+		t.Category = rec.Message.Category
+		deltas = append(deltas, t)
+	}
+	f.logf("foreign %s: %s", what, rec.Message.ID)
+	if err := w.PutForeign(f.e.ctx, rec, deltas); err != nil {
+		f.fail("PutForeign", err)
+		return
+	}
+	f.inserts = append(f.inserts, insertRecord(rec, f.rng.IntN(2) == 0, "ins-"+strconv.Itoa(f.step)))
+	f.count("foreign")
+}
+
+// deliverInserts hands held INSERT records to the stream handler of a
+// random process: all of them with all set, else a random part, in a
+// random order, some kept to come again.
+func (f *fleet) deliverInserts(all bool) {
+	if len(f.inserts) == 0 {
+		return
+	}
+	i, ib := f.proc()
+	var batch, keep []events.DynamoDBEventRecord
+	for _, r := range f.inserts {
+		switch {
+		case all || f.rng.IntN(3) > 0:
+			batch = append(batch, r)
+			if !all && f.rng.IntN(4) == 0 {
+				keep = append(keep, r) // delivered again later
+			}
+		default:
+			keep = append(keep, r)
+		}
+	}
+	for _, r := range batch {
+		u := r.Change.NewImage["uid"].String()
+		delete(f.unadopted[u], strings.TrimPrefix(r.Change.Keys["sk"].String(), inbox.MessagePrefix))
+	}
+	f.rng.Shuffle(len(batch), func(a, b int) { batch[a], batch[b] = batch[b], batch[a] })
+	f.logf("p%d stream: %d inserts (%d kept)", i, len(batch), len(keep))
+	resp, err := ib.StreamHandler(f.e.ctx, events.DynamoDBEvent{Records: batch})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		f.e.t.Errorf("step %d: StreamHandler(inserts) = %+v, %v; want no failure", f.step, resp, err)
+	}
+	f.inserts = keep
+	f.count("inserts")
+}
+
+// advance moves the clock on a little, or past the freshness bound. The
+// INSERT records of another program's items that would expire within the
+// freshness bound of the new time are handled first: the stream is never
+// so late that a view read before an item's adoption outlives the item.
+func (f *fleet) advance() {
+	d := time.Duration(1+f.rng.IntN(20)) * time.Second
+	if f.rng.IntN(4) == 0 {
+		d = fleetFreshness + time.Duration(f.rng.IntN(60))*time.Second
+	}
+	to := f.now().Add(d)
+	for _, r := range f.inserts {
+		if exp, _ := strconv.ParseInt(r.Change.NewImage["expiredat"].Number(), 10, 64); !to.Add(fleetFreshness).Before(time.Unix(exp, 0)) {
+			f.deliverInserts(true)
+			break
+		}
+	}
+	f.logf("advance %v", d)
+	f.e.clock.Advance(d)
+	f.count("advance")
+}
+
+// removeExpired deletes a random expired record, as TTL does.
+func (f *fleet) removeExpired(h Harness) {
+	now := f.now()
+	var keys []inbox.Key
+	for _, u := range f.users {
+		for id, c := range f.m.direct[u] {
+			if !now.Before(c.expiresAt) {
+				keys = append(keys, inbox.Key{Partition: f.e.part(u), ID: id})
+			}
+		}
+		for id := range f.m.receipts[u] {
+			if b, ok := f.m.broadcasts[id]; ok && !now.Before(b.expiresAt) {
+				keys = append(keys, inbox.Key{Partition: f.e.part(u), ID: id})
+			}
+		}
+	}
+	for id, b := range f.m.broadcasts {
+		if !now.Before(b.expiresAt) {
+			p := f.e.pub()
+			if b.group != "" {
+				p = groupOf(f.e.scope, b.group)
+			}
+			keys = append(keys, inbox.Key{Partition: p, ID: id})
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.SortFunc(keys, func(a, b inbox.Key) int { return strings.Compare(a.Partition.PK()+a.ID, b.Partition.PK()+b.ID) })
+	k := keys[f.rng.IntN(len(keys))]
+	f.logf("TTL deletes %s of %s", k.ID, k.Partition.PK())
+	if _, err := h.Delete(f.e.ctx, k); err != nil {
+		f.fail("Delete", err)
+	}
+	f.count("ttl")
+}
+
+// deliver delivers the held removals: all, or with an UnreliableStream a
+// random part of them.
+func (f *fleet) deliver(h Harness) {
+	if u, ok := h.(UnreliableStream); ok && f.rng.IntN(3) > 0 {
+		n, err := u.DeliverSome(f.e.ctx, func(int) bool { return f.rng.IntN(2) == 0 })
+		if err != nil {
+			f.fail("DeliverSome", err)
+		}
+		f.logf("stream: %d removals of %d", n, n+h.Pending())
+		f.count("deliverSome")
+		return
+	}
+	f.logf("stream: all %d removals", h.Pending())
+	f.e.deliver(h)
+	f.count("deliver")
+}
+
+// recount recounts a random user, or a random partition, through a random
+// process.
+func (f *fleet) recount() {
+	i, ib := f.proc()
+	u := f.users[f.rng.IntN(len(f.users))]
+	if f.rng.IntN(2) == 0 {
+		f.logf("p%d recount %s", i, u)
+		if _, err := ib.Recount(f.e.ctx, f.user(u)); err != nil {
+			f.fail("Recount", err)
+		}
+		f.adopted(u)
+		f.count("recount")
+		return
+	}
+	parts := []inbox.Partition{f.e.part(u), f.e.pub()}
+	for _, g := range f.groups {
+		parts = append(parts, groupOf(f.e.scope, g))
+	}
+	p := parts[f.rng.IntN(len(parts))]
+	f.logf("p%d recount partition %s", i, p.PK())
+	if err := ib.RecountPartition(f.e.ctx, p); err != nil {
+		f.fail("RecountPartition", err)
+	}
+	if p == f.e.part(u) {
+		f.adopted(u)
+	}
+	f.count("recountPartition")
+}
+
+// unadopt notes that u's item id, another program's, is not adopted.
+func (f *fleet) unadopt(u, id string) {
+	if f.unadopted[u] == nil {
+		f.unadopted[u] = map[string]bool{}
+	}
+	f.unadopted[u][id] = true
+}
+
+// adopted notes that every item another program wrote to u is adopted:
+// a recount of u's partition adopted what stands.
+func (f *fleet) adopted(u string) { delete(f.unadopted, u) }
+
+// listIn lists all of u's feed with o through ib.
+func (f *fleet) listIn(ib *inbox.Inbox, u inbox.User, o inbox.ListOptions) []inbox.Message {
+	var out []inbox.Message
+	o.Limit = inbox.MaxPageSize
+	for pages := 0; ; pages++ {
+		page, err := ib.List(f.e.ctx, u, o)
+		if err != nil || pages > 1000 {
+			f.e.t.Fatalf("step %d: List(%s, %+v): %v", f.step, u.ID, o, err)
+		}
+		out = append(out, page.Messages...)
+		if page.Cursor == "" {
+			return out
+		}
+		o.Cursor = page.Cursor
+	}
+}
+
+// checkViews checks, in every process, that every user's Counts equals a
+// full List made right after it.
+func (f *fleet) checkViews() {
+	// Adopted by the store's own stream (the dynamo harness hands every
+	// record of the table's stream to a stream handler), or gone.
+	for u, ids := range f.unadopted {
+		for id := range ids {
+			recs, err := f.e.store.GetRecords(f.e.ctx, []inbox.Key{{Partition: f.e.part(u), ID: id}})
+			if err != nil {
+				f.fail("GetRecords", err)
+			}
+			if len(recs) == 0 || recs[0].Ledgered() {
+				delete(ids, id)
+			}
+		}
+	}
+	for i, ib := range f.procs {
+		for _, name := range f.users {
+			u := f.user(name)
+			got, err := ib.Counts(f.e.ctx, u)
+			if err != nil {
+				f.e.t.Fatalf("step %d: p%d Counts(%s): %v", f.step, i, name, err)
+			}
+			listed := f.listIn(ib, u, inbox.ListOptions{})
+			want := countsOf(listed, f.listIn(ib, u, inbox.ListOptions{Archived: true}), f.m.seen[name])
+			if f.m.seen[name] == "" {
+				want.Unseen = want.Unread
+			} else {
+				for _, m := range listed {
+					switch {
+					case !f.unadopted[name][m.ID] || m.ID <= f.m.seen[name]:
+					case !m.IsBroadcast() && !m.IsRead():
+						want.Unseen-- // not in the unread index until adopted
+					case m.IsBroadcast():
+						want.Unseen++ // its receipt is not in the unread index until adopted
+					}
+				}
+			}
+			if !cmp.Equal(want, got) {
+				f.e.t.Errorf("step %d: p%d Counts(%s) differ from its List (-List +Counts):\n%s", f.step, i, name, cmp.Diff(want, got))
+				if os.Getenv("FLEET_DEBUG") != "" {
+					for _, m := range f.listIn(ib, u, inbox.ListOptions{}) {
+						f.e.t.Logf("listed %s %s %q read=%v exp=%v", m.ID, m.Audience.Kind, m.Category, !m.ReadAt.IsZero(), m.ExpiresAt.Format("15:04:05"))
+					}
+					fresh := inbox.New(f.e.store, inbox.WithClock(f.e.clock.Now), inbox.WithSharedCache(0))
+					for _, m := range f.listIn(fresh, u, inbox.ListOptions{}) {
+						f.e.t.Logf("fresh %s %s %q read=%v exp=%v", m.ID, m.Audience.Kind, m.Category, !m.ReadAt.IsZero(), m.ExpiresAt.Format("15:04:05"))
+					}
+					fc, _ := fresh.Counts(f.e.ctx, u)
+					f.e.t.Logf("fresh counts %+v groups %v", fc, f.m.groups(name))
+					res, _ := f.e.store.Query(f.e.ctx, inbox.Query{Partition: f.e.part(name), Limit: 100})
+					for _, r := range res.Records {
+						f.e.t.Logf("stored %s receipt=%v read=%v entry=%q", r.Message.ID, r.Receipt, r.Message.IsRead(), r.Entry)
+					}
+				}
+			}
+		}
+	}
+}
+
+// settle drains the stream (another program's inserts, then the held
+// removals, twice over), lets the freshness bound pass, and checks that
+// every process shows every user the model's feed and counts.
+func (f *fleet) settle() {
+	f.deliverInserts(true)
+	if h, ok := f.e.harness(); ok {
+		f.e.deliver(h)
+		f.e.redeliver(h)
+	}
+	f.e.clock.Advance(fleetFreshness + time.Second)
+	now := f.now()
+	f.logf("settle")
+	for i, ib := range f.procs {
+		for _, name := range f.users {
+			u := f.user(name)
+			for _, archived := range []bool{false, true} {
+				o := inbox.ListOptions{Archived: archived}
+				if diff := cmp.Diff(f.m.feed(name, now, o), entries(f.listIn(ib, u, o)), cmp.Comparer(entry.equal)); diff != "" {
+					f.e.t.Errorf("step %d: settled, p%d List(%s, archived %v) differs from the model (-model +List):\n%s", f.step, i, name, archived, diff)
+				}
+			}
+			msgs := func(o inbox.ListOptions) []inbox.Message {
+				var out []inbox.Message
+				for _, en := range f.m.feed(name, now, o) {
+					out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
+				}
+				return out
+			}
+			want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), f.m.seen[name])
+			if f.m.seen[name] == "" {
+				want.Unseen = want.Unread
+			}
+			if got, err := ib.Counts(f.e.ctx, u); err != nil || !cmp.Equal(want, got) {
+				f.e.t.Errorf("step %d: settled, p%d Counts(%s) differ from the model (-model +Counts): %v\n%s", f.step, i, name, err, cmp.Diff(want, got))
+			}
+		}
+	}
+	f.e.checkInvariant()
+}
+
+// insertRecord returns the INSERT stream record of rec, an item another
+// program wrote as the seeds lay it out: headers nested (seed 001) or, with
+// flat, at the top level (seed 000); readat null while unread.
+func insertRecord(rec inbox.Record, flat bool, eventID string) events.DynamoDBEventRecord {
+	s, n := events.NewStringAttribute, func(t time.Time) events.DynamoDBAttributeValue {
+		return events.NewNumberAttribute(strconv.FormatInt(t.Unix(), 10))
+	}
+	m := rec.Message
+	p := rec.Partition
+	img := map[string]events.DynamoDBAttributeValue{
+		"pk": s(p.PK()), "sk": s(inbox.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
+		"tenant_key": s(p.Tenant), "inbox_key": s(p.Inbox), "uid": s(p.User + p.Group),
+		"readat": events.NewNullAttribute(),
+	}
+	if !m.ReadAt.IsZero() {
+		img["readat"] = n(m.ReadAt)
+	}
+	if m.Category != "" {
+		img["taxonomy"] = events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"category": s(m.Category)})
+	}
+	if !rec.Receipt {
+		aud := map[string]events.DynamoDBAttributeValue{"kind": s(string(m.Audience.Kind)), "label": s(m.Audience.Label)}
+		if m.Audience.Group != "" {
+			aud["group"] = s(m.Audience.Group)
+		}
+		if len(m.Audience.UIDs) > 0 {
+			var uids []events.DynamoDBAttributeValue
+			for _, u := range m.Audience.UIDs {
+				uids = append(uids, s(u))
+			}
+			aud["uids"] = events.NewListAttribute(uids)
+		}
+		headers := map[string]events.DynamoDBAttributeValue{
+			"id": s(m.ID), "host_system_id": events.NewNullAttribute(), "sender": s(m.Sender),
+			"audiences": events.NewMapAttribute(aud), "received": n(m.ReceivedAt), "delivered": n(m.DeliveredAt),
+		}
+		if flat {
+			for k, v := range headers {
+				img[k] = v
+			}
+		} else {
+			img["headers"] = events.NewMapAttribute(headers)
+		}
+		img["message"] = events.NewMapAttribute(map[string]events.DynamoDBAttributeValue{"title": s(m.Title), "body": s(fmt.Sprint(m.Body))})
+	}
+	return events.DynamoDBEventRecord{
+		EventID:   eventID,
+		EventName: "INSERT",
+		Change: events.DynamoDBStreamRecord{
+			Keys:           map[string]events.DynamoDBAttributeValue{"pk": img["pk"], "sk": img["sk"]},
+			NewImage:       img,
+			SequenceNumber: eventID,
+			StreamViewType: "NEW_AND_OLD_IMAGES",
+		},
+	}
+}
+
+// memBackend is an in-memory inbox.SharedBackend for the fleet: values
+// live for their ttl on the real clock. It is safe for concurrent use.
+type memBackend struct {
+	mu    sync.Mutex
+	vals  map[string][]byte
+	until map[string]time.Time
+}
+
+func newMemBackend() *memBackend {
+	return &memBackend{vals: map[string][]byte{}, until: map[string]time.Time{}}
+}
+
+// Load implements inbox.SharedBackend.
+func (b *memBackend) Load(_ context.Context, key string) ([]byte, time.Duration, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ttl := time.Until(b.until[key])
+	if v, ok := b.vals[key]; ok && ttl > 0 {
+		return v, ttl, true, nil
+	}
+	return nil, 0, false, nil
+}
+
+// Save implements inbox.SharedBackend.
+func (b *memBackend) Save(_ context.Context, key string, v []byte, ttl time.Duration) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.vals[key], b.until[key] = v, time.Now().Add(ttl)
+	return nil
+}
+
+// Drop implements inbox.SharedBackend.
+func (b *memBackend) Drop(_ context.Context, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.vals, key)
+	return nil
+}
