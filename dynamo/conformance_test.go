@@ -129,7 +129,9 @@ var _ storetest.ForeignWriter = (*localHarness)(nil)
 // move the library's counter version.
 func (h *localHarness) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	n := func(t time.Time) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)} }
+	n := func(t time.Time) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
+	}
 	m, p := rec.Message, rec.Partition
 	item := map[string]types.AttributeValue{
 		"pk": s(p.PK()), "sk": s(inbox.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),

@@ -132,9 +132,9 @@ type fleet struct {
 	// documented lag): an unread message not counted, a read broadcast
 	// counted.
 	unadopted map[string]map[string]bool
-	step    int
-	history []string
-	stats   map[string]int
+	step      int
+	history   []string
+	stats     map[string]int
 }
 
 // proc returns a random process and its number.
