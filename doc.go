@@ -25,10 +25,13 @@
 // Broadcast and BroadcastGroup one transaction whatever the audience; List
 // (but an unread-only page: see below) and Counts one round trip each in
 // the usual case (parallel queries: the user's partition,
-// the public one and one per group the call names; Counts takes a second
-// while a broadcast removed before its expiry has receipts standing, or
-// when more messages arrived since the user's seen watermark than its first
-// read reaches); Get one; MarkRead, Archive, Unarchive and Delete two (a
+// the public one and one per group the call names, and for Counts the
+// user's unseen records from the unread index; Counts takes a second when
+// a shared partition's snapshot lacks a broadcast the user marked through
+// another process, the first time a user meets a removed broadcast, or
+// when more records lie above the seen watermark than its first read
+// reaches: its cost follows what it reports, never the read history); Get
+// one; MarkRead, Archive, Unarchive and Delete two (a
 // read, then one transaction); MarkSeen one small write; MarkAllRead one
 // unread-only page and one transaction per MaxMarkBatch unread messages;
 // an unread-only page takes two round trips and costs what it returns and
@@ -46,6 +49,20 @@
 // inbox. An Inbox serves their newest records and stats from a snapshot
 // (WithSharedCache, default DefaultSharedFreshness, 0 off), one refresh
 // for all concurrent readers: see WithSharedCache for what it guarantees.
+//
+// # Consistency across processes
+//
+// In every process, Counts equals what a full List made right after it
+// shows: each call reads the user's partition fresh and each shared
+// partition through one consistent view, which Counts reads again when
+// the user's partition names a broadcast the view lacks. A process sees
+// its own writes at once; another process's changes to a shared partition
+// show up to the freshness bound late, in List and Counts alike; expiry is
+// never late. The README's "Consistency across processes" lists the
+// bounded exceptions (items of other programs before the stream adopts
+// them; a broadcast below a snapshot's newest 21 removed by another
+// process). storetest.RunFleetProperty proves the rest with several
+// processes, another program's items and a stream that lags and repeats.
 // A fleet can share the snapshots through a SharedBackend
 // (WithSharedBackend; package rediscache holds one on Redis). The table
 // must have one writing region: see the README on global tables.
@@ -221,11 +238,15 @@
 //     seeds lay them out: readat null is unread, and seed 000's headers at
 //     the top level of an item are read like seed 001's nested ones. They
 //     have no ledger entry, so their removal is accounted by the stream
-//     event's ID; a mark, Recount, or the stream handler (for a direct
-//     message, when the stream reports it) adopts them. Such a program's
-//     unread direct messages lack the dynamo Store's unread index
-//     attribute, so an unread-only List misses them (while Counts counts
-//     them) until they are adopted, about the stream's lag: a program that
+//     event's ID; a mark, Recount, or the stream handler (when the stream
+//     reports the item's INSERT or MODIFY) adopts them, after which their
+//     expiry is exact. A Delete of one adopts it first, so that the
+//     stream's later report of the deletion changes nothing. Such a
+//     program's unread direct messages and receipts lack the dynamo
+//     Store's unread index attribute, so an unread-only List misses them,
+//     and Counts.Unseen misses them (an unread message not counted, a read
+//     broadcast counted unseen), while Total, Read and Unread count them,
+//     until they are adopted, about the stream's lag. A program that
 //     writes to the table directly should set "unread" to the ID of each
 //     unread, unarchived direct message it writes.
 package inbox

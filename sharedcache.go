@@ -40,17 +40,29 @@ const sharedHead = DefaultPageSize + 1
 //   - This Inbox's own writes to a shared partition (Broadcast,
 //     BroadcastGroup, Redact, the stream accounting of a shared record,
 //     Recount) drop its snapshot, so the process sees them at once.
+//   - A snapshot is one view of its partition: its newest records and its
+//     stats are read twice, in parallel, until two reads agree, so that no
+//     write lands between them. Each List and Counts call keeps the first
+//     snapshot it gets of each shared partition for the whole call.
 //   - Another process's broadcast, group message or removal shows up to
-//     the freshness bound late, in List and Counts alike (both read the
-//     same snapshot). Expiry is never late: records and ledger entries
-//     are filtered by the time of each call, and the snapshot holds the
-//     ledger entries that expire within the bound.
+//     the freshness bound late, in List and Counts alike. Expiry is never
+//     late: records and ledger entries are filtered by the time of each
+//     call, and the snapshot holds the ledger entries that expire within
+//     the bound.
+//   - A user's own partition is never cached: the user's messages and
+//     marks show at once. When the user marked, through another process,
+//     a broadcast that a snapshot lacks (Stats.Recent names it), Counts
+//     reads that partition again, after the user's, and keeps the new
+//     snapshot, so a receipt is never counted against a view without its
+//     broadcast. This relies on the freshness bound, plus the clock skew
+//     between processes, staying below RecentSlotWidth.
 //   - Pages below the snapshot's records, and filtered reads it does not
 //     cover, are read from the store; every List guarantee (no gap, no
-//     repeat, filters) holds.
-//
-// A user's own partition is never cached: the user's messages and marks
-// show at once.
+//     repeat, filters) holds. A broadcast below the snapshot's records
+//     that another process removes leaves those pages before it leaves
+//     Counts, within the freshness bound.
+//   - An Inbox keeps at most 1,024 snapshots (the stale ones are dropped
+//     first), however many groups it serves.
 //
 // Each process keeps its own snapshots; WithSharedBackend shares them
 // across a fleet.

@@ -512,3 +512,73 @@ func seedRead(b *testing.B, store *dynamo.Store, u inbox.User, n int) {
 		b.Fatalf("seed %d read messages: %v", n, err)
 	}
 }
+
+// BenchmarkCountsHistory measures Counts against the feed's history: a
+// user with a seen watermark and 100 or 1,000 read messages above it (the
+// old unseen count read them all back), and an inbox with 100 broadcasts
+// redacted (it read the user's receipt of each on every call). Counts
+// must cost the same whatever the history.
+func BenchmarkCountsHistory(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		read, gone int
+		wantTotal  int64
+		wantUnseen int64
+	}{
+		{"read-above-watermark=100", 100, 0, 101, 1},
+		{"read-above-watermark=1000", 1000, 0, 1001, 1},
+		{"redacted=100", 0, 100, 1, 1},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			ctx := context.Background()
+			ann := scope.User("ann")
+			if _, err := ib.MarkSeen(ctx, ann); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond) // IDs above the watermark
+			var g errgroup.Group
+			g.SetLimit(16)
+			for i := range c.read {
+				g.Go(func() error {
+					res, err := ib.Publish(ctx, scope, []string{"ann"}, draft(i))
+					if err == nil {
+						_, err = ib.MarkRead(ctx, ann, res.Message.ID)
+					}
+					return err
+				})
+			}
+			for range c.gone {
+				g.Go(func() error {
+					msg, err := ib.Broadcast(ctx, scope, draft(0))
+					if err == nil {
+						_, err = ib.Redact(ctx, scope, inbox.Redaction{ID: msg.ID, Group: inbox.PublicGroup})
+					}
+					return err
+				})
+			}
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := ib.Publish(ctx, scope, []string{"ann"}, draft(0)); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := ib.Counts(ctx, ann); err != nil { // the watermark is remembered
+				b.Fatal(err)
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				got, err := ib.Counts(ctx, ann)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got.Total != c.wantTotal || got.Unseen != c.wantUnseen {
+					b.Fatalf("Counts %+v, want total %d, unseen %d", got, c.wantTotal, c.wantUnseen)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+}

@@ -66,8 +66,8 @@
 //
 // # Tables of earlier versions
 //
-// Two changes of the layout concern a table written by an earlier version
-// of this package:
+// Three changes of the layout concern a table written by an earlier
+// version of this package:
 //
 //   - The unread index is a local secondary index, which DynamoDB creates
 //     only with its table. Keep such a table with WithUnreadIndex("")
@@ -82,6 +82,15 @@
 //     before the upgrade is not recognized as one: within its message's
 //     lifetime it publishes again. Drain retries before upgrading, or copy
 //     each claim to its new key.
+//   - The unread index also holds each receipt (unread: its ID and "r")
+//     and each user's c#* (unread: "~"), which Counts reads for the
+//     unseen count with the user's counter version. A user's c#* joins it
+//     at the user's next write; until then Counts cannot check the unseen
+//     records against the stats and takes them as they are. A receipt
+//     written before the upgrade is not in it: a broadcast it marks, above
+//     the user's seen watermark, counts as unseen until the user's next
+//     MarkSeen. Copying the items as above, setting unread on receipts
+//     too, avoids both.
 //
 // # Atomicity and retries
 //

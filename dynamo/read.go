@@ -63,9 +63,12 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 // category, unread-only (readat absent, not a receipt), archive mark and
 // expiry, with After as a lower bound of the key condition. An
 // unread-only query of the feed (NotArchived) of a user's partition reads
-// the unread index instead (see WithUnreadIndex), which holds only the
+// the unread index instead (see WithUnreadIndex), which holds the
 // partition's unread, unarchived direct messages, so it evaluates no read
-// message and no receipt. It reads
+// message (it passes the receipts of the broadcasts between them, and
+// drops them). A query with Unseen reads the same index from the top above
+// After: the unread messages, the receipts and the user's c#* (its
+// version, in the same consistent read: QueryResult.Version). It reads
 // strongly consistent, so that List and Counts agree with what every
 // writer wrote before. Next is the ID of DynamoDB's LastEvaluatedKey.
 // Items under m# that are not message items (another program's) fail the
