@@ -56,6 +56,13 @@ type Redaction struct {
 // It returns how many records it removed; removing what is already gone is
 // not an error, so a Redact can be retried. Each copy is one atomic unit
 // with its counters; a failure leaves the others done and is returned.
+//
+// Bad input writes nothing: the input is checked as Publish checks it (a
+// host system ID Publish would refuse is refused alike), and a redaction
+// by host system ID is checked against the ID's claim (read first) before
+// the claim is retired: naming another group than the message's, or no
+// users for a direct message, is ErrInvalidInput, and a retry of the
+// original publish still works.
 func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) {
 	if err := s.Validate(); err != nil {
 		return 0, err
@@ -78,13 +85,14 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 			return 0, err
 		}
 	}
-	if len(r.HostSystemID) > MaxHostSystemIDLen {
-		return 0, fmt.Errorf("%w: host system id is %d bytes, more than %d", ErrInvalidKey, len(r.HostSystemID), MaxHostSystemIDLen)
+	if err := validateHostSystemID(r.HostSystemID); err != nil {
+		return 0, err
 	}
 	if r.HostSystemID != "" {
-		// Retire the claim first, so that no retry publishes the message
-		// again while the copies go.
-		c, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, ID: r.ID, Now: ib.now(), Retire: true})
+		// Read the claim first, and check the redaction against it: a
+		// refused redaction retires nothing, so that the publish's retry
+		// still works.
+		c, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, Now: ib.now(), Peek: true})
 		if err != nil {
 			return 0, err
 		}
@@ -94,17 +102,26 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 		case r.ID == "":
 			r.ID = c.ID
 		}
-		if r.Group == "" {
-			r.Group = c.Group
+		if c.ID == r.ID {
+			if r.Group != "" && r.Group != c.Group {
+				return 0, fmt.Errorf("%w: host system id %q names a message to group %q, not %q", ErrInvalidInput, r.HostSystemID, c.Group, r.Group)
+			}
+			if r.Group == "" {
+				r.Group = c.Group
+			}
 		}
 	}
 	if len(r.Users) == 0 && r.Group == "" {
 		return 0, fmt.Errorf("%w: a redaction of a direct message names its users", ErrInvalidInput)
 	}
-	if r.HostSystemID == "" {
-		if err := ib.retireHostIDOf(ctx, s, r); err != nil {
+	// Retire the claim first, so that no retry publishes the message
+	// again while the copies go.
+	if r.HostSystemID != "" {
+		if _, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, ID: r.ID, Now: ib.now(), Retire: true}); err != nil {
 			return 0, err
 		}
+	} else if err := ib.retireHostIDOf(ctx, s, r); err != nil {
+		return 0, err
 	}
 	removed := 0
 	if r.Group != "" {

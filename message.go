@@ -41,7 +41,9 @@ type Draft struct {
 	// HostSystemID is the caller's own ID for the message. A publish or
 	// broadcast retried with the same HostSystemID in the same inbox, while
 	// the first attempt's message lives, reuses its message ID and delivers
-	// no duplicate. Publishes and broadcasts have separate host IDs.
+	// no duplicate. One ID names one message of the inbox, whatever its
+	// audience: reusing it for other content or another audience (a
+	// broadcast of a published message's ID, another group) is ErrConflict.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
 	// Sender names who sent the message, e.g. an admin ID.
@@ -133,6 +135,18 @@ func (r Record) Ledgered() bool { return r.Entry != "" }
 // Key returns the record's key.
 func (r Record) Key() Key { return Key{Partition: r.Partition, ID: r.Message.ID} }
 
+// validateHostSystemID checks a host system ID ("" for none): at most
+// MaxHostSystemIDLen bytes of printable UTF-8.
+func validateHostSystemID(id string) error {
+	if len(id) > MaxHostSystemIDLen {
+		return fmt.Errorf("%w: host system id is %d bytes, more than %d", ErrInvalidKey, len(id), MaxHostSystemIDLen)
+	}
+	if id == "" {
+		return nil
+	}
+	return checkPrintable("host system id", id)
+}
+
 // validateDraft checks a draft's fields and returns it with its body
 // normalized (see normalizeBody). It writes nothing; the size is checked
 // by prepare, which knows the partitions.
@@ -140,13 +154,8 @@ func validateDraft(d Draft) (Draft, error) {
 	if err := validateCategory(d.Category); err != nil {
 		return d, err
 	}
-	if len(d.HostSystemID) > MaxHostSystemIDLen {
-		return d, fmt.Errorf("%w: host system id is %d bytes, more than %d", ErrInvalidKey, len(d.HostSystemID), MaxHostSystemIDLen)
-	}
-	if d.HostSystemID != "" {
-		if err := checkPrintable("host system id", d.HostSystemID); err != nil {
-			return d, err
-		}
+	if err := validateHostSystemID(d.HostSystemID); err != nil {
+		return d, err
 	}
 	if d.TTL < 0 {
 		return d, fmt.Errorf("%w: negative message ttl %v", ErrInvalidTTL, d.TTL)

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -42,7 +43,8 @@ const sharedHead = DefaultPageSize + 1
 //     Recount) drop its snapshot, so the process sees them at once.
 //   - A snapshot is one view of its partition: its newest records and its
 //     stats are read twice, in parallel, until two reads agree, so that no
-//     write lands between them. Each List and Counts call keeps the first
+//     write lands between them (a partition written faster than that, 8
+//     times in a row, is read from the store for that call instead). Each List and Counts call keeps the first
 //     snapshot it gets of each shared partition for the whole call.
 //   - Another process's broadcast, group message or removal shows up to
 //     the freshness bound late, in List and Counts alike. Expiry is never
@@ -134,8 +136,9 @@ const sharedWritesSize = 1 << 14
 
 // snapshotReads bounds the reads of one refresh: a snapshot is taken when
 // two reads in a row, each of the newest records and the stats in
-// parallel, agree (see read).
-const snapshotReads = 6
+// parallel, agree (see read); after the third, each waits a few random
+// milliseconds more.
+const snapshotReads = 8
 
 // knownSize bounds the IDs a snapshot knows below its head (see
 // snapshot.known).
@@ -343,6 +346,9 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case r := <-ch:
+		if errors.Is(r.Err, errChurn) {
+			return nil, nil // read the store, as with the cache off
+		}
 		if r.Err != nil {
 			return nil, r.Err
 		}
@@ -538,15 +544,23 @@ func (c *sharedCache) snapshotsKept() int {
 	return len(c.snaps)
 }
 
+// errChurn reports a shared partition that kept changing while it was
+// read: no snapshot of it could be taken.
+var errChurn = errors.New("inbox: shared partition kept changing while it was read")
+
 // read reads p's newest records and its stats from the store, in
 // parallel, again and again until two reads in a row agree: then no write
 // to p landed between the two requests of the second read (it would have
 // changed one of them from the first read, made before it), so its
 // records and stats are one consistent view of p. A partition that keeps
-// changing for snapshotReads reads is ErrConflict.
+// changing for snapshotReads reads is errChurn: the callers then read it
+// from the store, as with the cache off.
 func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
 	var prev *snapshot
-	for range snapshotReads {
+	for i := range snapshotReads {
+		if i > 1 {
+			time.Sleep(time.Duration(rand.N(1<<i)) * time.Millisecond) // let a burst of writes pass
+		}
 		s, err := c.readOnce(ctx, p, gen)
 		if err != nil {
 			return nil, err
@@ -556,7 +570,7 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 		}
 		prev = s
 	}
-	return nil, fmt.Errorf("inbox: shared partition %s kept changing while it was read: %w", p.PK(), ErrConflict)
+	return nil, fmt.Errorf("%w: %s", errChurn, p.PK())
 }
 
 // readOnce reads p's newest records and its stats from the store, in
@@ -651,6 +665,9 @@ func (v *view) renew(ctx context.Context, p Partition, ids []string) error {
 	gen := v.c.gen(p)
 	v.c.mu.Unlock()
 	s, err := v.c.refresh(ctx, p, gen, ids, false)
+	if errors.Is(err, errChurn) {
+		s, err = nil, nil // read the store, as with the cache off
+	}
 	if err != nil {
 		return err
 	}

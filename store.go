@@ -144,7 +144,8 @@ type Store interface {
 	// With c.Retire it makes no claim: it sets the Digest of the standing
 	// claim to RetiredDigest, if that claim's ID is c.ID (or c.ID is
 	// empty), and returns it so changed; with no standing claim it returns
-	// a zero HostClaim.
+	// a zero HostClaim. With c.Peek it changes nothing: it returns the
+	// standing claim as it is (strongly consistent), or a zero HostClaim.
 	ClaimHostID(ctx context.Context, c HostClaim) (HostClaim, error)
 
 	// Config returns the tenant settings and inbox config of s in one round
@@ -459,6 +460,9 @@ type HostClaim struct {
 	// Retire asks ClaimHostID to retire the standing claim instead of
 	// making one.
 	Retire bool
+	// Peek asks ClaimHostID for the standing claim alone, changing
+	// nothing.
+	Peek bool
 }
 
 // RetiredDigest is the Digest of a claim whose message was redacted: a

@@ -19,9 +19,12 @@ import (
 // the message) on condition that there is none or it expires at or before
 // c.Now, asking for the old item on failure: then it returns the old claim.
 // With c.Retire it updates the standing claim's digest instead (see
-// retireClaim).
+// retireClaim); with c.Peek it reads it (peekClaim).
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
-	if c.Retire {
+	switch {
+	case c.Peek:
+		return s.peekClaim(ctx, c)
+	case c.Retire:
 		return s.retireClaim(ctx, c)
 	}
 	item, err := s.item(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID, claimItem{
@@ -56,6 +59,24 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 		return inbox.HostClaim{}, err
 	}
 	return got, nil
+}
+
+// peekClaim returns c's standing claim, read strongly consistent (a
+// BatchGetItem of its key), or a zero HostClaim if none stands.
+func (s *Store) peekClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{s.key(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID)}, true)
+	if err != nil {
+		return inbox.HostClaim{}, opError("peek host id", err)
+	}
+	if len(items) == 0 {
+		return inbox.HostClaim{}, nil
+	}
+	if exp, err := s.expiry(items[0]); err != nil || !c.Now.Before(exp) {
+		return inbox.HostClaim{}, err // expired: none stands
+	}
+	got, err := s.decodeClaim(c, items[0])
+	got.Peek = false
+	return got, err
 }
 
 // retireClaim sets the digest of c's standing claim to inbox.RetiredDigest

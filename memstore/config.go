@@ -8,7 +8,8 @@ import (
 
 // ClaimHostID returns the unexpired claim of c.HostSystemID in c.Scope,
 // making c the claim (and returning it) if there is none; with c.Retire it
-// retires the claim instead (see inbox.Store).
+// retires the claim instead, with c.Peek it only returns it (see
+// inbox.Store).
 func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
 	if err := s.begin(ctx); err != nil {
 		return inbox.HostClaim{}, err
@@ -17,6 +18,14 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	k := claimKey{scope: c.Scope, host: c.HostSystemID}
 	prev, ok := s.claims[k]
 	standing := ok && c.Now.Before(prev.c.ExpiresAt)
+	if c.Peek {
+		if !standing {
+			return inbox.HostClaim{}, nil
+		}
+		got := prev.c
+		got.Now = c.Now
+		return got, nil
+	}
 	if c.Retire {
 		if !standing {
 			return inbox.HostClaim{}, nil

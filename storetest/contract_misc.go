@@ -425,3 +425,27 @@ func testConfig(e *env) {
 	ic.TTL["billing"] = "2d"
 	want(globex, inbox.Config{Inbox: &ic})
 }
+
+// testClaimHostIDPeek: a Peek returns the standing claim and changes
+// nothing; with no standing claim (none, or expired) it returns a zero
+// claim and makes none.
+func testClaimHostIDPeek(e *env) {
+	now := e.clock.Now()
+	peek := inbox.HostClaim{Scope: e.scope, HostSystemID: "peeked", Now: now, Peek: true}
+	if got, err := e.store.ClaimHostID(e.ctx, peek); err != nil || got.ID != "" {
+		e.t.Fatalf("Peek with no claim: %+v, %v; want a zero claim", got, err)
+	}
+	c := inbox.HostClaim{Scope: e.scope, HostSystemID: "peeked", ID: e.newID(), ExpiresAt: now.Add(time.Hour), Group: "admins", Digest: "d1", Now: now}
+	if got, err := e.store.ClaimHostID(e.ctx, c); err != nil || got.ID != c.ID {
+		e.t.Fatalf("claim after a Peek with none: %+v, %v; want this call's claim (the Peek made none)", got, err)
+	}
+	got, err := e.store.ClaimHostID(e.ctx, peek)
+	if err != nil || got.ID != c.ID || got.Group != "admins" || got.Digest != "d1" || !got.ExpiresAt.Equal(c.ExpiresAt) || got.Peek {
+		e.t.Errorf("Peek: %+v, %v; want the standing claim %+v", got, err, c)
+	}
+	expired := peek
+	expired.Now = c.ExpiresAt
+	if got, err := e.store.ClaimHostID(e.ctx, expired); err != nil || got.ID != "" {
+		e.t.Errorf("Peek at the claim's expiry: %+v, %v; want a zero claim", got, err)
+	}
+}

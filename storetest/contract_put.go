@@ -32,6 +32,7 @@ func contractTests() []suiteTest {
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},
 		{"ClaimHostID", testClaimHostID},
+		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},
 	}
 }
