@@ -77,7 +77,10 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 
 // Query evaluates the next q.Limit records of q.Partition below q.Before
 // (and above q.After), newest first, then filters them; see inbox.Query
-// and inbox.QueryResult. A Limit below 1 is ErrInvalidInput.
+// and inbox.QueryResult. A user's unread feed and an unseen query
+// evaluate only what the dynamo Store's unread index holds (see
+// indexQuery), so that their pages are production's. A Limit below 1 is
+// ErrInvalidInput.
 func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
 	if q.Limit < 1 {
 		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
@@ -89,8 +92,8 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		return inbox.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
-	if q.Unseen {
-		return s.unseenQuery(q), nil
+	if q.Unseen || q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared() {
+		return s.indexQuery(q), nil
 	}
 	ids := s.ids[q.Partition]
 	hi := len(ids)

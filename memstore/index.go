@@ -1,0 +1,58 @@
+package memstore
+
+import (
+	"sort"
+
+	"github.com/stak/inbox"
+)
+
+// inIndex reports whether rec is in the dynamo Store's unread index: a
+// record of the library's own (another program's is not until adopted)
+// in a user's partition that is a receipt, or a direct message neither
+// read nor archived.
+func inIndex(rec inbox.Record) bool {
+	return rec.Ledgered() && !rec.Partition.IsShared() && (rec.Receipt || !rec.Message.IsRead() && !rec.Message.IsArchived())
+}
+
+// indexQuery serves, as the dynamo Store serves them from its unread
+// index, a user's unread feed (UnreadOnly with NotArchived) and a Query
+// with Unseen: the records of the index below q.Before and above q.After,
+// at most q.Limit of them evaluated, newest first, filtered by q.Now and
+// q.Category; an unread feed drops the receipts it evaluates, an unseen
+// query keeps them and reports the partition's counter version. Its cost
+// grows with the partition's records between the bounds (in memory), its
+// pages are the dynamo Store's. s.mu must be held.
+func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
+	ids := s.ids[q.Partition]
+	hi := len(ids)
+	if q.Before != "" {
+		hi = sort.SearchStrings(ids, q.Before)
+	}
+	var res inbox.QueryResult
+	if q.Unseen {
+		res.Version, res.Versioned = s.versions[q.Partition], true
+	}
+	evaluated, last := 0, ""
+	for i := hi - 1; i >= 0; i-- {
+		if q.After != "" && ids[i] <= q.After {
+			break
+		}
+		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
+		if !inIndex(rec) {
+			continue
+		}
+		if evaluated == q.Limit {
+			res.Next = last
+			break
+		}
+		evaluated, last = evaluated+1, ids[i]
+		switch {
+		case !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt),
+			q.Category != "" && rec.Message.Category != q.Category,
+			rec.Receipt && !q.Unseen:
+			continue
+		}
+		res.Records = append(res.Records, rec.Clone())
+	}
+	return res
+}
