@@ -30,7 +30,7 @@ func TestRefusedRedactionRetiresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, r := range map[string]inbox.Redaction{
-		"a direct message without users":  {HostSystemID: "h-direct"},
+		"a direct message without users":   {HostSystemID: "h-direct"},
 		"a group message of another group": {HostSystemID: "h-group", Group: "eu"},
 		"a direct message as a broadcast":  {HostSystemID: "h-direct", Group: inbox.PublicGroup},
 	} {
