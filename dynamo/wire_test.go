@@ -2,7 +2,9 @@ package dynamo_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +50,13 @@ func shape(av types.AttributeValue, withValues bool) any {
 		return out
 	case *types.AttributeValueMemberM:
 		return shapeMap(v.Value, withValues)
+	case *types.AttributeValueMemberSS:
+		if !withValues {
+			return "SS"
+		}
+		vals := slices.Clone(v.Value)
+		slices.Sort(vals)
+		return "SS:" + strings.Join(vals, ",")
 	}
 	return "?"
 }
@@ -142,6 +151,7 @@ func TestWireFormat(t *testing.T) {
 	entries["receipt"] = ledgerOf(annPK, week, bc.ID)
 	entries["broadcast"] = ledgerOf(pubPK, week, bc.ID)
 	claimPK := "t#acmeH#4a1796ac#alerts" // the first 8 hex digits of SHA-256("host-1")
+	const recentSlot = "rs?"             // rs0 to rs3, by the time of the mark: the receipt just made, among ann's recent ones
 	claim := getRaw(t, raw, table, claimPK, "h#host-1")
 	digest := attrS(t, claim["digest"])
 	tests := []struct {
@@ -204,6 +214,7 @@ func TestWireFormat(t *testing.T) {
 			"pk": "S:" + annPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
 			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour), "ledger": "S:" + entries["receipt"],
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+			"unread": "S:" + bc.ID + "r", // in the unread index, beside the messages
 		}},
 		{"its ledger entry", annPK, entries["receipt"], map[string]any{
 			"pk": "S:" + annPK, "sk": "S:" + entries["receipt"], "kind": "S:LE", "receipt": "BOOL:true", "readat": epoch(0),
@@ -211,6 +222,8 @@ func TestWireFormat(t *testing.T) {
 		{"user stats", annPK, "c#*", map[string]any{
 			"pk": "S:" + annPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "read": "N:2", "ver": "N:3",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
+			"unread":   "S:~", // in the unread index, above every message
+			recentSlot: "SS:$public#" + bc.ID,
 		}},
 		{"user category stats", annPK, "c#billing", map[string]any{
 			"pk": "S:" + annPK, "sk": "S:c#billing", "kind": "S:US", "published": "N:1", "read": "N:1",
@@ -223,6 +236,12 @@ func TestWireFormat(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := shapeMap(getRaw(t, raw, table, tc.pk, tc.sk), true)
+		for k, v := range got {
+			if len(k) == 3 && strings.HasPrefix(k, "rs") && k[2] >= '0' && k[2] <= '3' {
+				delete(got, k)
+				got[recentSlot] = v
+			}
+		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s item (-want +got):\n%s", tc.name, diff)
 		}
