@@ -61,8 +61,9 @@
 // never late. The README's "Consistency across processes" lists the
 // bounded exceptions (items of other programs before the stream adopts
 // them; a broadcast below a snapshot's newest 21 removed by another
-// process). storetest.RunFleetProperty proves the rest with several
-// processes, another program's items and a stream that lags and repeats.
+// process). storetest.RunFleetProperty checks the rest, step by step, with
+// several processes, another program's items and a stream that lags and
+// repeats.
 // A fleet can share the snapshots through a SharedBackend
 // (WithSharedBackend; package rediscache holds one on Redis). The table
 // must have one writing region: see the README on global tables.
@@ -247,6 +248,7 @@
 //     and Counts.Unseen misses them (an unread message not counted, a read
 //     broadcast counted unseen), while Total, Read and Unread count them,
 //     until they are adopted, about the stream's lag. A program that
-//     writes to the table directly should set "unread" to the ID of each
-//     unread, unarchived direct message it writes.
+//     writes to the table directly should give its items a ledger entry
+//     as the library does, or leave them to the stream handler's
+//     adoption.
 package inbox

@@ -44,8 +44,10 @@ const sharedHead = DefaultPageSize + 1
 //   - A snapshot is one view of its partition: its newest records and its
 //     stats are read twice, in parallel, until two reads agree, so that no
 //     write lands between them (a partition written faster than that, 8
-//     times in a row, is read from the store for that call instead). Each List and Counts call keeps the first
-//     snapshot it gets of each shared partition for the whole call.
+//     times in a row, is read from the store for the next freshness
+//     interval instead). Each List and Counts call keeps the first
+//     snapshot it gets of each shared partition for the whole call, but
+//     for one that Counts reads again (below).
 //   - Another process's broadcast, group message or removal shows up to
 //     the freshness bound late, in List and Counts alike. Expiry is never
 //     late: records and ledger entries are filtered by the time of each
@@ -57,7 +59,8 @@ const sharedHead = DefaultPageSize + 1
 //     reads that partition again, after the user's, and keeps the new
 //     snapshot, so a receipt is never counted against a view without its
 //     broadcast. This relies on the freshness bound, plus the clock skew
-//     between processes, staying below RecentSlotWidth.
+//     between processes and a broadcast's publish, staying below
+//     RecentSlotWidth: a receipt of an older broadcast is not recorded.
 //   - Pages below the snapshot's records, and filtered reads it does not
 //     cover, are read from the store; every List guarantee (no gap, no
 //     repeat, filters) holds. A broadcast below the snapshot's records
@@ -140,8 +143,8 @@ const sharedWritesSize = 1 << 14
 // milliseconds more.
 const snapshotReads = 8
 
-// knownSize bounds the IDs a snapshot knows below its head (see
-// snapshot.known).
+// knownSize bounds the IDs an Inbox remembers per shared partition as
+// known to be in any snapshot read after it learnt them (see learn).
 const knownSize = 256
 
 // sharedCache is the Store of an Inbox: it passes every call to the Store
@@ -171,6 +174,14 @@ type sharedCache struct {
 	// two freshness bounds, the least counter version a snapshot from the
 	// backend must have: -1 until the store has been read after the write.
 	floor map[Partition]versionFloor
+	// readSeq numbers the store reads of snapshots, in the order they
+	// begin; known holds, per shared partition, IDs learnt to exist and
+	// the readSeq when they were (see learn).
+	readSeq uint64
+	known   map[Partition]map[string]uint64
+	// churn holds, per shared partition that kept changing while it was
+	// read, when (by the real clock) it may be read for a snapshot again.
+	churn map[Partition]time.Time
 }
 
 // versionFloor is a floor of sharedCache and when the write that set it
@@ -188,20 +199,15 @@ type snapshot struct {
 	head       []Record // the newest records, all of them if complete
 	complete   bool
 	stats      Stats // with the ledger entries expiring up to at+fresh
-	// known holds IDs of messages below the head known to have been
-	// written before the snapshot was read: a user's receipts of them
-	// (Stats.Recent) were read before it (see Inbox.Counts).
-	known map[string]bool
+	// seq orders the reads of this Inbox: the snapshot's read began after
+	// every read numbered below it (0 for one loaded from the backend).
+	seq uint64
 }
 
-// has reports whether s is known to reflect message id of its partition:
-// id is in its head or known, or was removed before the read (a
-// tombstone), or s holds every record and id is not among them (then the
-// message, if it exists, came after s).
-func (s *snapshot) has(id string) bool {
-	if s.known[id] {
-		return true
-	}
+// has reports whether s, a snapshot of p, is known to reflect message id
+// of p: id is in its head, or was removed before the read (a tombstone),
+// or this Inbox learnt that id existed before s was read (see learn).
+func (c *sharedCache) has(s *snapshot, p Partition, id string) bool {
 	for _, r := range s.head {
 		if r.Message.ID == id {
 			return true
@@ -212,12 +218,45 @@ func (s *snapshot) has(id string) bool {
 			return true
 		}
 	}
-	return false
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	learnt, ok := c.known[p][id]
+	return ok && s.seq > learnt
+}
+
+// learn notes that messages ids of shared partition p exist now (a user's
+// partition, just read, holds receipts of them): every snapshot of p read
+// from now on reflects them. A snapshot of p must be read after it for
+// has to count on it.
+func (c *sharedCache) learn(p Partition, ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.known) >= sharedCacheSize {
+		clear(c.known)
+	}
+	m := c.known[p]
+	if m == nil {
+		m = map[string]uint64{}
+		c.known[p] = m
+	}
+	for _, id := range ids {
+		if _, ok := m[id]; ok {
+			continue
+		}
+		if len(m) >= knownSize {
+			for k := range m { // forget one, at random
+				delete(m, k)
+				break
+			}
+		}
+		m[id] = c.readSeq
+	}
 }
 
 func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b SharedBackend) *sharedCache {
 	c := &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
-		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{}}
+		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{},
+		known: map[Partition]map[string]uint64{}, churn: map[Partition]time.Time{}}
 	if n, ok := s.(Namespacer); ok {
 		c.namespace = n.Namespace()
 	}
@@ -315,7 +354,6 @@ type wireSnapshot struct {
 	Head     []Record  `json:"head"`
 	Complete bool      `json:"complete"`
 	Stats    Stats     `json:"stats"`
-	Known    []string  `json:"known,omitempty"`
 }
 
 // snapshot returns a snapshot of shared partition p fresh at now (the
@@ -329,6 +367,15 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 	if s != nil {
 		return s, nil
 	}
+	c.mu.Lock()
+	churning := c.real().Before(c.churn[p])
+	if !churning {
+		delete(c.churn, p)
+	}
+	c.mu.Unlock()
+	if churning {
+		return nil, nil // it kept changing: read the store, as with the cache off
+	}
 	// The flight is per generation: a caller after a write does not join
 	// a read that started before it. The read serves every caller that
 	// joins it, so one caller's cancellation does not cancel it (the
@@ -340,7 +387,7 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 		if s, g := c.current(p, now); s != nil && g == gen {
 			return s, nil
 		}
-		return c.refresh(context.WithoutCancel(ctx), p, gen, nil, true)
+		return c.refresh(context.WithoutCancel(ctx), p, gen, true)
 	})
 	select {
 	case <-ctx.Done():
@@ -378,9 +425,8 @@ func (c *sharedCache) servable(s *snapshot, now time.Time) bool {
 // refresh returns a new snapshot of p, from the backend if it holds one
 // this process may use (only if useBackend), else read from the store
 // (and saved to the backend), and stores it as p's snapshot unless a write
-// to p came meanwhile. The new snapshot knows the IDs the snapshot it
-// replaces knew, and those of known: messages written before it was read.
-func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, known []string, useBackend bool) (*snapshot, error) {
+// to p came meanwhile.
+func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, useBackend bool) (*snapshot, error) {
 	if useBackend {
 		if s := c.load(ctx, p, gen); s != nil {
 			return c.keep(p, s), nil
@@ -395,39 +441,15 @@ func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, know
 	if f, ok := c.floor[p]; current && ok && f.version == -1 {
 		c.floor[p] = versionFloor{version: s.stats.Version, at: f.at}
 	}
-	s.known = inherit(c.snaps[p], known)
 	c.mu.Unlock()
 	if c.backend != nil && current {
 		// Not once this process wrote to p since the read began: the
 		// snapshot may predate the write.
-		w := wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}
-		for id := range s.known {
-			w.Known = append(w.Known, id)
-		}
-		if v, err := json.Marshal(w); err == nil {
+		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}); err == nil {
 			_ = c.backend.Save(ctx, c.backendKey(p), v, c.fresh) // see WithSharedBackend
 		}
 	}
 	return c.keep(p, s), nil
-}
-
-// inherit returns the IDs a new snapshot knows: those of old (a snapshot
-// of the same partition read before it, nil if none) and ids, at most
-// knownSize of them.
-func inherit(old *snapshot, ids []string) map[string]bool {
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	if old != nil {
-		for id := range old.known {
-			if len(out) >= knownSize {
-				break
-			}
-			out[id] = true
-		}
-	}
-	return out
 }
 
 // load returns p's snapshot from the backend, nil if there is none this
@@ -459,29 +481,29 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	var w wireSnapshot
 	if json.Unmarshal(v, &w) != nil || wrote && w.Stats.Version < floor.version || !w.valid(p) ||
 		c.clock().Sub(w.At) >= c.fresh {
-		return nil // not one this process may serve: corrupt, older than its write, or older than the bound
+		// Not one this process may serve: corrupt, older than its write,
+		// or, by this process's clock, older than the bound, past which
+		// its ledger entries no longer cover expiry. (So a process whose
+		// clock is ahead of the reader's by the bound cannot use it.)
+		return nil
 	}
 	// It was read fresh-ttl ago; another host's clock may be ahead.
 	at := w.At
 	if now := c.clock().UTC(); at.After(now) {
 		at = now
 	}
-	s := &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
-		head: w.Head, complete: w.Complete, stats: w.Stats, known: map[string]bool{}}
-	for _, id := range w.Known {
-		s.known[id] = true
-	}
-	return s
+	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
+		head: w.Head, complete: w.Complete, stats: w.Stats}
 }
 
 // valid reports whether w can be a snapshot of shared partition p as a
 // refresh reads one: at most sharedHead valid records (broadcasts, not
-// receipts) of p in strictly descending ID order, stats of p alone, and
-// at most knownSize known message IDs. A value from the backend that is
+// receipts) of p in strictly descending ID order, and stats of p alone. A
+// value from the backend that is
 // not is ignored, so that a corrupt or forged one cannot break List's
 // paging (which relies on the order) or show another partition's records.
 func (w wireSnapshot) valid(p Partition) bool {
-	if len(w.Head) > sharedHead || w.At.IsZero() || len(w.Known) > knownSize {
+	if len(w.Head) > sharedHead || w.At.IsZero() {
 		return false
 	}
 	for i, r := range w.Head {
@@ -500,11 +522,6 @@ func (w wireSnapshot) valid(p Partition) bool {
 			if r.Partition != p {
 				return false
 			}
-		}
-	}
-	for _, id := range w.Known {
-		if ValidateMessageID(id) != nil {
-			return false
 		}
 	}
 	return len(w.Stats.Recent) == 0
@@ -556,6 +573,10 @@ var errChurn = errors.New("inbox: shared partition kept changing while it was re
 // changing for snapshotReads reads is errChurn: the callers then read it
 // from the store, as with the cache off.
 func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
+	c.mu.Lock()
+	c.readSeq++
+	seq := c.readSeq
+	c.mu.Unlock()
 	var prev *snapshot
 	for i := range snapshotReads {
 		if i > 1 {
@@ -566,10 +587,14 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 			return nil, err
 		}
 		if prev != nil && prev.same(s) {
+			s.seq = seq
 			return s, nil
 		}
 		prev = s
 	}
+	c.mu.Lock()
+	c.churn[p] = c.real().Add(c.fresh) // read it from the store until then
+	c.mu.Unlock()
 	return nil, fmt.Errorf("%w: %s", errChurn, p.PK())
 }
 
@@ -653,18 +678,19 @@ func (v *view) snapshot(ctx context.Context, p Partition) (*snapshot, error) {
 }
 
 // renew replaces the view's snapshot of shared partition p by one read
-// from the store now, which knows the messages ids (written before this
-// call). It is how Counts catches up with a user's partition that is
+// from the store now, after the caller learnt that messages ids exist
+// (see learn). It is how Counts catches up with a user's partition that is
 // newer than the snapshot. With the cache off it does nothing: every read
 // goes to the store.
 func (v *view) renew(ctx context.Context, p Partition, ids []string) error {
 	if v.c.fresh == 0 {
 		return nil
 	}
+	v.c.learn(p, ids)
 	v.c.mu.Lock()
 	gen := v.c.gen(p)
 	v.c.mu.Unlock()
-	s, err := v.c.refresh(ctx, p, gen, ids, false)
+	s, err := v.c.refresh(ctx, p, gen, false)
 	if errors.Is(err, errChurn) {
 		s, err = nil, nil // read the store, as with the cache off
 	}

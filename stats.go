@@ -155,7 +155,11 @@ func (s countSum) counts() Counts {
 // that u has none is remembered); when a shared partition's view lacks a
 // broadcast u holds a receipt of (one u marked through another process
 // after the view was read), that partition is read again; and when more
-// than a page of records lies above the watermark.
+// than a page of records lies above the watermark. The version check
+// covers the first page of the unseen records (100 above a watermark this
+// Inbox saw before): the records of later pages are taken as read. If the
+// user's partition changes between its reads four times in a row, Counts
+// fails with an error matching ErrConflict.
 func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
@@ -205,14 +209,14 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	behind := map[int][]string{}
 	for _, k := range stats[0].Recent {
 		i := slices.Index(parts[1:], k.Partition) + 1
-		if i == 0 {
-			continue // a group this call does not name
+		if i == 0 || !recentID(k.ID, now) {
+			continue // a group this call does not name; a broadcast every view holds
 		}
 		s, err := v.snapshot(ctx, k.Partition)
 		if err != nil {
 			return Counts{}, false, err
 		}
-		if s == nil || !s.has(k.ID) {
+		if s == nil || !ib.cache.has(s, k.Partition, k.ID) {
 			behind[i] = append(behind[i], k.ID)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // Store persists an Inbox's records. It holds no logic of its own: the Inbox
@@ -83,11 +85,11 @@ type Store interface {
 	// Mark.Entry. The receipt gets To's marks, of Shared's group; if To is
 	// zero it is deleted with its entry.
 	//
-	// A receipt mark that creates a receipt (From zero, To not) also
-	// records, in the same atomic unit, the broadcast's key (Shared and
-	// Key.ID) among the recent receipts of the user's partition, in slot
-	// add of RecentSlots(mk.Now), and forgets every recent receipt in
-	// slot clear (see Stats.Recent).
+	// A receipt mark that creates a receipt of a recent broadcast
+	// (Mark.RecordsRecent) also records, in the same atomic unit, the
+	// broadcast's key (Shared and Key.ID) among the recent receipts of the
+	// user's partition, in slot add of RecentSlots(mk.Now), and forgets
+	// every recent receipt in slot clear (see Stats.Recent).
 	//
 	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
 	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
@@ -374,11 +376,13 @@ type Stats struct {
 }
 
 // RecentSlotWidth is the width of the time slots in which Store.Mark
-// records the receipts it creates (Stats.Recent). A key recorded at time t
-// stays at least RecentSlotWidth and at most three times it: a mark made
-// two slots later clears it. An Inbox relies on it staying longer than
-// its shared-partition freshness bound (see WithSharedCache) plus the
-// clock skew between the processes of a fleet.
+// records the receipts it creates of recent broadcasts (Stats.Recent). A
+// key recorded at time t stays until a receipt is recorded two slots
+// later (by that mark's clock): at least RecentSlotWidth when the clocks
+// of a fleet agree, and, with no later receipt, for good (an Inbox ignores
+// keys of broadcasts older than RecentSlotWidth). An Inbox relies on it
+// staying longer than its shared-partition freshness bound (see
+// WithSharedCache) plus the clock skew between the processes of a fleet.
 const RecentSlotWidth = 10 * time.Minute
 
 // RecentSlotCount is the number of slots Stats.Recent is kept in.
@@ -397,9 +401,22 @@ func RecentSlots(now time.Time) (add, clear int) {
 	return i, (i + RecentSlotCount/2) % RecentSlotCount
 }
 
-// CreatesReceipt reports whether mk creates a receipt: a receipt mark from
-// no marks to some, which Store.Mark records in Stats.Recent.
-func (mk Mark) CreatesReceipt() bool { return mk.Receipt && mk.From.IsZero() && !mk.To.IsZero() }
+// RecordsRecent reports whether Store.Mark records mk in Stats.Recent: mk
+// creates a receipt (from no marks to some) of a broadcast younger, by
+// its ID's time, than RecentSlotWidth at mk.Now. An older broadcast is in
+// every snapshot an Inbox may serve (see WithSharedCache), so its
+// receipts need no record, and a user's Recent stays bounded by the
+// broadcasts of the last minutes, however many old ones the user marks.
+func (mk Mark) RecordsRecent() bool {
+	return mk.Receipt && mk.From.IsZero() && !mk.To.IsZero() && recentID(mk.Key.ID, mk.Now)
+}
+
+// recentID reports whether message id was made less than RecentSlotWidth
+// before now (by the clock of the process that made it).
+func recentID(id string, now time.Time) bool {
+	u, err := ulid.ParseStrict(id)
+	return err == nil && now.Sub(ulid.Time(u.Time())) < RecentSlotWidth
+}
 
 // Removal is the accounting of one removed record for Store.ApplyRemoval.
 type Removal struct {

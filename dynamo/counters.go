@@ -76,7 +76,7 @@ type recentChange struct {
 func recentChanges(marks []inbox.Mark) map[inbox.Partition]*recentChange {
 	out := map[inbox.Partition]*recentChange{}
 	for _, mk := range marks {
-		if !mk.CreatesReceipt() {
+		if !mk.RecordsRecent() {
 			continue
 		}
 		p := mk.Key.Partition

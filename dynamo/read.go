@@ -113,19 +113,15 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		fq.Now = time.Time{} // c#* has no expiry: filtered below
 	}
 	f, ok := s.queryFilter(fq)
-	var extra []expression.ConditionBuilder
-	switch {
-	case q.Unseen && !user:
+	if q.Unseen && !user {
 		// Without the index: receipts, and unread, unarchived messages,
 		// of the library's own (as the index would hold them).
-		extra = append(extra, expression.Name(inbox.LedgerAttribute).AttributeExists(),
+		held := expression.And(expression.Name(inbox.LedgerAttribute).AttributeExists(),
 			expression.Or(expression.Not(isMessage()), expression.And(unread(), has(attrArchived, false))))
-	}
-	for _, c := range extra {
 		if ok {
-			f = f.And(c)
+			f = f.And(held)
 		} else {
-			f, ok = c, true
+			f, ok = held, true
 		}
 	}
 	if ok {

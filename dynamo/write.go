@@ -328,16 +328,13 @@ func (s *Store) markFailed(mk inbox.Mark) onFail {
 		if !headers && !flat {
 			return notFound
 		}
-		if l, ok := old[inbox.LedgerAttribute].(*types.AttributeValueMemberS); ok && l.Value != mk.Entry {
-			return changed
-		}
 		var cat struct {
 			Taxonomy *taxonomyAttr `dynamodbav:"taxonomy"`
 		}
 		if err := attributevalue.UnmarshalMap(old, &cat); err != nil || cat.Taxonomy != nil && cat.Taxonomy.Category != mk.Category || cat.Taxonomy == nil && mk.Category != "" {
 			return notFound
 		}
-		return changed
+		return changed // other marks, or another entry (adopted meanwhile)
 	}
 }
 

@@ -19,7 +19,8 @@ func inIndex(rec inbox.Record) bool {
 // with Unseen: the records of the index below q.Before and above q.After,
 // at most q.Limit of them evaluated, newest first, filtered by q.Now and
 // q.Category; an unread feed drops the receipts it evaluates, an unseen
-// query keeps them and reports the partition's counter version. Its cost
+// query keeps them and, on its first page, reports the partition's
+// counter version. Its cost
 // grows with the partition's records between the bounds (in memory), its
 // pages are the dynamo Store's. s.mu must be held.
 func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
@@ -29,15 +30,19 @@ func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
 		hi = sort.SearchStrings(ids, q.Before)
 	}
 	var res inbox.QueryResult
-	if q.Unseen {
+	if q.Unseen && q.Before == "" {
+		// The first page reads the user's c#* with the records, as the
+		// index holds it above them; later pages do not.
 		res.Version, res.Versioned = s.versions[q.Partition], true
 	}
 	evaluated, last := 0, ""
 	for i := hi - 1; i >= 0; i-- {
-		if q.After != "" && ids[i] <= q.After {
+		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
+		// The index holds a receipt just above its ID: the receipt of the
+		// message at After is above After.
+		if q.After != "" && (ids[i] < q.After || ids[i] == q.After && !rec.Receipt) {
 			break
 		}
-		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
 		if !inIndex(rec) {
 			continue
 		}

@@ -246,7 +246,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		s.seen[p] = w
 	}
 	for _, mk := range marks {
-		if mk.CreatesReceipt() {
+		if mk.RecordsRecent() {
 			s.recordRecent(mk)
 		}
 	}

@@ -37,6 +37,7 @@ func testRecentReceipts(e *env) {
 	e.put(g)
 	e.markReceipt(annP, b)
 	e.markReceipt(annP, g)
+	first, _ := inbox.RecentSlots(e.clock.Now())
 	want := []string{"$public/" + b.Message.ID, "admins/" + g.Message.ID}
 	slices.Sort(want)
 	if got := e.recentKeys(annP); !slices.Equal(got, want) {
@@ -47,6 +48,16 @@ func testRecentReceipts(e *env) {
 	}
 	if got := e.recentKeys(pubP); len(got) != 0 {
 		e.t.Errorf("Stats.Recent of a shared partition: %v", got)
+	}
+
+	// A receipt of a broadcast older than RecentSlotWidth is not recorded:
+	// every snapshot holds it.
+	old := e.message(pubP, "news", 3*time.Hour)
+	e.put(old)
+	e.clock.Advance(inbox.RecentSlotWidth)
+	e.markReceipt(bobP, old)
+	if got := e.recentKeys(bobP); len(got) != 0 {
+		e.t.Errorf("Stats.Recent after a receipt of an old broadcast: %v, want none", got)
 	}
 
 	// A failed mark records nothing.
@@ -60,12 +71,11 @@ func testRecentReceipts(e *env) {
 	}
 
 	// Two slots later, a new receipt clears the first slot.
-	add, _ := inbox.RecentSlots(e.clock.Now())
 	for {
-		e.clock.Advance(inbox.RecentSlotWidth)
-		if _, clear := inbox.RecentSlots(e.clock.Now()); clear == add {
+		if _, clear := inbox.RecentSlots(e.clock.Now()); clear == first {
 			break
 		}
+		e.clock.Advance(inbox.RecentSlotWidth)
 	}
 	later := e.message(pubP, "", 3*time.Hour)
 	e.put(later)
