@@ -26,6 +26,7 @@ func contractTests() []suiteTest {
 		{"MarkReadNotFound", testMarkReadNotFound},
 		{"MarkReadBatchAllOrNothing", testMarkReadBatch},
 		{"RecentReceipts", testRecentReceipts},
+		{"QueryUnseen", testQueryUnseen},
 		{"MarkAdoptedMeanwhile", testMarkAdoptedMeanwhile},
 		{"Stats", testStats},
 		{"StatsExpired", testStatsExpired},

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -114,4 +115,59 @@ func testMarkAdoptedMeanwhile(e *env) {
 		e.t.Errorf("error %q says not found", err)
 	}
 	e.wantRecords("the message after the failed mark", []inbox.Record{d}, e.get(d.Key()))
+}
+
+// testQueryUnseen: a Query with Unseen evaluates, in a user's partition,
+// only the unread, unarchived direct messages and the receipts, newest
+// first, pages by Limit, reports the counter version on its first page,
+// and is refused with other filters or in a shared partition.
+func testQueryUnseen(e *env) {
+	annP := e.part("ann")
+	read := e.message(annP, "", time.Hour)
+	e.put(read)
+	b := e.message(e.pub(), "", time.Hour)
+	e.put(b)
+	unread := e.message(annP, "", time.Hour)
+	e.put(unread)
+	e.markReceipt(annP, b)
+	now := e.clock.Now()
+	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(read, now, now)}, delta(annP, "", 0, 1)); err != nil {
+		e.t.Fatalf("MarkRead: %v", err)
+	}
+	st := e.stats(annP, now)
+	q := inbox.Query{Partition: annP, Unseen: true, Limit: 1, Now: now}
+	var got []string
+	for page := 0; ; page++ {
+		res, err := e.store.Query(e.ctx, q)
+		if err != nil {
+			e.t.Fatalf("Query(Unseen): %v", err)
+		}
+		if page == 0 && res.Versioned && res.Version != st.Version {
+			e.t.Errorf("first unseen page: version %d, want the stats' %d", res.Version, st.Version)
+		}
+		for _, r := range res.Records {
+			got = append(got, fmt.Sprintf("%s receipt=%v", r.Message.ID, r.Receipt))
+		}
+		if res.Next == "" {
+			break
+		}
+		if page > 10 {
+			e.t.Fatal("Query(Unseen) pages without end")
+		}
+		q.Before = res.Next
+	}
+	want := []string{fmt.Sprintf("%s receipt=false", unread.Message.ID), fmt.Sprintf("%s receipt=true", b.Message.ID)}
+	if !slices.Equal(got, want) {
+		e.t.Errorf("Query(Unseen) paged by 1: %v, want %v (the read message left out)", got, want)
+	}
+	for name, bad := range map[string]inbox.Query{
+		"with a category":       {Partition: annP, Unseen: true, Limit: 1, Category: "x"},
+		"with unread only":      {Partition: annP, Unseen: true, Limit: 1, UnreadOnly: true},
+		"with an archive mark":  {Partition: annP, Unseen: true, Limit: 1, Archived: inbox.NotArchived},
+		"of a shared partition": {Partition: e.pub(), Unseen: true, Limit: 1},
+	} {
+		if _, err := e.store.Query(e.ctx, bad); !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("Query(Unseen %s): %v, want ErrInvalidInput", name, err)
+		}
+	}
 }
