@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/stak/inbox"
 )
@@ -33,9 +32,7 @@ func (s *Store) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox
 	}
 	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
 	s.records[k] = sr
-	ids := s.ids[k.Partition]
-	i, _ := slices.BinarySearch(ids, k.ID)
-	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
+	insertSorted(s.ids, k.Partition, k.ID)
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 	s.addDeltas(deltas)
 	return nil

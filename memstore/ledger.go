@@ -30,9 +30,7 @@ func (l *ledgerIndex) has(k entryKey) bool {
 // put writes entry e at k.
 func (l *ledgerIndex) put(k entryKey, e inbox.Record) {
 	if _, ok := l.entries[k]; !ok {
-		names := l.names[k.p]
-		i, _ := slices.BinarySearch(names, k.entry)
-		l.names[k.p] = slices.Insert(names, i, k.entry)
+		insertSorted(l.names, k.p, k.entry)
 	}
 	l.entries[k] = e
 }
@@ -43,14 +41,27 @@ func (l *ledgerIndex) del(k entryKey) {
 		return
 	}
 	delete(l.entries, k)
-	names := l.names[k.p]
-	if i, ok := slices.BinarySearch(names, k.entry); ok {
-		names = slices.Delete(names, i, i+1)
+	removeSorted(l.names, k.p, k.entry)
+}
+
+// insertSorted inserts v, in order, into m[p], a sorted slice.
+func insertSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
+	s := m[p]
+	i, _ := slices.BinarySearch(s, v)
+	m[p] = slices.Insert(s, i, v)
+}
+
+// removeSorted removes v, if there, from m[p], a sorted slice, and drops
+// m[p] when it is left empty.
+func removeSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
+	s := m[p]
+	if i, ok := slices.BinarySearch(s, v); ok {
+		s = slices.Delete(s, i, i+1)
 	}
-	if len(names) == 0 {
-		delete(l.names, k.p)
+	if len(s) == 0 {
+		delete(m, p)
 	} else {
-		l.names[k.p] = names
+		m[p] = s
 	}
 }
 

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/stak/inbox"
@@ -314,9 +313,7 @@ func (s *Store) insert(rec inbox.Record) {
 	k := rec.Key()
 	sr := &storedRecord{rec: rec, seq: s.nextSeq()}
 	s.records[k] = sr
-	ids := s.ids[k.Partition]
-	i, _ := slices.BinarySearch(ids, k.ID)
-	s.ids[k.Partition] = slices.Insert(ids, i, k.ID)
+	insertSorted(s.ids, k.Partition, k.ID)
 	s.ledger.put(entryOf(rec), entry(rec))
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 }
@@ -325,15 +322,7 @@ func (s *Store) insert(rec inbox.Record) {
 // and counters alone. s.mu must be held.
 func (s *Store) drop(k inbox.Key) {
 	delete(s.records, k)
-	ids := s.ids[k.Partition]
-	if i, ok := slices.BinarySearch(ids, k.ID); ok {
-		ids = slices.Delete(ids, i, i+1)
-	}
-	if len(ids) == 0 {
-		delete(s.ids, k.Partition)
-	} else {
-		s.ids[k.Partition] = ids
-	}
+	removeSorted(s.ids, k.Partition, k.ID)
 }
 
 // entryOf returns the key of rec's ledger entry.

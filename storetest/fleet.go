@@ -391,41 +391,11 @@ func (f *fleet) markSeen() {
 // process.
 func (f *fleet) redact() {
 	i, ib := f.proc()
-	now := f.now()
-	var ids []string
-	for id, b := range f.m.broadcasts {
-		if now.Before(b.expiresAt) {
-			ids = append(ids, id)
-		}
-	}
-	for _, copies := range f.m.direct {
-		for id, c := range copies {
-			if now.Before(c.expiresAt) && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	if len(ids) == 0 {
+	r, want, ok := f.m.redaction(f.users, f.now(), f.rng.IntN)
+	if !ok {
 		return
 	}
-	slices.Sort(ids)
-	id := ids[f.rng.IntN(len(ids))]
-	r := inbox.Redaction{ID: id}
-	want := 0
-	if b, ok := f.m.broadcasts[id]; ok {
-		r.Group = cmpOr(b.group, inbox.PublicGroup)
-		f.m.remove("", id)
-		want = 1
-	} else {
-		for _, u := range f.users {
-			if _, ok := f.m.direct[u][id]; ok {
-				r.Users = append(r.Users, u)
-				f.m.removeCopy(u, id)
-				want++
-			}
-		}
-	}
-	f.logf("p%d redact %s (group %q, users %v)", i, id, r.Group, r.Users)
+	f.logf("p%d redact %s (group %q, users %v)", i, r.ID, r.Group, r.Users)
 	if n, err := ib.Redact(f.e.ctx, f.e.scope, r); err != nil || n != want {
 		f.e.t.Errorf("step %d: Redact(%+v) = %d, %v; want %d, nil", f.step, r, n, err, want)
 	}

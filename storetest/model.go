@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -237,4 +238,44 @@ func entries(msgs []inbox.Message) []entry {
 		out = append(out, entry{ID: m.ID, Category: m.Category, Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
 	}
 	return out
+}
+
+// redaction picks, with pick (given a count, an index below it), a random
+// message that has not expired at now, a broadcast or a direct message of
+// any of users, and applies its redaction to the model: it returns the
+// Redaction that removes it everywhere and how many records that removes
+// (the broadcast once, or each user's copy); ok is false if there is
+// none.
+func (m *model) redaction(users []string, now time.Time, pick func(n int) int) (r inbox.Redaction, want int, ok bool) {
+	var ids []string
+	for id, b := range m.broadcasts {
+		if now.Before(b.expiresAt) {
+			ids = append(ids, id)
+		}
+	}
+	for _, copies := range m.direct {
+		for id, c := range copies {
+			if now.Before(c.expiresAt) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return r, 0, false
+	}
+	slices.Sort(ids) // map order is random: sorted for a deterministic replay
+	r.ID = ids[pick(len(ids))]
+	if b, ok := m.broadcasts[r.ID]; ok {
+		r.Group = cmpOr(b.group, inbox.PublicGroup)
+		m.remove("", r.ID)
+		return r, 1, true
+	}
+	for _, u := range users {
+		if _, ok := m.direct[u][r.ID]; ok {
+			r.Users = append(r.Users, u)
+			m.removeCopy(u, r.ID)
+			want++
+		}
+	}
+	return r, want, true
 }

@@ -408,41 +408,12 @@ func (p *property) markSeen() {
 // redact removes a random unexpired message everywhere: a direct message
 // from all its recipients, or a broadcast once.
 func (p *property) redact() {
-	e, now := p.e, p.now()
-	var ids []string
-	for id, b := range p.m.broadcasts {
-		if now.Before(b.expiresAt) {
-			ids = append(ids, id)
-		}
-	}
-	for _, copies := range p.m.direct {
-		for id, c := range copies {
-			if now.Before(c.expiresAt) && !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	if len(ids) == 0 {
+	e := p.e
+	r, want, ok := p.m.redaction(p.users, p.now(), p.rng.IntN)
+	if !ok {
 		return
 	}
-	slices.Sort(ids)
-	id := ids[p.rng.IntN(len(ids))]
-	r := inbox.Redaction{ID: id}
-	want := 0
-	if b, ok := p.m.broadcasts[id]; ok {
-		r.Group = cmpOr(b.group, inbox.PublicGroup)
-		p.m.remove("", id)
-		want = 1
-	} else {
-		for _, u := range p.users {
-			if _, ok := p.m.direct[u][id]; ok {
-				r.Users = append(r.Users, u)
-				p.m.removeCopy(u, id)
-				want++
-			}
-		}
-	}
-	p.logf("redact %s (group %q, users %v)", id, r.Group, r.Users)
+	p.logf("redact %s (group %q, users %v)", r.ID, r.Group, r.Users)
 	if n, err := e.ib.Redact(e.ctx, e.scope, r); n != want || err != nil {
 		e.t.Errorf("step %d: Redact(%+v) = %d, %v; want %d, nil", p.step, r, n, err, want)
 	}
