@@ -154,8 +154,10 @@ func (s countSum) counts() Counts {
 // read once per Inbox (a tombstoned broadcast gets no new receipts, so
 // that u has none is remembered); when a shared partition's view lacks a
 // broadcast u holds a receipt of (one u marked through another process
-// after the view was read), that partition is read again; and when more
-// than a page of records lies above the watermark. The version check
+// after the view was read), that partition is read again (with the cache
+// off, its stats are read again after u's whenever u lately marked a
+// broadcast younger than RecentSlotWidth); and when more than a page of
+// records lies above the watermark. The version check
 // covers the first page of the unseen records (100 above a watermark this
 // Inbox saw before): the records of later pages are taken as read. If the
 // user's partition changes between its reads four times in a row, Counts
