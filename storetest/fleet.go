@@ -737,17 +737,7 @@ func (f *fleet) settle() {
 					f.e.t.Errorf("step %d: settled, p%d List(%s, archived %v) differs from the model (-model +List):\n%s", f.step, i, name, archived, diff)
 				}
 			}
-			msgs := func(o inbox.ListOptions) []inbox.Message {
-				var out []inbox.Message
-				for _, en := range f.m.feed(name, now, o) {
-					out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
-				}
-				return out
-			}
-			want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), f.m.seen[name])
-			if f.m.seen[name] == "" {
-				want.Unseen = want.Unread
-			}
+			want := f.m.counts(name, now)
 			if got, err := ib.Counts(f.e.ctx, u); err != nil || !cmp.Equal(want, got) {
 				f.e.t.Errorf("step %d: settled, p%d Counts(%s) differ from the model (-model +Counts): %v\n%s", f.step, i, name, err, cmp.Diff(want, got))
 			}

@@ -279,3 +279,20 @@ func (m *model) redaction(users []string, now time.Time, pick func(n int) int) (
 	}
 	return r, want, true
 }
+
+// counts returns u's Counts at now as the model's feed makes them: a user
+// never marked seen has every unread message unseen.
+func (m *model) counts(u string, now time.Time) inbox.Counts {
+	msgs := func(o inbox.ListOptions) []inbox.Message {
+		var out []inbox.Message
+		for _, en := range m.feed(u, now, o) {
+			out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
+		}
+		return out
+	}
+	want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), m.seen[u])
+	if m.seen[u] == "" {
+		want.Unseen = want.Unread
+	}
+	return want
+}

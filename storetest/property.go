@@ -300,17 +300,7 @@ func (p *property) checkCounts() {
 	}
 	now := p.now()
 	for _, u := range p.users {
-		msgs := func(o inbox.ListOptions) []inbox.Message {
-			var out []inbox.Message
-			for _, en := range p.m.feed(u, now, o) {
-				out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
-			}
-			return out
-		}
-		want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), p.m.seen[u])
-		if p.m.seen[u] == "" {
-			want.Unseen = want.Unread
-		}
+		want := p.m.counts(u, now)
 		if got := p.e.counts(p.user(u)); !cmp.Equal(want, got) {
 			p.e.t.Errorf("step %d: Counts(%s) differ from the model's feed (-model +Counts):\n%s", p.step, u, cmp.Diff(want, got))
 		}
