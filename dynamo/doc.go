@@ -54,6 +54,13 @@
 //     digest, expiredat, tenant_key, inbox_key; applied-removal marker of a
 //     record without a ledger entry (kind RX, the removed record's
 //     partition, x#<event id>): expiredat.
+//   - stream checkpoint (kind CP, pk s#stream, outside every tenant's keys,
+//     sk cp#<consumer>#<stream ARN>#<shard ID>): seq (the sequence number
+//     of the last record the consumer's handler accepted in the shard),
+//     pos (seq zero-padded to 40 digits, so that a save moves it forward
+//     only), saved, expiredat (48 hours after the last save). Written only
+//     by a StreamReader with Store.Checkpoints; a reader skips the
+//     records of these items, the inbox's StreamHandler ignores them.
 //
 // Store.Stats reads a partition's stats records, seen watermark,
 // tombstones and the ledger entries expired by a time in one strongly

@@ -32,27 +32,67 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 // default batch size of a Lambda event source mapping on a DynamoDB stream.
 const streamBatchSize = 100
 
+// maxEmptyPages is how many empty pages in a row a pass follows in a shard
+// it has just opened an iterator on, before it leaves the shard until the
+// next pass: GetRecords may return empty pages while records follow
+// further in the shard. An iterator kept from the last pass sits at the
+// shard's end, and one empty page of it means the shard is idle.
+const maxEmptyPages = 5
+
 // StreamReader reads a table's DynamoDB stream through the Streams API and
-// hands its records to a StreamHandler, as Lambda would: in batches, in
-// order within each shard, with the same event shape, and honouring partial
-// batch failures. It stands in for the event source mapping where there is
-// no Lambda, e.g. in tests against DynamoDB Local or in a long-running
-// worker.
+// hands its records to a StreamHandler, as a Lambda event source mapping
+// would: in batches of at most 100, in order within each shard (a parent
+// shard before its children), with the same event shape, honouring
+// partial batch failures. It is the worker for a service that does not
+// run the handler in Lambda, and what tests against DynamoDB Local read
+// the stream with.
 //
-// It keeps a checkpoint per shard in memory: the sequence number of the
-// last record the handler accepted. A new StreamReader starts every shard
-// at TRIM_HORIZON, the oldest record the stream keeps (24 hours on AWS), so
-// it delivers again what an earlier reader delivered; the handler must be
-// idempotent, as inbox's is.
+// It never stops on an error. A failed Streams API call is retried (after
+// the SDK's own retries) with exponential backoff and jitter; an expired or
+// trimmed iterator is renewed from the checkpoint; each error goes to
+// ReaderHooks.OnError. A record the handler fails is tried again, with
+// backoff, a bounded number of times (WithRetries: by default 5 more,
+// about half a minute), then handed to ReaderHooks.OnFailure and passed,
+// so that one poison record cannot block its shard; the records before it
+// in the batch are accepted, those after it come again.
 //
-// A StreamReader is safe for concurrent use; its Polls run one at a time,
-// and the handler is called for one batch at a time.
+// It keeps a checkpoint per shard, the sequence number of the last record
+// accepted: in memory, and with WithCheckpoints in a Checkpoints (such as
+// a record in the table itself, Store.Checkpoints), so that a new reader
+// resumes where the last one stopped rather than at the stream's start.
+// Delivery is at least once: a record accepted but not yet checkpointed
+// when a reader stops comes again, and the handler must be idempotent, as
+// inbox's is.
+//
+// One reader per stream and consumer name is the supported setup; scale
+// out with Lambda's event source mapping, which shares shards among
+// invocations. Two readers of one consumer each read every shard: every
+// record reaches the handler at least once (most twice), the inbox's
+// accounting stays exact (it applies each removal once), events are
+// duplicated, and the checkpoint is the furthest either reached.
+//
+// A StreamReader is safe for concurrent use; its passes run one at a
+// time, and the handler is called for one batch at a time.
 type StreamReader struct {
 	client    StreamsClient
 	streamARN string
+	cfg       readerConfig
 
-	mu     sync.Mutex // serialises Poll and guards shards
-	shards map[string]*shardState
+	mu sync.Mutex // serialises passes and guards what follows
+	// loaded is set once the checkpoints have been loaded (or there are
+	// none to load); loadErrs counts failed loads, loadAt is when to try
+	// again.
+	loaded   bool
+	loadErrs int
+	loadAt   time.Time
+	saved    map[string]string // checkpoints loaded, by shard, until used
+	// described is set after the first listing of the shards; describeAt
+	// is when Run lists them again, describeErrs counts failed listings.
+	described    bool
+	describeAt   time.Time
+	describeErrs int
+	shards       map[string]*shardState
+	order        []string // shard IDs in listing order
 }
 
 // shardState is what a StreamReader knows of one shard.
@@ -62,80 +102,89 @@ type shardState struct {
 	// closed is set once DescribeStream reports an ending sequence number:
 	// the shard takes no new records.
 	closed bool
-	// checkpoint is the sequence number of the last record accepted; ""
-	// reads from TRIM_HORIZON.
+	// start is the iterator type used when there is no checkpoint:
+	// TRIM_HORIZON, or LATEST for a shard open when a FromLatest reader
+	// started.
+	start types.ShardIteratorType
+	// checkpoint is the sequence number of the last record accepted (or
+	// skipped); "" reads from start.
 	checkpoint string
+	// stored is the last checkpoint saved to Checkpoints.
+	stored string
 	// iter is the shard iterator the last page read returned, where the
-	// next Poll resumes; nil gets a new one from the checkpoint.
+	// next pass resumes; nil gets a new one from the checkpoint.
 	iter *string
 	// done is set when a closed shard has been read to its end.
 	done bool
+	// active is when the shard last returned records (or was found).
+	active time.Time
+	// notBefore is when Run next reads the shard: after a failure's
+	// backoff, or the idle interval.
+	notBefore time.Time
+	// errs counts failed calls in a row.
+	errs int
+	// failing is the sequence number of the record the handler failed,
+	// failures how many times in a row, failErr its last error.
+	failing  string
+	failures int
 }
-
-// maxEmptyPages is how many empty pages in a row one Poll follows in an
-// open shard before it ends the pass over it: GetRecords may return empty
-// pages while records follow further in the shard.
-const maxEmptyPages = 5
 
 // NewStreamReader returns a reader of the stream streamARN (as returned by
-// CreateTable, or a table's LatestStreamArn) that starts every shard at
-// TRIM_HORIZON.
-func NewStreamReader(c StreamsClient, streamARN string) *StreamReader {
-	return &StreamReader{client: c, streamARN: streamARN, shards: map[string]*shardState{}}
+// CreateTable, or a table's LatestStreamArn). Without options it keeps its
+// checkpoints in memory and starts every shard at its trim horizon.
+func NewStreamReader(c StreamsClient, streamARN string, opts ...ReaderOption) *StreamReader {
+	return &StreamReader{client: c, streamARN: streamARN, cfg: newReaderConfig(opts), shards: map[string]*shardState{}}
 }
 
-// Poll makes one pass over every shard of the stream: it reads each from
-// where the last Poll stopped to its current end, at most 100 records
-// (Lambda's default batch size) per call of h, and returns how many
-// records h accepted. The Streams API may return empty pages before
-// records: Poll follows the iterators across a few of them in a row and
-// keeps each shard's iterator for the next Poll, so a stretch of empty
-// pages delays records but never stalls them. A parent shard is read to its
-// end before its children, so the records of one item stay in order.
+// Poll makes one pass over every shard of the stream, at once: it lists
+// the shards, reads each from where the last pass stopped to its current
+// end, at most 100 records per call of h, and returns how many records h
+// accepted. The Streams API may return empty pages before records: a pass
+// follows a fresh iterator across a few of them in a row and keeps each
+// shard's iterator for the next pass, so a stretch of empty pages delays
+// records but never stalls them. A parent shard is read to its end before
+// its children, so the records of one item stay in order.
 //
 // If h reports batch item failures (by sequence number), the checkpoint
 // advances past the records before the first failed one, and that record
 // and everything after it in its shard are delivered again on the next
-// Poll; the other shards go on. If h returns an error, or reports an item
-// identifier that is not in the batch, the batch is not accepted (its
-// checkpoint is unchanged) and Poll stops and returns the error.
+// pass (after the retry backoff in Run; at once in Poll), until the record
+// has failed on every try (see WithRetries) and is passed. If h returns an
+// error, or reports an item identifier that is not in the batch, the
+// whole batch has failed.
 //
-// A shard whose checkpoint the stream has trimmed (records older than 24
-// hours) resumes at its trim horizon, as Lambda does: those records are
-// gone. DynamoDB Local's TTL deletions, whose eventName is not a known
+// Errors do not end the pass: each goes to ReaderHooks.OnError, the
+// other shards go on, and Poll returns them all (errors.Join). A shard
+// whose checkpoint the stream has trimmed (records older than 24 hours)
+// resumes at its trim horizon, as Lambda does: those records are gone.
+// DynamoDB Local's TTL deletions, whose eventName is not a known
 // operation, are delivered as the REMOVE records AWS sends for them.
+// Checkpoint records (see Checkpoints) are skipped.
 func (r *StreamReader) Poll(ctx context.Context, h StreamHandler) (delivered int, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	order, err := r.refreshShards(ctx)
-	if err != nil {
-		return 0, err
-	}
-	visited := make(map[string]bool, len(order))
-	for _, id := range order {
-		n, err := r.readLineage(ctx, h, r.shards[id], visited)
-		delivered += n
-		if err != nil {
-			return delivered, err
-		}
-	}
-	return delivered, nil
+	return r.pass(ctx, h, false)
 }
 
-// Run calls Poll at once and then every interval until ctx is done, when it
-// returns ctx.Err(). It returns Poll's error if a Poll fails otherwise.
-func (r *StreamReader) Run(ctx context.Context, h StreamHandler, every time.Duration) error {
-	if every <= 0 {
-		return fmt.Errorf("%w: stream poll interval %v is not positive", inbox.ErrInvalidInput, every)
+// Run passes over the stream as Poll does, at once and then every
+// interval, until ctx is done, when it returns ctx.Err(). It stops for
+// nothing else: errors are reported to ReaderHooks.OnError and retried.
+//
+// Unlike Poll it keeps to a schedule per shard: a shard waits out the
+// backoff of a failed call or a failed record, and a shard that has
+// returned no records for 3 seconds is read at most every 500 ms (about
+// two requests a second), back to every interval as soon as it returns
+// records. It lists the stream's shards once a minute, and at once when a
+// shard ends. An idle reader with the default one open shard thus makes
+// about two requests a second, whatever the interval.
+func (r *StreamReader) Run(ctx context.Context, h StreamHandler, interval time.Duration) error {
+	if interval <= 0 {
+		return fmt.Errorf("%w: stream poll interval %v is not positive", inbox.ErrInvalidInput, interval)
 	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := r.Poll(ctx, h); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
+		_, _ = r.pass(ctx, h, true)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		select {
 		case <-ctx.Done():
@@ -145,21 +194,86 @@ func (r *StreamReader) Run(ctx context.Context, h StreamHandler, every time.Dura
 	}
 }
 
+// pass is one pass over the stream: Poll's (every shard, at once) or, with
+// scheduled, Run's (what is due).
+func (r *StreamReader) pass(ctx context.Context, h StreamHandler, scheduled bool) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	fail := func(err error) {
+		if err != nil && ctx.Err() == nil {
+			r.cfg.reportError(ctx, err)
+			errs = append(errs, err)
+		}
+	}
+	now := time.Now()
+	if !r.loaded && (!scheduled || !now.Before(r.loadAt)) {
+		fail(r.loadCheckpoints(ctx, now))
+	}
+	if !r.loaded {
+		return 0, errors.Join(errs...)
+	}
+	if !scheduled || !r.described || !now.Before(r.describeAt) {
+		if err := r.refreshShards(ctx); err != nil {
+			r.describeErrs++
+			r.describeAt = now.Add(delay(r.cfg.errBackoff, r.describeErrs, err))
+			fail(err)
+		} else {
+			r.describeErrs = 0
+			r.describeAt = now.Add(describeEvery)
+		}
+	}
+	visited := make(map[string]bool, len(r.order))
+	delivered := 0
+	for _, id := range r.order {
+		if ctx.Err() != nil {
+			break
+		}
+		delivered += r.readLineage(ctx, h, r.shards[id], visited, scheduled, fail)
+	}
+	return delivered, errors.Join(errs...)
+}
+
+// loadCheckpoints reads the saved checkpoints, once, if the reader starts
+// from them. r.mu must be held.
+func (r *StreamReader) loadCheckpoints(ctx context.Context, now time.Time) error {
+	if r.cfg.checkpoints == nil || r.cfg.start != FromCheckpoint {
+		r.loaded = true
+		return nil
+	}
+	start := time.Now()
+	saved, err := r.cfg.checkpoints.Load(ctx, r.streamARN)
+	r.cfg.call(ctx, "LoadCheckpoints", "", 0, start, err)
+	if err != nil && !errors.Is(err, inbox.ErrInvalidInput) {
+		// Not read: try again later, reading nothing meanwhile.
+		r.loadErrs++
+		r.loadAt = now.Add(delay(r.cfg.errBackoff, r.loadErrs, err))
+		return err
+	}
+	// Read, perhaps with malformed items left out: their shards start at
+	// their trim horizon.
+	r.loaded, r.saved = true, saved
+	return err
+}
+
 // refreshShards lists every shard of the stream (all pages of
 // DescribeStream, children included), records new ones, forgets those the
-// stream no longer lists (trimmed), and returns the shard IDs in listing
+// stream no longer lists (trimmed), and keeps the shard IDs in listing
 // order. r.mu must be held.
-func (r *StreamReader) refreshShards(ctx context.Context) ([]string, error) {
+func (r *StreamReader) refreshShards(ctx context.Context) error {
 	var order []string
 	listed := map[string]bool{}
 	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.streamARN)}
+	now := time.Now()
 	for {
+		start := time.Now()
 		out, err := r.client.DescribeStream(ctx, in)
+		r.cfg.call(ctx, "DescribeStream", "", 0, start, err)
 		if err != nil {
-			return nil, fmt.Errorf("dynamo: describe stream: %w", err)
+			return fmt.Errorf("dynamo: describe stream: %w", err)
 		}
 		if out.StreamDescription == nil {
-			return nil, errors.New("dynamo: describe stream: no stream description")
+			return errors.New("dynamo: describe stream: no stream description")
 		}
 		for _, sh := range out.StreamDescription.Shards {
 			id := aws.ToString(sh.ShardId)
@@ -169,13 +283,12 @@ func (r *StreamReader) refreshShards(ctx context.Context) ([]string, error) {
 			listed[id] = true
 			order = append(order, id)
 			s := r.shards[id]
+			closed := sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil
 			if s == nil {
-				s = &shardState{id: id, parent: aws.ToString(sh.ParentShardId)}
+				s = r.newShard(id, aws.ToString(sh.ParentShardId), closed, now)
 				r.shards[id] = s
 			}
-			if sh.SequenceNumberRange != nil && sh.SequenceNumberRange.EndingSequenceNumber != nil {
-				s.closed = true
-			}
+			s.closed = s.closed || closed
 		}
 		last := out.StreamDescription.LastEvaluatedShardId
 		if last == nil || *last == "" {
@@ -188,79 +301,122 @@ func (r *StreamReader) refreshShards(ctx context.Context) ([]string, error) {
 			delete(r.shards, id)
 		}
 	}
-	return order, nil
+	r.order, r.described, r.saved = order, true, nil
+	return nil
+}
+
+// newShard returns the state of a shard found by a listing: resuming
+// after its saved checkpoint; else, at the first listing of a FromLatest
+// reader, at its latest record (a closed shard is done); else at its trim
+// horizon.
+func (r *StreamReader) newShard(id, parent string, closed bool, now time.Time) *shardState {
+	s := &shardState{id: id, parent: parent, start: types.ShardIteratorTypeTrimHorizon, active: now}
+	if seq, ok := r.saved[id]; ok {
+		s.checkpoint, s.stored = seq, seq
+	}
+	if !r.described && r.cfg.start == FromLatest {
+		s.start, s.done = types.ShardIteratorTypeLatest, closed
+	}
+	return s
 }
 
 // readLineage reads s after its parent, if the stream still lists the
 // parent: s is read only once the parent is done. r.mu must be held.
-func (r *StreamReader) readLineage(ctx context.Context, h StreamHandler, s *shardState, visited map[string]bool) (int, error) {
+func (r *StreamReader) readLineage(ctx context.Context, h StreamHandler, s *shardState, visited map[string]bool, scheduled bool, fail func(error)) int {
 	if visited[s.id] {
-		return 0, nil
+		return 0
 	}
 	visited[s.id] = true
 	delivered := 0
 	if p := r.shards[s.parent]; p != nil && s.parent != s.id {
-		n, err := r.readLineage(ctx, h, p, visited)
-		delivered += n
-		if err != nil || !p.done {
-			return delivered, err
+		delivered += r.readLineage(ctx, h, p, visited, scheduled, fail)
+		if !p.done {
+			return delivered
 		}
 	}
+	now := time.Now()
+	if s.done || scheduled && now.Before(s.notBefore) {
+		return delivered
+	}
 	n, err := r.readShard(ctx, h, s)
-	return delivered + n, err
+	if errors.As(err, new(recordError)) {
+		// The handler's failure, not the stream's: failed() has
+		// scheduled the next try.
+		fail(err)
+		return delivered + n
+	}
+	if err != nil {
+		s.errs++
+		s.notBefore = now.Add(delay(r.cfg.errBackoff, s.errs, err))
+		fail(err)
+		return delivered + n
+	}
+	s.errs = 0
+	if s.failures == 0 && time.Since(s.active) >= idleAfter {
+		s.notBefore = now.Add(idleEvery)
+	}
+	return delivered + n
 }
 
-// readShard delivers s's records from where the last Poll stopped until it
-// has caught up (an open shard returned maxEmptyPages empty pages in a
-// row), reached its end (a closed shard has no next iterator), or a batch
-// was not wholly accepted. It resumes with the iterator the last page
-// returned, or, when there is none or it has expired (iterators live 15
-// minutes) or points at trimmed records, with a new one after the
-// checkpoint. r.mu must be held.
+// readShard delivers s's records from where the last pass stopped until it
+// has caught up (an empty page), reached its end (a closed shard has no
+// next iterator), or a batch was not wholly accepted. It resumes with the
+// iterator the last page returned, or, when there is none or it has
+// expired (iterators live 15 minutes) or points at trimmed records, with a
+// new one after the checkpoint. r.mu must be held.
 func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardState) (int, error) {
-	if s.done {
-		return 0, nil
-	}
-	iter, kept := s.iter, s.iter != nil
-	if !kept {
+	iter, fresh, renewed := s.iter, false, false
+	if iter == nil {
 		var err error
 		if iter, err = r.iterator(ctx, s); err != nil {
 			return 0, err
 		}
+		fresh = true
 	}
 	delivered, empties := 0, 0
 	for iter != nil {
+		start := time.Now()
 		out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
+		n := 0
+		if out != nil {
+			n = len(out.Records)
+		}
+		r.cfg.call(ctx, "GetRecords", s.id, n, start, err)
 		var expired *types.ExpiredIteratorException
 		var trimmed *types.TrimmedDataAccessException
-		if kept && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
-			s.iter, kept = nil, false
+		if !renewed && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
+			// Renew once from the checkpoint (at the trim horizon if
+			// that is trimmed too).
+			s.iter, renewed, fresh = nil, true, true
 			if iter, err = r.iterator(ctx, s); err != nil {
 				return delivered, err
 			}
 			continue
 		}
-		kept = false
 		if err != nil {
+			s.iter = nil
 			return delivered, fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
 		}
 		if len(out.Records) > 0 {
+			s.active = time.Now()
 			n, complete, err := r.deliver(ctx, h, s, out.Records)
 			delivered += n
 			if err != nil || !complete {
 				s.iter = nil // deliver again from the checkpoint
 				return delivered, err
 			}
-			empties = 0
+			empties, fresh = 0, false
 		} else {
 			empties++
 		}
 		s.iter = out.NextShardIterator
 		if out.NextShardIterator == nil {
 			s.done = true
+			// Its children may be new: list the shards at the next pass.
+			r.describeAt = time.Time{}
 			return delivered, nil
 		}
-		if len(out.Records) == 0 && !s.closed && empties >= maxEmptyPages {
+		if len(out.Records) == 0 && !s.closed && (!fresh || empties >= maxEmptyPages) {
 			return delivered, nil
 		}
 		iter = out.NextShardIterator
@@ -269,61 +425,175 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 }
 
 // iterator returns a new iterator of s after its checkpoint, or at its
-// trim horizon when it has none or the stream has trimmed it.
+// start when it has none or the stream has trimmed it.
 func (r *StreamReader) iterator(ctx context.Context, s *shardState) (*string, error) {
 	in := &dynamodbstreams.GetShardIteratorInput{
 		StreamArn:         aws.String(r.streamARN),
 		ShardId:           aws.String(s.id),
-		ShardIteratorType: types.ShardIteratorTypeTrimHorizon,
+		ShardIteratorType: s.start,
 	}
 	if s.checkpoint != "" {
 		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
 		in.SequenceNumber = aws.String(s.checkpoint)
 	}
+	start := time.Now()
 	it, err := r.client.GetShardIterator(ctx, in)
+	r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
 	var trimmed *types.TrimmedDataAccessException
 	if errors.As(err, &trimmed) && s.checkpoint != "" {
 		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeTrimHorizon, nil
+		start = time.Now()
 		it, err = r.client.GetShardIterator(ctx, in)
+		r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: shard iterator of %s: %w", s.id, err)
 	}
+	if in.ShardIteratorType == types.ShardIteratorTypeLatest {
+		// Reading from here on: a later iterator starts after what the
+		// reader has read, never at LATEST again.
+		s.start = types.ShardIteratorTypeTrimHorizon
+	}
 	return it.ShardIterator, nil
 }
 
-// deliver hands one batch of s's records to h and advances s's checkpoint
-// past the records h accepted. It returns how many it accepted and whether
-// that was all of them.
+// deliver hands one page of s's records to h (checkpoint records left
+// out), advances s's checkpoint past the records h accepted, saves it, and
+// deals with a failed record: it is tried again later, or, once it has
+// failed every try, handed to OnFailure and passed. It returns how many
+// records h accepted and whether the whole page is done with.
 func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardState, recs []types.Record) (int, bool, error) {
-	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, len(recs))}
+	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(recs))}
+	end := len(recs)
 	for i, rec := range recs {
+		if rec.Dynamodb != nil && isCheckpointRecord(rec.Dynamodb.Keys) {
+			continue
+		}
 		er, err := eventRecord(rec, r.streamARN)
 		if err != nil {
-			return 0, false, fmt.Errorf("dynamo: shard %s: %w", s.id, err)
+			if len(ev.Records) > 0 {
+				// Hand over the records before it; it comes first in the
+				// next page.
+				end = i
+				break
+			}
+			// Not a record the handler could be given: hand it to
+			// OnFailure at once and pass it, as a poison record.
+			bad := events.DynamoDBEventRecord{EventID: aws.ToString(rec.EventID), Change: events.DynamoDBStreamRecord{SequenceNumber: sequenceOf(rec)}}
+			return r.failed(ctx, s, nil, bad, err, true)
 		}
-		ev.Records[i] = er
+		ev.Records = append(ev.Records, er)
 	}
-	resp, err := h(ctx, ev)
-	if err != nil {
-		return 0, false, fmt.Errorf("dynamo: stream handler: %w", err)
+	last := sequenceOf(recs[end-1])
+	if len(ev.Records) == 0 {
+		// Only checkpoint records: pass them, saving nothing.
+		s.checkpoint = last
+		return 0, true, nil
 	}
-	accepted := len(recs)
-	if len(resp.BatchItemFailures) > 0 {
-		index := make(map[string]int, len(recs))
+	start := time.Now()
+	resp, herr := h(ctx, ev)
+	accepted := len(ev.Records)
+	if herr != nil {
+		accepted = 0
+	} else if len(resp.BatchItemFailures) > 0 {
+		index := make(map[string]int, len(ev.Records))
 		for i, er := range ev.Records {
 			index[er.Change.SequenceNumber] = i
 		}
 		for _, f := range resp.BatchItemFailures {
 			i, ok := index[f.ItemIdentifier]
 			if !ok {
-				return 0, false, fmt.Errorf("%w: stream handler reported failed item %q, which is not in the batch", inbox.ErrInvalidInput, f.ItemIdentifier)
+				herr = fmt.Errorf("%w: stream handler reported failed item %q, which is not in the batch", inbox.ErrInvalidInput, f.ItemIdentifier)
+				accepted = 0
+				break
 			}
 			accepted = min(accepted, i)
 		}
 	}
-	if accepted > 0 {
-		s.checkpoint = ev.Records[accepted-1].Change.SequenceNumber
+	if r.cfg.hooks.OnBatch != nil {
+		newest := ev.Records[len(ev.Records)-1].Change.ApproximateCreationDateTime.Time
+		age := time.Duration(0)
+		if !newest.IsZero() {
+			age = max(time.Since(newest), 0)
+		}
+		r.cfg.hooks.OnBatch(ctx, Batch{ShardID: s.id, Records: len(ev.Records), Accepted: accepted, Age: age, Took: time.Since(start), Err: herr})
 	}
-	return accepted, accepted == len(recs), nil
+	if accepted == len(ev.Records) {
+		s.failing, s.failures = "", 0
+		s.checkpoint = last
+		r.save(ctx, s)
+		return accepted, end == len(recs), nil
+	}
+	if herr != nil {
+		herr = recordError{fmt.Errorf("dynamo: stream handler: %w", herr)}
+	}
+	n, complete, err := r.failed(ctx, s, ev.Records[:accepted], ev.Records[accepted], herr, false)
+	if herr != nil && err == nil {
+		err = herr
+	}
+	return n, complete, err
 }
+
+// failed deals with rec, the first record of s's page that failed, after
+// the accepted ones: they are checkpointed; rec is tried again later, or,
+// once it has failed every try (at once with poison), handed to OnFailure
+// and passed. It returns len(accepted), false (the page is to be read
+// again from the checkpoint), and err if rec could not be handed over.
+func (r *StreamReader) failed(ctx context.Context, s *shardState, accepted []events.DynamoDBEventRecord, rec events.DynamoDBEventRecord, err error, poison bool) (int, bool, error) {
+	if len(accepted) > 0 {
+		s.checkpoint = accepted[len(accepted)-1].Change.SequenceNumber
+	}
+	seq := rec.Change.SequenceNumber
+	if seq != s.failing {
+		s.failing, s.failures = seq, 0
+	}
+	s.failures++
+	if poison || r.cfg.retries >= 0 && s.failures > r.cfg.retries {
+		r.cfg.reportFailure(ctx, Failure{ShardID: s.id, Record: rec, Attempts: s.failures, Err: err})
+		s.failing, s.failures = "", 0
+		if seq != "" {
+			s.checkpoint = seq
+		}
+		s.notBefore = time.Time{}
+	} else {
+		s.notBefore = time.Now().Add(delay(r.cfg.backoff, s.failures, err))
+	}
+	r.save(ctx, s)
+	if poison {
+		err = recordError{fmt.Errorf("dynamo: shard %s: record passed: %w", s.id, err)}
+	}
+	return len(accepted), false, err
+}
+
+// save saves s's checkpoint to the Checkpoints, if it moved since the last
+// save; a failure is reported, and the next save tries again.
+func (r *StreamReader) save(ctx context.Context, s *shardState) {
+	cp := r.cfg.checkpoints
+	if cp == nil || s.checkpoint == "" || s.checkpoint == s.stored {
+		return
+	}
+	start := time.Now()
+	err := cp.Save(ctx, r.streamARN, s.id, s.checkpoint)
+	r.cfg.call(ctx, "SaveCheckpoint", s.id, 0, start, err)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.reportError(ctx, fmt.Errorf("dynamo: save checkpoint of shard %s: %w", s.id, err))
+		}
+		return
+	}
+	s.stored = s.checkpoint
+}
+
+// sequenceOf returns rec's sequence number, or "".
+func sequenceOf(rec types.Record) string {
+	if rec.Dynamodb == nil {
+		return ""
+	}
+	return aws.ToString(rec.Dynamodb.SequenceNumber)
+}
+
+// recordError is an error of the handler or of a record, not of the
+// Streams API: it does not back the shard off as a failed call does.
+type recordError struct{ error }
+
+func (e recordError) Unwrap() error { return e.error }

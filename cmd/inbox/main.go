@@ -25,7 +25,11 @@
 //	              handler, as the Lambda function does, until interrupted
 //	              (SIGINT, SIGTERM) [--interval D]: each change event goes
 //	              to stdout (JSON: one compact object a line; table: rows
-//	              per batch), and what each poll delivered to stderr
+//	              per batch), each batch, error and passed record to
+//	              stderr. It resumes after the last record the previous
+//	              run accepted (its checkpoint in the table, under
+//	              --consumer, default inbox-stream), or starts at --from
+//	              trim-horizon (the oldest record) or latest (new ones)
 //
 // Global flags, accepted before or after the command:
 //
@@ -105,7 +109,7 @@ func commands() []command {
 		{"feed", "--tenant T --inbox I --user U [--group G ...] [--unread] [--category C] [--archived] [--limit N] [--cursor C]", "print one page of a user's feed", setupFeed},
 		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
 		{"recount", "--tenant T --inbox I (--user U [--group G ...] | --all) [--parallel N]", "rebuild a user's, or a whole inbox's, counters", setupRecount},
-		{"stream", "[--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
+		{"stream", "[--from P] [--consumer C] [--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
 	}
 }
 

@@ -555,7 +555,7 @@ func TestStream(t *testing.T) {
 
 	stdout, stderr, stop := startStream(t, with(f.g, "stream", "--interval", "100ms"))
 	eventually(t, "the stream to account the deletion", func() bool { return f.counts(t, ann).Total == 0 })
-	eventually(t, "the poll's report", func() bool { return strings.Contains(stderr.String(), "stream: poll: ") })
+	eventually(t, "the batch's report", func() bool { return strings.Contains(stderr.String(), "stream: batch: ") })
 	if code := stop(); code != exitOK {
 		t.Fatalf("stream exited %d after cancellation, want 0; stderr:\n%s", code, stderr)
 	}
@@ -582,10 +582,9 @@ func TestStream(t *testing.T) {
 		}
 	}
 
-	// A new reader starts from the oldest record again: the removal is
-	// delivered again, and changes nothing; events come again, here as a
-	// table.
-	stdout, stderr, stop = startStream(t, with(f.g, "-o", "table", "stream", "--interval", "100ms"))
+	// From the oldest record again: the removal is delivered again, and
+	// changes nothing; events come again, here as a table.
+	stdout, stderr, stop = startStream(t, with(f.g, "-o", "table", "stream", "--interval", "100ms", "--from", "trim-horizon"))
 	eventually(t, "the events as a table", func() bool { return strings.Contains(stdout.String(), "deleted") })
 	if code := stop(); code != exitOK {
 		t.Fatalf("stream -o table exited %d, want 0; stderr:\n%s", code, stderr)
@@ -603,6 +602,24 @@ func TestStream(t *testing.T) {
 	}
 	if got := f.counts(t, ann).Tally; got != (inbox.Tally{}) {
 		t.Errorf("after the stream's redelivery, counts %+v; want zero", got)
+	}
+
+	// By default a stream resumes after the last record the one before
+	// it accepted (its checkpoint in the table): only what is new comes.
+	id2 := f.publish(t, f.scope, []string{"ann"}, inbox.Draft{Category: "ops", Title: "Disk fine"})
+	stdout, stderr, stop = startStream(t, with(f.g, "stream", "--interval", "100ms"))
+	eventually(t, "the new message's event", func() bool { return strings.Contains(stdout.String(), id2) })
+	if code := stop(); code != exitOK {
+		t.Fatalf("stream exited %d, want 0; stderr:\n%s", code, stderr)
+	}
+	for line := range strings.Lines(stdout.String()) {
+		var ev eventJSON
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Message == nil || ev.Message.ID != id2 || ev.Kind != "created" {
+			t.Errorf("resumed stream printed %q, want only the new message's creation", line)
+		}
+	}
+	if !strings.Contains(stderr.String(), "from checkpoint (consumer inbox-stream)") {
+		t.Errorf("stream's stderr does not say where it started:\n%s", stderr)
 	}
 }
 
@@ -639,6 +656,8 @@ func TestBadInput(t *testing.T) {
 		{"parallel without all", slices.Concat(g, []string{"recount", "--parallel", "3"}, user), "--parallel goes with --all"},
 		{"parallel out of range", with(g, "recount", "--tenant", "acme", "--inbox", "alerts", "--all", "--parallel", "0"), "--parallel 0: want 1 to 64"},
 		{"bad interval", with(g, "stream", "--interval", "0s"), "--interval 0s"},
+		{"bad start", with(g, "stream", "--from", "yesterday"), `--from "yesterday"`},
+		{"bad consumer", with(g, "stream", "--consumer", "a#b"), "invalid key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cli(t, c.args...)
@@ -660,7 +679,7 @@ func TestHelp(t *testing.T) {
 	}{
 		{[]string{"--help"}, []string{"Usage: inbox [global flags] <command>", "create-table", "recount", "stream", "-o, --output format"}},
 		{[]string{"help"}, []string{"Commands:"}},
-		{[]string{"help", "stream"}, []string{"Usage: inbox [global flags] stream [--interval D]", "--interval duration"}},
+		{[]string{"help", "stream"}, []string{"Usage: inbox [global flags] stream [--from P] [--consumer C] [--interval D]", "--interval duration", "--from string"}},
 		{[]string{"feed", "-h"}, []string{"Usage: inbox [global flags] feed --tenant T", "--cursor", "--endpoint-url URL"}},
 		{[]string{"recount", "--help"}, []string{"--all", "--parallel int"}},
 	} {

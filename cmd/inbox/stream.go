@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,16 +16,32 @@ import (
 	"github.com/stak/inbox/dynamo"
 )
 
+// defaultConsumer is the consumer name stream keeps its checkpoints under.
+const defaultConsumer = "inbox-stream"
+
 // setupStream is stream: a dynamo.StreamReader over the table's stream
 // feeding Inbox.StreamHandler, as the Lambda function does in AWS, until
-// ctx is done. Each change event goes to stdout (JSON: one compact object
-// a line; table: a block of rows per batch); each poll that delivered
-// something is reported on stderr.
+// ctx is done. It resumes from its checkpoints in the table (--from
+// checkpoint, the default) or starts at the stream's oldest or latest
+// record. Each change event goes to stdout (JSON: one compact object a
+// line; table: a block of rows per batch); each batch, each error the
+// reader recovers from and each record passed after failing every try are
+// reported on stderr.
 func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
-	every := fs.Duration("interval", time.Second, "how often to poll the stream")
+	every := fs.Duration("interval", time.Second, "how often to poll the stream while records flow (idle shards: every 500ms at most)")
+	from := fs.String("from", "checkpoint", "where to start: checkpoint (after the last record a stream command with this --consumer accepted; a shard without one from its oldest record), trim-horizon (the oldest record) or latest (only new records)")
+	consumer := fs.String("consumer", defaultConsumer, "the name the checkpoints are kept under in the table")
 	return func(ctx context.Context, e *env) error {
 		if *every <= 0 {
 			return usagef("--interval %v: want a positive duration", *every)
+		}
+		start := map[string]dynamo.StartPosition{"checkpoint": dynamo.FromCheckpoint, "trim-horizon": dynamo.FromTrimHorizon, "latest": dynamo.FromLatest}
+		pos, ok := start[*from]
+		if !ok {
+			return usagef("--from %q: want checkpoint, trim-horizon or latest", *from)
+		}
+		if err := inbox.ValidateKey("--consumer", *consumer); err != nil {
+			return usagef("%v", err)
 		}
 		var mu sync.Mutex // guards batch
 		var batch []inbox.Event
@@ -47,16 +62,14 @@ func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
 		if arn == "" {
 			return fmt.Errorf("table %s has no stream (create it with create-table, or enable a NEW_AND_OLD_IMAGES stream)", e.table)
 		}
-		fmt.Fprintf(e.stderr, "stream: reading %s from its oldest record, every %v; interrupt to stop\n", arn, *every)
-		var handed, failed int
-		var failures []string
+		cp, err := dynamo.New(db, e.table, e.storeOptions()...).Checkpoints(*consumer)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		fmt.Fprintf(e.stderr, "stream: reading %s from %s (consumer %s), every %v; interrupt to stop\n", arn, pos, *consumer, *every)
+		total := 0
 		h := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			resp, err := ib.StreamHandler(ctx, ev)
-			handed += len(ev.Records)
-			failed += len(resp.BatchItemFailures)
-			for _, f := range resp.BatchItemFailures {
-				failures = append(failures, f.ItemIdentifier)
-			}
 			mu.Lock()
 			evs := batch
 			batch = nil
@@ -66,33 +79,22 @@ func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
 			}
 			return resp, err
 		}
-		r := dynamo.NewStreamReader(e.streams(cfg), arn)
-		t := time.NewTicker(*every)
-		defer t.Stop()
-		total := 0
-		for {
-			handed, failed, failures = 0, 0, nil
-			n, err := r.Poll(ctx, h)
-			total += n
-			if handed > 0 {
-				fmt.Fprintf(e.stderr, "stream: poll: %d records handed to the handler, %d accepted, %d failed (%d accepted since start)\n", handed, n, failed, total)
-			}
-			if len(failures) > 0 {
-				fmt.Fprintf(e.stderr, "stream: failed records (sequence numbers), retried next poll: %s\n", strings.Join(failures, " "))
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					break
-				}
-				return err
-			}
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-				continue
-			}
-			break
+		hooks := dynamo.ReaderHooks{
+			OnBatch: func(_ context.Context, b dynamo.Batch) {
+				total += b.Accepted
+				fmt.Fprintf(e.stderr, "stream: batch: %d records handed to the handler, %d accepted, lag %v (%d accepted since start)\n",
+					b.Records, b.Accepted, b.Age.Round(time.Millisecond), total)
+			},
+			OnError: func(_ context.Context, err error) {
+				fmt.Fprintf(e.stderr, "stream: error, retrying: %v\n", err)
+			},
+			OnFailure: func(_ context.Context, f dynamo.Failure) {
+				fmt.Fprintf(e.stderr, "stream: record %s (event %s) failed %d tries and is passed: %v\n",
+					f.Record.Change.SequenceNumber, f.Record.EventID, f.Attempts, f.Err)
+			},
 		}
+		r := dynamo.NewStreamReader(e.streams(cfg), arn, dynamo.WithCheckpoints(cp), dynamo.WithStart(pos), dynamo.WithHooks(hooks))
+		_ = r.Run(ctx, h, *every) // returns ctx.Err() only
 		fmt.Fprintf(e.stderr, "stream: stopped; %d records accepted\n", total)
 		return nil
 	}

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,13 +201,16 @@ func liveAPI(t *testing.T) *api {
 	ib := inbox.New(dynamo.New(c, table), inbox.WithEvents(hub.Publish))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Run(ctx, ib.StreamHandler, 100*time.Millisecond)
-	}()
+	tr := &readerTrace{start: time.Now()}
+	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn, dynamo.WithHooks(tr.hooks()))
+	go func() { done <- r.Run(ctx, ib.StreamHandler, 100*time.Millisecond) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
+		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("stream reader: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("the stream reader's trace:\n%s", tr)
 		}
 	})
 	return newAPIWithHub(t, ib, nil, hub)
@@ -235,4 +241,43 @@ func TestLiveEvents(t *testing.T) {
 		}
 	}
 	bob.none(500 * time.Millisecond) // none of ann's changes
+}
+
+// readerTrace keeps what a stream reader did (its last 200 calls, batches
+// and errors), to show when a test waiting on events fails. It is safe for
+// concurrent use.
+type readerTrace struct {
+	start time.Time
+	mu    sync.Mutex
+	lines []string
+}
+
+func (tr *readerTrace) add(format string, args ...any) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.lines = append(tr.lines, fmt.Sprintf("%8.3fs ", time.Since(tr.start).Seconds())+fmt.Sprintf(format, args...))
+	if len(tr.lines) > 200 {
+		tr.lines = tr.lines[1:]
+	}
+}
+
+func (tr *readerTrace) hooks() dynamo.ReaderHooks {
+	return dynamo.ReaderHooks{
+		OnCall: func(_ context.Context, c dynamo.Call) {
+			tr.add("%s %s: %d records in %v, err %v", c.Op, c.ShardID, c.Records, c.Took.Round(time.Millisecond), c.Err)
+		},
+		OnBatch: func(_ context.Context, b dynamo.Batch) {
+			tr.add("batch of %d, %d accepted, age %v, handler %v, err %v", b.Records, b.Accepted, b.Age, b.Took.Round(time.Millisecond), b.Err)
+		},
+		OnError: func(_ context.Context, err error) { tr.add("error: %v", err) },
+		OnFailure: func(_ context.Context, f dynamo.Failure) {
+			tr.add("passed %s after %d tries: %v", f.Record.Change.SequenceNumber, f.Attempts, f.Err)
+		},
+	}
+}
+
+func (tr *readerTrace) String() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return strings.Join(tr.lines, "\n")
 }

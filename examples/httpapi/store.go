@@ -31,8 +31,13 @@ type backend struct {
 	stream func(ctx context.Context, h dynamo.StreamHandler) error
 }
 
-// streamPoll is how often the stream reader polls the table's stream.
+// streamPoll is how often the stream reader polls the table's stream
+// while records flow (an idle shard is read every 500 ms at most).
 const streamPoll = 250 * time.Millisecond
+
+// streamConsumer is the name the API's stream reader keeps its checkpoints
+// under.
+const streamConsumer = "httpapi"
 
 // openStore returns the store to serve: the in-memory store when neither
 // endpoint nor table is set, else the DynamoDB table (created if missing
@@ -85,8 +90,15 @@ func openStore(ctx context.Context, endpoint, table string, readStream bool) (ba
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 	})
+	// The reader resumes after the last record it accepted before a
+	// restart (its checkpoint in the table), so that the page's users do
+	// not get a day of events again; it logs what it recovers from.
+	cp, err := b.store.(*dynamo.Store).Checkpoints(streamConsumer)
+	if err != nil {
+		return backend{}, err
+	}
 	b.stream = func(ctx context.Context, h dynamo.StreamHandler) error {
-		return dynamo.NewStreamReader(streams, arn).Run(ctx, h, streamPoll)
+		return dynamo.NewStreamReader(streams, arn, dynamo.WithCheckpoints(cp)).Run(ctx, h, streamPoll)
 	}
 	return b, nil
 }

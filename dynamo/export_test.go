@@ -1,0 +1,25 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+)
+
+// ScheduledPass makes one pass over r's stream as Run does: only what is
+// due.
+func ScheduledPass(ctx context.Context, r *StreamReader, h StreamHandler) (int, error) {
+	return r.pass(ctx, h, true)
+}
+
+// AgeShards moves back by d the time every shard of r last returned
+// records, as if d had passed.
+func AgeShards(r *StreamReader, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.shards {
+		s.active = s.active.Add(-d)
+	}
+}
+
+// EventRecord is eventRecord, for tests that read a stream raw.
+var EventRecord = eventRecord

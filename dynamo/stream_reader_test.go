@@ -1,0 +1,453 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/dynamo"
+)
+
+// noBackoff retries at once.
+var noBackoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+
+// memCheckpoints is an in-memory dynamo.Checkpoints. It is safe for
+// concurrent use.
+type memCheckpoints struct {
+	mu    sync.Mutex
+	saved map[string]string // stream|shard -> seq
+	saves int
+}
+
+func (m *memCheckpoints) Load(_ context.Context, arn string) (map[string]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range m.saved {
+		if a, shard, _ := cutLast(k); a == arn {
+			out[shard] = v
+		}
+	}
+	return out, nil
+}
+
+func (m *memCheckpoints) Save(_ context.Context, arn, shard, seq string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saved == nil {
+		m.saved = map[string]string{}
+	}
+	m.saved[arn+"|"+shard] = seq
+	m.saves++
+	return nil
+}
+
+func cutLast(k string) (string, string, bool) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == '|' {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return k, "", false
+}
+
+// failures collects what a reader hands to OnFailure and OnError.
+type failures struct {
+	mu     sync.Mutex
+	failed []dynamo.Failure
+	errs   []error
+}
+
+func (f *failures) hooks() dynamo.ReaderHooks {
+	return dynamo.ReaderHooks{
+		OnFailure: func(_ context.Context, x dynamo.Failure) { f.mu.Lock(); f.failed = append(f.failed, x); f.mu.Unlock() },
+		OnError:   func(_ context.Context, err error) { f.mu.Lock(); f.errs = append(f.errs, err); f.mu.Unlock() },
+	}
+}
+
+// TestStreamReaderPassesAPoisonRecord: a record the handler always fails
+// is tried 1+retries times, handed to OnFailure once, and passed; the
+// records after it come, and it never comes again.
+func TestStreamReaderPassesAPoisonRecord(t *testing.T) {
+	ctx := context.Background()
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}
+	var f failures
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithRetries(2, noBackoff), dynamo.WithHooks(f.hooks()))
+	rec := &recorder{fail: func(e events.DynamoDBEventRecord) bool { return e.Change.SequenceNumber == "2" }}
+	var got []string
+	for range 5 {
+		if _, err := r.Poll(ctx, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.seqs()...)
+	}
+	if want := []string{"1", "2", "3", "2", "3", "2", "3", "3"}; !slices.Equal(got, want) {
+		t.Errorf("handed %v, want %v", got, want)
+	}
+	if len(f.failed) != 1 || f.failed[0].Record.Change.SequenceNumber != "2" || f.failed[0].Attempts != 3 || f.failed[0].ShardID != "open" || f.failed[0].Err != nil {
+		t.Errorf("OnFailure got %+v, want record 2 once, after 3 attempts", f.failed)
+	}
+
+	// A handler error fails the whole batch: its first record is the one
+	// tried, and passed in the end, with the error.
+	s.add("open", "4", "5")
+	boom := errors.New("boom")
+	rec.fail, rec.err = nil, boom
+	for i := range 3 {
+		if _, err := r.Poll(ctx, rec.handle); !errors.Is(err, boom) {
+			t.Fatalf("Poll %d = %v, want boom", i, err)
+		}
+	}
+	rec.err = nil
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"4", "5", "4", "5", "4", "5", "5"}) {
+		t.Errorf("with a failing handler, handed %v", got)
+	}
+	if len(f.failed) != 2 || f.failed[1].Record.Change.SequenceNumber != "4" || !errors.Is(f.failed[1].Err, boom) {
+		t.Errorf("OnFailure got %+v, want record 4 with boom", f.failed)
+	}
+}
+
+// TestStreamReaderRunWaitsOutTheRetryBackoff: Run does not hand a failed
+// record again before its backoff has passed.
+func TestStreamReaderRunWaitsOutTheRetryBackoff(t *testing.T) {
+	ctx := context.Background()
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	wait := retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Hour, nil })
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithRetries(3, wait), dynamo.WithHooks(dynamo.ReaderHooks{OnError: func(context.Context, error) {}}))
+	rec := &recorder{fail: func(events.DynamoDBEventRecord) bool { return true }}
+	for range 3 {
+		if _, err := dynamo.ScheduledPass(ctx, r, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("three scheduled passes within the backoff handed %v, want [1] once", got)
+	}
+	// Poll does not wait.
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("Poll handed %v, want [1]", got)
+	}
+}
+
+// countingStream counts the calls made to a StreamsClient and fails the
+// ones fail picks.
+type countingStream struct {
+	dynamo.StreamsClient
+	mu    sync.Mutex
+	calls map[string]int
+	fail  func(op string) error
+}
+
+func (c *countingStream) count(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
+	c.calls[op]++
+	if c.fail != nil {
+		return c.fail(op)
+	}
+	return nil
+}
+
+func (c *countingStream) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.calls {
+		n += v
+	}
+	return n
+}
+
+func (c *countingStream) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	if err := c.count("DescribeStream"); err != nil {
+		return nil, err
+	}
+	return c.StreamsClient.DescribeStream(ctx, in, o...)
+}
+
+func (c *countingStream) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	if err := c.count("GetShardIterator"); err != nil {
+		return nil, err
+	}
+	return c.StreamsClient.GetShardIterator(ctx, in, o...)
+}
+
+func (c *countingStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	if err := c.count("GetRecords"); err != nil {
+		return nil, err
+	}
+	return c.StreamsClient.GetRecords(ctx, in, o...)
+}
+
+// TestStreamReaderIdlesCheaply: Run's passes read an open shard that has
+// returned nothing for a few seconds at most every 500 ms, list the shards
+// once a minute, and read at full speed again once records come.
+func TestStreamReaderIdlesCheaply(t *testing.T) {
+	ctx := context.Background()
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	c := &countingStream{StreamsClient: s}
+	r := dynamo.NewStreamReader(c, "arn")
+	rec := &recorder{}
+	if _, err := dynamo.ScheduledPass(ctx, r, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	first := c.total() // DescribeStream, GetShardIterator, GetRecords (1), GetRecords (empty)
+	// Still active: every pass reads the shard, one request.
+	if _, err := dynamo.ScheduledPass(ctx, r, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.total() - first; n != 1 {
+		t.Errorf("a pass over an active shard made %d requests, want 1 (GetRecords)", n)
+	}
+	// Idle: a pass reads it, then none does for 500 ms.
+	dynamo.AgeShards(r, 4*time.Second)
+	before := c.total()
+	for range 20 {
+		if _, err := dynamo.ScheduledPass(ctx, r, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.total() - before; n != 1 {
+		t.Errorf("20 passes within 500 ms over an idle shard made %d requests, want 1", n)
+	}
+	// Poll is never throttled.
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.total() - before; n != 3 {
+		t.Errorf("Poll made %d requests, want 2 (DescribeStream, GetRecords)", n-1)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"1"}) {
+		t.Errorf("handed %v, want [1]", got)
+	}
+}
+
+// TestStreamReaderRunSurvivesEveryError: failed DescribeStream,
+// GetShardIterator and GetRecords calls (throttles, 5xx, expired
+// iterators) never end Run; each is reported; every record comes, in
+// order.
+func TestStreamReaderRunSurvivesEveryError(t *testing.T) {
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2"}, emptyAt: -1}}}
+	throttle := &types.LimitExceededException{Message: aws.String("slow down")}
+	internal := &smithy.GenericAPIError{Code: "InternalServerError", Message: "boom", Fault: smithy.FaultServer}
+	faults := map[string][]error{
+		"DescribeStream":   {throttle, internal},
+		"GetShardIterator": {internal},
+		"GetRecords":       {throttle, &types.ExpiredIteratorException{Message: aws.String("expired")}, internal},
+	}
+	var mu sync.Mutex
+	c := &countingStream{StreamsClient: s, fail: func(op string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(faults[op]) == 0 {
+			return nil
+		}
+		err := faults[op][0]
+		faults[op] = faults[op][1:]
+		return err
+	}}
+	var f failures
+	fast := retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+	r := dynamo.NewStreamReader(c, "arn", dynamo.WithHooks(f.hooks()), dynamo.WithErrorBackoff(fast))
+	seen := make(chan string, 10)
+	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			seen <- r.Change.SequenceNumber
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, h, time.Millisecond) }()
+	var got []string
+	for len(got) < 3 {
+		if len(got) == 2 {
+			s.add("open", "3")
+		}
+		select {
+		case seq := <-seen:
+			got = append(got, seq)
+		case <-time.After(time.Minute):
+			t.Fatalf("Run delivered %v, then nothing for a minute", got)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	if !slices.Equal(got, []string{"1", "2", "3"}) {
+		t.Errorf("delivered %v, want [1 2 3]", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The expired iterator is renewed without an error to report.
+	if len(f.errs) != 5 {
+		t.Errorf("OnError got %d errors, want 5: %v", len(f.errs), f.errs)
+	}
+	for _, err := range f.errs {
+		var api smithy.APIError
+		if !errors.As(err, &api) {
+			t.Errorf("reported %v, not the API's error", err)
+		}
+	}
+}
+
+// TestStreamReaderResumesFromItsCheckpoints: a reader with the checkpoints
+// of one before it goes on after the last record that one's handler
+// accepted; FromTrimHorizon starts again at the oldest record, and
+// FromLatest reads only what comes after it started.
+func TestStreamReaderResumesFromItsCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}
+	cp := &memCheckpoints{}
+	rec := &recorder{fail: func(e events.DynamoDBEventRecord) bool { return e.Change.SequenceNumber == "3" }}
+	first := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithRetries(-1, noBackoff))
+	if n, _ := first.Poll(ctx, rec.handle); n != 2 {
+		t.Fatalf("first reader accepted %d, want 2", n)
+	}
+	rec.seqs()
+	if diff := cmp.Diff(map[string]string{"arn|open": "2"}, cp.saved); diff != "" {
+		t.Fatalf("saved checkpoints (-want +got):\n%s", diff)
+	}
+	// The first reader stops; a second resumes after 2.
+	rec.fail = nil
+	s.add("open", "4")
+	for _, c := range []struct {
+		start dynamo.StartPosition
+		want  []string
+	}{
+		{dynamo.FromCheckpoint, []string{"3", "4"}},
+		{dynamo.FromTrimHorizon, []string{"1", "2", "3", "4"}},
+		{dynamo.FromLatest, nil},
+	} {
+		r := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithStart(c.start))
+		if _, err := r.Poll(ctx, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.seqs(); !slices.Equal(got, c.want) {
+			t.Errorf("from %v: handed %v, want %v", c.start, got, c.want)
+		}
+		if c.start == dynamo.FromLatest {
+			s.add("open", "5")
+			if _, err := r.Poll(ctx, rec.handle); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.seqs(); !slices.Equal(got, []string{"5"}) {
+				t.Errorf("from latest, then 5 written: handed %v, want [5]", got)
+			}
+		}
+	}
+	if got := cp.saved["arn|open"]; got != "5" {
+		t.Errorf("checkpoint %q, want 5", got)
+	}
+}
+
+// TestStreamReaderSkipsCheckpointRecords: the records of checkpoint items
+// never reach the handler, and a page of nothing else saves no checkpoint
+// (which would feed the stream a record of its own, forever).
+func TestStreamReaderSkipsCheckpointRecords(t *testing.T) {
+	ctx := context.Background()
+	s := &checkpointStream{splitStream: splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}, own: map[string]bool{"2": true, "4": true}}
+	cp := &memCheckpoints{}
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp))
+	rec := &recorder{}
+	if n, err := r.Poll(ctx, rec.handle); err != nil || n != 2 {
+		t.Fatalf("Poll = %d, %v; want 2", n, err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"1", "3"}) {
+		t.Errorf("handed %v, want [1 3]", got)
+	}
+	saves := cp.saves
+	s.add("open", "4")
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); len(got) != 0 || cp.saves != saves {
+		t.Errorf("a page of a checkpoint record: handed %v, %d saves; want none", got, cp.saves-saves)
+	}
+}
+
+// checkpointStream is a splitStream whose records in own are of checkpoint
+// items.
+type checkpointStream struct {
+	splitStream
+	own map[string]bool
+}
+
+func (c *checkpointStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	out, err := c.splitStream.GetRecords(ctx, in, o...)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out.Records {
+		if c.own[aws.ToString(r.Dynamodb.SequenceNumber)] {
+			r.Dynamodb.Keys["pk"] = &types.AttributeValueMemberS{Value: dynamo.CheckpointPK}
+		}
+	}
+	return out, nil
+}
+
+// TestStreamReaderPassesAMalformedRecord: a record the reader cannot turn
+// into an event is handed to OnFailure at once and passed.
+func TestStreamReaderPassesAMalformedRecord(t *testing.T) {
+	ctx := context.Background()
+	s := &malformedStream{splitStream: splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}, bad: "2"}
+	var f failures
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithHooks(f.hooks()))
+	rec := &recorder{}
+	var got []string
+	for range 3 {
+		_, err := r.Poll(ctx, rec.handle)
+		if err != nil && !errors.Is(err, inbox.ErrInvalidInput) {
+			t.Fatal(err)
+		}
+		got = append(got, rec.seqs()...)
+	}
+	if !slices.Equal(got, []string{"1", "3"}) {
+		t.Errorf("handed %v, want [1 3]", got)
+	}
+	if len(f.failed) != 1 || f.failed[0].Record.Change.SequenceNumber != "2" || !errors.Is(f.failed[0].Err, inbox.ErrInvalidInput) {
+		t.Errorf("OnFailure got %+v, want record 2, invalid", f.failed)
+	}
+}
+
+// malformedStream is a splitStream whose record bad carries an attribute
+// value of no known type.
+type malformedStream struct {
+	splitStream
+	bad string
+}
+
+func (m *malformedStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	out, err := m.splitStream.GetRecords(ctx, in, o...)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out.Records {
+		if aws.ToString(r.Dynamodb.SequenceNumber) == m.bad {
+			r.Dynamodb.Keys["x"] = &types.UnknownUnionMember{Tag: "Z"}
+		}
+	}
+	return out, nil
+}
