@@ -166,7 +166,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		m.streams = append(m.streams, s)
 	}
 
-	var out []feedRecord
+	out := make([]feedRecord, 0, limit)
 	for round := 0; ; round++ {
 		if err := ib.fetch(ctx, v, m.streams); err != nil {
 			return nil, "", err
@@ -300,25 +300,33 @@ func visible(f feedRecord, o ListOptions, now time.Time) bool {
 func (ib *Inbox) fetch(ctx context.Context, v *view, streams []*feedStream) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(streams))
+	read := func(i int, s *feedStream) {
+		q := s.q
+		q.Before = s.next
+		res, err := v.query(ctx, q)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		s.buf, s.next, s.more = res.Records, res.Next, res.Next != ""
+		if s.receiptsIn.User != "" {
+			errs[i] = ib.readReceipts(ctx, s)
+		}
+	}
+	// The streams to read are read at once, the last in this goroutine.
+	last := -1
 	for i, s := range streams {
 		if len(s.buf) > 0 || !s.more {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := s.q
-			q.Before = s.next
-			res, err := v.query(ctx, q)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			s.buf, s.next, s.more = res.Records, res.Next, res.Next != ""
-			if s.receiptsIn.User != "" {
-				errs[i] = ib.readReceipts(ctx, s)
-			}
-		}()
+		if last >= 0 {
+			wg.Add(1)
+			go func(i int) { defer wg.Done(); read(i, streams[i]) }(last)
+		}
+		last = i
+	}
+	if last >= 0 {
+		read(last, streams[last])
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -412,18 +420,18 @@ func (m *merger) pop() (rec feedRecord, ok, progressed bool) {
 		if len(s.buf) == 0 || s.buf[0].Message.ID != head {
 			continue
 		}
-		r := s.buf[0]
+		r := &s.buf[0] // the buffer is not written to: no copy
 		s.buf = s.buf[1:]
 		switch {
 		case i > 0:
-			public = &r // IDs are unique: one shared stream holds head
+			public = r // IDs are unique: one shared stream holds head
 			if rc, ok := s.receipts[head]; ok {
 				receipt = &rc
 			}
 		case r.Receipt:
-			receipt = &r
+			receipt = r
 		default:
-			direct = &r
+			direct = r
 		}
 	}
 	m.position, m.consumed = head, true

@@ -775,7 +775,7 @@ func (v *view) query(ctx context.Context, q Query) (QueryResult, error) {
 	if s == nil || !s.covers(q) {
 		return v.c.Store.Query(ctx, q)
 	}
-	var res QueryResult
+	res := QueryResult{Records: make([]Record, 0, min(q.Limit, len(s.head)))}
 	evaluated := 0
 	for i, r := range s.head {
 		id := r.Message.ID

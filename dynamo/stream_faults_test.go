@@ -28,7 +28,7 @@ import (
 // streamFaults is an http.RoundTripper in front of DynamoDB Local's
 // Streams API that fails a share of the calls the ways the service does:
 // a throttle (LimitExceededException), a 500, and, for GetRecords, an
-// expired iterator. It is safe for concurrent use.
+// expired iterator or one past the trim horizon. It is safe for concurrent use.
 type streamFaults struct {
 	base http.RoundTripper
 	mu   sync.Mutex
@@ -49,8 +49,10 @@ func (f *streamFaults) RoundTrip(req *http.Request) (*http.Response, error) {
 			body = `{"__type":"com.amazonaws.dynamodb.v20120810#LimitExceededException","message":"injected throttle"}`
 		case k == 1:
 			body, status = `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected"}`, 500
-		case op == "GetRecords":
+		case op == "GetRecords" && f.rng.IntN(2) == 0:
 			body = `{"__type":"com.amazonaws.dynamodb.v20120810#ExpiredIteratorException","message":"injected expiry"}`
+		case op == "GetRecords":
+			body = `{"__type":"com.amazonaws.dynamodb.v20120810#TrimmedDataAccessException","message":"injected trim"}`
 		}
 	}
 	if body != "" {

@@ -29,7 +29,7 @@ func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
 	if q.Before != "" {
 		hi = sort.SearchStrings(ids, q.Before)
 	}
-	var res inbox.QueryResult
+	res := inbox.QueryResult{Records: make([]inbox.Record, 0, min(q.Limit, hi))}
 	if q.Unseen && q.Before == "" {
 		// The first page reads the user's c#* with the records, as the
 		// index holds it above them; later pages do not.

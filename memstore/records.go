@@ -60,13 +60,12 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := make([]inbox.Record, 0, len(keys))
-	seen := make(map[inbox.Key]bool, len(keys))
+	out := make([]inbox.Record, 0, len(distinct))
 	for _, k := range keys {
-		if seen[k] {
-			continue
+		if !distinct[k] {
+			continue // read already
 		}
-		seen[k] = true
+		distinct[k] = false
 		if sr, ok := s.records[k]; ok {
 			out = append(out, sr.rec.Clone())
 		}
@@ -107,7 +106,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		}
 	}
 	lo := max(hi-q.Limit, bottom)
-	var res inbox.QueryResult
+	res := inbox.QueryResult{Records: make([]inbox.Record, 0, max(hi-lo, 0))}
 	for i := hi - 1; i >= lo; i-- {
 		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
 		if matches(rec, q) {

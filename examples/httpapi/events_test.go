@@ -79,9 +79,12 @@ func (a *api) openEvents(user string, live bool) *sse {
 	return s
 }
 
-// eventWait bounds the wait for an event. An event normally comes within
-// a second; DynamoDB Local's stream was seen to lag past 10 s on a loaded
-// two-core machine running every package's tests at once.
+// eventWait bounds the wait for an event, which normally comes within a
+// second. These tests once saw none for over a minute on a loaded machine:
+// DynamoDB Local answered a fresh iterator's GetRecords with a
+// TrimmedDataAccessException, on which the reader of then ended for good
+// (the trace of its calls showed it). The reader now renews the iterator
+// and never ends; the trace is logged if a test here fails.
 const eventWait = 60 * time.Second
 
 // next returns the next event, failing the test after eventWait.
@@ -211,6 +214,8 @@ func liveAPI(t *testing.T) *api {
 		}
 		if t.Failed() {
 			t.Logf("the stream reader's trace:\n%s", tr)
+		} else if errs := tr.errors(); len(errs) > 0 {
+			t.Logf("the stream reader recovered from %d errors: %s", len(errs), strings.Join(errs, "; "))
 		}
 	})
 	return newAPIWithHub(t, ib, nil, hub)
@@ -274,6 +279,19 @@ func (tr *readerTrace) hooks() dynamo.ReaderHooks {
 			tr.add("passed %s after %d tries: %v", f.Record.Change.SequenceNumber, f.Attempts, f.Err)
 		},
 	}
+}
+
+// errors returns the errors of the trace.
+func (tr *readerTrace) errors() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var out []string
+	for _, l := range tr.lines {
+		if strings.Contains(l, " error: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func (tr *readerTrace) String() string {
