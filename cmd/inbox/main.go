@@ -30,6 +30,23 @@
 //	              run accepted (its checkpoint in the table, under
 //	              --consumer, default inbox-stream), or starts at --from
 //	              trim-horizon (the oldest record) or latest (new ones)
+//	config        an inbox's tenant settings and inbox config (--tenant,
+//	              --inbox); null for a record that does not exist
+//	set-tenant    replace a tenant's settings: --tenant [--title S]
+//	              [--ttl D] [--by U]; prints what was written
+//	set-inbox     replace an inbox's config: --tenant, --inbox [--title S]
+//	              [--description S] [--ttl CATEGORY=D ...] [--by U]
+//	get           one record as stored, by key: --tenant, --inbox, --id, in
+//	              --user U's partition (a direct message or a receipt),
+//	              --group G's, or everyone's (neither); with its ledger entry
+//	publish       a message to users (--user, repeated), for an operator's
+//	              announcement: --title, --body (JSON), --category,
+//	              --sender, --host-id, --cta, --label
+//	broadcast     the same to everyone in the inbox, or --group G, stored once
+//	redact        remove a message from every inbox that holds it: --id or
+//	              --host-id, with --user for each recipient of a direct
+//	              message or --group for a group message ($public for
+//	              everyone's); prints how many copies went
 //
 // Global flags, accepted before or after the command:
 //
@@ -59,7 +76,10 @@
 // request or a recount fails; 2 for a usage error, found before any
 // request: an unknown command, a missing or malformed flag, no region, or
 // a flag value the library refuses (a key with '#' is inbox.ErrInvalidKey,
-// a foreign cursor inbox.ErrInvalidCursor). Errors go to stderr, as
+// a foreign cursor inbox.ErrInvalidCursor, a message too large
+// inbox.ErrTooLarge; a few only after a read, such as a redaction that
+// names another group than its host ID's claim, and then nothing is
+// written). Errors go to stderr, as
 // "inbox: <command>: <error>".
 package main
 
@@ -110,6 +130,13 @@ func commands() []command {
 		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
 		{"recount", "--tenant T --inbox I (--user U [--group G ...] | --all) [--parallel N]", "rebuild a user's, or a whole inbox's, counters", setupRecount},
 		{"stream", "[--from P] [--consumer C] [--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
+		{"config", "--tenant T --inbox I", "print an inbox's tenant settings and inbox config", setupConfig},
+		{"set-tenant", "--tenant T [--title S] [--ttl D] [--by U]", "replace a tenant's settings", setupSetTenant},
+		{"set-inbox", "--tenant T --inbox I [--title S] [--description S] [--ttl CATEGORY=D ...] [--by U]", "replace an inbox's config", setupSetInbox},
+		{"get", "--tenant T --inbox I --id ID [--user U | --group G]", "print one message, receipt or broadcast as it is stored", setupGet},
+		{"publish", "--tenant T --inbox I --user U [--user U ...] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to users", setupPublish},
+		{"broadcast", "--tenant T --inbox I [--group G] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to everyone, or a group, stored once", setupBroadcast},
+		{"redact", "--tenant T --inbox I (--id ID | --host-id H) [--user U ...] [--group G]", "remove a message from every inbox that holds it", setupRedact},
 	}
 }
 

@@ -658,6 +658,18 @@ func TestBadInput(t *testing.T) {
 		{"bad interval", with(g, "stream", "--interval", "0s"), "--interval 0s"},
 		{"bad start", with(g, "stream", "--from", "yesterday"), `--from "yesterday"`},
 		{"bad consumer", with(g, "stream", "--consumer", "a#b"), "invalid key"},
+		{"config without inbox", with(g, "config", "--tenant", "acme"), "missing --inbox"},
+		{"set-tenant bad ttl", with(g, "set-tenant", "--tenant", "acme", "--ttl", "forever"), `invalid ttl: "forever"`},
+		{"set-tenant invalid tenant", with(g, "set-tenant", "--tenant", "a#b"), `invalid key: tenant "a#b"`},
+		{"set-inbox bad ttl pair", with(g, "set-inbox", "--tenant", "acme", "--inbox", "alerts", "--ttl", "7d"), "want category=TTL"},
+		{"get without id", with(g, "get", "--tenant", "acme", "--inbox", "alerts"), "missing --id"},
+		{"get user and group", with(g, "get", "--tenant", "acme", "--inbox", "alerts", "--id", "x", "--user", "ann", "--group", "g"), "at most one of --user and --group"},
+		{"get bad id", with(g, "get", "--tenant", "acme", "--inbox", "alerts", "--id", "a#b"), "--id"},
+		{"publish without users", with(g, "publish", "--tenant", "acme", "--inbox", "alerts", "--title", "x"), "missing --user"},
+		{"publish bad body", with(g, "publish", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--body", "{"), "--body: not JSON"},
+		{"broadcast bad body", with(g, "broadcast", "--tenant", "acme", "--inbox", "alerts", "--body", "[1,"), "--body: not JSON"},
+		{"redact id and host id", with(g, "redact", "--tenant", "acme", "--inbox", "alerts", "--id", "x", "--host-id", "y"), "one of --id and --host-id"},
+		{"redact neither", with(g, "redact", "--tenant", "acme", "--inbox", "alerts"), "one of --id and --host-id"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cli(t, c.args...)
