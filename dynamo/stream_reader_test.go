@@ -274,13 +274,7 @@ func TestStreamReaderRunSurvivesEveryError(t *testing.T) {
 	var f failures
 	fast := retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
 	r := dynamo.NewStreamReader(c, "arn", dynamo.WithHooks(f.hooks()), dynamo.WithErrorBackoff(fast))
-	seen := make(chan string, 10)
-	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		for _, r := range ev.Records {
-			seen <- r.Change.SequenceNumber
-		}
-		return events.DynamoDBEventResponse{}, nil
-	}
+	seen, h := sequences()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, h, time.Millisecond) }()

@@ -268,13 +268,7 @@ func TestStreamReaderRunPollsUntilCancelled(t *testing.T) {
 	if err := r.Run(context.Background(), (&recorder{}).handle, 0); !errors.Is(err, inbox.ErrInvalidInput) {
 		t.Fatalf("Run with interval 0 = %v, want ErrInvalidInput", err)
 	}
-	seen := make(chan string, 10)
-	h := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		for _, r := range ev.Records {
-			seen <- r.Change.SequenceNumber
-		}
-		return events.DynamoDBEventResponse{}, nil
-	}
+	seen, h := sequences()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, h, time.Millisecond) }()
@@ -301,5 +295,17 @@ func TestStreamReaderRunPollsUntilCancelled(t *testing.T) {
 	}
 	if len(seen) != 0 {
 		t.Fatalf("Run delivered more than was written: %d extra", len(seen))
+	}
+}
+
+// sequences returns a handler that accepts every record and sends its
+// sequence number to the channel (buffered for 10).
+func sequences() (chan string, dynamo.StreamHandler) {
+	seen := make(chan string, 10)
+	return seen, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		for _, r := range ev.Records {
+			seen <- r.Change.SequenceNumber
+		}
+		return events.DynamoDBEventResponse{}, nil
 	}
 }

@@ -118,14 +118,7 @@ func setupSetTenant(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err := ts.Validate(); err != nil {
 			return asUsage(err)
 		}
-		ib, _, _, err := e.openInbox(ctx)
-		if err != nil {
-			return err
-		}
-		if err := ib.PutTenantSettings(ctx, tenant, ts); err != nil {
-			return libraryUsage(err)
-		}
-		return e.writeConfig(inbox.Config{Tenant: &ts})
+		return e.putConfig(ctx, func(ib *inbox.Inbox) error { return ib.PutTenantSettings(ctx, tenant, ts) }, inbox.Config{Tenant: &ts})
 	}
 }
 
@@ -171,15 +164,20 @@ func setupSetInbox(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err := ic.Validate(); err != nil {
 			return asUsage(err)
 		}
-		ib, _, _, err := e.openInbox(ctx)
-		if err != nil {
-			return err
-		}
-		if err := ib.PutInboxConfig(ctx, s, ic); err != nil {
-			return libraryUsage(err)
-		}
-		return e.writeConfig(inbox.Config{Inbox: &ic})
+		return e.putConfig(ctx, func(ib *inbox.Inbox) error { return ib.PutInboxConfig(ctx, s, ic) }, inbox.Config{Inbox: &ic})
 	}
+}
+
+// putConfig writes a config record with put and prints c, what it wrote.
+func (e *env) putConfig(ctx context.Context, put func(*inbox.Inbox) error, c inbox.Config) error {
+	ib, _, _, err := e.openInbox(ctx)
+	if err != nil {
+		return err
+	}
+	if err := put(ib); err != nil {
+		return libraryUsage(err)
+	}
+	return e.writeConfig(c)
 }
 
 // draftFlags are the flags of a message to publish.
