@@ -124,7 +124,7 @@ type shardState struct {
 	// errs counts failed calls in a row.
 	errs int
 	// failing is the sequence number of the record the handler failed,
-	// failures how many times in a row, failErr its last error.
+	// failures how many times in a row.
 	failing  string
 	failures int
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
@@ -98,7 +96,7 @@ func BenchmarkStreamReader(b *testing.B) {
 					time.Sleep(4 * time.Second)
 				}
 				sk := "k" + strconv.Itoa(i)
-				rawPut(b, c, table, sk)
+				rawTable{b, c, table}.put(sk, nil)
 				written := time.Now()
 				lat = append(lat, a.wait(b, sk).Sub(written))
 			}
@@ -137,7 +135,7 @@ func BenchmarkStreamReader(b *testing.B) {
 			b.StopTimer()
 			table, arn := ddblocal.NewTable(b, c)
 			for i := range 1000 {
-				rawPut(b, c, table, "k"+strconv.Itoa(i))
+				rawTable{b, c, table}.put("k"+strconv.Itoa(i), nil)
 			}
 			poison := func(r events.DynamoDBEventRecord) bool {
 				h := fnv.New32a()
@@ -228,18 +226,6 @@ func naivePoll(ctx context.Context, c dynamo.StreamsClient, arn string, interval
 		case <-ctx.Done():
 		case <-time.After(interval):
 		}
-	}
-}
-
-// rawPut writes an item straight to the table.
-func rawPut(b *testing.B, c *dynamodb.Client, table, sk string) {
-	b.Helper()
-	_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: "p"},
-		"sk": &types.AttributeValueMemberS{Value: sk},
-	}})
-	if err != nil {
-		b.Fatal(err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func (m *memCheckpoints) Load(_ context.Context, arn string) (map[string]string,
 	defer m.mu.Unlock()
 	out := map[string]string{}
 	for k, v := range m.saved {
-		if a, shard, _ := cutLast(k); a == arn {
+		if a, shard, _ := strings.Cut(k, "|"); a == arn { // an ARN has no '|'
 			out[shard] = v
 		}
 	}
@@ -52,15 +53,6 @@ func (m *memCheckpoints) Save(_ context.Context, arn, shard, seq string) error {
 	m.saved[arn+"|"+shard] = seq
 	m.saves++
 	return nil
-}
-
-func cutLast(k string) (string, string, bool) {
-	for i := len(k) - 1; i >= 0; i-- {
-		if k[i] == '|' {
-			return k[:i], k[i+1:], true
-		}
-	}
-	return k, "", false
 }
 
 // failures collects what a reader hands to OnFailure and OnError.

@@ -62,7 +62,7 @@ func (r *recorder) take() []string {
 
 // rawTable writes items straight to a fresh table, without a Store.
 type rawTable struct {
-	t     *testing.T
+	t     testing.TB
 	c     *dynamodb.Client
 	table string
 }
