@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -19,13 +20,13 @@ import (
 type adoptingStore struct {
 	*memstore.Store
 	once sync.Once
-	rec  inbox.Record
+	rec  driver.Record
 }
 
-func (s *adoptingStore) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s *adoptingStore) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	s.once.Do(func() {
-		as := inbox.LedgerSK(s.rec.Message.ExpiresAt, s.rec.Message.ID, "adopted")
-		if err := s.Store.Repair(ctx, s.rec.Partition, inbox.Repair{Adopt: []inbox.Record{s.rec}, AdoptAs: []string{as}}); err != nil {
+		as := driver.LedgerSK(s.rec.Message.ExpiresAt, s.rec.Message.ID, "adopted")
+		if err := s.Store.Repair(ctx, s.rec.Partition, driver.Repair{Adopt: []driver.Record{s.rec}, AdoptAs: []string{as}}); err != nil {
 			panic(err)
 		}
 	})
@@ -52,9 +53,9 @@ func TestMarksRaceAnAdoption(t *testing.T) {
 			clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 			mem := memstore.New(memstore.WithClock(clock.Now))
 			p := partitionOf("ann")
-			rec := inbox.Record{Partition: p, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
+			rec := driver.Record{Partition: p, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
 				Title: "from another program", ReceivedAt: clock.Now(), DeliveredAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Hour)}}
-			if err := mem.PutForeign(ctx, rec, []inbox.Counter{{Partition: p, Published: 1}}); err != nil {
+			if err := mem.PutForeign(ctx, rec, []driver.Counter{{Partition: p, Published: 1}}); err != nil {
 				t.Fatal(err)
 			}
 			ib := inbox.New(&adoptingStore{Store: mem, rec: rec}, inbox.WithClock(clock.Now))
@@ -85,9 +86,9 @@ func TestDeleteOfAForeignMessageCountsOnce(t *testing.T) {
 	ib := inbox.New(mem, inbox.WithClock(clock.Now))
 	ann := scope.User("ann")
 	p := partitionOf("ann")
-	rec := inbox.Record{Partition: p, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
+	rec := driver.Record{Partition: p, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
 		Title: "from another program", ReceivedAt: clock.Now(), DeliveredAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Hour)}}
-	if err := mem.PutForeign(ctx, rec, []inbox.Counter{{Partition: p, Published: 1}}); err != nil {
+	if err := mem.PutForeign(ctx, rec, []driver.Counter{{Partition: p, Published: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "own"}); err != nil {

@@ -3,6 +3,8 @@ package inbox
 import (
 	"context"
 	"time"
+
+	"github.com/stak/inbox/driver"
 )
 
 // Archive archives message id for u: it leaves u's feed (List shows it
@@ -13,7 +15,7 @@ import (
 // move the counters once. It costs what MarkRead does. A message that does
 // not exist, has expired, or that u deleted is ErrNotFound.
 func (ib *Inbox) Archive(ctx context.Context, u User, id string) (bool, error) {
-	return ib.transition(ctx, u, id, func(_ Record, s State) (State, bool) {
+	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if !s.ArchivedAt.IsZero() {
 			return s, false
 		}
@@ -27,7 +29,7 @@ func (ib *Inbox) Archive(ctx context.Context, u User, id string) (bool, error) {
 // not archived). A receipt left with no mark (an unread broadcast) is
 // removed.
 func (ib *Inbox) Unarchive(ctx context.Context, u User, id string) (bool, error) {
-	return ib.transition(ctx, u, id, func(_ Record, s State) (State, bool) {
+	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if s.ArchivedAt.IsZero() {
 			return s, false
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -23,7 +24,7 @@ type markBetweenStore struct {
 	mark   func()
 }
 
-func (s *markBetweenStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *markBetweenStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	res, err := s.Store.Query(ctx, q)
 	if q.Partition == s.user {
 		s.once.Do(func() { s.mark(); close(s.marked) })
@@ -31,7 +32,7 @@ func (s *markBetweenStore) Query(ctx context.Context, q inbox.Query) (inbox.Quer
 	return res, err
 }
 
-func (s *markBetweenStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *markBetweenStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
 	if p == s.user {
 		select {
 		case <-s.marked:
@@ -87,19 +88,19 @@ func (s *readCounter) add(n int) {
 	s.records += n
 }
 
-func (s *readCounter) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *readCounter) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	res, err := s.Store.Query(ctx, q)
 	s.add(len(res.Records))
 	return res, err
 }
 
-func (s *readCounter) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *readCounter) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
 	st, err := s.Store.Stats(ctx, p, now)
 	s.add(len(st.Counters) + len(st.Expired) + len(st.Tombstones))
 	return st, err
 }
 
-func (s *readCounter) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
+func (s *readCounter) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
 	recs, err := s.Store.GetRecords(ctx, keys)
 	s.add(len(keys))
 	return recs, err
@@ -122,10 +123,10 @@ func BenchmarkCounts(b *testing.B) {
 				ann := scope.User("ann")
 				p := partitionOf("ann")
 				for i := range size {
-					rec := inbox.Record{Partition: p, Entry: inbox.LedgerSK(clock.Now().Add(time.Hour), idAt(clock.Now(), i), "x"), Message: inbox.Message{
+					rec := driver.Record{Partition: p, Entry: driver.LedgerSK(clock.Now().Add(time.Hour), idAt(clock.Now(), i), "x"), Message: inbox.Message{
 						ID: idAt(clock.Now(), i), Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
 						ReadAt: clock.Now(), DeliveredAt: clock.Now(), ExpiresAt: clock.Now().Add(time.Hour)}}
-					if err := mem.PutMessage(ctx, rec, []inbox.Counter{{Partition: p, Published: 1, Read: 1}}); err != nil {
+					if err := mem.PutMessage(ctx, rec, []driver.Counter{{Partition: p, Published: 1, Read: 1}}); err != nil {
 						b.Fatal(err)
 					}
 				}

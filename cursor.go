@@ -24,7 +24,7 @@ const (
 func cursorBinding(u User, o ListOptions) []byte {
 	b := []byte(u.Scope.Tenant + "\x00" + u.Scope.Inbox + "\x00" + u.ID + "\x00" + o.Category + "\x00" + strconv.FormatBool(o.UnreadOnly) +
 		"\x00" + o.UpTo + "\x00" + strconv.FormatBool(o.Archived))
-	for _, p := range u.shared()[1:] {
+	for _, p := range u.Shared()[1:] {
 		b = append(b, "\x00"+p.Group...)
 	}
 	return b

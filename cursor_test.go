@@ -4,11 +4,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"testing"
+
+	"github.com/stak/inbox/driver"
 )
 
 func TestCursorRoundTrip(t *testing.T) {
 	ib := New(nil)
-	u := Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	u := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
 	o := ListOptions{Category: "billing", UnreadOnly: true}
 	id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 	c, _ := ib.encodeCursor(id, cursorBinding(u, o))
@@ -58,7 +60,7 @@ func TestCursorRoundTrip(t *testing.T) {
 // accepted is a valid message ID, and that it re-encodes to the same cursor.
 func FuzzDecodeCursor(f *testing.F) {
 	ib := New(nil)
-	u := Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	u := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
 	binding := cursorBinding(u, ListOptions{})
 	first, _ := ib.encodeCursor("01ARZ3NDEKTSV4RRFFQ69G5FAV", binding)
 	f.Add(first)
@@ -72,7 +74,7 @@ func FuzzDecodeCursor(f *testing.F) {
 			}
 			return
 		}
-		if err := ValidateMessageID(id); err != nil {
+		if err := driver.ValidateMessageID(id); err != nil {
 			t.Fatalf("accepted cursor decodes to bad ID %q: %v", id, err)
 		}
 		if again, _ := ib.encodeCursor(id, binding); again != c {

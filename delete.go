@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/stak/inbox/driver"
 )
 
 // Delete deletes message id from u's inbox: u's copy of a direct message
@@ -18,8 +20,8 @@ import (
 // is retried with that ID after the delete (the copy is gone, so the retry
 // writes it again); Redact retires the ID for everyone.
 func (ib *Inbox) Delete(ctx context.Context, u User, id string) (bool, error) {
-	changed, err := ib.transition(ctx, u, id, func(_ Record, s State) (State, bool) {
-		return State{DeletedAt: ib.now()}, true
+	changed, err := ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
+		return driver.State{DeletedAt: ib.now()}, true
 	})
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -68,12 +70,12 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 		return 0, err
 	}
 	for _, u := range r.Users {
-		if err := validateUserID(u); err != nil {
+		if err := driver.ValidateUserID(u); err != nil {
 			return 0, err
 		}
 	}
 	if r.Group != "" {
-		if err := validateGroup(r.Group); err != nil {
+		if err := driver.ValidateGroup(r.Group); err != nil {
 			return 0, err
 		}
 	}
@@ -81,18 +83,18 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 		return 0, fmt.Errorf("%w: a redaction names an ID or a host system ID", ErrInvalidInput)
 	}
 	if r.ID != "" {
-		if err := ValidateMessageID(r.ID); err != nil {
+		if err := driver.ValidateMessageID(r.ID); err != nil {
 			return 0, err
 		}
 	}
-	if err := validateHostSystemID(r.HostSystemID); err != nil {
+	if err := driver.ValidateHostSystemID(r.HostSystemID); err != nil {
 		return 0, err
 	}
 	if r.HostSystemID != "" {
 		// Read the claim first, and check the redaction against it: a
 		// refused redaction retires nothing, so that the publish's retry
 		// still works.
-		c, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, Now: ib.now(), Peek: true})
+		c, err := ib.store.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: r.HostSystemID, Now: ib.now(), Peek: true})
 		if err != nil {
 			return 0, err
 		}
@@ -117,7 +119,7 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 	// Retire the claim first, so that no retry publishes the message
 	// again while the copies go.
 	if r.HostSystemID != "" {
-		if _, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: r.HostSystemID, ID: r.ID, Now: ib.now(), Retire: true}); err != nil {
+		if _, err := ib.store.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: r.HostSystemID, ID: r.ID, Now: ib.now(), Retire: true}); err != nil {
 			return 0, err
 		}
 	} else if err := ib.retireHostIDOf(ctx, s, r); err != nil {
@@ -125,7 +127,7 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 	}
 	removed := 0
 	if r.Group != "" {
-		ok, err := ib.removeShared(ctx, Key{Partition: s.group(r.Group), ID: r.ID})
+		ok, err := ib.removeShared(ctx, driver.Key{Partition: s.Group(r.Group), ID: r.ID})
 		if err != nil {
 			return 0, err
 		}
@@ -136,8 +138,8 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 	results := make([]error, len(r.Users))
 	done := make([]bool, len(r.Users))
 	ib.each(len(r.Users), func(i int) {
-		done[i], results[i] = ib.transition(ctx, s.User(r.Users[i]), r.ID, func(rec Record, _ State) (State, bool) {
-			return State{DeletedAt: ib.now()}, !rec.Partition.IsShared() // direct copies only
+		done[i], results[i] = ib.transition(ctx, s.User(r.Users[i]), r.ID, func(rec driver.Record, _ driver.State) (driver.State, bool) {
+			return driver.State{DeletedAt: ib.now()}, !rec.Partition.IsShared() // direct copies only
 		})
 		if errors.Is(results[i], ErrNotFound) {
 			results[i] = nil
@@ -158,12 +160,12 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 // names was published with, if it has one: it reads the message (the
 // broadcast, or the first user's copy that stands).
 func (ib *Inbox) retireHostIDOf(ctx context.Context, s Scope, r Redaction) error {
-	var keys []Key
+	var keys []driver.Key
 	if r.Group != "" {
-		keys = append(keys, Key{Partition: s.group(r.Group), ID: r.ID})
+		keys = append(keys, driver.Key{Partition: s.Group(r.Group), ID: r.ID})
 	}
 	for _, u := range r.Users {
-		keys = append(keys, Key{Partition: s.User(u).partition(), ID: r.ID})
+		keys = append(keys, driver.Key{Partition: s.User(u).Partition(), ID: r.ID})
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), maxGetKeys)
@@ -174,7 +176,7 @@ func (ib *Inbox) retireHostIDOf(ctx context.Context, s Scope, r Redaction) error
 		keys = keys[n:]
 		for _, rec := range recs {
 			if host := rec.Message.HostSystemID; host != "" && !rec.Receipt {
-				_, err := ib.store.ClaimHostID(ctx, HostClaim{Scope: s, HostSystemID: host, ID: r.ID, Now: ib.now(), Retire: true})
+				_, err := ib.store.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: host, ID: r.ID, Now: ib.now(), Retire: true})
 				return err
 			}
 		}
@@ -186,22 +188,22 @@ func (ib *Inbox) retireHostIDOf(ctx context.Context, s Scope, r Redaction) error
 // counters, leaving a tombstone if it has not expired; a message without
 // a ledger entry (another program's) is adopted first. It reports whether
 // it removed anything.
-func (ib *Inbox) removeShared(ctx context.Context, k Key) (bool, error) {
+func (ib *Inbox) removeShared(ctx context.Context, k driver.Key) (bool, error) {
 	for range markAttempts {
-		recs, err := ib.store.GetRecords(ctx, []Key{k})
+		recs, err := ib.store.GetRecords(ctx, []driver.Key{k})
 		if err != nil || len(recs) == 0 {
 			return false, err
 		}
 		rec := recs[0]
 		if !rec.Ledgered() {
-			as := newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)
-			if err := ib.store.Repair(ctx, k.Partition, Repair{Adopt: []Record{rec}, AdoptAs: []string{as}}); err != nil {
+			as := driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)
+			if err := ib.store.Repair(ctx, k.Partition, driver.Repair{Adopt: []driver.Record{rec}, AdoptAs: []string{as}}); err != nil {
 				return false, err
 			}
 			continue
 		}
 		now := ib.now()
-		return ib.store.ApplyRemoval(ctx, Removal{Record: rec, Deltas: RemovalDeltas(rec), Tombstone: leavesTombstone(rec, now), Delete: true, Now: now})
+		return ib.store.ApplyRemoval(ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Tombstone: driver.LeavesTombstone(rec, now), Delete: true, Now: now})
 	}
 	return false, fmt.Errorf("inbox: redacting %s: the message kept changing: %w", k.ID, ErrConflict)
 }

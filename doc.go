@@ -2,8 +2,21 @@
 // after the Stak single-table design.
 //
 // An Inbox holds the logic and a Store persists it: the dynamo package is
-// the production Store, memstore an in-memory one for unit tests, and
-// storetest the conformance suite any Store must pass.
+// the production Store, memstore an in-memory one for unit tests.
+//
+// # Where to start
+//
+// A service reads this package: New and its Options; Publish, Broadcast
+// and BroadcastGroup with a Draft; List with ListOptions (a Page of
+// Message); Counts; MarkRead, MarkAllRead, MarkSeen, Archive, Delete and
+// Redact; StreamHandler and WithEvents for change events. The quickstart
+// (go run ./examples/quickstart) runs on the in-memory store, and
+// examples/httpapi wraps an Inbox in an HTTP API with a live page. An
+// operator reads the README's cost table and the inbox command
+// (cmd/inbox). Whoever writes a Store, or writes items to the table from
+// another program, reads package driver (the Store contract, its records,
+// validation rules and key layout) and runs package storetest, its
+// conformance suite.
 //
 //	ib := inbox.New(store)
 //	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
@@ -67,16 +80,6 @@
 // A fleet can share the snapshots through a SharedBackend
 // (WithSharedBackend; package rediscache holds one on Redis). The table
 // must have one writing region: see the README on global tables.
-//
-// # Records
-//
-// A message published to users is copied into each user's partition
-// (t#<tenant>U#<user>#<inbox>, sort key m#<id>); a broadcast is stored once
-// in the inbox's public partition (t#<tenant>G#$public#<inbox>) and merged
-// into every user's feed at read time. Reading a broadcast writes a small
-// receipt in the user's partition under the broadcast's sort key. Each
-// partition keeps stats records, c#* and c#<category>, with published and
-// read counts, as the seeds define them.
 //
 // # Groups
 //
@@ -163,18 +166,9 @@
 // Counts equals what a full List shows at every instant: expired messages
 // are left out the moment they expire, though DynamoDB's TTL deletes them
 // hours or days later and the stream accounts the deletion later still.
-// The mechanism is a ledger (see Store): every message, broadcast and
-// receipt has a ledger entry, e#<expiry>#<id>#<tag>, written and changed in
-// the same transaction as the record and its counters, and never deleted by
-// TTL. Counts reads, in the same query as the stats records, the entries
-// that have expired by now, whether or not their record still stands, and
-// subtracts them; a removal the stream accounts deletes its entry together
-// with the decrements, so it is counted out once, and its redelivery, or
-// its late arrival after a Recount, finds no entry and changes nothing.
-//
-// A broadcast removed before it expired leaves a tombstone (d#<id>) until
-// its original expiry; while one stands, Counts reads the user's receipts
-// of the tombstoned broadcasts and leaves them out of the read count.
+// The mechanism is a ledger of what each record adds to the counters, kept
+// in step with the records and never deleted by TTL: package driver
+// describes it, with the records and key layout a Store keeps.
 //
 // The one lag left is a delete made behind the library's back (by an
 // operator, say) of a record that had not expired: List stops showing it
@@ -213,12 +207,9 @@
 //     and arrays 30 deep (DynamoDB allows 32 levels in an item), its
 //     numbers must lie within DynamoDB's range, and its object keys must
 //     not be empty.
-//   - A message's item size is computed as DynamoDB counts it (ItemSize,
-//     checked against DynamoDB Local to the byte), and must leave 1 KB for
-//     what later marks add and for longer attribute names; over that is
-//     ErrTooLarge. Every Store checks what it writes with ValidateRecord,
-//     ValidateMark and ValidateDeltas, so the in-memory store refuses
-//     exactly what DynamoDB does.
+//   - A message's item size is computed as DynamoDB counts it, and must
+//     leave 1 KB for what later marks add; over that is ErrTooLarge, on
+//     every Store alike (see driver.ValidateRecord).
 //   - MarkAllRead marks everything unread that the List of its options
 //     shows (the user's, the public and the named groups' messages) in
 //     pages of MaxMarkBatch, each page one atomic unit. UpTo bounds it to

@@ -1,38 +1,31 @@
 package inbox
 
-import "errors"
+import "github.com/stak/inbox/driver"
 
 // Sentinel errors. Every error the package returns for bad input or a failed
-// condition wraps one of these, so callers match them with errors.Is.
+// condition wraps one of these, so callers match them with errors.Is. They
+// are the driver package's, so an error a Store returns matches them too.
 var (
 	// ErrInvalidKey reports a tenant, inbox, user, group, category or message key
 	// that is empty, too long, contains '#' or a control character, or uses a
 	// reserved name such as "$public" for a user.
-	ErrInvalidKey = errors.New("inbox: invalid key")
+	ErrInvalidKey = driver.ErrInvalidKey
 	// ErrInvalidTTL reports a duration that is not a positive whole number
 	// followed by one of d, h, m or s (for example "30d").
-	ErrInvalidTTL = errors.New("inbox: invalid ttl")
+	ErrInvalidTTL = driver.ErrInvalidTTL
 	// ErrInvalidCursor reports a cursor that was tampered with, is malformed,
 	// or was issued for another user, inbox or filter.
-	ErrInvalidCursor = errors.New("inbox: invalid cursor")
+	ErrInvalidCursor = driver.ErrInvalidCursor
 	// ErrInvalidInput reports any other argument the call cannot accept, such
 	// as a body that is not JSON-compatible or a negative page size.
-	ErrInvalidInput = errors.New("inbox: invalid input")
+	ErrInvalidInput = driver.ErrInvalidInput
 	// ErrTooLarge reports a message whose item would exceed DynamoDB's
-	// 400 KB item limit.
-	ErrTooLarge = errors.New("inbox: message too large")
+	// 400 KB item limit (MaxItemSize).
+	ErrTooLarge = driver.ErrTooLarge
 	// ErrNotFound reports a message that does not exist, or has expired.
-	ErrNotFound = errors.New("inbox: not found")
-	// ErrExists is returned by Store.PutMessage when a record with the same
-	// key already exists.
-	ErrExists = errors.New("inbox: already exists")
-	// ErrStateChanged is returned by Store.Mark when a record's marks are
-	// not the mark's From (another writer changed them first), or a
-	// watermark is not below the mark's. The Inbox reads again and
-	// retries, or reports that nothing changed.
-	ErrStateChanged = errors.New("inbox: state changed")
+	ErrNotFound = driver.ErrNotFound
 	// ErrConflict reports a write that contradicts what is stored: a
 	// HostSystemID reused for a message with other content or audience, or
-	// a Store.Repair overtaken by a concurrent change to the counters.
-	ErrConflict = errors.New("inbox: conflict")
+	// a Recount overtaken by concurrent writes to the counters too often.
+	ErrConflict = driver.ErrConflict
 )

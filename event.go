@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/stak/inbox/driver"
 )
 
 // EventKind says what changed in an inbox.
@@ -93,7 +94,7 @@ func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h 
 // before and after (nil where the image is missing, or not of kind UM),
 // or of a user's seen watermark (kind SN).
 type streamChange struct {
-	old, new *Record
+	old, new *driver.Record
 	// seen is the new watermark of a kind SN item, in partition seenOf.
 	seen   string
 	seenOf Partition
@@ -113,7 +114,7 @@ func changeOf(r events.DynamoDBEventRecord) (streamChange, error) {
 	}
 	for _, img := range []struct {
 		from map[string]events.DynamoDBAttributeValue
-		to   **Record
+		to   **driver.Record
 	}{{r.Change.OldImage, &c.old}, {r.Change.NewImage, &c.new}} {
 		if str(img.from, "kind") != "UM" {
 			continue
@@ -132,7 +133,7 @@ func changeOf(r events.DynamoDBEventRecord) (streamChange, error) {
 func eventsOf(r events.DynamoDBEventRecord, c streamChange) []Event {
 	at := r.Change.ApproximateCreationDateTime.UTC()
 	var out []Event
-	emit := func(kind EventKind, rec *Record) {
+	emit := func(kind EventKind, rec *driver.Record) {
 		e := Event{ID: r.EventID + "/" + string(kind), Kind: kind, At: at}
 		if rec != nil {
 			e.Partition, e.Message = rec.Partition, rec.Message
@@ -153,7 +154,7 @@ func eventsOf(r events.DynamoDBEventRecord, c streamChange) []Event {
 			emit(EventCreated, c.new)
 			return out
 		}
-		var before State
+		var before driver.State
 		if c.old != nil {
 			before = c.old.State()
 		}
@@ -205,11 +206,11 @@ func seenImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, s
 		if v.DataType() != events.DataTypeString {
 			return Partition{}, "", fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
 		}
-		if v.String() != SeenSK {
+		if v.String() != driver.SeenSK {
 			pk = v.String()
 		}
 	}
-	p, err := ParsePartitionKey(pk)
+	p, err := driver.ParsePartitionKey(pk)
 	if err != nil {
 		return Partition{}, "", err
 	}

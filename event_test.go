@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -72,7 +73,7 @@ func withAttr(img map[string]events.DynamoDBAttributeValue, name string, v event
 // seenItem is the image of ann's seen watermark item.
 func seenItem(w string) map[string]events.DynamoDBAttributeValue {
 	return map[string]events.DynamoDBAttributeValue{
-		"pk": s(userPK("ann")), "sk": s(inbox.SeenSK), "kind": s("SN"), "seen": s(w),
+		"pk": s(userPK("ann")), "sk": s(driver.SeenSK), "kind": s("SN"), "seen": s(w),
 		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
 	}
 }
@@ -258,7 +259,7 @@ func TestStreamHandlerEventFailure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := inbox.Key{Partition: partitionOf("ann"), ID: res.Message.ID}
+		k := driver.Key{Partition: partitionOf("ann"), ID: res.Message.ID}
 		rec := stored(t, st, k)
 		if _, err := st.Delete(ctx, k); err != nil {
 			t.Fatal(err)
@@ -277,7 +278,7 @@ func TestStreamHandlerEventFailure(t *testing.T) {
 	if diff := cmp.Diff([]string{"d1/deleted", "d2/deleted", "d3/deleted"}, ids(log.take())); diff != "" {
 		t.Errorf("events, in the batch's order (-want +got):\n%s", diff)
 	}
-	want := []inbox.Counter{{Partition: partitionOf("ann")}}
+	want := []driver.Counter{{Partition: partitionOf("ann")}}
 	if diff := cmp.Diff(want, counters(t, st, "ann")); diff != "" {
 		t.Errorf("counters after the batch (-want +got):\n%s", diff)
 	}
@@ -301,7 +302,7 @@ type partitionStore struct {
 	parts []inbox.Partition
 }
 
-func (p *partitionStore) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+func (p *partitionStore) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	p.mu.Lock()
 	p.parts = append(p.parts, r.Record.Partition)
 	for _, d := range r.Deltas {
@@ -354,7 +355,7 @@ func FuzzStreamRecord(f *testing.F) {
 		}
 		var pk string
 		for _, v := range r.Change.Keys {
-			if !strings.HasPrefix(v.String(), inbox.MessagePrefix) && v.String() != inbox.SeenSK {
+			if !strings.HasPrefix(v.String(), driver.MessagePrefix) && v.String() != driver.SeenSK {
 				pk = v.String()
 			}
 		}

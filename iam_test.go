@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 )
 
@@ -80,8 +81,8 @@ func allowed(patterns []string, pk string) bool {
 // partition, a host system ID's claim.
 func partitionKeys(tenant, in, user string) []string {
 	return []string{
-		inbox.TenantPK(tenant),
-		inbox.ClaimPK(inbox.Scope{Tenant: tenant, Inbox: in}, user),
+		driver.TenantPK(tenant),
+		driver.ClaimPK(inbox.Scope{Tenant: tenant, Inbox: in}, user),
 		inbox.Partition{Tenant: tenant, Inbox: in, User: user}.PK(),
 		inbox.Partition{Tenant: tenant, Inbox: in, Group: inbox.PublicGroup}.PK(),
 	}
@@ -117,7 +118,7 @@ func TestTenantPolicy(t *testing.T) {
 			for range n {
 				b.WriteRune(alphabet[rng.IntN(len(alphabet))])
 			}
-			if inbox.ValidateKey("key", b.String()) == nil {
+			if driver.ValidateKey("key", b.String()) == nil {
 				return b.String()
 			}
 		}
@@ -138,7 +139,7 @@ func TestTenantPolicy(t *testing.T) {
 			}
 		}
 		for _, other := range append(near(tenant), randomKey(), randomKey()) {
-			if other == tenant || inbox.ValidateKey("tenant", other) != nil {
+			if other == tenant || driver.ValidateKey("tenant", other) != nil {
 				continue
 			}
 			for _, pk := range partitionKeys(other, in, user) {
@@ -154,7 +155,7 @@ func TestTenantPolicy(t *testing.T) {
 // policy written from a valid key is literal.
 func TestKeysHaveNoWildcards(t *testing.T) {
 	for _, k := range []string{"acme*", "*", "ac?me", "?"} {
-		if err := inbox.ValidateKey("tenant", k); err == nil {
+		if err := driver.ValidateKey("tenant", k); err == nil {
 			t.Errorf("ValidateKey(%q) accepted IAM wildcards", k)
 		}
 	}
@@ -166,8 +167,8 @@ func FuzzTenantPolicy(f *testing.F) {
 	f.Add("acme", "acmeU", "alerts", "ann")
 	f.Add("a", "aG", "x", "$public")
 	f.Fuzz(func(t *testing.T, tenant, other, in, user string) {
-		if tenant == other || inbox.ValidateKey("t", tenant) != nil || inbox.ValidateKey("t", other) != nil ||
-			inbox.ValidateKey("i", in) != nil || inbox.ValidateKey("u", user) != nil {
+		if tenant == other || driver.ValidateKey("t", tenant) != nil || driver.ValidateKey("t", other) != nil ||
+			driver.ValidateKey("i", in) != nil || driver.ValidateKey("u", user) != nil {
 			return
 		}
 		patterns := tenantPolicy(t, tenant)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/stak/inbox/driver"
 )
 
 // imageRecord reads a kind UM item (a message, broadcast or receipt) from
@@ -22,18 +23,18 @@ import (
 // outside a shared partition, readat in one, a ledger entry of another
 // message), are ErrInvalidInput: a writer confined to one tenant's keys
 // cannot steer the accounting, or an event, to another tenant.
-func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, error) {
+func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
 	key, err := keyOf(keys)
 	if err != nil {
-		return Record{}, err
+		return driver.Record{}, err
 	}
 	p := key.Partition
 	for attr, want := range map[string]string{"tenant_key": p.Tenant, "inbox_key": p.Inbox, "uid": p.User + p.Group} {
 		if v, ok := img[attr]; ok && (v.DataType() != events.DataTypeString || v.String() != want) {
-			return Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
+			return driver.Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
 		}
 	}
-	rec := Record{Partition: p, Message: Message{ID: key.ID}}
+	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
 	headers := img
 	audv, isMsg := member(img, "audiences", events.DataTypeMap)
@@ -48,7 +49,7 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 	}
 	rec.Receipt = !isMsg
 	if isMsg {
-		m.Audience = Audience{Kind: AudienceKind(str(aud, "kind")), Label: str(aud, "label"), Group: str(aud, "group")}
+		m.Audience = driver.Audience{Kind: AudienceKind(str(aud, "kind")), Label: str(aud, "label"), Group: str(aud, "group")}
 		if uids, ok := member(aud, "uids", events.DataTypeList); ok {
 			for _, u := range uids.List() {
 				if u.DataType() == events.DataTypeString {
@@ -59,14 +60,14 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 			m.Audience.UIDs = uids.StringSet()
 		}
 		if err := audienceFits(m.Audience, p); err != nil {
-			return Record{}, fmt.Errorf("item: %w", err)
+			return driver.Record{}, fmt.Errorf("item: %w", err)
 		}
 		m.HostSystemID, m.Sender = str(headers, "host_system_id"), str(headers, "sender")
 		if m.ReceivedAt, err = epochAttr(headers, "received"); err != nil {
-			return Record{}, err
+			return driver.Record{}, err
 		}
 		if m.DeliveredAt, err = epochAttr(headers, "delivered"); err != nil {
-			return Record{}, err
+			return driver.Record{}, err
 		}
 		if body, ok := member(img, "message", events.DataTypeMap); ok {
 			m.Title, m.CTAURI = str(body.Map(), "title"), str(body.Map(), "cta_uri")
@@ -75,15 +76,15 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 			}
 		}
 	} else if g, ok := img["group"]; ok {
-		if g.DataType() != events.DataTypeString || p.IsShared() || ValidateKey("group", g.String()) != nil {
-			return Record{}, fmt.Errorf("%w: receipt's group", ErrInvalidInput)
+		if g.DataType() != events.DataTypeString || p.IsShared() || driver.ValidateKey("group", g.String()) != nil {
+			return driver.Record{}, fmt.Errorf("%w: receipt's group", ErrInvalidInput)
 		}
 		m.Audience.Group = g.String()
 	}
 	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
 		m.Category = str(tax.Map(), "category")
-		if err := validateCategory(m.Category); err != nil {
-			return Record{}, fmt.Errorf("item: %w", err)
+		if err := driver.ValidateCategory(m.Category); err != nil {
+			return driver.Record{}, fmt.Errorf("item: %w", err)
 		}
 	}
 	for _, mark := range []struct {
@@ -94,29 +95,29 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (Record, er
 			continue
 		}
 		if p.IsShared() || mark.attr == "deletedat" && !rec.Receipt {
-			return Record{}, fmt.Errorf("%w: item: %s on a broadcast, or deletedat on a message", ErrInvalidInput, mark.attr)
+			return driver.Record{}, fmt.Errorf("%w: item: %s on a broadcast, or deletedat on a message", ErrInvalidInput, mark.attr)
 		}
 		if *mark.to, err = epochAttr(img, mark.attr); err != nil {
-			return Record{}, err
+			return driver.Record{}, err
 		}
 		if mark.to.IsZero() {
 			*mark.to = time.Unix(0, 0).UTC() // marked at the epoch: still marked
 		}
 	}
-	if v, ok := img[LedgerAttribute]; ok {
+	if v, ok := img[driver.LedgerAttribute]; ok {
 		if v.DataType() != events.DataTypeString {
-			return Record{}, fmt.Errorf("%w: item's %s is not a string", ErrInvalidInput, LedgerAttribute)
+			return driver.Record{}, fmt.Errorf("%w: item's %s is not a string", ErrInvalidInput, driver.LedgerAttribute)
 		}
-		exp, id, err := ParseLedgerSK(v.String())
+		exp, id, err := driver.ParseLedgerSK(v.String())
 		if err != nil || id != key.ID {
-			return Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, LedgerAttribute, v.String())
+			return driver.Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, driver.LedgerAttribute, v.String())
 		}
 		rec.Entry, m.ExpiresAt = v.String(), exp
-	} else if m.ExpiresAt, err = epochAttr(img, TTLAttribute); err != nil {
+	} else if m.ExpiresAt, err = epochAttr(img, driver.TTLAttribute); err != nil {
 		// Without a ledger entry (another program's item), the seed's TTL
 		// attribute: it decides whether a removed broadcast leaves a
 		// tombstone, and the expiry an event reports.
-		return Record{}, err
+		return driver.Record{}, err
 	}
 	return rec, nil
 }
@@ -212,30 +213,30 @@ func audienceFits(a Audience, p Partition) error {
 // record's Keys: exactly two string attributes, one a partition key (see
 // ParsePartitionKey) and the other m#<message id>. The attribute names do
 // not matter, so tables with other key names are read alike.
-func keyOf(keys map[string]events.DynamoDBAttributeValue) (Key, error) {
+func keyOf(keys map[string]events.DynamoDBAttributeValue) (driver.Key, error) {
 	if len(keys) != 2 {
-		return Key{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+		return driver.Key{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
 	}
 	var pk, sk string
 	for _, v := range keys {
 		if v.DataType() != events.DataTypeString {
-			return Key{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+			return driver.Key{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
 		}
-		if strings.HasPrefix(v.String(), MessagePrefix) {
+		if strings.HasPrefix(v.String(), driver.MessagePrefix) {
 			sk = v.String()
 		} else {
 			pk = v.String()
 		}
 	}
-	p, err := ParsePartitionKey(pk)
+	p, err := driver.ParsePartitionKey(pk)
 	if err != nil {
-		return Key{}, err
+		return driver.Key{}, err
 	}
-	id := strings.TrimPrefix(sk, MessagePrefix)
-	if err := ValidateMessageID(id); err != nil {
-		return Key{}, err
+	id := strings.TrimPrefix(sk, driver.MessagePrefix)
+	if err := driver.ValidateMessageID(id); err != nil {
+		return driver.Key{}, err
 	}
-	return Key{Partition: p, ID: id}, nil
+	return driver.Key{Partition: p, ID: id}, nil
 }
 
 // member returns img[name] if it has type t.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/stak/inbox/driver"
 )
 
 // Inbox is a per-user notification inbox over a Store. It holds all the
@@ -83,6 +84,13 @@ func WithConcurrency(n int) Option { return func(ib *Inbox) { ib.concurrency = m
 func WithCursorSecret(key []byte) Option {
 	return func(ib *Inbox) { ib.cursorKey = append([]byte(nil), key...) }
 }
+
+// Store persists an Inbox's records: the contract a storage backend
+// implements, defined with its record types in the driver package. Pass
+// the dynamo package's Store in production and the memstore package's in
+// tests; write one only to put the Inbox on other storage (see Store
+// and the storetest conformance suite).
+type Store = driver.Store
 
 // New returns an Inbox over store.
 func New(store Store, opts ...Option) *Inbox {
@@ -191,7 +199,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	seen := make(map[string]bool, len(users))
 	uniq := make([]string, 0, len(users))
 	for _, u := range users {
-		if err := validateUserID(u); err != nil {
+		if err := driver.ValidateUserID(u); err != nil {
 			return PublishResult{}, err
 		}
 		if !seen[u] {
@@ -209,14 +217,14 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	ib.each(len(uniq), func(i int) {
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
-		p := s.User(uniq[i]).partition()
-		outcome[i] = ib.store.PutMessage(ctx, newRecord(p, m), counterDeltas(p, m.Category, 1, 0))
+		p := s.User(uniq[i]).Partition()
+		outcome[i] = ib.store.PutMessage(ctx, newRecord(p, m), driver.CounterDeltas(p, m.Category, 1, 0))
 	})
 	for i, u := range uniq {
 		switch err := outcome[i]; {
 		case err == nil:
 			res.Delivered = append(res.Delivered, u)
-		case errors.Is(err, ErrExists):
+		case errors.Is(err, driver.ErrExists):
 			res.Duplicates = append(res.Duplicates, u)
 		default:
 			res.Failed[u] = err
@@ -224,7 +232,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
 	if len(res.Duplicates) > 0 {
-		stored, err := ib.stored(ctx, Key{Partition: s.User(res.Duplicates[0]).partition(), ID: msg.ID})
+		stored, err := ib.stored(ctx, driver.Key{Partition: s.User(res.Duplicates[0]).Partition(), ID: msg.ID})
 		if err != nil {
 			return res, fmt.Errorf("inbox: reading the first attempt's copy: %w", err)
 		}
@@ -287,7 +295,7 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, erro
 // HostSystemID writes nothing more and returns the message the first
 // attempt stored. group is a key (PublicGroup is the same as Broadcast).
 func (ib *Inbox) BroadcastGroup(ctx context.Context, s Scope, group string, d Draft) (Message, error) {
-	if err := validateGroup(group); err != nil {
+	if err := driver.ValidateGroup(group); err != nil {
 		return Message{}, err
 	}
 	return ib.broadcast(ctx, s, group, d)
@@ -298,18 +306,18 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	if err := s.Validate(); err != nil {
 		return Message{}, err
 	}
-	aud := Audience{Kind: AudienceEveryone, Label: d.Label}
-	if group != PublicGroup {
-		aud = Audience{Kind: AudienceGroup, Label: d.Label, Group: group}
+	aud := driver.Audience{Kind: AudienceEveryone, Label: d.Label}
+	if group != driver.PublicGroup {
+		aud = driver.Audience{Kind: AudienceGroup, Label: d.Label, Group: group}
 	}
 	msg, err := ib.prepare(ctx, s, d, aud)
 	if err != nil {
 		return Message{}, err
 	}
-	p := s.group(group)
-	err = ib.store.PutMessage(ctx, newRecord(p, msg), counterDeltas(p, msg.Category, 1, 0))
-	if errors.Is(err, ErrExists) {
-		return ib.stored(ctx, Key{Partition: p, ID: msg.ID})
+	p := s.Group(group)
+	err = ib.store.PutMessage(ctx, newRecord(p, msg), driver.CounterDeltas(p, msg.Category, 1, 0))
+	if errors.Is(err, driver.ErrExists) {
+		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
 	}
 	if err != nil {
 		return Message{}, err
@@ -318,13 +326,13 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 }
 
 // newRecord returns the record of m in p, with a new ledger entry.
-func newRecord(p Partition, m Message) Record {
-	return Record{Partition: p, Message: m, Entry: newLedgerSK(m.ExpiresAt, m.ID)}
+func newRecord(p Partition, m Message) driver.Record {
+	return driver.Record{Partition: p, Message: m, Entry: driver.NewLedgerSK(m.ExpiresAt, m.ID)}
 }
 
 // stored reads the message at k.
-func (ib *Inbox) stored(ctx context.Context, k Key) (Message, error) {
-	recs, err := ib.store.GetRecords(ctx, []Key{k})
+func (ib *Inbox) stored(ctx context.Context, k driver.Key) (Message, error) {
+	recs, err := ib.store.GetRecords(ctx, []driver.Key{k})
 	if err != nil {
 		return Message{}, err
 	}
@@ -359,7 +367,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		return Message{}, err
 	}
 	expires := now.Add(ttl)
-	msg := Message{
+	msg := driver.Message{
 		ID:           id,
 		HostSystemID: d.HostSystemID,
 		Sender:       d.Sender,
@@ -378,9 +386,9 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	if d.HostSystemID != "" {
 		// The claim lives as long as the message, and every copy made under
 		// it shares its ID and expiry; a retry after that is a new message.
-		claim := HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
-		if aud.Kind == AudienceEveryone {
-			claim.Group = PublicGroup
+		claim := driver.HostClaim{Scope: s, HostSystemID: d.HostSystemID, ID: id, ExpiresAt: expires, Digest: digest(d, aud), Now: now}
+		if aud.Kind == driver.AudienceEveryone {
+			claim.Group = driver.PublicGroup
 		} else {
 			claim.Group = aud.Group
 		}
@@ -388,7 +396,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		if err != nil {
 			return Message{}, err
 		}
-		if got.Digest == RetiredDigest {
+		if got.Digest == driver.RetiredDigest {
 			return Message{}, fmt.Errorf("%w: host system id %q names a message that was redacted", ErrConflict, d.HostSystemID)
 		}
 		if got.Digest != "" && got.Digest != claim.Digest {
@@ -403,15 +411,15 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 // (ValidateRecord): it checks the largest one, in the partition of a user
 // with the longest key (or the shared partition, for a broadcast).
 func fits(s Scope, msg Message) error {
-	p := s.public()
+	p := s.Public()
 	switch msg.Audience.Kind {
 	case AudienceUsers:
-		p = s.User(strings.Repeat("u", MaxKeyLen)).partition()
+		p = s.User(strings.Repeat("u", MaxKeyLen)).Partition()
 		msg.Audience.UIDs = []string{p.User}
 	case AudienceGroup:
-		p = s.group(msg.Audience.Group)
+		p = s.Group(msg.Audience.Group)
 	}
-	return ValidateRecord(newRecord(p, msg))
+	return driver.ValidateRecord(newRecord(p, msg))
 }
 
 // digest identifies what a host system ID stands for: the audience (its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/stak/inbox/driver"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -94,12 +95,12 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) 
 // feedRecord is a message of a user's feed: u's direct message, or a
 // broadcast or group message with u's receipt of it (nil if none).
 type feedRecord struct {
-	Record
-	receipt *Record
+	driver.Record
+	receipt *driver.Record
 }
 
 // state returns u's marks on the message.
-func (f feedRecord) state() State {
+func (f feedRecord) state() driver.State {
 	if f.receipt != nil {
 		return f.receipt.State()
 	}
@@ -120,7 +121,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if err := u.Validate(); err != nil {
 		return nil, "", err
 	}
-	if err := validateCategory(o.Category); err != nil {
+	if err := driver.ValidateCategory(o.Category); err != nil {
 		return nil, "", err
 	}
 	if o.Limit < 0 || o.Limit > MaxPageSize {
@@ -152,16 +153,16 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if o.Archived {
 		return ib.archivedPage(ctx, v, u, o, limit, start, binding, now)
 	}
-	base := Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now, Archived: NotArchived}
+	base := driver.Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now, Archived: driver.NotArchived}
 	m := merger{position: start}
-	for _, p := range append([]Partition{u.partition()}, u.shared()...) {
+	for _, p := range append([]Partition{u.Partition()}, u.Shared()...) {
 		q := base
 		q.Partition = p
 		s := &feedStream{q: q, next: start, more: true}
 		if o.UnreadOnly && p.IsShared() {
 			// u's partition yields only unread direct messages: the
 			// receipts of the broadcasts are read by key.
-			s.receiptsIn = u.partition()
+			s.receiptsIn = u.Partition()
 		}
 		m.streams = append(m.streams, s)
 	}
@@ -202,32 +203,32 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 // of their partition when it holds them (or knows they are gone), else
 // read by key.
 func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
-	shared := map[string]Partition{"": u.Scope.public()}
-	for _, p := range u.shared()[1:] {
+	shared := map[string]Partition{"": u.Scope.Public()}
+	for _, p := range u.Shared()[1:] {
 		shared[p.Group] = p
 	}
-	q := Query{Partition: u.partition(), Before: start, Limit: limit + 1, Category: o.Category, Now: now, Archived: OnlyArchived}
+	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Now: now, Archived: driver.OnlyArchived}
 	var out []feedRecord
 	for round := 0; round < listRounds && len(out) < limit; round++ {
 		res, err := ib.store.Query(ctx, q)
 		if err != nil {
 			return nil, "", err
 		}
-		var keys []Key
-		found := map[string]Record{}
+		var keys []driver.Key
+		found := map[string]driver.Record{}
 		for _, r := range res.Records {
 			p, ok := shared[r.Message.Audience.Group]
 			if !ok || !r.Receipt {
 				continue
 			}
-			b, known, err := v.lookup(ctx, Key{Partition: p, ID: r.Message.ID})
+			b, known, err := v.lookup(ctx, driver.Key{Partition: p, ID: r.Message.ID})
 			switch {
 			case err != nil:
 				return nil, "", err
 			case b != nil:
 				found[r.Message.ID] = *b
 			case !known:
-				keys = append(keys, Key{Partition: p, ID: r.Message.ID})
+				keys = append(keys, driver.Key{Partition: p, ID: r.Message.ID})
 			}
 		}
 		recs, err := ib.getRecords(ctx, keys)
@@ -340,12 +341,12 @@ func (ib *Inbox) fetch(ctx context.Context, v *view, streams []*feedStream) erro
 // readReceipts reads the receipts, in s.receiptsIn, of the broadcasts in
 // s's buffer, in one round trip.
 func (ib *Inbox) readReceipts(ctx context.Context, s *feedStream) error {
-	keys := make([]Key, len(s.buf))
+	keys := make([]driver.Key, len(s.buf))
 	for i, r := range s.buf {
-		keys[i] = Key{Partition: s.receiptsIn, ID: r.Message.ID}
+		keys[i] = driver.Key{Partition: s.receiptsIn, ID: r.Message.ID}
 	}
 	recs, err := ib.getRecords(ctx, keys)
-	s.receipts = make(map[string]Record, len(recs))
+	s.receipts = make(map[string]driver.Record, len(recs))
 	for _, r := range recs {
 		if r.Receipt {
 			s.receipts[r.Message.ID] = r
@@ -356,9 +357,9 @@ func (ib *Inbox) readReceipts(ctx context.Context, s *feedStream) error {
 
 // getRecords reads the records at keys, any number of them, in one round
 // trip: parallel Store.GetRecords of at most maxGetKeys keys each.
-func (ib *Inbox) getRecords(ctx context.Context, keys []Key) ([]Record, error) {
+func (ib *Inbox) getRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
 	var mu sync.Mutex
-	var out []Record
+	var out []driver.Record
 	g, gctx := errgroup.WithContext(ctx)
 	for chunk := range slices.Chunk(keys, maxGetKeys) {
 		g.Go(func() error {
@@ -375,15 +376,15 @@ func (ib *Inbox) getRecords(ctx context.Context, keys []Key) ([]Record, error) {
 // feedStream is one partition's records, read page by page in descending
 // ID order.
 type feedStream struct {
-	q    Query
-	buf  []Record
+	q    driver.Query
+	buf  []driver.Record
 	next string // Before of the next read: records below it are unread
 	more bool   // whether records below next may exist
 	// receiptsIn is, for a shared stream of an unread-only listing, the
 	// user's partition, where the receipts of its broadcasts are read by
 	// key into receipts (by ID) as its buffer is filled.
 	receiptsIn Partition
-	receipts   map[string]Record
+	receipts   map[string]driver.Record
 }
 
 // merger merges the user's stream (0) and the shared streams (1 on: the
@@ -415,7 +416,7 @@ func (m *merger) pop() (rec feedRecord, ok, progressed bool) {
 			return feedRecord{}, false, false
 		}
 	}
-	var receipt, direct, public *Record
+	var receipt, direct, public *driver.Record
 	for i, s := range m.streams {
 		if len(s.buf) == 0 || s.buf[0].Message.ID != head {
 			continue
@@ -479,7 +480,7 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := u.Validate(); err != nil {
 		return Message{}, err
 	}
-	if err := ValidateMessageID(id); err != nil {
+	if err := driver.ValidateMessageID(id); err != nil {
 		return Message{}, err
 	}
 	rec, receipt, err := ib.lookupState(ctx, u, id, ib.now())
@@ -493,16 +494,16 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 // once and returns it as it is stored at now: u's direct message, or the
 // broadcast and u's receipt of it (nil if none). A message missing,
 // expired, or deleted by u is ErrNotFound.
-func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Time) (Record, *Record, error) {
-	keys := []Key{{Partition: u.partition(), ID: id}}
-	for _, p := range u.shared() {
-		keys = append(keys, Key{Partition: p, ID: id})
+func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Time) (driver.Record, *driver.Record, error) {
+	keys := []driver.Key{{Partition: u.Partition(), ID: id}}
+	for _, p := range u.Shared() {
+		keys = append(keys, driver.Key{Partition: p, ID: id})
 	}
 	recs, err := ib.store.GetRecords(ctx, keys)
 	if err != nil {
-		return Record{}, nil, err
+		return driver.Record{}, nil, err
 	}
-	var own, public *Record
+	var own, public *driver.Record
 	for i := range recs {
 		if recs[i].Partition.IsShared() {
 			public = &recs[i]
@@ -510,18 +511,18 @@ func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Ti
 			own = &recs[i]
 		}
 	}
-	var rec Record
-	var receipt *Record
+	var rec driver.Record
+	var receipt *driver.Record
 	switch {
 	case own != nil && !own.Receipt:
 		rec = *own
 	case public != nil:
 		rec, receipt = *public, own
 	default:
-		return Record{}, nil, ErrNotFound
+		return driver.Record{}, nil, ErrNotFound
 	}
 	if !now.Before(rec.Message.ExpiresAt) || receipt != nil && !receipt.DeletedAt.IsZero() {
-		return Record{}, nil, ErrNotFound
+		return driver.Record{}, nil, ErrNotFound
 	}
 	return rec, receipt, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -23,7 +24,7 @@ type shortStore struct {
 	rnd *rand.Rand
 }
 
-func (s *shortStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *shortStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	s.mu.Lock()
 	q.Limit = 1 + s.rnd.Intn(q.Limit)
 	s.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -100,7 +101,7 @@ type refusingStore struct {
 	err func(user string) error
 }
 
-func (s refusingStore) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (s refusingStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if err := s.err(rec.Partition.User); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -18,7 +19,7 @@ type putFailStore struct {
 	user string
 }
 
-func (f putFailStore) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (f putFailStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if rec.Partition.User == f.user {
 		return errOutage
 	}

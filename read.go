@@ -3,6 +3,8 @@ package inbox
 import (
 	"context"
 	"errors"
+
+	"github.com/stak/inbox/driver"
 )
 
 // MarkRead marks message id read for u: a direct message gets its readat
@@ -17,7 +19,7 @@ import (
 // A message that does not exist, has expired, or that u deleted is
 // ErrNotFound. Reading an archived message keeps it archived.
 func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) {
-	return ib.transition(ctx, u, id, func(_ Record, s State) (State, bool) {
+	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if !s.ReadAt.IsZero() {
 			return s, false
 		}
@@ -45,7 +47,7 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (int, e
 		return 0, err
 	}
 	marked := 0
-	o.Limit, o.Cursor, o.UnreadOnly = MaxMarkBatch, "", true
+	o.Limit, o.Cursor, o.UnreadOnly = driver.MaxMarkBatch, "", true
 	for {
 		recs, cursor, err := ib.page(ctx, u, o)
 		if err != nil {
@@ -69,7 +71,7 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (int, e
 // of them meanwhile. It returns how many it marked.
 func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord) (int, error) {
 	now := ib.now()
-	marks := make([]Mark, len(recs))
+	marks := make([]driver.Mark, len(recs))
 	for i, r := range recs {
 		to := r.state()
 		to.ReadAt = now
@@ -77,16 +79,16 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord) (int,
 	}
 	marked := 0
 	for _, chunk := range chunkMarks(marks) {
-		var deltas []Counter
+		var deltas []driver.Counter
 		for _, mk := range chunk {
-			deltas = append(deltas, markDeltas(mk)...)
+			deltas = append(deltas, driver.MarkDeltas(mk)...)
 		}
-		err := ib.store.Mark(ctx, chunk, mergeCounters(deltas))
+		err := ib.store.Mark(ctx, chunk, driver.MergeCounters(deltas))
 		if err == nil {
 			marked += len(chunk)
 			continue
 		}
-		if !errors.Is(err, ErrStateChanged) && !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, driver.ErrStateChanged) && !errors.Is(err, ErrNotFound) {
 			return marked, err
 		}
 		for _, mk := range chunk {
@@ -111,18 +113,18 @@ const maxTransactItems = 100
 // transaction fits in maxTransactItems items: a direct mark takes two (the
 // message and its ledger entry), a receipt two and one check of its
 // broadcast, and each counter changed one.
-func chunkMarks(marks []Mark) [][]Mark {
-	var out [][]Mark
+func chunkMarks(marks []driver.Mark) [][]driver.Mark {
+	var out [][]driver.Mark
 	for len(marks) > 0 {
 		n, items := 0, 0
-		var deltas []Counter
-		for n < len(marks) && n < MaxMarkBatch {
-			d := append(append([]Counter(nil), deltas...), markDeltas(marks[n])...)
+		var deltas []driver.Counter
+		for n < len(marks) && n < driver.MaxMarkBatch {
+			d := append(append([]driver.Counter(nil), deltas...), driver.MarkDeltas(marks[n])...)
 			cost := 2 // the record and its entry
 			if marks[n].Receipt {
 				cost++ // the check of the broadcast
 			}
-			if n > 0 && items+cost+len(mergeCounters(d)) > maxTransactItems {
+			if n > 0 && items+cost+len(driver.MergeCounters(d)) > maxTransactItems {
 				break
 			}
 			items += cost

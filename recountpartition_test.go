@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -37,7 +38,7 @@ func TestRecountPartition(t *testing.T) {
 		}
 		return c.Total
 	}
-	for _, k := range []inbox.Key{{Partition: annP, ID: res.Message.ID}, {Partition: admins, ID: deploy.ID}} {
+	for _, k := range []driver.Key{{Partition: annP, ID: res.Message.ID}, {Partition: admins, ID: deploy.ID}} {
 		if ok, err := st.Delete(ctx, k); err != nil || !ok {
 			t.Fatalf("Delete(%v) = %v, %v", k, ok, err)
 		}

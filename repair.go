@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/stak/inbox/driver"
 )
 
 // recountPageSize is how many records Recount reads per round trip.
@@ -47,7 +49,7 @@ func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
-	for _, p := range append(u.shared(), u.partition()) {
+	for _, p := range append(u.Shared(), u.Partition()) {
 		if err := ib.RecountPartition(ctx, p); err != nil {
 			return Counts{}, err
 		}
@@ -114,13 +116,13 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if err != nil {
 		return err
 	}
-	entries := make(map[string]Record, len(st.Expired))
+	entries := make(map[string]driver.Record, len(st.Expired))
 	for _, e := range st.Expired {
 		entries[e.Entry] = e
 	}
-	var r Repair
-	var removals []Removal
-	deltas := counterDeltas(p, "", 0, 0) // the total always exists
+	var r driver.Repair
+	var removals []driver.Removal
+	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
 		if ok {
@@ -132,20 +134,20 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			// edited): a new entry adopts the record; the counters are
 			// recounted in the next pass.
 			if ok {
-				removals = append(removals, Removal{Record: e, Now: now})
+				removals = append(removals, driver.Removal{Record: e, Now: now})
 			}
 			r.Adopt = append(r.Adopt, rec)
-			r.AdoptAs = append(r.AdoptAs, newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
+			r.AdoptAs = append(r.AdoptAs, driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
 		case dead[rec.Message.ID]:
-			removals = append(removals, Removal{Record: rec, Deltas: RemovalDeltas(rec), Delete: true, Now: now})
+			removals = append(removals, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Delete: true, Now: now})
 		default:
-			deltas = append(deltas, recordCounters(rec)...)
+			deltas = append(deltas, driver.RecordCounters(rec)...)
 		}
 	}
 	// The entries left are of records that are gone: account their pending
 	// removals now.
 	for _, e := range entries {
-		removals = append(removals, Removal{Record: e, Deltas: RemovalDeltas(e), Tombstone: leavesTombstone(e, now), Now: now})
+		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltas(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})
 	}
 	adopt := r.Adopt
 	if len(adopt) > 0 {
@@ -161,29 +163,29 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if len(adopt) > 0 || len(removals) > 0 {
 		return errRepairAgain
 	}
-	counters := mergeCounters(deltas)
+	counters := driver.MergeCounters(deltas)
 	if sameTallies(st.Counters, counters) {
 		return nil
 	}
-	return ib.store.Repair(ctx, p, Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now})
+	return ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now})
 }
 
 // sameEntry reports whether ledger entry e records what rec adds to the
 // counters (e is rec's entry).
-func sameEntry(e, rec Record) bool {
+func sameEntry(e, rec driver.Record) bool {
 	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category &&
 		(!rec.Receipt || e.Message.Audience.Group == rec.Message.Audience.Group) &&
-		e.State().same(rec.State()) && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
+		e.State().Same(rec.State()) && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // sameTallies reports whether two sets of counters of one partition hold
 // the same non-zero tallies.
-func sameTallies(a, b []Counter) bool {
-	tallies := func(cs []Counter) map[string]Counter {
-		out := map[string]Counter{}
+func sameTallies(a, b []driver.Counter) bool {
+	tallies := func(cs []driver.Counter) map[string]driver.Counter {
+		out := map[string]driver.Counter{}
 		for _, c := range cs {
 			if !c.IsZero() {
-				out[CounterSK(c.Category, c.Group)] = c.tallies()
+				out[driver.CounterSK(c.Category, c.Group)] = c.Tallies()
 			}
 		}
 		return out
@@ -201,9 +203,9 @@ func sameTallies(a, b []Counter) bool {
 }
 
 // partitionRecords returns every record of p, expired ones too.
-func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]Record, error) {
-	var out []Record
-	q := Query{Partition: p, Limit: recountPageSize}
+func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]driver.Record, error) {
+	var out []driver.Record
+	q := driver.Query{Partition: p, Limit: recountPageSize}
 	for {
 		res, err := ib.store.Query(ctx, q)
 		if err != nil {
@@ -220,15 +222,15 @@ func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]Record, e
 // deadReceiptsOf returns the IDs of p's unexpired receipts whose broadcast
 // (to everyone, or to the receipt's group) no longer exists (it was removed
 // before it expired): they no longer count.
-func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []Record, now time.Time) (map[string]bool, error) {
-	var keys []Key
+func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []driver.Record, now time.Time) (map[string]bool, error) {
+	var keys []driver.Key
 	for _, r := range recs {
 		if r.Receipt && now.Before(r.Message.ExpiresAt) {
-			shared := p.Scope().public()
+			shared := p.Scope().Public()
 			if g := r.Message.Audience.Group; g != "" {
-				shared = p.Scope().group(g)
+				shared = p.Scope().Group(g)
 			}
-			keys = append(keys, Key{Partition: shared, ID: r.Message.ID})
+			keys = append(keys, driver.Key{Partition: shared, ID: r.Message.ID})
 		}
 	}
 	dead := make(map[string]bool, len(keys))

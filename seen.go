@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"github.com/stak/inbox/driver"
 )
 
 // The page sizes of the reads that count unseen messages (see Counts): the
@@ -49,14 +50,14 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (bool, error) {
 		return false, err
 	}
 	w := IDAt(ib.clock())
-	err := ib.store.Mark(ctx, []Mark{{Key: Key{Partition: u.partition()}, Now: ib.now(), Seen: w}}, nil)
+	err := ib.store.Mark(ctx, []driver.Mark{{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Seen: w}}, nil)
 	switch {
-	case errors.Is(err, ErrStateChanged):
+	case errors.Is(err, driver.ErrStateChanged):
 		return false, nil
 	case err != nil:
 		return false, err
 	}
-	ib.seen.put(u.partition(), w)
+	ib.seen.put(u.Partition(), w)
 	return true, nil
 }
 

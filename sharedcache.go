@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stak/inbox/driver"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 )
@@ -196,9 +197,9 @@ type versionFloor struct {
 type snapshot struct {
 	at, realAt time.Time // the Inbox's clock and the real clock at the read
 	gen        uint64
-	head       []Record // the newest records, all of them if complete
+	head       []driver.Record // the newest records, all of them if complete
 	complete   bool
-	stats      Stats // with the ledger entries expiring up to at+fresh
+	stats      driver.Stats // with the ledger entries expiring up to at+fresh
 	// seq orders the reads of this Inbox: the snapshot's read began after
 	// every read numbered below it (0 for one loaded from the backend).
 	seq uint64
@@ -257,19 +258,10 @@ func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b Shar
 	c := &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
 		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{},
 		known: map[Partition]map[string]uint64{}, churn: map[Partition]time.Time{}}
-	if n, ok := s.(Namespacer); ok {
+	if n, ok := s.(driver.Namespacer); ok {
 		c.namespace = n.Namespace()
 	}
 	return c
-}
-
-// Namespacer is implemented by a Store that names the data it holds (the
-// dynamo Store: its table), so that the snapshots of stores of several
-// tables that share one SharedBackend are kept apart. A Store that does not
-// implement it shares the empty namespace.
-type Namespacer interface {
-	// Namespace returns a name unique to the data the Store holds.
-	Namespace() string
 }
 
 // backendDropTimeout bounds the backend's Drop after a write.
@@ -321,7 +313,7 @@ func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 
 // PutMessage passes to the Store, and drops the snapshot of a shared
 // record's partition.
-func (c *sharedCache) PutMessage(ctx context.Context, rec Record, deltas []Counter) error {
+func (c *sharedCache) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	err := c.Store.PutMessage(ctx, rec, deltas)
 	c.invalidate(ctx, rec.Partition)
 	return err
@@ -329,14 +321,14 @@ func (c *sharedCache) PutMessage(ctx context.Context, rec Record, deltas []Count
 
 // ApplyRemoval passes to the Store, and drops the snapshot of a shared
 // record's partition.
-func (c *sharedCache) ApplyRemoval(ctx context.Context, r Removal) (bool, error) {
+func (c *sharedCache) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	applied, err := c.Store.ApplyRemoval(ctx, r)
 	c.invalidate(ctx, r.Record.Partition)
 	return applied, err
 }
 
 // Repair passes to the Store, and drops p's snapshot.
-func (c *sharedCache) Repair(ctx context.Context, p Partition, r Repair) error {
+func (c *sharedCache) Repair(ctx context.Context, p Partition, r driver.Repair) error {
 	err := c.Store.Repair(ctx, p, r)
 	c.invalidate(ctx, p)
 	return err
@@ -350,10 +342,10 @@ func (c *sharedCache) backendKey(p Partition) string {
 
 // wireSnapshot is a snapshot as the backend holds it.
 type wireSnapshot struct {
-	At       time.Time `json:"at"`
-	Head     []Record  `json:"head"`
-	Complete bool      `json:"complete"`
-	Stats    Stats     `json:"stats"`
+	At       time.Time       `json:"at"`
+	Head     []driver.Record `json:"head"`
+	Complete bool            `json:"complete"`
+	Stats    driver.Stats    `json:"stats"`
 }
 
 // snapshot returns a snapshot of shared partition p fresh at now (the
@@ -507,7 +499,7 @@ func (w wireSnapshot) valid(p Partition) bool {
 		return false
 	}
 	for i, r := range w.Head {
-		if r.Partition != p || r.Receipt || ValidateMessageID(r.Message.ID) != nil || ValidateRecord(r) != nil ||
+		if r.Partition != p || r.Receipt || driver.ValidateMessageID(r.Message.ID) != nil || driver.ValidateRecord(r) != nil ||
 			i > 0 && r.Message.ID >= w.Head[i-1].Message.ID {
 			return false
 		}
@@ -517,7 +509,7 @@ func (w wireSnapshot) valid(p Partition) bool {
 			return false
 		}
 	}
-	for _, rs := range [][]Record{w.Stats.Expired, w.Stats.Tombstones} {
+	for _, rs := range [][]driver.Record{w.Stats.Expired, w.Stats.Tombstones} {
 		for _, r := range rs {
 			if r.Partition != p {
 				return false
@@ -602,10 +594,10 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 // parallel.
 func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
 	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen}
-	var head QueryResult
+	var head driver.QueryResult
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		head, err = c.Store.Query(gctx, Query{Partition: p, Limit: sharedHead})
+		head, err = c.Store.Query(gctx, driver.Query{Partition: p, Limit: sharedHead})
 		return err
 	})
 	g.Go(func() (err error) {
@@ -624,7 +616,7 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 // same reports whether two reads of a partition saw the same records and
 // stats (its version, counters, tombstones and expired entries).
 func (s *snapshot) same(o *snapshot) bool {
-	entries := func(rs []Record) []string {
+	entries := func(rs []driver.Record) []string {
 		out := make([]string, len(rs))
 		for i, r := range rs {
 			out[i] = r.Message.ID + "\x00" + r.Entry
@@ -709,7 +701,7 @@ func (v *view) renew(ctx context.Context, p Partition, ids []string) error {
 // the snapshot was read, or within the IDs the snapshot holds all of and
 // not among them); known false if the cache is off or the message lies
 // below what the snapshot holds (read it from the store).
-func (v *view) lookup(ctx context.Context, k Key) (_ *Record, known bool, _ error) {
+func (v *view) lookup(ctx context.Context, k driver.Key) (_ *driver.Record, known bool, _ error) {
 	s, err := v.snapshot(ctx, k.Partition)
 	if err != nil || s == nil {
 		return nil, false, err
@@ -725,7 +717,7 @@ func (v *view) lookup(ctx context.Context, k Key) (_ *Record, known bool, _ erro
 			return nil, true, nil
 		}
 	}
-	return nil, s.covers(Query{Before: idAbove(k.ID)}), nil
+	return nil, s.covers(driver.Query{Before: idAbove(k.ID)}), nil
 }
 
 // idAbove returns a Before bound that keeps id: id followed by a byte
@@ -735,16 +727,16 @@ func idAbove(id string) string { return id + "\x7f" }
 // stats returns p's stats at the view's time, with the ledger entries
 // expired by then and the tombstones that expire after it: from p's
 // snapshot if p is shared and the cache is on, else from the Store.
-func (v *view) stats(ctx context.Context, p Partition) (Stats, error) {
+func (v *view) stats(ctx context.Context, p Partition) (driver.Stats, error) {
 	s, err := v.snapshot(ctx, p)
 	if err != nil {
-		return Stats{}, err
+		return driver.Stats{}, err
 	}
-	var all Stats
+	var all driver.Stats
 	if s != nil {
 		all = s.stats
 	} else if all, err = v.c.Store.Stats(ctx, p, v.now); err != nil {
-		return Stats{}, err
+		return driver.Stats{}, err
 	}
 	st := all
 	st.Expired, st.Tombstones = nil, nil
@@ -767,15 +759,15 @@ func (v *view) stats(ctx context.Context, p Partition) (Stats, error) {
 // records below q.Before and above q.After, at most q.Limit, applies q's
 // filters, and returns as Next the last ID evaluated, or "" when the
 // snapshot holds the whole partition below it.
-func (v *view) query(ctx context.Context, q Query) (QueryResult, error) {
+func (v *view) query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	s, err := v.snapshot(ctx, q.Partition)
 	if err != nil {
-		return QueryResult{}, err
+		return driver.QueryResult{}, err
 	}
 	if s == nil || !s.covers(q) {
 		return v.c.Store.Query(ctx, q)
 	}
-	res := QueryResult{Records: make([]Record, 0, min(q.Limit, len(s.head)))}
+	res := driver.QueryResult{Records: make([]driver.Record, 0, min(q.Limit, len(s.head)))}
 	evaluated := 0
 	for i, r := range s.head {
 		id := r.Message.ID
@@ -805,7 +797,7 @@ func (v *view) query(ctx context.Context, q Query) (QueryResult, error) {
 // covers reports whether the snapshot holds the first record q would
 // read: every record of the partition below q.Before down to the
 // snapshot's last.
-func (s *snapshot) covers(q Query) bool {
+func (s *snapshot) covers(q driver.Query) bool {
 	switch {
 	case s.complete:
 		return true
@@ -816,7 +808,7 @@ func (s *snapshot) covers(q Query) bool {
 }
 
 // matches applies q's filters to r, as a Store does.
-func matches(r Record, q Query) bool {
+func matches(r driver.Record, q driver.Query) bool {
 	st := r.State()
 	switch {
 	case !q.Now.IsZero() && !q.Now.Before(r.Message.ExpiresAt):
@@ -825,9 +817,9 @@ func matches(r Record, q Query) bool {
 		return false
 	case q.UnreadOnly && (r.Receipt || !st.ReadAt.IsZero()):
 		return false
-	case q.Archived == NotArchived && !st.ArchivedAt.IsZero():
+	case q.Archived == driver.NotArchived && !st.ArchivedAt.IsZero():
 		return false
-	case q.Archived == OnlyArchived && st.ArchivedAt.IsZero():
+	case q.Archived == driver.OnlyArchived && st.ArchivedAt.IsZero():
 		return false
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -130,7 +131,7 @@ type groupReads struct {
 	n atomic.Int64
 }
 
-func (s *groupReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *groupReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
 	if p.IsShared() && !p.IsPublic() {
 		s.n.Add(1)
 	}
@@ -147,7 +148,7 @@ type racingStore struct {
 	write   func()
 }
 
-func (s *racingStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *racingStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	res, err := s.Store.Query(ctx, q)
 	if q.Partition.IsPublic() {
 		s.once.Do(func() { s.write(); close(s.written) })
@@ -155,7 +156,7 @@ func (s *racingStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResu
 	return res, err
 }
 
-func (s *racingStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *racingStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
 	if p.IsPublic() {
 		<-s.written
 	}

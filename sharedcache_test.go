@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -180,7 +181,7 @@ type gatedStore struct {
 	once    sync.Once
 }
 
-func (s *gatedStore) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *gatedStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Partition.Group == inbox.PublicGroup {
 		s.once.Do(func() { close(s.started) })
 		<-s.gate

@@ -4,66 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
+	"github.com/stak/inbox/driver"
 	"golang.org/x/sync/errgroup"
 )
-
-// Counter is one stats record (kind US): the tallies of a partition, for
-// all categories (Category "", stored as c#*) or one category
-// (c#<category>). The same type carries a change to a counter, where the
-// fields hold the amounts to add.
-//
-// Published and Read are the seed's: the messages of the partition, and
-// the records of a user's partition that are read (its read messages and
-// receipts). The other tallies are the user's marks, in a user's
-// partition only: Archived (records archived), ArchivedRead (archived and
-// read) and Hidden (receipts of broadcasts the user deleted).
-//
-// In a user's partition, the counters tally receipts of everyone's and of
-// every group's messages alike; counters with a Group tally again the
-// receipts of that group's messages (c#*#<group>, c#<category>#<group>),
-// so that Counts can leave out the groups the user is not in.
-type Counter struct {
-	Partition Partition
-	// Category is "" for the partition's total (c#*).
-	Category string
-	// Group is set for the counters of one group's receipts in a user's
-	// partition; "" for the partition's own counters.
-	Group     string
-	Published int64
-	// Read, Archived, ArchivedRead and Hidden are always zero in a shared
-	// partition.
-	Read         int64
-	Archived     int64
-	ArchivedRead int64
-	Hidden       int64
-}
-
-// tallies returns c's tallies alone, without its key.
-func (c Counter) tallies() Counter {
-	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden}
-}
-
-// IsZero reports whether every tally of c is zero.
-func (c Counter) IsZero() bool { return c.tallies() == Counter{} }
-
-// Add adds d's tallies to c's (not its key): how a store applies a change.
-func (c *Counter) Add(d Counter) {
-	c.Published += d.Published
-	c.Read += d.Read
-	c.Archived += d.Archived
-	c.ArchivedRead += d.ArchivedRead
-	c.Hidden += d.Hidden
-}
-
-// negated returns c with every tally negated.
-func (c Counter) negated() Counter {
-	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = -c.Published, -c.Read, -c.Archived, -c.ArchivedRead, -c.Hidden
-	return c
-}
 
 // Tally is the counts of a user's messages: Total, Read and Unread count
 // the messages List shows by default (not archived); Archived counts the
@@ -92,23 +38,23 @@ type Counts struct {
 // what is not archived. Counts are exact, so no figure is negative unless
 // the table was changed behind the library's back (Recount repairs that);
 // it is then shown as zero.
-func newTally(c Counter) Tally {
+func newTally(c driver.Counter) Tally {
 	total := max(c.Published-c.Archived-c.Hidden, 0)
 	read := max(c.Read-c.ArchivedRead, 0)
 	return Tally{Total: total, Read: read, Unread: max(total-read, 0), Archived: max(c.Archived, 0)}
 }
 
 // countSum adds up counters and changes to them by category.
-type countSum map[string]*Counter
+type countSum map[string]*driver.Counter
 
 // add adds c's tallies to its category's sum.
-func (s countSum) add(c Counter) {
+func (s countSum) add(c driver.Counter) {
 	t := s[c.Category]
 	if t == nil {
-		t = &Counter{Category: c.Category}
+		t = &driver.Counter{Category: c.Category}
 		s[c.Category] = t
 	}
-	t.Add(c.tallies())
+	t.Add(c.Tallies())
 }
 
 // counts returns the sums as Counts, leaving out empty categories.
@@ -184,17 +130,17 @@ const countsAttempts = 4
 func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error) {
 	now := ib.now()
 	v := ib.cache.newView(now)
-	parts := append([]Partition{u.partition()}, u.shared()...)
-	stats := make([]Stats, len(parts))
-	after, limit := ib.seen.get(u.partition())
-	var probe *QueryResult
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
+	stats := make([]driver.Stats, len(parts))
+	after, limit := ib.seen.get(u.Partition())
+	var probe *driver.QueryResult
 	g, gctx := errgroup.WithContext(ctx)
 	for i, p := range parts {
 		g.Go(func() (err error) { stats[i], err = v.stats(gctx, p); return err })
 	}
 	if limit > 0 {
 		g.Go(func() error {
-			res, err := ib.store.Query(gctx, Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
+			res, err := ib.store.Query(gctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
 			probe = &res
 			return err
 		})
@@ -211,7 +157,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	behind := map[int][]string{}
 	for _, k := range stats[0].Recent {
 		i := slices.Index(parts[1:], k.Partition) + 1
-		if i == 0 || !recentID(k.ID, now) {
+		if i == 0 || !driver.RecentID(k.ID, now) {
 			continue // a group this call does not name; a broadcast every view holds
 		}
 		s, err := v.snapshot(ctx, k.Partition)
@@ -247,24 +193,24 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		case c.Group == "":
 			sum.add(c)
 		case !in[c.Group]:
-			sum.add(c.negated())
+			sum.add(c.Negated())
 		}
 	}
-	var tombstones []Record
+	var tombstones []driver.Record
 	for _, st := range stats[1:] {
 		for _, c := range st.Counters {
 			if c.Group == "" {
-				sum.add(Counter{Category: c.Category, Published: c.Published})
+				sum.add(driver.Counter{Category: c.Category, Published: c.Published})
 			}
 		}
 		tombstones = append(tombstones, st.Tombstones...)
 	}
 	// Expired entries, and receipts of removed broadcasts, are counted
 	// out, but for the receipts of groups left out already.
-	out := func(recs ...Record) {
+	out := func(recs ...driver.Record) {
 		for _, r := range recs {
 			if !r.Receipt || in[r.Message.Audience.Group] {
-				for _, d := range RemovalDeltas(r) {
+				for _, d := range driver.RemovalDeltas(r) {
 					if d.Group == "" {
 						sum.add(d)
 					}
@@ -282,7 +228,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	out(dead...)
 	c := sum.counts()
 	seen := stats[0].Seen
-	ib.seen.put(u.partition(), seen)
+	ib.seen.put(u.Partition(), seen)
 	if seen == "" {
 		// No watermark: nothing was ever marked seen.
 		c.Unseen = c.Unread
@@ -304,8 +250,8 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 // first page of u's unseen records (nil if not read), read with the stats
 // of counter version version; ok is false if a page of u's records was of
 // another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *QueryResult, version int64, seen string, now time.Time) (n int64, ok bool, err error) {
-	q := Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n int64, ok bool, err error) {
+	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
 	if probe == nil {
 		res, err := ib.store.Query(ctx, q)
 		if err != nil {
@@ -336,7 +282,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 		}
 	}
 	for _, p := range parts[1:] {
-		sq := Query{Partition: p, After: seen, Limit: unseenPage, Now: now, Archived: NotArchived}
+		sq := driver.Query{Partition: p, After: seen, Limit: unseenPage, Now: now, Archived: driver.NotArchived}
 		for {
 			res, err := v.query(ctx, sq)
 			if err != nil {
@@ -361,10 +307,10 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 // stand and count as read until they expire. It reads u's receipt of each
 // tombstone, but for those it found u has none of before: a tombstoned
 // broadcast gets no new receipt, so that stays true.
-func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, now time.Time) ([]Record, error) {
-	keys := make([]Key, 0, len(tombstones))
+func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []driver.Record, now time.Time) ([]driver.Record, error) {
+	keys := make([]driver.Key, 0, len(tombstones))
 	for _, t := range tombstones {
-		if k := (Key{Partition: u.partition(), ID: t.Message.ID}); !ib.noReceipts.has(k) {
+		if k := (driver.Key{Partition: u.Partition(), ID: t.Message.ID}); !ib.noReceipts.has(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -373,7 +319,7 @@ func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, 
 		return nil, err
 	}
 	found := make(map[string]bool, len(recs))
-	var out []Record
+	var out []driver.Record
 	for _, r := range recs {
 		found[r.Message.ID] = true
 		if r.Receipt && now.Before(r.Message.ExpiresAt) {
@@ -392,74 +338,28 @@ func (ib *Inbox) deadReceipts(ctx context.Context, u User, tombstones []Record, 
 // all. It is safe for concurrent use.
 type keySet struct {
 	mu sync.Mutex
-	m  map[Key]bool
+	m  map[driver.Key]bool
 }
 
 // keySetSize bounds a keySet.
 const keySetSize = 1 << 16
 
 // has reports whether k is in the set.
-func (s *keySet) has(k Key) bool {
+func (s *keySet) has(k driver.Key) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m[k]
 }
 
 // add puts k in the set.
-func (s *keySet) add(k Key) {
+func (s *keySet) add(k driver.Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil || len(s.m) >= keySetSize {
-		s.m = map[Key]bool{}
+		s.m = map[driver.Key]bool{}
 	}
 	s.m[k] = true
 }
 
 // maxGetKeys is the most keys of one Store.GetRecords.
 const maxGetKeys = 100
-
-// counterDeltas returns the changes to partition p's total and, if category
-// is set, its category counter.
-func counterDeltas(p Partition, category string, published, read int64) []Counter {
-	return tallyDeltas(p, category, "", Counter{Published: published, Read: read})
-}
-
-// tallyDeltas returns the changes t to partition p's counters of group
-// ("" for the partition's own): the total's and, if category is set, the
-// category's.
-func tallyDeltas(p Partition, category, group string, t Counter) []Counter {
-	t = t.tallies()
-	t.Partition, t.Group = p, group
-	out := []Counter{t}
-	if category != "" {
-		t.Category = category
-		out = append(out, t)
-	}
-	return out
-}
-
-// mergeCounters sums changes to the same counter, in a stable order.
-func mergeCounters(cs []Counter) []Counter {
-	type key struct {
-		p          Partition
-		cat, group string
-	}
-	idx := map[key]int{}
-	var out []Counter
-	for _, c := range cs {
-		k := key{c.Partition, c.Category, c.Group}
-		if i, ok := idx[k]; ok {
-			out[i].Add(c)
-			continue
-		}
-		idx[k] = len(out)
-		out = append(out, c)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Partition != out[j].Partition {
-			return out[i].Partition.PK() < out[j].Partition.PK()
-		}
-		return CounterSK(out[i].Category, out[i].Group) < CounterSK(out[j].Category, out[j].Group)
-	})
-	return out
-}

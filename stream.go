@@ -2,18 +2,11 @@ package inbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/stak/inbox/driver"
 )
-
-// RemovalMarkerTTL is how long a Store remembers an applied removal of a
-// record without a ledger entry. Stream records live 24 hours, so no
-// redelivery comes later than that.
-const RemovalMarkerTTL = 48 * time.Hour
 
 // StreamHandler accounts records that DynamoDB removed (TTL expiry or a
 // delete), from the table's stream, and derives change events for the
@@ -118,11 +111,11 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 	if err != nil {
 		return nil, err
 	}
-	if rec := c.old; r.EventName == string(events.DynamoDBOperationTypeRemove) && rec != nil && (rec.Ledgered() || len(RemovalDeltas(*rec)) > 0) {
+	if rec := c.old; r.EventName == string(events.DynamoDBOperationTypeRemove) && rec != nil && (rec.Ledgered() || len(driver.RemovalDeltas(*rec)) > 0) {
 		if !rec.Ledgered() && r.EventID == "" {
 			return nil, fmt.Errorf("%w: stream record without event ID", ErrInvalidInput)
 		}
-		if _, err := ib.store.ApplyRemoval(ctx, RemovalFor(*rec, r.EventID, ib.now())); err != nil {
+		if _, err := ib.store.ApplyRemoval(ctx, driver.RemovalFor(*rec, r.EventID, ib.now())); err != nil {
 			return nil, err
 		}
 	}
@@ -145,55 +138,9 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 // an unread-only List reads). The adoption applies only if the record
 // still stands as the image shows it, so a redelivered or late record
 // changes nothing. Records that expired are left to their removal.
-func (ib *Inbox) adoptForeign(ctx context.Context, rec *Record) error {
+func (ib *Inbox) adoptForeign(ctx context.Context, rec *driver.Record) error {
 	if rec == nil || rec.Ledgered() || !ib.now().Before(rec.Message.ExpiresAt) {
 		return nil
 	}
-	return ib.store.Repair(ctx, rec.Partition, Repair{Adopt: []Record{*rec}, AdoptAs: []string{newLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
-}
-
-// RemovalFor returns the accounting of rec's removal that StreamHandler
-// applies when the stream reports it at now under eventID: the counter
-// changes of RemovalDeltas, and a tombstone if rec is a broadcast that had
-// not expired. A Store that removes records by itself, like the in-memory
-// one, applies exactly this.
-func RemovalFor(rec Record, eventID string, now time.Time) Removal {
-	return Removal{
-		Record:    rec,
-		EventID:   removalID(eventID),
-		Deltas:    RemovalDeltas(rec),
-		Tombstone: leavesTombstone(rec, now),
-		Now:       now,
-	}
-}
-
-// leavesTombstone reports whether the removal of rec at now must leave a
-// tombstone: rec is a broadcast (to everyone or a group) that had not
-// expired, whose readers' receipts still stand.
-func leavesTombstone(rec Record, now time.Time) bool {
-	return rec.Partition.IsShared() && !rec.Receipt && now.Before(rec.Message.ExpiresAt)
-}
-
-// removalID returns the event ID, or its SHA-256 if it is too long or
-// unprintable to be a key.
-func removalID(eventID string) string {
-	if len(eventID) <= 128 && checkPrintable("event id", eventID) == nil {
-		return eventID
-	}
-	sum := sha256.Sum256([]byte(eventID))
-	return hex.EncodeToString(sum[:])
-}
-
-// RemovalDeltas returns the counter changes that account for rec's
-// removal: the negation of what it adds (published -1 in its partition if
-// it is a message or broadcast; read, archived, archivedread and hidden -1
-// in the user's partition for the marks it carries, in the group's
-// counters too for a receipt of a group's message). Stores that remove
-// records themselves, like the in-memory one, apply exactly these.
-func RemovalDeltas(rec Record) []Counter {
-	out := recordCounters(rec)
-	for i := range out {
-		out[i] = out[i].negated()
-	}
-	return out
+	return ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
 }

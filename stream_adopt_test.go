@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -30,9 +31,9 @@ func TestStreamAdoptsForeignBroadcasts(t *testing.T) {
 			}
 			ib := inbox.New(st, append(opts, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))...)
 			pub := inbox.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, Group: inbox.PublicGroup}
-			rec := inbox.Record{Partition: pub, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceEveryone},
+			rec := driver.Record{Partition: pub, Message: inbox.Message{ID: imageID, Audience: inbox.Audience{Kind: inbox.AudienceEveryone},
 				Title: "hi", Body: "b", Sender: "ops", ReceivedAt: clock.Now(), DeliveredAt: clock.Now(), ExpiresAt: time.Unix(1700000100, 0).UTC()}}
-			if err := st.PutForeign(ctx, rec, []inbox.Counter{{Partition: pub, Published: 1}}); err != nil {
+			if err := st.PutForeign(ctx, rec, []driver.Counter{{Partition: pub, Published: 1}}); err != nil {
 				t.Fatal(err)
 			}
 			img := map[string]events.DynamoDBAttributeValue{

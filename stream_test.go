@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
@@ -114,12 +115,12 @@ func record(id, name string, old map[string]events.DynamoDBAttributeValue) event
 
 // counters returns every counter of the given users' partitions (ann and
 // the public partition by default), sorted.
-func counters(t *testing.T, st inbox.Store, users ...string) []inbox.Counter {
+func counters(t *testing.T, st inbox.Store, users ...string) []driver.Counter {
 	t.Helper()
 	if len(users) == 0 {
 		users = []string{"ann", inbox.PublicGroup}
 	}
-	var all []inbox.Counter
+	var all []driver.Counter
 	for _, u := range users {
 		p := partitionOf(u)
 		st, err := st.Stats(context.Background(), p, time.Time{})
@@ -132,7 +133,7 @@ func counters(t *testing.T, st inbox.Store, users ...string) []inbox.Counter {
 		if all[i].Partition != all[j].Partition {
 			return all[i].Partition.PK() < all[j].Partition.PK()
 		}
-		return inbox.CounterSK(all[i].Category, all[i].Group) < inbox.CounterSK(all[j].Category, all[j].Group)
+		return driver.CounterSK(all[i].Category, all[i].Group) < driver.CounterSK(all[j].Category, all[j].Group)
 	})
 	return all
 }
@@ -173,19 +174,19 @@ func TestStreamHandlerAccounting(t *testing.T) {
 	tests := []struct {
 		name string
 		rec  events.DynamoDBEventRecord
-		want []inbox.Counter
+		want []driver.Counter
 	}{
-		{"unread user message", record("e1", "REMOVE", messageImage("ann", "users", "billing", false)), []inbox.Counter{
+		{"unread user message", record("e1", "REMOVE", messageImage("ann", "users", "billing", false)), []driver.Counter{
 			{Partition: ann, Published: -1}, {Partition: ann, Category: "billing", Published: -1}}},
-		{"read user message", record("e2", "REMOVE", messageImage("ann", "users", "billing", true)), []inbox.Counter{
+		{"read user message", record("e2", "REMOVE", messageImage("ann", "users", "billing", true)), []driver.Counter{
 			{Partition: ann, Published: -1, Read: -1}, {Partition: ann, Category: "billing", Published: -1, Read: -1}}},
-		{"uncategorised message", record("e3", "REMOVE", messageImage("ann", "users", "", true)), []inbox.Counter{
+		{"uncategorised message", record("e3", "REMOVE", messageImage("ann", "users", "", true)), []driver.Counter{
 			{Partition: ann, Published: -1, Read: -1}}},
-		{"receipt", record("e4", "REMOVE", receiptImage("ann", "news")), []inbox.Counter{
+		{"receipt", record("e4", "REMOVE", receiptImage("ann", "news")), []driver.Counter{
 			{Partition: ann, Read: -1}, {Partition: ann, Category: "news", Read: -1}}},
-		{"public message", record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "news", false)), []inbox.Counter{
+		{"public message", record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "news", false)), []driver.Counter{
 			{Partition: pub, Published: -1}, {Partition: pub, Category: "news", Published: -1}}},
-		{"seed 000 flat message, readat null", record("e6", "REMOVE", flatImage("ann", "news")), []inbox.Counter{
+		{"seed 000 flat message, readat null", record("e6", "REMOVE", flatImage("ann", "news")), []driver.Counter{
 			{Partition: ann, Published: -1}, {Partition: ann, Category: "news", Published: -1}}},
 		{"stats item", record("e7", "REMOVE", map[string]events.DynamoDBAttributeValue{
 			"pk": s(userPK("ann")), "sk": s("c#*"), "kind": s("US"), "published": n("3")}), nil},
@@ -196,7 +197,7 @@ func TestStreamHandlerAccounting(t *testing.T) {
 			r := record("e11", "REMOVE", messageImage("ann", "users", "", false))
 			r.UserIdentity = nil
 			return r
-		}(), []inbox.Counter{{Partition: ann, Published: -1}}},
+		}(), []driver.Counter{{Partition: ann, Published: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,16 +223,16 @@ func TestStreamHandlerRedelivery(t *testing.T) {
 		}
 	}
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	want := []inbox.Counter{{Partition: ann, Published: -1, Read: -1}, {Partition: ann, Category: "billing", Published: -1, Read: -1}}
+	want := []driver.Counter{{Partition: ann, Published: -1, Read: -1}, {Partition: ann, Category: "billing", Published: -1, Read: -1}}
 	if diff := cmp.Diff(want, counters(t, st)); diff != "" {
 		t.Errorf("after 10 deliveries (-want +got):\n%s", diff)
 	}
 }
 
 // stored returns the record at k of st.
-func stored(t *testing.T, st inbox.Store, k inbox.Key) inbox.Record {
+func stored(t *testing.T, st inbox.Store, k driver.Key) driver.Record {
 	t.Helper()
-	recs, err := st.GetRecords(context.Background(), []inbox.Key{k})
+	recs, err := st.GetRecords(context.Background(), []driver.Key{k})
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("GetRecords(%v) = %v, %v", k, recs, err)
 	}
@@ -241,7 +242,7 @@ func stored(t *testing.T, st inbox.Store, k inbox.Key) inbox.Record {
 // imageOf returns the old image of a record this library wrote, as the
 // stream delivers it when DynamoDB deletes it: the image of another
 // program's item, plus the ledger attribute.
-func imageOf(rec inbox.Record) map[string]events.DynamoDBAttributeValue {
+func imageOf(rec driver.Record) map[string]events.DynamoDBAttributeValue {
 	var img map[string]events.DynamoDBAttributeValue
 	switch {
 	case rec.Receipt:
@@ -253,7 +254,7 @@ func imageOf(rec inbox.Record) map[string]events.DynamoDBAttributeValue {
 	}
 	img["sk"] = s("m#" + rec.Message.ID)
 	img["expiredat"] = n(itoa(rec.Message.ExpiresAt.Unix()))
-	img[inbox.LedgerAttribute] = s(rec.Entry)
+	img[driver.LedgerAttribute] = s(rec.Entry)
 	return img
 }
 
@@ -283,9 +284,9 @@ func TestStreamHandlerLedger(t *testing.T) {
 	}
 	annP := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
 	pubP := inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
-	direct := stored(t, st, inbox.Key{Partition: annP, ID: d.Message.ID})
-	broadcast := stored(t, st, inbox.Key{Partition: pubP, ID: b.ID})
-	for _, r := range []inbox.Record{direct, broadcast} {
+	direct := stored(t, st, driver.Key{Partition: annP, ID: d.Message.ID})
+	broadcast := stored(t, st, driver.Key{Partition: pubP, ID: b.ID})
+	for _, r := range []driver.Record{direct, broadcast} {
 		if _, err := st.Delete(ctx, r.Key()); err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +298,7 @@ func TestStreamHandlerLedger(t *testing.T) {
 			t.Fatalf("failed %v", failed)
 		}
 	}
-	want := []inbox.Counter{
+	want := []driver.Counter{
 		{Partition: pubP, Published: 0}, {Partition: pubP, Category: "news", Published: 0},
 		{Partition: annP, Published: 0, Read: 1}, {Partition: annP, Category: "billing", Published: 0, Read: 0}, {Partition: annP, Category: "news", Read: 1},
 	}
@@ -336,8 +337,8 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicGroup, "users", "", false))},
 		{"readat in the public partition", record("r8", "REMOVE", with(messageImage(inbox.PublicGroup, "everyone", "", false), "readat", n("1")))},
 		{"category with #", record("r9", "REMOVE", with(valid(), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": s("a#b")})))},
-		{"ledger naming another record", record("r10", "REMOVE", with(valid(), inbox.LedgerAttribute, s(inbox.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
-		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), inbox.LedgerAttribute, s("e#1#2")))},
+		{"ledger naming another record", record("r10", "REMOVE", with(valid(), driver.LedgerAttribute, s(driver.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
+		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), driver.LedgerAttribute, s("e#1#2")))},
 		{"no event ID", record("", "REMOVE", valid())},
 		{"keys of no partition", func() events.DynamoDBEventRecord {
 			r := record("r12", "REMOVE", valid())
@@ -367,7 +368,7 @@ func TestStreamHandlerRefuses(t *testing.T) {
 			if failed := handle(t, ib, tt.rec); len(failed) != 1 {
 				t.Errorf("failed records %v, want the one", failed)
 			}
-			var globex []inbox.Counter
+			var globex []driver.Counter
 			for _, u := range []string{"ann", "bob", inbox.PublicGroup} {
 				for _, tenant := range []string{"acme", "globex"} {
 					p := partitionOf(u)
@@ -395,7 +396,7 @@ type failingStore struct {
 
 var errOutage = errors.New("store unavailable")
 
-func (f failingStore) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+func (f failingStore) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	if r.EventID == f.failID {
 		return false, errOutage
 	}
@@ -416,7 +417,7 @@ func TestStreamHandlerPartialFailure(t *testing.T) {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	if diff := cmp.Diff([]inbox.Counter{{Partition: ann, Published: -1}}, counters(t, st)); diff != "" {
+	if diff := cmp.Diff([]driver.Counter{{Partition: ann, Published: -1}}, counters(t, st)); diff != "" {
 		t.Errorf("only e2 applies (-want +got):\n%s", diff)
 	}
 }
@@ -448,7 +449,7 @@ func TestExpiryMatchesStream(t *testing.T) {
 		t.Errorf("counts after expiry (-want +got):\n%s", diff)
 	}
 	ann := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	want := []inbox.Counter{{Partition: ann}, {Partition: ann, Category: "billing"}}
+	want := []driver.Counter{{Partition: ann}, {Partition: ann, Category: "billing"}}
 	if diff := cmp.Diff(want, counters(t, st)); diff != "" {
 		t.Errorf("counters after expiry (-want +got):\n%s", diff)
 	}

@@ -2,140 +2,11 @@ package inbox
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/stak/inbox/driver"
 )
-
-// DefaultTTL is how long a message lives when no message, inbox or tenant
-// TTL applies.
-const DefaultTTL = 30 * 24 * time.Hour
-
-// MaxTTL caps every TTL: a longer one is shortened to it.
-const MaxTTL = 730 * 24 * time.Hour
-
-// DefaultTTLKey is the InboxConfig.TTL entry used for categories without
-// their own entry.
-const DefaultTTLKey = "default"
-
-// ParseTTL parses a duration written as a positive whole number and a unit:
-// d (days), h, m or s, e.g. "30d", "300m", "6000s". A duration longer than
-// MaxTTL is capped to MaxTTL. Anything else, including "0s", "-5d", "30x",
-// "1.5d" and "", is an error matching ErrInvalidTTL.
-func ParseTTL(s string) (time.Duration, error) {
-	if len(s) < 2 {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidTTL, s)
-	}
-	var unit time.Duration
-	switch s[len(s)-1] {
-	case 'd':
-		unit = 24 * time.Hour
-	case 'h':
-		unit = time.Hour
-	case 'm':
-		unit = time.Minute
-	case 's':
-		unit = time.Second
-	default:
-		return 0, fmt.Errorf("%w: %q: unit must be d, h, m or s", ErrInvalidTTL, s)
-	}
-	digits := s[:len(s)-1]
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("%w: %q: want a whole number before the unit", ErrInvalidTTL, s)
-		}
-	}
-	n, err := strconv.ParseUint(digits, 10, 64)
-	if err != nil { // only overflow is left: far beyond the cap
-		return MaxTTL, nil
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("%w: %q: must be positive", ErrInvalidTTL, s)
-	}
-	if n > uint64(MaxTTL/unit) {
-		return MaxTTL, nil
-	}
-	return time.Duration(n) * unit, nil
-}
-
-// TenantSettings is a tenant's settings record (kind TS).
-type TenantSettings struct {
-	Title string
-	// TTL is the tenant's default message TTL, e.g. "30d"; "" for none.
-	TTL string
-	// UpdatedBy is the ID of whoever last changed the record (the seed's
-	// uid), "" if unset.
-	UpdatedBy string
-}
-
-// InboxConfig is an inbox's config record (kind IC).
-type InboxConfig struct {
-	Title       string
-	Description string
-	// TTL maps a category, or DefaultTTLKey, to a TTL such as "7d".
-	TTL map[string]string
-	// UpdatedBy is the ID of whoever last changed the record (the seed's
-	// uid), "" if unset.
-	UpdatedBy string
-}
-
-// MaxConfigTextLen bounds the title, description and UpdatedBy of tenant
-// settings and inbox configs, in bytes.
-const MaxConfigTextLen = 4096
-
-// validateText reports whether the named texts are valid UTF-8 of at most
-// MaxConfigTextLen bytes, wrapping ErrInvalidInput.
-func validateText(texts map[string]string) error {
-	for name, s := range texts {
-		if !utf8.ValidString(s) {
-			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidInput, name)
-		}
-		if len(s) > MaxConfigTextLen {
-			return fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalidInput, name, len(s), MaxConfigTextLen)
-		}
-	}
-	return nil
-}
-
-// Config is what TTL resolution reads: a tenant's settings and an inbox's
-// config, each nil when not set.
-type Config struct {
-	Tenant *TenantSettings
-	Inbox  *InboxConfig
-}
-
-// Validate reports whether ts's texts are valid UTF-8 and its TTL parses.
-func (ts TenantSettings) Validate() error {
-	if err := validateText(map[string]string{"title": ts.Title, "updated by": ts.UpdatedBy}); err != nil {
-		return err
-	}
-	if ts.TTL == "" {
-		return nil
-	}
-	_, err := ParseTTL(ts.TTL)
-	return err
-}
-
-// Validate reports whether ic's texts are valid UTF-8, every TTL parses and
-// every key is a category or DefaultTTLKey.
-func (ic InboxConfig) Validate() error {
-	if err := validateText(map[string]string{"title": ic.Title, "description": ic.Description, "updated by": ic.UpdatedBy}); err != nil {
-		return err
-	}
-	for k, v := range ic.TTL {
-		if k != DefaultTTLKey {
-			if err := validateCategory(k); err != nil {
-				return err
-			}
-		}
-		if _, err := ParseTTL(v); err != nil {
-			return fmt.Errorf("ttl[%s]: %w", k, err)
-		}
-	}
-	return nil
-}
 
 // resolveTTL returns the TTL of a message: the first of the message's own
 // TTL (rounded up to a whole second, since expiries are stored in seconds),
@@ -254,7 +125,7 @@ func (ib *Inbox) Config(ctx context.Context, s Scope) (Config, error) {
 // PutTenantSettings validates and stores a tenant's settings. Other Inbox
 // instances see the change when their cached copy expires.
 func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts TenantSettings) error {
-	if err := ValidateKey("tenant", tenant); err != nil {
+	if err := driver.ValidateKey("tenant", tenant); err != nil {
 		return err
 	}
 	if err := ts.Validate(); err != nil {
@@ -282,3 +153,32 @@ func (ib *Inbox) PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) er
 	ib.configs.forget(s.Tenant)
 	return nil
 }
+
+// TenantSettings are a tenant's settings, read with Inbox.Config and
+// written with Inbox.PutTenantSettings: its TTL and the texts its inboxes
+// show.
+type TenantSettings = driver.TenantSettings
+
+// InboxConfig is an inbox's config, read with Inbox.Config and written
+// with Inbox.PutInboxConfig: TTLs by category and texts.
+type InboxConfig = driver.InboxConfig
+
+// Config is what TTL resolution reads: a tenant's settings and an inbox's
+// config, each nil when not set.
+type Config = driver.Config
+
+// DefaultTTL is the TTL of a message when neither it, its inbox nor its
+// tenant sets one.
+const DefaultTTL = driver.DefaultTTL
+
+// MaxTTL is the longest TTL; longer ones are capped to it.
+const MaxTTL = driver.MaxTTL
+
+// DefaultTTLKey is the key of InboxConfig.TTL that applies to every
+// category without a TTL of its own.
+const DefaultTTLKey = driver.DefaultTTLKey
+
+// ParseTTL parses a TTL such as "30d", "12h", "90m" or "3600s": a positive
+// whole number and a unit. Other input is ErrInvalidTTL; longer than MaxTTL
+// is capped to it.
+func ParseTTL(s string) (time.Duration, error) { return driver.ParseTTL(s) }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -18,13 +19,13 @@ import (
 // benchInbox returns an Inbox over a fresh table through a paused meter,
 // and the scope to use. Its config cache is warmed, so that Publish and
 // Broadcast measure their own writes.
-func benchInbox(b *testing.B) (*inbox.Inbox, *meter, inbox.Scope) {
+func benchInbox(b *testing.B) (*inbox.Inbox, *meter, driver.Scope) {
 	b.Helper()
 	c := ddblocal.Client(b)
 	table, _ := ddblocal.NewTable(b, c)
 	m := &meter{c: c}
 	ib := inbox.New(dynamo.New(m, table))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	if _, err := ib.Config(context.Background(), scope); err != nil {
 		b.Fatalf("Config: %v", err)
 	}
@@ -91,7 +92,7 @@ func BenchmarkBroadcast(b *testing.B) {
 
 // feed gives u 100 direct messages and the inbox 50 broadcasts,
 // interleaved in time.
-func feed(b *testing.B, ib *inbox.Inbox, scope inbox.Scope, u inbox.User) {
+func feed(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User) {
 	b.Helper()
 	ctx := context.Background()
 	for i := range 150 {
@@ -112,7 +113,7 @@ func feed(b *testing.B, ib *inbox.Inbox, scope inbox.Scope, u inbox.User) {
 // per partition (the user's, the public one, each group's), all in one
 // round trip.
 func BenchmarkList(b *testing.B) {
-	for _, groups := range []int{0, 4, inbox.MaxGroups} {
+	for _, groups := range []int{0, 4, driver.MaxGroups} {
 		b.Run(fmt.Sprintf("groups=%d", groups), func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
 			ann := scope.User("ann")
@@ -182,7 +183,7 @@ func BenchmarkGroupMessage(b *testing.B) {
 
 // unread puts n unread messages of kind in u's feed, and returns their
 // IDs: direct ones, broadcasts to everyone, or group messages to admins.
-func unread(b *testing.B, ib *inbox.Inbox, scope inbox.Scope, u inbox.User, kind string, n int) []string {
+func unread(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User, kind string, n int) []string {
 	b.Helper()
 	ctx := context.Background()
 	ids := make([]string, n)
@@ -195,7 +196,7 @@ func unread(b *testing.B, ib *inbox.Inbox, scope inbox.Scope, u inbox.User, kind
 			ids[i] = res.Message.ID
 			continue
 		}
-		group := inbox.PublicGroup
+		group := driver.PublicGroup
 		if kind == "group" {
 			group = "admins"
 		}
@@ -254,7 +255,7 @@ func BenchmarkCounts(b *testing.B) {
 // BenchmarkMarkAllRead marks every message of a user read, for a user
 // with 10 and with 10,000 unread direct messages. Its cost grows with the
 // unread messages: one feed page and one transaction per
-// inbox.MaxMarkBatch of them (there is no watermark that marks them in
+// driver.MaxMarkBatch of them (there is no watermark that marks them in
 // O(1): see MarkAllRead's doc).
 func BenchmarkMarkAllRead(b *testing.B) {
 	for _, n := range []int{10, 10_000} {
@@ -290,18 +291,18 @@ func BenchmarkMarkAllRead(b *testing.B) {
 func BenchmarkStates(b *testing.B) {
 	// op applies one operation to message id, of kind direct or broadcast,
 	// in ann's feed.
-	type op func(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, ann inbox.User, kind, id string) (bool, error)
+	type op func(ctx context.Context, ib *inbox.Inbox, scope driver.Scope, ann driver.User, kind, id string) (bool, error)
 	ops := map[string]op{
-		"archive": func(ctx context.Context, ib *inbox.Inbox, _ inbox.Scope, ann inbox.User, _, id string) (bool, error) {
+		"archive": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
 			return ib.Archive(ctx, ann, id)
 		},
-		"delete": func(ctx context.Context, ib *inbox.Inbox, _ inbox.Scope, ann inbox.User, _, id string) (bool, error) {
+		"delete": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
 			return ib.Delete(ctx, ann, id)
 		},
-		"redact": func(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, ann inbox.User, kind, id string) (bool, error) {
+		"redact": func(ctx context.Context, ib *inbox.Inbox, scope driver.Scope, ann driver.User, kind, id string) (bool, error) {
 			r := inbox.Redaction{ID: id, Users: []string{ann.ID}}
 			if kind == "broadcast" {
-				r = inbox.Redaction{ID: id, Group: inbox.PublicGroup}
+				r = inbox.Redaction{ID: id, Group: driver.PublicGroup}
 			}
 			n, err := ib.Redact(ctx, scope, r)
 			return n == 1, err
@@ -355,8 +356,8 @@ func BenchmarkSharedCache(b *testing.B) {
 			b.Run(fmt.Sprintf("listers=%d/cache=%s", n, cache), func(b *testing.B) {
 				c := ddblocal.Client(b)
 				table, _ := ddblocal.NewTable(b, c)
-				scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
-				m := &meter{c: c, watch: inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}.PK()}
+				scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+				m := &meter{c: c, watch: driver.Partition{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}.PK()}
 				store := dynamo.New(m, table)
 				opts := []inbox.Option{}
 				if cache == "off" {
@@ -410,7 +411,7 @@ func BenchmarkSharedCache(b *testing.B) {
 func BenchmarkUnreadPage(b *testing.B) {
 	c := ddblocal.Client(b)
 	table, _ := ddblocal.NewTable(b, c)
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ctx := context.Background()
 	sizes := []int{0, 100, 10_000}
 	seed := inbox.New(dynamo.New(c, table))
@@ -481,9 +482,9 @@ func BenchmarkUnreadPage(b *testing.B) {
 
 // seedRead writes n read direct messages for u, newer than any before,
 // straight through the Store (with their counters), 32 at a time.
-func seedRead(b *testing.B, store *dynamo.Store, u inbox.User, n int) {
+func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 	b.Helper()
-	p, err := inbox.ParsePartitionKey(inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}.PK())
+	p, err := driver.ParsePartitionKey(driver.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}.PK())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -497,13 +498,13 @@ func seedRead(b *testing.B, store *dynamo.Store, u inbox.User, n int) {
 	for i, id := range ids {
 		g.Go(func() error {
 			d := draft(i)
-			rec := inbox.Record{Partition: p, Message: inbox.Message{
-				ID: id, Sender: d.Sender, Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{u.ID}},
+			rec := driver.Record{Partition: p, Message: driver.Message{
+				ID: id, Sender: d.Sender, Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{u.ID}},
 				Category: d.Category, Title: d.Title, Body: d.Body, CTAURI: d.CTAURI,
 				ReceivedAt: now, DeliveredAt: now, ReadAt: now, ExpiresAt: now.Add(24 * time.Hour),
 			}}
-			rec.Entry = inbox.LedgerSK(rec.Message.ExpiresAt, id, "seed")
-			return store.PutMessage(context.Background(), rec, []inbox.Counter{
+			rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, id, "seed")
+			return store.PutMessage(context.Background(), rec, []driver.Counter{
 				{Partition: p, Published: 1, Read: 1}, {Partition: p, Category: d.Category, Published: 1, Read: 1},
 			})
 		})
@@ -552,7 +553,7 @@ func BenchmarkCountsHistory(b *testing.B) {
 				g.Go(func() error {
 					msg, err := ib.Broadcast(ctx, scope, draft(0))
 					if err == nil {
-						_, err = ib.Redact(ctx, scope, inbox.Redaction{ID: msg.ID, Group: inbox.PublicGroup})
+						_, err = ib.Redact(ctx, scope, inbox.Redaction{ID: msg.ID, Group: driver.PublicGroup})
 					}
 					return err
 				})

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Checkpoints keeps a StreamReader's position in each shard of a stream:
@@ -60,7 +60,7 @@ type TableCheckpoints struct {
 // command), kept in the Store's table. The name follows the rules of a key
 // (printable, no '#', at most 128 bytes); a bad one is ErrInvalidKey.
 func (s *Store) Checkpoints(consumer string) (*TableCheckpoints, error) {
-	if err := inbox.ValidateKey("stream consumer", consumer); err != nil {
+	if err := driver.ValidateKey("stream consumer", consumer); err != nil {
 		return nil, err
 	}
 	return &TableCheckpoints{store: s, consumer: consumer}, nil
@@ -110,7 +110,7 @@ func (c *TableCheckpoints) Load(ctx context.Context, streamARN string) (map[stri
 		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
 	if len(bad) > 0 {
-		return out, fmt.Errorf("%w: checkpoint items without a valid sequence number: %s", inbox.ErrInvalidInput, strings.Join(bad, ", "))
+		return out, fmt.Errorf("%w: checkpoint items without a valid sequence number: %s", driver.ErrInvalidInput, strings.Join(bad, ", "))
 	}
 	return out, nil
 }
@@ -124,20 +124,20 @@ func (c *TableCheckpoints) Save(ctx context.Context, streamARN, shardID, seq str
 		return err
 	}
 	if shardID == "" {
-		return fmt.Errorf("%w: checkpoint without a shard ID", inbox.ErrInvalidInput)
+		return fmt.Errorf("%w: checkpoint without a shard ID", driver.ErrInvalidInput)
 	}
 	pos := strings.Repeat("0", seqDigits-len(seq)) + seq
 	now := time.Now()
 	_, err := c.store.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(c.store.table),
 		Item: map[string]types.AttributeValue{
-			"pk":               &types.AttributeValueMemberS{Value: CheckpointPK},
-			"sk":               &types.AttributeValueMemberS{Value: c.prefix(streamARN) + shardID},
-			"kind":             &types.AttributeValueMemberS{Value: kindCheckpoint},
-			"seq":              &types.AttributeValueMemberS{Value: seq},
-			"pos":              &types.AttributeValueMemberS{Value: pos},
-			"saved":            &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
-			inbox.TTLAttribute: &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(checkpointTTL).Unix(), 10)},
+			"pk":                &types.AttributeValueMemberS{Value: CheckpointPK},
+			"sk":                &types.AttributeValueMemberS{Value: c.prefix(streamARN) + shardID},
+			"kind":              &types.AttributeValueMemberS{Value: kindCheckpoint},
+			"seq":               &types.AttributeValueMemberS{Value: seq},
+			"pos":               &types.AttributeValueMemberS{Value: pos},
+			"saved":             &types.AttributeValueMemberS{Value: now.UTC().Format(time.RFC3339Nano)},
+			driver.TTLAttribute: &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(checkpointTTL).Unix(), 10)},
 		},
 		// A checkpoint moves forward only. NOT (pos >= :pos) also holds
 		// when pos is missing or not a string.
@@ -158,7 +158,7 @@ func (c *TableCheckpoints) Save(ctx context.Context, streamARN, shardID, seq str
 // decimal digits.
 func validSequence(seq string) error {
 	if seq == "" || len(seq) > seqDigits || strings.Trim(seq, "0123456789") != "" {
-		return fmt.Errorf("%w: stream sequence number %q", inbox.ErrInvalidInput, seq)
+		return fmt.Errorf("%w: stream sequence number %q", driver.ErrInvalidInput, seq)
 	}
 	return nil
 }

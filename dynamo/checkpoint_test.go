@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -27,7 +28,7 @@ func TestTableCheckpoints(t *testing.T) {
 	c := ddblocal.Client(t)
 	table, _ := ddblocal.NewTable(t, c)
 	store := dynamo.New(c, table)
-	if _, err := store.Checkpoints("a#b"); !errors.Is(err, inbox.ErrInvalidKey) {
+	if _, err := store.Checkpoints("a#b"); !errors.Is(err, driver.ErrInvalidKey) {
 		t.Errorf("consumer a#b: %v, want ErrInvalidKey", err)
 	}
 	cp, err := store.Checkpoints("worker")
@@ -51,7 +52,7 @@ func TestTableCheckpoints(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "12a", "-1", "12345678901234567890123456789012345678901"} {
-		if err := cp.Save(ctx, "arn1", "shard-3", bad); !errors.Is(err, inbox.ErrInvalidInput) {
+		if err := cp.Save(ctx, "arn1", "shard-3", bad); !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("Save of sequence %q: %v, want ErrInvalidInput", bad, err)
 		}
 	}
@@ -74,7 +75,7 @@ func TestTableCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = cp.Load(ctx, "arn1")
-	if !errors.Is(err, inbox.ErrInvalidInput) || !cmp.Equal(map[string]string{"shard-1": "1000"}, got) {
+	if !errors.Is(err, driver.ErrInvalidInput) || !cmp.Equal(map[string]string{"shard-1": "1000"}, got) {
 		t.Errorf("Load with a malformed item = %v, %v; want shard-1 and ErrInvalidInput", got, err)
 	}
 }

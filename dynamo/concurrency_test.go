@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // TestConcurrentMarkReadCountsOnce marks one direct message and one
@@ -17,7 +18,7 @@ func TestConcurrentMarkReadCountsOnce(t *testing.T) {
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
 	ib := inbox.New(store)
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 	pub, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", Category: "ops"})
 	if err != nil {
@@ -58,7 +59,7 @@ func TestConcurrentMarkReadCountsOnce(t *testing.T) {
 			t.Errorf("MarkRead(%s): %d calls reported a change, want 1", id, changed)
 		}
 	}
-	pk := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()
+	pk := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()
 	want := map[string]rawTally{"c#*": {1, 2}, "c#ops": {1, 2}}
 	if diff := cmp.Diff(want, rawCounters(t, raw, table, pk), cmp.AllowUnexported(rawTally{})); diff != "" {
 		t.Errorf("ann's counters (-want +got):\n%s", diff)
@@ -74,7 +75,7 @@ func TestConcurrentPublishesCountEach(t *testing.T) {
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
 	ib := inbox.New(store)
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	const n = 30
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -91,7 +92,7 @@ func TestConcurrentPublishesCountEach(t *testing.T) {
 			t.Errorf("publish %d: %v", i, err)
 		}
 	}
-	pk := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()
+	pk := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()
 	want := map[string]rawTally{"c#*": {n, 0}, "c#ops": {n, 0}}
 	opt := cmp.AllowUnexported(rawTally{})
 	if diff := cmp.Diff(want, rawCounters(t, raw, table, pk), opt); diff != "" {

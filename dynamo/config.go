@@ -11,32 +11,32 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // ClaimHostID puts the claim (sort key h#<host system ID> in the
-// partition inbox.ClaimPK, kind HC, with the message ID, group and digest, expiring with
+// partition driver.ClaimPK, kind HC, with the message ID, group and digest, expiring with
 // the message) on condition that there is none or it expires at or before
 // c.Now, asking for the old item on failure: then it returns the old claim.
 // With c.Retire it updates the standing claim's digest instead (see
 // retireClaim); with c.Peek it reads it (peekClaim).
-func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+func (s *Store) ClaimHostID(ctx context.Context, c driver.HostClaim) (driver.HostClaim, error) {
 	switch {
 	case c.Peek:
 		return s.peekClaim(ctx, c)
 	case c.Retire:
 		return s.retireClaim(ctx, c)
 	}
-	item, err := s.item(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID, claimItem{
+	item, err := s.item(driver.ClaimPK(c.Scope, c.HostSystemID), driver.HostPrefix+c.HostSystemID, claimItem{
 		Kind: kindClaim, ID: c.ID, Group: c.Group, Digest: c.Digest, TenantKey: c.Scope.Tenant, InboxKey: c.Scope.Inbox,
 	}, c.ExpiresAt)
 	if err != nil {
-		return inbox.HostClaim{}, err
+		return driver.HostClaim{}, err
 	}
 	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(c.Now.Unix())))
 	put, err := s.conditionalPut(item, cond)
 	if err != nil {
-		return inbox.HostClaim{}, err
+		return driver.HostClaim{}, err
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           put.TableName,
@@ -50,52 +50,52 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	if err == nil {
 		return c, nil
 	}
-	var got inbox.HostClaim
+	var got driver.HostClaim
 	err = condError("claim host id", err, func(old map[string]types.AttributeValue) error {
 		got, err = s.decodeClaim(c, old)
 		return err
 	})
 	if err != nil {
-		return inbox.HostClaim{}, err
+		return driver.HostClaim{}, err
 	}
 	return got, nil
 }
 
 // peekClaim returns c's standing claim, read strongly consistent (a
 // BatchGetItem of its key), or a zero HostClaim if none stands.
-func (s *Store) peekClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
-	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{s.key(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID)}, true)
+func (s *Store) peekClaim(ctx context.Context, c driver.HostClaim) (driver.HostClaim, error) {
+	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{s.key(driver.ClaimPK(c.Scope, c.HostSystemID), driver.HostPrefix+c.HostSystemID)}, true)
 	if err != nil {
-		return inbox.HostClaim{}, opError("peek host id", err)
+		return driver.HostClaim{}, opError("peek host id", err)
 	}
 	if len(items) == 0 {
-		return inbox.HostClaim{}, nil
+		return driver.HostClaim{}, nil
 	}
 	if exp, err := s.expiry(items[0]); err != nil || !c.Now.Before(exp) {
-		return inbox.HostClaim{}, err // expired: none stands
+		return driver.HostClaim{}, err // expired: none stands
 	}
 	got, err := s.decodeClaim(c, items[0])
 	got.Peek = false
 	return got, err
 }
 
-// retireClaim sets the digest of c's standing claim to inbox.RetiredDigest
+// retireClaim sets the digest of c's standing claim to driver.RetiredDigest
 // with one UpdateItem, on condition that the claim exists, expires after
 // c.Now and (if c.ID is set) claims c.ID; it returns the claim as it
 // stands after, or a zero HostClaim if none stands.
-func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+func (s *Store) retireClaim(ctx context.Context, c driver.HostClaim) (driver.HostClaim, error) {
 	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(c.Now))
 	if c.ID != "" {
 		cond = expression.And(cond, expression.Name("id").Equal(expression.Value(c.ID)))
 	}
 	expr, err := expression.NewBuilder().WithCondition(cond).
-		WithUpdate(expression.Set(expression.Name("digest"), expression.Value(inbox.RetiredDigest))).Build()
+		WithUpdate(expression.Set(expression.Name("digest"), expression.Value(driver.RetiredDigest))).Build()
 	if err != nil {
-		return inbox.HostClaim{}, fmt.Errorf("dynamo: retire expression: %w", err)
+		return driver.HostClaim{}, fmt.Errorf("dynamo: retire expression: %w", err)
 	}
 	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
-		Key:                                 s.key(inbox.ClaimPK(c.Scope, c.HostSystemID), inbox.HostPrefix+c.HostSystemID),
+		Key:                                 s.key(driver.ClaimPK(c.Scope, c.HostSystemID), driver.HostPrefix+c.HostSystemID),
 		UpdateExpression:                    expr.Update(),
 		ConditionExpression:                 expr.Condition(),
 		ExpressionAttributeNames:            expr.Names(),
@@ -107,7 +107,7 @@ func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	if err == nil {
 		return s.decodeClaim(c, out.Attributes)
 	}
-	var got inbox.HostClaim
+	var got driver.HostClaim
 	err = condError("retire host id", err, func(old map[string]types.AttributeValue) error {
 		if old == nil {
 			return nil // no claim
@@ -122,14 +122,14 @@ func (s *Store) retireClaim(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 }
 
 // decodeClaim returns the claim item av of c's host system ID.
-func (s *Store) decodeClaim(c inbox.HostClaim, av map[string]types.AttributeValue) (inbox.HostClaim, error) {
+func (s *Store) decodeClaim(c driver.HostClaim, av map[string]types.AttributeValue) (driver.HostClaim, error) {
 	var prev claimItem
 	if err := attributevalue.UnmarshalMap(av, &prev); err != nil || prev.ID == "" {
-		return inbox.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
+		return driver.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
 	}
 	exp, err := s.expiry(av)
 	if err != nil {
-		return inbox.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
+		return driver.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
 	}
 	got := c
 	got.Retire = false
@@ -139,42 +139,42 @@ func (s *Store) decodeClaim(c inbox.HostClaim, av map[string]types.AttributeValu
 
 // Config reads the tenant settings and inbox config of sc with one
 // strongly consistent BatchGetItem.
-func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error) {
-	tenantPK := inbox.TenantPK(sc.Tenant)
+func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, error) {
+	tenantPK := driver.TenantPK(sc.Tenant)
 	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{
-		s.key(tenantPK, inbox.TenantSettingsSK),
-		s.key(tenantPK, inbox.InboxConfigSK(sc.Inbox)),
+		s.key(tenantPK, driver.TenantSettingsSK),
+		s.key(tenantPK, driver.InboxConfigSK(sc.Inbox)),
 	}, true)
 	if err != nil {
-		return inbox.Config{}, opError("config", err)
+		return driver.Config{}, opError("config", err)
 	}
-	var cfg inbox.Config
+	var cfg driver.Config
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
-			return inbox.Config{}, err
+			return driver.Config{}, err
 		}
-		if sk == inbox.TenantSettingsSK {
+		if sk == driver.TenantSettingsSK {
 			var it tenantItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return inbox.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
+				return driver.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
 			}
-			cfg.Tenant = &inbox.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID}
+			cfg.Tenant = &driver.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID}
 			continue
 		}
 		var it inboxConfigItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-			return inbox.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
+			return driver.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
 		}
-		cfg.Inbox = &inbox.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID}
+		cfg.Inbox = &driver.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID}
 	}
 	return cfg, nil
 }
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing
 // any.
-func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.TenantSettings) error {
-	item, err := s.item(inbox.TenantPK(tenant), inbox.TenantSettingsSK, tenantItem{
+func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
+	item, err := s.item(driver.TenantPK(tenant), driver.TenantSettingsSK, tenantItem{
 		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, TenantKey: tenant, UID: ts.UpdatedBy,
 	}, time.Time{})
 	if err != nil {
@@ -184,8 +184,8 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.T
 }
 
 // PutInboxConfig writes the inbox's config item (kind IC), replacing any.
-func (s *Store) PutInboxConfig(ctx context.Context, sc inbox.Scope, ic inbox.InboxConfig) error {
-	item, err := s.item(inbox.TenantPK(sc.Tenant), inbox.InboxConfigSK(sc.Inbox), inboxConfigItem{
+func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
+	item, err := s.item(driver.TenantPK(sc.Tenant), driver.InboxConfigSK(sc.Inbox), inboxConfigItem{
 		Kind: kindInbox, Title: ic.Title, Description: ic.Description, TTL: ic.TTL,
 		TenantKey: sc.Tenant, InboxKey: sc.Inbox, UID: ic.UpdatedBy,
 	}, time.Time{})

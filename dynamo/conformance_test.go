@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 	"github.com/stak/inbox/storetest"
@@ -43,7 +44,7 @@ var _ storetest.Harness = (*localHarness)(nil)
 // newConformanceStore returns a localHarness on a fresh table. Records
 // expire by DynamoDB's TTL in real time, which the suite's far-future clock
 // never reaches, so expired records stay until the suite deletes them.
-func newConformanceStore(t testing.TB, now func() time.Time) inbox.Store {
+func newConformanceStore(t testing.TB, now func() time.Time) driver.Store {
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
 	store := dynamo.New(c, table)
@@ -56,12 +57,12 @@ func newConformanceStore(t testing.TB, now func() time.Time) inbox.Store {
 }
 
 // Delete deletes the item at k and reports whether it was there.
-func (h *localHarness) Delete(ctx context.Context, k inbox.Key) (bool, error) {
+func (h *localHarness) Delete(ctx context.Context, k driver.Key) (bool, error) {
 	out, err := h.raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(h.table),
 		Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: k.Partition.PK()},
-			"sk": &types.AttributeValueMemberS{Value: inbox.MessageSK(k.ID)},
+			"sk": &types.AttributeValueMemberS{Value: driver.MessageSK(k.ID)},
 		},
 		ReturnValues: types.ReturnValueAllOld,
 	})
@@ -127,14 +128,14 @@ var _ storetest.ForeignWriter = (*localHarness)(nil)
 // ledger entry and no unread index key; then that program's changes to the
 // seeds' counters, one UpdateItem each (ADD published, read), which do not
 // move the library's counter version.
-func (h *localHarness) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (h *localHarness) PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	n := func(t time.Time) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}
 	}
 	m, p := rec.Message, rec.Partition
 	item := map[string]types.AttributeValue{
-		"pk": s(p.PK()), "sk": s(inbox.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
+		"pk": s(p.PK()), "sk": s(driver.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
 		"tenant_key": s(p.Tenant), "inbox_key": s(p.Inbox), "uid": s(p.User + p.Group),
 		"readat": &types.AttributeValueMemberNULL{Value: true},
 	}
@@ -163,7 +164,7 @@ func (h *localHarness) PutForeign(ctx context.Context, rec inbox.Record, deltas 
 		return err
 	}
 	for _, d := range deltas {
-		sk := inbox.CounterSK(d.Category, d.Group)
+		sk := driver.CounterSK(d.Category, d.Group)
 		if _, err := h.raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(h.table),
 			Key:                       map[string]types.AttributeValue{"pk": s(d.Partition.PK()), "sk": s(sk)},

@@ -13,17 +13,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // hasRead reports whether c's item carries a read tally: always in a user
 // partition, and in a shared one only if something (wrongly) changes it.
-func hasRead(c inbox.Counter) bool { return !c.Partition.IsShared() || c.Read != 0 }
+func hasRead(c driver.Counter) bool { return !c.Partition.IsShared() || c.Read != 0 }
 
 // counterUpdate returns the transaction item that adds change d to its
 // counter, creating the counter (kind, keys and zero tallies) if missing;
 // with bump it also adds 1 to the partition's version (kept on c#*).
-func (s *Store) counterUpdate(d inbox.Counter, bump bool, recent *recentChange) (types.TransactWriteItem, error) {
+func (s *Store) counterUpdate(d driver.Counter, bump bool, recent *recentChange) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("published"), expression.Value(d.Published))
 	if recent != nil {
 		upd = upd.Add(expression.Name(recentAttr(recent.add)), expression.Value(stringSet(recent.values))).
@@ -58,7 +58,7 @@ func (s *Store) counterUpdate(d inbox.Counter, bump bool, recent *recentChange) 
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       s.key(d.Partition.PK(), inbox.CounterSK(d.Category, d.Group)),
+		Key:                       s.key(d.Partition.PK(), driver.CounterSK(d.Category, d.Group)),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -73,8 +73,8 @@ type recentChange struct {
 }
 
 // recentChanges returns the recent receipts marks create, by partition.
-func recentChanges(marks []inbox.Mark) map[inbox.Partition]*recentChange {
-	out := map[inbox.Partition]*recentChange{}
+func recentChanges(marks []driver.Mark) map[driver.Partition]*recentChange {
+	out := map[driver.Partition]*recentChange{}
 	for _, mk := range marks {
 		if !mk.RecordsRecent() {
 			continue
@@ -83,10 +83,10 @@ func recentChanges(marks []inbox.Mark) map[inbox.Partition]*recentChange {
 		c := out[p]
 		if c == nil {
 			c = &recentChange{}
-			c.add, c.clear = inbox.RecentSlots(mk.Now)
+			c.add, c.clear = driver.RecentSlots(mk.Now)
 			out[p] = c
 		}
-		c.values = append(c.values, recentValue(inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}))
+		c.values = append(c.values, recentValue(driver.Key{Partition: mk.Shared, ID: mk.Key.ID}))
 	}
 	return out
 }
@@ -96,11 +96,11 @@ func recentChanges(marks []inbox.Mark) map[inbox.Partition]*recentChange {
 // its version (and, for a partition in recent, its recent receipts): a
 // partition whose total deltas leave out gets a change of zero to its
 // total. Two changes to one counter are ErrInvalidInput.
-func (s *Store) counterUpdates(deltas []inbox.Counter, recent map[inbox.Partition]*recentChange) ([]types.TransactWriteItem, error) {
-	if err := inbox.ValidateDeltas(deltas); err != nil {
+func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange) ([]types.TransactWriteItem, error) {
+	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
-	total := map[inbox.Partition]bool{} // partitions whose c#* deltas change
+	total := map[driver.Partition]bool{} // partitions whose c#* deltas change
 	for _, d := range deltas {
 		if d.Category == "" && d.Group == "" {
 			total[d.Partition] = true
@@ -109,13 +109,13 @@ func (s *Store) counterUpdates(deltas []inbox.Counter, recent map[inbox.Partitio
 	for _, d := range deltas {
 		if !total[d.Partition] {
 			total[d.Partition] = true
-			deltas = append(deltas, inbox.Counter{Partition: d.Partition})
+			deltas = append(deltas, driver.Counter{Partition: d.Partition})
 		}
 	}
 	for p := range recent {
 		if !total[p] {
 			total[p] = true
-			deltas = append(deltas, inbox.Counter{Partition: p})
+			deltas = append(deltas, driver.Counter{Partition: p})
 		}
 	}
 	var out []types.TransactWriteItem
@@ -138,24 +138,24 @@ func (s *Store) counterUpdates(deltas []inbox.Counter, recent map[inbox.Partitio
 // entries expiring at or before now with one strongly consistent Query of
 // the sort keys from c# to e#<now> (more pages only past 1 MB): c#* and
 // c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now.
-func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *Store) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
 	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
-		And(expression.Key(s.o.sk).Between(expression.Value(inbox.CounterPrefix), expression.Value(inbox.LedgerBound(now))))
+		And(expression.Key(s.o.sk).Between(expression.Value(driver.CounterPrefix), expression.Value(driver.LedgerBound(now))))
 	items, err := s.queryAll(ctx, kc, nil)
 	if err != nil {
-		return inbox.Stats{}, opError("stats", err)
+		return driver.Stats{}, opError("stats", err)
 	}
-	var st inbox.Stats
+	var st driver.Stats
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
-			return inbox.Stats{}, err
+			return driver.Stats{}, err
 		}
 		switch {
-		case strings.HasPrefix(sk, inbox.CounterPrefix):
+		case strings.HasPrefix(sk, driver.CounterPrefix):
 			c, ver, recent, err := s.decodeCounter(p, av)
 			if err != nil {
-				return inbox.Stats{}, err
+				return driver.Stats{}, err
 			}
 			st.Counters = append(st.Counters, c)
 			if c.Category == "" && c.Group == "" {
@@ -164,22 +164,22 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 					st.Recent = recent
 				}
 			}
-		case sk == inbox.SeenSK:
+		case sk == driver.SeenSK:
 			var it seenItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return inbox.Stats{}, fmt.Errorf("dynamo: decode seen watermark of %s: %w", p.PK(), err)
+				return driver.Stats{}, fmt.Errorf("dynamo: decode seen watermark of %s: %w", p.PK(), err)
 			}
 			st.Seen = it.Seen
-		case strings.HasPrefix(sk, inbox.TombstonePrefix):
+		case strings.HasPrefix(sk, driver.TombstonePrefix):
 			t, err := s.decodeTombstone(p, av)
 			if err != nil {
-				return inbox.Stats{}, err
+				return driver.Stats{}, err
 			}
 			st.Tombstones = append(st.Tombstones, t)
-		case strings.HasPrefix(sk, inbox.LedgerPrefix):
+		case strings.HasPrefix(sk, driver.LedgerPrefix):
 			e, err := s.decodeEntry(p, av)
 			if err != nil {
-				return inbox.Stats{}, err
+				return driver.Stats{}, err
 			}
 			st.Expired = append(st.Expired, e)
 		}
@@ -189,20 +189,20 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 
 // decodeCounter returns the counter of a stats item of p, its version
 // and its recent receipts.
-func (s *Store) decodeCounter(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Counter, int64, []inbox.Key, error) {
+func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeValue) (driver.Counter, int64, []driver.Key, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Counter{}, 0, nil, err
+		return driver.Counter{}, 0, nil, err
 	}
 	var it counterItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
+		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
 	}
-	cat, group, err := inbox.ParseCounterSK(sk)
+	cat, group, err := driver.ParseCounterSK(sk)
 	if err != nil {
-		return inbox.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
+		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
-	return inbox.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read,
+	return driver.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read,
 		Archived: it.Archived, ArchivedRead: it.ArchivedRead, Hidden: it.Hidden}, it.Ver, it.recentKeys(p), nil
 }
 
@@ -248,19 +248,19 @@ func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder,
 // than 99 categories takes several transactions, each checking the
 // version, the c#* Put last; then a concurrent write can leave some
 // categories reset and others not until the next Recount.
-func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) error {
+func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair) error {
 	// keep holds the sort keys of the counters written (true once listed);
 	// the total is always written, listed or not.
-	keep := map[string]bool{inbox.CounterSK("", ""): false}
-	var total *inbox.Counter
+	keep := map[string]bool{driver.CounterSK("", ""): false}
+	var total *driver.Counter
 	var writes []types.TransactWriteItem
 	for _, c := range r.Counters {
 		if c.Partition != p {
-			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
+			return fmt.Errorf("%w: counter of %s reset in %s", driver.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		sk := inbox.CounterSK(c.Category, c.Group)
+		sk := driver.CounterSK(c.Category, c.Group)
 		if keep[sk] {
-			return fmt.Errorf("%w: two counters %s", inbox.ErrInvalidInput, sk)
+			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, sk)
 		}
 		keep[sk] = true
 		if c.Category == "" && c.Group == "" {
@@ -274,12 +274,12 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: av}})
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {
-		return fmt.Errorf("%w: %d records to adopt, %d entries", inbox.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
+		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
 	}
-	adopted := make([]inbox.Record, len(r.Adopt))
+	adopted := make([]driver.Record, len(r.Adopt))
 	for i, rec := range r.Adopt {
 		if rec.Partition != p {
-			return fmt.Errorf("%w: record of %s adopted in %s", inbox.ErrInvalidInput, rec.Partition.PK(), p.PK())
+			return fmt.Errorf("%w: record of %s adopted in %s", driver.ErrInvalidInput, rec.Partition.PK(), p.PK())
 		}
 		adopted[i] = rec
 		adopted[i].Entry = r.AdoptAs[i]
@@ -296,9 +296,9 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 		return nil
 	}
 	if total == nil {
-		total = &inbox.Counter{Partition: p}
+		total = &driver.Counter{Partition: p}
 	}
-	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(inbox.CounterPrefix))
+	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(driver.CounterPrefix))
 	proj := expression.NamesList(expression.NameNoDotSplit(s.o.pk), expression.NameNoDotSplit(s.o.sk))
 	existing, err := s.queryAll(ctx, kc, &proj)
 	if err != nil {
@@ -329,7 +329,7 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 	if len(r.Recent) > 0 {
 		// The reset keeps the recent receipts (read with r.Version), in
 		// the slot of its time.
-		add, _ := inbox.RecentSlots(r.Now)
+		add, _ := driver.RecentSlots(r.Now)
 		values := make(stringSet, len(r.Recent))
 		for i, k := range r.Recent {
 			values[i] = recentValue(k)
@@ -345,7 +345,7 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 		return err
 	}
 	conflict := func(map[string]types.AttributeValue) error {
-		return fmt.Errorf("%w: counters of %s changed since version %d", inbox.ErrConflict, p.PK(), r.Version)
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
 	}
 	for {
 		n := min(len(writes), maxTransactItems-1)
@@ -368,8 +368,8 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 
 // adopt gives rec, if it still exists with the marks and entry given, the
 // entry of as (rec with its new Entry).
-func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
-	ledger := expression.Name(inbox.LedgerAttribute)
+func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
+	ledger := expression.Name(driver.LedgerAttribute)
 	own := ledger.AttributeNotExists()
 	if rec.Ledgered() {
 		own = ledger.Equal(expression.Value(rec.Entry))
@@ -412,14 +412,14 @@ func (s *Store) adopt(ctx context.Context, rec, as inbox.Record) error {
 }
 
 // versionCheck returns a ConditionCheck of cond on p's c#* item.
-func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder) (*types.ConditionCheck, error) {
+func (s *Store) versionCheck(p driver.Partition, cond expression.ConditionBuilder) (*types.ConditionCheck, error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: version check: %w", err)
 	}
 	return &types.ConditionCheck{
 		TableName:                 aws.String(s.table),
-		Key:                       s.key(p.PK(), inbox.CounterSK("", "")),
+		Key:                       s.key(p.PK(), driver.CounterSK("", "")),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -427,8 +427,8 @@ func (s *Store) versionCheck(p inbox.Partition, cond expression.ConditionBuilder
 }
 
 // counterItem returns the whole stats item of c, with version ver if set.
-func (s *Store) counterItem(c inbox.Counter, ver int64) (map[string]types.AttributeValue, error) {
-	av, err := s.item(c.Partition.PK(), inbox.CounterSK(c.Category, c.Group), counterItem{
+func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.AttributeValue, error) {
+	av, err := s.item(c.Partition.PK(), driver.CounterSK(c.Category, c.Group), counterItem{
 		Kind:         kindCounter,
 		Published:    c.Published,
 		Read:         c.Read,

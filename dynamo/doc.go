@@ -1,4 +1,4 @@
-// Package dynamo is the production inbox.Store: one DynamoDB table in the
+// Package dynamo is the production driver.Store: one DynamoDB table in the
 // single-table design of the seeds, written through the AWS SDK for Go v2.
 //
 //	client := dynamodb.NewFromConfig(cfg)
@@ -6,7 +6,7 @@
 //
 // # Items
 //
-// Keys are those of package inbox (Partition.PK, MessageSK, CounterSK,
+// Keys are those of package driver (Partition.PK, MessageSK, CounterSK,
 // TenantPK, ...), under the key attributes pk and sk. Times are epoch
 // seconds (N) and read back as time.Unix(s, 0).UTC().
 //
@@ -50,7 +50,7 @@
 //     ttl, tenant_key, uid (who last changed it); inbox config (kind IC,
 //     t#<tenant> / si#<inbox>): title, description, ttl (a map),
 //     tenant_key, inbox_key, uid.
-//   - host-system-ID claim (kind HC, inbox.ClaimPK: t#<tenant>H#<shard>#<inbox>, h#<host id>): id,
+//   - host-system-ID claim (kind HC, driver.ClaimPK: t#<tenant>H#<shard>#<inbox>, h#<host id>): id,
 //     digest, expiredat, tenant_key, inbox_key; applied-removal marker of a
 //     record without a ledger entry (kind RX, the removed record's
 //     partition, x#<event id>): expiredat.
@@ -144,11 +144,11 @@
 //     the unread index.
 //   - An item in a local secondary index counts, toward the 400 KB item
 //     limit, its index entry (the partition key, the index key and the
-//     projected attributes) once more; inbox.ItemSize counts it so.
+//     projected attributes) once more; driver.ItemSize counts it so.
 //   - A validation error inside TransactWriteItems (an item over 400 KB, a
 //     number out of range, nesting too deep) is a ValidationException for
 //     the whole call, not a cancellation reason; the Store maps both forms.
 //
 // Its limits were measured there: an item holds 409,600 bytes as
-// inbox.ItemSize counts them, and a message's body may nest 30 deep.
+// driver.ItemSize counts them, and a message's body may nest 30 deep.
 package dynamo

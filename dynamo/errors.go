@@ -8,8 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // This file is the one place where DynamoDB's errors become the inbox
@@ -60,9 +59,9 @@ func txError(op string, err error, meanings []onFail) error {
 // else ErrInvalidInput.
 func validationSentinel(msg string) error {
 	if strings.Contains(strings.ToLower(msg), "item size") {
-		return inbox.ErrTooLarge
+		return driver.ErrTooLarge
 	}
-	return inbox.ErrInvalidInput
+	return driver.ErrInvalidInput
 }
 
 // condError maps the error of a single-item conditional write: a failed
@@ -78,8 +77,8 @@ func condError(op string, err error, meaning onFail) error {
 // opError wraps any other error of operation op. A ValidationException
 // (DynamoDB refused the request as written, also inside a transaction,
 // where it does not cancel but refuses the whole call) also matches
-// inbox.ErrTooLarge for an item over the size limit, else
-// inbox.ErrInvalidInput.
+// driver.ErrTooLarge for an item over the size limit, else
+// driver.ErrInvalidInput.
 func opError(op string, err error) error {
 	var api smithy.APIError
 	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" {

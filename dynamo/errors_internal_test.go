@@ -7,8 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
-
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // cancelled returns a TransactionCanceledException with these reason codes.
@@ -47,7 +46,7 @@ func TestIsRetryableCancellation(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
-	exists := func(map[string]types.AttributeValue) error { return inbox.ErrExists }
+	exists := func(map[string]types.AttributeValue) error { return driver.ErrExists }
 	validation := func(msg string) error {
 		return &smithy.GenericAPIError{Code: "ValidationException", Message: msg}
 	}
@@ -57,22 +56,22 @@ func TestErrorMapping(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"condition, with throttling beside it", cancelled("ThrottlingError", "ConditionalCheckFailed"), inbox.ErrExists},
+		{"condition, with throttling beside it", cancelled("ThrottlingError", "ConditionalCheckFailed"), driver.ErrExists},
 		{"validation reason on size", func() error {
 			e := cancelled("None", "ValidationError").(*types.TransactionCanceledException)
 			e.CancellationReasons[1].Message = aws.String(sizeMsg)
 			return e
-		}(), inbox.ErrTooLarge},
-		{"validation reason", cancelled("ValidationError"), inbox.ErrInvalidInput},
-		{"ValidationException on size", validation(sizeMsg), inbox.ErrTooLarge},
-		{"ValidationException on nesting", validation("Nesting Levels have exceeded supported limits"), inbox.ErrInvalidInput},
-		{"ValidationException on a number", validation("Number overflow. Attempting to store a number with magnitude larger than supported range"), inbox.ErrInvalidInput},
+		}(), driver.ErrTooLarge},
+		{"validation reason", cancelled("ValidationError"), driver.ErrInvalidInput},
+		{"ValidationException on size", validation(sizeMsg), driver.ErrTooLarge},
+		{"ValidationException on nesting", validation("Nesting Levels have exceeded supported limits"), driver.ErrInvalidInput},
+		{"ValidationException on a number", validation("Number overflow. Attempting to store a number with magnitude larger than supported range"), driver.ErrInvalidInput},
 	} {
 		got := txError("test", c.err, []onFail{nil, exists})
 		if !errors.Is(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
-		if c.want != inbox.ErrExists && !errors.Is(got, c.err) {
+		if c.want != driver.ErrExists && !errors.Is(got, c.err) {
 			t.Errorf("%s: %v does not wrap DynamoDB's error", c.name, got)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -33,9 +34,9 @@ const expiryWait = 90 * time.Second
 
 // messageItems returns the message, broadcast and receipt items of
 // partition p, read straight from the table.
-func messageItems(t *testing.T, c *dynamodb.Client, table string, p inbox.Partition) []map[string]types.AttributeValue {
+func messageItems(t *testing.T, c *dynamodb.Client, table string, p driver.Partition) []map[string]types.AttributeValue {
 	t.Helper()
-	kc := expression.Key("pk").Equal(expression.Value(p.PK())).And(expression.Key("sk").BeginsWith(inbox.MessagePrefix))
+	kc := expression.Key("pk").Equal(expression.Value(p.PK())).And(expression.Key("sk").BeginsWith(driver.MessagePrefix))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		t.Fatalf("build query: %v", err)
@@ -65,7 +66,7 @@ func messageItems(t *testing.T, c *dynamodb.Client, table string, p inbox.Partit
 // u's groups' partitions that have not expired, without the Inbox's code: an item with
 // headers is a message (published), an item with readat in u's partition
 // is read, and taxonomy.category is its category.
-func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inbox.Counts {
+func rawCounts(t *testing.T, c *dynamodb.Client, table string, u driver.User) inbox.Counts {
 	t.Helper()
 	type pr struct{ published, read int64 }
 	sum := map[string]*pr{"": {}}
@@ -95,8 +96,8 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inb
 			}
 		}
 	}
-	user := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
-	public := inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: inbox.PublicGroup}
+	user := driver.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
+	public := driver.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: driver.PublicGroup}
 	for _, item := range messageItems(t, c, table, user) {
 		add(item, true)
 	}
@@ -104,7 +105,7 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u inbox.User) inb
 		add(item, false)
 	}
 	for _, g := range u.Groups {
-		for _, item := range messageItems(t, c, table, inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: g}) {
+		for _, item := range messageItems(t, c, table, driver.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, Group: g}) {
 			add(item, false)
 		}
 	}
@@ -141,7 +142,7 @@ func sameCounts(a, b inbox.Counts) string {
 
 // wantCounts checks u's Counts against want and against a raw recount of
 // the items that have not expired.
-func wantCounts(t *testing.T, ib *inbox.Inbox, c *dynamodb.Client, table string, u inbox.User, want inbox.Counts) {
+func wantCounts(t *testing.T, ib *inbox.Inbox, c *dynamodb.Client, table string, u driver.User, want inbox.Counts) {
 	t.Helper()
 	got, err := ib.Counts(context.Background(), u)
 	if err != nil {
@@ -223,7 +224,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	}
 	// The real clock: DynamoDB Local's TTL runs on it.
 	ib := inbox.New(dynamo.New(c, table, noIndex), inbox.WithEvents(collect))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann, bob := scope.User("ann").InGroups("eu"), scope.User("bob").InGroups("eu")
 
 	publish := func(users []string, cat string, ttl time.Duration) string {
@@ -242,7 +243,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		}
 		return m.ID
 	}
-	read := func(u inbox.User, id string) {
+	read := func(u driver.User, id string) {
 		t.Helper()
 		if ok, err := ib.MarkRead(ctx, u, id); err != nil || !ok {
 			t.Fatalf("MarkRead(%s, %s) = %v, %v", u.ID, id, ok, err)
@@ -255,9 +256,9 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	publish([]string{"ann"}, "", shortTTL)
 	dLongOps := publish([]string{"ann", "bob"}, "ops", 0)
 	dLongBilling := publish([]string{"bob"}, "billing", 0)
-	bShortOps := broadcast(inbox.PublicGroup, "ops", shortTTL)
-	bShortPlain := broadcast(inbox.PublicGroup, "", shortTTL)
-	bLongBilling := broadcast(inbox.PublicGroup, "billing", 0)
+	bShortOps := broadcast(driver.PublicGroup, "ops", shortTTL)
+	bShortPlain := broadcast(driver.PublicGroup, "", shortTTL)
+	bLongBilling := broadcast(driver.PublicGroup, "billing", 0)
 	gShortOps := broadcast("eu", "ops", shortTTL)
 	gLongBilling := broadcast("eu", "billing", 0)
 	read(ann, dShortOps)    // direct, expires
@@ -274,10 +275,10 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 
 	afterAnn := counts(3, 2, map[string][2]int64{"ops": {1, 1}, "billing": {2, 1}})
 	afterBob := counts(4, 2, map[string][2]int64{"ops": {1, 0}, "billing": {3, 2}})
-	parts := []inbox.Partition{
+	parts := []driver.Partition{
 		{Tenant: "acme", Inbox: "alerts", User: "ann"},
 		{Tenant: "acme", Inbox: "alerts", User: "bob"},
-		{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup},
+		{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup},
 		{Tenant: "acme", Inbox: "alerts", Group: "eu"},
 	}
 	seedCounters := map[string]map[string]rawTally{}
@@ -395,7 +396,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 			u = bob
 		}
 		got, err := ib.Get(ctx, u, e.Message.ID)
-		if errors.Is(err, inbox.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			continue // expired
 		}
 		if err != nil {
@@ -453,9 +454,9 @@ func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
 	ib := inbox.New(dynamo.New(c, table))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
-	annPart := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	annPart := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
 
 	var ids []string
 	for range 3 {
@@ -472,7 +473,7 @@ func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {
 	// account its removal and reports it, every time.
 	bad := map[string]types.AttributeValue{
 		"pk":   &types.AttributeValueMemberS{Value: annPart.PK()},
-		"sk":   &types.AttributeValueMemberS{Value: inbox.MessageSK("bad")},
+		"sk":   &types.AttributeValueMemberS{Value: driver.MessageSK("bad")},
 		"kind": &types.AttributeValueMemberS{Value: "UM"},
 	}
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: bad}); err != nil {
@@ -490,9 +491,9 @@ func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {
 	}
 	// Deleted by a user, in this order: the read message, the bad item,
 	// an unread message.
-	del(inbox.MessageSK(ids[0]))
-	del(inbox.MessageSK("bad"))
-	del(inbox.MessageSK(ids[1]))
+	del(driver.MessageSK(ids[0]))
+	del(driver.MessageSK("bad"))
+	del(driver.MessageSK(ids[1]))
 
 	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
 	var failed []string
@@ -512,7 +513,7 @@ func TestExpiryFailedRemovalIsRedeliveredAndAppliedOnce(t *testing.T) {
 		if _, err := r.Poll(ctx, h); err != nil {
 			t.Fatalf("Poll %d: %v", poll, err)
 		}
-		if diff := cmp.Diff([]string{inbox.MessageSK("bad")}, failed); diff != "" {
+		if diff := cmp.Diff([]string{driver.MessageSK("bad")}, failed); diff != "" {
 			t.Fatalf("Poll %d: failed records (-want +got):\n%s", poll, diff)
 		}
 		// The read message's removal is applied, once; the unread one's

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -138,7 +139,7 @@ func TestTransactionConflictIsRetried(t *testing.T) {
 		return pass
 	})
 	ib := inbox.New(store)
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi"})
 	if err != nil {
 		t.Fatalf("Publish through conflicts: %v", err)
@@ -177,7 +178,7 @@ func TestThrottledTransactionIsRetried(t *testing.T) {
 	})
 	set := func(n int) { mu.Lock(); left = n; mu.Unlock() }
 	ib := inbox.New(store)
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	set(2)
 	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Category: "ops"})
 	if err != nil {
@@ -235,7 +236,7 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 		return pass
 	})
 	ib := inbox.New(store, inbox.WithConcurrency(4))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	users := []string{"u0", "u1", "u2", "u3", "u4"}
 	cats := []string{"", "a", "b"}
 
@@ -330,9 +331,9 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 
 	raw := ddblocal.Client(t)
 	opt := cmp.AllowUnexported(rawTally{})
-	parts := []inbox.Partition{{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}}
+	parts := []driver.Partition{{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}}
 	for _, u := range users {
-		parts = append(parts, inbox.Partition{Tenant: "acme", Inbox: "alerts", User: u})
+		parts = append(parts, driver.Partition{Tenant: "acme", Inbox: "alerts", User: u})
 	}
 	published, read := int64(0), int64(0)
 	for _, p := range parts {

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -62,7 +62,7 @@ type rawTally struct{ published, read int64 }
 func rawCounters(t testing.TB, c *dynamodb.Client, table, pk string) map[string]rawTally {
 	t.Helper()
 	out := map[string]rawTally{}
-	for _, it := range rawQuery(t, c, table, pk, inbox.CounterPrefix) {
+	for _, it := range rawQuery(t, c, table, pk, driver.CounterPrefix) {
 		out[attrS(t, it["sk"])] = rawTally{attrN(t, it["published"]), attrN(t, it["read"])}
 	}
 	return out
@@ -83,12 +83,12 @@ func rawRecount(t testing.TB, c *dynamodb.Client, table, pk string) map[string]r
 		v.read += r
 		out[sk] = v
 	}
-	part, err := inbox.ParsePartitionKey(pk)
+	part, err := driver.ParsePartitionKey(pk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	public := part.IsShared()
-	for _, it := range rawQuery(t, c, table, pk, inbox.MessagePrefix) {
+	for _, it := range rawQuery(t, c, table, pk, driver.MessagePrefix) {
 		var p, r int64
 		isMsg, isRead := rawKind(it)
 		if isMsg {

@@ -9,8 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Item kinds, the kind attribute of each record type.
@@ -133,7 +132,7 @@ type counterItem struct {
 	TenantKey    string `dynamodbav:"tenant_key"`
 	InboxKey     string `dynamodbav:"inbox_key"`
 	UID          string `dynamodbav:"uid"`
-	// Recent are the recent receipts of a user's c#* (inbox.Stats.Recent),
+	// Recent are the recent receipts of a user's c#* (driver.Stats.Recent),
 	// by slot: string sets of "<group>#<message id>".
 	Recent0 []string `dynamodbav:"rs0,omitempty,stringset"`
 	Recent1 []string `dynamodbav:"rs1,omitempty,stringset"`
@@ -145,21 +144,21 @@ type counterItem struct {
 func recentAttr(i int) string { return "rs" + strconv.Itoa(i) }
 
 // recentValue is a recent receipt as a c#* string set holds it.
-func recentValue(k inbox.Key) string { return k.Partition.Group + "#" + k.ID }
+func recentValue(k driver.Key) string { return k.Partition.Group + "#" + k.ID }
 
 // recentKeys decodes the recent receipts of user partition p from it's
 // slots, leaving out any value that is not a group and a message ID: such
 // a value was not written by a Store, and the keys only ever make an Inbox
 // read more.
-func (it counterItem) recentKeys(p inbox.Partition) []inbox.Key {
-	var out []inbox.Key
+func (it counterItem) recentKeys(p driver.Partition) []driver.Key {
+	var out []driver.Key
 	for _, slot := range [][]string{it.Recent0, it.Recent1, it.Recent2, it.Recent3} {
 		for _, v := range slot {
 			g, id, ok := strings.Cut(v, "#")
-			if !ok || inbox.ValidateMessageID(id) != nil || g != inbox.PublicGroup && inbox.ValidateKey("group", g) != nil {
+			if !ok || driver.ValidateMessageID(id) != nil || g != driver.PublicGroup && driver.ValidateKey("group", g) != nil {
 				continue
 			}
-			out = append(out, inbox.Key{Partition: inbox.Partition{Tenant: p.Tenant, Inbox: p.Inbox, Group: g}, ID: id})
+			out = append(out, driver.Key{Partition: driver.Partition{Tenant: p.Tenant, Inbox: p.Inbox, Group: g}, ID: id})
 		}
 	}
 	return out
@@ -217,7 +216,7 @@ func fromEpoch(s int64) time.Time { return time.Unix(s, 0).UTC() }
 func (s *Store) item(pk, sk string, v any, expires time.Time) (map[string]types.AttributeValue, error) {
 	av, err := attributevalue.MarshalMap(v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", inbox.ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: %v", driver.ErrInvalidInput, err)
 	}
 	av[s.o.pk] = &types.AttributeValueMemberS{Value: pk}
 	av[s.o.sk] = &types.AttributeValueMemberS{Value: sk}
@@ -228,7 +227,7 @@ func (s *Store) item(pk, sk string, v any, expires time.Time) (map[string]types.
 }
 
 // recordItem returns the item of a message or broadcast (never a receipt).
-func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, error) {
+func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, error) {
 	m := rec.Message
 	it := messageItem{
 		Kind: kindMessage,
@@ -248,7 +247,7 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 		Unread:   unreadKey(rec.Partition, m.ID, rec.State()),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
-	return s.item(rec.Partition.PK(), inbox.MessageSK(m.ID), it, m.ExpiresAt)
+	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
 }
 
 // The unread index (a local secondary index on attrUnread) holds, in a
@@ -259,7 +258,7 @@ func (s *Store) recordItem(rec inbox.Record) (map[string]types.AttributeValue, e
 // (a filter cannot name the index's key, and the index projects nothing
 // that tells a receipt from a message): it evaluates the unread messages
 // and the receipts of the broadcasts between them, never a read message.
-// An unseen read (inbox.Query.Unseen) reads all three from the top, so
+// An unseen read (driver.Query.Unseen) reads all three from the top, so
 // that it gets the counter version with the records.
 const (
 	receiptMark = "r"
@@ -271,7 +270,7 @@ const (
 // unreadKey returns the unread index's key of direct message id of
 // partition p with marks st: its ID while it is unread and not archived,
 // in a user's partition; "" (no attribute, so not in the index) otherwise.
-func unreadKey(p inbox.Partition, id string, st inbox.State) string {
+func unreadKey(p driver.Partition, id string, st driver.State) string {
 	if p.IsShared() || !st.ReadAt.IsZero() || !st.ArchivedAt.IsZero() {
 		return ""
 	}
@@ -280,7 +279,7 @@ func unreadKey(p inbox.Partition, id string, st inbox.State) string {
 
 // setUnread adds to upd the change of the unread index's key of direct
 // message id of partition p to what marks st give it.
-func setUnread(upd expression.UpdateBuilder, p inbox.Partition, id string, st inbox.State) expression.UpdateBuilder {
+func setUnread(upd expression.UpdateBuilder, p driver.Partition, id string, st driver.State) expression.UpdateBuilder {
 	if k := unreadKey(p, id, st); k != "" {
 		return upd.Set(expression.Name(attrUnread), expression.Value(k))
 	}
@@ -288,7 +287,7 @@ func setUnread(upd expression.UpdateBuilder, p inbox.Partition, id string, st in
 }
 
 // receiptItem returns the receipt mark mk leaves, with mk.To's marks.
-func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, error) {
+func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, error) {
 	it := messageItem{
 		Kind:     kindMessage,
 		Taxonomy: taxonomy(mk.Category),
@@ -300,15 +299,15 @@ func (s *Store) receiptItem(mk inbox.Mark) (map[string]types.AttributeValue, err
 		Unread:   mk.Key.ID + receiptMark,
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
-	return s.item(mk.Key.Partition.PK(), inbox.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
+	return s.item(mk.Key.Partition.PK(), driver.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
 }
 
 // ledgerEntry returns the ledger entry item rec.Entry of rec (its category,
 // marks and receipt state; its key holds the record's expiry and ID).
-func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, error) {
+func (s *Store) ledgerEntry(rec driver.Record) (map[string]types.AttributeValue, error) {
 	m := rec.Message
-	if err := inbox.ValidateEntry(rec); err != nil || !rec.Ledgered() {
-		return nil, fmt.Errorf("%w: ledger entry %q of record %s", inbox.ErrInvalidInput, rec.Entry, m.ID)
+	if err := driver.ValidateEntry(rec); err != nil || !rec.Ledgered() {
+		return nil, fmt.Errorf("%w: ledger entry %q of record %s", driver.ErrInvalidInput, rec.Entry, m.ID)
 	}
 	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Deleted: readAt(rec.DeletedAt)}
 	if rec.Receipt {
@@ -318,20 +317,20 @@ func (s *Store) ledgerEntry(rec inbox.Record) (map[string]types.AttributeValue, 
 }
 
 // decodeEntry returns the ledger entry item av of partition p as a record.
-func (s *Store) decodeEntry(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
+func (s *Store) decodeEntry(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Record{}, err
+		return driver.Record{}, err
 	}
-	exp, id, err := inbox.ParseLedgerSK(sk)
+	exp, id, err := driver.ParseLedgerSK(sk)
 	if err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: ledger entry %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: ledger entry %s/%s: %w", p.PK(), sk, err)
 	}
 	var it ledgerItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: decode ledger entry %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: decode ledger entry %s/%s: %w", p.PK(), sk, err)
 	}
-	rec := inbox.Record{Partition: p, Receipt: it.Receipt, Entry: sk, Message: inbox.Message{ID: id, ExpiresAt: exp}}
+	rec := driver.Record{Partition: p, Receipt: it.Receipt, Entry: sk, Message: driver.Message{ID: id, ExpiresAt: exp}}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
@@ -350,27 +349,27 @@ func fromEpochPtr(s *int64) time.Time {
 
 // tombstone returns the tombstone item of rec, a removed broadcast: it
 // expires when the broadcast would have.
-func (s *Store) tombstone(rec inbox.Record) (map[string]types.AttributeValue, error) {
-	return s.item(rec.Partition.PK(), inbox.TombstoneSK(rec.Message.ID), tombstoneItem{
+func (s *Store) tombstone(rec driver.Record) (map[string]types.AttributeValue, error) {
+	return s.item(rec.Partition.PK(), driver.TombstoneSK(rec.Message.ID), tombstoneItem{
 		Kind: kindTombstone, Taxonomy: taxonomy(rec.Message.Category),
 	}, rec.Message.ExpiresAt)
 }
 
 // decodeTombstone returns the tombstone item av of partition p as a record.
-func (s *Store) decodeTombstone(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
+func (s *Store) decodeTombstone(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Record{}, err
+		return driver.Record{}, err
 	}
 	var it tombstoneItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: decode tombstone %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: decode tombstone %s/%s: %w", p.PK(), sk, err)
 	}
 	exp, err := s.expiry(av)
 	if err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: tombstone %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: tombstone %s/%s: %w", p.PK(), sk, err)
 	}
-	rec := inbox.Record{Partition: p, Message: inbox.Message{ID: strings.TrimPrefix(sk, inbox.TombstonePrefix), ExpiresAt: exp}}
+	rec := driver.Record{Partition: p, Message: driver.Message{ID: strings.TrimPrefix(sk, driver.TombstonePrefix), ExpiresAt: exp}}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
@@ -398,14 +397,14 @@ func readAt(t time.Time) *int64 {
 // of partition p. It reads both layouts of the seeds: headers nested (seed
 // 001, as this Store writes) or flat at the top level (seed 000); and
 // readat NULL, or absent, as unread.
-func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeValue) (inbox.Record, error) {
+func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
-		return inbox.Record{}, err
+		return driver.Record{}, err
 	}
-	id, ok := strings.CutPrefix(sk, inbox.MessagePrefix)
+	id, ok := strings.CutPrefix(sk, driver.MessagePrefix)
 	if !ok {
-		return inbox.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
+		return driver.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
 	}
 	for _, attr := range []string{attrReadAt, attrArchived, attrDeleted} {
 		if _, null := av[attr].(*types.AttributeValueMemberNULL); null {
@@ -414,17 +413,17 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
 	}
 	expires, err := s.expiry(av)
 	if err != nil {
-		return inbox.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
 	}
 	if it.Headers == nil {
 		if _, flat := av[attrAudiences]; flat {
 			var f flatItem
 			if err := attributevalue.UnmarshalMap(av, &f); err != nil {
-				return inbox.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
+				return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
 			}
 			it.Headers = &headersAttr{HostSystemID: f.HostSystemID, Sender: f.Sender, Received: f.Received, Delivered: f.Delivered}
 			if f.Audiences != nil {
@@ -432,7 +431,7 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 			}
 		}
 	}
-	rec := inbox.Record{Partition: p, Receipt: it.Headers == nil, Entry: it.Ledger, Message: inbox.Message{ID: id, ExpiresAt: expires}}
+	rec := driver.Record{Partition: p, Receipt: it.Headers == nil, Entry: it.Ledger, Message: driver.Message{ID: id, ExpiresAt: expires}}
 	if rec.Receipt {
 		rec.Message.Audience.Group = it.Group
 	}
@@ -444,7 +443,7 @@ func (s *Store) decodeRecord(p inbox.Partition, av map[string]types.AttributeVal
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender
-		m.Audience = inbox.Audience{Kind: inbox.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
+		m.Audience = driver.Audience{Kind: driver.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
 		m.ReceivedAt = fromEpoch(h.Received)
 		m.DeliveredAt = fromEpoch(h.Delivered)
 	}

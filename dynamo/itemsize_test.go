@@ -15,17 +15,18 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 )
 
 // TestItemSizeIsExact: for bodies of every kind, the item the Store
-// writes, padded so that inbox.ItemSize says it is exactly 400 KB, is
+// writes, padded so that driver.ItemSize says it is exactly 400 KB, is
 // accepted by DynamoDB, and one byte more is refused: the size the library
 // checks before writing is the size DynamoDB counts.
 func TestItemSizeIsExact(t *testing.T) {
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
-	p := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	p := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
 	negatives := make([]any, 5000)
 	for i := range negatives {
 		negatives[i] = -float64(i*7919%100000) - 0.5
@@ -42,17 +43,17 @@ func TestItemSizeIsExact(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	for name, body := range bodies {
-		rec := inbox.Record{Partition: p, Message: inbox.Message{
+		rec := driver.Record{Partition: p, Message: driver.Message{
 			ID: ulid.Make().String(), HostSystemID: "h-" + name, Sender: "s", Category: "billing",
-			Audience: inbox.Audience{Kind: inbox.AudienceUsers, Label: "l", UIDs: []string{"ann"}},
+			Audience: driver.Audience{Kind: driver.AudienceUsers, Label: "l", UIDs: []string{"ann"}},
 			Title:    "t", Body: body, ReceivedAt: now, DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
 		}}
-		rec.Entry = inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "size")
+		rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "size")
 		if err := store.PutMessage(ctx, rec, nil); err != nil {
 			t.Fatalf("%s: PutMessage: %v", name, err)
 		}
-		item := getRaw(t, raw, table, p.PK(), inbox.MessageSK(rec.Message.ID))
-		pad := inbox.MaxItemSize - inbox.ItemSize(rec)
+		item := getRaw(t, raw, table, p.PK(), driver.MessageSK(rec.Message.ID))
+		pad := driver.MaxItemSize - driver.ItemSize(rec)
 		for _, extra := range []int{0, 1} {
 			title := strings.Repeat("x", 1+pad+extra)
 			item["message"].(*types.AttributeValueMemberM).Value["title"] = &types.AttributeValueMemberS{Value: title}
@@ -60,9 +61,9 @@ func TestItemSizeIsExact(t *testing.T) {
 			var api smithy.APIError
 			switch {
 			case extra == 0 && err != nil:
-				t.Errorf("%s: the item at exactly %d bytes by ItemSize was refused: %v", name, inbox.MaxItemSize, err)
+				t.Errorf("%s: the item at exactly %d bytes by ItemSize was refused: %v", name, driver.MaxItemSize, err)
 			case extra == 1 && (!errors.As(err, &api) || !strings.Contains(api.ErrorMessage(), "size")):
-				t.Errorf("%s: the item a byte over %d by ItemSize: %v, want DynamoDB's item size error", name, inbox.MaxItemSize, err)
+				t.Errorf("%s: the item a byte over %d by ItemSize: %v, want DynamoDB's item size error", name, driver.MaxItemSize, err)
 			}
 		}
 	}
@@ -77,8 +78,8 @@ func TestLargestMessageCanBeRead(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	clock := func() time.Time { return now }
 	ib := inbox.New(store, inbox.WithClock(clock))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
-	user := strings.Repeat("u", inbox.MaxKeyLen) // the longest key: the copy Publish checks
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+	user := strings.Repeat("u", driver.MaxKeyLen) // the longest key: the copy Publish checks
 	negatives := make([]any, 1000)
 	for i := range negatives {
 		negatives[i] = -1.5
@@ -87,12 +88,12 @@ func TestLargestMessageCanBeRead(t *testing.T) {
 	// The largest title that fits, found on the in-memory store, which
 	// checks records alike.
 	mem := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
-	lo, hi := 0, inbox.MaxItemSize
+	lo, hi := 0, driver.MaxItemSize
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if _, err := mem.Publish(ctx, scope, []string{user}, draft(mid)); err == nil {
 			lo = mid
-		} else if errors.Is(err, inbox.ErrTooLarge) {
+		} else if errors.Is(err, driver.ErrTooLarge) {
 			hi = mid - 1
 		} else {
 			t.Fatal(err)
@@ -105,9 +106,9 @@ func TestLargestMessageCanBeRead(t *testing.T) {
 	if ok, err := ib.MarkRead(ctx, scope.User(user), res.Message.ID); err != nil || !ok {
 		t.Errorf("MarkRead of the largest message = %v, %v; want true", ok, err)
 	}
-	pk := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: user}.PK()
+	pk := driver.Partition{Tenant: "acme", Inbox: "alerts", User: user}.PK()
 	before := len(rawQuery(t, raw, table, pk, ""))
-	if _, err := ib.Publish(ctx, scope, []string{user}, draft(lo+1)); !errors.Is(err, inbox.ErrTooLarge) {
+	if _, err := ib.Publish(ctx, scope, []string{user}, draft(lo+1)); !errors.Is(err, driver.ErrTooLarge) {
 		t.Errorf("Publish a byte larger: %v, want ErrTooLarge", err)
 	}
 	if after := len(rawQuery(t, raw, table, pk, "")); after != before {

@@ -3,14 +3,14 @@ package dynamo
 import (
 	"fmt"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Default attribute names, as in the seeds' design.
 const (
 	DefaultPKAttribute  = "pk"
 	DefaultSKAttribute  = "sk"
-	DefaultTTLAttribute = inbox.TTLAttribute
+	DefaultTTLAttribute = driver.TTLAttribute
 )
 
 // Option configures a Store (New) or the table helpers (CreateTable).

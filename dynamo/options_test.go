@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -63,7 +64,7 @@ func TestCustomAttributeNames(t *testing.T) {
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	ib := inbox.New(dynamo.New(raw, table, opts...), inbox.WithClock(func() time.Time { return now }))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 	pub, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "direct", Category: "ops", HostSystemID: "h1"})
 	if err != nil {
@@ -118,19 +119,19 @@ func TestCustomAttributeNames(t *testing.T) {
 }
 
 // TestItemTooLarge: DynamoDB's refusal of an item over 400 KB matches
-// inbox.ErrTooLarge, and nothing is written.
+// driver.ErrTooLarge, and nothing is written.
 func TestItemTooLarge(t *testing.T) {
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
-	p := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	p := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
 	now := time.Now().UTC().Truncate(time.Second)
-	rec := inbox.Record{Partition: p, Message: inbox.Message{
-		ID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
+	rec := driver.Record{Partition: p, Message: driver.Message{
+		ID: "01HZZZZZZZZZZZZZZZZZZZZZZZ", Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{"ann"}},
 		Body: strings.Repeat("x", 410*1024), DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
 	}}
-	rec.Entry = inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "big")
-	err := store.PutMessage(ctx, rec, []inbox.Counter{{Partition: p, Published: 1}})
-	if !errors.Is(err, inbox.ErrTooLarge) {
+	rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "big")
+	err := store.PutMessage(ctx, rec, []driver.Counter{{Partition: p, Published: 1}})
+	if !errors.Is(err, driver.ErrTooLarge) {
 		t.Fatalf("PutMessage of a 410 KB body: %v, want ErrTooLarge", err)
 	}
 	t.Logf("DynamoDB said: %v", err)

@@ -13,16 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // GetRecords reads the records at keys with one strongly consistent
 // BatchGetItem (requesting unprocessed keys again, if DynamoDB leaves
 // some). Repeated keys are read once. More than 100 distinct keys is
 // ErrInvalidInput.
-func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
-	partitions := make(map[string]inbox.Partition, 2)
-	seen := make(map[inbox.Key]bool, len(keys))
+func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
+	partitions := make(map[string]driver.Partition, 2)
+	seen := make(map[driver.Key]bool, len(keys))
 	var req []map[string]types.AttributeValue
 	for _, k := range keys {
 		if seen[k] {
@@ -33,7 +33,7 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 		req = append(req, s.messageKey(k))
 	}
 	if len(req) > maxBatchGet {
-		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", inbox.ErrInvalidInput, len(req), maxBatchGet)
+		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", driver.ErrInvalidInput, len(req), maxBatchGet)
 	}
 	if len(req) == 0 {
 		return nil, nil
@@ -42,7 +42,7 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 	if err != nil {
 		return nil, opError("get records", err)
 	}
-	out := make([]inbox.Record, 0, len(items))
+	out := make([]driver.Record, 0, len(items))
 	for _, av := range items {
 		pk, _, err := s.itemKey(av)
 		if err != nil {
@@ -74,17 +74,17 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 // Items under m# that are not message items (another program's) fail the
 // decoding with an error rather than being skipped silently.
 // A Limit below 1 is ErrInvalidInput.
-func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Limit < 1 {
-		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
+		return driver.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", driver.ErrInvalidInput, q.Limit)
 	}
-	if err := inbox.ValidateQuery(q); err != nil {
-		return inbox.QueryResult{}, err
+	if err := driver.ValidateQuery(q); err != nil {
+		return driver.QueryResult{}, err
 	}
 	pk := q.Partition.PK()
 	user := !q.Partition.IsShared() && s.o.unread != ""
-	feed := q.UnreadOnly && q.Archived == inbox.NotArchived && user // an unread page: the index's messages
-	unseen := q.Unseen && user                                      // the index's messages, receipts and c#*
+	feed := q.UnreadOnly && q.Archived == driver.NotArchived && user // an unread page: the index's messages
+	unseen := q.Unseen && user                                       // the index's messages, receipts and c#*
 	index := feed || unseen
 	kc := expression.Key(s.o.pk).Equal(expression.Value(pk))
 	switch {
@@ -97,9 +97,9 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		kc = kc.And(expression.Key(attrUnread).LessThan(expression.Value(feedBound)))
 	case q.After != "":
 		// Above After and within m#: m#<After> < sk < m$ ('$' follows '#').
-		kc = kc.And(expression.Key(s.o.sk).Between(expression.Value(inbox.MessageSK(q.After)+"\x00"), expression.Value("m$")))
+		kc = kc.And(expression.Key(s.o.sk).Between(expression.Value(driver.MessageSK(q.After)+"\x00"), expression.Value("m$")))
 	default:
-		kc = kc.And(expression.Key(s.o.sk).BeginsWith(inbox.MessagePrefix))
+		kc = kc.And(expression.Key(s.o.sk).BeginsWith(driver.MessagePrefix))
 	}
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	fq := q
@@ -107,7 +107,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		// The index holds only unread, unarchived messages (and receipts,
 		// and c#*), and projects only the attributes of the category and
 		// expiry filters.
-		fq.UnreadOnly, fq.Archived = false, inbox.AnyArchived
+		fq.UnreadOnly, fq.Archived = false, driver.AnyArchived
 	}
 	if unseen {
 		fq.Now = time.Time{} // c#* has no expiry: filtered below
@@ -116,7 +116,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if q.Unseen && !user {
 		// Without the index: receipts, and unread, unarchived messages,
 		// of the library's own (as the index would hold them).
-		held := expression.And(expression.Name(inbox.LedgerAttribute).AttributeExists(),
+		held := expression.And(expression.Name(driver.LedgerAttribute).AttributeExists(),
 			expression.Or(expression.Not(isMessage()), expression.And(unread(), has(attrArchived, false))))
 		if ok {
 			f = f.And(held)
@@ -129,7 +129,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return inbox.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
+		return driver.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
 	}
 	limit := min(q.Limit, 1<<30)
 	if unseen && q.Before == "" {
@@ -147,7 +147,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	}
 	if q.Before != "" {
-		in.ExclusiveStartKey = s.key(pk, inbox.MessageSK(q.Before))
+		in.ExclusiveStartKey = s.key(pk, driver.MessageSK(q.Before))
 	}
 	if index {
 		// The index holds keys only: DynamoDB fetches each item from the
@@ -161,18 +161,18 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	var api smithy.APIError
 	if index && errors.As(err, &api) && strings.Contains(api.ErrorMessage(), "specified index") {
 		// The deployment's fault, not the caller's input.
-		return inbox.QueryResult{}, fmt.Errorf("dynamo: table %s has no index %q: create the table with CreateTable, or pass WithUnreadIndex(\"\") to New: %w", s.table, s.o.unread, err)
+		return driver.QueryResult{}, fmt.Errorf("dynamo: table %s has no index %q: create the table with CreateTable, or pass WithUnreadIndex(\"\") to New: %w", s.table, s.o.unread, err)
 	}
 	if err != nil {
-		return inbox.QueryResult{}, opError("query", err)
+		return driver.QueryResult{}, opError("query", err)
 	}
-	var res inbox.QueryResult
+	var res driver.QueryResult
 	evaluated, last := 0, ""
 	for _, av := range out.Items {
-		if _, sk, err := s.itemKey(av); err == nil && unseen && sk == inbox.CounterSK("", "") {
+		if _, sk, err := s.itemKey(av); err == nil && unseen && sk == driver.CounterSK("", "") {
 			_, ver, _, err := s.decodeCounter(q.Partition, av)
 			if err != nil {
-				return inbox.QueryResult{}, err
+				return driver.QueryResult{}, err
 			}
 			res.Version, res.Versioned = ver, true
 			continue
@@ -186,7 +186,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		}
 		rec, err := s.decodeRecord(q.Partition, av)
 		if err != nil {
-			return inbox.QueryResult{}, err
+			return driver.QueryResult{}, err
 		}
 		last = rec.Message.ID
 		if unseen && !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt) || feed && rec.Receipt {
@@ -197,16 +197,16 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 	if out.LastEvaluatedKey != nil {
 		_, sk, err := s.itemKey(out.LastEvaluatedKey)
 		if err != nil {
-			return inbox.QueryResult{}, err
+			return driver.QueryResult{}, err
 		}
-		res.Next = strings.TrimPrefix(sk, inbox.MessagePrefix)
+		res.Next = strings.TrimPrefix(sk, driver.MessagePrefix)
 	}
 	return res, nil
 }
 
 // queryFilter returns the filter of q's category, unread-only, archive and
 // expiry conditions; ok is false when q has none.
-func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bool) {
+func (s *Store) queryFilter(q driver.Query) (f expression.ConditionBuilder, ok bool) {
 	var conds []expression.ConditionBuilder
 	if q.Category != "" {
 		conds = append(conds, expression.Name(attrCategory).Equal(expression.Value(q.Category)))
@@ -219,10 +219,10 @@ func (s *Store) queryFilter(q inbox.Query) (f expression.ConditionBuilder, ok bo
 		conds = append(conds, expression.NameNoDotSplit(s.o.ttl).GreaterThan(expression.Value(q.Now.Unix())))
 	}
 	switch q.Archived {
-	case inbox.NotArchived:
+	case driver.NotArchived:
 		// Not archived, or a receipt (not a message).
 		conds = append(conds, expression.Or(has(attrArchived, false), expression.Not(isMessage())))
-	case inbox.OnlyArchived:
+	case driver.OnlyArchived:
 		conds = append(conds, has(attrArchived, true))
 	}
 	switch len(conds) {

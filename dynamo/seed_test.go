@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -26,7 +27,7 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 	raw := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, raw)
 	ib := inbox.New(dynamo.New(raw, table))
-	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
 	annPK := "t#acmeU#ann#alerts"
 	now := time.Now().UTC().Truncate(time.Second)
 	exp := now.Add(time.Hour).Unix()

@@ -6,8 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Client is the narrow part of *dynamodb.Client the Store uses, so that
@@ -22,7 +21,7 @@ type Client interface {
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 }
 
-// Store is the production inbox.Store: one DynamoDB table in the seeds'
+// Store is the production driver.Store: one DynamoDB table in the seeds'
 // single-table layout (see the package documentation). Create it with New.
 //
 // A Store holds no mutable state and is safe for concurrent use by multiple
@@ -33,7 +32,7 @@ type Store struct {
 	o      options
 }
 
-var _ inbox.Store = (*Store)(nil)
+var _ driver.Store = (*Store)(nil)
 
 // New returns a Store over table, reached through client. The table must
 // have string partition and sort keys named as the options say (pk and sk
@@ -51,7 +50,7 @@ func New(client Client, table string, opts ...Option) *Store {
 	return &Store{client: client, table: table, o: o}
 }
 
-// Namespace returns the table's name (see inbox.Namespacer): Inboxes over
+// Namespace returns the table's name (see driver.Namespacer): Inboxes over
 // Stores of two tables that share one inbox.SharedBackend keep their
 // snapshots apart. Tables of the same name in two accounts or regions need
 // backends of their own (or rediscache prefixes).
@@ -67,8 +66,8 @@ func (s *Store) key(pk, sk string) map[string]types.AttributeValue {
 
 // messageKey returns the primary key of the message, broadcast or receipt
 // at k.
-func (s *Store) messageKey(k inbox.Key) map[string]types.AttributeValue {
-	return s.key(k.Partition.PK(), inbox.MessageSK(k.ID))
+func (s *Store) messageKey(k driver.Key) map[string]types.AttributeValue {
+	return s.key(k.Partition.PK(), driver.MessageSK(k.ID))
 }
 
 // itemKey returns the string values of item's partition and sort keys.

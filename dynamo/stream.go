@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // StreamsClient is the part of the DynamoDB Streams API a StreamReader
@@ -177,7 +177,7 @@ func (r *StreamReader) Poll(ctx context.Context, h StreamHandler) (delivered int
 // about two requests a second, whatever the interval.
 func (r *StreamReader) Run(ctx context.Context, h StreamHandler, interval time.Duration) error {
 	if interval <= 0 {
-		return fmt.Errorf("%w: stream poll interval %v is not positive", inbox.ErrInvalidInput, interval)
+		return fmt.Errorf("%w: stream poll interval %v is not positive", driver.ErrInvalidInput, interval)
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -244,7 +244,7 @@ func (r *StreamReader) loadCheckpoints(ctx context.Context, now time.Time) error
 	start := time.Now()
 	saved, err := r.cfg.checkpoints.Load(ctx, r.streamARN)
 	r.cfg.call(ctx, "LoadCheckpoints", "", 0, start, err)
-	if err != nil && !errors.Is(err, inbox.ErrInvalidInput) {
+	if err != nil && !errors.Is(err, driver.ErrInvalidInput) {
 		// Not read: try again later, reading nothing meanwhile.
 		r.loadErrs++
 		r.loadAt = now.Add(delay(r.cfg.errBackoff, r.loadErrs, err))
@@ -503,7 +503,7 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 		for _, f := range resp.BatchItemFailures {
 			i, ok := index[f.ItemIdentifier]
 			if !ok {
-				herr = fmt.Errorf("%w: stream handler reported failed item %q, which is not in the batch", inbox.ErrInvalidInput, f.ItemIdentifier)
+				herr = fmt.Errorf("%w: stream handler reported failed item %q, which is not in the batch", driver.ErrInvalidInput, f.ItemIdentifier)
 				accepted = 0
 				break
 			}

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Fixed values of the records Lambda delivers from a DynamoDB stream.
@@ -41,7 +41,7 @@ func eventRecord(rec types.Record, streamARN string) (events.DynamoDBEventRecord
 	}
 	d := rec.Dynamodb
 	if d == nil || aws.ToString(d.SequenceNumber) == "" {
-		return events.DynamoDBEventRecord{}, fmt.Errorf("%w: stream record %q has no sequence number", inbox.ErrInvalidInput, out.EventID)
+		return events.DynamoDBEventRecord{}, fmt.Errorf("%w: stream record %q has no sequence number", driver.ErrInvalidInput, out.EventID)
 	}
 	out.Change = events.DynamoDBStreamRecord{
 		SequenceNumber: aws.ToString(d.SequenceNumber),
@@ -140,7 +140,7 @@ func attributeValue(v types.AttributeValue) (events.DynamoDBAttributeValue, erro
 		}
 		return events.NewListAttribute(l), nil
 	case *types.UnknownUnionMember:
-		return events.DynamoDBAttributeValue{}, fmt.Errorf("%w: attribute of unknown type %q", inbox.ErrInvalidInput, v.Tag)
+		return events.DynamoDBAttributeValue{}, fmt.Errorf("%w: attribute of unknown type %q", driver.ErrInvalidInput, v.Tag)
 	}
-	return events.DynamoDBAttributeValue{}, fmt.Errorf("%w: attribute value of type %T", inbox.ErrInvalidInput, v)
+	return events.DynamoDBAttributeValue{}, fmt.Errorf("%w: attribute value of type %T", driver.ErrInvalidInput, v)
 }

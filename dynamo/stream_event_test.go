@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/google/go-cmp/cmp"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 const testStreamARN = "arn:aws:dynamodb:us-east-1:123456789012:table/inbox/stream/2024-01-01T00:00:00.000"
@@ -247,7 +247,7 @@ func TestStreamEventRecordRejectsWhatItCannotConvert(t *testing.T) {
 		"unknown member type": unknown,
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := eventRecord(rec, testStreamARN); !errors.Is(err, inbox.ErrInvalidInput) {
+			if _, err := eventRecord(rec, testStreamARN); !errors.Is(err, driver.ErrInvalidInput) {
 				t.Errorf("eventRecord error = %v, want ErrInvalidInput", err)
 			}
 		})

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -171,7 +172,7 @@ func TestStreamReaderUnderFaults(t *testing.T) {
 		}
 	}
 
-	scope := inbox.Scope{Tenant: "acme", Inbox: "main"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "main"}
 	users := []string{"ann", "bob", "cy"}
 	live := map[string][]string{} // user -> message IDs standing
 	step := func(i int) {
@@ -197,8 +198,8 @@ func TestStreamReaderUnderFaults(t *testing.T) {
 		default: // another program deletes the item: only the stream accounts it
 			j := rng.IntN(len(live[u]))
 			_, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: inbox.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, User: u}.PK()},
-				"sk": &types.AttributeValueMemberS{Value: inbox.MessageSK(live[u][j])},
+				"pk": &types.AttributeValueMemberS{Value: driver.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, User: u}.PK()},
+				"sk": &types.AttributeValueMemberS{Value: driver.MessageSK(live[u][j])},
 			}})
 			if err != nil {
 				t.Fatal(err)
@@ -302,7 +303,7 @@ func TestStreamReaderUnderFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var listed []inbox.Message
+		var listed []driver.Message
 		for o := (inbox.ListOptions{Limit: 100}); ; {
 			p, err := ib.List(ctx, scope.User(u), o)
 			if err != nil {

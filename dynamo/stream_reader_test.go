@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 )
 
@@ -410,7 +410,7 @@ func TestStreamReaderPassesAMalformedRecord(t *testing.T) {
 	var got []string
 	for range 3 {
 		_, err := r.Poll(ctx, rec.handle)
-		if err != nil && !errors.Is(err, inbox.ErrInvalidInput) {
+		if err != nil && !errors.Is(err, driver.ErrInvalidInput) {
 			t.Fatal(err)
 		}
 		got = append(got, rec.seqs()...)
@@ -418,7 +418,7 @@ func TestStreamReaderPassesAMalformedRecord(t *testing.T) {
 	if !slices.Equal(got, []string{"1", "3"}) {
 		t.Errorf("handed %v, want [1 3]", got)
 	}
-	if len(f.failed) != 1 || f.failed[0].Record.Change.SequenceNumber != "2" || !errors.Is(f.failed[0].Err, inbox.ErrInvalidInput) {
+	if len(f.failed) != 1 || f.failed[0].Record.Change.SequenceNumber != "2" || !errors.Is(f.failed[0].Err, driver.ErrInvalidInput) {
 		t.Errorf("OnFailure got %+v, want record 2, invalid", f.failed)
 	}
 }

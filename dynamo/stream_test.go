@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -246,7 +246,7 @@ func TestStreamReaderHandlerErrorFailsTheWholeBatch(t *testing.T) {
 	bad := func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "not-a-sequence-number"}}}, nil
 	}
-	if n, err := r.Poll(context.Background(), bad); !errors.Is(err, inbox.ErrInvalidInput) || n != 0 {
+	if n, err := r.Poll(context.Background(), bad); !errors.Is(err, driver.ErrInvalidInput) || n != 0 {
 		t.Fatalf("Poll with an unknown item identifier = %d, %v; want 0, ErrInvalidInput", n, err)
 	}
 
@@ -265,7 +265,7 @@ func TestStreamReaderRunPollsUntilCancelled(t *testing.T) {
 	t.Parallel()
 	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", emptyAt: -1}}}
 	r := dynamo.NewStreamReader(s, "arn")
-	if err := r.Run(context.Background(), (&recorder{}).handle, 0); !errors.Is(err, inbox.ErrInvalidInput) {
+	if err := r.Run(context.Background(), (&recorder{}).handle, 0); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Fatalf("Run with interval 0 = %v, want ErrInvalidInput", err)
 	}
 	seen, h := sequences()

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -40,7 +41,7 @@ func TestUnreadIndex(t *testing.T) {
 	clock := func() time.Time { return now }
 	ib := inbox.New(store, inbox.WithClock(clock))
 	scan := inbox.New(dynamo.New(raw, table, dynamo.WithUnreadIndex("")), inbox.WithClock(clock))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 	var ids []string
 	for i := range 6 {
@@ -124,7 +125,7 @@ func TestUnreadIndex(t *testing.T) {
 	// not the caller's bad input.
 	old, _ := ddblocal.NewTable(t, raw, dynamo.WithUnreadIndex(""))
 	_, err = inbox.New(dynamo.New(raw, old)).List(ctx, ann, inbox.ListOptions{UnreadOnly: true})
-	if err == nil || errors.Is(err, inbox.ErrInvalidInput) || !strings.Contains(err.Error(), `WithUnreadIndex("")`) {
+	if err == nil || errors.Is(err, driver.ErrInvalidInput) || !strings.Contains(err.Error(), `WithUnreadIndex("")`) {
 		t.Errorf("an unread List on a table without the index: %v, want an error naming WithUnreadIndex, not ErrInvalidInput", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -98,13 +99,13 @@ func TestWireFormat(t *testing.T) {
 	cc := &capacityClient{Client: raw}
 	now := time.Now().UTC().Truncate(time.Second)
 	ib := inbox.New(dynamo.New(cc, table), inbox.WithClock(func() time.Time { return now }))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 
-	if err := ib.PutTenantSettings(ctx, "acme", inbox.TenantSettings{Title: "Acme", TTL: "30d", UpdatedBy: "ops"}); err != nil {
+	if err := ib.PutTenantSettings(ctx, "acme", driver.TenantSettings{Title: "Acme", TTL: "30d", UpdatedBy: "ops"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ib.PutInboxConfig(ctx, scope, inbox.InboxConfig{Title: "Alerts", Description: "Ops alerts", TTL: map[string]string{"default": "7d", "billing": "1d"}}); err != nil {
+	if err := ib.PutInboxConfig(ctx, scope, driver.InboxConfig{Title: "Alerts", Description: "Ops alerts", TTL: map[string]string{"default": "7d", "billing": "1d"}}); err != nil {
 		t.Fatal(err)
 	}
 	pub, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{
@@ -140,7 +141,7 @@ func TestWireFormat(t *testing.T) {
 	entries := map[string]string{}
 	ledgerOf := func(pk string, exp time.Time, id string) string {
 		t.Helper()
-		prefix := inbox.LedgerSK(exp, id, "")
+		prefix := driver.LedgerSK(exp, id, "")
 		for _, it := range rawQuery(t, raw, table, pk, prefix) {
 			return attrS(t, it["sk"])
 		}
@@ -270,15 +271,15 @@ func TestWireFormat(t *testing.T) {
 	// The removal of a record without a ledger entry (another program's)
 	// is recorded once, by a marker in its partition, written with its
 	// counter changes.
-	annPart := inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	foreign := inbox.Record{Partition: annPart, Receipt: true, Message: inbox.Message{ID: bc.ID, ReadAt: now}}
-	rm := inbox.Removal{Record: foreign, EventID: "event-1", Deltas: []inbox.Counter{{Partition: annPart, Read: -1}}, Now: now}
+	annPart := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	foreign := driver.Record{Partition: annPart, Receipt: true, Message: driver.Message{ID: bc.ID, ReadAt: now}}
+	rm := driver.Removal{Record: foreign, EventID: "event-1", Deltas: []driver.Counter{{Partition: annPart, Read: -1}}, Now: now}
 	for i, want := range []bool{true, false} {
 		if applied, err := ib.Store().ApplyRemoval(ctx, rm); err != nil || applied != want {
 			t.Fatalf("ApplyRemoval #%d = %v, %v; want %v", i+1, applied, err, want)
 		}
 	}
-	wantMarker := map[string]any{"pk": "S:" + annPK, "sk": "S:x#event-1", "kind": "S:RX", "expiredat": epoch(inbox.RemovalMarkerTTL)}
+	wantMarker := map[string]any{"pk": "S:" + annPK, "sk": "S:x#event-1", "kind": "S:RX", "expiredat": epoch(driver.RemovalMarkerTTL)}
 	if diff := cmp.Diff(wantMarker, shapeMap(getRaw(t, raw, table, annPK, "x#event-1"), true)); diff != "" {
 		t.Errorf("removal marker (-want +got):\n%s", diff)
 	}
@@ -299,8 +300,8 @@ func TestWireFormat(t *testing.T) {
 
 	// A broadcast removed before it expired leaves a tombstone, expiring
 	// when the broadcast would have.
-	broadcast := inbox.Record{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}, Entry: entries["broadcast"], Message: bc}
-	if ok, err := ib.Store().ApplyRemoval(ctx, inbox.RemovalFor(broadcast, "event-2", now)); err != nil || !ok {
+	broadcast := driver.Record{Partition: driver.Partition{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}, Entry: entries["broadcast"], Message: bc}
+	if ok, err := ib.Store().ApplyRemoval(ctx, driver.RemovalFor(broadcast, "event-2", now)); err != nil || !ok {
 		t.Fatalf("ApplyRemoval(broadcast) = %v, %v", ok, err)
 	}
 	wantTomb := map[string]any{"pk": "S:" + pubPK, "sk": "S:d#" + bc.ID, "kind": "S:TB", "expiredat": epoch(7 * 24 * time.Hour)}

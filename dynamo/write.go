@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // maxTransactItems is DynamoDB's limit on the items of one transaction.
@@ -24,7 +24,7 @@ const maxTransactItems = 100
 // on items[i] means.
 func (s *Store) transact(ctx context.Context, op string, items []types.TransactWriteItem, meanings []onFail) error {
 	if len(items) > maxTransactItems {
-		return fmt.Errorf("%w: %s needs %d transaction items, at most %d", inbox.ErrInvalidInput, op, len(items), maxTransactItems)
+		return fmt.Errorf("%w: %s needs %d transaction items, at most %d", driver.ErrInvalidInput, op, len(items), maxTransactItems)
 	}
 	_, err := s.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems:          items,
@@ -63,15 +63,15 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 }
 
 // PutMessage writes rec, its ledger entry and its counter changes in one
-// transaction (after inbox.ValidateRecord, as every Store): a Put of the item conditional on no item at rec's key, a
+// transaction (after driver.ValidateRecord, as every Store): a Put of the item conditional on no item at rec's key, a
 // Put of the entry conditional on none at its key, and an Update per
 // counter (ADD published and read, and the version). A record already
 // there is ErrExists; a receipt is ErrInvalidInput.
-func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if rec.Receipt {
-		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
+		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)
 	}
-	if err := inbox.ValidateRecord(rec); err != nil {
+	if err := driver.ValidateRecord(rec); err != nil {
 		return err
 	}
 	entry, err := s.ledgerEntry(rec)
@@ -96,7 +96,7 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 	}
 	items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, counters...)
 	exists := func(map[string]types.AttributeValue) error {
-		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
+		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	return s.transact(ctx, "put message", items, []onFail{exists, exists})
 }
@@ -123,30 +123,30 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 //     condition that it is missing or below the mark's Seen (else
 //     ErrStateChanged).
 //
-// Each counter gets one Update. More than inbox.MaxMarkBatch marks, a mark
+// Each counter gets one Update. More than driver.MaxMarkBatch marks, a mark
 // in a shared partition, or marks that contradict themselves, is
 // ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
 // would find the first's marks), and nothing is written.
-func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
-	if len(marks) > inbox.MaxMarkBatch {
-		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
+func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	if len(marks) > driver.MaxMarkBatch {
+		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, len(marks), driver.MaxMarkBatch)
 	}
 	var (
 		items    []types.TransactWriteItem
 		meanings []onFail
-		marked   = make(map[inbox.Key]bool, len(marks))
-		checked  = make(map[inbox.Key]bool, len(marks))
+		marked   = make(map[driver.Key]bool, len(marks))
+		checked  = make(map[driver.Key]bool, len(marks))
 	)
 	add := func(it types.TransactWriteItem, meaning onFail) {
 		items = append(items, it)
 		meanings = append(meanings, meaning)
 	}
 	for _, mk := range marks {
-		if err := inbox.ValidateMark(mk); err != nil {
+		if err := driver.ValidateMark(mk); err != nil {
 			return err
 		}
 		if marked[mk.Key] {
-			return fmt.Errorf("%w: %s in %s marked twice", inbox.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
+			return fmt.Errorf("%w: %s in %s marked twice", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		marked[mk.Key] = true
 		if mk.Seen != "" {
@@ -155,7 +155,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 				return err
 			}
 			add(types.TransactWriteItem{Put: put}, func(map[string]types.AttributeValue) error {
-				return fmt.Errorf("%w: seen watermark of %s is not below %q", inbox.ErrStateChanged, mk.Key.Partition.PK(), mk.Seen)
+				return fmt.Errorf("%w: seen watermark of %s is not below %q", driver.ErrStateChanged, mk.Key.Partition.PK(), mk.Seen)
 			})
 			continue
 		}
@@ -177,7 +177,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		if !mk.Receipt {
 			continue
 		}
-		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
+		shared := driver.Key{Partition: mk.Shared, ID: mk.Key.ID}
 		if checked[shared] {
 			continue // one check per broadcast: an item may appear once
 		}
@@ -187,7 +187,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 			return err
 		}
 		add(types.TransactWriteItem{ConditionCheck: check}, func(map[string]types.AttributeValue) error {
-			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
+			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
 		})
 	}
 	counters, err := s.counterUpdates(deltas, recentChanges(marks))
@@ -202,9 +202,9 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 }
 
 // seenPut returns the Put of watermark mark mk's cs#seen item.
-func (s *Store) seenPut(mk inbox.Mark) (*types.Put, error) {
+func (s *Store) seenPut(mk driver.Mark) (*types.Put, error) {
 	p := mk.Key.Partition
-	item, err := s.item(p.PK(), inbox.SeenSK, seenItem{Kind: kindSeen, Seen: mk.Seen, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
+	item, err := s.item(p.PK(), driver.SeenSK, seenItem{Kind: kindSeen, Seen: mk.Seen, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -227,20 +227,20 @@ func has(attr string, set bool) expression.ConditionBuilder {
 }
 
 // marksAre is the condition that the item has exactly st's marks.
-func marksAre(st inbox.State) expression.ConditionBuilder {
+func marksAre(st driver.State) expression.ConditionBuilder {
 	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()))
 }
 
 // ownEntry is the condition that the item notes ledger entry entry, or
 // none.
 func ownEntry(entry string) expression.ConditionBuilder {
-	ledger := expression.Name(inbox.LedgerAttribute)
+	ledger := expression.Name(driver.LedgerAttribute)
 	return expression.Or(ledger.AttributeNotExists(), ledger.Equal(expression.Value(entry)))
 }
 
 // sameMessage is the condition that the item has mark mk's expiry and
 // category: the ledger entry the mark writes records them.
-func (s *Store) sameMessage(mk inbox.Mark) expression.ConditionBuilder {
+func (s *Store) sameMessage(mk driver.Mark) expression.ConditionBuilder {
 	cat := expression.Name(attrCategory).Equal(expression.Value(mk.Category))
 	if mk.Category == "" {
 		cat = expression.Or(expression.Name(attrCategory).AttributeNotExists(), cat)
@@ -251,7 +251,7 @@ func (s *Store) sameMessage(mk inbox.Mark) expression.ConditionBuilder {
 // markRecord returns the transaction item that changes the record of mark
 // mk (not a watermark mark): the Update or Delete of a direct message, the
 // Put or Delete of a receipt.
-func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
+func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	key := s.messageKey(mk.Key)
 	if mk.Receipt {
 		cond := s.notExists()
@@ -278,7 +278,7 @@ func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
 		del.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		return types.TransactWriteItem{Delete: del}, nil
 	}
-	upd := setUnread(expression.Set(expression.Name(inbox.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To)
+	upd := setUnread(expression.Set(expression.Name(driver.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To)
 	for _, m := range []struct {
 		attr string
 		t    time.Time
@@ -310,13 +310,13 @@ func (s *Store) markRecord(mk inbox.Mark) (types.TransactWriteItem, error) {
 // is ErrNotFound; a message that stands with other marks, or with another
 // ledger entry (adopted meanwhile, by Recount or the stream handler), is
 // ErrStateChanged, so the caller reads it again.
-func (s *Store) markFailed(mk inbox.Mark) onFail {
+func (s *Store) markFailed(mk driver.Mark) onFail {
 	return func(old map[string]types.AttributeValue) error {
-		changed := fmt.Errorf("%w: %s in %s", inbox.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
+		changed := fmt.Errorf("%w: %s in %s", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
 		if mk.Receipt {
 			return changed
 		}
-		notFound := fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
+		notFound := fmt.Errorf("%w: message %s in %s", driver.ErrNotFound, mk.Key.ID, mk.Key.Partition.PK())
 		if old == nil {
 			return notFound
 		}
@@ -345,7 +345,7 @@ func unread() expression.ConditionBuilder {
 
 // broadcastCheck returns the ConditionCheck that broadcast k exists,
 // expires after mk.Now and has mk's expiry and category.
-func (s *Store) broadcastCheck(k inbox.Key, mk inbox.Mark) (*types.ConditionCheck, error) {
+func (s *Store) broadcastCheck(k driver.Key, mk driver.Mark) (*types.ConditionCheck, error) {
 	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), s.expiresAfter(mk.Now), s.sameMessage(mk))
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
@@ -372,10 +372,10 @@ var errRecorded = errors.New("dynamo: removal already applied")
 // r.Now) on condition that none exists, r.Deltas and the tombstone. A
 // failed condition means the removal was applied before: it returns false
 // and writes nothing.
-func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	rec := r.Record
 	var first types.TransactWriteItem
-	if err := inbox.ValidateEntry(rec); err != nil {
+	if err := driver.ValidateEntry(rec); err != nil {
 		return false, err
 	}
 	if rec.Ledgered() {
@@ -386,9 +386,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 		first = types.TransactWriteItem{Delete: del}
 	} else {
 		if r.Delete {
-			return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+			return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", driver.ErrInvalidInput, rec.Message.ID)
 		}
-		item, err := s.item(rec.Partition.PK(), inbox.RemovalPrefix+r.EventID, removalItem{Kind: kindRemoval}, r.Now.Add(inbox.RemovalMarkerTTL))
+		item, err := s.item(rec.Partition.PK(), driver.RemovalPrefix+r.EventID, removalItem{Kind: kindRemoval}, r.Now.Add(driver.RemovalMarkerTTL))
 		if err != nil {
 			return false, err
 		}
@@ -413,7 +413,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 	}
 	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
 	if r.Delete {
-		cond := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(inbox.LedgerAttribute).Equal(expression.Value(rec.Entry)))
+		cond := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(driver.LedgerAttribute).Equal(expression.Value(rec.Entry)))
 		del, err := s.conditionalDelete(s.messageKey(rec.Key()), cond)
 		if err != nil {
 			return false, err

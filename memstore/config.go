@@ -3,16 +3,16 @@ package memstore
 import (
 	"context"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // ClaimHostID returns the unexpired claim of c.HostSystemID in c.Scope,
 // making c the claim (and returning it) if there is none; with c.Retire it
 // retires the claim instead, with c.Peek it only returns it (see
-// inbox.Store).
-func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+// driver.Store).
+func (s *Store) ClaimHostID(ctx context.Context, c driver.HostClaim) (driver.HostClaim, error) {
 	if err := s.begin(ctx); err != nil {
-		return inbox.HostClaim{}, err
+		return driver.HostClaim{}, err
 	}
 	defer s.mu.Unlock()
 	k := claimKey{scope: c.Scope, host: c.HostSystemID}
@@ -20,7 +20,7 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	standing := ok && c.Now.Before(prev.c.ExpiresAt)
 	if c.Peek {
 		if !standing {
-			return inbox.HostClaim{}, nil
+			return driver.HostClaim{}, nil
 		}
 		got := prev.c
 		got.Now = c.Now
@@ -28,10 +28,10 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 	}
 	if c.Retire {
 		if !standing {
-			return inbox.HostClaim{}, nil
+			return driver.HostClaim{}, nil
 		}
 		if c.ID == "" || c.ID == prev.c.ID {
-			prev.c.Digest = inbox.RetiredDigest
+			prev.c.Digest = driver.RetiredDigest
 			s.claims[k] = prev
 		}
 		got := prev.c
@@ -51,12 +51,12 @@ func (s *Store) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostC
 
 // Config returns copies of the tenant settings and inbox config of sc; a
 // missing one is nil.
-func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error) {
+func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, error) {
 	if err := s.begin(ctx); err != nil {
-		return inbox.Config{}, err
+		return driver.Config{}, err
 	}
 	defer s.mu.Unlock()
-	var cfg inbox.Config
+	var cfg driver.Config
 	if ts, ok := s.tenants[sc.Tenant]; ok {
 		cfg.Tenant = &ts
 	}
@@ -68,7 +68,7 @@ func (s *Store) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error
 }
 
 // PutTenantSettings creates or replaces a tenant's settings.
-func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.TenantSettings) error {
+func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts inbox.T
 }
 
 // PutInboxConfig creates or replaces an inbox's config, keeping a copy.
-func (s *Store) PutInboxConfig(ctx context.Context, sc inbox.Scope, ic inbox.InboxConfig) error {
+func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
 
 // newStore returns a memstore on the suite's clock, so that records expire
 // (and are accounted) as the suite advances it.
-func newStore(_ testing.TB, now func() time.Time) inbox.Store {
+func newStore(_ testing.TB, now func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(now))
 }
 
@@ -25,7 +25,7 @@ func TestProperty(t *testing.T) {
 
 // newLagStore returns a memstore whose removals wait for the suite's
 // delivery, as behind a lagging stream.
-func newLagStore(_ testing.TB, now func() time.Time) inbox.Store {
+func newLagStore(_ testing.TB, now func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
 }
 
@@ -46,7 +46,7 @@ func TestFleetProperty(t *testing.T) {
 	if testing.Short() {
 		steps = 100
 	}
-	storetest.RunFleetProperty(t, func(_ testing.TB, now func() time.Time) inbox.Store {
+	storetest.RunFleetProperty(t, func(_ testing.TB, now func() time.Time) driver.Store {
 		return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
 	}, steps)
 }

@@ -3,11 +3,11 @@ package memstore
 import (
 	"maps"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // copyInboxConfig returns ic with its TTL map copied.
-func copyInboxConfig(ic inbox.InboxConfig) inbox.InboxConfig {
+func copyInboxConfig(ic driver.InboxConfig) driver.InboxConfig {
 	ic.TTL = maps.Clone(ic.TTL)
 	return ic
 }

@@ -7,23 +7,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // Stats returns p's counters (sorted by sort key, the total first), their
 // version, its seen watermark, the ledger entries of p expiring at or before now (sorted by
 // expiry, then ID) and the tombstones of p expiring after now (by ID).
-func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *Store) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
 	if err := s.begin(ctx); err != nil {
-		return inbox.Stats{}, err
+		return driver.Stats{}, err
 	}
 	defer s.mu.Unlock()
-	st := inbox.Stats{Version: s.versions[p], Counters: make([]inbox.Counter, 0, len(s.counters[p])), Seen: s.seen[p]}
+	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p]}
 	for _, c := range s.counters[p] {
 		st.Counters = append(st.Counters, c)
 	}
-	slices.SortFunc(st.Counters, func(a, b inbox.Counter) int {
-		return strings.Compare(inbox.CounterSK(a.Category, a.Group), inbox.CounterSK(b.Category, b.Group))
+	slices.SortFunc(st.Counters, func(a, b driver.Counter) int {
+		return strings.Compare(driver.CounterSK(a.Category, a.Group), driver.CounterSK(b.Category, b.Group))
 	})
 	st.Expired = s.ledger.expired(p, now)
 	for k, t := range s.tombstones {
@@ -31,7 +31,7 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 			st.Tombstones = append(st.Tombstones, t.rec)
 		}
 	}
-	slices.SortFunc(st.Tombstones, func(a, b inbox.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
+	slices.SortFunc(st.Tombstones, func(a, b driver.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
 	if slots := s.recent[p]; slots != nil {
 		for _, slot := range slots {
 			for k := range slot {
@@ -42,17 +42,17 @@ func (s *Store) Stats(ctx context.Context, p inbox.Partition, now time.Time) (in
 	return st, nil
 }
 
-// ApplyRemoval accounts r as the inbox.Store contract says: by the ledger
+// ApplyRemoval accounts r as the driver.Store contract says: by the ledger
 // entry of a Ledgered record, else by a marker of r.EventID in the
 // record's partition.
-func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
-	if err := inbox.ValidateEntry(r.Record); err != nil {
+func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
+	if err := driver.ValidateEntry(r.Record); err != nil {
 		return false, err
 	}
 	if r.Delete && !r.Record.Ledgered() {
-		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", inbox.ErrInvalidInput, r.Record.Message.ID)
+		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", driver.ErrInvalidInput, r.Record.Message.ID)
 	}
-	if err := inbox.ValidateDeltas(r.Deltas); err != nil {
+	if err := driver.ValidateDeltas(r.Deltas); err != nil {
 		return false, err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -63,7 +63,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error)
 }
 
 // applyRemoval applies r if it was not applied before. s.mu must be held.
-func (s *Store) applyRemoval(r inbox.Removal) bool {
+func (s *Store) applyRemoval(r driver.Removal) bool {
 	rec := r.Record
 	if rec.Ledgered() {
 		k := entryOf(rec)
@@ -85,11 +85,11 @@ func (s *Store) applyRemoval(r inbox.Removal) bool {
 		}
 		seq := s.nextSeq()
 		s.markers[k] = seq
-		s.expire(expiry{at: r.Now.Add(inbox.RemovalMarkerTTL), kind: expireMarker, seq: seq, marker: k})
+		s.expire(expiry{at: r.Now.Add(driver.RemovalMarkerTTL), kind: expireMarker, seq: seq, marker: k})
 	}
 	s.addDeltas(r.Deltas)
 	if r.Tombstone {
-		t := inbox.Record{Partition: rec.Partition, Message: inbox.Message{ID: rec.Message.ID, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt}}
+		t := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt}}
 		sr := &storedRecord{rec: t, seq: s.nextSeq()}
 		s.tombstones[rec.Key()] = sr
 		s.expire(expiry{at: t.Message.ExpiresAt, kind: expireTombstone, seq: sr.seq, key: rec.Key()})
@@ -99,26 +99,26 @@ func (s *Store) applyRemoval(r inbox.Removal) bool {
 
 // Repair adopts r.Adopt's records that still stand as given, then, with
 // r.Reset, replaces p's counters if their version is still r.Version.
-func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) error {
-	cs := make(map[string]inbox.Counter, len(r.Counters))
+func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair) error {
+	cs := make(map[string]driver.Counter, len(r.Counters))
 	for _, c := range r.Counters {
 		if c.Partition != p {
-			return fmt.Errorf("%w: counter of %s reset in %s", inbox.ErrInvalidInput, c.Partition.PK(), p.PK())
+			return fmt.Errorf("%w: counter of %s reset in %s", driver.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		k := inbox.CounterSK(c.Category, c.Group)
+		k := driver.CounterSK(c.Category, c.Group)
 		if _, dup := cs[k]; dup {
-			return fmt.Errorf("%w: two counters %s", inbox.ErrInvalidInput, k)
+			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, k)
 		}
 		cs[k] = c
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {
-		return fmt.Errorf("%w: %d records to adopt, %d entries", inbox.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
+		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
 	}
 	for i, rec := range r.Adopt {
 		as := rec
 		as.Entry = r.AdoptAs[i]
-		if err := inbox.ValidateEntry(as); err != nil || rec.Partition != p || !as.Ledgered() {
-			return fmt.Errorf("%w: record %s of %s adopted in %s as %q", inbox.ErrInvalidInput, rec.Message.ID, rec.Partition.PK(), p.PK(), r.AdoptAs[i])
+		if err := driver.ValidateEntry(as); err != nil || rec.Partition != p || !as.Ledgered() {
+			return fmt.Errorf("%w: record %s of %s adopted in %s as %q", driver.ErrInvalidInput, rec.Message.ID, rec.Partition.PK(), p.PK(), r.AdoptAs[i])
 		}
 	}
 	if err := s.begin(ctx); err != nil {
@@ -137,10 +137,10 @@ func (s *Store) Repair(ctx context.Context, p inbox.Partition, r inbox.Repair) e
 		return nil
 	}
 	if s.versions[p] != r.Version {
-		return fmt.Errorf("%w: counters of %s changed since version %d", inbox.ErrConflict, p.PK(), r.Version)
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
 	}
-	if _, ok := cs[inbox.CounterSK("", "")]; !ok {
-		cs[inbox.CounterSK("", "")] = inbox.Counter{Partition: p} // the total always stays, at zero
+	if _, ok := cs[driver.CounterSK("", "")]; !ok {
+		cs[driver.CounterSK("", "")] = driver.Counter{Partition: p} // the total always stays, at zero
 	}
 	s.counters[p] = cs
 	s.versions[p]++

@@ -1,4 +1,4 @@
-// Package memstore is an in-memory inbox.Store for unit tests of code that
+// Package memstore is an in-memory driver.Store for unit tests of code that
 // uses an inbox.Inbox: no DynamoDB, no network, deterministic with a fake
 // clock (see WithClock).
 //
@@ -11,7 +11,7 @@
 // Expiry works as in production, but promptly: at the start of every
 // method call (and on Sweep), every record whose ExpiresAt is not after the
 // clock's time is deleted, as DynamoDB's TTL would, and its removal is
-// accounted as the stream handler accounts DynamoDB's (inbox.RemovalFor,
+// accounted as the stream handler accounts DynamoDB's (driver.RemovalFor,
 // applied with ApplyRemoval's own logic): at once, or, with WithStreamLag,
 // when Deliver is called, as behind a lagging stream. Counts are exact
 // either way, as in production; the raw counters fall when the removal is
@@ -20,7 +20,7 @@
 // tombstones are dropped; ledger entries never expire.
 //
 // Like the DynamoDB store it checks every record, mark and counter change
-// it writes with inbox.ValidateRecord, ValidateMark and ValidateDeltas, so
+// it writes with driver.ValidateRecord, ValidateMark and ValidateDeltas, so
 // it refuses exactly the bodies, sizes and changes DynamoDB refuses. With WithStreamLag it is a storetest.Harness.
 //
 // A Store is safe for concurrent use by multiple goroutines: one mutex

@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // expiryKind says what an expiry entry removes.
@@ -24,7 +24,7 @@ type expiry struct {
 	at     time.Time
 	kind   expiryKind
 	seq    uint64
-	key    inbox.Key // a record's or a tombstone's
+	key    driver.Key // a record's or a tombstone's
 	claim  claimKey
 	marker markerKey
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // PutForeign writes rec as another program following the seeds writes an
@@ -15,11 +15,11 @@ import (
 // programs' items: List shows them, Counts counts them as their counters
 // say, and a mark, Recount or the stream handler adopts them. Its expiry
 // and removal are accounted like any other record's.
-func (s *Store) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if rec.Ledgered() {
-		return fmt.Errorf("%w: another program's record %s with a ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+		return fmt.Errorf("%w: another program's record %s with a ledger entry", driver.ErrInvalidInput, rec.Message.ID)
 	}
-	if err := inbox.ValidateDeltas(deltas); err != nil {
+	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -28,7 +28,7 @@ func (s *Store) PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox
 	defer s.mu.Unlock()
 	k := rec.Key()
 	if _, ok := s.records[k]; ok {
-		return fmt.Errorf("%w: record %s in %s", inbox.ErrExists, k.ID, k.Partition.PK())
+		return fmt.Errorf("%w: record %s in %s", driver.ErrExists, k.ID, k.Partition.PK())
 	}
 	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
 	s.records[k] = sr
@@ -51,7 +51,7 @@ func (s *Store) DeliverSome(ctx context.Context, deliver func(i int) bool) (int,
 	}
 	defer s.mu.Unlock()
 	var now, later []event
-	blocked := map[inbox.Key]bool{}
+	blocked := map[driver.Key]bool{}
 	for i, ev := range s.pending {
 		k := ev.rec.Key()
 		if blocked[k] || !deliver(i) {

@@ -3,14 +3,14 @@ package memstore
 import (
 	"sort"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // inIndex reports whether rec is in the dynamo Store's unread index: a
 // record of the library's own (another program's is not until adopted)
 // in a user's partition that is a receipt, or a direct message neither
 // read nor archived.
-func inIndex(rec inbox.Record) bool {
+func inIndex(rec driver.Record) bool {
 	return rec.Ledgered() && !rec.Partition.IsShared() && (rec.Receipt || !rec.Message.IsRead() && !rec.Message.IsArchived())
 }
 
@@ -23,13 +23,13 @@ func inIndex(rec inbox.Record) bool {
 // counter version. Its cost
 // grows with the partition's records between the bounds (in memory), its
 // pages are the dynamo Store's. s.mu must be held.
-func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
+func (s *Store) indexQuery(q driver.Query) driver.QueryResult {
 	ids := s.ids[q.Partition]
 	hi := len(ids)
 	if q.Before != "" {
 		hi = sort.SearchStrings(ids, q.Before)
 	}
-	res := inbox.QueryResult{Records: make([]inbox.Record, 0, min(q.Limit, hi))}
+	res := driver.QueryResult{Records: make([]driver.Record, 0, min(q.Limit, hi))}
 	if q.Unseen && q.Before == "" {
 		// The first page reads the user's c#* with the records, as the
 		// index holds it above them; later pages do not.
@@ -37,7 +37,7 @@ func (s *Store) indexQuery(q inbox.Query) inbox.QueryResult {
 	}
 	evaluated, last := 0, ""
 	for i := hi - 1; i >= 0; i-- {
-		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
+		rec := s.records[driver.Key{Partition: q.Partition, ID: ids[i]}].rec
 		// The index holds a receipt just above its ID: the receipt of the
 		// message at After is above After.
 		if q.After != "" && (ids[i] < q.After || ids[i] == q.After && !rec.Receipt) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -18,7 +19,7 @@ func TestUnreadPageAsInProduction(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	ib := inbox.New(memstore.New(memstore.WithClock(clock.Now)), inbox.WithClock(clock.Now))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")
 	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "unread"})
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // ledgerIndex holds the ledger entries of every partition, by key, and
@@ -13,12 +13,12 @@ import (
 // at the cost of those entries, not of the partition's whole ledger, as a
 // DynamoDB range query does. It is guarded by the Store's mutex.
 type ledgerIndex struct {
-	entries map[entryKey]inbox.Record
-	names   map[inbox.Partition][]string // sorted
+	entries map[entryKey]driver.Record
+	names   map[driver.Partition][]string // sorted
 }
 
 func newLedgerIndex() *ledgerIndex {
-	return &ledgerIndex{entries: map[entryKey]inbox.Record{}, names: map[inbox.Partition][]string{}}
+	return &ledgerIndex{entries: map[entryKey]driver.Record{}, names: map[driver.Partition][]string{}}
 }
 
 // has reports whether the entry at k exists.
@@ -28,7 +28,7 @@ func (l *ledgerIndex) has(k entryKey) bool {
 }
 
 // put writes entry e at k.
-func (l *ledgerIndex) put(k entryKey, e inbox.Record) {
+func (l *ledgerIndex) put(k entryKey, e driver.Record) {
 	if _, ok := l.entries[k]; !ok {
 		insertSorted(l.names, k.p, k.entry)
 	}
@@ -45,7 +45,7 @@ func (l *ledgerIndex) del(k entryKey) {
 }
 
 // insertSorted inserts v, in order, into m[p], a sorted slice.
-func insertSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
+func insertSorted(m map[driver.Partition][]string, p driver.Partition, v string) {
 	s := m[p]
 	i, _ := slices.BinarySearch(s, v)
 	m[p] = slices.Insert(s, i, v)
@@ -53,7 +53,7 @@ func insertSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
 
 // removeSorted removes v, if there, from m[p], a sorted slice, and drops
 // m[p] when it is left empty.
-func removeSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
+func removeSorted(m map[driver.Partition][]string, p driver.Partition, v string) {
 	s := m[p]
 	if i, ok := slices.BinarySearch(s, v); ok {
 		s = slices.Delete(s, i, i+1)
@@ -67,10 +67,10 @@ func removeSorted(m map[inbox.Partition][]string, p inbox.Partition, v string) {
 
 // expired returns p's entries that expire at or before now, by expiry
 // then ID.
-func (l *ledgerIndex) expired(p inbox.Partition, now time.Time) []inbox.Record {
+func (l *ledgerIndex) expired(p driver.Partition, now time.Time) []driver.Record {
 	names := l.names[p]
-	n, _ := slices.BinarySearch(names, inbox.LedgerBound(now))
-	var out []inbox.Record
+	n, _ := slices.BinarySearch(names, driver.LedgerBound(now))
+	var out []driver.Record
 	for _, name := range names[:n] {
 		if e := l.entries[entryKey{p: p, entry: name}]; !now.Before(e.Message.ExpiresAt) {
 			out = append(out, e)

@@ -14,6 +14,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -25,12 +26,12 @@ func newClock() *storetest.Clock {
 
 var (
 	ctx   = context.Background()
-	scope = inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	scope = driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann   = scope.User("ann")
 	bob   = scope.User("bob")
 	// annP and pubP are the partitions of ann and of the inbox's broadcasts.
-	annP = inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
-	pubP = inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
+	annP = driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	pubP = driver.Partition{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}
 )
 
 func setup(t *testing.T) (*storetest.Clock, *memstore.Store, *inbox.Inbox) {
@@ -58,14 +59,14 @@ func broadcast(t *testing.T, ib *inbox.Inbox, d inbox.Draft) string {
 	return m.ID
 }
 
-func markRead(t *testing.T, ib *inbox.Inbox, u inbox.User, id string) {
+func markRead(t *testing.T, ib *inbox.Inbox, u driver.User, id string) {
 	t.Helper()
 	if ok, err := ib.MarkRead(ctx, u, id); err != nil || !ok {
 		t.Fatalf("MarkRead(%s, %s) = %v, %v; want true, nil", u.ID, id, ok, err)
 	}
 }
 
-func wantCounts(t *testing.T, ib *inbox.Inbox, u inbox.User, want inbox.Counts) {
+func wantCounts(t *testing.T, ib *inbox.Inbox, u driver.User, want inbox.Counts) {
 	t.Helper()
 	got, err := ib.Counts(ctx, u)
 	if err != nil {
@@ -81,7 +82,7 @@ func tally(total, read int64) inbox.Tally {
 	return inbox.Tally{Total: total, Read: read, Unread: total - read}
 }
 
-func listIDs(t *testing.T, ib *inbox.Inbox, u inbox.User) []string {
+func listIDs(t *testing.T, ib *inbox.Inbox, u driver.User) []string {
 	t.Helper()
 	page, err := ib.List(ctx, u, inbox.ListOptions{Limit: inbox.MaxPageSize})
 	if err != nil {
@@ -146,12 +147,12 @@ func TestExpiryAccounting(t *testing.T) {
 	if got, want := listIDs(t, ib, bob), []string{b2, m1}; !slices.Equal(got, want) {
 		t.Errorf("List(bob) after expiry = %v, want %v", got, want)
 	}
-	if _, err := ib.MarkRead(ctx, bob, b1); !errors.Is(err, inbox.ErrNotFound) {
+	if _, err := ib.MarkRead(ctx, bob, b1); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("MarkRead of expired broadcast: err = %v, want ErrNotFound", err)
 	}
 
 	// Deleting ann's read direct message m1 drops published and read.
-	k := inbox.Key{Partition: annP, ID: m1}
+	k := driver.Key{Partition: annP, ID: m1}
 	if ok, err := st.Delete(ctx, k); err != nil || !ok {
 		t.Fatalf("Delete(m1) = %v, %v; want true, nil", ok, err)
 	}
@@ -186,7 +187,7 @@ func TestStreamLag(t *testing.T) {
 	if n := st.Sweep(); n != 3 {
 		t.Errorf("Sweep at expiry = %d, want 3", n)
 	}
-	if _, err := st.Delete(ctx, inbox.Key{Partition: annP, ID: m2}); err != nil {
+	if _, err := st.Delete(ctx, driver.Key{Partition: annP, ID: m2}); err != nil {
 		t.Fatal(err)
 	}
 	if n := st.Pending(); n != 4 {
@@ -222,25 +223,25 @@ func newIDs(n int) []string {
 	return ids
 }
 
-func message(p inbox.Partition, id, category string, expires time.Time) inbox.Record {
-	return inbox.Record{Partition: p, Entry: inbox.LedgerSK(expires, id, "t"), Message: inbox.Message{
+func message(p driver.Partition, id, category string, expires time.Time) driver.Record {
+	return driver.Record{Partition: p, Entry: driver.LedgerSK(expires, id, "t"), Message: driver.Message{
 		ID: id, Category: category, ExpiresAt: expires,
-		Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{p.User}},
+		Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{p.User}},
 	}}
 }
 
 // readMark returns the mark of rec read at now (a receipt if rec is a
 // broadcast).
-func readMark(p inbox.Partition, rec inbox.Record, now time.Time) inbox.Mark {
-	mk := inbox.Mark{Key: inbox.Key{Partition: p, ID: rec.Message.ID}, To: inbox.State{ReadAt: now}, Now: now,
+func readMark(p driver.Partition, rec driver.Record, now time.Time) driver.Mark {
+	mk := driver.Mark{Key: driver.Key{Partition: p, ID: rec.Message.ID}, To: driver.State{ReadAt: now}, Now: now,
 		Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
 	if rec.Partition.IsShared() {
-		mk.Receipt, mk.Shared, mk.Entry = true, rec.Partition, inbox.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "r")
+		mk.Receipt, mk.Shared, mk.Entry = true, rec.Partition, driver.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "r")
 	}
 	return mk
 }
 
-func queryIDs(t *testing.T, st *memstore.Store, q inbox.Query) ([]string, string) {
+func queryIDs(t *testing.T, st *memstore.Store, q driver.Query) ([]string, string) {
 	t.Helper()
 	res, err := st.Query(ctx, q)
 	if err != nil {
@@ -270,11 +271,11 @@ func TestQuery(t *testing.T) {
 		}
 	}
 	bc := message(pubP, ids[6], "b", now.Add(48*time.Hour))
-	bc.Message.Audience = inbox.Audience{Kind: inbox.AudienceEveryone}
+	bc.Message.Audience = driver.Audience{Kind: driver.AudienceEveryone}
 	if err := st.PutMessage(ctx, bc, nil); err != nil {
 		t.Fatal(err)
 	}
-	marks := []inbox.Mark{
+	marks := []driver.Mark{
 		readMark(annP, message(annP, ids[5], "b", now.Add(48*time.Hour)), now),
 		readMark(annP, bc, now),
 	}
@@ -284,27 +285,27 @@ func TestQuery(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		q        inbox.Query
+		q        driver.Query
 		want     []string
 		wantNext string
 	}{
-		{"first page", inbox.Query{Limit: 3}, []string{ids[6], ids[5], ids[4]}, ids[4]},
-		{"middle page", inbox.Query{Before: ids[4], Limit: 2}, []string{ids[3], ids[2]}, ids[2]},
-		{"last page exactly", inbox.Query{Before: ids[2], Limit: 2}, []string{ids[1], ids[0]}, ""},
-		{"last page short", inbox.Query{Before: ids[2], Limit: 10}, []string{ids[1], ids[0]}, ""},
-		{"before the lowest", inbox.Query{Before: ids[0], Limit: 10}, nil, ""},
-		{"before an absent ID", inbox.Query{Before: ids[4] + "0", Limit: 1}, []string{ids[4]}, ids[4]},
-		{"category after limit", inbox.Query{Limit: 3, Category: "a"}, []string{ids[4]}, ids[4]},
-		{"category on receipts", inbox.Query{Limit: 1, Category: "b"}, []string{ids[6]}, ids[6]},
-		{"category none kept", inbox.Query{Before: ids[4], Limit: 1, Category: "a"}, nil, ids[3]},
-		{"unread drops receipts", inbox.Query{Limit: 3, UnreadOnly: true}, []string{ids[4]}, ids[4]},
-		{"now drops expiring", inbox.Query{Before: ids[5], Limit: 3, Now: now.Add(time.Hour)}, []string{ids[4], ids[2]}, ids[2]},
-		{"now before expiry keeps", inbox.Query{Before: ids[5], Limit: 2, Now: now.Add(time.Hour - time.Second)}, []string{ids[4], ids[3]}, ids[3]},
-		{"other partition empty", inbox.Query{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "bob"}, Limit: 5}, nil, ""},
+		{"first page", driver.Query{Limit: 3}, []string{ids[6], ids[5], ids[4]}, ids[4]},
+		{"middle page", driver.Query{Before: ids[4], Limit: 2}, []string{ids[3], ids[2]}, ids[2]},
+		{"last page exactly", driver.Query{Before: ids[2], Limit: 2}, []string{ids[1], ids[0]}, ""},
+		{"last page short", driver.Query{Before: ids[2], Limit: 10}, []string{ids[1], ids[0]}, ""},
+		{"before the lowest", driver.Query{Before: ids[0], Limit: 10}, nil, ""},
+		{"before an absent ID", driver.Query{Before: ids[4] + "0", Limit: 1}, []string{ids[4]}, ids[4]},
+		{"category after limit", driver.Query{Limit: 3, Category: "a"}, []string{ids[4]}, ids[4]},
+		{"category on receipts", driver.Query{Limit: 1, Category: "b"}, []string{ids[6]}, ids[6]},
+		{"category none kept", driver.Query{Before: ids[4], Limit: 1, Category: "a"}, nil, ids[3]},
+		{"unread drops receipts", driver.Query{Limit: 3, UnreadOnly: true}, []string{ids[4]}, ids[4]},
+		{"now drops expiring", driver.Query{Before: ids[5], Limit: 3, Now: now.Add(time.Hour)}, []string{ids[4], ids[2]}, ids[2]},
+		{"now before expiry keeps", driver.Query{Before: ids[5], Limit: 2, Now: now.Add(time.Hour - time.Second)}, []string{ids[4], ids[3]}, ids[3]},
+		{"other partition empty", driver.Query{Partition: driver.Partition{Tenant: "acme", Inbox: "alerts", User: "bob"}, Limit: 5}, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.q.Partition == (inbox.Partition{}) {
+			if tc.q.Partition == (driver.Partition{}) {
 				tc.q.Partition = annP
 			}
 			got, next := queryIDs(t, st, tc.q)
@@ -316,7 +317,7 @@ func TestQuery(t *testing.T) {
 
 	// Paging with Next visits every record once.
 	var all []string
-	q := inbox.Query{Partition: annP, Limit: 2}
+	q := driver.Query{Partition: annP, Limit: 2}
 	for {
 		got, next := queryIDs(t, st, q)
 		all = append(all, got...)
@@ -332,7 +333,7 @@ func TestQuery(t *testing.T) {
 	}
 
 	for _, limit := range []int{0, -1} {
-		if _, err := st.Query(ctx, inbox.Query{Partition: annP, Limit: limit}); !errors.Is(err, inbox.ErrInvalidInput) {
+		if _, err := st.Query(ctx, driver.Query{Partition: annP, Limit: limit}); !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("Query with Limit %d: err = %v, want ErrInvalidInput", limit, err)
 		}
 	}
@@ -352,7 +353,7 @@ func TestDeepCopy(t *testing.T) {
 	rec.Message.Body.(map[string]any)["list"].([]any)[0].(map[string]any)["x"] = 2.0
 	rec.Message.Audience.UIDs[0] = "mallory"
 
-	k := inbox.Key{Partition: annP, ID: id}
+	k := driver.Key{Partition: annP, ID: id}
 	got := getOne(t, st, k)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("stored record changed through the caller's value (-want +got):\n%s", d)
@@ -365,7 +366,7 @@ func TestDeepCopy(t *testing.T) {
 	if d := cmp.Diff(want, getOne(t, st, k)); d != "" {
 		t.Errorf("stored record changed through a returned value (-want +got):\n%s", d)
 	}
-	res, err := st.Query(ctx, inbox.Query{Partition: annP, Limit: 1})
+	res, err := st.Query(ctx, driver.Query{Partition: annP, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestDeepCopy(t *testing.T) {
 		t.Errorf("stored record changed through a Query result (-want +got):\n%s", d)
 	}
 
-	ic := inbox.InboxConfig{Title: "Alerts", TTL: map[string]string{"default": "7d"}}
+	ic := driver.InboxConfig{Title: "Alerts", TTL: map[string]string{"default": "7d"}}
 	if err := ib.PutInboxConfig(ctx, scope, ic); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +400,7 @@ func TestDeepCopy(t *testing.T) {
 // copyOf returns an independent copy of a record with a JSON-like body made
 // of maps, slices and scalars, built by hand so the test does not rely on
 // the code it tests.
-func copyOf(t *testing.T, r inbox.Record) inbox.Record {
+func copyOf(t *testing.T, r driver.Record) driver.Record {
 	t.Helper()
 	var cp func(v any) any
 	cp = func(v any) any {
@@ -424,9 +425,9 @@ func copyOf(t *testing.T, r inbox.Record) inbox.Record {
 	return r
 }
 
-func getOne(t *testing.T, st *memstore.Store, k inbox.Key) inbox.Record {
+func getOne(t *testing.T, st *memstore.Store, k driver.Key) driver.Record {
 	t.Helper()
-	recs, err := st.GetRecords(ctx, []inbox.Key{k, k})
+	recs, err := st.GetRecords(ctx, []driver.Key{k, k})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func getOne(t *testing.T, st *memstore.Store, k inbox.Key) inbox.Record {
 	return recs[0]
 }
 
-func counters(t *testing.T, st *memstore.Store, p inbox.Partition) []inbox.Counter {
+func counters(t *testing.T, st *memstore.Store, p driver.Partition) []driver.Counter {
 	t.Helper()
 	s, err := st.Stats(ctx, p, time.Time{})
 	if err != nil {
@@ -451,13 +452,13 @@ func TestApplyRemovalOnce(t *testing.T) {
 	// once per event ID in its partition.
 	foreign := message(annP, newIDs(1)[0], "ops", clk.Now().Add(time.Hour))
 	foreign.Entry = ""
-	r := inbox.Removal{
+	r := driver.Removal{
 		Record:  foreign,
 		EventID: "event-1",
-		Deltas:  []inbox.Counter{{Partition: annP, Published: -1, Read: -1}, {Partition: annP, Category: "ops", Published: -1}},
+		Deltas:  []driver.Counter{{Partition: annP, Published: -1, Read: -1}, {Partition: annP, Category: "ops", Published: -1}},
 		Now:     clk.Now(),
 	}
-	want := []inbox.Counter{{Partition: annP, Published: -1, Read: -1}, {Partition: annP, Category: "ops", Published: -1}}
+	want := []driver.Counter{{Partition: annP, Published: -1, Read: -1}, {Partition: annP, Category: "ops", Published: -1}}
 	if ok, err := st.ApplyRemoval(ctx, r); err != nil || !ok {
 		t.Fatalf("first ApplyRemoval = %v, %v; want true, nil", ok, err)
 	}
@@ -468,7 +469,7 @@ func TestApplyRemovalOnce(t *testing.T) {
 		t.Errorf("counters (-want +got):\n%s", d)
 	}
 	// Once the marker has expired it is forgotten.
-	clk.Advance(inbox.RemovalMarkerTTL)
+	clk.Advance(driver.RemovalMarkerTTL)
 	if ok, err := st.ApplyRemoval(ctx, r); err != nil || !ok {
 		t.Errorf("ApplyRemoval after the marker expired = %v, %v; want true, nil", ok, err)
 	}
@@ -480,9 +481,9 @@ func TestApplyRemovalOnce(t *testing.T) {
 func TestClaimHostID(t *testing.T) {
 	clk, st, _ := setup(t)
 	exp := clk.Now().Add(time.Hour)
-	claim := func(s inbox.Scope, id string, exp time.Time) string {
+	claim := func(s driver.Scope, id string, exp time.Time) string {
 		t.Helper()
-		got, err := st.ClaimHostID(ctx, inbox.HostClaim{Scope: s, HostSystemID: "ext-1", ID: id, ExpiresAt: exp, Now: clk.Now()})
+		got, err := st.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: "ext-1", ID: id, ExpiresAt: exp, Now: clk.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,7 +495,7 @@ func TestClaimHostID(t *testing.T) {
 	if got := claim(scope, "id2", exp.Add(time.Hour)); got != "id1" {
 		t.Errorf("second claim = %q, want the first one's id1", got)
 	}
-	other := inbox.Scope{Tenant: "acme", Inbox: "billing"}
+	other := driver.Scope{Tenant: "acme", Inbox: "billing"}
 	if got := claim(other, "id3", exp); got != "id3" {
 		t.Errorf("claim in another inbox = %q, want id3", got)
 	}
@@ -530,39 +531,39 @@ func TestMarkReadAllOrNothing(t *testing.T) {
 	now := clk.Now()
 	ids := newIDs(4)
 	for _, id := range ids[:3] {
-		if err := st.PutMessage(ctx, message(annP, id, "", now.Add(time.Hour)), []inbox.Counter{{Partition: annP, Published: 1}}); err != nil {
+		if err := st.PutMessage(ctx, message(annP, id, "", now.Add(time.Hour)), []driver.Counter{{Partition: annP, Published: 1}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mark := func(id string) inbox.Mark {
+	mark := func(id string) driver.Mark {
 		return readMark(annP, message(annP, id, "", now.Add(time.Hour)), now)
 	}
-	read1 := []inbox.Counter{{Partition: annP, Read: 1}}
-	if err := st.Mark(ctx, []inbox.Mark{mark(ids[2])}, read1); err != nil {
+	read1 := []driver.Counter{{Partition: annP, Read: 1}}
+	if err := st.Mark(ctx, []driver.Mark{mark(ids[2])}, read1); err != nil {
 		t.Fatal(err)
 	}
 	start := counters(t, st, annP)
 
-	receiptFor := func(id string) inbox.Mark {
+	receiptFor := func(id string) driver.Mark {
 		return readMark(annP, message(pubP, id, "", now.Add(time.Hour)), now)
 	}
 	late := mark(ids[0])
 	late.Now = now.Add(time.Hour)
 	tests := []struct {
 		name  string
-		marks []inbox.Mark
+		marks []driver.Mark
 		want  error
 	}{
-		{"one already read", []inbox.Mark{mark(ids[0]), mark(ids[1]), mark(ids[2])}, inbox.ErrStateChanged},
-		{"one missing", []inbox.Mark{mark(ids[0]), mark(ids[3])}, inbox.ErrNotFound},
-		{"one expired at Now", []inbox.Mark{mark(ids[1]), late}, inbox.ErrNotFound},
-		{"same key twice", []inbox.Mark{mark(ids[0]), mark(ids[0])}, inbox.ErrStateChanged},
-		{"receipt without broadcast", []inbox.Mark{mark(ids[0]), receiptFor(ids[3])}, inbox.ErrNotFound},
-		{"receipt of no broadcast where a record is", []inbox.Mark{mark(ids[0]), receiptFor(ids[1])}, inbox.ErrNotFound},
+		{"one already read", []driver.Mark{mark(ids[0]), mark(ids[1]), mark(ids[2])}, driver.ErrStateChanged},
+		{"one missing", []driver.Mark{mark(ids[0]), mark(ids[3])}, driver.ErrNotFound},
+		{"one expired at Now", []driver.Mark{mark(ids[1]), late}, driver.ErrNotFound},
+		{"same key twice", []driver.Mark{mark(ids[0]), mark(ids[0])}, driver.ErrStateChanged},
+		{"receipt without broadcast", []driver.Mark{mark(ids[0]), receiptFor(ids[3])}, driver.ErrNotFound},
+		{"receipt of no broadcast where a record is", []driver.Mark{mark(ids[0]), receiptFor(ids[1])}, driver.ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := st.Mark(ctx, tc.marks, []inbox.Counter{{Partition: annP, Read: int64(len(tc.marks))}})
+			err := st.Mark(ctx, tc.marks, []driver.Counter{{Partition: annP, Read: int64(len(tc.marks))}})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("MarkRead: err = %v, want %v", err, tc.want)
 			}
@@ -570,27 +571,27 @@ func TestMarkReadAllOrNothing(t *testing.T) {
 				t.Errorf("counters changed (-before +after):\n%s", d)
 			}
 			for _, id := range ids[:2] {
-				if r := getOne(t, st, inbox.Key{Partition: annP, ID: id}); r.Message.IsRead() {
+				if r := getOne(t, st, driver.Key{Partition: annP, ID: id}); r.Message.IsRead() {
 					t.Errorf("message %s was marked read", id)
 				}
 			}
-			if recs, _ := st.GetRecords(ctx, []inbox.Key{{Partition: annP, ID: ids[3]}}); len(recs) != 0 {
+			if recs, _ := st.GetRecords(ctx, []driver.Key{{Partition: annP, ID: ids[3]}}); len(recs) != 0 {
 				t.Errorf("a record was created at %s: %+v", ids[3], recs)
 			}
 		})
 	}
 
-	tooMany := make([]inbox.Mark, inbox.MaxMarkBatch+1)
-	if err := st.Mark(ctx, tooMany, nil); !errors.Is(err, inbox.ErrInvalidInput) {
+	tooMany := make([]driver.Mark, driver.MaxMarkBatch+1)
+	if err := st.Mark(ctx, tooMany, nil); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Errorf("MarkRead of %d marks: err = %v, want ErrInvalidInput", len(tooMany), err)
 	}
 
 	// A batch whose marks all hold applies them all, with its deltas.
-	if err := st.Mark(ctx, []inbox.Mark{mark(ids[0]), mark(ids[1])}, []inbox.Counter{{Partition: annP, Read: 2}}); err != nil {
+	if err := st.Mark(ctx, []driver.Mark{mark(ids[0]), mark(ids[1])}, []driver.Counter{{Partition: annP, Read: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids[:3] {
-		if r := getOne(t, st, inbox.Key{Partition: annP, ID: id}); !r.Message.ReadAt.Equal(now) {
+		if r := getOne(t, st, driver.Key{Partition: annP, ID: id}); !r.Message.ReadAt.Equal(now) {
 			t.Errorf("message %s ReadAt = %v, want %v", id, r.Message.ReadAt, now)
 		}
 	}
@@ -603,30 +604,30 @@ func TestPutAndGetErrors(t *testing.T) {
 	clk, st, _ := setup(t)
 	id := newIDs(1)[0]
 	rec := message(annP, id, "", clk.Now().Add(time.Hour))
-	one := []inbox.Counter{{Partition: annP, Published: 1}}
+	one := []driver.Counter{{Partition: annP, Published: 1}}
 	if err := st.PutMessage(ctx, rec, one); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutMessage(ctx, rec, one); !errors.Is(err, inbox.ErrExists) {
+	if err := st.PutMessage(ctx, rec, one); !errors.Is(err, driver.ErrExists) {
 		t.Errorf("second PutMessage: err = %v, want ErrExists", err)
 	}
 	receipt := rec
 	receipt.Receipt = true
-	receipt.Partition = inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "bob"}
-	if err := st.PutMessage(ctx, receipt, one); !errors.Is(err, inbox.ErrInvalidInput) {
+	receipt.Partition = driver.Partition{Tenant: "acme", Inbox: "alerts", User: "bob"}
+	if err := st.PutMessage(ctx, receipt, one); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Errorf("PutMessage of a receipt: err = %v, want ErrInvalidInput", err)
 	}
-	if d := cmp.Diff([]inbox.Counter{{Partition: annP, Published: 1}}, counters(t, st, annP)); d != "" {
+	if d := cmp.Diff([]driver.Counter{{Partition: annP, Published: 1}}, counters(t, st, annP)); d != "" {
 		t.Errorf("counters (-want +got):\n%s", d)
 	}
 	if cs := counters(t, st, receipt.Partition); cs == nil || len(cs) != 0 {
 		t.Errorf("Counters of an untouched partition = %#v, want an empty slice", cs)
 	}
-	var keys []inbox.Key
+	var keys []driver.Key
 	for _, id := range newIDs(101) {
-		keys = append(keys, inbox.Key{Partition: annP, ID: id})
+		keys = append(keys, driver.Key{Partition: annP, ID: id})
 	}
-	if _, err := st.GetRecords(ctx, keys); !errors.Is(err, inbox.ErrInvalidInput) {
+	if _, err := st.GetRecords(ctx, keys); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Errorf("GetRecords of 101 distinct keys: err = %v, want ErrInvalidInput", err)
 	}
 	if _, err := st.GetRecords(ctx, append(keys[:100], keys[:100]...)); err != nil {
@@ -634,7 +635,7 @@ func TestPutAndGetErrors(t *testing.T) {
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := st.GetRecords(canceled, []inbox.Key{rec.Key()}); !errors.Is(err, context.Canceled) {
+	if _, err := st.GetRecords(canceled, []driver.Key{rec.Key()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("GetRecords with a canceled context: err = %v, want context.Canceled", err)
 	}
 }
@@ -642,11 +643,11 @@ func TestPutAndGetErrors(t *testing.T) {
 func TestCountersAndReset(t *testing.T) {
 	clk, st, _ := setup(t)
 	rec := message(annP, newIDs(1)[0], "z", clk.Now().Add(time.Hour))
-	deltas := []inbox.Counter{{Partition: annP, Category: "z", Published: 1}, {Partition: annP, Published: 1}, {Partition: annP, Category: "a", Read: 2}}
+	deltas := []driver.Counter{{Partition: annP, Category: "z", Published: 1}, {Partition: annP, Published: 1}, {Partition: annP, Category: "a", Read: 2}}
 	if err := st.PutMessage(ctx, rec, deltas); err != nil {
 		t.Fatal(err)
 	}
-	want := []inbox.Counter{{Partition: annP, Published: 1}, {Partition: annP, Category: "a", Read: 2}, {Partition: annP, Category: "z", Published: 1}}
+	want := []driver.Counter{{Partition: annP, Published: 1}, {Partition: annP, Category: "a", Read: 2}, {Partition: annP, Category: "z", Published: 1}}
 	if d := cmp.Diff(want, counters(t, st, annP)); d != "" {
 		t.Errorf("Counters, sorted by category (-want +got):\n%s", d)
 	}
@@ -657,21 +658,21 @@ func TestCountersAndReset(t *testing.T) {
 		}
 		return s.Version
 	}
-	bad := []inbox.Counter{{Partition: annP, Published: 9}, {Partition: pubP, Published: 9}}
-	if err := st.Repair(ctx, annP, inbox.Repair{Reset: true, Version: version(), Counters: bad}); !errors.Is(err, inbox.ErrInvalidInput) {
+	bad := []driver.Counter{{Partition: annP, Published: 9}, {Partition: pubP, Published: 9}}
+	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version(), Counters: bad}); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Errorf("Repair with another partition's counter: err = %v, want ErrInvalidInput", err)
 	}
 	if d := cmp.Diff(want, counters(t, st, annP)); d != "" {
 		t.Errorf("Counters after a refused reset (-want +got):\n%s", d)
 	}
-	reset := []inbox.Counter{{Partition: annP, Category: "z", Published: 1}, {Partition: annP, Published: 1}}
-	if err := st.Repair(ctx, annP, inbox.Repair{Reset: true, Version: version() - 1, Counters: reset}); !errors.Is(err, inbox.ErrConflict) {
+	reset := []driver.Counter{{Partition: annP, Category: "z", Published: 1}, {Partition: annP, Published: 1}}
+	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version() - 1, Counters: reset}); !errors.Is(err, driver.ErrConflict) {
 		t.Errorf("Repair with a stale version: err = %v, want ErrConflict", err)
 	}
-	if err := st.Repair(ctx, annP, inbox.Repair{Reset: true, Version: version(), Counters: reset}); err != nil {
+	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version(), Counters: reset}); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]inbox.Counter{reset[1], reset[0]}, counters(t, st, annP)); d != "" {
+	if d := cmp.Diff([]driver.Counter{reset[1], reset[0]}, counters(t, st, annP)); d != "" {
 		t.Errorf("Counters after reset (-want +got):\n%s", d)
 	}
 }
@@ -731,15 +732,15 @@ func TestCountersMatchRecount(t *testing.T) {
 			ids = append(ids, broadcast(t, ib, d))
 		case op < 7 && len(ids) > 0:
 			id := ids[rng.IntN(len(ids))]
-			if _, err := ib.MarkRead(ctx, u, id); err != nil && !errors.Is(err, inbox.ErrNotFound) {
+			if _, err := ib.MarkRead(ctx, u, id); err != nil && !errors.Is(err, driver.ErrNotFound) {
 				t.Fatalf("step %d: MarkRead: %v", step, err)
 			}
 		case op < 8 && len(ids) > 0:
-			p := inbox.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, User: u.ID}
+			p := driver.Partition{Tenant: scope.Tenant, Inbox: scope.Inbox, User: u.ID}
 			if rng.IntN(2) == 0 {
-				p.User, p.Group = "", inbox.PublicGroup
+				p.User, p.Group = "", driver.PublicGroup
 			}
-			if _, err := st.Delete(ctx, inbox.Key{Partition: p, ID: ids[rng.IntN(len(ids))]}); err != nil {
+			if _, err := st.Delete(ctx, driver.Key{Partition: p, ID: ids[rng.IntN(len(ids))]}); err != nil {
 				t.Fatalf("step %d: Delete: %v", step, err)
 			}
 		case op < 9:

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // maxGetKeys is the most keys of one GetRecords, as DynamoDB's BatchGetItem.
@@ -15,31 +15,31 @@ const maxGetKeys = 100
 // counters, all or nothing. A receipt is ErrInvalidInput; a record already
 // at rec's key is ErrExists and changes nothing, so a retry never applies
 // twice.
-func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
 	if rec.Receipt {
-		return fmt.Errorf("%w: PutMessage of a receipt", inbox.ErrInvalidInput)
+		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)
 	}
-	if err := inbox.ValidateDeltas(deltas); err != nil {
+	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err
 	}
 	if !rec.Ledgered() {
-		return fmt.Errorf("%w: message %s without a ledger entry", inbox.ErrInvalidInput, rec.Message.ID)
+		return fmt.Errorf("%w: message %s without a ledger entry", driver.ErrInvalidInput, rec.Message.ID)
 	}
-	if err := inbox.ValidateEntry(rec); err != nil {
+	if err := driver.ValidateEntry(rec); err != nil {
 		return err
 	}
-	if err := inbox.ValidateRecord(rec); err != nil {
+	if err := driver.ValidateRecord(rec); err != nil {
 		return err
 	}
 	if _, ok := s.records[rec.Key()]; ok {
-		return fmt.Errorf("%w: message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
+		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	if s.ledger.has(entryOf(rec)) {
-		return fmt.Errorf("%w: ledger entry of message %s in %s", inbox.ErrExists, rec.Message.ID, rec.Partition.PK())
+		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	s.insert(rec.Clone())
 	s.addDeltas(deltas)
@@ -48,19 +48,19 @@ func (s *Store) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox
 
 // GetRecords returns copies of the records at keys (each once), leaving out
 // missing keys. More than 100 distinct keys is ErrInvalidInput.
-func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
-	distinct := make(map[inbox.Key]bool, len(keys))
+func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
+	distinct := make(map[driver.Key]bool, len(keys))
 	for _, k := range keys {
 		distinct[k] = true
 	}
 	if len(distinct) > maxGetKeys {
-		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", inbox.ErrInvalidInput, len(distinct), maxGetKeys)
+		return nil, fmt.Errorf("%w: %d distinct keys, at most %d", driver.ErrInvalidInput, len(distinct), maxGetKeys)
 	}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := make([]inbox.Record, 0, len(distinct))
+	out := make([]driver.Record, 0, len(distinct))
 	for _, k := range keys {
 		if !distinct[k] {
 			continue // read already
@@ -74,23 +74,23 @@ func (s *Store) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Recor
 }
 
 // Query evaluates the next q.Limit records of q.Partition below q.Before
-// (and above q.After), newest first, then filters them; see inbox.Query
-// and inbox.QueryResult. A user's unread feed and an unseen query
+// (and above q.After), newest first, then filters them; see driver.Query
+// and driver.QueryResult. A user's unread feed and an unseen query
 // evaluate only what the dynamo Store's unread index holds (see
 // indexQuery), so that their pages are production's. A Limit below 1 is
 // ErrInvalidInput.
-func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Limit < 1 {
-		return inbox.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", inbox.ErrInvalidInput, q.Limit)
+		return driver.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", driver.ErrInvalidInput, q.Limit)
 	}
-	if err := inbox.ValidateQuery(q); err != nil {
-		return inbox.QueryResult{}, err
+	if err := driver.ValidateQuery(q); err != nil {
+		return driver.QueryResult{}, err
 	}
 	if err := s.begin(ctx); err != nil {
-		return inbox.QueryResult{}, err
+		return driver.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
-	if q.Unseen || q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared() {
+	if q.Unseen || q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared() {
 		return s.indexQuery(q), nil
 	}
 	ids := s.ids[q.Partition]
@@ -106,9 +106,9 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 		}
 	}
 	lo := max(hi-q.Limit, bottom)
-	res := inbox.QueryResult{Records: make([]inbox.Record, 0, max(hi-lo, 0))}
+	res := driver.QueryResult{Records: make([]driver.Record, 0, max(hi-lo, 0))}
 	for i := hi - 1; i >= lo; i-- {
-		rec := s.records[inbox.Key{Partition: q.Partition, ID: ids[i]}].rec
+		rec := s.records[driver.Key{Partition: q.Partition, ID: ids[i]}].rec
 		if matches(rec, q) {
 			res.Records = append(res.Records, rec.Clone())
 		}
@@ -120,7 +120,7 @@ func (s *Store) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, er
 }
 
 // matches applies q's filters to rec.
-func matches(rec inbox.Record, q inbox.Query) bool {
+func matches(rec driver.Record, q driver.Query) bool {
 	m := rec.Message
 	switch {
 	case q.Category != "" && m.Category != q.Category:
@@ -129,9 +129,9 @@ func matches(rec inbox.Record, q inbox.Query) bool {
 		return false
 	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
 		return false
-	case q.Archived == inbox.NotArchived && !rec.Receipt && m.IsArchived():
+	case q.Archived == driver.NotArchived && !rec.Receipt && m.IsArchived():
 		return false
-	case q.Archived == inbox.OnlyArchived && !m.IsArchived():
+	case q.Archived == driver.OnlyArchived && !m.IsArchived():
 		return false
 	}
 	return true
@@ -140,20 +140,20 @@ func matches(rec inbox.Record, q inbox.Query) bool {
 // Mark checks every mark's condition, then applies all marks, writes or
 // deletes their ledger entries and adds deltas, or returns the first
 // failure (ErrStateChanged or ErrNotFound) and changes nothing. Marks see
-// the marks before them in the batch. More than inbox.MaxMarkBatch marks,
+// the marks before them in the batch. More than driver.MaxMarkBatch marks,
 // a mark in a shared partition, or marks that contradict themselves, is
 // ErrInvalidInput. A deleted record's removal reaches the stream (held with
 // WithStreamLag), where it finds no entry and changes nothing.
-func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
-	if len(marks) > inbox.MaxMarkBatch {
-		return fmt.Errorf("%w: %d marks, at most %d", inbox.ErrInvalidInput, len(marks), inbox.MaxMarkBatch)
+func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	if len(marks) > driver.MaxMarkBatch {
+		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, len(marks), driver.MaxMarkBatch)
 	}
 	for _, mk := range marks {
-		if err := inbox.ValidateMark(mk); err != nil {
+		if err := driver.ValidateMark(mk); err != nil {
 			return err
 		}
 	}
-	if err := inbox.ValidateDeltas(deltas); err != nil {
+	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -162,18 +162,18 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 	defer s.mu.Unlock()
 	// staged holds the records as the marks so far leave them; nil for a
 	// record a mark removes.
-	staged := make(map[inbox.Key]*inbox.Record, len(marks))
-	seen := map[inbox.Partition]string{}
-	get := func(k inbox.Key) (inbox.Record, bool) {
+	staged := make(map[driver.Key]*driver.Record, len(marks))
+	seen := map[driver.Partition]string{}
+	get := func(k driver.Key) (driver.Record, bool) {
 		if r, ok := staged[k]; ok {
 			if r == nil {
-				return inbox.Record{}, false
+				return driver.Record{}, false
 			}
 			return *r, true
 		}
 		sr, ok := s.records[k]
 		if !ok {
-			return inbox.Record{}, false
+			return driver.Record{}, false
 		}
 		return sr.rec, true
 	}
@@ -185,7 +185,7 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 				cur = s.seen[p]
 			}
 			if cur >= mk.Seen {
-				return fmt.Errorf("%w: seen watermark of %s is %q", inbox.ErrStateChanged, p.PK(), cur)
+				return fmt.Errorf("%w: seen watermark of %s is %q", driver.ErrStateChanged, p.PK(), cur)
 			}
 			seen[p] = mk.Seen
 			continue
@@ -194,11 +194,11 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 		if !mk.Receipt {
 			switch {
 			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk):
-				return fmt.Errorf("%w: message %s in %s", inbox.ErrNotFound, mk.Key.ID, p.PK())
+				return fmt.Errorf("%w: message %s in %s", driver.ErrNotFound, mk.Key.ID, p.PK())
 			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry:
 				// Other marks, or another ledger entry (the message was
 				// adopted meanwhile): the state read is stale.
-				return fmt.Errorf("%w: message %s in %s", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+				return fmt.Errorf("%w: message %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 			case mk.Delete:
 				staged[mk.Key] = nil
 				continue
@@ -208,15 +208,15 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 			staged[mk.Key] = &rec
 			continue
 		}
-		shared := inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}
+		shared := driver.Key{Partition: mk.Shared, ID: mk.Key.ID}
 		if b, ok := get(shared); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
-			return fmt.Errorf("%w: broadcast %s in %s", inbox.ErrNotFound, shared.ID, shared.Partition.PK())
+			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
 		}
 		switch {
 		case mk.From.IsZero() && exists:
-			return fmt.Errorf("%w: receipt %s in %s exists", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+			return fmt.Errorf("%w: receipt %s in %s exists", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From)):
-			return fmt.Errorf("%w: receipt %s in %s", inbox.ErrStateChanged, mk.Key.ID, p.PK())
+			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case mk.To.IsZero():
 			staged[mk.Key] = nil
 		default:
@@ -255,36 +255,36 @@ func (s *Store) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Cou
 // recordRecent records the receipt mk creates among its partition's
 // recent receipts, and clears the slot RecentSlots says. s.mu must be
 // held.
-func (s *Store) recordRecent(mk inbox.Mark) {
+func (s *Store) recordRecent(mk driver.Mark) {
 	p := mk.Key.Partition
 	slots := s.recent[p]
 	if slots == nil {
-		slots = new([inbox.RecentSlotCount]map[inbox.Key]bool)
+		slots = new([driver.RecentSlotCount]map[driver.Key]bool)
 		s.recent[p] = slots
 	}
-	add, clear := inbox.RecentSlots(mk.Now)
+	add, clear := driver.RecentSlots(mk.Now)
 	slots[clear] = nil
 	if slots[add] == nil {
-		slots[add] = map[inbox.Key]bool{}
+		slots[add] = map[driver.Key]bool{}
 	}
-	slots[add][inbox.Key{Partition: mk.Shared, ID: mk.Key.ID}] = true
+	slots[add][driver.Key{Partition: mk.Shared, ID: mk.Key.ID}] = true
 }
 
 // sameMarks reports whether rec has the marks st sets.
-func sameMarks(rec inbox.Record, st inbox.State) bool {
+func sameMarks(rec driver.Record, st driver.State) bool {
 	have := rec.State()
 	return have.ReadAt.IsZero() == st.ReadAt.IsZero() && have.ArchivedAt.IsZero() == st.ArchivedAt.IsZero() && have.DeletedAt.IsZero() == st.DeletedAt.IsZero()
 }
 
 // withMarks returns rec with the marks st.
-func withMarks(rec inbox.Record, st inbox.State) inbox.Record {
+func withMarks(rec driver.Record, st driver.State) driver.Record {
 	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt
 	return rec
 }
 
 // sameMessage reports whether mk was made for rec: same category and
 // expiry (its ledger entry records them).
-func sameMessage(rec inbox.Record, mk inbox.Mark) bool {
+func sameMessage(rec driver.Record, mk driver.Mark) bool {
 	return rec.Message.Category == mk.Category && rec.Message.ExpiresAt.Equal(mk.ExpiresAt)
 }
 
@@ -292,7 +292,7 @@ func sameMessage(rec inbox.Record, mk inbox.Mark) bool {
 // accounts its removal as the stream handler would (at once, or when
 // delivered with WithStreamLag). It reports whether a record was there.
 // Use it to test what a manual delete does to counts.
-func (s *Store) Delete(ctx context.Context, k inbox.Key) (bool, error) {
+func (s *Store) Delete(ctx context.Context, k driver.Key) (bool, error) {
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
@@ -308,7 +308,7 @@ func (s *Store) Delete(ctx context.Context, k inbox.Key) (bool, error) {
 
 // insert stores rec (which must be a copy no caller holds and whose key is
 // free) with its ledger entry, and schedules its expiry. s.mu must be held.
-func (s *Store) insert(rec inbox.Record) {
+func (s *Store) insert(rec driver.Record) {
 	k := rec.Key()
 	sr := &storedRecord{rec: rec, seq: s.nextSeq()}
 	s.records[k] = sr
@@ -319,20 +319,20 @@ func (s *Store) insert(rec inbox.Record) {
 
 // drop deletes the record at k, which must exist, leaving its ledger entry
 // and counters alone. s.mu must be held.
-func (s *Store) drop(k inbox.Key) {
+func (s *Store) drop(k driver.Key) {
 	delete(s.records, k)
 	removeSorted(s.ids, k.Partition, k.ID)
 }
 
 // entryOf returns the key of rec's ledger entry.
-func entryOf(rec inbox.Record) entryKey {
+func entryOf(rec driver.Record) entryKey {
 	return entryKey{p: rec.Partition, entry: rec.Entry}
 }
 
 // entry returns rec's ledger entry: what it adds to the counters (a
 // receipt's group among them).
-func entry(rec inbox.Record) inbox.Record {
-	e := inbox.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, DeletedAt: rec.DeletedAt, Message: inbox.Message{
+func entry(rec driver.Record) driver.Record {
+	e := driver.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, DeletedAt: rec.DeletedAt, Message: driver.Message{
 		ID:         rec.Message.ID,
 		Category:   rec.Message.Category,
 		ReadAt:     rec.Message.ReadAt,

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
-// Store is an in-memory inbox.Store. Create it with New. It is safe for
+// Store is an in-memory driver.Store. Create it with New. It is safe for
 // concurrent use by multiple goroutines.
 type Store struct {
 	mu    sync.Mutex
@@ -18,55 +18,55 @@ type Store struct {
 	lag   bool   // removals wait for Deliver, as behind a lagging stream
 	seq   uint64 // last sequence number given to a stored entry
 
-	records    map[inbox.Key]*storedRecord
-	ids        map[inbox.Partition][]string // each partition's record IDs, ascending
+	records    map[driver.Key]*storedRecord
+	ids        map[driver.Partition][]string // each partition's record IDs, ascending
 	ledger     *ledgerIndex
-	tombstones map[inbox.Key]*storedRecord
-	counters   map[inbox.Partition]map[string]inbox.Counter // by CounterSK
-	versions   map[inbox.Partition]int64
-	seen       map[inbox.Partition]string // seen watermarks
-	recent     map[inbox.Partition]*[inbox.RecentSlotCount]map[inbox.Key]bool
+	tombstones map[driver.Key]*storedRecord
+	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
+	versions   map[driver.Partition]int64
+	seen       map[driver.Partition]string // seen watermarks
+	recent     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
-	tenants    map[string]inbox.TenantSettings
-	inboxes    map[inbox.Scope]inbox.InboxConfig
+	tenants    map[string]driver.TenantSettings
+	inboxes    map[driver.Scope]driver.InboxConfig
 	expiries   expiryHeap
 
 	pending   []event // removals not yet delivered (lag mode)
 	delivered []event // removals delivered, kept for Redeliver
 }
 
-var _ inbox.Store = (*Store)(nil)
+var _ driver.Store = (*Store)(nil)
 
 // storedRecord is a record and the sequence number of its write, which
 // tells its expiry entry from a stale one left by a deleted namesake.
 type storedRecord struct {
-	rec inbox.Record
+	rec driver.Record
 	seq uint64
 }
 
 // entryKey identifies a ledger entry: its partition and Entry.
 type entryKey struct {
-	p     inbox.Partition
+	p     driver.Partition
 	entry string
 }
 
 // claimKey identifies a host-system-ID claim.
 type claimKey struct {
-	scope inbox.Scope
+	scope driver.Scope
 	host  string
 }
 
 // claim is a host-system-ID claim.
 type claim struct {
-	c   inbox.HostClaim
+	c   driver.HostClaim
 	seq uint64
 }
 
 // markerKey identifies the marker of an applied removal of an unledgered
 // record: its partition and event ID.
 type markerKey struct {
-	p  inbox.Partition
+	p  driver.Partition
 	id string
 }
 
@@ -74,7 +74,7 @@ type markerKey struct {
 // record as it last stood, under an event ID.
 type event struct {
 	id  string
-	rec inbox.Record
+	rec driver.Record
 }
 
 // Option configures a Store.
@@ -102,18 +102,18 @@ func WithStreamLag() Option { return func(s *Store) { s.lag = true } }
 func New(opts ...Option) *Store {
 	s := &Store{
 		clock:      time.Now,
-		records:    map[inbox.Key]*storedRecord{},
-		ids:        map[inbox.Partition][]string{},
+		records:    map[driver.Key]*storedRecord{},
+		ids:        map[driver.Partition][]string{},
 		ledger:     newLedgerIndex(),
-		tombstones: map[inbox.Key]*storedRecord{},
-		counters:   map[inbox.Partition]map[string]inbox.Counter{},
-		versions:   map[inbox.Partition]int64{},
-		seen:       map[inbox.Partition]string{},
-		recent:     map[inbox.Partition]*[inbox.RecentSlotCount]map[inbox.Key]bool{},
+		tombstones: map[driver.Key]*storedRecord{},
+		counters:   map[driver.Partition]map[string]driver.Counter{},
+		versions:   map[driver.Partition]int64{},
+		seen:       map[driver.Partition]string{},
+		recent:     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool{},
 		claims:     map[claimKey]claim{},
 		markers:    map[markerKey]uint64{},
-		tenants:    map[string]inbox.TenantSettings{},
-		inboxes:    map[inbox.Scope]inbox.InboxConfig{},
+		tenants:    map[string]driver.TenantSettings{},
+		inboxes:    map[driver.Scope]driver.InboxConfig{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -180,7 +180,7 @@ func (s *Store) apply(evs []event) int {
 	n := 0
 	now := s.clock().UTC().Truncate(time.Second)
 	for _, ev := range evs {
-		if s.applyRemoval(inbox.RemovalFor(ev.rec, ev.id, now)) {
+		if s.applyRemoval(driver.RemovalFor(ev.rec, ev.id, now)) {
 			n++
 		}
 	}
@@ -189,7 +189,7 @@ func (s *Store) apply(evs []event) int {
 
 // removed records that the record at k is gone (deleted or expired): the
 // removal is accounted now, or held for Deliver. s.mu must be held.
-func (s *Store) removed(rec inbox.Record) {
+func (s *Store) removed(rec driver.Record) {
 	ev := event{id: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), rec: rec}
 	if s.lag {
 		s.pending = append(s.pending, ev)
@@ -206,17 +206,17 @@ func (s *Store) nextSeq() uint64 {
 
 // addDeltas adds each change to its counter, creating it at zero, and moves
 // the partitions' versions. s.mu must be held.
-func (s *Store) addDeltas(deltas []inbox.Counter) {
+func (s *Store) addDeltas(deltas []driver.Counter) {
 	for _, d := range deltas {
 		cs := s.counters[d.Partition]
 		if cs == nil {
-			cs = map[string]inbox.Counter{}
+			cs = map[string]driver.Counter{}
 			s.counters[d.Partition] = cs
 		}
-		k := inbox.CounterSK(d.Category, d.Group)
+		k := driver.CounterSK(d.Category, d.Group)
 		c, ok := cs[k]
 		if !ok {
-			c = inbox.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}
+			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}
 		}
 		c.Add(d)
 		cs[k] = c

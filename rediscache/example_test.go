@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/rediscache"
 )
@@ -33,7 +34,7 @@ func Example() {
 		inbox.WithSharedCache(time.Second), // the default; the same in every process
 		inbox.WithSharedBackend(rediscache.New(client, rediscache.WithPrefix("myapp:"))))
 
-	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	alerts := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	if _, err := ib.Broadcast(ctx, alerts, inbox.Draft{Title: "Maintenance Saturday 22:00"}); err != nil {
 		fmt.Println(err)
 		return

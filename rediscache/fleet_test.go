@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/rediscache"
 	"github.com/stak/inbox/storetest"
@@ -40,7 +41,7 @@ func unreachableClient(t testing.TB) *redis.Client {
 // snapshot ages out while a test runs.
 const fleetFreshness = 10 * time.Second
 
-var scope = inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+var scope = driver.Scope{Tenant: "acme", Inbox: "alerts"}
 
 // ids returns the IDs of page's messages, newest first.
 func ids(page inbox.Page) []string {

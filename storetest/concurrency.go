@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // concurrencyTests are the Concurrency subtests of Run: real goroutines
@@ -42,7 +43,7 @@ func parallel(n int, f func(i int)) {
 
 // concurrentMarks has 100 goroutines mark id read for u at once and checks
 // that exactly one reports a change and none fails.
-func (e *env) concurrentMarks(u inbox.User, id string) {
+func (e *env) concurrentMarks(u driver.User, id string) {
 	e.t.Helper()
 	const n = 100
 	changed := make([]bool, n)
@@ -129,7 +130,7 @@ func testConcurrentPublish(e *env) {
 func testConcurrentMarkAllRead(e *env) {
 	ann := e.user("ann")
 	var ids []string
-	for i := range inbox.MaxMarkBatch + 10 {
+	for i := range driver.MaxMarkBatch + 10 {
 		if i%5 == 0 {
 			ids = append(ids, e.broadcast(inbox.Draft{Title: fmt.Sprint(i), Category: "b"}).ID)
 			continue
@@ -176,7 +177,7 @@ func (e *env) concurrent(n int, op func(i int) (bool, error)) int {
 	parallel(n, func(i int) { changed[i], errs[i] = op(i) })
 	count := 0
 	for i := range n {
-		if errs[i] != nil && !errors.Is(errs[i], inbox.ErrNotFound) {
+		if errs[i] != nil && !errors.Is(errs[i], driver.ErrNotFound) {
 			e.t.Errorf("concurrent call %d: %v", i, errs[i])
 		}
 		if changed[i] {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // testMarkReadDirect: a direct mark sets the message's ReadAt, writes its
@@ -17,13 +17,13 @@ func testMarkReadDirect(e *env) {
 	e.put(other)
 	e.clock.Advance(10 * time.Minute)
 	readAt := e.clock.Now().Add(-time.Minute) // ReadAt is the mark's, not the store's time
-	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(d, readAt, e.clock.Now())}, delta(annP, "billing", 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{directMark(d, readAt, e.clock.Now())}, delta(annP, "billing", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead: %v", err)
 	}
 	d.Message.ReadAt = readAt
-	e.wantRecords("records after MarkRead", []inbox.Record{d, other}, e.get(d.Key(), other.Key()))
+	e.wantRecords("records after MarkRead", []driver.Record{d, other}, e.get(d.Key(), other.Key()))
 	e.wantCounters(annP, counter(annP, "", 2, 1), counter(annP, "billing", 2, 1))
-	e.wantRecords("records of a read-only query", []inbox.Record{other}, e.query(inbox.Query{Partition: annP, Limit: 10, UnreadOnly: true}, []inbox.Record{other, d}).Records)
+	e.wantRecords("records of a read-only query", []driver.Record{other}, e.query(driver.Query{Partition: annP, Limit: 10, UnreadOnly: true}, []driver.Record{other, d}).Records)
 }
 
 // testMarkReadReceipt: a receipt mark creates the receipt record, with only
@@ -35,21 +35,21 @@ func testMarkReadReceipt(e *env) {
 	e.put(b)
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(receipt): %v", err)
 	}
 	r := receipt(annP, b, now)
-	e.wantRecords("records after MarkRead(receipt)", sorted(r, b), e.get(r.Key(), b.Key(), inbox.Key{Partition: bobP, ID: b.Message.ID}))
+	e.wantRecords("records after MarkRead(receipt)", sorted(r, b), e.get(r.Key(), b.Key(), driver.Key{Partition: bobP, ID: b.Message.ID}))
 	e.wantCounters(annP, counter(annP, "", 0, 1), counter(annP, "news", 0, 1))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
 	e.wantCounters(bobP)
-	e.wantRecords("Query(ann)", []inbox.Record{r}, e.records(annP))
+	e.wantRecords("Query(ann)", []driver.Record{r}, e.records(annP))
 
 	// An uncategorised broadcast gets an uncategorised receipt.
 	b2 := e.message(pubP, "", 3*time.Hour)
 	e.put(b2)
 	r2 := e.markReceipt(bobP, b2)
-	e.wantRecords("receipt of an uncategorised broadcast", []inbox.Record{r2}, e.get(r2.Key()))
+	e.wantRecords("receipt of an uncategorised broadcast", []driver.Record{r2}, e.get(r2.Key()))
 	e.wantCounters(bobP, counter(bobP, "", 0, 1))
 }
 
@@ -61,15 +61,15 @@ func testMarkReadAlreadyRead(e *env) {
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
 
-	err := e.store.Mark(e.ctx, []inbox.Mark{directMark(d, now, now)}, delta(annP, "billing", 0, 1))
-	if !errors.Is(err, inbox.ErrStateChanged) {
+	err := e.store.Mark(e.ctx, []driver.Mark{directMark(d, now, now)}, delta(annP, "billing", 0, 1))
+	if !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("MarkRead of a read message: got %v, want ErrStateChanged", err)
 	}
-	err = e.store.Mark(e.ctx, []inbox.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1))
-	if !errors.Is(err, inbox.ErrStateChanged) {
+	err = e.store.Mark(e.ctx, []driver.Mark{receiptMark(annP, b, now, now)}, delta(annP, "news", 0, 1))
+	if !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("MarkRead of an existing receipt: got %v, want ErrStateChanged", err)
 	}
-	want := []inbox.Record{d, r, b}
+	want := []driver.Record{d, r, b}
 	sortRecords(want)
 	e.wantRecords("records after repeated marks (ReadAt of the first mark)", want, e.get(d.Key(), r.Key(), b.Key()))
 	e.wantCounters(annP, counter(annP, "", 1, 2), counter(annP, "billing", 1, 1), counter(annP, "news", 0, 1))
@@ -83,7 +83,7 @@ func testMarkReadNotFound(e *env) {
 	e.put(d)
 	b := e.message(pubP, "news", time.Hour)
 	e.put(b)
-	otherInbox := e.message(publicOf(inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}), "news", time.Hour)
+	otherInbox := e.message(publicOf(driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}), "news", time.Hour)
 	e.put(otherInbox)
 	now := e.clock.Now()
 	expiry := d.Message.ExpiresAt
@@ -94,16 +94,16 @@ func testMarkReadNotFound(e *env) {
 	// (its ledger entry records them): another message's are not found.
 	otherCategory, otherExpiry := directMark(d, now, now), directMark(d, now, now)
 	otherCategory.Category, otherExpiry.ExpiresAt = "news", expiry.Add(time.Second)
-	otherExpiry.Entry = inbox.LedgerSK(otherExpiry.ExpiresAt, d.Message.ID, "other")
+	otherExpiry.Entry = driver.LedgerSK(otherExpiry.ExpiresAt, d.Message.ID, "other")
 	bOtherCategory, bOtherExpiry := receiptMark(annP, b, now, now), receiptMark(annP, b, now, now)
 	bOtherCategory.Category, bOtherExpiry.ExpiresAt = "", expiry.Add(-time.Second)
-	bOtherExpiry.Entry = inbox.LedgerSK(bOtherExpiry.ExpiresAt, b.Message.ID, "other")
+	bOtherExpiry.Entry = driver.LedgerSK(bOtherExpiry.ExpiresAt, b.Message.ID, "other")
 	cases := []struct {
 		name string
-		mark inbox.Mark
+		mark driver.Mark
 	}{
 		{"missing message", directMark(missingDirect, now, now)},
-		{"message of another user", directMark(inbox.Record{Partition: e.part("bob"), Message: d.Message, Entry: d.Entry}, now, now)},
+		{"message of another user", directMark(driver.Record{Partition: e.part("bob"), Message: d.Message, Entry: d.Entry}, now, now)},
 		{"message expiring at Now", directMark(d, now, expiry)},
 		{"message expired before Now", directMark(d, now, expiry.Add(time.Hour))},
 		{"message of another category", otherCategory},
@@ -115,24 +115,24 @@ func testMarkReadNotFound(e *env) {
 		{"broadcast of another expiry", bOtherExpiry},
 		{"broadcast of another inbox, looked for in this one", inOwnInbox(receiptMark(annP, otherInbox, now, now))},
 		{"direct message marked as a receipt", inOwnInbox(receiptMark(e.part("bob"), d, now, now))},
-		{"broadcast marked as a direct message", directMark(inbox.Record{Partition: annP, Message: b.Message, Entry: b.Entry}, now, now)},
+		{"broadcast marked as a direct message", directMark(driver.Record{Partition: annP, Message: b.Message, Entry: b.Entry}, now, now)},
 	}
 	for _, c := range cases {
-		err := e.store.Mark(e.ctx, []inbox.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
-		if !errors.Is(err, inbox.ErrNotFound) {
+		err := e.store.Mark(e.ctx, []driver.Mark{c.mark}, delta(c.mark.Key.Partition, "billing", 0, 1))
+		if !errors.Is(err, driver.ErrNotFound) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrNotFound", c.name, err)
 		}
 	}
 	// A receipt must name a shared partition of its own inbox.
-	for name, mk := range map[string]inbox.Mark{
+	for name, mk := range map[string]driver.Mark{
 		"a receipt of another inbox's partition": receiptMark(annP, otherInbox, now, now),
 		"a receipt of a user's partition":        receiptMark(e.part("bob"), d, now, now),
 	} {
-		if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, delta(annP, "", 0, 1)); !errors.Is(err, inbox.ErrInvalidInput) {
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, delta(annP, "", 0, 1)); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrInvalidInput", name, err)
 		}
 	}
-	e.wantRecords("records after failed marks", []inbox.Record{d}, e.get(d.Key(), missingDirect.Key(), inbox.Key{Partition: annP, ID: b.Message.ID}, inbox.Key{Partition: annP, ID: otherInbox.Message.ID}))
+	e.wantRecords("records after failed marks", []driver.Record{d}, e.get(d.Key(), missingDirect.Key(), driver.Key{Partition: annP, ID: b.Message.ID}, driver.Key{Partition: annP, ID: otherInbox.Message.ID}))
 	e.wantCounters(annP, counter(annP, "", 1, 0), counter(annP, "billing", 1, 0))
 	e.wantCounters(e.part("bob"))
 }
@@ -147,7 +147,7 @@ func testMarkReadBatch(e *env) {
 	b1 := e.message(pubP, "news", time.Hour)
 	b2 := e.message(pubP, "news", 2*time.Hour)
 	readB := e.message(pubP, "", time.Hour)
-	for _, r := range []inbox.Record{d1, d2, read, b1, b2, readB} {
+	for _, r := range []driver.Record{d1, d2, read, b1, b2, readB} {
 		e.put(r)
 	}
 	read = e.markDirect(read)
@@ -155,41 +155,41 @@ func testMarkReadBatch(e *env) {
 	e.clock.Advance(time.Minute)
 	now := e.clock.Now()
 
-	good := []inbox.Mark{
+	good := []driver.Mark{
 		directMark(d1, now, now),
 		receiptMark(annP, b1, now, now),
 		directMark(d2, now, now),
 	}
-	goodDeltas := []inbox.Counter{counter(annP, "", 0, 3), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 1)}
+	goodDeltas := []driver.Counter{counter(annP, "", 0, 3), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 1)}
 	bad := []struct {
 		name string
-		mark inbox.Mark
+		mark driver.Mark
 	}{
 		{"read message", directMark(read, now, now)},
 		{"existing receipt", receiptMark(annP, readB, now, now)},
 		{"missing message", directMark(e.message(annP, "", time.Hour), now, now)},
 		{"expired broadcast", receiptMark(annP, b1, now, b1.Message.ExpiresAt)},
 	}
-	before := e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID})
+	before := e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), driver.Key{Partition: annP, ID: b1.Message.ID})
 	for _, b := range bad {
-		for _, marks := range [][]inbox.Mark{
-			append([]inbox.Mark{b.mark}, good...),
-			append(append([]inbox.Mark{}, good...), b.mark),
+		for _, marks := range [][]driver.Mark{
+			append([]driver.Mark{b.mark}, good...),
+			append(append([]driver.Mark{}, good...), b.mark),
 		} {
 			err := e.store.Mark(e.ctx, marks, goodDeltas)
-			if !errors.Is(err, inbox.ErrStateChanged) && !errors.Is(err, inbox.ErrNotFound) {
+			if !errors.Is(err, driver.ErrStateChanged) && !errors.Is(err, driver.ErrNotFound) {
 				e.t.Errorf("MarkRead of a batch with a %s: got %v, want ErrStateChanged or ErrNotFound", b.name, err)
 			}
 		}
 	}
-	e.wantRecords("records after failed batches", before, e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), inbox.Key{Partition: annP, ID: b1.Message.ID}))
+	e.wantRecords("records after failed batches", before, e.get(d1.Key(), d2.Key(), read.Key(), readR.Key(), driver.Key{Partition: annP, ID: b1.Message.ID}))
 	e.wantCounters(annP, counter(annP, "", 3, 2), counter(annP, "billing", 2, 1))
 
-	if err := e.store.Mark(e.ctx, append(good, receiptMark(annP, b2, now, now)), []inbox.Counter{counter(annP, "", 0, 4), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 2)}); err != nil {
+	if err := e.store.Mark(e.ctx, append(good, receiptMark(annP, b2, now, now)), []driver.Counter{counter(annP, "", 0, 4), counter(annP, "billing", 0, 1), counter(annP, "news", 0, 2)}); err != nil {
 		e.t.Fatalf("MarkRead of a good batch: %v", err)
 	}
 	d1.Message.ReadAt, d2.Message.ReadAt = now, now
-	want := []inbox.Record{d1, d2, receipt(annP, b1, now), receipt(annP, b2, now)}
+	want := []driver.Record{d1, d2, receipt(annP, b1, now), receipt(annP, b2, now)}
 	sortRecords(want)
 	e.wantRecords("records after a good batch", want, e.get(keys(want...)...))
 	e.wantCounters(annP, counter(annP, "", 3, 6), counter(annP, "billing", 2, 2), counter(annP, "news", 0, 2))
@@ -197,7 +197,7 @@ func testMarkReadBatch(e *env) {
 
 // inOwnInbox returns receipt mark mk looking for its broadcast in the
 // public partition of the mark's own inbox.
-func inOwnInbox(mk inbox.Mark) inbox.Mark {
+func inOwnInbox(mk driver.Mark) driver.Mark {
 	mk.Shared = publicOf(mk.Key.Partition.Scope())
 	return mk
 }

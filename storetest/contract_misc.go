@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // testStats: Stats returns every stats record of one partition, and only
@@ -29,7 +29,7 @@ func testStats(e *env) {
 	e.wantCounters(annP, counter(annP, "", 5, 0), counter(annP, "billing", 2, 0), counter(annP, "news", 1, 0), counter(annP, "ünï-cødé 🙂", 1, 0))
 	e.wantCounters(bobP, counter(bobP, "", 1, 0), counter(bobP, "billing", 1, 0))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
-	other := inbox.Partition{Tenant: e.scope.Tenant, Inbox: "other", User: "ann"}
+	other := driver.Partition{Tenant: e.scope.Tenant, Inbox: "other", User: "ann"}
 	e.wantCounters(other)
 }
 
@@ -44,18 +44,18 @@ func testStatsExpired(e *env) {
 	d3 := e.message(annP, "news", 3*time.Hour)
 	b1 := e.message(pubP, "news", time.Hour)
 	b2 := e.message(pubP, "", 3*time.Hour)
-	for _, r := range []inbox.Record{d1, d2, d3, b1, b2, e.message(bobP, "", time.Hour)} {
+	for _, r := range []driver.Record{d1, d2, d3, b1, b2, e.message(bobP, "", time.Hour)} {
 		e.put(r)
 	}
 	d2 = e.markDirect(d2)
 	r1 := e.markReceipt(annP, b1)
-	entry := func(r inbox.Record) inbox.Record {
-		return inbox.Record{Partition: r.Partition, Receipt: r.Receipt, Entry: r.Entry, Message: inbox.Message{
+	entry := func(r driver.Record) driver.Record {
+		return driver.Record{Partition: r.Partition, Receipt: r.Receipt, Entry: r.Entry, Message: driver.Message{
 			ID: r.Message.ID, Category: r.Message.Category, ReadAt: r.Message.ReadAt, ExpiresAt: r.Message.ExpiresAt}}
 	}
-	want := func(p inbox.Partition, at time.Time, recs ...inbox.Record) {
+	want := func(p driver.Partition, at time.Time, recs ...driver.Record) {
 		e.t.Helper()
-		var w []inbox.Record
+		var w []driver.Record
 		for _, r := range recs {
 			w = append(w, entry(r))
 		}
@@ -94,7 +94,7 @@ func testStatsExpired(e *env) {
 func testApplyRemoval(e *env) {
 	annP, pubP := e.part("ann"), e.pub()
 	now := e.clock.Now()
-	var direct []inbox.Record
+	var direct []driver.Record
 	for _, cat := range []string{"billing", "billing", ""} {
 		d := e.message(annP, cat, time.Hour)
 		e.put(d)
@@ -103,7 +103,7 @@ func testApplyRemoval(e *env) {
 	b1, b2 := e.message(pubP, "news", 2*time.Hour), e.message(pubP, "news", time.Hour)
 	e.put(b1)
 	e.put(b2)
-	apply := func(r inbox.Removal, want bool) {
+	apply := func(r driver.Removal, want bool) {
 		e.t.Helper()
 		got, err := e.store.ApplyRemoval(e.ctx, r)
 		if err != nil || got != want {
@@ -111,36 +111,36 @@ func testApplyRemoval(e *env) {
 		}
 	}
 	d := direct[0]
-	apply(inbox.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, true)
+	apply(driver.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, true)
 	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
-	apply(inbox.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, false)
+	apply(driver.Removal{Record: d, Deltas: delta(annP, "billing", -1, -1), Now: now}, false)
 	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
-	e.wantRecords("a record ApplyRemoval accounted without Delete", []inbox.Record{d}, e.get(d.Key()))
+	e.wantRecords("a record ApplyRemoval accounted without Delete", []driver.Record{d}, e.get(d.Key()))
 
 	// An entry is found by its name: another record at the same key has
 	// another entry.
 	moved := direct[1]
-	moved.Entry = inbox.LedgerSK(moved.Message.ExpiresAt, moved.Message.ID, "other")
-	apply(inbox.Removal{Record: moved, Deltas: delta(annP, "billing", -1, -1), Delete: true, Now: now}, false)
-	e.wantRecords("the record at the key of a removal of another entry", []inbox.Record{direct[1]}, e.get(moved.Key()))
+	moved.Entry = driver.LedgerSK(moved.Message.ExpiresAt, moved.Message.ID, "other")
+	apply(driver.Removal{Record: moved, Deltas: delta(annP, "billing", -1, -1), Delete: true, Now: now}, false)
+	e.wantRecords("the record at the key of a removal of another entry", []driver.Record{direct[1]}, e.get(moved.Key()))
 	e.wantCounters(annP, counter(annP, "", 2, 2), counter(annP, "billing", 1, 1))
 
 	// Delete removes the record with its entry.
-	apply(inbox.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, true)
+	apply(driver.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, true)
 	e.wantRecords("a record ApplyRemoval deleted", nil, e.get(direct[2].Key()))
-	apply(inbox.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, false)
+	apply(driver.Removal{Record: direct[2], Deltas: delta(annP, "", -1, -1), Delete: true, Now: now}, false)
 	e.wantCounters(annP, counter(annP, "", 1, 1), counter(annP, "billing", 1, 1))
 	if got := len(e.ledger(annP)); got != 1 {
 		e.t.Errorf("ann's ledger has %d entries after two removals of three, want 1", got)
 	}
 
 	// A broadcast removed before it expired leaves a tombstone.
-	apply(inbox.Removal{Record: b1, Deltas: delta(pubP, "news", -1, 0), Tombstone: true, Now: now}, true)
-	tomb := inbox.Record{Partition: pubP, Message: inbox.Message{ID: b1.Message.ID, Category: "news", ExpiresAt: b1.Message.ExpiresAt}}
-	e.wantRecords("tombstones", []inbox.Record{tomb}, e.stats(pubP, now).Tombstones)
+	apply(driver.Removal{Record: b1, Deltas: delta(pubP, "news", -1, 0), Tombstone: true, Now: now}, true)
+	tomb := driver.Record{Partition: pubP, Message: driver.Message{ID: b1.Message.ID, Category: "news", ExpiresAt: b1.Message.ExpiresAt}}
+	e.wantRecords("tombstones", []driver.Record{tomb}, e.stats(pubP, now).Tombstones)
 	// Until it is deleted, an expired tombstone is still returned: the
 	// caller filters by its own time.
-	e.wantRecords("tombstones at the broadcast's expiry", []inbox.Record{tomb}, e.stats(pubP, b1.Message.ExpiresAt).Tombstones)
+	e.wantRecords("tombstones at the broadcast's expiry", []driver.Record{tomb}, e.stats(pubP, b1.Message.ExpiresAt).Tombstones)
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
 
 	// A record without a ledger entry (another program's) is accounted
@@ -150,7 +150,7 @@ func testApplyRemoval(e *env) {
 	foreign.Message.ReadAt = now
 	byEvent := func(id string, want bool) {
 		e.t.Helper()
-		apply(inbox.Removal{Record: foreign, EventID: id, Deltas: delta(annP, "other", -1, -1), Now: now}, want)
+		apply(driver.Removal{Record: foreign, EventID: id, Deltas: delta(annP, "other", -1, -1), Now: now}, want)
 	}
 	byEvent("shardId-000001:49590338271490256608559692538361571095921575989136588898", true)
 	byEvent("shardId-000001:49590338271490256608559692538361571095921575989136588898", false)
@@ -158,8 +158,8 @@ func testApplyRemoval(e *env) {
 	e.wantCounters(annP, counter(annP, "", -1, -1), counter(annP, "billing", 1, 1), counter(annP, "other", -2, -2))
 	bobForeign := foreign
 	bobForeign.Partition = e.part("bob")
-	apply(inbox.Removal{Record: bobForeign, EventID: "9f7c1e0a4b2d4e6f8a0b1c2d3e4f5a6b", Deltas: delta(bobForeign.Partition, "", -1, 0), Now: now}, true)
-	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: foreign, EventID: "x", Delete: true, Now: now}); !errors.Is(err, inbox.ErrInvalidInput) {
+	apply(driver.Removal{Record: bobForeign, EventID: "9f7c1e0a4b2d4e6f8a0b1c2d3e4f5a6b", Deltas: delta(bobForeign.Partition, "", -1, 0), Now: now}, true)
+	if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: foreign, EventID: "x", Delete: true, Now: now}); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("ApplyRemoval with Delete of a record without an entry: %v, want ErrInvalidInput", err)
 	}
 }
@@ -168,7 +168,7 @@ func testApplyRemoval(e *env) {
 // replaces the counters only if their version is still the one read.
 func testRepair(e *env) {
 	annP, bobP, pubP := e.part("ann"), e.part("bob"), e.pub()
-	for _, p := range []inbox.Partition{annP, bobP} {
+	for _, p := range []driver.Partition{annP, bobP} {
 		for _, cat := range []string{"a", "b", "c"} {
 			e.put(e.message(p, cat, time.Hour))
 		}
@@ -180,49 +180,49 @@ func testRepair(e *env) {
 
 	// Adoption writes the entry of a record that has lost it; a record
 	// that is gone or whose read state changed is skipped.
-	if ok, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: d, Now: now}); !ok || err != nil {
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: d, Now: now}); !ok || err != nil {
 		e.t.Fatalf("ApplyRemoval to drop an entry: %v, %v", ok, err)
 	}
 	read := e.message(annP, "b", time.Hour)
 	e.put(read)
 	stale := read
 	read = e.markDirect(read)
-	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: read, Now: now}); err != nil {
+	if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: read, Now: now}); err != nil {
 		e.t.Fatalf("ApplyRemoval to drop an entry: %v", err)
 	}
 	gone := e.message(annP, "a", time.Hour)
 	before := len(e.ledger(annP))
-	as := func(recs ...inbox.Record) []string {
+	as := func(recs ...driver.Record) []string {
 		var out []string
 		for _, r := range recs {
-			out = append(out, inbox.LedgerSK(r.Message.ExpiresAt, r.Message.ID, "adopted"))
+			out = append(out, driver.LedgerSK(r.Message.ExpiresAt, r.Message.ID, "adopted"))
 		}
 		return out
 	}
-	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Adopt: []inbox.Record{d, stale, gone}, AdoptAs: as(d, stale, gone)}); err != nil {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Adopt: []driver.Record{d, stale, gone}, AdoptAs: as(d, stale, gone)}); err != nil {
 		e.t.Fatalf("Repair(Adopt): %v", err)
 	}
 	d.Entry = as(d)[0]
-	e.wantRecords("an adopted record", []inbox.Record{d}, e.get(d.Key()))
+	e.wantRecords("an adopted record", []driver.Record{d}, e.get(d.Key()))
 	if got := len(e.ledger(annP)); got != before+1 {
 		e.t.Errorf("ann's ledger has %d entries after adopting one record (and skipping two), want %d", got, before+1)
 	}
 	bobs := e.message(bobP, "", time.Hour)
-	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Adopt: []inbox.Record{bobs}, AdoptAs: as(bobs)}); !errors.Is(err, inbox.ErrInvalidInput) {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Adopt: []driver.Record{bobs}, AdoptAs: as(bobs)}); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("Repair adopting a record of another partition: %v, want ErrInvalidInput", err)
 	}
 
 	// A reset with the version read replaces the counters.
 	st := e.stats(annP, now)
-	reset := []inbox.Counter{counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0)}
-	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: reset}); err != nil {
+	reset := []driver.Counter{counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0)}
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: reset}); err != nil {
 		e.t.Fatalf("Repair(Reset): %v", err)
 	}
 	e.wantCounters(annP, reset...)
 	e.wantCounters(bobP, counter(bobP, "", 3, 0), counter(bobP, "a", 1, 0), counter(bobP, "b", 1, 0), counter(bobP, "c", 1, 0))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "a", 1, 0))
 	// A second reset with the same, now stale, version conflicts.
-	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, inbox.ErrConflict) {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("Repair with a stale version: %v, want ErrConflict", err)
 	}
 	e.wantCounters(annP, reset...)
@@ -231,22 +231,22 @@ func testRepair(e *env) {
 	st = e.stats(annP, now)
 	e.put(e.message(annP, "a", time.Hour))
 	e.wantCounters(annP, counter(annP, "", 8, 2), counter(annP, "a", 6, 1), counter(annP, "d", 1, 0))
-	if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, inbox.ErrConflict) {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("Repair with the version before a write: %v, want ErrConflict", err)
 	}
 
 	// An empty reset keeps the total, at zero.
 	st = e.stats(pubP, now)
-	if err := e.store.Repair(e.ctx, pubP, inbox.Repair{Reset: true, Version: st.Version}); err != nil {
+	if err := e.store.Repair(e.ctx, pubP, driver.Repair{Reset: true, Version: st.Version}); err != nil {
 		e.t.Fatalf("Repair(Reset, no counters): %v", err)
 	}
 	e.wantCounters(pubP, counter(pubP, "", 0, 0))
-	for _, bad := range [][]inbox.Counter{
+	for _, bad := range [][]driver.Counter{
 		{counter(annP, "a", 1, 0), counter(annP, "a", 2, 0)},
 		{counter(bobP, "", 1, 0)},
 	} {
 		st = e.stats(annP, now)
-		if err := e.store.Repair(e.ctx, annP, inbox.Repair{Reset: true, Version: st.Version, Counters: bad}); !errors.Is(err, inbox.ErrInvalidInput) {
+		if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: bad}); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Repair(Reset, %v): %v, want ErrInvalidInput", bad, err)
 		}
 	}
@@ -260,17 +260,17 @@ func testRepair(e *env) {
 // later claims get it back, with its ID, expiry and digest. Scopes and host
 // IDs are independent; an expired claim is replaced.
 func testClaimHostID(e *env) {
-	exp := e.clock.Now().Add(inbox.MaxTTL)
+	exp := e.clock.Now().Add(driver.MaxTTL)
 	id1, id2, id3 := e.newID(), e.newID(), e.newID()
-	other := inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
-	otherTenant := inbox.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
-	claim := func(s inbox.Scope, host, id string, exp time.Time, digest string) inbox.HostClaim {
-		return inbox.HostClaim{Scope: s, HostSystemID: host, ID: id, ExpiresAt: exp, Digest: digest}
+	other := driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
+	otherTenant := driver.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
+	claim := func(s driver.Scope, host, id string, exp time.Time, digest string) driver.HostClaim {
+		return driver.HostClaim{Scope: s, HostSystemID: host, ID: id, ExpiresAt: exp, Digest: digest}
 	}
 	first := claim(e.scope, "order#42/ü", id1, exp, "digest-1")
 	cases := []struct {
-		c    inbox.HostClaim
-		want inbox.HostClaim
+		c    driver.HostClaim
+		want driver.HostClaim
 	}{
 		{first, first},
 		{claim(e.scope, "order#42/ü", id2, exp.Add(time.Hour), "digest-2"), first},
@@ -320,13 +320,13 @@ func testClaimRetire(e *env) {
 	now := e.clock.Now()
 	exp := now.Add(time.Hour)
 	id, other := e.newID(), e.newID()
-	g := inbox.HostClaim{Scope: e.scope, HostSystemID: "deploy-1", ID: id, Group: "admins", ExpiresAt: exp, Digest: "d", Now: now}
+	g := driver.HostClaim{Scope: e.scope, HostSystemID: "deploy-1", ID: id, Group: "admins", ExpiresAt: exp, Digest: "d", Now: now}
 	if got, err := e.store.ClaimHostID(e.ctx, g); err != nil || got != g {
 		e.t.Fatalf("ClaimHostID = %+v, %v; want %+v", got, err, g)
 	}
-	retire := func(host, id string) inbox.HostClaim {
+	retire := func(host, id string) driver.HostClaim {
 		e.t.Helper()
-		got, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, Now: e.clock.Now(), Retire: true})
+		got, err := e.store.ClaimHostID(e.ctx, driver.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, Now: e.clock.Now(), Retire: true})
 		if err != nil {
 			e.t.Fatalf("ClaimHostID(retire %s, %s): %v", host, id, err)
 		}
@@ -338,7 +338,7 @@ func testClaimRetire(e *env) {
 		e.t.Errorf("retire with another ID = %+v; want the claim unchanged %+v", got, standing)
 	}
 	retired := standing
-	retired.Digest = inbox.RetiredDigest
+	retired.Digest = driver.RetiredDigest
 	for _, wantID := range []string{id, ""} {
 		if got := retire("deploy-1", wantID); got != retired {
 			e.t.Errorf("retire(%q) = %+v; want %+v", wantID, got, retired)
@@ -349,11 +349,11 @@ func testClaimRetire(e *env) {
 	if got, err := e.store.ClaimHostID(e.ctx, retry); err != nil || got != retired {
 		e.t.Errorf("a claim after retirement = %+v, %v; want the retired claim %+v", got, err, retired)
 	}
-	if got := retire("never-claimed", ""); got != (inbox.HostClaim{}) {
+	if got := retire("never-claimed", ""); got != (driver.HostClaim{}) {
 		e.t.Errorf("retire of no claim = %+v; want zero", got)
 	}
 	e.clock.Advance(time.Hour)
-	if got := retire("deploy-1", ""); got != (inbox.HostClaim{}) {
+	if got := retire("deploy-1", ""); got != (driver.HostClaim{}) {
 		e.t.Errorf("retire of an expired claim = %+v; want zero", got)
 	}
 	fresh := retry
@@ -367,7 +367,7 @@ func testClaimRetire(e *env) {
 // round-trips what PutTenantSettings and PutInboxConfig wrote, replacing
 // earlier values.
 func testConfig(e *env) {
-	want := func(s inbox.Scope, w inbox.Config) {
+	want := func(s driver.Scope, w driver.Config) {
 		e.t.Helper()
 		got, err := e.store.Config(e.ctx, s)
 		if err != nil {
@@ -377,38 +377,38 @@ func testConfig(e *env) {
 			e.t.Errorf("Config(%v) (-want +got):\n%s", s, diff)
 		}
 	}
-	other := inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
-	globex := inbox.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
-	want(e.scope, inbox.Config{})
+	other := driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
+	globex := driver.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
+	want(e.scope, driver.Config{})
 
-	ts := inbox.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d", UpdatedBy: "admin-7"}
+	ts := driver.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d", UpdatedBy: "admin-7"}
 	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, ts); err != nil {
 		e.t.Fatalf("PutTenantSettings: %v", err)
 	}
-	want(e.scope, inbox.Config{Tenant: &ts})
-	want(other, inbox.Config{Tenant: &ts})
-	want(globex, inbox.Config{})
+	want(e.scope, driver.Config{Tenant: &ts})
+	want(other, driver.Config{Tenant: &ts})
+	want(globex, driver.Config{})
 
-	ic := inbox.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{inbox.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}, UpdatedBy: "ops ü"}
+	ic := driver.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{driver.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}, UpdatedBy: "ops ü"}
 	if err := e.store.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
-	want(e.scope, inbox.Config{Tenant: &ts, Inbox: &ic})
-	want(other, inbox.Config{Tenant: &ts})
+	want(e.scope, driver.Config{Tenant: &ts, Inbox: &ic})
+	want(other, driver.Config{Tenant: &ts})
 
-	ts2 := inbox.TenantSettings{Title: "Acme"}
-	ic2 := inbox.InboxConfig{Title: "Alerts 2", TTL: map[string]string{"news": "6000s"}}
+	ts2 := driver.TenantSettings{Title: "Acme"}
+	ic2 := driver.InboxConfig{Title: "Alerts 2", TTL: map[string]string{"news": "6000s"}}
 	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, ts2); err != nil {
 		e.t.Fatalf("PutTenantSettings: %v", err)
 	}
 	if err := e.store.PutInboxConfig(e.ctx, e.scope, ic2); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
-	want(e.scope, inbox.Config{Tenant: &ts2, Inbox: &ic2})
+	want(e.scope, driver.Config{Tenant: &ts2, Inbox: &ic2})
 	if err := e.store.PutInboxConfig(e.ctx, globex, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
-	want(globex, inbox.Config{Inbox: &ic})
+	want(globex, driver.Config{Inbox: &ic})
 
 	// The store keeps its own copy: changing the map passed in or returned
 	// changes nothing stored.
@@ -423,7 +423,7 @@ func testConfig(e *env) {
 		got.Inbox.TTL["billing"] = "1s"
 	}
 	ic.TTL["billing"] = "2d"
-	want(globex, inbox.Config{Inbox: &ic})
+	want(globex, driver.Config{Inbox: &ic})
 }
 
 // testClaimHostIDPeek: a Peek returns the standing claim and changes
@@ -431,11 +431,11 @@ func testConfig(e *env) {
 // claim and makes none.
 func testClaimHostIDPeek(e *env) {
 	now := e.clock.Now()
-	peek := inbox.HostClaim{Scope: e.scope, HostSystemID: "peeked", Now: now, Peek: true}
+	peek := driver.HostClaim{Scope: e.scope, HostSystemID: "peeked", Now: now, Peek: true}
 	if got, err := e.store.ClaimHostID(e.ctx, peek); err != nil || got.ID != "" {
 		e.t.Fatalf("Peek with no claim: %+v, %v; want a zero claim", got, err)
 	}
-	c := inbox.HostClaim{Scope: e.scope, HostSystemID: "peeked", ID: e.newID(), ExpiresAt: now.Add(time.Hour), Group: "admins", Digest: "d1", Now: now}
+	c := driver.HostClaim{Scope: e.scope, HostSystemID: "peeked", ID: e.newID(), ExpiresAt: now.Add(time.Hour), Group: "admins", Digest: "d1", Now: now}
 	if got, err := e.store.ClaimHostID(e.ctx, c); err != nil || got.ID != c.ID {
 		e.t.Fatalf("claim after a Peek with none: %+v, %v; want this call's claim (the Peek made none)", got, err)
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
-// contractTests are the Store subtests of Run: the inbox.Store contract,
+// contractTests are the Store subtests of Run: the driver.Store contract,
 // method by method, called directly.
 func contractTests() []suiteTest {
 	return []suiteTest{
@@ -43,10 +43,10 @@ func contractTests() []suiteTest {
 func testPutMessage(e *env) {
 	ann, pub := e.part("ann"), e.pub()
 	d := e.message(ann, "billing", 30*24*time.Hour)
-	if err := e.store.PutMessage(e.ctx, d, []inbox.Counter{counter(ann, "", 1, 0), counter(ann, "billing", 1, 0), counter(ann, "new", 2, 3)}); err != nil {
+	if err := e.store.PutMessage(e.ctx, d, []driver.Counter{counter(ann, "", 1, 0), counter(ann, "billing", 1, 0), counter(ann, "new", 2, 3)}); err != nil {
 		e.t.Fatalf("PutMessage: %v", err)
 	}
-	e.wantRecords("GetRecords after PutMessage", []inbox.Record{d}, e.get(d.Key()))
+	e.wantRecords("GetRecords after PutMessage", []driver.Record{d}, e.get(d.Key()))
 	e.wantCounters(ann, counter(ann, "", 1, 0), counter(ann, "billing", 1, 0), counter(ann, "new", 2, 3))
 
 	d2 := e.message(ann, "", 24*time.Hour)
@@ -55,10 +55,10 @@ func testPutMessage(e *env) {
 
 	b := e.message(pub, "news", 24*time.Hour)
 	e.put(b)
-	e.wantRecords("GetRecords of a broadcast", []inbox.Record{b}, e.get(b.Key()))
+	e.wantRecords("GetRecords of a broadcast", []driver.Record{b}, e.get(b.Key()))
 	e.wantCounters(pub, counter(pub, "", 1, 0), counter(pub, "news", 1, 0))
 	e.wantCounters(e.part("bob"))
-	e.wantRecords("Query(ann)", []inbox.Record{d2, d}, e.records(ann))
+	e.wantRecords("Query(ann)", []driver.Record{d2, d}, e.records(ann))
 }
 
 // testPutMessageExists: a PutMessage at an existing key, a message or a
@@ -78,10 +78,10 @@ func testPutMessageExists(e *env) {
 	bAgain.Message.Body = map[string]any{"changed": true}
 	onReceipt := e.message(ann, "", time.Hour)
 	onReceipt.Message.ID = b.Message.ID // a direct message where ann's receipt is
-	onReceipt.Entry = inbox.LedgerSK(onReceipt.Message.ExpiresAt, b.Message.ID, "other")
-	for _, rec := range []inbox.Record{again, d, bAgain, onReceipt} {
-		err := e.store.PutMessage(e.ctx, rec, []inbox.Counter{counter(rec.Partition, "", 5, 5), counter(rec.Partition, "other", 1, 0)})
-		if !errors.Is(err, inbox.ErrExists) {
+	onReceipt.Entry = driver.LedgerSK(onReceipt.Message.ExpiresAt, b.Message.ID, "other")
+	for _, rec := range []driver.Record{again, d, bAgain, onReceipt} {
+		err := e.store.PutMessage(e.ctx, rec, []driver.Counter{counter(rec.Partition, "", 5, 5), counter(rec.Partition, "other", 1, 0)})
+		if !errors.Is(err, driver.ErrExists) {
 			e.t.Errorf("PutMessage(%s/%s) at an existing key: got %v, want ErrExists", rec.Partition.PK(), rec.Message.ID, err)
 		}
 	}
@@ -97,19 +97,19 @@ func testGetRecords(e *env) {
 	d1 := e.message(ann, "billing", 24*time.Hour)
 	d2 := e.message(bob, "", 24*time.Hour)
 	b := e.message(pub, "news", 24*time.Hour)
-	for _, r := range []inbox.Record{d1, d2, b} {
+	for _, r := range []driver.Record{d1, d2, b} {
 		e.put(r)
 	}
 	r := e.markReceipt(ann, b)
-	missing := []inbox.Key{
+	missing := []driver.Key{
 		{Partition: ann, ID: e.newID()},
 		{Partition: pub, ID: d1.Message.ID},
 		{Partition: bob, ID: d1.Message.ID},
 		{Partition: bob, ID: b.Message.ID},
-		{Partition: inbox.Partition{Tenant: "acme", Inbox: "other", User: "ann"}, ID: d1.Message.ID},
+		{Partition: driver.Partition{Tenant: "acme", Inbox: "other", User: "ann"}, ID: d1.Message.ID},
 	}
 	got := e.get(append(keys(d1, d2, b, r), missing...)...)
-	want := []inbox.Record{r, d1, d2, b} // sorted by partition key, then ID
+	want := []driver.Record{r, d1, d2, b} // sorted by partition key, then ID
 	sortRecords(want)
 	e.wantRecords("GetRecords", want, got)
 	e.wantRecords("GetRecords of missing keys", nil, e.get(missing...))
@@ -126,14 +126,14 @@ func testGetRecordsExpired(e *env) {
 
 	got := e.get(d.Key(), b.Key(), r.Key())
 	e.t.Logf("%d of 3 expired records are left", len(got))
-	all := map[inbox.Key]inbox.Record{d.Key(): d, b.Key(): b, r.Key(): r}
-	var want []inbox.Record
+	all := map[driver.Key]driver.Record{d.Key(): d, b.Key(): b, r.Key(): r}
+	var want []driver.Record
 	for _, g := range got {
 		want = append(want, all[g.Key()])
 	}
 	e.wantRecords("GetRecords of expired records", want, got)
-	for _, p := range []inbox.Partition{ann, pub} {
-		var left []inbox.Record
+	for _, p := range []driver.Partition{ann, pub} {
+		var left []driver.Record
 		for _, g := range got {
 			if g.Partition == p {
 				left = append(left, g)
@@ -146,8 +146,8 @@ func testGetRecordsExpired(e *env) {
 
 // reversed returns recs in reverse order (ascending IDs, for comparing a
 // Query result with sorted records).
-func reversed(recs []inbox.Record) []inbox.Record {
-	out := make([]inbox.Record, len(recs))
+func reversed(recs []driver.Record) []driver.Record {
+	out := make([]driver.Record, len(recs))
 	for i, r := range recs {
 		out[len(recs)-1-i] = r
 	}

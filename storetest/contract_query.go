@@ -4,35 +4,35 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // maxULID is the highest ULID: a Before above every message ID.
 const maxULID = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
 
 // matches reports whether Store.Query q keeps record r, by the contract.
-func matches(r inbox.Record, q inbox.Query) bool {
+func matches(r driver.Record, q driver.Query) bool {
 	m := r.Message
 	return (q.Category == "" || m.Category == q.Category) &&
 		(!q.UnreadOnly || !r.Receipt && !m.IsRead()) &&
 		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt)) &&
-		(q.Archived != inbox.NotArchived || r.Receipt || !m.IsArchived()) &&
-		(q.Archived != inbox.OnlyArchived || m.IsArchived())
+		(q.Archived != driver.NotArchived || r.Receipt || !m.IsArchived()) &&
+		(q.Archived != driver.OnlyArchived || m.IsArchived())
 }
 
 // unreadFeed reports whether q selects a user's unread feed, which a
 // Store may read from an index of the unread, unarchived messages.
-func unreadFeed(q inbox.Query) bool {
-	return q.UnreadOnly && q.Archived == inbox.NotArchived && !q.Partition.IsShared()
+func unreadFeed(q driver.Query) bool {
+	return q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared()
 }
 
 // inRange reports whether r's ID lies in q's bounds, Before and After.
-func inRange(r inbox.Record, q inbox.Query) bool {
+func inRange(r driver.Record, q driver.Query) bool {
 	return (q.Before == "" || r.Message.ID < q.Before) && (q.After == "" || r.Message.ID > q.After)
 }
 
 // describe names a query in failure messages.
-func describe(q inbox.Query) string {
+func describe(q driver.Query) string {
 	s := fmt.Sprintf("Query(%s, limit %d", q.Partition.PK(), q.Limit)
 	if q.Before != "" {
 		s += ", before " + q.Before
@@ -40,7 +40,7 @@ func describe(q inbox.Query) string {
 	if q.After != "" {
 		s += ", after " + q.After
 	}
-	if q.Archived != inbox.AnyArchived {
+	if q.Archived != driver.AnyArchived {
 		s += fmt.Sprintf(", archived filter %d", q.Archived)
 	}
 	if q.Category != "" {
@@ -61,13 +61,13 @@ func describe(q inbox.Query) string {
 // Limit of them, and returned exactly those that match the filters. An
 // unread feed query (UnreadOnly, NotArchived) may evaluate only the unread,
 // unarchived messages, as from an index of them: Limit then counts those.
-func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
+func (e *env) query(q driver.Query, all []driver.Record) driver.QueryResult {
 	e.t.Helper()
 	res, err := e.store.Query(e.ctx, q)
 	if err != nil {
 		e.t.Fatalf("%s: %v", describe(q), err)
 	}
-	var evaluated, want []inbox.Record
+	var evaluated, want []driver.Record
 	for _, r := range all {
 		if inRange(r, q) && (res.Next == "" || r.Message.ID >= res.Next) {
 			if !unreadFeed(q) || !r.Receipt && !r.Message.IsRead() && !r.Message.IsArchived() {
@@ -94,9 +94,9 @@ func (e *env) query(q inbox.Query, all []inbox.Record) inbox.QueryResult {
 // pageAll pages through q from q.Before, checking every page with query,
 // and checks that together the pages hold every matching record of all
 // below q.Before exactly once, in order.
-func (e *env) pageAll(q inbox.Query, all []inbox.Record) {
+func (e *env) pageAll(q driver.Query, all []driver.Record) {
 	e.t.Helper()
-	var want, got []inbox.Record
+	var want, got []driver.Record
 	for _, r := range all {
 		if inRange(r, q) && matches(r, q) {
 			want = append(want, r)
@@ -120,7 +120,7 @@ func (e *env) pageAll(q inbox.Query, all []inbox.Record) {
 // mixedPartition fills ann's partition with messages and receipts of
 // several categories, read and unread, expiring at different times, and
 // returns every record of it newest first, and the public partition's.
-func (e *env) mixedPartition() (ann, pub []inbox.Record) {
+func (e *env) mixedPartition() (ann, pub []driver.Record) {
 	annP, pubP := e.part("ann"), e.pub()
 	hours := []time.Duration{1, 5, 2, 8, 3, 6, 4, 9, 7, 10}
 	cats := []string{"billing", "", "news", "billing", "", "billing", "news", "", "billing", "news"}
@@ -133,13 +133,13 @@ func (e *env) mixedPartition() (ann, pub []inbox.Record) {
 			if i%4 == 0 {
 				d = e.markDirect(d)
 			}
-			ann = append([]inbox.Record{d}, ann...)
+			ann = append([]driver.Record{d}, ann...)
 		case 2:
 			b := e.message(pubP, cats[i], ttl)
 			e.put(b)
-			pub = append([]inbox.Record{b}, pub...)
+			pub = append([]driver.Record{b}, pub...)
 			if i != 8 {
-				ann = append([]inbox.Record{e.markReceipt(annP, b)}, ann...)
+				ann = append([]driver.Record{e.markReceipt(annP, b)}, ann...)
 			}
 		}
 	}
@@ -152,18 +152,18 @@ func (e *env) mixedPartition() (ann, pub []inbox.Record) {
 func testQueryOrder(e *env) {
 	annP, pubP := e.part("ann"), e.pub()
 	ann, pub := e.mixedPartition()
-	if _, err := e.store.ClaimHostID(e.ctx, inbox.HostClaim{Scope: e.scope, HostSystemID: "order-1", ID: e.newID(), ExpiresAt: e.clock.Now().Add(inbox.MaxTTL)}); err != nil {
+	if _, err := e.store.ClaimHostID(e.ctx, driver.HostClaim{Scope: e.scope, HostSystemID: "order-1", ID: e.newID(), ExpiresAt: e.clock.Now().Add(driver.MaxTTL)}); err != nil {
 		e.t.Fatalf("ClaimHostID: %v", err)
 	}
 	gone := e.message(pubP, "gone", time.Hour)
 	e.put(gone)
-	if _, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: gone, Deltas: delta(pubP, "gone", -1, 0), Tombstone: true, Delete: true, Now: e.clock.Now()}); err != nil {
+	if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: gone, Deltas: delta(pubP, "gone", -1, 0), Tombstone: true, Delete: true, Now: e.clock.Now()}); err != nil {
 		e.t.Fatalf("ApplyRemoval with a tombstone: %v", err)
 	}
-	for _, p := range []inbox.Partition{annP, pubP} {
+	for _, p := range []driver.Partition{annP, pubP} {
 		foreign := e.message(p, "gone", time.Hour)
 		foreign.Entry = ""
-		r := inbox.Removal{Record: foreign, EventID: "removal-" + p.User, Deltas: []inbox.Counter{counter(p, "gone", -1, 0)}, Now: e.clock.Now()}
+		r := driver.Removal{Record: foreign, EventID: "removal-" + p.User, Deltas: []driver.Counter{counter(p, "gone", -1, 0)}, Now: e.clock.Now()}
 		if _, err := e.store.ApplyRemoval(e.ctx, r); err != nil {
 			e.t.Fatalf("ApplyRemoval: %v", err)
 		}
@@ -171,8 +171,8 @@ func testQueryOrder(e *env) {
 	e.wantRecords("Query(ann), all pages", ann, e.records(annP))
 	e.wantRecords("Query($public), all pages", pub, e.records(pubP))
 	e.wantRecords("Query(bob)", nil, e.records(e.part("bob")))
-	e.pageAll(inbox.Query{Partition: annP, Limit: 100}, ann)
-	e.pageAll(inbox.Query{Partition: pubP, Limit: 100}, pub)
+	e.pageAll(driver.Query{Partition: annP, Limit: 100}, ann)
+	e.pageAll(driver.Query{Partition: pubP, Limit: 100}, pub)
 }
 
 // testQueryBefore: Before is an exclusive upper bound on IDs.
@@ -188,9 +188,9 @@ func testQueryBefore(e *env) {
 	between[len(between)-1]++
 	befores = append(befores, string(between))
 	for _, b := range befores {
-		e.pageAll(inbox.Query{Partition: annP, Before: b, Limit: 100}, ann)
+		e.pageAll(driver.Query{Partition: annP, Before: b, Limit: 100}, ann)
 	}
-	res := e.query(inbox.Query{Partition: annP, Before: ann[len(ann)-1].Message.ID, Limit: 10}, ann)
+	res := e.query(driver.Query{Partition: annP, Before: ann[len(ann)-1].Message.ID, Limit: 10}, ann)
 	if len(res.Records) != 0 || res.Next != "" {
 		e.t.Errorf("Query below the oldest record: got %d records and Next %q, want none and \"\"", len(res.Records), res.Next)
 	}
@@ -201,7 +201,7 @@ func testQueryBefore(e *env) {
 func testQueryPaging(e *env) {
 	ann, pub := e.mixedPartition()
 	now := e.clock.Now()
-	filters := []inbox.Query{
+	filters := []driver.Query{
 		{},
 		{Category: "billing"},
 		{Category: "news"},
@@ -211,8 +211,8 @@ func testQueryPaging(e *env) {
 		{Category: "nothing-here"},
 	}
 	for _, part := range []struct {
-		p   inbox.Partition
-		all []inbox.Record
+		p   driver.Partition
+		all []driver.Record
 	}{{e.part("ann"), ann}, {e.pub(), pub}} {
 		for _, limit := range []int{1, 2, 3} {
 			for _, f := range filters {
@@ -228,25 +228,25 @@ func testQueryPaging(e *env) {
 // dropped it.
 func testQueryLimitBeforeFilter(e *env) {
 	annP := e.part("ann")
-	var all []inbox.Record
+	var all []driver.Record
 	for _, cat := range []string{"a", "b", "a", "b", "b"} { // newest last
 		d := e.message(annP, cat, time.Hour)
 		e.put(d)
-		all = append([]inbox.Record{d}, all...)
+		all = append([]driver.Record{d}, all...)
 	}
 	// The two newest are "b": a store evaluating two records finds no "a".
-	res := e.query(inbox.Query{Partition: annP, Limit: 2, Category: "a"}, all)
+	res := e.query(driver.Query{Partition: annP, Limit: 2, Category: "a"}, all)
 	if len(res.Records) != 0 || res.Next == "" {
 		e.t.Errorf("Query(limit 2, category a) over b, b, a, b, a: got %d records and Next %q, want none and a Next to continue from", len(res.Records), res.Next)
 	}
 	for _, limit := range []int{1, 2, 3, 4} {
 		for _, cat := range []string{"a", "b"} {
-			e.pageAll(inbox.Query{Partition: annP, Limit: limit, Category: cat}, all)
+			e.pageAll(driver.Query{Partition: annP, Limit: limit, Category: cat}, all)
 		}
 	}
 	d := e.markDirect(all[0])
 	all[0] = d
-	e.pageAll(inbox.Query{Partition: annP, Limit: 1, UnreadOnly: true}, all)
+	e.pageAll(driver.Query{Partition: annP, Limit: 1, UnreadOnly: true}, all)
 }
 
 // testQueryFilters: Category, UnreadOnly (receipts dropped) and Now (records
@@ -266,8 +266,8 @@ func testQueryFilters(e *env) {
 	if archived < 0 {
 		e.t.Fatal("test setup: no unread direct message")
 	}
-	e.setMarks(&ann[archived], inbox.State{ArchivedAt: now})
-	for _, f := range []inbox.Query{
+	e.setMarks(&ann[archived], driver.State{ArchivedAt: now})
+	for _, f := range []driver.Query{
 		{Category: "billing"},
 		{Category: "news"},
 		{UnreadOnly: true},
@@ -277,9 +277,9 @@ func testQueryFilters(e *env) {
 		{Now: now.Add(100 * time.Hour)},
 		{Category: "news", UnreadOnly: true},
 		{Category: "billing", UnreadOnly: true, Now: now.Add(time.Hour)},
-		{UnreadOnly: true, Archived: inbox.NotArchived},
-		{Category: "news", UnreadOnly: true, Archived: inbox.NotArchived},
-		{Category: "billing", UnreadOnly: true, Archived: inbox.NotArchived, Now: now.Add(time.Hour)},
+		{UnreadOnly: true, Archived: driver.NotArchived},
+		{Category: "news", UnreadOnly: true, Archived: driver.NotArchived},
+		{Category: "billing", UnreadOnly: true, Archived: driver.NotArchived, Now: now.Add(time.Hour)},
 	} {
 		f.Limit = 100
 		f.Partition = annP
@@ -292,14 +292,14 @@ func testQueryFilters(e *env) {
 	unreadPages := func() {
 		e.t.Helper()
 		for _, limit := range []int{1, 2, 3} {
-			e.pageAll(inbox.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: inbox.NotArchived}, ann)
-			e.pageAll(inbox.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: inbox.NotArchived, After: ann[len(ann)-2].Message.ID}, ann)
+			e.pageAll(driver.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: driver.NotArchived}, ann)
+			e.pageAll(driver.Query{Partition: annP, Limit: limit, UnreadOnly: true, Archived: driver.NotArchived, After: ann[len(ann)-2].Message.ID}, ann)
 		}
 	}
 	unreadPages()
-	e.setMarks(&ann[archived], inbox.State{})
+	e.setMarks(&ann[archived], driver.State{})
 	unreadPages()
-	e.setMarks(&ann[archived], inbox.State{ReadAt: now})
+	e.setMarks(&ann[archived], driver.State{ReadAt: now})
 	unreadPages()
 
 	// The boundaries, spelled out: a record expiring at T is kept by Now
@@ -308,10 +308,10 @@ func testQueryFilters(e *env) {
 	x := e.message(e.part("cat"), "", time.Hour)
 	e.put(x)
 	T := x.Message.ExpiresAt
-	if res := e.query(inbox.Query{Partition: x.Partition, Limit: 10, Now: T.Add(-time.Second)}, []inbox.Record{x}); len(res.Records) != 1 {
+	if res := e.query(driver.Query{Partition: x.Partition, Limit: 10, Now: T.Add(-time.Second)}, []driver.Record{x}); len(res.Records) != 1 {
 		e.t.Errorf("Query(now = expiry - 1s) dropped a record that has not expired")
 	}
-	if res := e.query(inbox.Query{Partition: x.Partition, Limit: 10, Now: T}, []inbox.Record{x}); len(res.Records) != 0 {
+	if res := e.query(driver.Query{Partition: x.Partition, Limit: 10, Now: T}, []driver.Record{x}); len(res.Records) != 0 {
 		e.t.Errorf("Query(now = expiry) kept a record that expires at Now")
 	}
 	read := 0

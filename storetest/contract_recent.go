@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // recentKeys returns a user partition's recent receipts, sorted, as
 // "<group>/<id>".
-func (e *env) recentKeys(p inbox.Partition) []string {
+func (e *env) recentKeys(p driver.Partition) []string {
 	e.t.Helper()
 	var out []string
 	for _, k := range e.stats(p, e.clock.Now()).Recent {
@@ -38,7 +38,7 @@ func testRecentReceipts(e *env) {
 	e.put(g)
 	e.markReceipt(annP, b)
 	e.markReceipt(annP, g)
-	first, _ := inbox.RecentSlots(e.clock.Now())
+	first, _ := driver.RecentSlots(e.clock.Now())
 	want := []string{"$public/" + b.Message.ID, "admins/" + g.Message.ID}
 	slices.Sort(want)
 	if got := e.recentKeys(annP); !slices.Equal(got, want) {
@@ -55,7 +55,7 @@ func testRecentReceipts(e *env) {
 	// every snapshot holds it.
 	old := e.message(pubP, "news", 3*time.Hour)
 	e.put(old)
-	e.clock.Advance(inbox.RecentSlotWidth)
+	e.clock.Advance(driver.RecentSlotWidth)
 	e.markReceipt(bobP, old)
 	if got := e.recentKeys(bobP); len(got) != 0 {
 		e.t.Errorf("Stats.Recent after a receipt of an old broadcast: %v, want none", got)
@@ -64,7 +64,7 @@ func testRecentReceipts(e *env) {
 	// A failed mark records nothing.
 	missing := e.message(pubP, "news", 3*time.Hour)
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(bobP, missing, now, now)}, readDelta(bobP, missing)); !errors.Is(err, inbox.ErrNotFound) {
+	if err := e.store.Mark(e.ctx, []driver.Mark{receiptMark(bobP, missing, now, now)}, readDelta(bobP, missing)); !errors.Is(err, driver.ErrNotFound) {
 		e.t.Errorf("receipt of a missing broadcast: %v, want ErrNotFound", err)
 	}
 	if got := e.recentKeys(bobP); len(got) != 0 {
@@ -73,10 +73,10 @@ func testRecentReceipts(e *env) {
 
 	// Two slots later, a new receipt clears the first slot.
 	for {
-		if _, clear := inbox.RecentSlots(e.clock.Now()); clear == first {
+		if _, clear := driver.RecentSlots(e.clock.Now()); clear == first {
 			break
 		}
-		e.clock.Advance(inbox.RecentSlotWidth)
+		e.clock.Advance(driver.RecentSlotWidth)
 	}
 	later := e.message(pubP, "", 3*time.Hour)
 	e.put(later)
@@ -87,7 +87,7 @@ func testRecentReceipts(e *env) {
 
 	// A reset keeps them.
 	st := e.stats(annP, e.clock.Now())
-	reset := inbox.Repair{Reset: true, Version: st.Version, Counters: st.Counters, Recent: st.Recent, Now: e.clock.Now()}
+	reset := driver.Repair{Reset: true, Version: st.Version, Counters: st.Counters, Recent: st.Recent, Now: e.clock.Now()}
 	if err := e.store.Repair(e.ctx, annP, reset); err != nil {
 		e.t.Fatalf("Repair: %v", err)
 	}
@@ -106,15 +106,15 @@ func testMarkAdoptedMeanwhile(e *env) {
 	e.put(d)
 	now := e.clock.Now()
 	mk := directMark(d, now, now)
-	mk.Entry = inbox.LedgerSK(d.Message.ExpiresAt, d.Message.ID, "mark")
-	err := e.store.Mark(e.ctx, []inbox.Mark{mk}, delta(annP, "billing", 0, 1))
-	if !errors.Is(err, inbox.ErrStateChanged) {
+	mk.Entry = driver.LedgerSK(d.Message.ExpiresAt, d.Message.ID, "mark")
+	err := e.store.Mark(e.ctx, []driver.Mark{mk}, delta(annP, "billing", 0, 1))
+	if !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("mark of a message with another ledger entry: %v, want ErrStateChanged", err)
 	}
 	if strings.Contains(err.Error(), "not found") {
 		e.t.Errorf("error %q says not found", err)
 	}
-	e.wantRecords("the message after the failed mark", []inbox.Record{d}, e.get(d.Key()))
+	e.wantRecords("the message after the failed mark", []driver.Record{d}, e.get(d.Key()))
 }
 
 // testQueryUnseen: a Query with Unseen evaluates, in a user's partition,
@@ -131,11 +131,11 @@ func testQueryUnseen(e *env) {
 	e.put(unread)
 	e.markReceipt(annP, b)
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(read, now, now)}, delta(annP, "", 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{directMark(read, now, now)}, delta(annP, "", 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead: %v", err)
 	}
 	st := e.stats(annP, now)
-	q := inbox.Query{Partition: annP, Unseen: true, Limit: 1, Now: now}
+	q := driver.Query{Partition: annP, Unseen: true, Limit: 1, Now: now}
 	var got []string
 	for page := 0; ; page++ {
 		res, err := e.store.Query(e.ctx, q)
@@ -160,13 +160,13 @@ func testQueryUnseen(e *env) {
 	if !slices.Equal(got, want) {
 		e.t.Errorf("Query(Unseen) paged by 1: %v, want %v (the read message left out)", got, want)
 	}
-	for name, bad := range map[string]inbox.Query{
+	for name, bad := range map[string]driver.Query{
 		"with a category":       {Partition: annP, Unseen: true, Limit: 1, Category: "x"},
 		"with unread only":      {Partition: annP, Unseen: true, Limit: 1, UnreadOnly: true},
-		"with an archive mark":  {Partition: annP, Unseen: true, Limit: 1, Archived: inbox.NotArchived},
+		"with an archive mark":  {Partition: annP, Unseen: true, Limit: 1, Archived: driver.NotArchived},
 		"of a shared partition": {Partition: e.pub(), Unseen: true, Limit: 1},
 	} {
-		if _, err := e.store.Query(e.ctx, bad); !errors.Is(err, inbox.ErrInvalidInput) {
+		if _, err := e.store.Query(e.ctx, bad); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Query(Unseen %s): %v, want ErrInvalidInput", name, err)
 		}
 	}

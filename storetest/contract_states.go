@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // stateTests are the Store contract subtests of marks other than a read:
@@ -22,15 +23,15 @@ func stateTests() []suiteTest {
 
 // changeDeltas returns the counter changes that turn p's counters for
 // records before into those for after (recount's rules).
-func changeDeltas(p inbox.Partition, before, after []inbox.Record) []inbox.Counter {
+func changeDeltas(p driver.Partition, before, after []driver.Record) []driver.Counter {
 	b, a := recount(p, before), recount(p, after)
-	var out []inbox.Counter
+	var out []driver.Counter
 	for sk := range union(a, b) {
-		cat, group, err := inbox.ParseCounterSK(sk)
+		cat, group, err := driver.ParseCounterSK(sk)
 		if err != nil {
 			panic(err)
 		}
-		d := inbox.Counter{Partition: p, Category: cat, Group: group,
+		d := driver.Counter{Partition: p, Category: cat, Group: group,
 			Published: a[sk].Published - b[sk].Published, Read: a[sk].Read - b[sk].Read, Archived: a[sk].Archived - b[sk].Archived,
 			ArchivedRead: a[sk].ArchivedRead - b[sk].ArchivedRead, Hidden: a[sk].Hidden - b[sk].Hidden}
 		if !d.IsZero() {
@@ -55,27 +56,27 @@ func union(a, b map[string]tally) map[string]bool {
 // mark applies one state mark of rec (a direct message, or a receipt that
 // may be missing: before nil), with the deltas it implies, and returns the
 // record as it should now stand (nil if removed).
-func (e *env) mark(mk inbox.Mark, before, after *inbox.Record) error {
+func (e *env) mark(mk driver.Mark, before, after *driver.Record) error {
 	e.t.Helper()
-	var b, a []inbox.Record
+	var b, a []driver.Record
 	if before != nil {
 		b = append(b, *before)
 	}
 	if after != nil {
 		a = append(a, *after)
 	}
-	return e.store.Mark(e.ctx, []inbox.Mark{mk}, changeDeltas(mk.Key.Partition, b, a))
+	return e.store.Mark(e.ctx, []driver.Mark{mk}, changeDeltas(mk.Key.Partition, b, a))
 }
 
 // withState returns rec with the marks st.
-func withState(rec inbox.Record, st inbox.State) inbox.Record {
+func withState(rec driver.Record, st driver.State) driver.Record {
 	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt
 	return rec
 }
 
 // stateOf returns rec's marks.
-func stateOf(rec inbox.Record) inbox.State {
-	return inbox.State{ReadAt: rec.Message.ReadAt, ArchivedAt: rec.Message.ArchivedAt, DeletedAt: rec.DeletedAt}
+func stateOf(rec driver.Record) driver.State {
+	return driver.State{ReadAt: rec.Message.ReadAt, ArchivedAt: rec.Message.ArchivedAt, DeletedAt: rec.DeletedAt}
 }
 
 // testMarkStatesDirect: a direct mark moves a message between any marks
@@ -88,7 +89,7 @@ func testMarkStatesDirect(e *env) {
 	other := e.message(annP, "", time.Hour)
 	e.put(other)
 	t1 := e.clock.Now().Add(time.Minute)
-	step := func(what string, from, to inbox.State) {
+	step := func(what string, from, to driver.State) {
 		e.t.Helper()
 		mk := directMark(d, time.Time{}, e.clock.Now())
 		mk.From, mk.To = from, to
@@ -100,39 +101,39 @@ func testMarkStatesDirect(e *env) {
 		e.wantRecords("records after "+what, sorted(d, other), e.get(d.Key(), other.Key()))
 		e.checkInvariant()
 	}
-	step("archive", inbox.State{}, inbox.State{ArchivedAt: t1})
-	e.wantCounters(annP, inbox.Counter{Partition: annP, Published: 2, Archived: 1}, inbox.Counter{Partition: annP, Category: "billing", Published: 1, Archived: 1})
-	step("read while archived", inbox.State{ArchivedAt: t1}, inbox.State{ReadAt: t1, ArchivedAt: t1})
-	e.wantCounters(annP, inbox.Counter{Partition: annP, Published: 2, Read: 1, Archived: 1, ArchivedRead: 1},
-		inbox.Counter{Partition: annP, Category: "billing", Published: 1, Read: 1, Archived: 1, ArchivedRead: 1})
+	step("archive", driver.State{}, driver.State{ArchivedAt: t1})
+	e.wantCounters(annP, driver.Counter{Partition: annP, Published: 2, Archived: 1}, driver.Counter{Partition: annP, Category: "billing", Published: 1, Archived: 1})
+	step("read while archived", driver.State{ArchivedAt: t1}, driver.State{ReadAt: t1, ArchivedAt: t1})
+	e.wantCounters(annP, driver.Counter{Partition: annP, Published: 2, Read: 1, Archived: 1, ArchivedRead: 1},
+		driver.Counter{Partition: annP, Category: "billing", Published: 1, Read: 1, Archived: 1, ArchivedRead: 1})
 
 	// A mark whose From is not what is stored changes nothing.
 	before := e.snapshot()
-	for name, from := range map[string]inbox.State{
+	for name, from := range map[string]driver.State{
 		"unread":       {ArchivedAt: t1},
 		"not archived": {ReadAt: t1},
 		"no marks":     {},
 	} {
 		mk := directMark(d, time.Time{}, e.clock.Now())
-		mk.From, mk.To = from, inbox.State{}
-		if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); !errors.Is(err, inbox.ErrStateChanged) {
+		mk.From, mk.To = from, driver.State{}
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
 			e.t.Errorf("Mark from %s marks: %v, want ErrStateChanged", name, err)
 		}
 		e.wantUnchanged("a mark from "+name+" marks", before)
 	}
 
-	step("unarchive", inbox.State{ReadAt: t1, ArchivedAt: t1}, inbox.State{ReadAt: t1})
-	e.wantCounters(annP, inbox.Counter{Partition: annP, Published: 2, Read: 1}, inbox.Counter{Partition: annP, Category: "billing", Published: 1, Read: 1})
+	step("unarchive", driver.State{ReadAt: t1, ArchivedAt: t1}, driver.State{ReadAt: t1})
+	e.wantCounters(annP, driver.Counter{Partition: annP, Published: 2, Read: 1}, driver.Counter{Partition: annP, Category: "billing", Published: 1, Read: 1})
 
 	// Delete removes the message and its entry.
 	mk := directMark(d, time.Time{}, e.clock.Now())
-	mk.From, mk.Delete = inbox.State{ReadAt: t1}, true
+	mk.From, mk.Delete = driver.State{ReadAt: t1}, true
 	if err := e.mark(mk, &d, nil); err != nil {
 		e.t.Fatalf("Mark(delete): %v", err)
 	}
-	e.wantRecords("records after delete", []inbox.Record{other}, e.get(d.Key(), other.Key()))
-	e.wantCounters(annP, inbox.Counter{Partition: annP, Published: 1}, inbox.Counter{Partition: annP, Category: "billing"})
-	if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); !errors.Is(err, inbox.ErrNotFound) {
+	e.wantRecords("records after delete", []driver.Record{other}, e.get(d.Key(), other.Key()))
+	e.wantCounters(annP, driver.Counter{Partition: annP, Published: 1}, driver.Counter{Partition: annP, Category: "billing"})
+	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrNotFound) {
 		e.t.Errorf("Mark(delete) again: %v, want ErrNotFound", err)
 	}
 	e.checkInvariant()
@@ -149,13 +150,13 @@ func testMarkStatesReceipt(e *env) {
 	g := e.message(groupOf(e.scope, "admins"), "ops", time.Hour)
 	e.put(g)
 	t1 := e.clock.Now().Add(time.Minute)
-	for _, bc := range []inbox.Record{b, g} {
-		var cur *inbox.Record
-		step := func(what string, to inbox.State) {
+	for _, bc := range []driver.Record{b, g} {
+		var cur *driver.Record
+		step := func(what string, to driver.State) {
 			e.t.Helper()
 			mk := receiptMark(annP, bc, time.Time{}, e.clock.Now())
 			mk.To = to
-			var after *inbox.Record
+			var after *driver.Record
 			if cur != nil {
 				mk.From = stateOf(*cur)
 			}
@@ -167,37 +168,37 @@ func testMarkStatesReceipt(e *env) {
 				e.t.Fatalf("Mark(%s of %s): %v", what, bc.Partition.PK(), err)
 			}
 			cur = after
-			want := []inbox.Record{bc}
+			want := []driver.Record{bc}
 			if cur != nil {
 				want = append(want, *cur)
 			}
 			sortRecords(want)
-			e.wantRecords("records after "+what, want, e.get(bc.Key(), inbox.Key{Partition: annP, ID: bc.Message.ID}))
+			e.wantRecords("records after "+what, want, e.get(bc.Key(), driver.Key{Partition: annP, ID: bc.Message.ID}))
 			e.checkInvariant()
 		}
-		step("archive unread", inbox.State{ArchivedAt: t1})
-		step("read while archived", inbox.State{ReadAt: t1, ArchivedAt: t1})
+		step("archive unread", driver.State{ArchivedAt: t1})
+		step("read while archived", driver.State{ReadAt: t1, ArchivedAt: t1})
 
 		// A receipt mark that finds other marks, or a receipt where it
 		// expects none, changes nothing.
 		before := e.snapshot()
 		stale := receiptMark(annP, bc, time.Time{}, e.clock.Now())
-		stale.From, stale.To = inbox.State{ArchivedAt: t1}, inbox.State{}
+		stale.From, stale.To = driver.State{ArchivedAt: t1}, driver.State{}
 		fresh := receiptMark(annP, bc, t1, e.clock.Now())
-		for name, mk := range map[string]inbox.Mark{"stale From": stale, "From zero on a receipt": fresh} {
-			if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); !errors.Is(err, inbox.ErrStateChanged) {
+		for name, mk := range map[string]driver.Mark{"stale From": stale, "From zero on a receipt": fresh} {
+			if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
 				e.t.Errorf("Mark(%s): %v, want ErrStateChanged", name, err)
 			}
 			e.wantUnchanged(name, before)
 		}
 
-		step("delete for the user", inbox.State{DeletedAt: t1})
-		step("drop every mark", inbox.State{})
-		step("archive again", inbox.State{ArchivedAt: t1})
-		step("unarchive, unread", inbox.State{})
+		step("delete for the user", driver.State{DeletedAt: t1})
+		step("drop every mark", driver.State{})
+		step("archive again", driver.State{ArchivedAt: t1})
+		step("unarchive, unread", driver.State{})
 	}
-	e.wantCounters(annP, inbox.Counter{Partition: annP}, inbox.Counter{Partition: annP, Category: "news"}, inbox.Counter{Partition: annP, Category: "ops"},
-		inbox.Counter{Partition: annP, Group: "admins"}, inbox.Counter{Partition: annP, Category: "ops", Group: "admins"})
+	e.wantCounters(annP, driver.Counter{Partition: annP}, driver.Counter{Partition: annP, Category: "news"}, driver.Counter{Partition: annP, Category: "ops"},
+		driver.Counter{Partition: annP, Group: "admins"}, driver.Counter{Partition: annP, Category: "ops", Group: "admins"})
 }
 
 // testMarkWatermark: a watermark mark raises a user partition's seen
@@ -205,19 +206,19 @@ func testMarkStatesReceipt(e *env) {
 // keep theirs.
 func testMarkWatermark(e *env) {
 	annP, bobP := e.part("ann"), e.part("bob")
-	seen := func(p inbox.Partition) string { return e.stats(p, e.clock.Now()).Seen }
+	seen := func(p driver.Partition) string { return e.stats(p, e.clock.Now()).Seen }
 	if w := seen(annP); w != "" {
 		e.t.Fatalf("Stats(ann).Seen = %q before any mark", w)
 	}
 	w1, w2 := inbox.IDAt(e.clock.Now()), inbox.IDAt(e.clock.Now().Add(time.Second))
-	raise := func(p inbox.Partition, w string) error {
-		return e.store.Mark(e.ctx, []inbox.Mark{{Key: inbox.Key{Partition: p}, Now: e.clock.Now(), Seen: w}}, nil)
+	raise := func(p driver.Partition, w string) error {
+		return e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: p}, Now: e.clock.Now(), Seen: w}}, nil)
 	}
 	if err := raise(annP, w1); err != nil {
 		e.t.Fatalf("Mark(watermark %s): %v", w1, err)
 	}
 	for _, w := range []string{w1, inbox.IDAt(e.clock.Now().Add(-time.Second))} {
-		if err := raise(annP, w); !errors.Is(err, inbox.ErrStateChanged) {
+		if err := raise(annP, w); !errors.Is(err, driver.ErrStateChanged) {
 			e.t.Errorf("Mark(watermark %s, not above %s): %v, want ErrStateChanged", w, w1, err)
 		}
 	}
@@ -248,18 +249,18 @@ func testMarkInvalid(e *env) {
 	e.put(b)
 	now := e.clock.Now()
 	hideDirect := directMark(d, time.Time{}, now)
-	hideDirect.To = inbox.State{DeletedAt: now}
+	hideDirect.To = driver.State{DeletedAt: now}
 	deleteReceipt := receiptMark(annP, b, now, now)
 	deleteReceipt.Delete = true
 	readAndHidden := receiptMark(annP, b, now, now)
 	readAndHidden.To.DeletedAt = now
-	watermarkWithEntry := inbox.Mark{Key: inbox.Key{Partition: annP}, Seen: inbox.IDAt(now), Entry: d.Entry}
-	watermarkWithID := inbox.Mark{Key: d.Key(), Seen: inbox.IDAt(now)}
+	watermarkWithEntry := driver.Mark{Key: driver.Key{Partition: annP}, Seen: inbox.IDAt(now), Entry: d.Entry}
+	watermarkWithID := driver.Mark{Key: d.Key(), Seen: inbox.IDAt(now)}
 	shared := directMark(b, now, now)
 	noEntry := directMark(d, now, now)
 	noEntry.Entry = ""
 	before := e.snapshot()
-	for name, mk := range map[string]inbox.Mark{
+	for name, mk := range map[string]driver.Mark{
 		"direct message hidden":       hideDirect,
 		"receipt deleted with Delete": deleteReceipt,
 		"receipt read and deleted":    readAndHidden,
@@ -268,7 +269,7 @@ func testMarkInvalid(e *env) {
 		"mark in a shared partition":  shared,
 		"mark without entry":          noEntry,
 	} {
-		if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); !errors.Is(err, inbox.ErrInvalidInput) {
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Mark(%s): %v, want ErrInvalidInput", name, err)
 		}
 		e.wantUnchanged(name, before)
@@ -279,38 +280,38 @@ func testMarkInvalid(e *env) {
 // a partition with archived messages and receipts, page by page.
 func testQueryAfterAndArchived(e *env) {
 	annP := e.part("ann")
-	var all []inbox.Record
+	var all []driver.Record
 	for i := range 12 {
 		if i%4 == 3 {
 			b := e.message(e.pub(), "news", time.Hour)
 			e.put(b)
 			r := receipt(annP, b, time.Time{})
 			mk := receiptMark(annP, b, time.Time{}, e.clock.Now())
-			mk.To = inbox.State{ArchivedAt: e.clock.Now()}
+			mk.To = driver.State{ArchivedAt: e.clock.Now()}
 			r = withState(r, mk.To)
 			if err := e.mark(mk, nil, &r); err != nil {
 				e.t.Fatalf("Mark(archive receipt): %v", err)
 			}
-			all = append([]inbox.Record{r}, all...)
+			all = append([]driver.Record{r}, all...)
 			continue
 		}
 		d := e.message(annP, "", time.Hour)
 		e.put(d)
 		if i%3 == 0 {
 			mk := directMark(d, time.Time{}, e.clock.Now())
-			mk.To = inbox.State{ArchivedAt: e.clock.Now()}
+			mk.To = driver.State{ArchivedAt: e.clock.Now()}
 			after := withState(d, mk.To)
 			if err := e.mark(mk, &d, &after); err != nil {
 				e.t.Fatalf("Mark(archive): %v", err)
 			}
 			d = after
 		}
-		all = append([]inbox.Record{d}, all...)
+		all = append([]driver.Record{d}, all...)
 	}
-	for _, f := range []inbox.ArchiveFilter{inbox.AnyArchived, inbox.NotArchived, inbox.OnlyArchived} {
+	for _, f := range []driver.ArchiveFilter{driver.AnyArchived, driver.NotArchived, driver.OnlyArchived} {
 		for _, after := range []string{"", all[8].Message.ID, all[3].Message.ID, all[0].Message.ID} {
 			for _, limit := range []int{1, 3, 100} {
-				e.pageAll(inbox.Query{Partition: annP, After: after, Archived: f, Limit: limit}, all)
+				e.pageAll(driver.Query{Partition: annP, After: after, Archived: f, Limit: limit}, all)
 			}
 		}
 	}

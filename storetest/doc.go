@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite every inbox.Store must pass:
+// Package storetest is the conformance suite every driver.Store must pass:
 // the in-memory memstore, the DynamoDB store, and any Store of your own
 // (a cached one, say). Passing it is what lets an inbox.Inbox run on a
 // Store without its author reading the Inbox's code.
@@ -19,7 +19,7 @@
 //		"example.com/mystore"
 //	)
 //
-//	func newStore(t testing.TB, now func() time.Time) inbox.Store {
+//	func newStore(t testing.TB, now func() time.Time) driver.Store {
 //		s := mystore.Open(t.TempDir()) // fresh and empty for every test
 //		t.Cleanup(func() { s.Close() })
 //		return s
@@ -53,7 +53,7 @@
 // # What is checked
 //
 // Run's subtests fall in four groups: Store calls each method of the
-// inbox.Store contract directly (conditions, errors, atomicity, Query's
+// driver.Store contract directly (conditions, errors, atomicity, Query's
 // order, paging and filters, Stats, the ledger, removals and repairs);
 // RoundTrip writes bodies, times, audiences and unicode keys and reads them
 // back exactly; Inbox drives an inbox.Inbox over the store (publish,

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/oklog/ulid/v2"
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // env is one test's world: a fresh store, a clock, an Inbox over both, and
@@ -22,12 +23,12 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	clock *Clock
-	store inbox.Store
+	store driver.Store
 	ib    *inbox.Inbox
-	scope inbox.Scope
+	scope driver.Scope
 	ids   *ulid.MonotonicEntropy
-	used  map[inbox.Partition]bool
-	seen  map[inbox.Partition]string // the watermarks of the users the test marked seen
+	used  map[driver.Partition]bool
+	seen  map[driver.Partition]string // the watermarks of the users the test marked seen
 }
 
 // newEnv returns an env on a fresh store from newStore; seed makes the
@@ -44,10 +45,10 @@ func newEnv(t *testing.T, newStore NewStore, seed uint64, opts ...inbox.Option) 
 		store: store,
 		ib: inbox.New(store, append([]inbox.Option{inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1))),
 			inbox.WithSharedCache(0)}, opts...)...),
-		scope: inbox.Scope{Tenant: "acme", Inbox: "alerts"},
+		scope: driver.Scope{Tenant: "acme", Inbox: "alerts"},
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
-		used:  map[inbox.Partition]bool{},
-		seen:  map[inbox.Partition]string{},
+		used:  map[driver.Partition]bool{},
+		seen:  map[driver.Partition]string{},
 	}
 	e.used[e.pub()] = true
 	return e
@@ -62,11 +63,11 @@ func seedBytes(seed, stream uint64) [32]byte {
 }
 
 // user returns user id of the env's scope and notes its partition as used.
-func (e *env) user(id string) inbox.User { return e.userIn(e.scope, id) }
+func (e *env) user(id string) driver.User { return e.userIn(e.scope, id) }
 
 // userIn returns user id of scope s and notes its partition and s's public
 // partition as used.
-func (e *env) userIn(s inbox.Scope, id string) inbox.User {
+func (e *env) userIn(s driver.Scope, id string) driver.User {
 	u := s.User(id)
 	e.used[partitionOf(u)] = true
 	e.used[publicOf(s)] = true
@@ -75,7 +76,7 @@ func (e *env) userIn(s inbox.Scope, id string) inbox.User {
 
 // member returns user id of the env's scope in groups, and notes the
 // partitions of the user and the groups as used.
-func (e *env) member(id string, groups ...string) inbox.User {
+func (e *env) member(id string, groups ...string) driver.User {
 	for _, g := range groups {
 		e.used[groupOf(e.scope, g)] = true
 	}
@@ -83,24 +84,24 @@ func (e *env) member(id string, groups ...string) inbox.User {
 }
 
 // part returns the partition of user id in the env's scope, noted as used.
-func (e *env) part(id string) inbox.Partition { return partitionOf(e.user(id)) }
+func (e *env) part(id string) driver.Partition { return partitionOf(e.user(id)) }
 
 // pub returns the public partition of the env's scope.
-func (e *env) pub() inbox.Partition { return publicOf(e.scope) }
+func (e *env) pub() driver.Partition { return publicOf(e.scope) }
 
 // partitionOf returns u's partition.
-func partitionOf(u inbox.User) inbox.Partition {
-	return inbox.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
+func partitionOf(u driver.User) driver.Partition {
+	return driver.Partition{Tenant: u.Scope.Tenant, Inbox: u.Scope.Inbox, User: u.ID}
 }
 
 // publicOf returns the public partition of s.
-func publicOf(s inbox.Scope) inbox.Partition {
-	return groupOf(s, inbox.PublicGroup)
+func publicOf(s driver.Scope) driver.Partition {
+	return groupOf(s, driver.PublicGroup)
 }
 
 // groupOf returns the partition of group g of s.
-func groupOf(s inbox.Scope, g string) inbox.Partition {
-	return inbox.Partition{Tenant: s.Tenant, Inbox: s.Inbox, Group: g}
+func groupOf(s driver.Scope, g string) driver.Partition {
+	return driver.Partition{Tenant: s.Tenant, Inbox: s.Inbox, Group: g}
 }
 
 // newID returns a new ULID at the clock's time, above every earlier one.
@@ -110,17 +111,17 @@ func (e *env) newID() string {
 
 // message returns a new message record in p (a broadcast if p is public)
 // of category cat, delivered now and expiring ttl later. It is not stored.
-func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Record {
+func (e *env) message(p driver.Partition, cat string, ttl time.Duration) driver.Record {
 	now := e.clock.Now()
 	id := e.newID()
-	aud := inbox.Audience{Kind: inbox.AudienceUsers, Label: "on-call", UIDs: []string{p.User}}
+	aud := driver.Audience{Kind: driver.AudienceUsers, Label: "on-call", UIDs: []string{p.User}}
 	switch {
 	case p.IsPublic():
-		aud = inbox.Audience{Kind: inbox.AudienceEveryone, Label: "everyone"}
+		aud = driver.Audience{Kind: driver.AudienceEveryone, Label: "everyone"}
 	case p.IsShared():
-		aud = inbox.Audience{Kind: inbox.AudienceGroup, Label: "team", Group: p.Group}
+		aud = driver.Audience{Kind: driver.AudienceGroup, Label: "team", Group: p.Group}
 	}
-	return inbox.Record{Partition: p, Entry: inbox.LedgerSK(now.Add(ttl), id, "storetest"), Message: inbox.Message{
+	return driver.Record{Partition: p, Entry: driver.LedgerSK(now.Add(ttl), id, "storetest"), Message: driver.Message{
 		ID:          id,
 		Sender:      "storetest",
 		Audience:    aud,
@@ -140,25 +141,25 @@ func (e *env) message(p inbox.Partition, cat string, ttl time.Duration) inbox.Re
 const someEntry = "some entry"
 
 // receiptEntry returns the ledger entry of p's receipt of broadcast b.
-func receiptEntry(b inbox.Record) string {
-	return inbox.LedgerSK(b.Message.ExpiresAt, b.Message.ID, "receipt")
+func receiptEntry(b driver.Record) string {
+	return driver.LedgerSK(b.Message.ExpiresAt, b.Message.ID, "receipt")
 }
 
 // receipt returns the receipt record of user partition p for broadcast b,
 // read at readAt.
-func receipt(p inbox.Partition, b inbox.Record, readAt time.Time) inbox.Record {
-	return inbox.Record{Partition: p, Receipt: true, Entry: receiptEntry(b), Message: inbox.Message{
+func receipt(p driver.Partition, b driver.Record, readAt time.Time) driver.Record {
+	return driver.Record{Partition: p, Receipt: true, Entry: receiptEntry(b), Message: driver.Message{
 		ID: b.Message.ID, Category: b.Message.Category, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
-		Audience: inbox.Audience{Group: b.Message.Audience.Group},
+		Audience: driver.Audience{Group: b.Message.Audience.Group},
 	}}
 }
 
 // delta returns the changes to p's total counter and, if cat is set, to its
 // category counter.
-func delta(p inbox.Partition, cat string, published, read int64) []inbox.Counter {
-	out := []inbox.Counter{{Partition: p, Published: published, Read: read}}
+func delta(p driver.Partition, cat string, published, read int64) []driver.Counter {
+	out := []driver.Counter{{Partition: p, Published: published, Read: read}}
 	if cat != "" {
-		out = append(out, inbox.Counter{Partition: p, Category: cat, Published: published, Read: read})
+		out = append(out, driver.Counter{Partition: p, Category: cat, Published: published, Read: read})
 	}
 	return out
 }
@@ -166,7 +167,7 @@ func delta(p inbox.Partition, cat string, published, read int64) []inbox.Counter
 // readDelta returns the changes to p's counters of reading broadcast b:
 // read +1 in the total and b's category, and in the group's read counters
 // for a group's broadcast.
-func readDelta(p inbox.Partition, b inbox.Record) []inbox.Counter {
+func readDelta(p driver.Partition, b driver.Record) []driver.Counter {
 	out := delta(p, b.Message.Category, 0, 1)
 	if g := b.Message.Audience.Group; g != "" {
 		for _, c := range delta(p, b.Message.Category, 0, 1) {
@@ -178,7 +179,7 @@ func readDelta(p inbox.Partition, b inbox.Record) []inbox.Counter {
 }
 
 // put stores rec with published +1 on its counters.
-func (e *env) put(rec inbox.Record) {
+func (e *env) put(rec driver.Record) {
 	e.t.Helper()
 	if err := e.store.PutMessage(e.ctx, rec, delta(rec.Partition, rec.Message.Category, 1, 0)); err != nil {
 		e.t.Fatalf("PutMessage(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
@@ -187,10 +188,10 @@ func (e *env) put(rec inbox.Record) {
 
 // markDirect marks direct message rec read at the clock's time, with read
 // +1 on its counters, and returns rec as now stored.
-func (e *env) markDirect(rec inbox.Record) inbox.Record {
+func (e *env) markDirect(rec driver.Record) driver.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []inbox.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
 	}
 	rec.Message.ReadAt = now
@@ -200,11 +201,11 @@ func (e *env) markDirect(rec inbox.Record) inbox.Record {
 // setMarks changes the marks of direct message *rec to to, with no counter
 // changes (the query contract does not look at counters), and updates
 // *rec.
-func (e *env) setMarks(rec *inbox.Record, to inbox.State) {
+func (e *env) setMarks(rec *driver.Record, to driver.State) {
 	e.t.Helper()
 	mk := directMark(*rec, time.Time{}, e.clock.Now())
 	mk.From, mk.To = rec.State(), to
-	if err := e.store.Mark(e.ctx, []inbox.Mark{mk}, nil); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); err != nil {
 		e.t.Fatalf("Mark(%s/%s to %+v): %v", rec.Partition.PK(), rec.Message.ID, to, err)
 	}
 	rec.Message.ReadAt, rec.Message.ArchivedAt = to.ReadAt, to.ArchivedAt
@@ -214,7 +215,7 @@ func (e *env) setMarks(rec *inbox.Record, to inbox.State) {
 // billing and, in the public partition, a news broadcast p has read, both
 // expiring in an hour; it returns the message, the broadcast and p's
 // receipt.
-func (e *env) readPair(p inbox.Partition) (direct, broadcast, receipt inbox.Record) {
+func (e *env) readPair(p driver.Partition) (direct, broadcast, receipt driver.Record) {
 	direct = e.message(p, "billing", time.Hour)
 	e.put(direct)
 	direct = e.markDirect(direct)
@@ -226,20 +227,20 @@ func (e *env) readPair(p inbox.Partition) (direct, broadcast, receipt inbox.Reco
 // markReceipt creates user partition p's receipt for broadcast b at the
 // clock's time, with read +1 on p's counters (and on the group's, for a
 // group's broadcast), and returns the receipt.
-func (e *env) markReceipt(p inbox.Partition, b inbox.Record) inbox.Record {
+func (e *env) markReceipt(p driver.Partition, b driver.Record) driver.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []inbox.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
+	if err := e.store.Mark(e.ctx, []driver.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
 		e.t.Fatalf("MarkRead(receipt %s/%s): %v", p.PK(), b.Message.ID, err)
 	}
 	return receipt(p, b, now)
 }
 
 // receiptMark returns the mark creating p's receipt for broadcast b.
-func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox.Mark {
-	return inbox.Mark{
-		Key:       inbox.Key{Partition: p, ID: b.Message.ID},
-		To:        inbox.State{ReadAt: readAt},
+func receiptMark(p driver.Partition, b driver.Record, readAt, now time.Time) driver.Mark {
+	return driver.Mark{
+		Key:       driver.Key{Partition: p, ID: b.Message.ID},
+		To:        driver.State{ReadAt: readAt},
 		Now:       now,
 		Receipt:   true,
 		Shared:    b.Partition,
@@ -251,13 +252,13 @@ func receiptMark(p inbox.Partition, b inbox.Record, readAt, now time.Time) inbox
 
 // directMark returns the mark of direct message rec read at readAt, which
 // keeps its ledger entry.
-func directMark(rec inbox.Record, readAt, now time.Time) inbox.Mark {
-	return inbox.Mark{Key: rec.Key(), To: inbox.State{ReadAt: readAt}, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
+func directMark(rec driver.Record, readAt, now time.Time) driver.Mark {
+	return driver.Mark{Key: rec.Key(), To: driver.State{ReadAt: readAt}, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
 }
 
 // get returns the records at keys, as GetRecords returns them, sorted by
 // partition key and ID.
-func (e *env) get(keys ...inbox.Key) []inbox.Record {
+func (e *env) get(keys ...driver.Key) []driver.Record {
 	e.t.Helper()
 	recs, err := e.store.GetRecords(e.ctx, keys)
 	if err != nil {
@@ -271,14 +272,14 @@ func (e *env) get(keys ...inbox.Key) []inbox.Record {
 }
 
 // sorted returns recs sorted as get returns them.
-func sorted(recs ...inbox.Record) []inbox.Record {
-	out := append([]inbox.Record(nil), recs...)
+func sorted(recs ...driver.Record) []driver.Record {
+	out := append([]driver.Record(nil), recs...)
 	sortRecords(out)
 	return out
 }
 
 // sortRecords sorts by partition key, then ID.
-func sortRecords(recs []inbox.Record) {
+func sortRecords(recs []driver.Record) {
 	sort.Slice(recs, func(i, j int) bool {
 		if pi, pj := recs[i].Partition.PK(), recs[j].Partition.PK(); pi != pj {
 			return pi < pj
@@ -289,10 +290,10 @@ func sortRecords(recs []inbox.Record) {
 
 // records returns every record of p, expired or not, newest first, paging
 // through Store.Query; it checks the order and that no record repeats.
-func (e *env) records(p inbox.Partition) []inbox.Record {
+func (e *env) records(p driver.Partition) []driver.Record {
 	e.t.Helper()
-	var out []inbox.Record
-	q := inbox.Query{Partition: p, Limit: 100}
+	var out []driver.Record
+	q := driver.Query{Partition: p, Limit: 100}
 	for pages := 0; ; pages++ {
 		if pages > 10000 {
 			e.t.Fatalf("Query(%s): more than 10000 pages", p.PK())
@@ -326,7 +327,7 @@ func (e *env) records(p inbox.Partition) []inbox.Record {
 
 // checkStored checks what every record read back must satisfy: times in
 // UTC at whole seconds, and no read state in the public partition.
-func (e *env) checkStored(r inbox.Record) {
+func (e *env) checkStored(r driver.Record) {
 	e.t.Helper()
 	m := r.Message
 	for name, tm := range map[string]time.Time{"ReceivedAt": m.ReceivedAt, "DeliveredAt": m.DeliveredAt, "ReadAt": m.ReadAt, "ExpiresAt": m.ExpiresAt} {
@@ -344,7 +345,7 @@ func (e *env) checkStored(r inbox.Record) {
 
 // stats returns Stats(p, at); it checks that its counters, entries and
 // tombstones are all of p.
-func (e *env) stats(p inbox.Partition, at time.Time) inbox.Stats {
+func (e *env) stats(p driver.Partition, at time.Time) driver.Stats {
 	e.t.Helper()
 	st, err := e.store.Stats(e.ctx, p, at)
 	if err != nil {
@@ -362,7 +363,7 @@ func (e *env) stats(p inbox.Partition, at time.Time) inbox.Stats {
 }
 
 // ledger returns every ledger entry of p.
-func (e *env) ledger(p inbox.Partition) []inbox.Record {
+func (e *env) ledger(p driver.Partition) []driver.Record {
 	e.t.Helper()
 	return e.stats(p, farFuture).Expired
 }
@@ -373,10 +374,10 @@ var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // counters returns p's stats records sorted by category; it checks that
 // each is in p and that no category repeats.
-func (e *env) counters(p inbox.Partition) []inbox.Counter {
+func (e *env) counters(p driver.Partition) []driver.Counter {
 	e.t.Helper()
 	cs := e.stats(p, e.clock.Now()).Counters
-	sk := func(c inbox.Counter) string { return inbox.CounterSK(c.Category, c.Group) }
+	sk := func(c driver.Counter) string { return driver.CounterSK(c.Category, c.Group) }
 	sort.Slice(cs, func(i, j int) bool { return sk(cs[i]) < sk(cs[j]) })
 	for i, c := range cs {
 		if c.Partition != p {
@@ -390,11 +391,11 @@ func (e *env) counters(p inbox.Partition) []inbox.Counter {
 }
 
 // wantCounters checks that p's stats records are exactly want.
-func (e *env) wantCounters(p inbox.Partition, want ...inbox.Counter) {
+func (e *env) wantCounters(p driver.Partition, want ...driver.Counter) {
 	e.t.Helper()
 	got := e.counters(p)
 	sort.Slice(want, func(i, j int) bool {
-		return inbox.CounterSK(want[i].Category, want[i].Group) < inbox.CounterSK(want[j].Category, want[j].Group)
+		return driver.CounterSK(want[i].Category, want[i].Group) < driver.CounterSK(want[j].Category, want[j].Group)
 	})
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		e.t.Errorf("Counters(%s) (-want +got):\n%s", p.PK(), diff)
@@ -402,8 +403,8 @@ func (e *env) wantCounters(p inbox.Partition, want ...inbox.Counter) {
 }
 
 // counter returns a stats record value.
-func counter(p inbox.Partition, cat string, published, read int64) inbox.Counter {
-	return inbox.Counter{Partition: p, Category: cat, Published: published, Read: read}
+func counter(p driver.Partition, cat string, published, read int64) driver.Counter {
+	return driver.Counter{Partition: p, Category: cat, Published: published, Read: read}
 }
 
 // recordOpts compare records: an empty audience UID list equals a nil one,
@@ -424,7 +425,7 @@ func recordOpts() cmp.Options {
 }
 
 // wantRecords checks that got equals want exactly.
-func (e *env) wantRecords(what string, want, got []inbox.Record) {
+func (e *env) wantRecords(what string, want, got []driver.Record) {
 	e.t.Helper()
 	if len(want) == 0 && len(got) == 0 {
 		return
@@ -435,8 +436,8 @@ func (e *env) wantRecords(what string, want, got []inbox.Record) {
 }
 
 // keys returns the keys of recs.
-func keys(recs ...inbox.Record) []inbox.Key {
-	out := make([]inbox.Key, len(recs))
+func keys(recs ...driver.Record) []driver.Key {
+	out := make([]driver.Key, len(recs))
 	for i, r := range recs {
 		out[i] = r.Key()
 	}

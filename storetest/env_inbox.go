@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // publish publishes d to users of the env's scope and returns the result;
@@ -16,7 +17,7 @@ func (e *env) publish(d inbox.Draft, users ...string) inbox.PublishResult {
 }
 
 // publishIn publishes d to users of scope s.
-func (e *env) publishIn(s inbox.Scope, d inbox.Draft, users ...string) inbox.PublishResult {
+func (e *env) publishIn(s driver.Scope, d inbox.Draft, users ...string) inbox.PublishResult {
 	e.t.Helper()
 	for _, u := range users {
 		e.userIn(s, u)
@@ -29,7 +30,7 @@ func (e *env) publishIn(s inbox.Scope, d inbox.Draft, users ...string) inbox.Pub
 }
 
 // broadcastTo broadcasts d to group g of the env's scope.
-func (e *env) broadcastTo(g string, d inbox.Draft) inbox.Message {
+func (e *env) broadcastTo(g string, d inbox.Draft) driver.Message {
 	e.t.Helper()
 	e.used[groupOf(e.scope, g)] = true
 	m, err := e.ib.BroadcastGroup(e.ctx, e.scope, g, d)
@@ -40,7 +41,7 @@ func (e *env) broadcastTo(g string, d inbox.Draft) inbox.Message {
 }
 
 // broadcast broadcasts d in the env's scope.
-func (e *env) broadcast(d inbox.Draft) inbox.Message {
+func (e *env) broadcast(d inbox.Draft) driver.Message {
 	e.t.Helper()
 	m, err := e.ib.Broadcast(e.ctx, e.scope, d)
 	if err != nil {
@@ -50,7 +51,7 @@ func (e *env) broadcast(d inbox.Draft) inbox.Message {
 }
 
 // markRead marks id read for u and checks whether it changed anything.
-func (e *env) markRead(u inbox.User, id string, wantChanged bool) {
+func (e *env) markRead(u driver.User, id string, wantChanged bool) {
 	e.t.Helper()
 	changed, err := e.ib.MarkRead(e.ctx, u, id)
 	if err != nil || changed != wantChanged {
@@ -60,7 +61,7 @@ func (e *env) markRead(u inbox.User, id string, wantChanged bool) {
 
 // copyFor returns m as user u's copy: a published message's audience names
 // only u. A broadcast is returned as is.
-func copyFor(m inbox.Message, u string) inbox.Message {
+func copyFor(m driver.Message, u string) driver.Message {
 	if !m.IsBroadcast() {
 		m.Audience.UIDs = []string{u}
 	}
@@ -68,7 +69,7 @@ func copyFor(m inbox.Message, u string) inbox.Message {
 }
 
 // read returns m read at t.
-func read(m inbox.Message, t time.Time) inbox.Message {
+func read(m driver.Message, t time.Time) driver.Message {
 	m.ReadAt = t
 	return m
 }
@@ -76,13 +77,13 @@ func read(m inbox.Message, t time.Time) inbox.Message {
 // listAll pages through u's feed with o (o.Cursor is where it starts) and
 // returns every message. It checks that no page holds more than the page
 // size, that messages come newest first and that none repeats.
-func (e *env) listAll(u inbox.User, o inbox.ListOptions) []inbox.Message {
+func (e *env) listAll(u driver.User, o inbox.ListOptions) []driver.Message {
 	e.t.Helper()
 	limit := o.Limit
 	if limit == 0 {
 		limit = inbox.DefaultPageSize
 	}
-	var out []inbox.Message
+	var out []driver.Message
 	for pages := 0; ; pages++ {
 		if pages > 10000 {
 			e.t.Fatalf("List(%s, %+v): more than 10000 pages", u.ID, o)
@@ -109,13 +110,13 @@ func (e *env) listAll(u inbox.User, o inbox.ListOptions) []inbox.Message {
 
 // wantFeed checks that u's whole feed with o, paged by o.Limit, is exactly
 // want.
-func (e *env) wantFeed(u inbox.User, o inbox.ListOptions, want ...inbox.Message) {
+func (e *env) wantFeed(u driver.User, o inbox.ListOptions, want ...driver.Message) {
 	e.t.Helper()
 	e.wantMessages(fmt.Sprintf("List(%s, limit %d, category %q, unread only %v)", u.ID, o.Limit, o.Category, o.UnreadOnly), want, e.listAll(u, o))
 }
 
 // wantMessages checks that got equals want exactly.
-func (e *env) wantMessages(what string, want, got []inbox.Message) {
+func (e *env) wantMessages(what string, want, got []driver.Message) {
 	e.t.Helper()
 	if len(want) == 0 && len(got) == 0 {
 		return
@@ -127,7 +128,7 @@ func (e *env) wantMessages(what string, want, got []inbox.Message) {
 
 // wantIDs checks that msgs have exactly the IDs ids, in order, and the read
 // state of each (reads[i] for ids[i]).
-func (e *env) wantIDs(what string, msgs []inbox.Message, ids []string, reads []bool) {
+func (e *env) wantIDs(what string, msgs []driver.Message, ids []string, reads []bool) {
 	e.t.Helper()
 	type entry struct {
 		ID   string
@@ -146,7 +147,7 @@ func (e *env) wantIDs(what string, msgs []inbox.Message, ids []string, reads []b
 }
 
 // counts returns u's Counts.
-func (e *env) counts(u inbox.User) inbox.Counts {
+func (e *env) counts(u driver.User) inbox.Counts {
 	e.t.Helper()
 	c, err := e.ib.Counts(e.ctx, u)
 	if err != nil {
@@ -157,7 +158,7 @@ func (e *env) counts(u inbox.User) inbox.Counts {
 
 // wantCounts checks u's Counts. For a user the test never marked seen
 // (markSeen), Unseen is Unread: want's Unseen is set so.
-func (e *env) wantCounts(u inbox.User, want inbox.Counts) {
+func (e *env) wantCounts(u driver.User, want inbox.Counts) {
 	e.t.Helper()
 	if want.Categories == nil {
 		want.Categories = map[string]inbox.Tally{}
@@ -172,7 +173,7 @@ func (e *env) wantCounts(u inbox.User, want inbox.Counts) {
 
 // markSeen marks u's feed seen (Inbox.MarkSeen) and notes it, for
 // wantCounts.
-func (e *env) markSeen(u inbox.User) {
+func (e *env) markSeen(u driver.User) {
 	e.t.Helper()
 	if _, err := e.ib.MarkSeen(e.ctx, u); err != nil {
 		e.t.Fatalf("MarkSeen(%s): %v", u.ID, err)
@@ -188,15 +189,15 @@ func tallyOf(total, read int64) inbox.Tally {
 // state is everything the suite can see of the env's store: the records
 // and counters of every used partition, and the configs of its scope.
 type state struct {
-	Records  map[string][]inbox.Record
-	Counters map[string][]inbox.Counter
-	Config   inbox.Config
+	Records  map[string][]driver.Record
+	Counters map[string][]driver.Counter
+	Config   driver.Config
 }
 
 // snapshot returns the store's state.
 func (e *env) snapshot() state {
 	e.t.Helper()
-	s := state{Records: map[string][]inbox.Record{}, Counters: map[string][]inbox.Counter{}}
+	s := state{Records: map[string][]driver.Record{}, Counters: map[string][]driver.Counter{}}
 	for p := range e.used {
 		s.Records[p.PK()] = e.records(p)
 		s.Counters[p.PK()] = e.counters(p)

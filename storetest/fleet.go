@@ -18,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // A ForeignWriter is a store under test that can write items as another
@@ -26,7 +27,7 @@ import (
 // read). memstore is one. RunFleetProperty writes such items when the
 // store is one.
 type ForeignWriter interface {
-	PutForeign(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error
+	PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error
 }
 
 // An UnreliableStream is a Harness whose held removals can be delivered in
@@ -144,7 +145,7 @@ func (f *fleet) proc() (int, *inbox.Inbox) {
 }
 
 // user returns u in the groups the model has u in now.
-func (f *fleet) user(u string) inbox.User { return f.e.member(u, f.m.groups(u)...) }
+func (f *fleet) user(u string) driver.User { return f.e.member(u, f.m.groups(u)...) }
 
 // now returns the clock's time as the Inboxes see it.
 func (f *fleet) now() time.Time { return f.e.clock.Now().UTC().Truncate(time.Second) }
@@ -240,7 +241,7 @@ func (f *fleet) broadcast() {
 		g = f.groups[f.rng.IntN(len(f.groups))]
 	}
 	f.logf("p%d broadcast to %q (category %q, ttl %v)", i, g, d.Category, d.TTL)
-	var m inbox.Message
+	var m driver.Message
 	var err error
 	if g == "" {
 		m, err = ib.Broadcast(f.e.ctx, f.e.scope, d)
@@ -296,31 +297,31 @@ func (f *fleet) mark() {
 	now := f.now()
 	ops := []struct {
 		name string
-		do   func(context.Context, inbox.User, string) (bool, error)
-		to   func(inbox.State) (inbox.State, bool)
+		do   func(context.Context, driver.User, string) (bool, error)
+		to   func(driver.State) (driver.State, bool)
 	}{
-		{"MarkRead", ib.MarkRead, func(s inbox.State) (inbox.State, bool) {
+		{"MarkRead", ib.MarkRead, func(s driver.State) (driver.State, bool) {
 			if !s.ReadAt.IsZero() {
 				return s, false
 			}
 			s.ReadAt = now
 			return s, true
 		}},
-		{"Archive", ib.Archive, func(s inbox.State) (inbox.State, bool) {
+		{"Archive", ib.Archive, func(s driver.State) (driver.State, bool) {
 			if !s.ArchivedAt.IsZero() {
 				return s, false
 			}
 			s.ArchivedAt = now
 			return s, true
 		}},
-		{"Unarchive", ib.Unarchive, func(s inbox.State) (inbox.State, bool) {
+		{"Unarchive", ib.Unarchive, func(s driver.State) (driver.State, bool) {
 			if s.ArchivedAt.IsZero() {
 				return s, false
 			}
 			s.ArchivedAt = time.Time{}
 			return s, true
 		}},
-		{"Delete", ib.Delete, func(inbox.State) (inbox.State, bool) { return inbox.State{DeletedAt: now}, true }},
+		{"Delete", ib.Delete, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true }},
 	}
 	op := ops[f.rng.IntN(len(ops))]
 	want, found := f.m.change(u, id, now, op.to)
@@ -332,7 +333,7 @@ func (f *fleet) mark() {
 			f.e.t.Errorf("step %d: Delete of a message not in the inbox: %v, %v; want false, nil", f.step, got, err)
 		}
 	case !found:
-		if !errors.Is(err, inbox.ErrNotFound) {
+		if !errors.Is(err, driver.ErrNotFound) {
 			f.e.t.Errorf("step %d: %s of a message not in the inbox: %v, %v; want ErrNotFound", f.step, op.name, got, err)
 		}
 	case err != nil || got != want:
@@ -420,14 +421,14 @@ func (f *fleet) writeForeign() {
 	id := ulid.MustNew(ulid.Timestamp(f.e.clock.Now()), f.ids).String()
 	cat := f.categories[f.rng.IntN(len(f.categories))]
 	exp := now.Add(f.ttls[f.rng.IntN(len(f.ttls))])
-	msg := inbox.Message{ID: id, Category: cat, Title: "foreign", Body: "b", Sender: "other", ReceivedAt: now, DeliveredAt: now, ExpiresAt: exp}
-	var rec inbox.Record
+	msg := driver.Message{ID: id, Category: cat, Title: "foreign", Body: "b", Sender: "other", ReceivedAt: now, DeliveredAt: now, ExpiresAt: exp}
+	var rec driver.Record
 	var what string
 	switch r := f.rng.IntN(4); r {
 	case 0, 1: // a direct message
 		u := f.users[f.rng.IntN(len(f.users))]
-		msg.Audience = inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{u}}
-		rec = inbox.Record{Partition: f.e.part(u), Message: msg}
+		msg.Audience = driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{u}}
+		rec = driver.Record{Partition: f.e.part(u), Message: msg}
 		f.m.direct[u][id] = &modelCopy{category: cat, expiresAt: exp}
 		f.unadopt(u, id)
 		what = "direct to " + u
@@ -436,13 +437,13 @@ func (f *fleet) writeForeign() {
 		if f.rng.IntN(2) == 0 {
 			g = ""
 		}
-		msg.Audience = inbox.Audience{Kind: inbox.AudienceEveryone}
+		msg.Audience = driver.Audience{Kind: driver.AudienceEveryone}
 		p := f.e.pub()
 		if g != "" {
-			msg.Audience = inbox.Audience{Kind: inbox.AudienceGroup, Group: g}
+			msg.Audience = driver.Audience{Kind: driver.AudienceGroup, Group: g}
 			p = groupOf(f.e.scope, g)
 		}
-		rec = inbox.Record{Partition: p, Message: msg}
+		rec = driver.Record{Partition: p, Message: msg}
 		f.m.broadcasts[id] = &modelCopy{category: cat, expiresAt: exp, group: g}
 		what = "broadcast to " + cmpOr(g, "everyone")
 	default: // a receipt of a live broadcast to everyone, for a user with none
@@ -462,18 +463,18 @@ func (f *fleet) writeForeign() {
 		slices.Sort(picks)
 		bid := picks[f.rng.IntN(len(picks))]
 		b := f.m.broadcasts[bid]
-		rec = inbox.Record{Partition: f.e.part(u), Receipt: true, Message: inbox.Message{ID: bid, Category: b.category, ReadAt: now, ExpiresAt: b.expiresAt}}
-		f.m.receipts[u][bid] = &inbox.State{ReadAt: now}
+		rec = driver.Record{Partition: f.e.part(u), Receipt: true, Message: driver.Message{ID: bid, Category: b.category, ReadAt: now, ExpiresAt: b.expiresAt}}
+		f.m.receipts[u][bid] = &driver.State{ReadAt: now}
 		f.unadopt(u, bid)
 		what = "receipt of " + bid + " for " + u
 	}
 	// The seeds' counter changes: published of a message, read of a
 	// receipt, in c#* and c#<category>.
-	t := inbox.Counter{Partition: rec.Partition, Published: 1}
+	t := driver.Counter{Partition: rec.Partition, Published: 1}
 	if rec.Receipt {
-		t = inbox.Counter{Partition: rec.Partition, Read: 1}
+		t = driver.Counter{Partition: rec.Partition, Read: 1}
 	}
-	deltas := []inbox.Counter{t}
+	deltas := []driver.Counter{t}
 	if rec.Message.Category != "" {
 		t.Category = rec.Message.Category
 		deltas = append(deltas, t)
@@ -509,7 +510,7 @@ func (f *fleet) deliverInserts(all bool) {
 	}
 	for _, r := range batch {
 		u := r.Change.NewImage["uid"].String()
-		delete(f.unadopted[u], strings.TrimPrefix(r.Change.Keys["sk"].String(), inbox.MessagePrefix))
+		delete(f.unadopted[u], strings.TrimPrefix(r.Change.Keys["sk"].String(), driver.MessagePrefix))
 	}
 	f.rng.Shuffle(len(batch), func(a, b int) { batch[a], batch[b] = batch[b], batch[a] })
 	f.logf("p%d stream: %d inserts (%d kept)", i, len(batch), len(keep))
@@ -545,16 +546,16 @@ func (f *fleet) advance() {
 // removeExpired deletes a random expired record, as TTL does.
 func (f *fleet) removeExpired(h Harness) {
 	now := f.now()
-	var keys []inbox.Key
+	var keys []driver.Key
 	for _, u := range f.users {
 		for id, c := range f.m.direct[u] {
 			if !now.Before(c.expiresAt) {
-				keys = append(keys, inbox.Key{Partition: f.e.part(u), ID: id})
+				keys = append(keys, driver.Key{Partition: f.e.part(u), ID: id})
 			}
 		}
 		for id := range f.m.receipts[u] {
 			if b, ok := f.m.broadcasts[id]; ok && !now.Before(b.expiresAt) {
-				keys = append(keys, inbox.Key{Partition: f.e.part(u), ID: id})
+				keys = append(keys, driver.Key{Partition: f.e.part(u), ID: id})
 			}
 		}
 	}
@@ -564,13 +565,13 @@ func (f *fleet) removeExpired(h Harness) {
 			if b.group != "" {
 				p = groupOf(f.e.scope, b.group)
 			}
-			keys = append(keys, inbox.Key{Partition: p, ID: id})
+			keys = append(keys, driver.Key{Partition: p, ID: id})
 		}
 	}
 	if len(keys) == 0 {
 		return
 	}
-	slices.SortFunc(keys, func(a, b inbox.Key) int { return strings.Compare(a.Partition.PK()+a.ID, b.Partition.PK()+b.ID) })
+	slices.SortFunc(keys, func(a, b driver.Key) int { return strings.Compare(a.Partition.PK()+a.ID, b.Partition.PK()+b.ID) })
 	k := keys[f.rng.IntN(len(keys))]
 	f.logf("TTL deletes %s of %s", k.ID, k.Partition.PK())
 	if _, err := h.Delete(f.e.ctx, k); err != nil {
@@ -610,7 +611,7 @@ func (f *fleet) recount() {
 		f.count("recount")
 		return
 	}
-	parts := []inbox.Partition{f.e.part(u), f.e.pub()}
+	parts := []driver.Partition{f.e.part(u), f.e.pub()}
 	for _, g := range f.groups {
 		parts = append(parts, groupOf(f.e.scope, g))
 	}
@@ -638,8 +639,8 @@ func (f *fleet) unadopt(u, id string) {
 func (f *fleet) adopted(u string) { delete(f.unadopted, u) }
 
 // listIn lists all of u's feed with o through ib.
-func (f *fleet) listIn(ib *inbox.Inbox, u inbox.User, o inbox.ListOptions) []inbox.Message {
-	var out []inbox.Message
+func (f *fleet) listIn(ib *inbox.Inbox, u driver.User, o inbox.ListOptions) []driver.Message {
+	var out []driver.Message
 	o.Limit = inbox.MaxPageSize
 	for pages := 0; ; pages++ {
 		page, err := ib.List(f.e.ctx, u, o)
@@ -661,7 +662,7 @@ func (f *fleet) checkViews() {
 	// record of the table's stream to a stream handler), or gone.
 	for u, ids := range f.unadopted {
 		for id := range ids {
-			recs, err := f.e.store.GetRecords(f.e.ctx, []inbox.Key{{Partition: f.e.part(u), ID: id}})
+			recs, err := f.e.store.GetRecords(f.e.ctx, []driver.Key{{Partition: f.e.part(u), ID: id}})
 			if err != nil {
 				f.fail("GetRecords", err)
 			}
@@ -704,7 +705,7 @@ func (f *fleet) checkViews() {
 					}
 					fc, _ := fresh.Counts(f.e.ctx, u)
 					f.e.t.Logf("fresh counts %+v groups %v", fc, f.m.groups(name))
-					res, _ := f.e.store.Query(f.e.ctx, inbox.Query{Partition: f.e.part(name), Limit: 100})
+					res, _ := f.e.store.Query(f.e.ctx, driver.Query{Partition: f.e.part(name), Limit: 100})
 					for _, r := range res.Records {
 						f.e.t.Logf("stored %s receipt=%v read=%v entry=%q", r.Message.ID, r.Receipt, r.Message.IsRead(), r.Entry)
 					}
@@ -749,14 +750,14 @@ func (f *fleet) settle() {
 // insertRecord returns the INSERT stream record of rec, an item another
 // program wrote as the seeds lay it out: headers nested (seed 001) or, with
 // flat, at the top level (seed 000); readat null while unread.
-func insertRecord(rec inbox.Record, flat bool, eventID string) events.DynamoDBEventRecord {
+func insertRecord(rec driver.Record, flat bool, eventID string) events.DynamoDBEventRecord {
 	s, n := events.NewStringAttribute, func(t time.Time) events.DynamoDBAttributeValue {
 		return events.NewNumberAttribute(strconv.FormatInt(t.Unix(), 10))
 	}
 	m := rec.Message
 	p := rec.Partition
 	img := map[string]events.DynamoDBAttributeValue{
-		"pk": s(p.PK()), "sk": s(inbox.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
+		"pk": s(p.PK()), "sk": s(driver.MessageSK(m.ID)), "kind": s("UM"), "expiredat": n(m.ExpiresAt),
 		"tenant_key": s(p.Tenant), "inbox_key": s(p.Inbox), "uid": s(p.User + p.Group),
 		"readat": events.NewNullAttribute(),
 	}

@@ -3,7 +3,7 @@ package storetest
 import (
 	"context"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // A Harness is a store under test that can remove records the way
@@ -12,11 +12,11 @@ import (
 // (memstore with WithStreamLag is one); Run and RunProperty then also test
 // removals accounted late, twice, and while Recount runs.
 type Harness interface {
-	inbox.Store
+	driver.Store
 	// Delete deletes the record at k, if there is one, as a DeleteItem
 	// would; its removal is accounted as the stream handler does, at once
 	// or when Deliver is called. It reports whether a record was there.
-	Delete(ctx context.Context, k inbox.Key) (bool, error)
+	Delete(ctx context.Context, k driver.Key) (bool, error)
 	// Deliver accounts every removal held since the last Deliver (made by
 	// Delete, or by the store's own expiry), in order, as the stream
 	// handler does, and reports how many it handled.
@@ -45,7 +45,7 @@ func (e *env) needHarness() Harness {
 }
 
 // remove deletes the record at k through the harness.
-func (e *env) remove(h Harness, k inbox.Key) {
+func (e *env) remove(h Harness, k driver.Key) {
 	e.t.Helper()
 	if _, err := h.Delete(e.ctx, k); err != nil {
 		e.t.Fatalf("Delete(%s/%s): %v", k.Partition.PK(), k.ID, err)

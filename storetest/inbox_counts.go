@@ -3,6 +3,7 @@ package storetest
 import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // countsFixture publishes to ann and bob and broadcasts, marks some read,
@@ -44,7 +45,7 @@ func testCounts(e *env) {
 func testRecount(e *env) {
 	ann, bob := e.countsFixture()
 	annP, pubP := e.part("ann"), e.pub()
-	garbage := map[inbox.Partition][]inbox.Counter{
+	garbage := map[driver.Partition][]driver.Counter{
 		annP: {counter(annP, "", 99, -4), counter(annP, "billing", 0, 7), counter(annP, "bogus", 3, 3)},
 		pubP: {counter(pubP, "", -1, 0), counter(pubP, "bogus", 5, 0)},
 	}
@@ -52,7 +53,7 @@ func testRecount(e *env) {
 		e.resetCounters(p, cs...)
 	}
 	lost := e.records(annP)[0]
-	if ok, err := e.store.ApplyRemoval(e.ctx, inbox.Removal{Record: lost, Now: e.clock.Now()}); !ok || err != nil {
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: lost, Now: e.clock.Now()}); !ok || err != nil {
 		e.t.Fatalf("ApplyRemoval to lose an entry: %v, %v", ok, err)
 	}
 	if c := e.counts(e.user("ann")); cmp.Equal(c, ann) {
@@ -71,10 +72,10 @@ func testRecount(e *env) {
 }
 
 // resetCounters replaces p's counters with cs, as a hand edit would.
-func (e *env) resetCounters(p inbox.Partition, cs ...inbox.Counter) {
+func (e *env) resetCounters(p driver.Partition, cs ...driver.Counter) {
 	e.t.Helper()
 	st := e.stats(p, e.clock.Now())
-	if err := e.store.Repair(e.ctx, p, inbox.Repair{Reset: true, Version: st.Version, Counters: cs}); err != nil {
+	if err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: cs}); err != nil {
 		e.t.Fatalf("Repair(%s, reset): %v", p.PK(), err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // inboxTests are the Inbox subtests of Run: an inbox.Inbox's behaviour over
@@ -38,8 +39,8 @@ func allInboxTests() []suiteTest {
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).
-func visibleIn(msgs []inbox.Message, o inbox.ListOptions) []inbox.Message {
-	var out []inbox.Message
+func visibleIn(msgs []driver.Message, o inbox.ListOptions) []driver.Message {
+	var out []driver.Message
 	for _, m := range msgs {
 		if (o.Category == "" || m.Category == o.Category) && (!o.UnreadOnly || !m.IsRead()) {
 			out = append(out, m)
@@ -57,11 +58,11 @@ func testPublish(e *env) {
 		e.t.Errorf("Publish to ann, bob, ann: delivered %v, duplicates %v, failed %v; want [ann bob], none, none", res.Delivered, res.Duplicates, res.Failed)
 	}
 	m := res.Message
-	if err := inbox.ValidateMessageID(m.ID); err != nil {
+	if err := driver.ValidateMessageID(m.ID); err != nil {
 		e.t.Errorf("published ID: %v", err)
 	}
 	for _, u := range []string{"ann", "bob"} {
-		e.wantRecords(u+"'s copy", []inbox.Record{{Partition: e.part(u), Message: copyFor(m, u), Entry: someEntry}}, e.records(e.part(u)))
+		e.wantRecords(u+"'s copy", []driver.Record{{Partition: e.part(u), Message: copyFor(m, u), Entry: someEntry}}, e.records(e.part(u)))
 	}
 	e.wantRecords("public partition after Publish", nil, e.records(e.pub()))
 	e.wantRecords("carol's partition", nil, e.records(e.part("carol")))
@@ -85,13 +86,13 @@ func testBroadcast(e *env) {
 	if !b.IsBroadcast() {
 		e.t.Errorf("broadcast message has audience %+v", b.Audience)
 	}
-	e.wantRecords("public partition", []inbox.Record{{Partition: e.pub(), Message: b, Entry: someEntry}}, e.records(e.pub()))
+	e.wantRecords("public partition", []driver.Record{{Partition: e.pub(), Message: b, Entry: someEntry}}, e.records(e.pub()))
 	for _, u := range []string{"ann", "bob", "carol"} {
 		e.wantRecords(u+"'s partition", nil, e.records(e.part(u)))
 		e.wantFeed(e.user(u), inbox.ListOptions{}, b)
 		e.wantCounts(e.user(u), inbox.Counts{Tally: tallyOf(1, 0), Categories: map[string]inbox.Tally{"news": tallyOf(1, 0)}})
 	}
-	other := e.userIn(inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}, "ann")
+	other := e.userIn(driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}, "ann")
 	e.wantFeed(other, inbox.ListOptions{})
 	e.wantCounts(other, inbox.Counts{})
 }
@@ -110,8 +111,8 @@ func testListMerge(e *env) {
 	e.markRead(ann, b1.ID, true)
 	e.markRead(bob, d1.ID, true)
 
-	annFeed := []inbox.Message{b2, copyFor(d2, "ann"), read(b1, at), copyFor(d1, "ann")}
-	bobFeed := []inbox.Message{copyFor(d3, "bob"), b2, b1, read(copyFor(d1, "bob"), at)}
+	annFeed := []driver.Message{b2, copyFor(d2, "ann"), read(b1, at), copyFor(d1, "ann")}
+	bobFeed := []driver.Message{copyFor(d3, "bob"), b2, b1, read(copyFor(d1, "bob"), at)}
 	for _, limit := range []int{0, 1, 2, 3} {
 		e.wantFeed(ann, inbox.ListOptions{Limit: limit}, annFeed...)
 		e.wantFeed(bob, inbox.ListOptions{Limit: limit}, bobFeed...)
@@ -122,14 +123,14 @@ func testListMerge(e *env) {
 // buildFeed publishes a mixed feed for ann (messages to her alone and to
 // her and bob, broadcasts, three categories), marks some read, and returns
 // ann's feed newest first.
-func (e *env) buildFeed(n int) []inbox.Message {
+func (e *env) buildFeed(n int) []driver.Message {
 	e.t.Helper()
 	ann := e.user("ann")
 	cats := []string{"billing", "", "news"}
-	var feed []inbox.Message
+	var feed []driver.Message
 	for i := range n {
 		d := inbox.Draft{Title: fmt.Sprintf("m%d", i), Category: cats[i%3]}
-		var m inbox.Message
+		var m driver.Message
 		switch i % 4 {
 		case 0, 2:
 			m = copyFor(e.publish(d, "ann").Message, "ann")
@@ -142,7 +143,7 @@ func (e *env) buildFeed(n int) []inbox.Message {
 			e.markRead(ann, m.ID, true)
 			m = read(m, e.clock.Now())
 		}
-		feed = append([]inbox.Message{m}, feed...)
+		feed = append([]driver.Message{m}, feed...)
 		if i%6 == 5 {
 			e.clock.Advance(time.Second)
 		}
@@ -174,7 +175,7 @@ func testPaginationWhilePublishing(e *env) {
 	for _, limit := range []int{1, 2, 3} {
 		for _, o := range []inbox.ListOptions{{Limit: limit}, {Limit: limit, UnreadOnly: true}} {
 			want := visibleIn(feed, o)
-			var got, added []inbox.Message
+			var got, added []driver.Message
 			for page := 0; ; page++ {
 				p, err := e.ib.List(e.ctx, ann, o)
 				if err != nil {
@@ -185,9 +186,9 @@ func testPaginationWhilePublishing(e *env) {
 					break
 				}
 				o.Cursor = p.Cursor
-				added = append([]inbox.Message{copyFor(e.publish(inbox.Draft{Title: "between pages"}, "ann").Message, "ann")}, added...)
+				added = append([]driver.Message{copyFor(e.publish(inbox.Draft{Title: "between pages"}, "ann").Message, "ann")}, added...)
 				if page%2 == 0 {
-					added = append([]inbox.Message{e.broadcast(inbox.Draft{Title: "broadcast between pages"})}, added...)
+					added = append([]driver.Message{e.broadcast(inbox.Draft{Title: "broadcast between pages"})}, added...)
 				}
 			}
 			e.wantMessages(fmt.Sprintf("pages of %d (unread only %v) while publishing", limit, o.UnreadOnly), want, got)
@@ -242,9 +243,9 @@ func testExpiry(e *env) {
 	e.wantFeed(ann, inbox.ListOptions{}, b2r, d2)
 	e.wantFeed(ann, inbox.ListOptions{Limit: 1, UnreadOnly: true}, d2)
 	e.wantFeed(bob, inbox.ListOptions{Limit: 1}, b2)
-	notFound := func(u inbox.User, id, what string) {
+	notFound := func(u driver.User, id, what string) {
 		e.t.Helper()
-		if changed, err := e.ib.MarkRead(e.ctx, u, id); !errors.Is(err, inbox.ErrNotFound) {
+		if changed, err := e.ib.MarkRead(e.ctx, u, id); !errors.Is(err, driver.ErrNotFound) {
 			e.t.Errorf("MarkRead(%s, %s): got %v, %v; want ErrNotFound", u.ID, what, changed, err)
 		}
 	}
@@ -272,7 +273,7 @@ func testExpiry(e *env) {
 // wantCountsFromFeed checks that u's Counts are exactly what u's whole
 // feed shows: the total, read and unread messages listed, overall and per
 // category, the archived ones, and the unread ones above u's watermark.
-func (e *env) wantCountsFromFeed(u inbox.User) {
+func (e *env) wantCountsFromFeed(u driver.User) {
 	e.t.Helper()
 	feed := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize})
 	archived := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
@@ -288,9 +289,9 @@ func (e *env) wantCountsFromFeed(u inbox.User) {
 
 // countsOf tallies listed messages as Counts should: feed (unarchived),
 // archived, and the watermark seen.
-func countsOf(feed, archived []inbox.Message, seen string) inbox.Counts {
+func countsOf(feed, archived []driver.Message, seen string) inbox.Counts {
 	sum := map[string]*inbox.Tally{"": {}}
-	add := func(m inbox.Message, f func(t *inbox.Tally)) {
+	add := func(m driver.Message, f func(t *inbox.Tally)) {
 		cats := []string{""}
 		if m.Category != "" {
 			cats = append(cats, m.Category)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // groupTests are the Inbox subtests about messages to groups.
@@ -29,7 +30,7 @@ func testGroups(e *env) {
 	all := e.broadcast(inbox.Draft{Title: "to everyone", Category: "news"})
 	admins := e.broadcastTo("admins", inbox.Draft{Title: "to admins", Category: "ops", Label: "Admins"})
 	eu := e.broadcastTo("eu", inbox.Draft{Title: "to eu", Category: "ops"})
-	if admins.Audience.Kind != inbox.AudienceGroup || admins.Audience.Group != "admins" || !admins.IsBroadcast() {
+	if admins.Audience.Kind != driver.AudienceGroup || admins.Audience.Group != "admins" || !admins.IsBroadcast() {
 		e.t.Errorf("group message audience %+v, want kind group, group admins", admins.Audience)
 	}
 	if recs := e.records(groupOf(e.scope, "admins")); len(recs) != 1 {
@@ -46,16 +47,16 @@ func testGroups(e *env) {
 	e.wantFeed(bob, inbox.ListOptions{Category: "ops"}, eu, admins)
 
 	for _, c := range []struct {
-		u    inbox.User
+		u    driver.User
 		id   string
 		want error
-	}{{ann, eu.ID, inbox.ErrNotFound}, {carol, admins.ID, inbox.ErrNotFound}, {bob, eu.ID, nil}} {
+	}{{ann, eu.ID, driver.ErrNotFound}, {carol, admins.ID, driver.ErrNotFound}, {bob, eu.ID, nil}} {
 		got, err := e.ib.Get(e.ctx, c.u, c.id)
 		if !errors.Is(err, c.want) || c.want == nil && got.ID != c.id {
 			e.t.Errorf("Get(%s, %s) = %v, %v; want %v", c.u.ID, c.id, got.ID, err, c.want)
 		}
 	}
-	if _, err := e.ib.MarkRead(e.ctx, ann, eu.ID); !errors.Is(err, inbox.ErrNotFound) {
+	if _, err := e.ib.MarkRead(e.ctx, ann, eu.ID); !errors.Is(err, driver.ErrNotFound) {
 		e.t.Errorf("MarkRead of another group's message: %v, want ErrNotFound", err)
 	}
 	at := e.clock.Now()
@@ -68,7 +69,7 @@ func testGroups(e *env) {
 	if n, err := e.ib.MarkAllRead(e.ctx, bob, inbox.ListOptions{}); n != 4 || err != nil {
 		e.t.Errorf("MarkAllRead(bob) = %d, %v; want 4", n, err)
 	}
-	for _, u := range []inbox.User{ann, bob, carol} {
+	for _, u := range []driver.User{ann, bob, carol} {
 		e.wantCountsFromFeed(u)
 	}
 	if _, err := e.ib.Recount(e.ctx, bob); err != nil {
@@ -100,7 +101,7 @@ func testGroupMembershipChanges(e *env) {
 	if err != nil || page.Cursor == "" {
 		e.t.Fatalf("List(ann in admins, limit 1) = %v, %v", page.Cursor, err)
 	}
-	if _, err := e.ib.List(e.ctx, out, inbox.ListOptions{Limit: 1, Cursor: page.Cursor}); !errors.Is(err, inbox.ErrInvalidCursor) {
+	if _, err := e.ib.List(e.ctx, out, inbox.ListOptions{Limit: 1, Cursor: page.Cursor}); !errors.Is(err, driver.ErrInvalidCursor) {
 		e.t.Errorf("a cursor of ann in admins used without the group: %v, want ErrInvalidCursor", err)
 	}
 	// The order the groups are listed in does not matter.
@@ -115,23 +116,23 @@ func testGroupMembershipChanges(e *env) {
 	e.wantCounts(reordered, e.counts(both))
 }
 
-// testGroupBadInput: groups are keys, at most inbox.MaxGroups; bad ones are
+// testGroupBadInput: groups are keys, at most driver.MaxGroups; bad ones are
 // refused before anything is written.
 func testGroupBadInput(e *env) {
 	e.broadcastTo("admins", inbox.Draft{Title: "x"})
 	ann := e.user("ann") // noted as used before the snapshot
 	before := e.snapshot()
-	many := make([]string, inbox.MaxGroups+1)
+	many := make([]string, driver.MaxGroups+1)
 	for i := range many {
 		many[i] = fmt.Sprint("g", i)
 	}
-	counts := func(u inbox.User) func() error {
+	counts := func(u driver.User) func() error {
 		return func() error { _, err := e.ib.Counts(e.ctx, u); return err }
 	}
-	list := func(u inbox.User) func() error {
+	list := func(u driver.User) func() error {
 		return func() error { _, err := e.ib.List(e.ctx, u, inbox.ListOptions{}); return err }
 	}
-	markAll := func(u inbox.User) func() error {
+	markAll := func(u driver.User) func() error {
 		return func() error { _, err := e.ib.MarkAllRead(e.ctx, u, inbox.ListOptions{}); return err }
 	}
 	broadcastTo := func(g string) func() error {
@@ -141,12 +142,12 @@ func testGroupBadInput(e *env) {
 		op   func() error
 		want error
 	}{
-		"17 groups":          {counts(ann.InGroups(many...)), inbox.ErrInvalidInput},
-		"group with #":       {list(ann.InGroups("a#b")), inbox.ErrInvalidKey},
-		"empty group":        {markAll(ann.InGroups("")), inbox.ErrInvalidKey},
-		"long group":         {counts(ann.InGroups(strings.Repeat("g", inbox.MaxKeyLen+1))), inbox.ErrInvalidKey},
-		"broadcast to a*":    {broadcastTo("a*"), inbox.ErrInvalidKey},
-		"broadcast to empty": {broadcastTo(""), inbox.ErrInvalidKey},
+		"17 groups":          {counts(ann.InGroups(many...)), driver.ErrInvalidInput},
+		"group with #":       {list(ann.InGroups("a#b")), driver.ErrInvalidKey},
+		"empty group":        {markAll(ann.InGroups("")), driver.ErrInvalidKey},
+		"long group":         {counts(ann.InGroups(strings.Repeat("g", driver.MaxKeyLen+1))), driver.ErrInvalidKey},
+		"broadcast to a*":    {broadcastTo("a*"), driver.ErrInvalidKey},
+		"broadcast to empty": {broadcastTo(""), driver.ErrInvalidKey},
 	} {
 		if err := c.op(); !errors.Is(err, c.want) {
 			e.t.Errorf("%s: %v, want %v", name, err, c.want)
@@ -156,13 +157,13 @@ func testGroupBadInput(e *env) {
 	// A group message's host ID used for everyone (or another group) is
 	// another audience.
 	e.broadcastTo("admins", inbox.Draft{HostSystemID: "g-1", Title: "x"})
-	for _, g := range []string{inbox.PublicGroup, "eu"} {
-		if _, err := e.ib.BroadcastGroup(e.ctx, e.scope, g, inbox.Draft{HostSystemID: "g-1", Title: "x"}); !errors.Is(err, inbox.ErrConflict) {
+	for _, g := range []string{driver.PublicGroup, "eu"} {
+		if _, err := e.ib.BroadcastGroup(e.ctx, e.scope, g, inbox.Draft{HostSystemID: "g-1", Title: "x"}); !errors.Is(err, driver.ErrConflict) {
 			e.t.Errorf("a group message's host ID for group %s: %v, want ErrConflict", g, err)
 		}
 	}
-	if err := counts(ann.InGroups(many[:inbox.MaxGroups]...))(); err != nil {
-		e.t.Errorf("Counts of a user in %d groups: %v", inbox.MaxGroups, err)
+	if err := counts(ann.InGroups(many[:driver.MaxGroups]...))(); err != nil {
+		e.t.Errorf("Counts of a user in %d groups: %v", driver.MaxGroups, err)
 	}
 }
 
@@ -176,7 +177,7 @@ func testRemovedGroupMessage(e *env) {
 	kept := e.broadcastTo("admins", inbox.Draft{Title: "kept", Category: "ops", TTL: 3 * time.Hour})
 	e.markRead(ann, m.ID, true)
 	e.markRead(bob, kept.ID, true)
-	e.remove(h, inbox.Key{Partition: groupOf(e.scope, "admins"), ID: m.ID})
+	e.remove(h, driver.Key{Partition: groupOf(e.scope, "admins"), ID: m.ID})
 	e.deliver(h)
 	e.wantCounts(ann, inbox.Counts{Tally: tallyOf(1, 0), Categories: map[string]inbox.Tally{"ops": tallyOf(1, 0)}})
 	e.wantCountsFromFeed(ann)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // testHostSystemID: a publish retried with the same HostSystemID reuses the
@@ -27,7 +28,7 @@ func testHostSystemID(e *env) {
 	if again.Message.ID != id || again.Delivered != nil || fmt.Sprint(again.Duplicates) != "[bob ann]" {
 		e.t.Errorf("retry: ID %s, delivered %v, duplicates %v; want ID %s, none delivered, duplicates [bob ann]", again.Message.ID, again.Delivered, again.Duplicates, id)
 	}
-	e.wantMessages("a retry's message (bob's copy from the first attempt)", []inbox.Message{copyFor(first.Message, "bob")}, []inbox.Message{again.Message})
+	e.wantMessages("a retry's message (bob's copy from the first attempt)", []driver.Message{copyFor(first.Message, "bob")}, []driver.Message{again.Message})
 	e.wantUnchanged("a retried publish", before)
 	e.wantCounts(ann, annCounts)
 
@@ -36,7 +37,7 @@ func testHostSystemID(e *env) {
 	if wider.Message.ID != id || fmt.Sprint(wider.Delivered) != "[carol]" || fmt.Sprint(wider.Duplicates) != "[ann bob]" {
 		e.t.Errorf("retry to more users: ID %s, delivered %v, duplicates %v; want ID %s, delivered [carol], duplicates [ann bob]", wider.Message.ID, wider.Delivered, wider.Duplicates, id)
 	}
-	e.wantMessages("a wider retry's message (ann's copy from the first attempt)", []inbox.Message{copyFor(first.Message, "ann")}, []inbox.Message{wider.Message})
+	e.wantMessages("a wider retry's message (ann's copy from the first attempt)", []driver.Message{copyFor(first.Message, "ann")}, []driver.Message{wider.Message})
 	for _, u := range []string{"ann", "bob"} {
 		e.wantRecords(u+"'s records after a retry to more users", before.Records[e.part(u).PK()], e.records(e.part(u)))
 	}
@@ -55,7 +56,7 @@ func testHostSystemID(e *env) {
 	if other.ID == id {
 		e.t.Errorf("a publish with another host ID got the same message ID %s", id)
 	}
-	elsewhere := inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
+	elsewhere := driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}
 	if m := e.publishIn(elsewhere, d, "ann").Message; m.ID == id {
 		e.t.Errorf("the same host ID in another inbox got the same message ID %s", id)
 	}
@@ -64,7 +65,7 @@ func testHostSystemID(e *env) {
 	b := e.broadcast(inbox.Draft{HostSystemID: "maintenance-7", Title: "Maintenance", Category: "ops"})
 	e.clock.Advance(time.Minute)
 	b2 := e.broadcast(inbox.Draft{HostSystemID: "maintenance-7", Title: "Maintenance", Category: "ops"})
-	e.wantMessages("a retried broadcast (the first attempt's)", []inbox.Message{b}, []inbox.Message{b2})
+	e.wantMessages("a retried broadcast (the first attempt's)", []driver.Message{b}, []driver.Message{b2})
 	pub := e.records(e.pub())
 	if len(pub) != 1 || pub[0].Message.ID != b.ID {
 		e.t.Errorf("public partition after a retried broadcast: %d records, want the one broadcast %s", len(pub), b.ID)
@@ -136,7 +137,7 @@ func testHostSystemIDConflict(e *env) {
 			return err
 		},
 	} {
-		if err := op(); !errors.Is(err, inbox.ErrConflict) {
+		if err := op(); !errors.Is(err, driver.ErrConflict) {
 			e.t.Errorf("reusing a host system ID for %s: %v, want ErrConflict", name, err)
 		}
 		e.wantUnchanged("reusing a host system ID for "+name, before)

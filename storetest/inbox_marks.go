@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // testMarkRead: MarkRead of a direct message sets its ReadAt, of a
@@ -25,26 +26,26 @@ func testMarkRead(e *env) {
 	e.markRead(ann, b.ID, false)
 	e.markRead(ann, d.ID, false)
 
-	e.wantRecords("ann's records", []inbox.Record{
-		{Partition: partitionOf(ann), Receipt: true, Entry: someEntry, Message: inbox.Message{ID: b.ID, Category: "news", ReadAt: at, ExpiresAt: b.ExpiresAt}},
+	e.wantRecords("ann's records", []driver.Record{
+		{Partition: partitionOf(ann), Receipt: true, Entry: someEntry, Message: driver.Message{ID: b.ID, Category: "news", ReadAt: at, ExpiresAt: b.ExpiresAt}},
 		{Partition: partitionOf(ann), Entry: someEntry, Message: read(copyFor(d, "ann"), at)},
 	}, e.records(partitionOf(ann)))
-	e.wantRecords("public records", []inbox.Record{{Partition: e.pub(), Message: b, Entry: someEntry}}, e.records(e.pub()))
+	e.wantRecords("public records", []driver.Record{{Partition: e.pub(), Message: b, Entry: someEntry}}, e.records(e.pub()))
 	e.wantFeed(ann, inbox.ListOptions{}, read(b, at), read(copyFor(d, "ann"), at))
 	e.wantFeed(bob, inbox.ListOptions{}, b, copyFor(d, "bob"))
 	e.wantCounts(ann, inbox.Counts{Tally: tallyOf(2, 2), Categories: map[string]inbox.Tally{"billing": tallyOf(1, 1), "news": tallyOf(1, 1)}})
 	e.wantCounts(bob, inbox.Counts{Tally: tallyOf(2, 0), Categories: map[string]inbox.Tally{"billing": tallyOf(1, 0), "news": tallyOf(1, 0)}})
 
 	for _, c := range []struct {
-		u    inbox.User
+		u    driver.User
 		id   string
 		what string
 	}{
 		{carol, d.ID, "a message published to others"},
 		{ann, e.newID(), "an ID never published"},
-		{e.userIn(inbox.Scope{Tenant: e.scope.Tenant, Inbox: "other"}, "ann"), b.ID, "a broadcast of another inbox"},
+		{e.userIn(driver.Scope{Tenant: e.scope.Tenant, Inbox: "other"}, "ann"), b.ID, "a broadcast of another inbox"},
 	} {
-		if changed, err := e.ib.MarkRead(e.ctx, c.u, c.id); !errors.Is(err, inbox.ErrNotFound) {
+		if changed, err := e.ib.MarkRead(e.ctx, c.u, c.id); !errors.Is(err, driver.ErrNotFound) {
 			e.t.Errorf("MarkRead(%s, %s): got %v, %v; want ErrNotFound", c.u.ID, c.what, changed, err)
 		}
 	}
@@ -60,11 +61,11 @@ func testGet(e *env) {
 	b := e.broadcast(inbox.Draft{Title: "b", TTL: 2 * time.Hour})
 	at := e.clock.Now()
 	e.markRead(ann, b.ID, true)
-	get := func(u inbox.User, id string, want *inbox.Message) {
+	get := func(u driver.User, id string, want *driver.Message) {
 		e.t.Helper()
 		got, err := e.ib.Get(e.ctx, u, id)
 		if want == nil {
-			if !errors.Is(err, inbox.ErrNotFound) {
+			if !errors.Is(err, driver.ErrNotFound) {
 				e.t.Errorf("Get(%s, %s): %+v, %v; want ErrNotFound", u.ID, id, got, err)
 			}
 			return
@@ -73,7 +74,7 @@ func testGet(e *env) {
 			e.t.Errorf("Get(%s, %s): %v", u.ID, id, err)
 			return
 		}
-		e.wantMessages("Get("+u.ID+", "+id+")", []inbox.Message{*want}, []inbox.Message{got})
+		e.wantMessages("Get("+u.ID+", "+id+")", []driver.Message{*want}, []driver.Message{got})
 	}
 	annD, annB := copyFor(d, "ann"), read(b, at)
 	get(ann, d.ID, &annD)
@@ -123,7 +124,7 @@ func testMarkAllRead(e *env) {
 
 	// More than two batches: carol has 2*MaxMarkBatch+3 messages of her
 	// own, and the broadcasts, all unread.
-	k := 2*inbox.MaxMarkBatch + 3
+	k := 2*driver.MaxMarkBatch + 3
 	cats := []string{"a", "b", "", "c"}
 	for i := range k {
 		e.publish(inbox.Draft{Title: fmt.Sprint(i), Category: cats[i%len(cats)]}, "carol")
@@ -139,7 +140,7 @@ func testMarkAllRead(e *env) {
 }
 
 // countDirect counts the messages of msgs that are not broadcasts.
-func countDirect(msgs []inbox.Message) int {
+func countDirect(msgs []driver.Message) int {
 	n := 0
 	for _, m := range msgs {
 		if !m.IsBroadcast() {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // removalTests are the Inbox subtests about removals: expiry, deletes, the
@@ -42,7 +43,7 @@ func (e *env) expiryFixture() {
 // removal pending, or has accounted the removal.
 func testCountsThroughExpiry(e *env) {
 	e.expiryFixture()
-	users := []inbox.User{e.user("ann"), e.user("bob"), e.user("carol")}
+	users := []driver.User{e.user("ann"), e.user("bob"), e.user("carol")}
 	check := func() {
 		e.t.Helper()
 		for _, u := range users {
@@ -78,7 +79,7 @@ func testRedeliveredRemovals(e *env) {
 			if m.IsBroadcast() {
 				p = publicOf(e.scope)
 			}
-			e.remove(h, inbox.Key{Partition: p, ID: m.ID})
+			e.remove(h, driver.Key{Partition: p, ID: m.ID})
 		}
 	}
 	e.deliver(h)
@@ -105,7 +106,7 @@ func testRecountWhileRemovalsPending(e *env) {
 	e.remove(h, annDirect[0].Key())
 	e.remove(h, annDirect[len(annDirect)-1].Key())
 	e.clock.Advance(time.Hour) // the 1h messages expire: a store may delete them
-	for _, u := range []inbox.User{ann, bob} {
+	for _, u := range []driver.User{ann, bob} {
 		if _, err := e.ib.Recount(e.ctx, u); err != nil {
 			e.t.Fatalf("Recount(%s): %v", u.ID, err)
 		}
@@ -132,7 +133,7 @@ func testRemovedBroadcast(e *env) {
 	e.markRead(ann, b.ID, true)
 	e.markRead(ann, kept.ID, true)
 	e.markRead(bob, b.ID, true)
-	e.remove(h, inbox.Key{Partition: publicOf(e.scope), ID: b.ID})
+	e.remove(h, driver.Key{Partition: publicOf(e.scope), ID: b.ID})
 	e.deliver(h)
 	want := inbox.Counts{Tally: tallyOf(2, 1), Categories: map[string]inbox.Tally{"news": tallyOf(1, 1)}}
 	e.wantCounts(ann, want)
@@ -143,14 +144,14 @@ func testRemovedBroadcast(e *env) {
 	e.wantCounts(ann, want)
 
 	e.clock.Advance(time.Hour)
-	for _, u := range []inbox.User{ann, bob} {
+	for _, u := range []driver.User{ann, bob} {
 		if _, err := e.ib.Recount(e.ctx, u); err != nil {
 			e.t.Fatalf("Recount(%s): %v", u.ID, err)
 		}
 	}
 	e.wantCounts(ann, want)
 	e.wantCountsFromFeed(bob)
-	if recs := e.get(inbox.Key{Partition: partitionOf(ann), ID: b.ID}); len(recs) != 0 {
+	if recs := e.get(driver.Key{Partition: partitionOf(ann), ID: b.ID}); len(recs) != 0 {
 		e.t.Errorf("ann's receipt of the removed broadcast after Recount: %+v, want it deleted", recs)
 	}
 	e.checkInvariant()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // stateInboxTests are the Inbox subtests of the per-user marks: seen,
@@ -88,7 +89,7 @@ func testArchive(e *env) {
 			}
 		}
 	}
-	arch := func(m inbox.Message) inbox.Message { m.ArchivedAt = at; return m }
+	arch := func(m driver.Message) driver.Message { m.ArchivedAt = at; return m }
 	e.wantFeed(ann, inbox.ListOptions{})
 	e.wantFeed(ann, inbox.ListOptions{Archived: true, Limit: 1}, arch(g), arch(read(b, readAt)), arch(d))
 	e.wantFeed(ann, inbox.ListOptions{Archived: true, UnreadOnly: true}, arch(g), arch(d))
@@ -124,10 +125,10 @@ func testArchive(e *env) {
 			e.t.Fatalf("archive round trip of an unread broadcast: %v, %v", ok, err)
 		}
 	}
-	if recs := e.get(inbox.Key{Partition: partitionOf(ann), ID: u.ID}); len(recs) != 0 {
+	if recs := e.get(driver.Key{Partition: partitionOf(ann), ID: u.ID}); len(recs) != 0 {
 		e.t.Errorf("an unread broadcast archived and unarchived left a receipt: %+v", recs)
 	}
-	for _, uu := range []inbox.User{ann, bob} {
+	for _, uu := range []driver.User{ann, bob} {
 		e.wantCountsFromFeed(uu)
 	}
 }
@@ -153,14 +154,14 @@ func testDeleteForOneUser(e *env) {
 				e.t.Errorf("Delete(%s) #%d = %v, %v; want %v, nil", id, i+1, changed, err, want)
 			}
 		}
-		if _, err := e.ib.Get(e.ctx, ann, id); !errors.Is(err, inbox.ErrNotFound) {
+		if _, err := e.ib.Get(e.ctx, ann, id); !errors.Is(err, driver.ErrNotFound) {
 			e.t.Errorf("Get(%s) after Delete: %v, want ErrNotFound", id, err)
 		}
 		for name, f := range map[string]func() (bool, error){
 			"MarkRead": func() (bool, error) { return e.ib.MarkRead(e.ctx, ann, id) },
 			"Archive":  func() (bool, error) { return e.ib.Archive(e.ctx, ann, id) },
 		} {
-			if _, err := f(); !errors.Is(err, inbox.ErrNotFound) {
+			if _, err := f(); !errors.Is(err, driver.ErrNotFound) {
 				e.t.Errorf("%s(%s) after Delete: %v, want ErrNotFound", name, id, err)
 			}
 		}
@@ -211,7 +212,7 @@ func testRedact(e *env) {
 	}{
 		{"direct message by ID and users", inbox.Redaction{ID: d.ID, Users: []string{"ann", "bob", "carol"}}, 2},
 		{"group message by host system ID", inbox.Redaction{HostSystemID: "deploy-1"}, 1},
-		{"broadcast by ID", inbox.Redaction{ID: b.ID, Group: inbox.PublicGroup}, 1},
+		{"broadcast by ID", inbox.Redaction{ID: b.ID, Group: driver.PublicGroup}, 1},
 	} {
 		for i, want := range []int{c.want, 0} {
 			if n, err := e.ib.Redact(e.ctx, e.scope, c.r); err != nil || n != want {
@@ -219,15 +220,15 @@ func testRedact(e *env) {
 			}
 		}
 	}
-	for _, u := range []inbox.User{ann, bob, carol} {
+	for _, u := range []driver.User{ann, bob, carol} {
 		e.wantFeed(u, inbox.ListOptions{}, copyFor(keep, u.ID))
 		e.wantFeed(u, inbox.ListOptions{Archived: true})
 		e.wantCounts(u, inbox.Counts{Tally: tallyOf(1, 0)})
 	}
-	if _, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, dDraft); !errors.Is(err, inbox.ErrConflict) {
+	if _, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, dDraft); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("retry of a redacted publish: %v, want ErrConflict", err)
 	}
-	if _, err := e.ib.BroadcastGroup(e.ctx, e.scope, "admins", gDraft); !errors.Is(err, inbox.ErrConflict) {
+	if _, err := e.ib.BroadcastGroup(e.ctx, e.scope, "admins", gDraft); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("retry of a redacted group message: %v, want ErrConflict", err)
 	}
 	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{HostSystemID: "never-used"}); n != 0 || err != nil {
@@ -274,12 +275,12 @@ func testMarkAllReadByFilter(e *env) {
 // without gaps or repeats; IDAt turns a time into such an ID.
 func testListUpTo(e *env) {
 	ann := e.user("ann")
-	var msgs []inbox.Message
+	var msgs []driver.Message
 	for i := range 6 {
 		if i%2 == 0 {
-			msgs = append([]inbox.Message{copyFor(e.publish(inbox.Draft{Title: "direct"}, "ann").Message, "ann")}, msgs...)
+			msgs = append([]driver.Message{copyFor(e.publish(inbox.Draft{Title: "direct"}, "ann").Message, "ann")}, msgs...)
 		} else {
-			msgs = append([]inbox.Message{e.broadcast(inbox.Draft{Title: "broadcast"})}, msgs...)
+			msgs = append([]driver.Message{e.broadcast(inbox.Draft{Title: "broadcast"})}, msgs...)
 		}
 		e.clock.Advance(time.Second)
 	}
@@ -294,35 +295,35 @@ func testListUpTo(e *env) {
 func testStatesBadInput(e *env) {
 	ann := e.user("ann")
 	d := e.publish(inbox.Draft{Title: "x"}, "ann").Message
-	bad := inbox.User{Scope: e.scope, ID: "a#b"}
+	bad := driver.User{Scope: e.scope, ID: "a#b"}
 	before := e.snapshot()
 	for name, c := range map[string]struct {
 		op   func() error
 		want error
 	}{
-		"archive, bad id":     {func() error { _, err := e.ib.Archive(e.ctx, ann, "nope"); return err }, inbox.ErrInvalidKey},
-		"unarchive, bad user": {func() error { _, err := e.ib.Unarchive(e.ctx, bad, d.ID); return err }, inbox.ErrInvalidKey},
-		"delete, bad id":      {func() error { _, err := e.ib.Delete(e.ctx, ann, "m#1"); return err }, inbox.ErrInvalidKey},
-		"seen, bad user":      {func() error { _, err := e.ib.MarkSeen(e.ctx, bad); return err }, inbox.ErrInvalidKey},
-		"list, bad up-to":     {func() error { _, err := e.ib.List(e.ctx, ann, inbox.ListOptions{UpTo: "yesterday"}); return err }, inbox.ErrInvalidInput},
-		"mark all, bad up-to": {func() error { _, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{UpTo: "x"}); return err }, inbox.ErrInvalidInput},
-		"mark all, bad group": {func() error { _, err := e.ib.MarkAllRead(e.ctx, ann.InGroups("a*"), inbox.ListOptions{}); return err }, inbox.ErrInvalidKey},
-		"redact, nothing":     {func() error { _, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{}); return err }, inbox.ErrInvalidInput},
-		"redact, no audience": {func() error { _, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: d.ID}); return err }, inbox.ErrInvalidInput},
+		"archive, bad id":     {func() error { _, err := e.ib.Archive(e.ctx, ann, "nope"); return err }, driver.ErrInvalidKey},
+		"unarchive, bad user": {func() error { _, err := e.ib.Unarchive(e.ctx, bad, d.ID); return err }, driver.ErrInvalidKey},
+		"delete, bad id":      {func() error { _, err := e.ib.Delete(e.ctx, ann, "m#1"); return err }, driver.ErrInvalidKey},
+		"seen, bad user":      {func() error { _, err := e.ib.MarkSeen(e.ctx, bad); return err }, driver.ErrInvalidKey},
+		"list, bad up-to":     {func() error { _, err := e.ib.List(e.ctx, ann, inbox.ListOptions{UpTo: "yesterday"}); return err }, driver.ErrInvalidInput},
+		"mark all, bad up-to": {func() error { _, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{UpTo: "x"}); return err }, driver.ErrInvalidInput},
+		"mark all, bad group": {func() error { _, err := e.ib.MarkAllRead(e.ctx, ann.InGroups("a*"), inbox.ListOptions{}); return err }, driver.ErrInvalidKey},
+		"redact, nothing":     {func() error { _, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{}); return err }, driver.ErrInvalidInput},
+		"redact, no audience": {func() error { _, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: d.ID}); return err }, driver.ErrInvalidInput},
 		"redact, bad user": {func() error {
 			_, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: d.ID, Users: []string{"ann", "$public"}})
 			return err
-		}, inbox.ErrInvalidKey},
+		}, driver.ErrInvalidKey},
 		"redact, bad group": {func() error {
 			_, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: d.ID, Group: "a?"})
 			return err
-		}, inbox.ErrInvalidKey},
+		}, driver.ErrInvalidKey},
 		"redact, bad scope": {func() error {
-			_, err := e.ib.Redact(e.ctx, inbox.Scope{Tenant: "a*"}, inbox.Redaction{ID: d.ID, Users: []string{"ann"}})
+			_, err := e.ib.Redact(e.ctx, driver.Scope{Tenant: "a*"}, inbox.Redaction{ID: d.ID, Users: []string{"ann"}})
 			return err
-		}, inbox.ErrInvalidKey},
-		"archive, unknown id": {func() error { _, err := e.ib.Archive(e.ctx, ann, e.newID()); return err }, inbox.ErrNotFound},
-		"unarchive, unknown":  {func() error { _, err := e.ib.Unarchive(e.ctx, ann, e.newID()); return err }, inbox.ErrNotFound},
+		}, driver.ErrInvalidKey},
+		"archive, unknown id": {func() error { _, err := e.ib.Archive(e.ctx, ann, e.newID()); return err }, driver.ErrNotFound},
+		"unarchive, unknown":  {func() error { _, err := e.ib.Unarchive(e.ctx, ann, e.newID()); return err }, driver.ErrNotFound},
 	} {
 		if err := c.op(); !errors.Is(err, c.want) {
 			e.t.Errorf("%s: %v, want %v", name, err, c.want)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // testTTL: a message's expiry is now plus the first of its own TTL, the
@@ -17,30 +18,30 @@ func testTTL(e *env) {
 	}
 	setups := []struct {
 		name  string
-		scope inbox.Scope
+		scope driver.Scope
 		cfg   config
 	}{
-		{"none", inbox.Scope{Tenant: "t-none", Inbox: "in"}, config{}},
-		{"tenant", inbox.Scope{Tenant: "t-tenant", Inbox: "in"}, config{tenant: "10d"}},
-		{"inbox default", inbox.Scope{Tenant: "t-tenant", Inbox: "default"}, config{inbox: map[string]string{inbox.DefaultTTLKey: "5d"}}},
-		{"inbox category", inbox.Scope{Tenant: "t-tenant", Inbox: "category"}, config{inbox: map[string]string{inbox.DefaultTTLKey: "5d", "billing": "2d"}}},
-		{"category only", inbox.Scope{Tenant: "t-tenant", Inbox: "category-only"}, config{inbox: map[string]string{"billing": "300m", "news": "6000s", "ops": "48h"}}},
-		{"capped tenant", inbox.Scope{Tenant: "t-capped", Inbox: "in"}, config{tenant: "9999d"}},
-		{"capped inbox", inbox.Scope{Tenant: "t-capped", Inbox: "capped"}, config{inbox: map[string]string{"billing": "9999d", inbox.DefaultTTLKey: "731d"}}},
+		{"none", driver.Scope{Tenant: "t-none", Inbox: "in"}, config{}},
+		{"tenant", driver.Scope{Tenant: "t-tenant", Inbox: "in"}, config{tenant: "10d"}},
+		{"inbox default", driver.Scope{Tenant: "t-tenant", Inbox: "default"}, config{inbox: map[string]string{driver.DefaultTTLKey: "5d"}}},
+		{"inbox category", driver.Scope{Tenant: "t-tenant", Inbox: "category"}, config{inbox: map[string]string{driver.DefaultTTLKey: "5d", "billing": "2d"}}},
+		{"category only", driver.Scope{Tenant: "t-tenant", Inbox: "category-only"}, config{inbox: map[string]string{"billing": "300m", "news": "6000s", "ops": "48h"}}},
+		{"capped tenant", driver.Scope{Tenant: "t-capped", Inbox: "in"}, config{tenant: "9999d"}},
+		{"capped inbox", driver.Scope{Tenant: "t-capped", Inbox: "capped"}, config{inbox: map[string]string{"billing": "9999d", driver.DefaultTTLKey: "731d"}}},
 	}
 	for _, s := range setups {
 		if s.cfg.tenant != "" {
-			if err := e.ib.PutTenantSettings(e.ctx, s.scope.Tenant, inbox.TenantSettings{Title: s.name, TTL: s.cfg.tenant}); err != nil {
+			if err := e.ib.PutTenantSettings(e.ctx, s.scope.Tenant, driver.TenantSettings{Title: s.name, TTL: s.cfg.tenant}); err != nil {
 				e.t.Fatalf("PutTenantSettings(%s): %v", s.name, err)
 			}
 		}
 		if s.cfg.inbox != nil {
-			if err := e.ib.PutInboxConfig(e.ctx, s.scope, inbox.InboxConfig{Title: s.name, TTL: s.cfg.inbox}); err != nil {
+			if err := e.ib.PutInboxConfig(e.ctx, s.scope, driver.InboxConfig{Title: s.name, TTL: s.cfg.inbox}); err != nil {
 				e.t.Fatalf("PutInboxConfig(%s): %v", s.name, err)
 			}
 		}
 	}
-	scope := func(name string) inbox.Scope {
+	scope := func(name string) driver.Scope {
 		for _, s := range setups {
 			if s.name == name {
 				return s.scope
@@ -71,10 +72,10 @@ func testTTL(e *env) {
 		{"category only", "ops", 0, 48 * time.Hour},
 		{"category only", "other", 0, 10 * day},
 		{"category only", "", 0, 10 * day},
-		{"capped tenant", "", 0, inbox.MaxTTL},
-		{"capped tenant", "", 9999 * day, inbox.MaxTTL},
-		{"capped inbox", "billing", 0, inbox.MaxTTL},
-		{"capped inbox", "news", 0, inbox.MaxTTL},
+		{"capped tenant", "", 0, driver.MaxTTL},
+		{"capped tenant", "", 9999 * day, driver.MaxTTL},
+		{"capped inbox", "billing", 0, driver.MaxTTL},
+		{"capped inbox", "news", 0, driver.MaxTTL},
 		{"none", "", 731 * day, 730 * day},
 	}
 	for i, c := range cases {
@@ -85,7 +86,7 @@ func testTTL(e *env) {
 		if got := res.Message.ExpiresAt.Sub(now); got != c.want {
 			e.t.Errorf("case %d: %s, category %q, message TTL %v: expires %v after publishing, want %v", i, c.setup, c.category, c.msgTTL, got, c.want)
 		}
-		recs := e.get(inbox.Key{Partition: partitionOf(s.User("ann")), ID: res.Message.ID})
+		recs := e.get(driver.Key{Partition: partitionOf(s.User("ann")), ID: res.Message.ID})
 		if len(recs) != 1 || !recs[0].Message.ExpiresAt.Equal(now.Add(c.want)) {
 			e.t.Errorf("case %d: stored copy %+v, want one expiring at %v", i, recs, now.Add(c.want))
 		}

@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // tally is what one counter should hold.
@@ -27,7 +27,7 @@ type tally struct {
 // record's category (c#<category>). A receipt of a group's message adds
 // its marks to the group's counters too (c#*#<group>,
 // c#<category>#<group>). Only non-zero tallies are kept.
-func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
+func recount(p driver.Partition, recs []driver.Record) map[string]tally {
 	out := map[string]tally{}
 	for _, r := range recs {
 		var t tally
@@ -53,9 +53,9 @@ func recount(p inbox.Partition, recs []inbox.Record) map[string]tally {
 				o.Hidden += t.Hidden
 				out[sk] = o
 			}
-			add(inbox.CounterSK(c, ""), t)
+			add(driver.CounterSK(c, ""), t)
 			if g := r.Message.Audience.Group; r.Receipt && g != "" {
-				add(inbox.CounterSK(c, g), t)
+				add(driver.CounterSK(c, g), t)
 			}
 		}
 	}
@@ -77,11 +77,11 @@ func b2i(b bool) int64 {
 
 // tallies returns counters as tallies by sort key, leaving out zero ones
 // (a counter at zero and a missing counter say the same).
-func tallies(cs []inbox.Counter) map[string]tally {
+func tallies(cs []driver.Counter) map[string]tally {
 	out := map[string]tally{}
 	for _, c := range cs {
 		if t := (tally{c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden}); t != (tally{}) {
-			out[inbox.CounterSK(c.Category, c.Group)] = t
+			out[driver.CounterSK(c.Category, c.Group)] = t
 		}
 	}
 	return out
@@ -98,7 +98,7 @@ func tallies(cs []inbox.Counter) map[string]tally {
 //     accounted while they exist).
 func (e *env) checkInvariant() {
 	e.t.Helper()
-	parts := make([]inbox.Partition, 0, len(e.used))
+	parts := make([]driver.Partition, 0, len(e.used))
 	for p := range e.used {
 		parts = append(parts, p)
 	}
@@ -113,7 +113,7 @@ func (e *env) checkInvariant() {
 		if want, got := recount(p, entries), tallies(e.counters(p)); !maps.Equal(want, got) {
 			e.t.Errorf("invariant: counters of %s differ from a tally of its ledger (-ledger +counters):\n%s", p.PK(), cmp.Diff(want, got))
 		}
-		byEntry := map[string]inbox.Record{}
+		byEntry := map[string]driver.Record{}
 		for _, en := range entries {
 			if _, dup := byEntry[en.Entry]; dup || !en.Ledgered() {
 				e.t.Errorf("invariant: %s has ledger entry %q twice, or without its name", p.PK(), en.Entry)
@@ -137,8 +137,8 @@ func (e *env) checkInvariant() {
 
 // sameEntry reports whether ledger entry en records rec: the same entry,
 // kind, ID, category, group (of a receipt), marks and expiry.
-func sameEntry(en, rec inbox.Record) bool {
-	group := func(r inbox.Record) string {
+func sameEntry(en, rec driver.Record) bool {
+	group := func(r driver.Record) string {
 		if r.Receipt {
 			return r.Message.Audience.Group
 		}

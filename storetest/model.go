@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // model is RunProperty's reference: what every user should see, kept in
@@ -20,7 +21,7 @@ type model struct {
 	// member holds, per user, the groups the user is in now.
 	member map[string]map[string]bool
 	// receipts holds, per user, the user's marks on each broadcast.
-	receipts map[string]map[string]*inbox.State
+	receipts map[string]map[string]*driver.State
 	// seen holds each user's seen watermark ("" for none).
 	seen map[string]string
 	// hosts maps a host system ID to its message ID and draft, for retries.
@@ -33,8 +34,8 @@ type model struct {
 type modelCopy struct {
 	category  string
 	expiresAt time.Time
-	state     inbox.State // direct copies only; broadcasts use receipts
-	group     string      // a broadcast's group; "" for everyone
+	state     driver.State // direct copies only; broadcasts use receipts
+	group     string       // a broadcast's group; "" for everyone
 }
 
 // modelHost is a publish or broadcast made with a host system ID.
@@ -61,28 +62,28 @@ func newModel(users []string) *model {
 	m := &model{
 		direct:     map[string]map[string]*modelCopy{},
 		broadcasts: map[string]*modelCopy{},
-		receipts:   map[string]map[string]*inbox.State{},
+		receipts:   map[string]map[string]*driver.State{},
 		member:     map[string]map[string]bool{},
 		seen:       map[string]string{},
 		hosts:      map[string]modelHost{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
-		m.receipts[u] = map[string]*inbox.State{}
+		m.receipts[u] = map[string]*driver.State{}
 		m.member[u] = map[string]bool{}
 	}
 	return m
 }
 
 // stateOf returns u's marks on message id (a direct copy or a broadcast).
-func (m *model) stateOf(u, id string) inbox.State {
+func (m *model) stateOf(u, id string) driver.State {
 	if c, ok := m.direct[u][id]; ok {
 		return c.state
 	}
 	if st := m.receipts[u][id]; st != nil {
 		return *st
 	}
-	return inbox.State{}
+	return driver.State{}
 }
 
 // feed returns u's visible feed at now with o's filters, newest first:
@@ -90,7 +91,7 @@ func (m *model) stateOf(u, id string) inbox.State {
 // deleted ones.
 func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 	var out []entry
-	add := func(id string, c *modelCopy, broadcast bool, st inbox.State) {
+	add := func(id string, c *modelCopy, broadcast bool, st driver.State) {
 		switch {
 		case !now.Before(c.expiresAt), o.Category != "" && c.category != o.Category, o.UnreadOnly && !st.ReadAt.IsZero(),
 			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
@@ -144,7 +145,7 @@ func (m *model) lookup(u, id string, now time.Time) (c *modelCopy, ok bool) {
 // it: f returns the new marks given the current ones, or false for no
 // change. It reports whether anything changed, and found false if the
 // message is not in u's inbox.
-func (m *model) change(u, id string, now time.Time, f func(inbox.State) (inbox.State, bool)) (changed, found bool) {
+func (m *model) change(u, id string, now time.Time, f func(driver.State) (driver.State, bool)) (changed, found bool) {
 	c, ok := m.lookup(u, id, now)
 	if !ok {
 		return false, false
@@ -159,7 +160,7 @@ func (m *model) change(u, id string, now time.Time, f func(inbox.State) (inbox.S
 
 // setState gives u's copy of id, or u's receipt of broadcast c, the marks
 // st; a direct copy deleted is removed.
-func (m *model) setState(u, id string, c *modelCopy, st inbox.State) {
+func (m *model) setState(u, id string, c *modelCopy, st driver.State) {
 	if _, direct := m.direct[u][id]; direct {
 		if !st.DeletedAt.IsZero() {
 			m.removeCopy(u, id)
@@ -177,7 +178,7 @@ func (m *model) setState(u, id string, c *modelCopy, st inbox.State) {
 
 // markRead predicts MarkRead(u, id) at now and applies it.
 func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
-	return m.change(u, id, now, func(s inbox.State) (inbox.State, bool) {
+	return m.change(u, id, now, func(s driver.State) (driver.State, bool) {
 		if !s.ReadAt.IsZero() {
 			return s, false
 		}
@@ -232,7 +233,7 @@ func (en entry) equal(o entry) bool {
 }
 
 // entries projects listed messages for comparison with feed.
-func entries(msgs []inbox.Message) []entry {
+func entries(msgs []driver.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
 		out = append(out, entry{ID: m.ID, Category: m.Category, Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
@@ -266,7 +267,7 @@ func (m *model) redaction(users []string, now time.Time, pick func(n int) int) (
 	slices.Sort(ids) // map order is random: sorted for a deterministic replay
 	r.ID = ids[pick(len(ids))]
 	if b, ok := m.broadcasts[r.ID]; ok {
-		r.Group = cmpOr(b.group, inbox.PublicGroup)
+		r.Group = cmpOr(b.group, driver.PublicGroup)
 		m.remove("", r.ID)
 		return r, 1, true
 	}
@@ -283,10 +284,10 @@ func (m *model) redaction(users []string, now time.Time, pick func(n int) int) (
 // counts returns u's Counts at now as the model's feed makes them: a user
 // never marked seen has every unread message unseen.
 func (m *model) counts(u string, now time.Time) inbox.Counts {
-	msgs := func(o inbox.ListOptions) []inbox.Message {
-		var out []inbox.Message
+	msgs := func(o inbox.ListOptions) []driver.Message {
+		var out []driver.Message
 		for _, en := range m.feed(u, now, o) {
-			out = append(out, inbox.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
+			out = append(out, driver.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
 		}
 		return out
 	}

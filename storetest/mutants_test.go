@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -20,7 +20,7 @@ import (
 // A mutant is a memstore wrapped to break one rule of the Store contract.
 // The suite must fail on each, in the subtests named.
 type mutant struct {
-	wrap     func(inbox.Store) inbox.Store
+	wrap     func(driver.Store) driver.Store
 	late     bool     // wrap a memstore that never deletes expired records
 	lag      bool     // wrap a memstore whose removals wait for the suite (a Harness)
 	property bool     // run RunProperty rather than Run
@@ -34,65 +34,65 @@ const mutantEnv = "STORETEST_MUTANT"
 func mutants() map[string]mutant {
 	return map[string]mutant{
 		"MarkReadCountsTwice": {
-			wrap:     func(s inbox.Store) inbox.Store { return countTwice{s} },
+			wrap:     func(s driver.Store) driver.Store { return countTwice{s} },
 			wantFail: []string{"Store/MarkReadDirect", "Inbox/MarkRead", "Inbox/Counts", "Concurrency/MarkReadDirect"},
 		},
 		"MarkReadNotAtomic": {
-			wrap:     func(s inbox.Store) inbox.Store { return notAtomic{s} },
+			wrap:     func(s driver.Store) driver.Store { return notAtomic{s} },
 			wantFail: []string{"Store/MarkReadBatchAllOrNothing"},
 		},
 		"PutMessageCountsRetries": {
-			wrap:     func(s inbox.Store) inbox.Store { return &countRetries{Store: s} },
+			wrap:     func(s driver.Store) driver.Store { return &countRetries{Store: s} },
 			wantFail: []string{"Store/PutMessageExists", "Inbox/HostSystemID"},
 		},
 		"QueryLimitAfterFilter": {
-			wrap:     func(s inbox.Store) inbox.Store { return limitAfterFilter{s} },
+			wrap:     func(s driver.Store) driver.Store { return limitAfterFilter{s} },
 			wantFail: []string{"Store/QueryLimitBeforeFilter", "Store/QueryPaging"},
 		},
 		"QueryIgnoresNow": {
-			wrap:     func(s inbox.Store) inbox.Store { return ignoresNow{s} },
+			wrap:     func(s driver.Store) driver.Store { return ignoresNow{s} },
 			wantFail: []string{"Store/QueryFilters", "Store/QueryPaging"},
 		},
 		"StatsWithoutCategories": {
-			wrap:     func(s inbox.Store) inbox.Store { return totalsOnly{s} },
+			wrap:     func(s driver.Store) driver.Store { return totalsOnly{s} },
 			wantFail: []string{"Store/Stats", "Inbox/Counts", "Inbox/Recount"},
 		},
 		"StatsWithoutExpired": {
-			wrap:     func(s inbox.Store) inbox.Store { return noExpired{s} },
+			wrap:     func(s driver.Store) driver.Store { return noExpired{s} },
 			late:     true,
 			wantFail: []string{"Store/StatsExpired", "Inbox/Expiry", "Inbox/CountsThroughExpiry"},
 		},
 		"RemovalAppliedTwice": {
-			wrap:     func(s inbox.Store) inbox.Store { return removalTwice{s} },
+			wrap:     func(s driver.Store) driver.Store { return removalTwice{s} },
 			lag:      true,
 			wantFail: []string{"Store/ApplyRemoval"},
 		},
 		"TimesNotUTC": {
-			wrap:     func(s inbox.Store) inbox.Store { return otherZone{s} },
+			wrap:     func(s driver.Store) driver.Store { return otherZone{s} },
 			wantFail: []string{"Store/GetRecords", "RoundTrip/StoreFields"},
 		},
 		"ClaimHostIDForgets": {
-			wrap:     func(s inbox.Store) inbox.Store { return forgetful{s} },
+			wrap:     func(s driver.Store) driver.Store { return forgetful{s} },
 			wantFail: []string{"Store/ClaimHostID", "Inbox/HostSystemID"},
 		},
 		"ArchiveNotCounted": {
-			wrap:     func(s inbox.Store) inbox.Store { return archiveUncounted{s} },
+			wrap:     func(s driver.Store) driver.Store { return archiveUncounted{s} },
 			wantFail: []string{"Inbox/Archive", "Inbox/Seen"},
 		},
 		"WatermarkDropped": {
-			wrap:     func(s inbox.Store) inbox.Store { return watermarkDropped{s} },
+			wrap:     func(s driver.Store) driver.Store { return watermarkDropped{s} },
 			wantFail: []string{"Store/MarkWatermark", "Inbox/Seen"},
 		},
 		"MarkIgnoresFrom": {
-			wrap:     func(s inbox.Store) inbox.Store { return ignoresFrom{s} },
+			wrap:     func(s driver.Store) driver.Store { return ignoresFrom{s} },
 			wantFail: []string{"Store/MarkStatesDirect", "Store/MarkStatesReceipt"},
 		},
 		"ClaimNotRetired": {
-			wrap:     func(s inbox.Store) inbox.Store { return notRetired{s} },
+			wrap:     func(s driver.Store) driver.Store { return notRetired{s} },
 			wantFail: []string{"Store/ClaimRetire", "Inbox/Redact"},
 		},
 		"ClaimHostIDForgetsProperty": {
-			wrap:     func(s inbox.Store) inbox.Store { return forgetful{s} },
+			wrap:     func(s driver.Store) driver.Store { return forgetful{s} },
 			property: true,
 			wantOut:  "retry got ID",
 		},
@@ -155,7 +155,7 @@ func TestMutant(t *testing.T) {
 	if !ok {
 		t.Fatalf("no mutant %q", name)
 	}
-	newStore := func(_ testing.TB, now func() time.Time) inbox.Store {
+	newStore := func(_ testing.TB, now func() time.Time) driver.Store {
 		switch {
 		case m.late:
 			return m.wrap(memstore.New(memstore.WithClock(func() time.Time { return time.Time{} })))
@@ -173,23 +173,23 @@ func TestMutant(t *testing.T) {
 }
 
 // countTwice applies Mark's deltas twice.
-type countTwice struct{ inbox.Store }
+type countTwice struct{ driver.Store }
 
-func (s countTwice) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s countTwice) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	return s.Store.Mark(ctx, marks, append(slices.Clone(deltas), deltas...))
 }
 
 // notAtomic applies a batch of marks one by one, the deltas with the first.
-type notAtomic struct{ inbox.Store }
+type notAtomic struct{ driver.Store }
 
-func (s notAtomic) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s notAtomic) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var first error
 	for i, mk := range marks {
-		var d []inbox.Counter
+		var d []driver.Counter
 		if i == 0 {
 			d = deltas
 		}
-		if err := s.Store.Mark(ctx, []inbox.Mark{mk}, d); err != nil && first == nil {
+		if err := s.Store.Mark(ctx, []driver.Mark{mk}, d); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -198,18 +198,18 @@ func (s notAtomic) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.
 
 // countRetries adds the deltas of a PutMessage even when the record exists.
 type countRetries struct {
-	inbox.Store
+	driver.Store
 	n atomic.Int64
 }
 
-func (s *countRetries) PutMessage(ctx context.Context, rec inbox.Record, deltas []inbox.Counter) error {
+func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	err := s.Store.PutMessage(ctx, rec, deltas)
-	if errors.Is(err, inbox.ErrExists) {
+	if errors.Is(err, driver.ErrExists) {
 		id := fmt.Sprintf("retry-%d", s.n.Add(1))
 		// A record without an entry is accounted by event ID: a way to add
 		// the deltas once more.
-		ghost := inbox.Record{Partition: rec.Partition, Message: inbox.Message{ID: rec.Message.ID}}
-		if _, err := s.Store.ApplyRemoval(ctx, inbox.Removal{Record: ghost, EventID: id, Deltas: deltas, Now: rec.Message.DeliveredAt}); err != nil {
+		ghost := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID}}
+		if _, err := s.Store.ApplyRemoval(ctx, driver.Removal{Record: ghost, EventID: id, Deltas: deltas, Now: rec.Message.DeliveredAt}); err != nil {
 			return err
 		}
 	}
@@ -217,9 +217,9 @@ func (s *countRetries) PutMessage(ctx context.Context, rec inbox.Record, deltas 
 }
 
 // limitAfterFilter applies Limit to the records that pass the filters.
-type limitAfterFilter struct{ inbox.Store }
+type limitAfterFilter struct{ driver.Store }
 
-func (s limitAfterFilter) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s limitAfterFilter) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	limit := q.Limit
 	q.Limit = 10000
 	res, err := s.Store.Query(ctx, q)
@@ -232,26 +232,26 @@ func (s limitAfterFilter) Query(ctx context.Context, q inbox.Query) (inbox.Query
 }
 
 // ignoresNow returns expired records whatever Query.Now says.
-type ignoresNow struct{ inbox.Store }
+type ignoresNow struct{ driver.Store }
 
-func (s ignoresNow) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s ignoresNow) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	q.Now = time.Time{}
 	return s.Store.Query(ctx, q)
 }
 
 // totalsOnly leaves the category counters out of Stats.
-type totalsOnly struct{ inbox.Store }
+type totalsOnly struct{ driver.Store }
 
-func (s totalsOnly) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s totalsOnly) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
 	st, err := s.Store.Stats(ctx, p, now)
-	st.Counters = slices.DeleteFunc(st.Counters, func(c inbox.Counter) bool { return c.Category != "" })
+	st.Counters = slices.DeleteFunc(st.Counters, func(c driver.Counter) bool { return c.Category != "" })
 	return st, err
 }
 
 // noExpired leaves the expired ledger entries out of Stats.
-type noExpired struct{ inbox.Store }
+type noExpired struct{ driver.Store }
 
-func (s noExpired) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s noExpired) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
 	st, err := s.Store.Stats(ctx, p, now)
 	if now.Year() < 3000 { // the suite's look at the whole ledger stays right
 		st.Expired = nil
@@ -261,9 +261,9 @@ func (s noExpired) Stats(ctx context.Context, p inbox.Partition, now time.Time) 
 
 // removalTwice applies a ledgered removal's deltas even when its entry is
 // gone: a redelivered stream record counts again.
-type removalTwice struct{ inbox.Store }
+type removalTwice struct{ driver.Store }
 
-func (s removalTwice) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, error) {
+func (s removalTwice) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	ok, err := s.Store.ApplyRemoval(ctx, r)
 	if err == nil && !ok && r.Record.Ledgered() {
 		ghost := r
@@ -274,9 +274,9 @@ func (s removalTwice) ApplyRemoval(ctx context.Context, r inbox.Removal) (bool, 
 }
 
 // otherZone returns records' times in another time zone than UTC.
-type otherZone struct{ inbox.Store }
+type otherZone struct{ driver.Store }
 
-func inZone(recs []inbox.Record) {
+func inZone(recs []driver.Record) {
 	zone := time.FixedZone("UTC+1", 3600)
 	for i := range recs {
 		m := &recs[i].Message
@@ -284,41 +284,41 @@ func inZone(recs []inbox.Record) {
 	}
 }
 
-func (s otherZone) GetRecords(ctx context.Context, keys []inbox.Key) ([]inbox.Record, error) {
+func (s otherZone) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
 	recs, err := s.Store.GetRecords(ctx, keys)
 	inZone(recs)
 	return recs, err
 }
 
-func (s otherZone) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s otherZone) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	res, err := s.Store.Query(ctx, q)
 	inZone(res.Records)
 	return res, err
 }
 
 // forgetful never remembers a host system ID claim.
-type forgetful struct{ inbox.Store }
+type forgetful struct{ driver.Store }
 
-func (forgetful) ClaimHostID(_ context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+func (forgetful) ClaimHostID(_ context.Context, c driver.HostClaim) (driver.HostClaim, error) {
 	return c, nil
 }
 
 // harnessOf is a wrapped memstore that is still a storetest.Harness: the
 // wrapper's Store methods, the memstore's harness methods.
 type harnessOf struct {
-	inbox.Store
+	driver.Store
 	h *memstore.Store
 }
 
-func (s harnessOf) Delete(ctx context.Context, k inbox.Key) (bool, error) { return s.h.Delete(ctx, k) }
-func (s harnessOf) Deliver(ctx context.Context) (int, error)              { return s.h.Deliver(ctx) }
-func (s harnessOf) Redeliver(ctx context.Context) (int, error)            { return s.h.Redeliver(ctx) }
-func (s harnessOf) Pending() int                                          { return s.h.Pending() }
+func (s harnessOf) Delete(ctx context.Context, k driver.Key) (bool, error) { return s.h.Delete(ctx, k) }
+func (s harnessOf) Deliver(ctx context.Context) (int, error)               { return s.h.Deliver(ctx) }
+func (s harnessOf) Redeliver(ctx context.Context) (int, error)             { return s.h.Redeliver(ctx) }
+func (s harnessOf) Pending() int                                           { return s.h.Pending() }
 
 // archiveUncounted drops the archive tallies of Mark's deltas.
-type archiveUncounted struct{ inbox.Store }
+type archiveUncounted struct{ driver.Store }
 
-func (s archiveUncounted) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s archiveUncounted) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	out := slices.Clone(deltas)
 	for i := range out {
 		out[i].Archived, out[i].ArchivedRead = 0, 0
@@ -327,10 +327,10 @@ func (s archiveUncounted) Mark(ctx context.Context, marks []inbox.Mark, deltas [
 }
 
 // watermarkDropped accepts watermark marks and writes nothing of them.
-type watermarkDropped struct{ inbox.Store }
+type watermarkDropped struct{ driver.Store }
 
-func (s watermarkDropped) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
-	marks = slices.DeleteFunc(slices.Clone(marks), func(mk inbox.Mark) bool { return mk.Seen != "" })
+func (s watermarkDropped) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	marks = slices.DeleteFunc(slices.Clone(marks), func(mk driver.Mark) bool { return mk.Seen != "" })
 	if len(marks) == 0 {
 		return nil
 	}
@@ -339,36 +339,36 @@ func (s watermarkDropped) Mark(ctx context.Context, marks []inbox.Mark, deltas [
 
 // ignoresFrom applies each mark to whatever marks the record has: it reads
 // the record and rewrites the mark's From from it.
-type ignoresFrom struct{ inbox.Store }
+type ignoresFrom struct{ driver.Store }
 
-func (s ignoresFrom) Mark(ctx context.Context, marks []inbox.Mark, deltas []inbox.Counter) error {
+func (s ignoresFrom) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	marks = slices.Clone(marks)
 	for i, mk := range marks {
 		if mk.Seen != "" {
 			continue
 		}
-		recs, err := s.GetRecords(ctx, []inbox.Key{mk.Key})
+		recs, err := s.GetRecords(ctx, []driver.Key{mk.Key})
 		if err != nil {
 			return err
 		}
-		marks[i].From = inbox.State{}
+		marks[i].From = driver.State{}
 		if len(recs) == 1 {
 			r := recs[0]
-			marks[i].From = inbox.State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt}
+			marks[i].From = driver.State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt}
 		}
 	}
 	return s.Store.Mark(ctx, marks, deltas)
 }
 
 // notRetired makes no claim retire.
-type notRetired struct{ inbox.Store }
+type notRetired struct{ driver.Store }
 
-func (s notRetired) ClaimHostID(ctx context.Context, c inbox.HostClaim) (inbox.HostClaim, error) {
+func (s notRetired) ClaimHostID(ctx context.Context, c driver.HostClaim) (driver.HostClaim, error) {
 	if c.Retire {
 		c.Retire = false
 		got, err := s.Store.ClaimHostID(ctx, c)
 		if got.ID == "" {
-			return inbox.HostClaim{}, err
+			return driver.HostClaim{}, err
 		}
 		return got, err
 	}

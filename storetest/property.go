@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // PropertySeedEnv names the environment variable that sets RunProperty's
@@ -142,9 +143,9 @@ func (p *property) setup() {
 	for _, u := range p.users {
 		e.member(u, p.groups...)
 	}
-	ic := inbox.InboxConfig{Title: "property", TTL: map[string]string{
-		inbox.DefaultTTLKey: fmt.Sprintf("%ds", int(propDefaultTTL/time.Second)),
-		"alpha":             fmt.Sprintf("%dm", int(propAlphaTTL/time.Minute)),
+	ic := driver.InboxConfig{Title: "property", TTL: map[string]string{
+		driver.DefaultTTLKey: fmt.Sprintf("%ds", int(propDefaultTTL/time.Second)),
+		"alpha":              fmt.Sprintf("%dm", int(propAlphaTTL/time.Minute)),
 	}}
 	if err := e.ib.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
@@ -152,7 +153,7 @@ func (p *property) setup() {
 }
 
 // user returns user u in the groups the model has u in now.
-func (p *property) user(u string) inbox.User { return p.e.member(u, p.m.groups(u)...) }
+func (p *property) user(u string) driver.User { return p.e.member(u, p.m.groups(u)...) }
 
 // now returns the clock's time as the Inbox sees it.
 func (p *property) now() time.Time { return p.e.clock.Now().UTC().Truncate(time.Second) }
@@ -248,7 +249,7 @@ func (p *property) remove(h Harness) {
 	// Map order is random: sort for a deterministic replay.
 	slices.SortFunc(picks, func(a, b pick) int { return strings.Compare(a.user+"/"+a.id, b.user+"/"+b.id) })
 	pk := picks[p.rng.IntN(len(picks))]
-	k := inbox.Key{Partition: publicOf(p.e.scope), ID: pk.id}
+	k := driver.Key{Partition: publicOf(p.e.scope), ID: pk.id}
 	switch {
 	case pk.user != "":
 		k.Partition = p.e.part(pk.user)
@@ -329,7 +330,7 @@ func (p *property) archive() {
 	u := p.users[p.rng.IntN(len(p.users))]
 	id := p.pickMessage(u)
 	on := p.rng.IntN(3) != 0
-	wantChanged, wantFound := p.m.change(u, id, now, func(s inbox.State) (inbox.State, bool) {
+	wantChanged, wantFound := p.m.change(u, id, now, func(s driver.State) (driver.State, bool) {
 		if on == !s.ArchivedAt.IsZero() {
 			return s, false
 		}
@@ -356,7 +357,7 @@ func (p *property) deleteForUser() {
 	e, now := p.e, p.now()
 	u := p.users[p.rng.IntN(len(p.users))]
 	id := p.pickMessage(u)
-	wantChanged, _ := p.m.change(u, id, now, func(inbox.State) (inbox.State, bool) { return inbox.State{DeletedAt: now}, true })
+	wantChanged, _ := p.m.change(u, id, now, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true })
 	p.logf("delete %s for %s (want changed %v)", id, u, wantChanged)
 	changed, err := e.ib.Delete(e.ctx, p.user(u), id)
 	if err != nil || changed != wantChanged {
@@ -371,7 +372,7 @@ func (p *property) deleteForUser() {
 func (p *property) wantChange(op, u, id string, changed bool, err error, wantChanged, wantFound bool) {
 	e := p.e
 	switch {
-	case !wantFound && !errors.Is(err, inbox.ErrNotFound):
+	case !wantFound && !errors.Is(err, driver.ErrNotFound):
 		e.t.Errorf("step %d: %s(%s, %s): %v, %v; want ErrNotFound", p.step, op, u, id, changed, err)
 	case wantFound && (err != nil || changed != wantChanged):
 		e.t.Errorf("step %d: %s(%s, %s): %v, %v; want %v, nil", p.step, op, u, id, changed, err, wantChanged)
@@ -539,7 +540,7 @@ func (p *property) broadcast() {
 		}
 	}
 	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v)", d.HostSystemID, group, d.Category, d.TTL, retry)
-	var msg inbox.Message
+	var msg driver.Message
 	var err error
 	if group == "" {
 		msg, err = e.ib.Broadcast(e.ctx, e.scope, d)

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // PublicReads is a Store that counts the reads (Query and Stats) of public
@@ -13,7 +13,7 @@ import (
 // every call to the Store it wraps. It is for tests and benchmarks of the
 // cache, and is safe for concurrent use if the wrapped Store is.
 type PublicReads struct {
-	inbox.Store
+	driver.Store
 	reads atomic.Int64
 }
 
@@ -21,7 +21,7 @@ type PublicReads struct {
 func (s *PublicReads) Reads() int64 { return s.reads.Load() }
 
 // Query counts a read of a public partition and passes q on.
-func (s *PublicReads) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s *PublicReads) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Partition.IsPublic() {
 		s.reads.Add(1)
 	}
@@ -29,7 +29,7 @@ func (s *PublicReads) Query(ctx context.Context, q inbox.Query) (inbox.QueryResu
 }
 
 // Stats counts a read of a public partition and passes it on.
-func (s *PublicReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (inbox.Stats, error) {
+func (s *PublicReads) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
 	if p.IsPublic() {
 		s.reads.Add(1)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // roundTripTests are the RoundTrip subtests of Run: what is written is read
@@ -50,15 +51,15 @@ func nestedBody() map[string]any {
 func testStoreBodies(e *env) {
 	annP := e.part("ann")
 	bodies := []any{"plain text", "", nil, nestedBody(), []any{"a", 1.0, nil, []any{}}, 2.5, true, "ünïcødé 🙂"}
-	var all []inbox.Record
+	var all []driver.Record
 	for _, b := range bodies {
 		r := e.message(annP, "", time.Hour)
 		r.Message.Body = b
 		e.put(r)
-		all = append([]inbox.Record{r}, all...)
+		all = append([]driver.Record{r}, all...)
 	}
 	for _, r := range all {
-		e.wantRecords("GetRecords", []inbox.Record{r}, e.get(r.Key()))
+		e.wantRecords("GetRecords", []driver.Record{r}, e.get(r.Key()))
 	}
 	e.wantRecords("Query", all, e.records(annP))
 }
@@ -79,14 +80,14 @@ func testStoreFields(e *env) {
 	full = e.markDirect(full)
 
 	now := e.clock.Now()
-	bare := inbox.Record{Partition: annP, Message: inbox.Message{
+	bare := driver.Record{Partition: annP, Message: driver.Message{
 		ID:          e.newID(),
-		Audience:    inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"ann"}},
+		Audience:    driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{"ann"}},
 		ReceivedAt:  now,
 		DeliveredAt: now,
-		ExpiresAt:   now.Add(inbox.MaxTTL),
+		ExpiresAt:   now.Add(driver.MaxTTL),
 	}}
-	bare.Entry = inbox.LedgerSK(bare.Message.ExpiresAt, bare.Message.ID, "bare")
+	bare.Entry = driver.LedgerSK(bare.Message.ExpiresAt, bare.Message.ID, "bare")
 	e.put(bare)
 	b := e.message(pubP, "news", time.Hour)
 	b.Message.HostSystemID = "bcast-1"
@@ -94,26 +95,26 @@ func testStoreFields(e *env) {
 	e.put(b)
 	r := e.markReceipt(annP, b)
 
-	want := []inbox.Record{full, bare, r, b}
+	want := []driver.Record{full, bare, r, b}
 	sortRecords(want)
 	e.wantRecords("GetRecords", want, e.get(keys(want...)...))
-	e.wantRecords("Query(ann)", []inbox.Record{r, bare, full}, e.records(annP))
-	e.wantRecords("Query($public)", []inbox.Record{b}, e.records(pubP))
+	e.wantRecords("Query(ann)", []driver.Record{r, bare, full}, e.records(annP))
+	e.wantRecords("Query($public)", []driver.Record{b}, e.records(pubP))
 }
 
 // testStoreUnicodeKeys: records and counters of partitions with unicode
 // keys and keys of MaxKeyLen bytes round-trip, and stay apart from their
 // neighbours.
 func testStoreUnicodeKeys(e *env) {
-	long := strings.Repeat("ü", inbox.MaxKeyLen/2) // 128 bytes of 2-byte runes
-	scopes := []inbox.Scope{
+	long := strings.Repeat("ü", driver.MaxKeyLen/2) // 128 bytes of 2-byte runes
+	scopes := []driver.Scope{
 		{Tenant: "tenant-ü", Inbox: "收件箱"},
-		{Tenant: strings.Repeat("t", inbox.MaxKeyLen), Inbox: long},
+		{Tenant: strings.Repeat("t", driver.MaxKeyLen), Inbox: long},
 		{Tenant: "tenant-ü", Inbox: "收件箱 2"},
 	}
 	users := []string{"用户 🙂", long, "ann"}
-	cats := []string{"catégorie", strings.Repeat("c", inbox.MaxKeyLen), "日本"}
-	var recs []inbox.Record
+	cats := []string{"catégorie", strings.Repeat("c", driver.MaxKeyLen), "日本"}
+	var recs []driver.Record
 	for i, s := range scopes {
 		p := partitionOf(e.userIn(s, users[i]))
 		d := e.message(p, cats[i], time.Hour)
@@ -122,8 +123,8 @@ func testStoreUnicodeKeys(e *env) {
 		e.put(b)
 		r := e.markReceipt(p, b)
 		recs = append(recs, d, b, r)
-		e.wantRecords("Query("+p.User+")", []inbox.Record{r, d}, e.records(p))
-		e.wantRecords("Query($public)", []inbox.Record{b}, e.records(publicOf(s)))
+		e.wantRecords("Query("+p.User+")", []driver.Record{r, d}, e.records(p))
+		e.wantRecords("Query($public)", []driver.Record{b}, e.records(publicOf(s)))
 		e.wantCounters(p, counter(p, "", 1, 1), counter(p, cats[i], 1, 1))
 		e.wantCounters(publicOf(s), counter(publicOf(s), "", 1, 0), counter(publicOf(s), cats[i], 1, 0))
 	}
@@ -151,16 +152,16 @@ func testInboxBodies(e *env) {
 		{false, false},
 	}
 	ann := e.user("ann")
-	var want []inbox.Message
+	var want []driver.Message
 	for _, c := range cases {
 		res := e.publish(inbox.Draft{Title: "body", Body: c.in}, "ann")
 		m := res.Message
 		m.Body = c.want
-		want = append([]inbox.Message{m}, want...)
+		want = append([]driver.Message{m}, want...)
 	}
 	b := e.broadcast(inbox.Draft{Title: "broadcast body", Body: nestedBody()})
 	b.Body = nestedBody()
-	want = append([]inbox.Message{b}, want...)
+	want = append([]driver.Message{b}, want...)
 	e.wantFeed(ann, inbox.ListOptions{}, want...)
 }
 
@@ -201,17 +202,17 @@ func testInboxAudience(e *env) {
 	d := inbox.Draft{HostSystemID: "aud-1", Sender: "admin ✓", Label: "on-call — EU", Category: "ops", Title: "Pager", CTAURI: "https://example.com/p"}
 	res := e.publish(d, "ann", "bob")
 	m := res.Message
-	if m.Audience.Kind != inbox.AudienceUsers || m.Audience.Label != d.Label || m.HostSystemID != d.HostSystemID || m.Sender != d.Sender || m.Category != "ops" || m.Title != "Pager" || m.CTAURI != d.CTAURI {
+	if m.Audience.Kind != driver.AudienceUsers || m.Audience.Label != d.Label || m.HostSystemID != d.HostSystemID || m.Sender != d.Sender || m.Category != "ops" || m.Title != "Pager" || m.CTAURI != d.CTAURI {
 		e.t.Errorf("published message %+v does not carry the draft %+v", m, d)
 	}
 	b := e.broadcast(inbox.Draft{Sender: "admin", Label: "everyone", Title: "Maintenance"})
-	if b.Audience.Kind != inbox.AudienceEveryone || len(b.Audience.UIDs) != 0 {
+	if b.Audience.Kind != driver.AudienceEveryone || len(b.Audience.UIDs) != 0 {
 		e.t.Errorf("broadcast audience %+v, want kind everyone with no uids", b.Audience)
 	}
 	e.wantFeed(e.user("ann"), inbox.ListOptions{}, b, copyFor(m, "ann"))
 	e.wantFeed(e.user("bob"), inbox.ListOptions{}, b, copyFor(m, "bob"))
 	for _, u := range []string{"ann", "bob"} {
-		recs := e.get(inbox.Key{Partition: e.part(u), ID: m.ID})
+		recs := e.get(driver.Key{Partition: e.part(u), ID: m.ID})
 		if len(recs) != 1 || len(recs[0].Message.Audience.UIDs) != 1 || recs[0].Message.Audience.UIDs[0] != u {
 			e.t.Errorf("%s's stored copy: %+v, want an audience naming only %s", u, recs, u)
 		}
@@ -221,8 +222,8 @@ func testInboxAudience(e *env) {
 // testInboxUnicodeKeys: an Inbox works in scopes, users and categories with
 // unicode keys and keys of MaxKeyLen bytes.
 func testInboxUnicodeKeys(e *env) {
-	long := strings.Repeat("界", inbox.MaxKeyLen/3) + "ab" // 3-byte runes: 128 bytes
-	for _, s := range []inbox.Scope{{Tenant: "tenant-ü", Inbox: "收件箱"}, {Tenant: long, Inbox: long}} {
+	long := strings.Repeat("界", driver.MaxKeyLen/3) + "ab" // 3-byte runes: 128 bytes
+	for _, s := range []driver.Scope{{Tenant: "tenant-ü", Inbox: "收件箱"}, {Tenant: long, Inbox: long}} {
 		for _, user := range []string{"用户 🙂", long} {
 			u := e.userIn(s, user)
 			res := e.publishIn(s, inbox.Draft{Title: "ü", Category: "catégorie"}, user)
@@ -241,14 +242,14 @@ func testInboxLargeBodies(e *env) {
 	for i := range 5000 {
 		wide[fmt.Sprintf("key-%d", i)] = []any{float64(i), "v", i%2 == 0}
 	}
-	var want []inbox.Message
+	var want []driver.Message
 	for _, body := range []any{
-		strings.Repeat("x", inbox.MaxItemSize-4*1024),
-		strings.Repeat("ü", (inbox.MaxItemSize-4*1024)/2),
+		strings.Repeat("x", driver.MaxItemSize-4*1024),
+		strings.Repeat("ü", (driver.MaxItemSize-4*1024)/2),
 		wide,
 	} {
 		res := e.publish(inbox.Draft{Title: "large", Body: body}, "ann")
-		want = append([]inbox.Message{copyFor(res.Message, "ann")}, want...)
+		want = append([]driver.Message{copyFor(res.Message, "ann")}, want...)
 	}
 	e.wantFeed(ann, inbox.ListOptions{Limit: 2}, want...)
 }

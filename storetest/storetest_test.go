@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -16,7 +16,7 @@ import (
 // records, so the Inbox must hide and refuse them by itself. The suite must
 // pass on it as it does on a memstore that deletes promptly (memstore's own
 // conformance test).
-func newLateStore(testing.TB, func() time.Time) inbox.Store {
+func newLateStore(testing.TB, func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }))
 }
 
@@ -30,12 +30,12 @@ func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
 
 // newLagStore returns a memstore that holds every removal (expiry or
 // delete) until the suite delivers it, as a stream whose function lags.
-func newLagStore(_ testing.TB, now func() time.Time) inbox.Store {
+func newLagStore(_ testing.TB, now func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
 }
 
 // newLateLagStore is newLateStore whose deletes wait for delivery too.
-func newLateLagStore(testing.TB, func() time.Time) inbox.Store {
+func newLateLagStore(testing.TB, func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }), memstore.WithStreamLag())
 }
 
@@ -77,14 +77,14 @@ func TestClock(t *testing.T) {
 // shortPages is a store that evaluates at most two records per Query, as
 // the contract allows ("a store may evaluate fewer and return Next"), and
 // so makes the Inbox page across many short store pages.
-type shortPages struct{ inbox.Store }
+type shortPages struct{ driver.Store }
 
-func (s shortPages) Query(ctx context.Context, q inbox.Query) (inbox.QueryResult, error) {
+func (s shortPages) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	q.Limit = min(q.Limit, 2)
 	return s.Store.Query(ctx, q)
 }
 
-func newShortPageStore(_ testing.TB, now func() time.Time) inbox.Store {
+func newShortPageStore(_ testing.TB, now func() time.Time) driver.Store {
 	return shortPages{memstore.New(memstore.WithClock(now))}
 }
 

@@ -4,14 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // NewStore returns a fresh, empty store for one test. now is the suite's
 // clock for that test: a store that decides expiry by a clock of its own
 // (such as memstore) should use it; a store whose records expire by real
 // time (DynamoDB's TTL) may ignore it. Register any cleanup with t.Cleanup.
-type NewStore func(t testing.TB, now func() time.Time) inbox.Store
+type NewStore func(t testing.TB, now func() time.Time) driver.Store
 
 // startUnix is when every test's clock starts, 2100-01-01T00:00:00Z: a
 // whole second, so that a store's one-second precision loses nothing, and
@@ -26,7 +26,7 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 // Run runs the conformance suite against the stores newStore returns, one
 // fresh store per subtest:
 //
-//   - Store: each method of the inbox.Store contract, called directly;
+//   - Store: each method of the driver.Store contract, called directly;
 //   - RoundTrip: message fields, bodies, times and keys as written are
 //     read back exactly;
 //   - Inbox: the behaviour of an inbox.Inbox over the store (publish,

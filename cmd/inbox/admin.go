@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // libraryUsage returns err as a usage error if the library refused a
@@ -112,7 +113,7 @@ func setupSetTenant(fs *flag.FlagSet) func(context.Context, *env) error {
 		if tenant == "" {
 			return usagef("missing --tenant")
 		}
-		if err := inbox.ValidateKey("tenant", tenant); err != nil {
+		if err := driver.ValidateKey("tenant", tenant); err != nil {
 			return asUsage(err)
 		}
 		if err := ts.Validate(); err != nil {
@@ -372,14 +373,14 @@ func setupGet(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err := p.Validate(); err != nil {
 			return asUsage(err)
 		}
-		if err := inbox.ValidateMessageID(*id); err != nil {
+		if err := driver.ValidateMessageID(*id); err != nil {
 			return &usageError{flag: "id", err: err}
 		}
 		ib, _, _, err := e.openInbox(ctx)
 		if err != nil {
 			return err
 		}
-		recs, err := ib.Store().GetRecords(ctx, []inbox.Key{{Partition: p, ID: *id}})
+		recs, err := ib.Store().GetRecords(ctx, []driver.Key{{Partition: p, ID: *id}})
 		if err != nil {
 			return libraryUsage(err)
 		}
@@ -388,7 +389,7 @@ func setupGet(fs *flag.FlagSet) func(context.Context, *env) error {
 		}
 		r := recs[0]
 		if e.output == outputJSON {
-			return writeJSON(e.stdout, recordJSON{PK: r.Partition.PK(), SK: inbox.MessageSK(r.Message.ID), Receipt: r.Receipt,
+			return writeJSON(e.stdout, recordJSON{PK: r.Partition.PK(), SK: driver.MessageSK(r.Message.ID), Receipt: r.Receipt,
 				Entry: r.Entry, DeletedAt: r.DeletedAt, Message: newMessageJSON(r.Message)})
 		}
 		kind := "message"
@@ -396,6 +397,6 @@ func setupGet(fs *flag.FlagSet) func(context.Context, *env) error {
 			kind = "receipt"
 		}
 		return writeTable(e.stdout, []string{"PK", "SK", "KIND", "STATE", "LEDGER", "EXPIRES", "TITLE"},
-			[][]string{{r.Partition.PK(), inbox.MessageSK(r.Message.ID), kind, stateCell(r.Message), r.Entry, timeCell(r.Message.ExpiresAt), r.Message.Title}})
+			[][]string{{r.Partition.PK(), driver.MessageSK(r.Message.ID), kind, stateCell(r.Message), r.Entry, timeCell(r.Message.ExpiresAt), r.Message.Title}})
 	}
 }

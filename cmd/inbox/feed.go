@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // stringList is a flag that may be given many times (--group a --group b).
@@ -90,7 +91,7 @@ func setupFeed(fs *flag.FlagSet) func(context.Context, *env) error {
 			return usagef("--limit %d: want 1 to %d", o.Limit, inbox.MaxPageSize)
 		}
 		if o.Category != "" {
-			if err := inbox.ValidateKey("category", o.Category); err != nil {
+			if err := driver.ValidateKey("category", o.Category); err != nil {
 				return asUsage(err)
 			}
 		}

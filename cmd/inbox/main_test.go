@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -136,8 +137,8 @@ func TestCreateAndDeleteTable(t *testing.T) {
 		t.Errorf("stream view type %q, want NEW_AND_OLD_IMAGES", got)
 	}
 	ttl, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
-	if err != nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != inbox.TTLAttribute {
-		t.Errorf("TTL: %+v, %v; want it on %s", ttl, err, inbox.TTLAttribute)
+	if err != nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != driver.TTLAttribute {
+		t.Errorf("TTL: %+v, %v; want it on %s", ttl, err, driver.TTLAttribute)
 	}
 	if lsi := d.Table.LocalSecondaryIndexes; len(lsi) != 1 || aws.ToString(lsi[0].IndexName) != dynamo.DefaultUnreadIndex {
 		t.Errorf("local secondary indexes %+v, want the unread index", lsi)
@@ -234,7 +235,7 @@ func (f *fixture) bump(t *testing.T, p inbox.Partition, n int) {
 		TableName: aws.String(f.table),
 		Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: p.PK()},
-			"sk": &types.AttributeValueMemberS{Value: inbox.CounterSK("", "")},
+			"sk": &types.AttributeValueMemberS{Value: driver.CounterSK("", "")},
 		},
 		UpdateExpression:          aws.String("ADD published :n"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(n)}},
@@ -246,13 +247,13 @@ func (f *fixture) bump(t *testing.T, p inbox.Partition, n int) {
 
 // deleteItem deletes the message item at k behind the library's back, as
 // an operator's DeleteItem would (the stream would account it later).
-func (f *fixture) deleteItem(t *testing.T, k inbox.Key) {
+func (f *fixture) deleteItem(t *testing.T, k driver.Key) {
 	t.Helper()
 	_, err := f.raw.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{
 		TableName: aws.String(f.table),
 		Key: map[string]types.AttributeValue{
 			"pk": &types.AttributeValueMemberS{Value: k.Partition.PK()},
-			"sk": &types.AttributeValueMemberS{Value: inbox.MessageSK(k.ID)},
+			"sk": &types.AttributeValueMemberS{Value: driver.MessageSK(k.ID)},
 		},
 		ConditionExpression: aws.String("attribute_exists(pk)"),
 	})
@@ -435,7 +436,7 @@ func TestRecountAll(t *testing.T) {
 	// copy of the invoice is deleted by hand, with no stream to account it.
 	f.bump(t, inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}, 4)
 	f.bump(t, inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}, 2)
-	f.deleteItem(t, inbox.Key{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "carol"}, ID: invoice})
+	f.deleteItem(t, driver.Key{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "carol"}, ID: invoice})
 	for _, s := range elsewhere {
 		f.bump(t, inbox.Partition{Tenant: s.Tenant, Inbox: s.Inbox, User: "ann"}, 5)
 	}
@@ -548,7 +549,7 @@ func TestStream(t *testing.T) {
 	}
 	// An operator deletes the message (no TTL): the counts keep it until
 	// the stream's removal is accounted.
-	f.deleteItem(t, inbox.Key{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}, ID: id})
+	f.deleteItem(t, driver.Key{Partition: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}, ID: id})
 	if got := f.counts(t, ann).Tally; got != (inbox.Tally{Total: 1, Read: 1}) {
 		t.Fatalf("before the stream, counts %+v; want the deleted message still counted", got)
 	}

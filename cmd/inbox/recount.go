@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 )
 
@@ -218,7 +219,7 @@ func findPartitions(ctx context.Context, db scanAPI, table string, s inbox.Scope
 				continue
 			}
 			seen[pk.Value] = true
-			p, err := inbox.ParsePartitionKey(pk.Value)
+			p, err := driver.ParsePartitionKey(pk.Value)
 			switch {
 			case err != nil:
 				bad = append(bad, partitionErrorJSON{Partition: pk.Value, Error: err.Error()})

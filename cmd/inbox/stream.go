@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 )
 
@@ -40,7 +41,7 @@ func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
 		if !ok {
 			return usagef("--from %q: want checkpoint, trim-horizon or latest", *from)
 		}
-		if err := inbox.ValidateKey("--consumer", *consumer); err != nil {
+		if err := driver.ValidateKey("--consumer", *consumer); err != nil {
 			return usagef("%v", err)
 		}
 		var mu sync.Mutex // guards batch

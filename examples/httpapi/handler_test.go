@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -421,12 +422,12 @@ type failingStore struct {
 	err error
 }
 
-func (s failingStore) Query(context.Context, inbox.Query) (inbox.QueryResult, error) {
-	return inbox.QueryResult{}, s.err
+func (s failingStore) Query(context.Context, driver.Query) (driver.QueryResult, error) {
+	return driver.QueryResult{}, s.err
 }
 
-func (s failingStore) Stats(context.Context, inbox.Partition, time.Time) (inbox.Stats, error) {
-	return inbox.Stats{}, s.err
+func (s failingStore) Stats(context.Context, inbox.Partition, time.Time) (driver.Stats, error) {
+	return driver.Stats{}, s.err
 }
 
 func TestStoreFailureIs500(t *testing.T) {

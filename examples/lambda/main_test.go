@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -60,7 +61,7 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 
 	_, err = raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: inbox.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}.PK()},
-		"sk": &types.AttributeValueMemberS{Value: inbox.MessageSK(res.Message.ID)},
+		"sk": &types.AttributeValueMemberS{Value: driver.MessageSK(res.Message.ID)},
 	}})
 	if err != nil {
 		t.Fatalf("delete the message: %v", err)

@@ -1,5 +1,5 @@
 // Package ddbsize computes the sizes DynamoDB counts for values, which
-// both the item-size check (inbox.ItemSize) and the benchmarks' AWS-billed
+// both the item-size check (driver.ItemSize) and the benchmarks' AWS-billed
 // capacity units rest on.
 package ddbsize
 

@@ -1,4 +1,4 @@
-package inbox
+package driver
 
 import (
 	"encoding/json"
@@ -197,13 +197,13 @@ func numberSize(f float64) int {
 	return ddbsize.Number(strconv.FormatFloat(f, 'f', -1, 64))
 }
 
-// normalizeBody returns body as encoding/json would decode it into an any
+// NormalizeBody returns body as encoding/json would decode it into an any
 // (invalid UTF-8 inside it becomes U+FFFD, as encoding/json does), and
 // checks that DynamoDB can store it. A body that cannot be encoded, or a
 // number that would change on the way (an integer beyond 2^53 that
 // float64 cannot hold exactly, say), is ErrInvalidInput: send such a value
 // as a string.
-func normalizeBody(body any) (any, error) {
+func NormalizeBody(body any) (any, error) {
 	if body == nil {
 		return nil, nil
 	}

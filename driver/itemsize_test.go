@@ -1,4 +1,4 @@
-package inbox
+package driver
 
 import (
 	"encoding/json"
@@ -68,9 +68,9 @@ func TestNormalizeBody(t *testing.T) {
 		{"json number beyond float64", json.Number("1.00000000000000000001"), false},
 		{"invalid UTF-8 string", "a\xffb", false},
 	} {
-		_, err := normalizeBody(c.body)
+		_, err := NormalizeBody(c.body)
 		if c.ok && err != nil || !c.ok && !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("normalizeBody(%s) = %v, want ok %v (else ErrInvalidInput)", c.name, err, c.ok)
+			t.Errorf("NormalizeBody(%s) = %v, want ok %v (else ErrInvalidInput)", c.name, err, c.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package inbox
+package driver
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func TestUserValidate(t *testing.T) {
 			t.Errorf("%+v.Validate() = %v, want ErrInvalidKey", u, err)
 		}
 	}
-	if err := validateCategory(AllCategories); !errors.Is(err, ErrInvalidKey) {
+	if err := ValidateCategory(AllCategories); !errors.Is(err, ErrInvalidKey) {
 		t.Errorf("category %q accepted", AllCategories)
 	}
 }

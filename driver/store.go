@@ -1,4 +1,4 @@
-package inbox
+package driver
 
 import (
 	"context"
@@ -43,7 +43,7 @@ import (
 // A record written to the table by another program (following the same
 // design) has no entry. It is counted as that program counted it, and its
 // removal is accounted by the stream event's ID instead (see Removal); a
-// mark (MarkRead) or Repair gives it an entry, which adopts it.
+// mark (inbox.Inbox.MarkRead) or Repair gives it an entry, which adopts it.
 type Store interface {
 	// PutMessage creates rec, a message or broadcast (never a receipt), and
 	// its ledger entry rec.Entry, and adds deltas to their counters, all or
@@ -194,7 +194,7 @@ type Query struct {
 	// Now drops records that expire at or before Now; zero keeps all.
 	Now time.Time
 	// Unseen selects, in a user's partition, what decides the user's
-	// unseen count above After (see Inbox.Counts): the unread, unarchived
+	// unseen count above After (see inbox.Inbox.Counts): the unread, unarchived
 	// direct messages and every receipt, evaluated alone (Limit counts
 	// only them; the dynamo Store reads them from its unread index), and
 	// asks for the partition's counter version as read with them
@@ -382,7 +382,7 @@ type Stats struct {
 // of a fleet agree, and, with no later receipt, for good (an Inbox ignores
 // keys of broadcasts older than RecentSlotWidth). An Inbox relies on it
 // staying longer than its shared-partition freshness bound (see
-// WithSharedCache) plus the clock skew between the processes of a fleet.
+// inbox.WithSharedCache) plus the clock skew between the processes of a fleet.
 const RecentSlotWidth = 10 * time.Minute
 
 // RecentSlotCount is the number of slots Stats.Recent is kept in.
@@ -404,16 +404,16 @@ func RecentSlots(now time.Time) (add, clear int) {
 // RecordsRecent reports whether Store.Mark records mk in Stats.Recent: mk
 // creates a receipt (from no marks to some) of a broadcast younger, by
 // its ID's time, than RecentSlotWidth at mk.Now. An older broadcast is in
-// every snapshot an Inbox may serve (see WithSharedCache), so its
+// every snapshot an Inbox may serve (see inbox.WithSharedCache), so its
 // receipts need no record, and a user's Recent stays bounded by the
 // broadcasts of the last minutes, however many old ones the user marks.
 func (mk Mark) RecordsRecent() bool {
-	return mk.Receipt && mk.From.IsZero() && !mk.To.IsZero() && recentID(mk.Key.ID, mk.Now)
+	return mk.Receipt && mk.From.IsZero() && !mk.To.IsZero() && RecentID(mk.Key.ID, mk.Now)
 }
 
-// recentID reports whether message id was made less than RecentSlotWidth
+// RecentID reports whether message id was made less than RecentSlotWidth
 // before now (by the clock of the process that made it).
-func recentID(id string, now time.Time) bool {
+func RecentID(id string, now time.Time) bool {
 	u, err := ulid.ParseStrict(id)
 	return err == nil && now.Sub(ulid.Time(u.Time())) < RecentSlotWidth
 }
@@ -437,7 +437,7 @@ type Removal struct {
 	Now time.Time
 }
 
-// Repair is what Store.Repair writes to one partition: see Inbox.Recount.
+// Repair is what Store.Repair writes to one partition: see inbox.Inbox.Recount.
 type Repair struct {
 	// Adopt lists records to write new ledger entries for, as they were
 	// read: records without one, or whose entry differs from them.
@@ -519,4 +519,13 @@ func cloneBody(v any) any {
 		return out
 	}
 	return v
+}
+
+// Namespacer is implemented by a Store that names the data it holds (the
+// dynamo Store: its table), so that the snapshots of stores of several
+// tables that share one SharedBackend are kept apart. A Store that does not
+// implement it shares the empty namespace.
+type Namespacer interface {
+	// Namespace returns a name unique to the data the Store holds.
+	Namespace() string
 }

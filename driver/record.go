@@ -1,0 +1,226 @@
+package driver
+
+import (
+	"fmt"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// AudienceKind says who a message was addressed to.
+type AudienceKind string
+
+// Audience kinds, as stored in headers.audiences.kind.
+const (
+	// AudienceUsers marks a message published to a list of users; each user
+	// holds a copy in their own partition.
+	AudienceUsers AudienceKind = "users"
+	// AudienceEveryone marks a broadcast, stored once in the public partition.
+	AudienceEveryone AudienceKind = "everyone"
+	// AudienceGroup marks a message to a group, stored once in the group's
+	// partition.
+	AudienceGroup AudienceKind = "group"
+)
+
+// Audience is who a message was addressed to.
+type Audience struct {
+	Kind AudienceKind
+	// Label names the audience for display, e.g. "on-call".
+	Label string
+	// UIDs lists the recipient of this copy (one user, never the whole
+	// audience, so an item's size does not grow with the audience). It is
+	// empty for a broadcast.
+	UIDs []string
+	// Group is the group of a message to a group; in a receipt, the group
+	// of the message read ("" for everyone's).
+	Group string
+}
+
+// Message is a stored message as a user sees it.
+type Message struct {
+	// ID is a ULID, shared by every recipient of one publish.
+	ID           string
+	HostSystemID string
+	Sender       string
+	Audience     Audience
+	Category     string
+	Title        string
+	Body         any
+	CTAURI       string
+	// ReceivedAt is when the host system received the message.
+	ReceivedAt time.Time
+	// DeliveredAt is when the message was stored.
+	DeliveredAt time.Time
+	// ReadAt is when the user read the message; zero while unread. For a
+	// broadcast it comes from the user's read receipt.
+	ReadAt time.Time
+	// ArchivedAt is when the user archived the message; zero if it is not
+	// archived. For a broadcast it comes from the user's receipt.
+	ArchivedAt time.Time
+	// ExpiresAt is when the message expires (the expiredat TTL attribute).
+	ExpiresAt time.Time
+}
+
+// IsBroadcast reports whether m was broadcast, stored once for its whole
+// audience: to everyone in the inbox, or to a group (Audience.Group).
+func (m Message) IsBroadcast() bool {
+	return m.Audience.Kind == AudienceEveryone || m.Audience.Kind == AudienceGroup
+}
+
+// IsRead reports whether m has been read.
+func (m Message) IsRead() bool { return !m.ReadAt.IsZero() }
+
+// IsArchived reports whether m has been archived.
+func (m Message) IsArchived() bool { return !m.ArchivedAt.IsZero() }
+
+// Record is one item of a partition as a Store persists it: a message, a
+// broadcast (in the public partition or a group's) or a receipt.
+//
+// A receipt (Receipt true) is a user's state of a broadcast or group
+// message: it lives in the user's partition under the message's ID and
+// carries only Message.ID, Message.Category, Message.ExpiresAt, the user's
+// marks (Message.ReadAt, Message.ArchivedAt, DeletedAt) and, for a group's
+// message, Message.Audience.Group; its other fields are zero. The seeds
+// call it a read receipt: one with ReadAt is one.
+type Record struct {
+	Partition Partition
+	Receipt   bool
+	Message   Message
+	// DeletedAt is set on a receipt of a broadcast or group message that
+	// the user deleted from their inbox (it stays hidden from them); zero
+	// otherwise. A direct message a user deletes is removed instead.
+	DeletedAt time.Time
+	// Entry is the sort key of the record's ledger entry (see Store and
+	// LedgerSK), set by the Inbox on every record it writes; "" for a
+	// record another program wrote to the table, until a mark or Recount
+	// adopts it.
+	Entry string
+}
+
+// Ledgered reports whether r has a ledger entry.
+func (r Record) Ledgered() bool { return r.Entry != "" }
+
+// Key returns the record's key.
+func (r Record) Key() Key { return Key{Partition: r.Partition, ID: r.Message.ID} }
+
+// ValidateHostSystemID checks a host system ID ("" for none): at most
+// MaxHostSystemIDLen bytes of printable UTF-8.
+func ValidateHostSystemID(id string) error {
+	if len(id) > MaxHostSystemIDLen {
+		return fmt.Errorf("%w: host system id is %d bytes, more than %d", ErrInvalidKey, len(id), MaxHostSystemIDLen)
+	}
+	if id == "" {
+		return nil
+	}
+	return checkPrintable("host system id", id)
+}
+
+func checkPrintable(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidKey, what)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return fmt.Errorf("%w: %s contains a non-printing character", ErrInvalidKey, what)
+		}
+	}
+	return nil
+}
+
+// State is a user's marks on one message: read, archived, deleted. A
+// direct message carries them on the user's copy; a broadcast or group
+// message on the user's receipt, which exists while any mark is set.
+type State struct {
+	ReadAt     time.Time
+	ArchivedAt time.Time
+	// DeletedAt hides a broadcast or group message from the user. It is
+	// never set with the other marks, and never on a direct message (a
+	// direct message the user deletes is removed).
+	DeletedAt time.Time
+}
+
+// IsZero reports whether s has no mark.
+func (s State) IsZero() bool { return s == State{} }
+
+// same reports whether s and o set the same marks, whatever their times.
+func (s State) Same(o State) bool {
+	return s.ReadAt.IsZero() == o.ReadAt.IsZero() && s.ArchivedAt.IsZero() == o.ArchivedAt.IsZero() && s.DeletedAt.IsZero() == o.DeletedAt.IsZero()
+}
+
+// State returns the user's marks on r: a direct message's own, or a
+// receipt's. A broadcast or group message in its shared partition has none.
+func (r Record) State() State {
+	if r.Partition.IsShared() {
+		return State{}
+	}
+	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt}
+}
+
+// withState returns r with the user's marks s.
+func (r Record) withState(s State) Record {
+	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt = s.ReadAt, s.ArchivedAt, s.DeletedAt
+	return r
+}
+
+// records returns the record mk finds and the one it leaves, as the
+// ledger records them (nil where there is none: a receipt not yet
+// created, or removed; a direct message deleted).
+func (mk Mark) records() (before, after *Record) {
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: Message{ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt}}
+	if mk.Receipt && !mk.Shared.IsPublic() {
+		rec.Message.Audience.Group = mk.Shared.Group
+	}
+	if !mk.Receipt || !mk.From.IsZero() {
+		b := rec.withState(mk.From)
+		before = &b
+	}
+	if !mk.Delete && (!mk.Receipt || !mk.To.IsZero()) {
+		a := rec.withState(mk.To)
+		after = &a
+	}
+	return before, after
+}
+
+// MarkDeltas returns the counter changes of mark mk: what the record
+// counts after it less what it counted before.
+func MarkDeltas(mk Mark) []Counter {
+	before, after := mk.records()
+	var out []Counter
+	if before != nil {
+		out = append(out, RemovalDeltas(*before)...)
+	}
+	if after != nil {
+		out = append(out, RecordCounters(*after)...)
+	}
+	return MergeCounters(out)
+}
+
+// RecordCounters returns what rec adds to its partition's counters: a
+// message or broadcast adds published; in a user's partition a record adds
+// read if read, archived if archived, archivedread if both, hidden if
+// deleted (a receipt); a receipt of a group's message adds its marks to the
+// group's counters too.
+func RecordCounters(rec Record) []Counter {
+	var t Counter
+	if !rec.Receipt {
+		t.Published = 1
+	}
+	if !rec.Partition.IsShared() {
+		st := rec.State()
+		if !st.ReadAt.IsZero() {
+			t.Read = 1
+		}
+		if !st.ArchivedAt.IsZero() {
+			t.Archived = 1
+			t.ArchivedRead = t.Read
+		}
+		if !st.DeletedAt.IsZero() {
+			t.Hidden = 1
+		}
+	}
+	out := tallyDeltas(rec.Partition, rec.Message.Category, "", t)
+	if g := rec.Message.Audience.Group; rec.Receipt && g != "" {
+		out = append(out, tallyDeltas(rec.Partition, rec.Message.Category, g, t)...)
+	}
+	return MergeCounters(out)
+}

@@ -1,0 +1,83 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stak/inbox/driver"
+)
+
+// markAttempts bounds how often a state change reads and retries after
+// another writer changed the same record first.
+const markAttempts = 8
+
+// transition changes u's marks on message id with change, which returns the
+// new marks given the message (u's direct message, or the broadcast) and
+// u's current marks, or false to change nothing. It reads
+// the message as u sees it (lookup), writes the change as one Store.Mark
+// conditional on the marks it read, and starts over if another writer
+// changed them first. It reports whether this call changed anything.
+func (ib *Inbox) transition(ctx context.Context, u User, id string, change func(driver.Record, driver.State) (driver.State, bool)) (bool, error) {
+	if err := u.Validate(); err != nil {
+		return false, err
+	}
+	if err := driver.ValidateMessageID(id); err != nil {
+		return false, err
+	}
+	for range markAttempts {
+		now := ib.now()
+		rec, receipt, err := ib.lookupState(ctx, u, id, now)
+		if err != nil {
+			return false, err
+		}
+		from := rec.State()
+		if receipt != nil {
+			from = receipt.State()
+		}
+		to, ok := change(rec, from)
+		if !ok {
+			return false, nil
+		}
+		mk := markFor(u, rec, receipt, to, now)
+		if mk.Delete && !rec.Ledgered() {
+			// Another program's message, deleted: adopt it first, so that
+			// the stream's report of the deletion finds its entry gone
+			// with it and changes nothing (without an entry, the stream
+			// would account the removal again, by its event ID).
+			if err := ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{rec}, AdoptAs: []string{mk.Entry}}); err != nil {
+				return false, err
+			}
+			continue
+		}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+		if !errors.Is(err, driver.ErrStateChanged) {
+			return err == nil, err
+		}
+	}
+	return false, fmt.Errorf("inbox: marking %s for %s: the message kept changing: %w", id, u.ID, ErrConflict)
+}
+
+// markFor returns the mark that sets u's marks on rec to to, at now: rec
+// is u's direct message, or a broadcast or group message with u's receipt
+// of it (nil if u has none). It keeps the ledger entry of a direct message
+// or of an existing receipt, and gives a new receipt, or a message without
+// one, a new entry.
+func markFor(u User, rec driver.Record, receipt *driver.Record, to driver.State, now time.Time) driver.Mark {
+	msg := rec.Message
+	mk := driver.Mark{Key: driver.Key{Partition: u.Partition(), ID: msg.ID}, Now: now, Category: msg.Category, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry, From: rec.State(), To: to}
+	if rec.Partition.IsShared() {
+		mk.Receipt, mk.Shared, mk.Entry, mk.From = true, rec.Partition, "", driver.State{}
+		if receipt != nil {
+			mk.Entry, mk.From = receipt.Entry, receipt.State()
+		}
+	}
+	if mk.Entry == "" {
+		mk.Entry = driver.NewLedgerSK(msg.ExpiresAt, msg.ID)
+	}
+	if !mk.Receipt && !to.DeletedAt.IsZero() {
+		mk.Delete, mk.To = true, driver.State{} // a direct message is removed
+	}
+	return mk
+}
