@@ -187,13 +187,13 @@ func (e *env) concurrent(n int, op func(i int) (bool, error)) int {
 	return count
 }
 
-// testConcurrentStates: 100 concurrent calls of each per-user mark on one
-// message (direct, broadcast, group) change it once; 100 mixed archive,
+// testConcurrentStates: 50 concurrent calls of each per-user mark on one
+// message (direct, broadcast, group) change it once; 50 mixed archive,
 // read, delete and seen calls leave counts that List and a recount agree
-// with, one delete reporting the change; 100 concurrent MarkSeen calls at
+// with, one delete reporting the change; 50 concurrent MarkSeen calls at
 // one instant move the watermark once.
 func testConcurrentStates(e *env) {
-	const n = 100
+	const n = 50
 	ann := e.member("ann", "admins")
 	msgs := []string{
 		e.publish(inbox.Draft{Title: "direct", Category: "d"}, "ann", "bob").Message.ID,

@@ -48,7 +48,7 @@ func TestRunPropertyOnStoreWithStreamLag(t *testing.T) {
 }
 
 func TestRunPropertyOnStoreThatDeletesLateWithStreamLag(t *testing.T) {
-	storetest.RunProperty(t, newLateLagStore, 1500)
+	storetest.RunProperty(t, newLateLagStore, 600)
 }
 
 func TestClock(t *testing.T) {
