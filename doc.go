@@ -9,9 +9,11 @@
 // A service reads this package: New and its Options; Publish, Broadcast
 // and BroadcastGroup with a Draft; List with ListOptions (a Page of
 // Message); Counts; MarkRead, MarkAllRead, MarkSeen, Archive, Delete and
-// Redact; StreamHandler and WithEvents for change events. The quickstart
-// (go run ./examples/quickstart) runs on the in-memory store, and
-// examples/httpapi wraps an Inbox in an HTTP API with a live page. An
+// Redact; StreamHandler and WithEvents for change events (HandleChange for
+// a store that feeds its own changes, as memstore.WithChanges does in unit
+// tests). The quickstart (go run ./examples/quickstart) runs on the
+// in-memory store, and examples/httpapi wraps an Inbox in an HTTP API with
+// a live page, on either store. An
 // operator reads the README's cost table and the inbox command
 // (cmd/inbox). Whoever writes a Store, or writes items to the table from
 // another program, reads package driver (the Store contract, its records,
@@ -124,8 +126,10 @@
 // unread count: that needs the user's and every shared partition's stats,
 // which a stream record does not hold; the host calls Counts, one round
 // trip, when it pushes a badge. The local dynamo.StreamReader delivers the
-// same events, so development needs no AWS account; the in-memory store has
-// no stream and makes no events.
+// same events, so development needs no AWS account; and the in-memory store
+// feeds its own changes (memstore.WithChanges) to HandleChange, which makes
+// the same events from them, so that unit tests need no DynamoDB (the
+// conformance suite checks that both stores make the same events).
 //
 // # Per-user states
 //

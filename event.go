@@ -90,106 +90,121 @@ type EventHandler func(ctx context.Context, e Event) error
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
-// streamChange is a stream record's change of a kind UM item: the record
-// before and after (nil where the image is missing, or not of kind UM),
-// or of a user's seen watermark (kind SN).
-type streamChange struct {
-	old, new *driver.Record
-	// seen is the new watermark of a kind SN item, in partition seenOf.
-	seen   string
-	seenOf Partition
-}
-
-// changeOf reads the kind UM images of r, and the new image of a kind SN
-// item. Images of other kinds are left out.
-func changeOf(r events.DynamoDBEventRecord) (streamChange, error) {
-	var c streamChange
-	if str(r.Change.NewImage, "kind") == "SN" {
-		p, w, err := seenImage(r.Change.Keys, r.Change.NewImage)
-		if err != nil {
-			return streamChange{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+// changeOf reads stream record r into a driver.Change: its kind UM images
+// as records, or the new image of a kind SN item (a seen watermark).
+// Images of other kinds are left out. A REMOVE needs its old image (a
+// stream configured KEYS_ONLY or NEW_IMAGE cannot be accounted); with
+// strict (events on), an INSERT or MODIFY needs the images events are made
+// of, and an image that does not decode fails the record. Without strict,
+// an INSERT or MODIFY is read only for its new image's adoption, which
+// skips what does not decode.
+func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) {
+	c := driver.Change{ID: r.EventID, Op: driver.ChangeOp(r.EventName), At: r.Change.ApproximateCreationDateTime.UTC(), ByTTL: byTTL(r)}
+	switch c.Op {
+	case driver.ChangeRemove:
+		if len(r.Change.OldImage) == 0 {
+			return driver.Change{}, fmt.Errorf("%w: REMOVE record %q without an old image: the table's stream must include old images", ErrInvalidInput, r.EventID)
 		}
-		c.seen, c.seenOf = w, p
-		return c, nil
+	case driver.ChangeInsert, driver.ChangeModify:
+		if !strict {
+			if str(r.Change.NewImage, "kind") == "UM" {
+				if rec, err := imageRecord(r.Change.Keys, r.Change.NewImage); err == nil {
+					c.New = &rec
+				}
+			}
+			return c, nil
+		}
+		if len(r.Change.NewImage) == 0 || c.Op == driver.ChangeModify && len(r.Change.OldImage) == 0 {
+			return driver.Change{}, fmt.Errorf("%w: %s record %q without new and old images: events need a NEW_AND_OLD_IMAGES stream", ErrInvalidInput, r.EventName, r.EventID)
+		}
+		if str(r.Change.NewImage, "kind") == "SN" {
+			p, w, err := seenImage(r.Change.Keys, r.Change.NewImage)
+			if err != nil {
+				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+			}
+			c.Seen, c.SeenOf = w, p
+			return c, nil
+		}
+	default:
+		return driver.Change{}, nil // ignored
 	}
 	for _, img := range []struct {
 		from map[string]events.DynamoDBAttributeValue
 		to   **driver.Record
-	}{{r.Change.OldImage, &c.old}, {r.Change.NewImage, &c.new}} {
+	}{{r.Change.OldImage, &c.Old}, {r.Change.NewImage, &c.New}} {
 		if str(img.from, "kind") != "UM" {
 			continue
 		}
 		rec, err := imageRecord(r.Change.Keys, img.from)
 		if err != nil {
-			return streamChange{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 		}
 		*img.to = &rec
 	}
 	return c, nil
 }
 
-// eventsOf returns the events of stream record r, whose change is c: one
-// per mark that changed, or the message's creation or removal.
-func eventsOf(r events.DynamoDBEventRecord, c streamChange) []Event {
-	at := r.Change.ApproximateCreationDateTime.UTC()
+// eventsOf returns the events of change c: one per mark that changed, or
+// the message's creation or removal, or a new seen watermark.
+func eventsOf(c driver.Change) []Event {
 	var out []Event
 	emit := func(kind EventKind, rec *driver.Record) {
-		e := Event{ID: r.EventID + "/" + string(kind), Kind: kind, At: at}
+		e := Event{ID: c.ID + "/" + string(kind), Kind: kind, At: c.At}
 		if rec != nil {
 			e.Partition, e.Message = rec.Partition, rec.Message
 		}
 		out = append(out, e)
 	}
-	switch events.DynamoDBOperationType(r.EventName) {
-	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
-		if c.seen != "" {
+	switch c.Op {
+	case driver.ChangeInsert, driver.ChangeModify:
+		if c.Seen != "" {
 			emit(EventSeen, nil)
-			out[0].Partition, out[0].Seen = c.seenOf, c.seen
+			out[0].Partition, out[0].Seen = c.SeenOf, c.Seen
 			return out
 		}
-		if c.new == nil {
+		if c.New == nil {
 			return nil
 		}
-		if c.old == nil && !c.new.Receipt {
-			emit(EventCreated, c.new)
+		if c.Old == nil && !c.New.Receipt {
+			emit(EventCreated, c.New)
 			return out
 		}
 		var before driver.State
-		if c.old != nil {
-			before = c.old.State()
+		if c.Old != nil {
+			before = c.Old.State()
 		}
-		after := c.new.State()
+		after := c.New.State()
 		if before.ReadAt.IsZero() && !after.ReadAt.IsZero() {
-			emit(EventRead, c.new)
+			emit(EventRead, c.New)
 		}
 		switch {
 		case before.ArchivedAt.IsZero() && !after.ArchivedAt.IsZero():
-			emit(EventArchived, c.new)
+			emit(EventArchived, c.New)
 		case !before.ArchivedAt.IsZero() && after.ArchivedAt.IsZero() && after.DeletedAt.IsZero():
-			emit(EventUnarchived, c.new)
+			emit(EventUnarchived, c.New)
 		}
 		if before.DeletedAt.IsZero() && !after.DeletedAt.IsZero() {
-			emit(EventDeleted, c.new)
+			emit(EventDeleted, c.New)
 		}
-	case events.DynamoDBOperationTypeRemove:
+	case driver.ChangeRemove:
 		switch {
-		case c.old == nil || byTTL(r):
-			if c.old != nil && !c.old.Receipt {
-				emit(EventExpired, c.old)
+		case c.Old == nil || c.ByTTL:
+			if c.Old != nil && !c.Old.Receipt {
+				emit(EventExpired, c.Old)
 			}
 			// A receipt expires with its message, whose own event speaks
 			// for every reader.
-		case c.old.Receipt:
+		case c.Old.Receipt:
 			// The user unarchived an unread broadcast: the receipt had no
 			// other mark. (Recount's removal of the receipts of a removed
 			// broadcast looks the same.)
-			if st := c.old.State(); !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
-				emit(EventUnarchived, c.old)
+			if st := c.Old.State(); !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
+				emit(EventUnarchived, c.Old)
 			}
-		case c.old.Partition.IsShared():
-			emit(EventRemoved, c.old)
+		case c.Old.Partition.IsShared():
+			emit(EventRemoved, c.Old)
 		default:
-			emit(EventDeleted, c.old)
+			emit(EventDeleted, c.Old)
 		}
 	}
 	return out

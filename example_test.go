@@ -260,3 +260,30 @@ func ExampleWithEvents() {
 	// 4a1f/created: created in t#acmeU#ann#alerts: "Disk full"
 	// 0 failed, <nil>
 }
+
+// Events without DynamoDB: memstore feeds its own changes (WithChanges),
+// and HandleChange turns them into the events the table's stream would
+// make, for a unit test of an EventHandler or a demo.
+func ExampleInbox_HandleChange() {
+	ctx := context.Background()
+	clock := func() time.Time { return time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC) }
+	mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
+	push := func(_ context.Context, e inbox.Event) error {
+		fmt.Printf("%s in %s: %q\n", e.Kind, e.Partition.PK(), e.Message.Title)
+		return nil
+	}
+	ib := inbox.New(mem, inbox.WithClock(clock), inbox.WithEvents(push))
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+
+	res, _ := ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "Disk full"})
+	ib.Broadcast(ctx, alerts, inbox.Draft{Title: "Maintenance tonight"})
+	ib.MarkRead(ctx, alerts.User("ann"), res.Message.ID)
+
+	n, err := mem.DeliverChanges(ctx, ib.HandleChange)
+	fmt.Println(n, "changes,", err)
+	// Output:
+	// created in t#acmeU#ann#alerts: "Disk full"
+	// created in t#acmeG#$public#alerts: "Maintenance tonight"
+	// read in t#acmeU#ann#alerts: "Disk full"
+	// 3 changes, <nil>
+}

@@ -84,48 +84,58 @@ func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (ev
 // applyStreamRecord accounts one stream record and returns its events, if
 // the Inbox has an EventHandler.
 func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRecord) ([]Event, error) {
-	switch events.DynamoDBOperationType(r.EventName) {
-	case events.DynamoDBOperationTypeRemove:
-		if len(r.Change.OldImage) == 0 {
-			return nil, fmt.Errorf("%w: REMOVE record %q without an old image: the table's stream must include old images", ErrInvalidInput, r.EventID)
-		}
-	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
-		if ib.events == nil {
-			// Read only for the adoption, which skips what does not decode.
-			if str(r.Change.NewImage, "kind") != "UM" {
-				return nil, nil
-			}
-			rec, err := imageRecord(r.Change.Keys, r.Change.NewImage)
-			if err != nil {
-				return nil, nil
-			}
-			return nil, ib.adoptForeign(ctx, &rec)
-		}
-		if len(r.Change.NewImage) == 0 || r.EventName == string(events.DynamoDBOperationTypeModify) && len(r.Change.OldImage) == 0 {
-			return nil, fmt.Errorf("%w: %s record %q without new and old images: events need a NEW_AND_OLD_IMAGES stream", ErrInvalidInput, r.EventName, r.EventID)
-		}
-	default:
-		return nil, nil
-	}
-	c, err := changeOf(r)
+	c, err := changeOf(r, ib.events != nil)
 	if err != nil {
 		return nil, err
 	}
-	if rec := c.old; r.EventName == string(events.DynamoDBOperationTypeRemove) && rec != nil && (rec.Ledgered() || len(driver.RemovalDeltas(*rec)) > 0) {
-		if !rec.Ledgered() && r.EventID == "" {
-			return nil, fmt.Errorf("%w: stream record without event ID", ErrInvalidInput)
+	return ib.applyChange(ctx, c)
+}
+
+// HandleChange does for c, a change that a Store feeds in its own form
+// (memstore.WithChanges), what StreamHandler does for a stream record:
+// accounts a removal exactly once, adopts another program's record, and
+// passes the change's events to the EventHandler set with WithEvents, in
+// order. An error leaves the change to be delivered again: its accounting
+// is not repeated, its events are. With memstore:
+//
+//	mem := memstore.New(memstore.WithChanges())
+//	ib := inbox.New(mem, inbox.WithEvents(handle))
+//	// ... after the calls whose events a test expects:
+//	mem.DeliverChanges(ctx, ib.HandleChange)
+func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) error {
+	evs, err := ib.applyChange(ctx, c)
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if err := ib.events(ctx, e); err != nil {
+			return err
 		}
-		if _, err := ib.store.ApplyRemoval(ctx, driver.RemovalFor(*rec, r.EventID, ib.now())); err != nil {
+	}
+	return nil
+}
+
+// applyChange accounts change c: a removal's decrements (exactly once),
+// and the adoption of another program's record it writes; it returns c's
+// events if the Inbox has an EventHandler.
+func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, error) {
+	if rec := c.Old; c.Op == driver.ChangeRemove && rec != nil && (rec.Ledgered() || len(driver.RemovalDeltas(*rec)) > 0) {
+		if !rec.Ledgered() && c.ID == "" {
+			return nil, fmt.Errorf("%w: removal of %s without a change ID", ErrInvalidInput, rec.Message.ID)
+		}
+		if _, err := ib.store.ApplyRemoval(ctx, driver.RemovalFor(*rec, c.ID, ib.now())); err != nil {
+			return nil, err
+		}
+	}
+	if c.Op == driver.ChangeInsert || c.Op == driver.ChangeModify {
+		if err := ib.adoptForeign(ctx, c.New); err != nil {
 			return nil, err
 		}
 	}
 	if ib.events == nil {
 		return nil, nil
 	}
-	if err := ib.adoptForeign(ctx, c.new); err != nil {
-		return nil, err
-	}
-	return eventsOf(r, c), nil
+	return eventsOf(c), nil
 }
 
 // adoptForeign adopts rec, the new image of an INSERT or MODIFY record

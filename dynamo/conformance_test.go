@@ -37,9 +37,13 @@ type localHarness struct {
 	mu      sync.Mutex
 	reader  *dynamo.StreamReader
 	pending int
+	events  *dynamo.StreamReader // DeliverEvents' own, created on first use
 }
 
-var _ storetest.Harness = (*localHarness)(nil)
+var (
+	_ storetest.Harness     = (*localHarness)(nil)
+	_ storetest.EventSource = (*localHarness)(nil)
+)
 
 // newConformanceStore returns a localHarness on a fresh table. Records
 // expire by DynamoDB's TTL in real time, which the suite's far-future clock
@@ -91,6 +95,17 @@ func (h *localHarness) Redeliver(ctx context.Context) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return dynamo.NewStreamReader(h.streams, h.streamARN).Poll(ctx, h.ib.StreamHandler)
+}
+
+// DeliverEvents reads the stream's new records, with a reader of its own,
+// into ib's StreamHandler, as a Lambda function with events on would.
+func (h *localHarness) DeliverEvents(ctx context.Context, ib *inbox.Inbox) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.events == nil {
+		h.events = dynamo.NewStreamReader(h.streams, h.streamARN)
+	}
+	return h.events.Poll(ctx, ib.StreamHandler)
 }
 
 // Pending reports how many deletions have not been delivered.

@@ -1,9 +1,11 @@
 package memstore_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
@@ -15,8 +17,12 @@ func newStore(_ testing.TB, now func() time.Time) driver.Store {
 	return memstore.New(memstore.WithClock(now))
 }
 
+// TestConformance runs the suite on a Store that feeds its changes, so
+// that the suite also checks the events they make.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, newStore)
+	storetest.Run(t, func(_ testing.TB, now func() time.Time) driver.Store {
+		return feedStore{memstore.New(memstore.WithClock(now), memstore.WithChanges())}
+	})
 }
 
 func TestProperty(t *testing.T) {
@@ -49,4 +55,12 @@ func TestFleetProperty(t *testing.T) {
 	storetest.RunFleetProperty(t, func(_ testing.TB, now func() time.Time) driver.Store {
 		return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
 	}, steps)
+}
+
+// feedStore is a memstore with its change feed on: a storetest.EventSource.
+type feedStore struct{ *memstore.Store }
+
+// DeliverEvents hands the Store's changes to ib.
+func (f feedStore) DeliverEvents(ctx context.Context, ib *inbox.Inbox) (int, error) {
+	return f.DeliverChanges(ctx, ib.HandleChange)
 }

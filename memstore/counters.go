@@ -76,7 +76,7 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 		}
 		s.ledger.del(k)
 		if r.Delete && there {
-			s.drop(rec.Key())
+			s.drop(rec.Key(), false)
 		}
 	} else {
 		k := markerKey{p: rec.Partition, id: r.EventID}
@@ -130,7 +130,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if !ok || !sameMarks(sr.rec, rec.State()) || sr.rec.Entry != rec.Entry {
 			continue
 		}
+		old := sr.rec
 		sr.rec.Entry = r.AdoptAs[i]
+		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 	}
 	if !r.Reset {

@@ -21,7 +21,14 @@
 //
 // Like the DynamoDB store it checks every record, mark and counter change
 // it writes with driver.ValidateRecord, ValidateMark and ValidateDeltas, so
-// it refuses exactly the bodies, sizes and changes DynamoDB refuses. With WithStreamLag it is a storetest.Harness.
+// it refuses exactly the bodies, sizes and changes DynamoDB refuses. With
+// WithStreamLag it is a storetest.Harness.
+//
+// With WithChanges it feeds its changes as a table's stream with new and
+// old images does (driver.Change): DeliverChanges hands them to
+// inbox.Inbox.HandleChange, and the Inbox's EventHandler gets the events
+// StreamHandler would derive from DynamoDB's stream, so that a unit test
+// of a service's push, or a demo, sees production's events without AWS.
 //
 // A Store is safe for concurrent use by multiple goroutines: one mutex
 // guards all of its state.

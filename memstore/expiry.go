@@ -64,8 +64,7 @@ func (s *Store) sweep(now time.Time) int {
 		switch e.kind {
 		case expireRecord:
 			if sr, ok := s.records[e.key]; ok && sr.seq == e.seq {
-				s.drop(e.key)
-				s.removed(sr.rec)
+				s.removed(sr.rec, s.drop(e.key, true))
 				n++
 			}
 		case expireClaim:

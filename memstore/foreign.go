@@ -34,6 +34,7 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	s.records[k] = sr
 	insertSorted(s.ids, k.Partition, k.ID)
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
+	s.noteChange(driver.ChangeInsert, nil, &sr.rec, false)
 	s.addDeltas(deltas)
 	return nil
 }

@@ -228,10 +228,10 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		if sr, ok := s.records[k]; ok {
 			s.ledger.del(entryOf(sr.rec))
 			if rec == nil {
-				s.drop(k)
-				s.removed(sr.rec)
+				s.removed(sr.rec, s.drop(k, false))
 				continue
 			}
+			s.noteChange(driver.ChangeModify, &sr.rec, rec, false)
 			sr.rec = *rec // the same expiry: its schedule stands
 		} else if rec != nil {
 			s.insert(*rec)
@@ -241,6 +241,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 	}
 	for p, w := range seen {
+		s.noteSeen(p, w)
 		s.seen[p] = w
 	}
 	for _, mk := range marks {
@@ -301,8 +302,7 @@ func (s *Store) Delete(ctx context.Context, k driver.Key) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	s.drop(k)
-	s.removed(sr.rec)
+	s.removed(sr.rec, s.drop(k, false))
 	return true, nil
 }
 
@@ -315,13 +315,17 @@ func (s *Store) insert(rec driver.Record) {
 	insertSorted(s.ids, k.Partition, k.ID)
 	s.ledger.put(entryOf(rec), entry(rec))
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
+	s.noteChange(driver.ChangeInsert, nil, &rec, false)
 }
 
 // drop deletes the record at k, which must exist, leaving its ledger entry
-// and counters alone. s.mu must be held.
-func (s *Store) drop(k driver.Key) {
+// and counters alone, and returns the ID of its removal (of its change,
+// with WithChanges); byTTL says expiry made it. s.mu must be held.
+func (s *Store) drop(k driver.Key, byTTL bool) string {
+	id := s.noteChange(driver.ChangeRemove, &s.records[k].rec, nil, byTTL)
 	delete(s.records, k)
 	removeSorted(s.ids, k.Partition, k.ID)
+	return id
 }
 
 // entryOf returns the key of rec's ledger entry.

@@ -3,7 +3,6 @@ package memstore
 import (
 	"container/heap"
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
@@ -34,6 +33,10 @@ type Store struct {
 
 	pending   []event // removals not yet delivered (lag mode)
 	delivered []event // removals delivered, kept for Redeliver
+
+	feed      bool            // changes are held for DeliverChanges
+	changes   []driver.Change // changes not yet delivered
+	deliverMu sync.Mutex      // serializes DeliverChanges
 }
 
 var _ driver.Store = (*Store)(nil)
@@ -187,10 +190,11 @@ func (s *Store) apply(evs []event) int {
 	return n
 }
 
-// removed records that the record at k is gone (deleted or expired): the
-// removal is accounted now, or held for Deliver. s.mu must be held.
-func (s *Store) removed(rec driver.Record) {
-	ev := event{id: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), rec: rec}
+// removed records that rec is gone (deleted or expired), by the removal
+// of ID id (see drop): the removal is accounted now, or held for Deliver.
+// s.mu must be held.
+func (s *Store) removed(rec driver.Record, id string) {
+	ev := event{id: id, rec: rec}
 	if s.lag {
 		s.pending = append(s.pending, ev)
 		return

@@ -185,8 +185,8 @@ func TestHubDropsASlowStream(t *testing.T) {
 	}
 }
 
-// TestEventsWithoutAStream: on a store without a stream, GET /events says
-// it is not live.
+// TestEventsWithoutAStream: an API whose store's changes are not fed to
+// it (a table whose stream another process reads) says it is not live.
 func TestEventsWithoutAStream(t *testing.T) {
 	a := newMemAPI(t)
 	a.openEvents("ann", false).none(100 * time.Millisecond)
@@ -221,10 +221,43 @@ func liveAPI(t *testing.T) *api {
 	return newAPIWithHub(t, ib, nil, hub)
 }
 
+// memLiveAPI serves testScope from the in-memory store as main does
+// without an endpoint or a table: its changes fed to the Inbox's events.
+func memLiveAPI(t *testing.T) *api {
+	b, err := openStore(context.Background(), "", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, hub := b.wire(testScope)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.stream(ctx, ib) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("in-memory changes: %v", err)
+		}
+	})
+	return newAPIWithHub(t, ib, nil, hub)
+}
+
+// liveBackends are the live setups of main: the in-memory store, and
+// DynamoDB Local with its stream read in the process.
+var liveBackends = []struct {
+	name string
+	api  func(*testing.T) *api
+}{{"memory", memLiveAPI}, {"dynamodb", liveAPI}}
+
 // TestLiveEvents: changes made through the API reach the event streams of
-// the users they concern, from DynamoDB Local's stream.
+// the users they concern, from the in-memory store's changes and from
+// DynamoDB Local's stream.
 func TestLiveEvents(t *testing.T) {
-	a := liveAPI(t)
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testLiveEvents(t, b.api(t)) })
+	}
+}
+
+func testLiveEvents(t *testing.T, a *api) {
 	ann, bob := a.openEvents("ann|admins", true), a.openEvents("bob", true)
 	d := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "direct", "category": "billing"})
 	ev := ann.next().body(t)

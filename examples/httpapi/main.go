@@ -58,6 +58,13 @@ func main() {
 	}
 }
 
+// wire returns the Inbox that serves scope from b, its events going to a
+// Hub, live if b feeds them.
+func (b backend) wire(scope inbox.Scope) (*inbox.Inbox, *Hub) {
+	hub := NewHub(scope, b.stream != nil)
+	return inbox.New(b.store, inbox.WithEvents(hub.Publish)), hub
+}
+
 // serve runs the API of scope on addr until ctx is done.
 func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool) error {
 	if err := scope.Validate(); err != nil {
@@ -67,8 +74,7 @@ func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table 
 	if err != nil {
 		return err
 	}
-	hub := NewHub(scope, b.stream != nil)
-	ib := inbox.New(b.store, inbox.WithEvents(hub.Publish))
+	ib, hub := b.wire(scope)
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           NewHandler(ib, scope, hub),
@@ -80,7 +86,7 @@ func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table 
 	go func() { errc <- srv.ListenAndServe() }()
 	if b.stream != nil {
 		go func() {
-			if err := b.stream(ctx, ib.StreamHandler); err != nil && ctx.Err() == nil {
+			if err := b.stream(ctx, ib); err != nil && ctx.Err() == nil {
 				errc <- fmt.Errorf("stream: %w", err)
 			}
 		}()

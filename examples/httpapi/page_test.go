@@ -145,14 +145,20 @@ func click(selector string) chromedp.Action {
 }
 
 // TestPageUpdatesLive drives the inbox page in headless Chromium, in tabs
-// of ann's (a member of admins), against DynamoDB Local with its stream
-// read as main does: opening the page marks everything seen; messages
+// of ann's (a member of admins), against each live setup of main (the
+// in-memory store, and DynamoDB Local with its stream read in the
+// process): opening the page marks everything seen; messages
 // published through the API appear with their badges; reads, a mark all
 // read of one category, an archive and a delete made in one tab update the
 // others; opening another tab clears the "new" badge everywhere; no tab
 // reloads.
 func TestPageUpdatesLive(t *testing.T) {
-	a := liveAPI(t)
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testPageUpdatesLive(t, b.api(t)) })
+	}
+}
+
+func testPageUpdatesLive(t *testing.T, a *api) {
 	a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Before opening", "category": "news"})
 	browser := newBrowser(t)
 	url := a.srv.URL + "/?user=ann&groups=admins"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,14 +23,20 @@ import (
 // defaultTable is the table used with an endpoint and no table name.
 const defaultTable = "inbox"
 
-// backend is the store the API serves, and how to read its stream.
+// backend is the store the API serves, and how its changes reach the
+// Inbox's events.
 type backend struct {
 	store inbox.Store
 	desc  string // for the log
-	// stream reads the table's stream into h until ctx is done; nil for
-	// the in-memory store, which has no stream.
-	stream func(ctx context.Context, h dynamo.StreamHandler) error
+	// stream feeds the store's changes to ib until ctx is done: the
+	// table's stream into ib.StreamHandler, or the in-memory store's own
+	// feed into ib.HandleChange; nil for a table whose stream this process
+	// does not read.
+	stream func(ctx context.Context, ib *inbox.Inbox) error
 }
+
+// changePoll is how often the in-memory store's changes are delivered.
+const changePoll = 100 * time.Millisecond
 
 // streamPoll is how often the stream reader polls the table's stream
 // while records flow (an idle shard is read every 500 ms at most).
@@ -40,13 +47,16 @@ const streamPoll = 250 * time.Millisecond
 const streamConsumer = "httpapi"
 
 // openStore returns the store to serve: the in-memory store when neither
-// endpoint nor table is set, else the DynamoDB table (created if missing
-// when endpoint is set). With endpoint, or with readStream, the backend
-// reads the table's stream in this process, as the Lambda function does in
-// AWS.
+// endpoint nor table is set, its changes fed to the Inbox as the table's
+// stream would be, else the DynamoDB table (created if missing when
+// endpoint is set). With endpoint, or with readStream, the backend reads
+// the table's stream in this process, as the Lambda function does in AWS.
 func openStore(ctx context.Context, endpoint, table string, readStream bool) (backend, error) {
 	if endpoint == "" && table == "" {
-		return backend{store: memstore.New(), desc: "memory"}, nil
+		mem := memstore.New(memstore.WithChanges())
+		return backend{store: mem, desc: "memory", stream: func(ctx context.Context, ib *inbox.Inbox) error {
+			return feedChanges(ctx, mem, ib)
+		}}, nil
 	}
 	table = cmp.Or(table, defaultTable)
 	cfg, err := config.LoadDefaultConfig(ctx)
@@ -97,10 +107,27 @@ func openStore(ctx context.Context, endpoint, table string, readStream bool) (ba
 	if err != nil {
 		return backend{}, err
 	}
-	b.stream = func(ctx context.Context, h dynamo.StreamHandler) error {
-		return dynamo.NewStreamReader(streams, arn, dynamo.WithCheckpoints(cp)).Run(ctx, h, streamPoll)
+	b.stream = func(ctx context.Context, ib *inbox.Inbox) error {
+		return dynamo.NewStreamReader(streams, arn, dynamo.WithCheckpoints(cp)).Run(ctx, ib.StreamHandler, streamPoll)
 	}
 	return b, nil
+}
+
+// feedChanges delivers mem's changes to ib every changePoll until ctx is
+// done. A change whose events fail is logged and delivered again.
+func feedChanges(ctx context.Context, mem *memstore.Store, ib *inbox.Inbox) error {
+	tick := time.NewTicker(changePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if _, err := mem.DeliverChanges(ctx, ib.HandleChange); err != nil && ctx.Err() == nil {
+			slog.Warn("in-memory changes", "err", err)
+		}
+	}
 }
 
 // ensureTable creates table if it does not exist.

@@ -1,0 +1,42 @@
+package driver
+
+import "time"
+
+// ChangeOp says what a Change did to an item, in DynamoDB Streams' words.
+type ChangeOp string
+
+// The operations of a Change.
+const (
+	ChangeInsert ChangeOp = "INSERT" // the item was created
+	ChangeModify ChangeOp = "MODIFY" // the item was changed
+	ChangeRemove ChangeOp = "REMOVE" // the item was deleted
+)
+
+// Change is one write to a Store's records or to a user's seen watermark,
+// as a table's stream with new and old images reports it: the store-neutral
+// form of a stream record, which inbox.Inbox.HandleChange accounts and
+// turns into events. The dynamo package's stream records are read into
+// it; memstore feeds its own (memstore.WithChanges).
+//
+// A Store that feeds changes feeds every write of a record (a message, a
+// copy or a receipt) and of a seen watermark, each item's changes in the
+// order they were made, at least once.
+type Change struct {
+	// ID names the change, the same each time it is delivered: a
+	// removal's ID for Removal.EventID.
+	ID string
+	Op ChangeOp
+	// At is when the change was made, to the second.
+	At time.Time
+	// ByTTL is set on a removal that expiry made (DynamoDB's TTL), rather
+	// than a delete.
+	ByTTL bool
+	// Old and New are the record before and after the change; nil where
+	// there is none (Old of an insert, New of a removal) or the item is
+	// not a record.
+	Old, New *Record
+	// Seen is the new seen watermark of user partition SeenOf, for a
+	// change to it (Old and New are then nil).
+	Seen   string
+	SeenOf Partition
+}
