@@ -27,6 +27,11 @@ func cursorBinding(u User, o ListOptions) []byte {
 	for _, p := range u.Shared()[1:] {
 		b = append(b, "\x00"+p.Group...)
 	}
+	if o.Thread != "" {
+		// After the groups, behind a byte no key holds: the bindings of
+		// views without a thread are those made before threads.
+		b = append(b, "\x01"+o.Thread...)
+	}
 	return b
 }
 

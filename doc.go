@@ -131,6 +131,21 @@
 // the same events from them, so that unit tests need no DynamoDB (the
 // conformance suite checks that both stores make the same events).
 //
+// # Threads
+//
+// A message may belong to a thread (Draft.Thread): a conversation. Threads
+// are not a new kind of storage: a one-to-one chat is direct messages to
+// both users with one thread, a group chat a group's messages with one
+// thread, stored once, and a user's receipt of a thread's broadcast
+// carries the thread too. A Store reads one thread's records apart from
+// the rest of a partition (driver.Query.Thread; the dynamo Store from its
+// thread index), so List and MarkAllRead with ListOptions.Thread cost what
+// the thread holds, and read states, archive, delete, expiry and group
+// membership apply as in the whole feed. A host system ID's retry must
+// name the same thread. Exact counts per thread and the list of a user's
+// threads by latest activity are the next step; until then Counts is the
+// whole feed's.
+//
 // # Per-user states
 //
 // A message in a user's feed is unread or read, and apart from that may be

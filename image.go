@@ -87,6 +87,12 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, fmt.Errorf("item: %w", err)
 		}
 	}
+	if t, ok := img["thread"]; ok {
+		if t.DataType() != events.DataTypeString || driver.ValidateThread(t.String()) != nil {
+			return driver.Record{}, fmt.Errorf("%w: item's thread", ErrInvalidInput)
+		}
+		m.Thread = t.String()
+	}
 	for _, mark := range []struct {
 		attr string
 		to   *time.Time

@@ -373,6 +373,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		Sender:       d.Sender,
 		Audience:     aud,
 		Category:     d.Category,
+		Thread:       d.Thread,
 		Title:        d.Title,
 		Body:         d.Body,
 		CTAURI:       d.CTAURI,
@@ -425,9 +426,15 @@ func fits(s Scope, msg Message) error {
 // digest identifies what a host system ID stands for: the audience (its
 // kind and label, not the recipients, so that a retry may name fewer) and
 // the content. d's body is normalized, so equal bodies encode alike
-// (encoding/json sorts map keys).
+// (encoding/json sorts map keys). The thread, when set, is part of the
+// content (appended, so that the digests of drafts without one are those
+// claims made before threads hold).
 func digest(d Draft, aud Audience) string {
-	raw, _ := json.Marshal([]any{"v1", aud.Kind, aud.Group, aud.Label, d.Sender, d.Category, d.Title, d.Body, d.CTAURI})
+	fields := []any{"v1", aud.Kind, aud.Group, aud.Label, d.Sender, d.Category, d.Title, d.Body, d.CTAURI}
+	if d.Thread != "" {
+		fields = append(fields, d.Thread)
+	}
+	raw, _ := json.Marshal(fields)
 	sum := sha256.Sum256(raw)
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }

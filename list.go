@@ -34,6 +34,10 @@ type ListOptions struct {
 	UnreadOnly bool
 	// Category keeps only messages of this category; "" keeps all.
 	Category string
+	// Thread keeps only the messages of this thread (see Draft.Thread),
+	// read from the stores' thread index: a page costs what it holds,
+	// whatever the rest of the feed holds. "" keeps all.
+	Thread string
 	// UpTo keeps only messages with IDs up to this one (inclusive): the
 	// newest message a view showed, so that MarkAllRead marks what the
 	// user saw and not what arrived since. IDAt turns a time into one.
@@ -124,6 +128,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if err := driver.ValidateCategory(o.Category); err != nil {
 		return nil, "", err
 	}
+	if err := driver.ValidateThread(o.Thread); err != nil {
+		return nil, "", err
+	}
 	if o.Limit < 0 || o.Limit > MaxPageSize {
 		return nil, "", fmt.Errorf("%w: limit %d is not between 0 and %d", ErrInvalidInput, o.Limit, MaxPageSize)
 	}
@@ -153,7 +160,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if o.Archived {
 		return ib.archivedPage(ctx, v, u, o, limit, start, binding, now)
 	}
-	base := driver.Query{Limit: limit + 1, Category: o.Category, UnreadOnly: o.UnreadOnly, Now: now, Archived: driver.NotArchived}
+	base := driver.Query{Limit: limit + 1, Category: o.Category, Thread: o.Thread, UnreadOnly: o.UnreadOnly, Now: now, Archived: driver.NotArchived}
 	m := merger{position: start}
 	for _, p := range append([]Partition{u.Partition()}, u.Shared()...) {
 		q := base
@@ -207,7 +214,7 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 	for _, p := range u.Shared()[1:] {
 		shared[p.Group] = p
 	}
-	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Now: now, Archived: driver.OnlyArchived}
+	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Thread: o.Thread, Now: now, Archived: driver.OnlyArchived}
 	var out []feedRecord
 	for round := 0; round < listRounds && len(out) < limit; round++ {
 		res, err := ib.store.Query(ctx, q)
@@ -291,6 +298,7 @@ func visible(f feedRecord, o ListOptions, now time.Time) bool {
 	m := f.Record.Message
 	return now.Before(m.ExpiresAt) &&
 		(o.Category == "" || m.Category == o.Category) &&
+		(o.Thread == "" || m.Thread == o.Thread) &&
 		(!o.UnreadOnly || st.ReadAt.IsZero()) &&
 		o.Archived == !st.ArchivedAt.IsZero() &&
 		st.DeletedAt.IsZero()

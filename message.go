@@ -25,7 +25,13 @@ type Draft struct {
 	// Category is an application-defined key ("" for none) used to group,
 	// filter and count messages. It follows the key rules and cannot be "*".
 	Category string
-	Title    string
+	// Thread puts the message in a conversation ("" for none): a key, as
+	// Category. A one-to-one chat is direct messages to both users with
+	// one thread; a group chat, a group's messages with one thread, each
+	// stored once. List with ListOptions.Thread reads one thread's
+	// messages, and MarkAllRead with it marks them.
+	Thread string
+	Title  string
 	// Body is a string or any JSON-compatible value. It is stored as a
 	// native DynamoDB value and comes back as encoding/json would decode it
 	// into an any (numbers as float64, objects as map[string]any).
@@ -45,6 +51,9 @@ type Draft struct {
 // by prepare, which knows the partitions.
 func validateDraft(d Draft) (Draft, error) {
 	if err := driver.ValidateCategory(d.Category); err != nil {
+		return d, err
+	}
+	if err := driver.ValidateThread(d.Thread); err != nil {
 		return d, err
 	}
 	if err := driver.ValidateHostSystemID(d.HostSystemID); err != nil {
@@ -68,7 +77,7 @@ func validateDraft(d Draft) (Draft, error) {
 
 // Message is a stored message as a user sees it: the driver package's
 // Message, where its fields are documented (ID, HostSystemID, Sender,
-// Audience, Category, Title, Body, CTAURI, ReceivedAt, DeliveredAt, ReadAt,
+// Audience, Category, Thread, Title, Body, CTAURI, ReceivedAt, DeliveredAt, ReadAt,
 // ArchivedAt, ExpiresAt).
 type Message = driver.Message
 

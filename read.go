@@ -29,7 +29,7 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 }
 
 // MarkAllRead marks read every unread, unexpired message of u that List
-// with o shows (its Category, UpTo and Archived filters; Limit and Cursor
+// with o shows (its Category, Thread, UpTo and Archived filters; Limit and Cursor
 // are ignored), direct messages, broadcasts and group messages alike, and
 // returns how many it marked: pass the options of the view whose "mark all
 // read" button was pressed, with UpTo set to the newest message it showed,

@@ -66,7 +66,7 @@ func (ib *Inbox) transition(ctx context.Context, u User, id string, change func(
 // one, a new entry.
 func markFor(u User, rec driver.Record, receipt *driver.Record, to driver.State, now time.Time) driver.Mark {
 	msg := rec.Message
-	mk := driver.Mark{Key: driver.Key{Partition: u.Partition(), ID: msg.ID}, Now: now, Category: msg.Category, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry, From: rec.State(), To: to}
+	mk := driver.Mark{Key: driver.Key{Partition: u.Partition(), ID: msg.ID}, Now: now, Category: msg.Category, Thread: msg.Thread, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry, From: rec.State(), To: to}
 	if rec.Partition.IsShared() {
 		mk.Receipt, mk.Shared, mk.Entry, mk.From = true, rec.Partition, "", driver.State{}
 		if receipt != nil {

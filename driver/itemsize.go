@@ -48,6 +48,9 @@ const itemReserve = 1024
 // whose size plus that room exceeds MaxItemSize is ErrTooLarge. Stores call
 // it on every record they write.
 func ValidateRecord(rec Record) error {
+	if err := ValidateThread(rec.Message.Thread); err != nil {
+		return err
+	}
 	if err := validateBody(rec.Message.Body, 0); err != nil {
 		return err
 	}
@@ -126,6 +129,18 @@ func ItemSize(rec Record) int {
 	}
 	if rec.Receipt && m.Audience.Group != "" {
 		attr("group", len(m.Audience.Group))
+	}
+	if m.Thread != "" {
+		// The thread, its key in the dynamo Store's thread index, and the
+		// item's entry in that index (as the unread index's, below).
+		k := ThreadIndexKey(m.Thread, m.ID)
+		attr("thread", len(m.Thread))
+		attr("tsk", 2*len(k)+len("tsk"))
+		attr("pk", len(rec.Partition.PK()))
+		if m.Category != "" {
+			attr("taxonomy", valueSize(map[string]any{"category": m.Category}))
+		}
+		attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))

@@ -413,6 +413,19 @@ func ValidateCategory(c string) error {
 	return ValidateKey("category", c)
 }
 
+// ValidateThread accepts "" (no thread) or a key.
+func ValidateThread(t string) error {
+	if t == "" {
+		return nil
+	}
+	return ValidateKey("thread", t)
+}
+
+// ThreadIndexKey is the key of a record of thread t in the dynamo Store's
+// thread index: the thread, then the record's ID, so that a thread's
+// records sort together by ID.
+func ThreadIndexKey(t, id string) string { return t + "#" + id }
+
 // ValidateMessageID reports whether id is a canonical ULID string.
 func ValidateMessageID(id string) error {
 	u, err := ulid.ParseStrict(id)

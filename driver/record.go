@@ -44,9 +44,13 @@ type Message struct {
 	Sender       string
 	Audience     Audience
 	Category     string
-	Title        string
-	Body         any
-	CTAURI       string
+	// Thread is the conversation the message belongs to ("" for none): a
+	// key, as Category. A receipt carries its message's, so that a
+	// thread's records are read together (Query.Thread).
+	Thread string
+	Title  string
+	Body   any
+	CTAURI string
 	// ReceivedAt is when the host system received the message.
 	ReceivedAt time.Time
 	// DeliveredAt is when the message was stored.
@@ -78,7 +82,8 @@ func (m Message) IsArchived() bool { return !m.ArchivedAt.IsZero() }
 //
 // A receipt (Receipt true) is a user's state of a broadcast or group
 // message: it lives in the user's partition under the message's ID and
-// carries only Message.ID, Message.Category, Message.ExpiresAt, the user's
+// carries only Message.ID, Message.Category, Message.Thread,
+// Message.ExpiresAt, the user's
 // marks (Message.ReadAt, Message.ArchivedAt, DeletedAt) and, for a group's
 // message, Message.Audience.Group; its other fields are zero. The seeds
 // call it a read receipt: one with ReadAt is one.

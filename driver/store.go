@@ -193,6 +193,11 @@ type Query struct {
 	Archived ArchiveFilter
 	// Now drops records that expire at or before Now; zero keeps all.
 	Now time.Time
+	// Thread keeps only the records of this thread (messages and
+	// receipts); "" keeps all. A Store should read them at a cost that
+	// grows with the thread's records, not with the partition (the dynamo
+	// Store reads its thread index): Limit then counts only them.
+	Thread string
 	// Unseen selects, in a user's partition, what decides the user's
 	// unseen count above After (see inbox.Inbox.Counts): the unread, unarchived
 	// direct messages and every receipt, evaluated alone (Limit counts
@@ -203,15 +208,39 @@ type Query struct {
 	Unseen bool
 }
 
+// Keeps reports whether q's filters keep rec (its Category, Thread,
+// UnreadOnly, Now and Archived; not its bounds or Unseen): what a Store
+// that filters in memory applies.
+func (q Query) Keeps(rec Record) bool {
+	m := rec.Message
+	switch {
+	case q.Category != "" && m.Category != q.Category, q.Thread != "" && m.Thread != q.Thread:
+		return false
+	case q.UnreadOnly && (rec.Receipt || m.IsRead()):
+		return false
+	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
+		return false
+	case q.Archived == NotArchived && !rec.Receipt && m.IsArchived():
+		return false
+	case q.Archived == OnlyArchived && !m.IsArchived():
+		return false
+	}
+	return true
+}
+
 // ValidateQuery checks what q may ask of Store.Query, whatever is stored,
 // as every Store must before it reads: an Unseen query is of a user's
-// partition, without Category, UnreadOnly or Archived. Anything else is
-// ErrInvalidInput.
+// partition, without Category, Thread, UnreadOnly or Archived, and a
+// Category or Thread is a key. Anything else is ErrInvalidInput (or
+// ErrInvalidKey).
 func ValidateQuery(q Query) error {
-	if q.Unseen && (q.Partition.IsShared() || q.Category != "" || q.UnreadOnly || q.Archived != AnyArchived) {
+	if q.Unseen && (q.Partition.IsShared() || q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived) {
 		return fmt.Errorf("%w: an unseen query of %s with other filters, or of a shared partition", ErrInvalidInput, q.Partition.PK())
 	}
-	return nil
+	if err := ValidateCategory(q.Category); err != nil {
+		return err
+	}
+	return ValidateThread(q.Thread)
 }
 
 // QueryResult is one page of Store.Query.
@@ -267,6 +296,10 @@ type Mark struct {
 	// it writes for the mark.
 	Category  string
 	ExpiresAt time.Time
+	// Thread is the marked message's thread: a new receipt copies it from
+	// its broadcast, so that Query.Thread finds it beside its thread's
+	// messages.
+	Thread string
 	// From are the marks the record must have; To the marks it gets.
 	From, To State
 	// Delete asks for a direct message to be deleted, with its entry.
@@ -282,7 +315,7 @@ type Mark struct {
 // the marks mk.To.
 func (mk Mark) EntryRecord() Record {
 	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: Message{
-		ID: mk.Key.ID, Category: mk.Category, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
+		ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
 	}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
@@ -311,6 +344,8 @@ func ValidateMark(mk Mark) error {
 		return nil
 	case mk.Entry == "" || ValidateEntry(mk.EntryRecord()) != nil:
 		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
+	case ValidateThread(mk.Thread) != nil:
+		return bad(fmt.Sprintf("thread %q", mk.Thread))
 	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
 		return bad("marks that cannot be")
 	case mk.Delete && mk.Receipt:

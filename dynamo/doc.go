@@ -27,6 +27,12 @@
 //     readat nor archivedat: the sort key of the unread index, a local
 //     secondary index projecting taxonomy and expiredat (see
 //     WithUnreadIndex), which unread-only pages query.
+//   - A thread: a message or receipt of a thread (driver.Message.Thread)
+//     carries thread and tsk (the thread, '#' and its ID): the sort key of
+//     the thread index, a local secondary index projecting taxonomy and
+//     expiredat (see WithThreadIndex), which a thread's pages query; the
+//     marks are filtered once the items are fetched (an index filter may
+//     name only projected attributes).
 //   - read receipt (kind UM, in the user's partition under the broadcast's
 //     sort key): readat, archivedat, deletedat (each absent until set),
 //     expiredat and taxonomy copied from the broadcast, group (the

@@ -211,9 +211,9 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	c := ddblocal.Client(t)
 	// DynamoDB Local's TTL deletes nothing in a table with a local
-	// secondary index, so this table has no unread index.
-	noIndex := dynamo.WithUnreadIndex("")
-	table, arn := ddblocal.NewTable(t, c, noIndex)
+	// secondary index, so this table has neither the unread nor the thread index.
+	noIndex := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex("")}
+	table, arn := ddblocal.NewTable(t, c, noIndex...)
 	var mu sync.Mutex
 	var evs []inbox.Event
 	collect := func(_ context.Context, e inbox.Event) error {
@@ -223,7 +223,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 		return nil
 	}
 	// The real clock: DynamoDB Local's TTL runs on it.
-	ib := inbox.New(dynamo.New(c, table, noIndex), inbox.WithEvents(collect))
+	ib := inbox.New(dynamo.New(c, table, noIndex...), inbox.WithEvents(collect))
 	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann, bob := scope.User("ann").InGroups("eu"), scope.User("bob").InGroups("eu")
 

@@ -31,6 +31,8 @@ const (
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
 	attrUnread    = "unread" // the unread index's key: see unreadKey
+	attrThread    = "thread"
+	attrTSK       = "tsk" // the thread index's key: see threadKey
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
@@ -48,6 +50,8 @@ type messageItem struct {
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
 	Group     string        `dynamodbav:"group,omitempty"`  // a receipt's: its broadcast's group
 	Unread    string        `dynamodbav:"unread,omitempty"` // see unreadKey
+	Thread    string        `dynamodbav:"thread,omitempty"`
+	TSK       string        `dynamodbav:"tsk,omitempty"` // the thread index's key: see threadKey
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
@@ -245,6 +249,8 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		Archived: readAt(m.ArchivedAt),
 		Ledger:   rec.Entry,
 		Unread:   unreadKey(rec.Partition, m.ID, rec.State()),
+		Thread:   m.Thread,
+		TSK:      threadKey(m.Thread, m.ID),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
@@ -277,6 +283,15 @@ func unreadKey(p driver.Partition, id string, st driver.State) string {
 	return id
 }
 
+// threadKey returns the thread index's key of record id of thread t:
+// driver.ThreadIndexKey, or "" (not in the index) without a thread.
+func threadKey(t, id string) string {
+	if t == "" {
+		return ""
+	}
+	return driver.ThreadIndexKey(t, id)
+}
+
 // setUnread adds to upd the change of the unread index's key of direct
 // message id of partition p to what marks st give it.
 func setUnread(upd expression.UpdateBuilder, p driver.Partition, id string, st driver.State) expression.UpdateBuilder {
@@ -297,6 +312,8 @@ func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, er
 		Ledger:   mk.Entry,
 		Group:    mk.EntryRecord().Message.Audience.Group,
 		Unread:   mk.Key.ID + receiptMark,
+		Thread:   mk.Thread,
+		TSK:      threadKey(mk.Thread, mk.Key.ID),
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
 	return s.item(mk.Key.Partition.PK(), driver.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
@@ -439,6 +456,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
 	}
+	m.Thread = it.Thread
 	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID

@@ -19,6 +19,7 @@ type Option func(*options)
 type options struct {
 	pk, sk, ttl string
 	unread      string // the unread index's name, "" for none
+	thread      string // the thread index's name, "" for none
 }
 
 // DefaultUnreadIndex is the name of the unread index (see WithUnreadIndex).
@@ -38,6 +39,21 @@ func WithUnreadIndex(name string) Option {
 	return func(o *options) { o.unread = name }
 }
 
+// DefaultThreadIndex is the name of the thread index (see WithThreadIndex).
+const DefaultThreadIndex = "thread"
+
+// WithThreadIndex sets the name of the table's thread index (default
+// DefaultThreadIndex): a local secondary index on the attribute "tsk",
+// which a message or receipt of a thread carries (the thread, '#' and its
+// ID), projecting the keys, the category and the expiry, as the unread
+// index does. Query serves a thread's page from it (driver.Query.Thread),
+// so that a conversation's page costs what it returns, whatever the rest
+// of the partition holds. "" reads without it (filtering the partition),
+// for a table created without the index.
+func WithThreadIndex(name string) Option {
+	return func(o *options) { o.thread = name }
+}
+
 // WithKeyAttributes sets the names of the table's partition and sort key
 // attributes (default "pk" and "sk").
 func WithKeyAttributes(pk, sk string) Option {
@@ -54,13 +70,13 @@ func WithTTLAttribute(name string) Option {
 // and TTL attributes; none of them may be used as one of those.
 var itemAttributes = []string{
 	"kind", "headers", "message", "taxonomy", "readat", "tenant_key", "inbox_key", "uid",
-	"published", "read", "title", "description", "ttl", "id", attrUnread,
+	"published", "read", "title", "description", "ttl", "id", attrUnread, attrThread, attrTSK,
 }
 
 // resolve applies opts over the defaults and checks that the three
 // configured names are distinct, non-empty and not used by the items.
 func resolve(opts []Option) (options, error) {
-	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, unread: DefaultUnreadIndex}
+	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, unread: DefaultUnreadIndex, thread: DefaultThreadIndex}
 	for _, opt := range opts {
 		opt(&o)
 	}

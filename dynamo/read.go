@@ -82,12 +82,18 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		return driver.QueryResult{}, err
 	}
 	pk := q.Partition.PK()
-	user := !q.Partition.IsShared() && s.o.unread != ""
-	feed := q.UnreadOnly && q.Archived == driver.NotArchived && user // an unread page: the index's messages
-	unseen := q.Unseen && user                                       // the index's messages, receipts and c#*
+	threaded := q.Thread != "" && s.o.thread != ""                        // a thread's page: the thread index's records
+	user := !q.Partition.IsShared() && s.o.unread != "" && q.Thread == "" // the unread index serves it
+	feed := q.UnreadOnly && q.Archived == driver.NotArchived && user      // an unread page: the index's messages
+	unseen := q.Unseen && user                                            // the index's messages, receipts and c#*
 	index := feed || unseen
 	kc := expression.Key(s.o.pk).Equal(expression.Value(pk))
 	switch {
+	case threaded && q.After != "":
+		// Above After and within the thread: t#<After> < tsk < t$.
+		kc = kc.And(expression.Key(attrTSK).Between(expression.Value(driver.ThreadIndexKey(q.Thread, q.After)+"\x00"), expression.Value(q.Thread+"$")))
+	case threaded:
+		kc = kc.And(expression.Key(attrTSK).BeginsWith(driver.ThreadIndexKey(q.Thread, "")))
 	case unseen && q.After != "":
 		kc = kc.And(expression.Key(attrUnread).GreaterThan(expression.Value(q.After)))
 	case unseen: // the whole index, c#* first
@@ -103,6 +109,13 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	}
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	fq := q
+	if threaded {
+		// The index holds the thread's records alone, and projects only
+		// the category and expiry: a filter may name no other attribute,
+		// so the marks are filtered below, once the items are fetched
+		// (a filter would not lower the cost).
+		fq.Thread, fq.UnreadOnly, fq.Archived = "", false, driver.AnyArchived
+	}
 	if index {
 		// The index holds only unread, unarchived messages (and receipts,
 		// and c#*), and projects only the attributes of the category and
@@ -157,11 +170,21 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 			in.ExclusiveStartKey[attrUnread] = &types.AttributeValueMemberS{Value: q.Before}
 		}
 	}
+	if threaded {
+		in.IndexName, in.Select = aws.String(s.o.thread), types.SelectAllAttributes
+		if q.Before != "" {
+			in.ExclusiveStartKey[attrTSK] = &types.AttributeValueMemberS{Value: driver.ThreadIndexKey(q.Thread, q.Before)}
+		}
+	}
 	out, err := s.client.Query(ctx, in)
 	var api smithy.APIError
-	if index && errors.As(err, &api) && strings.Contains(api.ErrorMessage(), "specified index") {
+	if (index || threaded) && errors.As(err, &api) && strings.Contains(api.ErrorMessage(), "specified index") {
 		// The deployment's fault, not the caller's input.
-		return driver.QueryResult{}, fmt.Errorf("dynamo: table %s has no index %q: create the table with CreateTable, or pass WithUnreadIndex(\"\") to New: %w", s.table, s.o.unread, err)
+		name, opt := s.o.unread, "WithUnreadIndex"
+		if threaded {
+			name, opt = s.o.thread, "WithThreadIndex"
+		}
+		return driver.QueryResult{}, fmt.Errorf("dynamo: table %s has no index %q: create the table with CreateTable, or pass %s(\"\") to New: %w", s.table, name, opt, err)
 	}
 	if err != nil {
 		return driver.QueryResult{}, opError("query", err)
@@ -189,8 +212,8 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 			return driver.QueryResult{}, err
 		}
 		last = rec.Message.ID
-		if unseen && !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt) || feed && rec.Receipt {
-			continue // expired (c#* has no expiry to filter by); a receipt, in the index beside the messages
+		if unseen && !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt) || feed && rec.Receipt || threaded && !q.Keeps(rec) {
+			continue // expired (c#* has no expiry to filter by); a receipt, in the index beside the messages; marks a thread's page drops
 		}
 		res.Records = append(res.Records, rec)
 	}
@@ -210,6 +233,9 @@ func (s *Store) queryFilter(q driver.Query) (f expression.ConditionBuilder, ok b
 	var conds []expression.ConditionBuilder
 	if q.Category != "" {
 		conds = append(conds, expression.Name(attrCategory).Equal(expression.Value(q.Category)))
+	}
+	if q.Thread != "" {
+		conds = append(conds, expression.Name(attrThread).Equal(expression.Value(q.Thread)))
 	}
 	if q.UnreadOnly {
 		// A message (not a receipt), unread (readat absent or NULL).

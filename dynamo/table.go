@@ -27,8 +27,9 @@ const tableWait = 5 * time.Minute
 // billing, string key attributes (pk, sk or as set by WithKeyAttributes), a
 // stream of new and old images (StreamHandler accounts removals from old
 // images, and derives change events from both), TTL on the TTL attribute
-// (expiredat or as set by WithTTLAttribute), and the unread index (see
-// WithUnreadIndex), a local secondary index: with it, each partition key's
+// (expiredat or as set by WithTTLAttribute), and the unread and thread
+// indexes (see WithUnreadIndex and WithThreadIndex), local secondary
+// indexes: with them, each partition key's
 // items (one user's, or one inbox's broadcasts) are limited to 10 GB.
 // It waits until the table is active and returns its stream ARN. Production
 // tables are better managed by infrastructure code (see examples/).
@@ -101,29 +102,36 @@ func DeleteTable(ctx context.Context, c TableClient, table string) error {
 	return nil
 }
 
-// indexes returns the table's local secondary indexes: the unread index,
-// unless turned off (see WithUnreadIndex).
+// indexes returns the table's local secondary indexes: the unread index
+// and the thread index, unless turned off (see WithUnreadIndex and
+// WithThreadIndex). Each projects the attributes its queries' filters read
+// (category and expiry): the entries stay small, and DynamoDB fetches each
+// item a query returns from the table.
 func (o options) indexes() []types.LocalSecondaryIndex {
-	if o.unread == "" {
-		return nil
+	var out []types.LocalSecondaryIndex
+	for _, ix := range [][2]string{{o.unread, attrUnread}, {o.thread, attrTSK}} {
+		if ix[0] == "" {
+			continue
+		}
+		out = append(out, types.LocalSecondaryIndex{
+			IndexName: aws.String(ix[0]),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(ix[1]), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"taxonomy", o.ttl}},
+		})
 	}
-	return []types.LocalSecondaryIndex{{
-		IndexName: aws.String(o.unread),
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrUnread), KeyType: types.KeyTypeRange},
-		},
-		// The attributes the query's filter reads (category and expiry):
-		// the entries stay small, and DynamoDB fetches each item the
-		// query returns from the table.
-		Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"taxonomy", o.ttl}},
-	}}
+	return out
 }
 
 // indexAttributes returns the definitions of the indexes' key attributes.
 func (o options) indexAttributes() []types.AttributeDefinition {
-	if o.unread == "" {
-		return nil
+	var out []types.AttributeDefinition
+	for _, ix := range [][2]string{{o.unread, attrUnread}, {o.thread, attrTSK}} {
+		if ix[0] != "" {
+			out = append(out, types.AttributeDefinition{AttributeName: aws.String(ix[1]), AttributeType: types.ScalarAttributeTypeS})
+		}
 	}
-	return []types.AttributeDefinition{{AttributeName: aws.String(attrUnread), AttributeType: types.ScalarAttributeTypeS}}
+	return out
 }

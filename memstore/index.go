@@ -61,3 +61,32 @@ func (s *Store) indexQuery(q driver.Query) driver.QueryResult {
 	}
 	return res
 }
+
+// threadQuery serves a Query of one thread as the dynamo Store serves it
+// from its thread index: the thread's records (messages and receipts)
+// below q.Before and above q.After, at most q.Limit of them evaluated,
+// newest first, then q's other filters. s.mu must be held.
+func (s *Store) threadQuery(q driver.Query) driver.QueryResult {
+	ids := s.ids[q.Partition]
+	hi := len(ids)
+	if q.Before != "" {
+		hi = sort.SearchStrings(ids, q.Before)
+	}
+	res := driver.QueryResult{}
+	evaluated, last := 0, ""
+	for i := hi - 1; i >= 0 && (q.After == "" || ids[i] > q.After); i-- {
+		rec := s.records[driver.Key{Partition: q.Partition, ID: ids[i]}].rec
+		if rec.Message.Thread != q.Thread {
+			continue
+		}
+		if evaluated == q.Limit {
+			res.Next = last
+			break
+		}
+		evaluated, last = evaluated+1, ids[i]
+		if q.Keeps(rec) {
+			res.Records = append(res.Records, rec.Clone())
+		}
+	}
+	return res
+}

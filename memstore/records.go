@@ -90,6 +90,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		return driver.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
+	if q.Thread != "" {
+		return s.threadQuery(q), nil
+	}
 	if q.Unseen || q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared() {
 		return s.indexQuery(q), nil
 	}
@@ -109,7 +112,7 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	res := driver.QueryResult{Records: make([]driver.Record, 0, max(hi-lo, 0))}
 	for i := hi - 1; i >= lo; i-- {
 		rec := s.records[driver.Key{Partition: q.Partition, ID: ids[i]}].rec
-		if matches(rec, q) {
+		if q.Keeps(rec) {
 			res.Records = append(res.Records, rec.Clone())
 		}
 	}
@@ -117,24 +120,6 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		res.Next = ids[lo]
 	}
 	return res, nil
-}
-
-// matches applies q's filters to rec.
-func matches(rec driver.Record, q driver.Query) bool {
-	m := rec.Message
-	switch {
-	case q.Category != "" && m.Category != q.Category:
-		return false
-	case q.UnreadOnly && (rec.Receipt || m.IsRead()):
-		return false
-	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
-		return false
-	case q.Archived == driver.NotArchived && !rec.Receipt && m.IsArchived():
-		return false
-	case q.Archived == driver.OnlyArchived && !m.IsArchived():
-		return false
-	}
-	return true
 }
 
 // Mark checks every mark's condition, then applies all marks, writes or

@@ -20,6 +20,7 @@ func contractTests() []suiteTest {
 		{"QueryPaging", testQueryPaging},
 		{"QueryLimitBeforeFilter", testQueryLimitBeforeFilter},
 		{"QueryFilters", testQueryFilters},
+		{"QueryThread", testQueryThread},
 		{"MarkReadDirect", testMarkReadDirect},
 		{"MarkReadReceipt", testMarkReadReceipt},
 		{"MarkReadAlreadyRead", testMarkReadAlreadyRead},

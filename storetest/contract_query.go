@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,6 +15,7 @@ const maxULID = "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
 func matches(r driver.Record, q driver.Query) bool {
 	m := r.Message
 	return (q.Category == "" || m.Category == q.Category) &&
+		(q.Thread == "" || m.Thread == q.Thread) &&
 		(!q.UnreadOnly || !r.Receipt && !m.IsRead()) &&
 		(q.Now.IsZero() || q.Now.Before(m.ExpiresAt)) &&
 		(q.Archived != driver.NotArchived || r.Receipt || !m.IsArchived()) &&
@@ -46,6 +48,9 @@ func describe(q driver.Query) string {
 	if q.Category != "" {
 		s += ", category " + q.Category
 	}
+	if q.Thread != "" {
+		s += ", thread " + q.Thread
+	}
 	if q.UnreadOnly {
 		s += ", unread only"
 	}
@@ -61,6 +66,7 @@ func describe(q driver.Query) string {
 // Limit of them, and returned exactly those that match the filters. An
 // unread feed query (UnreadOnly, NotArchived) may evaluate only the unread,
 // unarchived messages, as from an index of them: Limit then counts those.
+// A thread's query (Thread) evaluates only the thread's records.
 func (e *env) query(q driver.Query, all []driver.Record) driver.QueryResult {
 	e.t.Helper()
 	res, err := e.store.Query(e.ctx, q)
@@ -70,7 +76,12 @@ func (e *env) query(q driver.Query, all []driver.Record) driver.QueryResult {
 	var evaluated, want []driver.Record
 	for _, r := range all {
 		if inRange(r, q) && (res.Next == "" || r.Message.ID >= res.Next) {
-			if !unreadFeed(q) || !r.Receipt && !r.Message.IsRead() && !r.Message.IsArchived() {
+			switch {
+			case q.Thread != "":
+				if r.Message.Thread == q.Thread {
+					evaluated = append(evaluated, r)
+				}
+			case !unreadFeed(q) || !r.Receipt && !r.Message.IsRead() && !r.Message.IsArchived():
 				evaluated = append(evaluated, r)
 			}
 			if matches(r, q) {
@@ -322,5 +333,65 @@ func testQueryFilters(e *env) {
 	}
 	if read < 2 {
 		e.t.Fatalf("test setup: want read messages and receipts, have %d read records", read)
+	}
+}
+
+// testQueryThread: a Query with Thread returns the thread's messages and
+// receipts alone (a receipt carries its broadcast's thread), in every
+// partition, with the other filters, evaluating only the thread's records
+// (Limit counts them), in pages that visit each once.
+func testQueryThread(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	var ann, pub []driver.Record
+	threads := []string{"t1", "", "t2", "t1", "t1", "", "t2", "t1", "t1", ""}
+	cats := []string{"billing", "", "news", "billing", "news", "billing", "", "", "billing", "news"}
+	for i, th := range threads {
+		ttl := time.Duration(i+1) * time.Hour
+		if i%3 == 2 {
+			b := e.message(pubP, cats[i], ttl)
+			b.Message.Thread = th
+			e.put(b)
+			pub = append([]driver.Record{b}, pub...)
+			ann = append([]driver.Record{e.markReceipt(annP, b)}, ann...)
+			continue
+		}
+		d := e.message(annP, cats[i], ttl)
+		d.Message.Thread = th
+		e.put(d)
+		if i%4 == 0 {
+			d = e.markDirect(d)
+		}
+		ann = append([]driver.Record{d}, ann...)
+	}
+	now := e.clock.Now()
+	for _, f := range []driver.Query{
+		{Thread: "t1"},
+		{Thread: "t2"},
+		{Thread: "t1", Category: "billing"},
+		{Thread: "t1", UnreadOnly: true, Archived: driver.NotArchived},
+		{Thread: "t1", Now: now.Add(5 * time.Hour)},
+		{Thread: "t1", After: ann[len(ann)-1].Message.ID},
+		{Thread: "none-here"},
+	} {
+		for _, limit := range []int{1, 2, 5} {
+			for _, part := range []struct {
+				p   driver.Partition
+				all []driver.Record
+			}{{annP, ann}, {pubP, pub}} {
+				q := f
+				q.Partition, q.Limit = part.p, limit
+				e.pageAll(q, part.all)
+			}
+		}
+	}
+	for _, bad := range []string{"a#b", "*", string([]byte{0xff})} {
+		if _, err := e.store.Query(e.ctx, driver.Query{Partition: annP, Thread: bad, Limit: 10}); !errors.Is(err, driver.ErrInvalidKey) {
+			e.t.Errorf("Query of thread %q: %v, want ErrInvalidKey", bad, err)
+		}
+	}
+	d := e.message(annP, "", time.Hour)
+	d.Message.Thread = "a#b"
+	if err := e.store.PutMessage(e.ctx, d, delta(annP, "", 1, 0)); !errors.Is(err, driver.ErrInvalidKey) {
+		e.t.Errorf("PutMessage of thread %q: %v, want ErrInvalidKey", d.Message.Thread, err)
 	}
 }

@@ -149,7 +149,7 @@ func receiptEntry(b driver.Record) string {
 // read at readAt.
 func receipt(p driver.Partition, b driver.Record, readAt time.Time) driver.Record {
 	return driver.Record{Partition: p, Receipt: true, Entry: receiptEntry(b), Message: driver.Message{
-		ID: b.Message.ID, Category: b.Message.Category, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
+		ID: b.Message.ID, Category: b.Message.Category, Thread: b.Message.Thread, ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt,
 		Audience: driver.Audience{Group: b.Message.Audience.Group},
 	}}
 }
@@ -245,6 +245,7 @@ func receiptMark(p driver.Partition, b driver.Record, readAt, now time.Time) dri
 		Receipt:   true,
 		Shared:    b.Partition,
 		Category:  b.Message.Category,
+		Thread:    b.Message.Thread,
 		ExpiresAt: b.Message.ExpiresAt,
 		Entry:     receiptEntry(b),
 	}

@@ -112,7 +112,7 @@ func (e *env) listAll(u driver.User, o inbox.ListOptions) []driver.Message {
 // want.
 func (e *env) wantFeed(u driver.User, o inbox.ListOptions, want ...driver.Message) {
 	e.t.Helper()
-	e.wantMessages(fmt.Sprintf("List(%s, limit %d, category %q, unread only %v)", u.ID, o.Limit, o.Category, o.UnreadOnly), want, e.listAll(u, o))
+	e.wantMessages(fmt.Sprintf("List(%s, limit %d, category %q, thread %q, unread only %v)", u.ID, o.Limit, o.Category, o.Thread, o.UnreadOnly), want, e.listAll(u, o))
 }
 
 // wantMessages checks that got equals want exactly.

@@ -33,6 +33,7 @@ type model struct {
 // modelCopy is one stored message as its user sees it.
 type modelCopy struct {
 	category  string
+	thread    string
 	expiresAt time.Time
 	state     driver.State // direct copies only; broadcasts use receipts
 	group     string       // a broadcast's group; "" for everyone
@@ -93,7 +94,7 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 	var out []entry
 	add := func(id string, c *modelCopy, broadcast bool, st driver.State) {
 		switch {
-		case !now.Before(c.expiresAt), o.Category != "" && c.category != o.Category, o.UnreadOnly && !st.ReadAt.IsZero(),
+		case !now.Before(c.expiresAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
 			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}

@@ -81,6 +81,7 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		rng:        rand.New(rand.NewPCG(seed, 0x5eed)),
 		users:      []string{"ann", "bob", "carol", "dave"},
 		categories: []string{"", "alpha", "beta", "gamma"},
+		threads:    []string{"", "t1", "t2"},
 		ttls:       []time.Duration{0, 45 * time.Second, 3 * time.Minute, 15 * time.Minute},
 		groups:     []string{"admins", "eu"},
 	}
@@ -114,10 +115,11 @@ type property struct {
 	e   *env
 	rng *rand.Rand
 	m   *model
-	// The pools operations draw from: users, categories ("" for none) and
-	// message TTLs (0 for the inbox config's), and groups.
+	// The pools operations draw from: users, categories and threads ("" for
+	// none), message TTLs (0 for the inbox config's), and groups.
 	users      []string
 	categories []string
+	threads    []string
 	ttls       []time.Duration
 	groups     []string
 
@@ -436,6 +438,7 @@ func (p *property) newDraft(broadcast bool) inbox.Draft {
 	d := inbox.Draft{
 		Title:    fmt.Sprintf("step %d", p.step),
 		Category: p.categories[p.rng.IntN(len(p.categories))],
+		Thread:   p.threads[p.rng.IntN(len(p.threads))],
 		TTL:      p.ttls[p.rng.IntN(len(p.ttls))],
 	}
 	if p.rng.IntN(2) == 0 {
@@ -503,7 +506,7 @@ func (p *property) publish() {
 		if retry {
 			exp = h.expiresAt
 		}
-		p.m.direct[u][id] = &modelCopy{category: d.Category, expiresAt: exp}
+		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp}
 		p.stats.published++
 	}
 	if diff := cmp.Diff([]any{wantDelivered, wantDup}, []any{res.Delivered, res.Duplicates}); diff != "" {
@@ -559,7 +562,7 @@ func (p *property) broadcast() {
 		p.stats.retries++
 		return
 	}
-	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: now.Add(ttlOf(d)), group: group}
+	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: now.Add(ttlOf(d)), group: group}
 	p.stats.broadcasts++
 	if group != "" {
 		p.stats.groupMessages++
@@ -635,6 +638,9 @@ func (p *property) randomView(u string) inbox.ListOptions {
 	if p.rng.IntN(3) == 0 {
 		o.Category = p.categories[p.rng.IntN(len(p.categories))]
 	}
+	if p.rng.IntN(3) == 0 {
+		o.Thread = p.threads[p.rng.IntN(len(p.threads))]
+	}
 	if p.rng.IntN(5) == 0 {
 		o.Archived = true
 	}
@@ -668,7 +674,7 @@ func (p *property) advance() {
 func (p *property) listFiltered() {
 	u := p.users[p.rng.IntN(len(p.users))]
 	p.logf("list %s with every filter", u)
-	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}, {Archived: true}, p.randomView(u)} {
+	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}, {Archived: true}, {Thread: "t1"}, {Thread: "t2", UnreadOnly: true}, p.randomView(u)} {
 		o.Limit = 1 + p.rng.IntN(6)
 		p.checkFeed(u, o)
 	}
@@ -684,6 +690,9 @@ func (p *property) checkFeeds() {
 		}
 		if p.rng.IntN(4) == 0 {
 			o.Category = p.categories[p.rng.IntN(len(p.categories))]
+		}
+		if p.rng.IntN(4) == 0 {
+			o.Thread = p.threads[p.rng.IntN(len(p.threads))]
 		}
 		if p.rng.IntN(6) == 0 {
 			o.Archived = true

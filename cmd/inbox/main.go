@@ -59,6 +59,8 @@
 //	--unread-index N     the table's unread index (default "unread"); "" for
 //	                     a table created without it (create-table then
 //	                     makes none)
+//	--thread-index N     the table's thread index (default "thread"); "" for
+//	                     a table created without it, as --unread-index
 //
 // recount --all reads the whole table once (a Scan, whose filter does not
 // lower its cost) and then every record of the inbox's partitions; it
@@ -147,17 +149,18 @@ type globals struct {
 	table       string
 	output      string
 	unreadIndex string
+	threadIndex string
 }
 
 // storeOptions are the dynamo options the globals select.
 func (g *globals) storeOptions() []dynamo.Option {
-	return []dynamo.Option{dynamo.WithUnreadIndex(g.unreadIndex)}
+	return []dynamo.Option{dynamo.WithUnreadIndex(g.unreadIndex), dynamo.WithThreadIndex(g.threadIndex)}
 }
 
 // isGlobal reports whether name is one of the flags globals registers.
 func isGlobal(name string) bool {
 	switch name {
-	case "endpoint-url", "region", "table", "output", "o", "unread-index":
+	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index":
 		return true
 	}
 	return false
@@ -173,6 +176,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.output, "output", g.output, "output `format`: json or table")
 	fs.StringVar(&g.output, "o", g.output, "shorthand for --output")
 	fs.StringVar(&g.unreadIndex, "unread-index", g.unreadIndex, "the table's unread index `name`; \"\" for a table without one")
+	fs.StringVar(&g.threadIndex, "thread-index", g.threadIndex, "the table's thread index `name`; \"\" for a table without one")
 }
 
 // resolve fills in the defaults from the environment and checks g.
@@ -202,7 +206,7 @@ type env struct {
 // results to stdout and errors and progress to stderr, and returns the
 // exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := globals{output: outputJSON, unreadIndex: dynamo.DefaultUnreadIndex}
+	g := globals{output: outputJSON, unreadIndex: dynamo.DefaultUnreadIndex, threadIndex: dynamo.DefaultThreadIndex}
 	top := flag.NewFlagSet("inbox", flag.ContinueOnError)
 	g.register(top)
 	if code, ok := parseFlags(top, args, stdout, stderr, func(w io.Writer) { mainUsage(w, top) }); !ok {

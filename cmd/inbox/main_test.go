@@ -140,22 +140,27 @@ func TestCreateAndDeleteTable(t *testing.T) {
 	if err != nil || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != driver.TTLAttribute {
 		t.Errorf("TTL: %+v, %v; want it on %s", ttl, err, driver.TTLAttribute)
 	}
-	if lsi := d.Table.LocalSecondaryIndexes; len(lsi) != 1 || aws.ToString(lsi[0].IndexName) != dynamo.DefaultUnreadIndex {
-		t.Errorf("local secondary indexes %+v, want the unread index", lsi)
+	var indexes []string
+	for _, lsi := range d.Table.LocalSecondaryIndexes {
+		indexes = append(indexes, aws.ToString(lsi.IndexName))
+	}
+	slices.Sort(indexes)
+	if want := []string{dynamo.DefaultThreadIndex, dynamo.DefaultUnreadIndex}; !slices.Equal(indexes, want) {
+		t.Errorf("local secondary indexes %v, want %v", indexes, want)
 	}
 
-	// --unread-index "": a table without the index, which feed --unread
-	// then reads without it.
+	// --unread-index "" --thread-index "": a table without the indexes,
+	// which feed --unread then reads without.
 	bare := ddblocal.TableName(t)
 	t.Cleanup(func() {
 		if err := dynamo.DeleteTable(context.Background(), c, bare); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	noIndex := with(local(t, bare), "--unread-index", "")
+	noIndex := with(local(t, bare), "--unread-index", "", "--thread-index", "")
 	cli(t, with(noIndex, "create-table")...).ok(t)
 	if d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bare)}); err != nil || len(d.Table.LocalSecondaryIndexes) != 0 {
-		t.Errorf("create-table --unread-index \"\": %v, indexes %+v; want none", err, d.Table.LocalSecondaryIndexes)
+		t.Errorf("create-table without indexes: %v, indexes %+v; want none", err, d.Table.LocalSecondaryIndexes)
 	}
 	cli(t, with(noIndex, "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...).ok(t)
 	if r := cli(t, with(local(t, bare), "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...); r.code != exitError || !strings.Contains(r.stderr, "WithUnreadIndex") {

@@ -119,7 +119,7 @@ func StreamsClient(t testing.TB) *dynamodbstreams.Client {
 // DynamoDB Local's TTL deletes nothing in a table with a local secondary
 // index (seen: none of 4 expired items after 40 s, where without the index
 // all 4 went within a second): a test that waits for TTL deletions passes
-// dynamo.WithUnreadIndex("").
+// dynamo.WithUnreadIndex("") and dynamo.WithThreadIndex("").
 func NewTable(t testing.TB, c *dynamodb.Client, opts ...dynamo.Option) (table, streamARN string) {
 	t.Helper()
 	table = TableName(t)
