@@ -30,11 +30,18 @@ func TestUnreadIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lsi := desc.Table.LocalSecondaryIndexes
-	if len(lsi) != 1 || aws.ToString(lsi[0].IndexName) != dynamo.DefaultUnreadIndex || lsi[0].Projection.ProjectionType != types.ProjectionTypeInclude ||
-		!cmp.Equal(lsi[0].Projection.NonKeyAttributes, []string{"taxonomy", "expiredat"}) ||
-		len(lsi[0].KeySchema) != 2 || aws.ToString(lsi[0].KeySchema[1].AttributeName) != "unread" {
-		t.Fatalf("the table's local secondary indexes: %+v, want the unread index, projecting taxonomy and expiredat", lsi)
+	// The unread and thread indexes, each on its key, projecting taxonomy
+	// and expiredat.
+	got := map[string]string{}
+	for _, ix := range desc.Table.LocalSecondaryIndexes {
+		if ix.Projection.ProjectionType != types.ProjectionTypeInclude || !cmp.Equal(ix.Projection.NonKeyAttributes, []string{"taxonomy", "expiredat"}) || len(ix.KeySchema) != 2 {
+			t.Errorf("index %s: projection %+v, key schema %+v; want taxonomy and expiredat on a two-part key", aws.ToString(ix.IndexName), ix.Projection, ix.KeySchema)
+			continue
+		}
+		got[aws.ToString(ix.IndexName)] = aws.ToString(ix.KeySchema[1].AttributeName)
+	}
+	if want := map[string]string{dynamo.DefaultUnreadIndex: "unread", dynamo.DefaultThreadIndex: "tsk"}; !cmp.Equal(got, want) {
+		t.Fatalf("the table's local secondary indexes by sort key: %v, want %v", got, want)
 	}
 
 	now := time.Now().UTC().Truncate(time.Second)
