@@ -140,7 +140,8 @@
 // carries the thread too. A Store reads one thread's records apart from
 // the rest of a partition (driver.Query.Thread; the dynamo Store from its
 // thread index), so List and MarkAllRead with ListOptions.Thread cost what
-// the thread holds, and read states, archive, delete, expiry and group
+// the thread holds (the user's receipts of its broadcasts are read by key,
+// since a receipt another program wrote carries no thread), and read states, archive, delete, expiry and group
 // membership apply as in the whole feed. A host system ID's retry must
 // name the same thread. Exact counts per thread and the list of a user's
 // threads by latest activity are the next step; until then Counts is the

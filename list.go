@@ -35,8 +35,9 @@ type ListOptions struct {
 	// Category keeps only messages of this category; "" keeps all.
 	Category string
 	// Thread keeps only the messages of this thread (see Draft.Thread),
-	// read from the stores' thread index: a page costs what it holds,
-	// whatever the rest of the feed holds. "" keeps all.
+	// read from the stores' thread index, with the user's receipts of the
+	// thread's broadcasts read by key, as for an unread page: a page costs
+	// what it holds, whatever the rest of the feed holds. "" keeps all.
 	Thread string
 	// UpTo keeps only messages with IDs up to this one (inclusive): the
 	// newest message a view showed, so that MarkAllRead marks what the
@@ -166,9 +167,11 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		q := base
 		q.Partition = p
 		s := &feedStream{q: q, next: start, more: true}
-		if o.UnreadOnly && p.IsShared() {
-			// u's partition yields only unread direct messages: the
-			// receipts of the broadcasts are read by key.
+		if (o.UnreadOnly || o.Thread != "") && p.IsShared() {
+			// u's partition yields only unread direct messages, or only
+			// the receipts that carry the thread (a receipt another
+			// program wrote carries none): the receipts of the broadcasts
+			// are read by key.
 			s.receiptsIn = u.Partition()
 		}
 		m.streams = append(m.streams, s)
@@ -388,9 +391,9 @@ type feedStream struct {
 	buf  []driver.Record
 	next string // Before of the next read: records below it are unread
 	more bool   // whether records below next may exist
-	// receiptsIn is, for a shared stream of an unread-only listing, the
-	// user's partition, where the receipts of its broadcasts are read by
-	// key into receipts (by ID) as its buffer is filled.
+	// receiptsIn is, for a shared stream of an unread-only or a thread's
+	// listing, the user's partition, where the receipts of its broadcasts
+	// are read by key into receipts (by ID) as its buffer is filled.
 	receiptsIn Partition
 	receipts   map[string]driver.Record
 }

@@ -226,7 +226,7 @@ func (f *fleet) publish() {
 		return
 	}
 	for _, u := range to {
-		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, expiresAt: res.Message.ExpiresAt}
+		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt}
 	}
 	f.count("publish")
 }
@@ -252,13 +252,18 @@ func (f *fleet) broadcast() {
 		f.fail("Broadcast", err)
 		return
 	}
-	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, expiresAt: m.ExpiresAt, group: g}
+	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g}
 	f.count("broadcast")
 }
 
+// fleetThreads are the threads the fleet's drafts and views draw from
+// ("" for none).
+var fleetThreads = []string{"", "t1"}
+
 // draft returns a random draft.
 func (f *fleet) draft() inbox.Draft {
-	return inbox.Draft{Title: "m" + strconv.Itoa(f.step), Category: f.categories[f.rng.IntN(len(f.categories))], TTL: f.ttls[f.rng.IntN(len(f.ttls))]}
+	return inbox.Draft{Title: "m" + strconv.Itoa(f.step), Category: f.categories[f.rng.IntN(len(f.categories))],
+		Thread: fleetThreads[f.rng.IntN(len(fleetThreads))], TTL: f.ttls[f.rng.IntN(len(f.ttls))]}
 }
 
 // pick returns a random message ID u could mark: one of u's feed, archived
@@ -351,7 +356,7 @@ func (f *fleet) mark() {
 func (f *fleet) markAllRead() {
 	i, ib := f.proc()
 	u := f.users[f.rng.IntN(len(f.users))]
-	o := inbox.ListOptions{UnreadOnly: true, Category: f.categories[f.rng.IntN(len(f.categories))]}
+	o := inbox.ListOptions{UnreadOnly: true, Category: f.categories[f.rng.IntN(len(f.categories))], Thread: fleetThreads[f.rng.IntN(len(fleetThreads))]}
 	listed := f.listIn(ib, f.user(u), o)
 	if len(listed) == 0 {
 		return
@@ -365,7 +370,7 @@ func (f *fleet) markAllRead() {
 			delete(f.unadopted[u], m.ID)
 		}
 	}
-	f.logf("p%d mark all read for %s (category %q, up to %s): %d of %d listed", i, u, o.Category, o.UpTo, want, len(listed))
+	f.logf("p%d mark all read for %s (category %q, thread %q, up to %s): %d of %d listed", i, u, o.Category, o.Thread, o.UpTo, want, len(listed))
 	if n, err := ib.MarkAllRead(f.e.ctx, f.user(u), o); err != nil || n != want {
 		f.e.t.Errorf("step %d: MarkAllRead(%s, %+v) = %d, %v; want %d, nil", f.step, u, o, n, err, want)
 	}
@@ -732,10 +737,9 @@ func (f *fleet) settle() {
 	for i, ib := range f.procs {
 		for _, name := range f.users {
 			u := f.user(name)
-			for _, archived := range []bool{false, true} {
-				o := inbox.ListOptions{Archived: archived}
+			for _, o := range []inbox.ListOptions{{}, {Archived: true}, {Thread: "t1"}} {
 				if diff := cmp.Diff(f.m.feed(name, now, o), entries(f.listIn(ib, u, o)), cmp.Comparer(entry.equal)); diff != "" {
-					f.e.t.Errorf("step %d: settled, p%d List(%s, archived %v) differs from the model (-model +List):\n%s", f.step, i, name, archived, diff)
+					f.e.t.Errorf("step %d: settled, p%d List(%s, archived %v, thread %q) differs from the model (-model +List):\n%s", f.step, i, name, o.Archived, o.Thread, diff)
 				}
 			}
 			want := f.m.counts(name, now)
