@@ -32,14 +32,15 @@ func (s *markBetweenStore) Query(ctx context.Context, q driver.Query) (driver.Qu
 	return res, err
 }
 
-func (s *markBetweenStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
+func (s *markBetweenStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	p := q.Partition
 	if p == s.user {
 		select {
 		case <-s.marked:
 		case <-time.After(time.Second): // Counts read no records: nothing to race
 		}
 	}
-	return s.Store.Stats(ctx, p, now)
+	return s.Store.Stats(ctx, q)
 }
 
 // TestUnseenIsOneViewWithTheStats: a read made between the two reads of
@@ -94,8 +95,8 @@ func (s *readCounter) Query(ctx context.Context, q driver.Query) (driver.QueryRe
 	return res, err
 }
 
-func (s *readCounter) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
-	st, err := s.Store.Stats(ctx, p, now)
+func (s *readCounter) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	st, err := s.Store.Stats(ctx, q)
 	s.add(len(st.Counters) + len(st.Expired) + len(st.Tombstones))
 	return st, err
 }

@@ -125,6 +125,9 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		// tombstone, and the expiry an event reports.
 		return driver.Record{}, err
 	}
+	if !rec.Ledgered() {
+		m.Thread = "" // another program's item is in no thread (see driver.Record)
+	}
 	return rec, nil
 }
 

@@ -218,7 +218,8 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
 		p := s.User(uniq[i]).Partition()
-		outcome[i] = ib.store.PutMessage(ctx, newRecord(p, m), driver.CounterDeltas(p, m.Category, 1, 0))
+		rec := newRecord(p, m)
+		outcome[i] = ib.store.PutMessage(ctx, rec, driver.RecordCounters(rec))
 	})
 	for i, u := range uniq {
 		switch err := outcome[i]; {
@@ -315,7 +316,8 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 		return Message{}, err
 	}
 	p := s.Group(group)
-	err = ib.store.PutMessage(ctx, newRecord(p, msg), driver.CounterDeltas(p, msg.Category, 1, 0))
+	rec := newRecord(p, msg)
+	err = ib.store.PutMessage(ctx, rec, driver.RecordCounters(rec))
 	if errors.Is(err, driver.ErrExists) {
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
 	}

@@ -75,6 +75,7 @@ func markFor(u User, rec driver.Record, receipt *driver.Record, to driver.State,
 	}
 	if mk.Entry == "" {
 		mk.Entry = driver.NewLedgerSK(msg.ExpiresAt, msg.ID)
+		mk.Adopts = !mk.From.IsZero() || !mk.Receipt // a record stands, without an entry
 	}
 	if !mk.Receipt && !to.DeletedAt.IsZero() {
 		mk.Delete, mk.To = true, driver.State{} // a direct message is removed

@@ -104,7 +104,7 @@ func (ib *Inbox) repairPartition(ctx context.Context, p Partition) error {
 // recount, it replaces them (ErrConflict if a write came between).
 func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	now := ib.now()
-	st, err := ib.store.Stats(ctx, p, farFuture)
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: farFuture, Threads: true})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if err != nil {
 		return err
 	}
-	dead, err := ib.deadReceiptsOf(ctx, p, recs, now)
+	dead, broadcasts, err := ib.deadReceiptsOf(ctx, p, recs, now)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,14 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		if ok {
 			delete(entries, rec.Entry)
 		}
-		switch {
+		switch b, inThread := broadcasts[rec.Message.ID]; {
+		case !rec.Ledgered() && rec.Receipt && inThread && b.Message.Thread != "" && !rec.State().IsZero():
+			// Another program's receipt of a thread's broadcast: adopted
+			// into the thread, its marks moving into its counters.
+			if err := ib.adoptIntoThread(ctx, rec, b); err != nil {
+				return err
+			}
+			return errRepairAgain
 		case !ok || !sameEntry(e, rec):
 			// No entry, or one that does not record it (the table was
 			// edited): a new entry adopts the record; the counters are
@@ -164,6 +171,16 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		return errRepairAgain
 	}
 	counters := driver.MergeCounters(deltas)
+	// A thread's Latest is its last activity, which the removal of its
+	// latest message does not lower: the recount keeps the stored one
+	// unless the records hold a later message.
+	latest := map[string]string{}
+	for _, c := range st.Counters {
+		latest[c.SK()] = c.Latest
+	}
+	for i, c := range counters {
+		counters[i].Latest = max(c.Latest, latest[c.SK()])
+	}
 	if sameTallies(st.Counters, counters) {
 		return nil
 	}
@@ -173,19 +190,21 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 // sameEntry reports whether ledger entry e records what rec adds to the
 // counters (e is rec's entry).
 func sameEntry(e, rec driver.Record) bool {
-	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category &&
+	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category && e.Message.Thread == rec.Message.Thread &&
 		(!rec.Receipt || e.Message.Audience.Group == rec.Message.Audience.Group) &&
 		e.State().Same(rec.State()) && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // sameTallies reports whether two sets of counters of one partition hold
-// the same non-zero tallies.
+// the same non-zero tallies, with the same Latest.
 func sameTallies(a, b []driver.Counter) bool {
 	tallies := func(cs []driver.Counter) map[string]driver.Counter {
 		out := map[string]driver.Counter{}
 		for _, c := range cs {
 			if !c.IsZero() {
-				out[driver.CounterSK(c.Category, c.Group)] = c.Tallies()
+				t := c.Tallies()
+				t.Latest = c.Latest
+				out[c.SK()] = t
 			}
 		}
 		return out
@@ -221,16 +240,13 @@ func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]driver.Re
 
 // deadReceiptsOf returns the IDs of p's unexpired receipts whose broadcast
 // (to everyone, or to the receipt's group) no longer exists (it was removed
-// before it expired): they no longer count.
-func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []driver.Record, now time.Time) (map[string]bool, error) {
+// before it expired): they no longer count; and the broadcasts of the
+// others, by ID.
+func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []driver.Record, now time.Time) (map[string]bool, map[string]driver.Record, error) {
 	var keys []driver.Key
 	for _, r := range recs {
 		if r.Receipt && now.Before(r.Message.ExpiresAt) {
-			shared := p.Scope().Public()
-			if g := r.Message.Audience.Group; g != "" {
-				shared = p.Scope().Group(g)
-			}
-			keys = append(keys, driver.Key{Partition: shared, ID: r.Message.ID})
+			keys = append(keys, driver.Key{Partition: sharedOf(r), ID: r.Message.ID})
 		}
 	}
 	dead := make(map[string]bool, len(keys))
@@ -239,10 +255,12 @@ func (ib *Inbox) deadReceiptsOf(ctx context.Context, p Partition, recs []driver.
 	}
 	found, err := ib.getRecords(ctx, keys)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	broadcasts := make(map[string]driver.Record, len(found))
 	for _, b := range found {
 		delete(dead, b.Message.ID)
+		broadcasts[b.Message.ID] = b
 	}
-	return dead, nil
+	return dead, broadcasts, nil
 }

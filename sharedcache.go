@@ -505,7 +505,7 @@ func (w wireSnapshot) valid(p Partition) bool {
 		}
 	}
 	for _, c := range w.Stats.Counters {
-		if c.Partition != p {
+		if c.Partition != p || driver.ValidateCounter(c) != nil {
 			return false
 		}
 	}
@@ -603,7 +603,8 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 	g.Go(func() (err error) {
 		// Ledger entries that expire within the freshness bound are read
 		// now and filtered by each caller's time.
-		s.stats, err = c.Store.Stats(gctx, p, s.at.Truncate(time.Second).Add(c.fresh.Truncate(time.Second)+time.Second))
+		// The threads' counters come too, for ListThreads.
+		s.stats, err = c.Store.Stats(gctx, driver.StatsQuery{Partition: p, Now: s.at.Truncate(time.Second).Add(c.fresh.Truncate(time.Second) + time.Second), Threads: true})
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -726,8 +727,10 @@ func idAbove(id string) string { return id + "\x7f" }
 
 // stats returns p's stats at the view's time, with the ledger entries
 // expired by then and the tombstones that expire after it: from p's
-// snapshot if p is shared and the cache is on, else from the Store.
-func (v *view) stats(ctx context.Context, p Partition) (driver.Stats, error) {
+// snapshot if p is shared and the cache is on, else from the Store. With
+// threads they hold p's threads' counters (a snapshot always does);
+// without, they may.
+func (v *view) stats(ctx context.Context, p Partition, threads bool) (driver.Stats, error) {
 	s, err := v.snapshot(ctx, p)
 	if err != nil {
 		return driver.Stats{}, err
@@ -735,7 +738,7 @@ func (v *view) stats(ctx context.Context, p Partition) (driver.Stats, error) {
 	var all driver.Stats
 	if s != nil {
 		all = s.stats
-	} else if all, err = v.c.Store.Stats(ctx, p, v.now); err != nil {
+	} else if all, err = v.c.Store.Stats(ctx, driver.StatsQuery{Partition: p, Now: v.now, Threads: threads}); err != nil {
 		return driver.Stats{}, err
 	}
 	st := all

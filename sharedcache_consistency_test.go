@@ -131,11 +131,12 @@ type groupReads struct {
 	n atomic.Int64
 }
 
-func (s *groupReads) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
+func (s *groupReads) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	p := q.Partition
 	if p.IsShared() && !p.IsPublic() {
 		s.n.Add(1)
 	}
-	return s.Store.Stats(ctx, p, now)
+	return s.Store.Stats(ctx, q)
 }
 
 // racingStore lets another process's broadcast land between the head and
@@ -156,11 +157,12 @@ func (s *racingStore) Query(ctx context.Context, q driver.Query) (driver.QueryRe
 	return res, err
 }
 
-func (s *racingStore) Stats(ctx context.Context, p inbox.Partition, now time.Time) (driver.Stats, error) {
+func (s *racingStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	p := q.Partition
 	if p.IsPublic() {
 		<-s.written
 	}
-	return s.Store.Stats(ctx, p, now)
+	return s.Store.Stats(ctx, q)
 }
 
 // TestSnapshotIsOneView: a broadcast that lands between a refresh's read

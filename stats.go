@@ -131,57 +131,18 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	now := ib.now()
 	v := ib.cache.newView(now)
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
-	stats := make([]driver.Stats, len(parts))
 	after, limit := ib.seen.get(u.Partition())
 	var probe *driver.QueryResult
-	g, gctx := errgroup.WithContext(ctx)
-	for i, p := range parts {
-		g.Go(func() (err error) { stats[i], err = v.stats(gctx, p); return err })
-	}
-	if limit > 0 {
-		g.Go(func() error {
-			res, err := ib.store.Query(gctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
-			probe = &res
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	stats, err := ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error {
+		if limit == 0 {
+			return nil
+		}
+		res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
+		probe = &res
+		return err
+	})
+	if err != nil {
 		return Counts{}, false, err
-	}
-	// u's partition counts u's receipts of every message it holds one of.
-	// A shared partition's view (a snapshot, or a read made in parallel)
-	// may predate a broadcast u has a receipt of: u made it in the
-	// meantime, through another process. u's recent receipts name them;
-	// such a partition is read again, now that u's partition has been
-	// read, so that the view holds every message u's receipts are of.
-	behind := map[int][]string{}
-	for _, k := range stats[0].Recent {
-		i := slices.Index(parts[1:], k.Partition) + 1
-		if i == 0 || !driver.RecentID(k.ID, now) {
-			continue // a group this call does not name; a broadcast every view holds
-		}
-		s, err := v.snapshot(ctx, k.Partition)
-		if err != nil {
-			return Counts{}, false, err
-		}
-		if s == nil || !ib.cache.has(s, k.Partition, k.ID) {
-			behind[i] = append(behind[i], k.ID)
-		}
-	}
-	if len(behind) > 0 {
-		g, gctx := errgroup.WithContext(ctx)
-		for i, ids := range behind {
-			g.Go(func() (err error) {
-				if err = v.renew(gctx, parts[i], ids); err != nil {
-					return err
-				}
-				stats[i], err = v.stats(gctx, parts[i])
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return Counts{}, false, err
-		}
 	}
 	in := map[string]bool{"": true} // the groups whose receipts count
 	for _, p := range parts[2:] {
@@ -190,6 +151,8 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	sum := countSum{"": {}}
 	for _, c := range stats[0].Counters {
 		switch {
+		case c.Thread != "":
+			// threads are counted by ListThreads
 		case c.Group == "":
 			sum.add(c)
 		case !in[c.Group]:
@@ -199,7 +162,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	var tombstones []driver.Record
 	for _, st := range stats[1:] {
 		for _, c := range st.Counters {
-			if c.Group == "" {
+			if c.Group == "" && c.Thread == "" {
 				sum.add(driver.Counter{Category: c.Category, Published: c.Published})
 			}
 		}
@@ -211,7 +174,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		for _, r := range recs {
 			if !r.Receipt || in[r.Message.Audience.Group] {
 				for _, d := range driver.RemovalDeltas(r) {
-					if d.Group == "" {
+					if d.Group == "" && d.Thread == "" {
 						sum.add(d)
 					}
 				}
@@ -241,6 +204,57 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	}
 	c.Unseen, ok, err = ib.unseen(ctx, v, parts, probe, stats[0].Version, seen, now)
 	return c, ok, err
+}
+
+// feedStats reads the stats of parts (a user's partition, then the
+// shared ones the user reads) through v, in parallel, with also in the
+// same round trip; with threads, the threads' counters too. u's partition
+// counts u's receipts of every message it holds one of, while a shared
+// partition's view (a snapshot, or a read made in parallel) may predate a
+// broadcast u has a receipt of: u made it in the meantime, through another
+// process. u's recent receipts name them; such a partition is read again,
+// now that u's partition has been read, so that the view holds every
+// message u's receipts are of.
+func (ib *Inbox) feedStats(ctx context.Context, v *view, parts []Partition, now time.Time, threads bool, also func(context.Context) error) ([]driver.Stats, error) {
+	stats := make([]driver.Stats, len(parts))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, p := range parts {
+		g.Go(func() (err error) { stats[i], err = v.stats(gctx, p, threads); return err })
+	}
+	g.Go(func() error { return also(gctx) })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	behind := map[int][]string{}
+	for _, k := range stats[0].Recent {
+		i := slices.Index(parts[1:], k.Partition) + 1
+		if i == 0 || !driver.RecentID(k.ID, now) {
+			continue // a group this call does not name; a broadcast every view holds
+		}
+		s, err := v.snapshot(ctx, k.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil || !ib.cache.has(s, k.Partition, k.ID) {
+			behind[i] = append(behind[i], k.ID)
+		}
+	}
+	if len(behind) > 0 {
+		g, gctx := errgroup.WithContext(ctx)
+		for i, ids := range behind {
+			g.Go(func() (err error) {
+				if err = v.renew(gctx, parts[i], ids); err != nil {
+					return err
+				}
+				stats[i], err = v.stats(gctx, parts[i], threads)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	return stats, nil
 }
 
 // unseen counts the messages of parts above the seen watermark seen that

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -148,9 +149,46 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 // an unread-only List reads). The adoption applies only if the record
 // still stands as the image shows it, so a redelivered or late record
 // changes nothing. Records that expired are left to their removal.
+//
+// A receipt of a broadcast in a thread is adopted into its thread: see
+// adoptIntoThread.
 func (ib *Inbox) adoptForeign(ctx context.Context, rec *driver.Record) error {
 	if rec == nil || rec.Ledgered() || !ib.now().Before(rec.Message.ExpiresAt) {
 		return nil
 	}
+	if rec.Receipt && !rec.State().IsZero() {
+		shared := sharedOf(*rec)
+		found, err := ib.store.GetRecords(ctx, []driver.Key{{Partition: shared, ID: rec.Message.ID}})
+		if err != nil {
+			return err
+		}
+		if len(found) == 1 && found[0].Message.Thread != "" {
+			return ib.adoptIntoThread(ctx, *rec, found[0])
+		}
+	}
 	return ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
+}
+
+// adoptIntoThread adopts receipt, another program's receipt (no ledger
+// entry) of broadcast b, which is in a thread, with a mark that keeps its
+// marks: the receipt gets b's thread and an entry, and its marks move
+// into the thread's counters in the same atomic unit (another program
+// counts no thread). If the receipt changed meanwhile nothing is written:
+// whoever changed it adopted it, or its next change will.
+func (ib *Inbox) adoptIntoThread(ctx context.Context, receipt, b driver.Record) error {
+	u := User{Scope: receipt.Partition.Scope(), ID: receipt.Partition.User}
+	mk := markFor(u, b, &receipt, receipt.State(), ib.now())
+	err := ib.store.Mark(ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+	if errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// sharedOf returns the shared partition of receipt r's broadcast.
+func sharedOf(r driver.Record) Partition {
+	if g := r.Message.Audience.Group; g != "" {
+		return r.Partition.Scope().Group(g)
+	}
+	return r.Partition.Scope().Public()
 }

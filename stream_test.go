@@ -123,7 +123,7 @@ func counters(t *testing.T, st inbox.Store, users ...string) []driver.Counter {
 	var all []driver.Counter
 	for _, u := range users {
 		p := partitionOf(u)
-		st, err := st.Stats(context.Background(), p, time.Time{})
+		st, err := st.Stats(context.Background(), driver.StatsQuery{Partition: p, Now: time.Time{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +373,7 @@ func TestStreamHandlerRefuses(t *testing.T) {
 				for _, tenant := range []string{"acme", "globex"} {
 					p := partitionOf(u)
 					p.Tenant = tenant
-					st, err := st.Stats(context.Background(), p, time.Time{})
+					st, err := st.Stats(context.Background(), driver.StatsQuery{Partition: p, Now: time.Time{}})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -235,6 +235,7 @@ type Key struct {
 // Sort-key prefixes and fixed sort keys of the table.
 const (
 	MessagePrefix     = "m#"                 // messages and receipts: m#<id>
+	ThreadStatsPrefix = "b#"                 // a thread's stats: b#<thread> and b#<thread>#<group>
 	CounterPrefix     = "c#"                 // stats: c#* and c#<category>
 	SeenSK            = "cs#seen"            // a user's seen watermark, in the user's partition
 	AllCategories     = "*"                  // the category of the c#* total
@@ -352,8 +353,33 @@ func CounterSK(category, group string) string {
 	return sk
 }
 
-// ParseCounterSK parses a sort key made by CounterSK.
-func ParseCounterSK(sk string) (category, group string, err error) {
+// ThreadCounterSK returns the sort key of a thread's stats record:
+// b#<thread> for the thread's own records of the partition (a user's direct
+// messages, a shared partition's broadcasts), b#<thread>#<group> for a
+// user's receipts of the thread's messages to group (PublicGroup for
+// everyone's). It sorts before every c# key, so that Stats reads the
+// stats of a partition's threads with the same Query when asked (see
+// StatsQuery.Threads) and leaves them out otherwise.
+func ThreadCounterSK(thread, group string) string {
+	sk := ThreadStatsPrefix + thread
+	if group != "" {
+		sk += "#" + group
+	}
+	return sk
+}
+
+// ParseCounterSK parses a sort key made by CounterSK or ThreadCounterSK into
+// the key fields of a Counter (Category, Group, Thread); anything else is
+// ErrInvalidKey.
+func ParseCounterSK(sk string) (Counter, error) {
+	bad := fmt.Errorf("%w: stats key %q", ErrInvalidKey, sk)
+	if rest, ok := strings.CutPrefix(sk, ThreadStatsPrefix); ok {
+		thread, group, hasGroup := strings.Cut(rest, "#")
+		if thread == "" || ValidateThread(thread) != nil || hasGroup && ValidateGroup(group) != nil {
+			return Counter{}, bad
+		}
+		return Counter{Thread: thread, Group: group}, nil
+	}
 	rest, ok := strings.CutPrefix(sk, CounterPrefix)
 	category, group, hasGroup := strings.Cut(rest, "#")
 	if hasGroup && group == "" {
@@ -368,9 +394,9 @@ func ParseCounterSK(sk string) (category, group string, err error) {
 		ok = false
 	}
 	if !ok {
-		return "", "", fmt.Errorf("%w: stats key %q", ErrInvalidKey, sk)
+		return Counter{}, bad
 	}
-	return category, group, nil
+	return Counter{Category: category, Group: group}, nil
 }
 
 // TenantPK returns the partition key of a tenant's settings and inbox

@@ -72,12 +72,23 @@ func TestPartitionKeys(t *testing.T) {
 		if got := CounterSK(c.cat, c.group); got != c.sk {
 			t.Errorf("CounterSK(%q, %q) = %q, want %q", c.cat, c.group, got, c.sk)
 		}
-		if cat, group, err := ParseCounterSK(c.sk); err != nil || cat != c.cat || group != c.group {
-			t.Errorf("ParseCounterSK(%q) = %q, %q, %v", c.sk, cat, group, err)
+		if k, err := ParseCounterSK(c.sk); err != nil || k != (Counter{Category: c.cat, Group: c.group}) {
+			t.Errorf("ParseCounterSK(%q) = %+v, %v", c.sk, k, err)
 		}
 	}
-	for _, sk := range []string{"c#", "x#*", "c#*#", "c#a*b", "c#*#g#h", "c#b#$x*"} {
-		if _, _, err := ParseCounterSK(sk); !errors.Is(err, ErrInvalidKey) {
+	for _, c := range []struct{ thread, group, sk string }{
+		{"chat", "", "b#chat"}, {"chat", "admins", "b#chat#admins"}, {"chat", PublicGroup, "b#chat#$public"},
+	} {
+		k := Counter{Thread: c.thread, Group: c.group}
+		if got := k.SK(); got != c.sk {
+			t.Errorf("SK of %+v = %q, want %q", k, got, c.sk)
+		}
+		if got, err := ParseCounterSK(c.sk); err != nil || got != k {
+			t.Errorf("ParseCounterSK(%q) = %+v, %v", c.sk, got, err)
+		}
+	}
+	for _, sk := range []string{"c#", "x#*", "c#*#", "c#a*b", "c#*#g#h", "c#b#$x*", "b#", "b##g", "b#t#", "b#t#g#h", "b#t\x00"} {
+		if _, err := ParseCounterSK(sk); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ParseCounterSK(%q) = %v, want ErrInvalidKey", sk, err)
 		}
 	}

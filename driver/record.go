@@ -98,7 +98,9 @@ type Record struct {
 	// Entry is the sort key of the record's ledger entry (see Store and
 	// LedgerSK), set by the Inbox on every record it writes; "" for a
 	// record another program wrote to the table, until a mark or Recount
-	// adopts it.
+	// adopts it. Such a record is counted as the seeds count, in no
+	// thread's counter: a Store returns it with no Thread, whatever the
+	// item holds.
 	Entry string
 }
 
@@ -171,12 +173,15 @@ func (r Record) withState(s State) Record {
 // ledger records them (nil where there is none: a receipt not yet
 // created, or removed; a direct message deleted).
 func (mk Mark) records() (before, after *Record) {
-	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: Message{ID: mk.Key.ID, Category: mk.Category, ExpiresAt: mk.ExpiresAt}}
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: Message{ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread, ExpiresAt: mk.ExpiresAt}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
 	if !mk.Receipt || !mk.From.IsZero() {
 		b := rec.withState(mk.From)
+		if mk.Adopts {
+			b.Message.Thread = "" // counted by another program: in no thread
+		}
 		before = &b
 	}
 	if !mk.Delete && (!mk.Receipt || !mk.To.IsZero()) {
@@ -187,7 +192,8 @@ func (mk Mark) records() (before, after *Record) {
 }
 
 // MarkDeltas returns the counter changes of mark mk: what the record
-// counts after it less what it counted before.
+// counts after it less what it counted before. They raise no thread's
+// Latest.
 func MarkDeltas(mk Mark) []Counter {
 	before, after := mk.records()
 	var out []Counter
@@ -197,14 +203,19 @@ func MarkDeltas(mk Mark) []Counter {
 	if after != nil {
 		out = append(out, RecordCounters(*after)...)
 	}
-	return MergeCounters(out)
+	out = MergeCounters(out)
+	for i := range out {
+		out[i].Latest = "" // a mark is no activity
+	}
+	return out
 }
 
 // RecordCounters returns what rec adds to its partition's counters: a
 // message or broadcast adds published; in a user's partition a record adds
 // read if read, archived if archived, archivedread if both, hidden if
 // deleted (a receipt); a receipt of a group's message adds its marks to the
-// group's counters too.
+// group's counters too; and a record of a thread adds the same to the
+// thread's counter (see Counter), a message or broadcast raising its Latest.
 func RecordCounters(rec Record) []Counter {
 	var t Counter
 	if !rec.Receipt {
@@ -227,5 +238,6 @@ func RecordCounters(rec Record) []Counter {
 	if g := rec.Message.Audience.Group; rec.Receipt && g != "" {
 		out = append(out, tallyDeltas(rec.Partition, rec.Message.Category, g, t)...)
 	}
+	out = append(out, threadDeltas(rec, t)...)
 	return MergeCounters(out)
 }

@@ -19,7 +19,8 @@ import (
 // the conformance suite every Store must pass. The dynamo package is the
 // production Store and the memstore package an in-memory one for tests.
 //
-// Counters are created at zero the first time a change touches them. Times
+// Counters are created at zero the first time a change touches them; a
+// change's Latest raises a thread counter's Latest, never lowers it. Times
 // are stored with one-second precision (epoch seconds on DynamoDB); the
 // Inbox truncates every time it writes, so a Store returns what it was given.
 //
@@ -27,8 +28,9 @@ import (
 //
 // With every message, broadcast and receipt it writes, a Store keeps the
 // record's ledger entry, named by Record.Entry (LedgerSK): a copy of what
-// the record adds to the counters (its key, expiry, category, whether it
-// is a receipt and of which group, and the user's marks on it), written and changed in the same
+// the record adds to the counters (its key, expiry, category, thread,
+// whether it is a receipt and of which group, and the user's marks on it),
+// written and changed in the same
 // atomic unit as the record and its counters, and the record notes its
 // entry. Unlike the record, an entry does not expire: only ApplyRemoval
 // (when the record's removal is accounted) deletes it. So at any time the
@@ -103,10 +105,13 @@ type Store interface {
 	Mark(ctx context.Context, marks []Mark, deltas []Counter) error
 
 	// Stats returns, in one round trip and strongly consistent, every stats
-	// record of partition p with their version, the ledger entries of p
-	// that expire at or before now, the tombstones of p still stored, and
-	// p's seen watermark. See Stats.
-	Stats(ctx context.Context, p Partition, now time.Time) (Stats, error)
+	// record of partition q.Partition with their version (with
+	// q.Threads, its threads' counters too; else none of them), the
+	// ledger entries of the partition that expire at or before q.Now, the
+	// tombstones of the partition still stored, and its seen watermark,
+	// all as one read (on DynamoDB, one Query of adjacent sort keys). See
+	// Stats.
+	Stats(ctx context.Context, q StatsQuery) (Stats, error)
 
 	// ApplyRemoval accounts the removal of r.Record, at most once, all or
 	// nothing, and reports whether this call applied it.
@@ -129,8 +134,9 @@ type Store interface {
 	// key, marks and Entry, or none) the ledger entry r.Adopt's
 	// AdoptAs names, recording it on the record, atomically per record; a
 	// record that is gone or changed is skipped.
-	// Then, with r.Reset, it replaces every stats record of partition p
-	// with r.Counters, but only if p's counter version still equals
+	// Then, with r.Reset, it replaces every stats record of partition p,
+	// the threads' counters included, with r.Counters (a thread's counter
+	// with the Latest given), but only if p's counter version still equals
 	// r.Version: otherwise it returns an error matching ErrConflict and
 	// leaves the counters as they are. The adoptions and the reset are not
 	// atomic together. A record or counter of another partition, or two
@@ -300,6 +306,11 @@ type Mark struct {
 	// its broadcast, so that Query.Thread finds it beside its thread's
 	// messages.
 	Thread string
+	// Adopts is set when the marked record has no ledger entry (another
+	// program wrote it; Entry is a new one): before the mark it counts as
+	// that program counted it, in no thread's counter (see MarkDeltas).
+	// A Store's conditions are the same either way.
+	Adopts bool
 	// From are the marks the record must have; To the marks it gets.
 	From, To State
 	// Delete asks for a direct message to be deleted, with its entry.
@@ -362,13 +373,16 @@ func validMarks(st State, receipt bool) bool {
 	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
 }
 
-// ValidateDeltas checks that no counter is named twice in deltas (a
-// DynamoDB transaction cannot touch one item twice), as every Store must
-// before it writes: ErrInvalidInput otherwise.
+// ValidateDeltas checks each counter of deltas (ValidateCounter) and that
+// none is named twice (a DynamoDB transaction cannot touch one item
+// twice), as every Store must before it writes: ErrInvalidInput otherwise.
 func ValidateDeltas(deltas []Counter) error {
 	seen := make(map[Partition]map[string]bool, 1)
 	for _, d := range deltas {
-		sk := CounterSK(d.Category, d.Group)
+		if err := ValidateCounter(d); err != nil {
+			return err
+		}
+		sk := d.SK()
 		if seen[d.Partition][sk] {
 			return fmt.Errorf("%w: counter %s of %s changed twice", ErrInvalidInput, sk, d.Partition.PK())
 		}
@@ -380,22 +394,34 @@ func ValidateDeltas(deltas []Counter) error {
 	return nil
 }
 
+// StatsQuery selects what Store.Stats reads of one partition.
+type StatsQuery struct {
+	Partition Partition
+	// Now selects the ledger entries that expire at or before it.
+	Now time.Time
+	// Threads asks for the counters of the partition's threads too (see
+	// Counter). They are left out otherwise, so that the stats Counts
+	// reads do not grow with the number of threads.
+	Threads bool
+}
+
 // Stats is what Store.Stats returns of one partition.
 type Stats struct {
-	// Counters are the partition's stats records.
+	// Counters are the partition's stats records (with StatsQuery.Threads,
+	// its threads' counters too, each with its Latest).
 	Counters []Counter
 	// Version changes whenever any of the partition's counters changes; it
 	// fences Repair against concurrent writes.
 	Version int64
-	// Expired holds the ledger entries, as records (Key, Receipt, Category,
+	// Expired holds the ledger entries, as records (Key, Receipt, Category, Thread,
 	// the marks, the group of a receipt, ExpiresAt and Entry set), of the
 	// partition's records that expire at or before the time Stats was
 	// given, whether or not the record still exists: their removal has not
 	// been accounted yet.
 	Expired []Record
 	// Tombstones are the partition's broadcasts whose removal was accounted
-	// before they expired, as records (ID, Category and the original
-	// ExpiresAt set), every one still stored: the caller leaves out those
+	// before they expired, as records (ID, Category, Thread and the
+	// original ExpiresAt set), every one still stored: the caller leaves out those
 	// that expired by its time (a tombstone's receipts expire with it).
 	// Receipts of them may still stand in users' partitions.
 	Tombstones []Record

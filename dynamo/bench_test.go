@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
 
@@ -581,5 +584,171 @@ func BenchmarkCountsHistory(b *testing.B) {
 			b.StopTimer()
 			m.report(b)
 		})
+	}
+}
+
+// BenchmarkChat compares a group chat on the library with the chat seed's
+// copy-per-member design, side by side on one table each:
+//
+//   - send: one message to a group chat of 5 and of 1,000 members. The
+//     library stores it once in the group's partition with the thread's
+//     counter; the seed writes the message, updates the chat, and updates
+//     each member's UserChatMapping item (last message, unread count + 1):
+//     one write per member, the least the seed's design can do.
+//   - list: a member's chat list of 20 chats (the group's and 19
+//     one-to-one chats), latest activity first, with previews and unread
+//     counts: ListThreads against the seed's Query of UserChatMapping.
+//   - read: marking the group chat read after 3 new messages:
+//     MarkAllRead with the thread (a receipt per message) against the
+//     seed's reset of the member's unread count.
+func BenchmarkChat(b *testing.B) {
+	ctx := context.Background()
+	chat := func(i int) inbox.Draft {
+		return inbox.Draft{Sender: "user0", Title: "Hey everyone! " + strconv.Itoa(i), Thread: "group-789", Category: "chat"}
+	}
+	for _, n := range []int{5, 1_000} {
+		b.Run(fmt.Sprintf("send/library/members=%d", n), func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			m.measure()
+			for i := range b.N {
+				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.report(b)
+			m.pause()
+			c, err := ib.ListThreads(ctx, scope.User("user"+strconv.Itoa(n-1)).InGroups("group-789"), inbox.ThreadOptions{})
+			if err != nil || len(c.Threads) != 1 || c.Threads[0].Unread != int64(b.N) {
+				b.Fatalf("ListThreads = %+v, %v; want one thread with %d unread", c, err, b.N)
+			}
+		})
+		b.Run(fmt.Sprintf("send/seed-copy/members=%d", n), func(b *testing.B) {
+			_, m, _ := benchInbox(b)
+			table := benchTable(b, m)
+			m.measure()
+			for i := range b.N {
+				seedSend(b, m, table, "group-789", n, i)
+			}
+			m.report(b)
+		})
+	}
+	b.Run("list/library", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		u := scope.User("user0").InGroups("group-789")
+		for i := range 19 {
+			if _, err := ib.Publish(ctx, scope, []string{"user0", "peer" + strconv.Itoa(i)}, inbox.Draft{Title: "Hello!", Thread: "dm-" + strconv.Itoa(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range 3 {
+			if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.measure()
+		for range b.N {
+			p, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{Limit: 20})
+			if err != nil || len(p.Threads) != 20 || p.Threads[0].Unread != 3 {
+				b.Fatalf("ListThreads = %d threads, %v", len(p.Threads), err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("list/seed-copy", func(b *testing.B) {
+		_, m, _ := benchInbox(b)
+		table := benchTable(b, m)
+		for i := range 19 {
+			seedSend(b, m, table, "dm-"+strconv.Itoa(i), 1, i)
+		}
+		for i := range 3 {
+			seedSend(b, m, table, "group-789", 1, i)
+		}
+		m.measure()
+		for range b.N {
+			out, err := m.Query(ctx, &dynamodb.QueryInput{
+				TableName: &table, KeyConditionExpression: aws.String("pk = :u"), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(20),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: "user0"}}, ConsistentRead: aws.Bool(true),
+				ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+			})
+			if err != nil || len(out.Items) != 20 {
+				b.Fatalf("Query = %d items, %v", len(out.Items), err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("read/library", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		u := scope.User("user0").InGroups("group-789")
+		for i := range b.N {
+			m.pause()
+			for j := range 3 {
+				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(3*i+j)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.measure()
+			if n, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: "group-789"}); err != nil || n != 3 {
+				b.Fatalf("MarkAllRead = %d, %v", n, err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("read/seed-copy", func(b *testing.B) {
+		_, m, _ := benchInbox(b)
+		table := benchTable(b, m)
+		seedSend(b, m, table, "group-789", 1, 0)
+		m.measure()
+		for range b.N {
+			if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: &table, Key: seedKey("user0", "chat#group-789"), UpdateExpression: aws.String("SET unreadCount = :z"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"}},
+				ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+			}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+	})
+}
+
+// benchTable returns a new table of DynamoDB Local for the seed's design,
+// through m's client.
+func benchTable(b *testing.B, m *meter) string {
+	b.Helper()
+	table, _ := ddblocal.NewTable(b, m.c.(*dynamodb.Client))
+	return table
+}
+
+// seedKey is a key of the chat seed's items in the benchmark's table.
+func seedKey(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+}
+
+// seedSend sends message i to chat, of members user0 to user<n-1>, as the
+// chat seed does: the message, the chat's last message, and each member's
+// UserChatMapping (last message and preview, unread count + 1).
+func seedSend(b *testing.B, m *meter, table, chat string, n, i int) {
+	b.Helper()
+	ctx := context.Background()
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	id := fmt.Sprintf("%s#msg_%06d", now, i)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	msg := seedKey(chat, id)
+	msg["senderId"], msg["content"], msg["expiresAt"] = s("user0"), s("Hey everyone! "+strconv.Itoa(i)), &types.AttributeValueMemberN{Value: "1893456000"}
+	if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: msg, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}); err != nil {
+		b.Fatal(err)
+	}
+	update := func(key map[string]types.AttributeValue, expr string) {
+		if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &table, Key: key, UpdateExpression: aws.String(expr),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":at": s(now), ":id": s(id), ":p": s("Hey everyone!"), ":one": &types.AttributeValueMemberN{Value: "1"}},
+			ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	update(seedKey(chat, "chat"), "SET lastMessageAt = :at, lastMessageId = :id, lastMessagePreview = :p ADD messageCount :one")
+	for u := range n {
+		update(seedKey("user"+strconv.Itoa(u), "chat#"+chat), "SET lastMessageAt = :at, lastMessageId = :id, lastMessagePreview = :p ADD unreadCount :one")
 	}
 }

@@ -43,6 +43,14 @@ func (s *Store) counterUpdate(d driver.Counter, bump bool, recent *recentChange)
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
+	var cond *expression.ConditionBuilder
+	if d.Latest != "" {
+		// A thread's Latest only rises: the update is conditional on it
+		// (PutMessage writes again without it if the condition fails).
+		upd = upd.Set(expression.Name(attrLatest), expression.Value(d.Latest))
+		c := expression.Or(expression.Name(attrLatest).AttributeNotExists(), expression.Name(attrLatest).LessThan(expression.Value(d.Latest)))
+		cond = &c
+	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
 		Set(expression.Name("inbox_key"), expression.Value(d.Partition.Inbox)).
@@ -52,14 +60,19 @@ func (s *Store) counterUpdate(d driver.Counter, bump bool, recent *recentChange)
 		// gets the counter version with the records.
 		upd = upd.Set(expression.Name(attrUnread), expression.Value(counterMark))
 	}
-	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("dynamo: counter update: %w", err)
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       s.key(d.Partition.PK(), driver.CounterSK(d.Category, d.Group)),
+		Key:                       s.key(d.Partition.PK(), d.SK()),
 		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}}, nil
@@ -102,7 +115,7 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 	}
 	total := map[driver.Partition]bool{} // partitions whose c#* deltas change
 	for _, d := range deltas {
-		if d.Category == "" && d.Group == "" {
+		if d.Category == "" && d.Group == "" && d.Thread == "" {
 			total[d.Partition] = true
 		}
 	}
@@ -120,7 +133,7 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 	}
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
-		isTotal := d.Category == "" && d.Group == ""
+		isTotal := d.Category == "" && d.Group == "" && d.Thread == ""
 		var rc *recentChange
 		if isTotal {
 			rc = recent[d.Partition]
@@ -134,13 +147,19 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 	return out, nil
 }
 
-// Stats reads p's stats records, seen watermark, tombstones and the ledger
-// entries expiring at or before now with one strongly consistent Query of
-// the sort keys from c# to e#<now> (more pages only past 1 MB): c#* and
+// Stats reads a partition's stats records, seen watermark, tombstones and
+// the ledger entries expiring at or before q.Now with one strongly
+// consistent Query of the sort keys from c# (b#, the threads' counters,
+// with q.Threads) to e#<now> (more pages only past 1 MB): c#* and
 // c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now.
-func (s *Store) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
+func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	p, now := q.Partition, q.Now
+	from := driver.CounterPrefix
+	if q.Threads {
+		from = driver.ThreadStatsPrefix
+	}
 	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
-		And(expression.Key(s.o.sk).Between(expression.Value(driver.CounterPrefix), expression.Value(driver.LedgerBound(now))))
+		And(expression.Key(s.o.sk).Between(expression.Value(from), expression.Value(driver.LedgerBound(now))))
 	items, err := s.queryAll(ctx, kc, nil)
 	if err != nil {
 		return driver.Stats{}, opError("stats", err)
@@ -152,13 +171,13 @@ func (s *Store) Stats(ctx context.Context, p driver.Partition, now time.Time) (d
 			return driver.Stats{}, err
 		}
 		switch {
-		case strings.HasPrefix(sk, driver.CounterPrefix):
+		case strings.HasPrefix(sk, driver.CounterPrefix), strings.HasPrefix(sk, driver.ThreadStatsPrefix):
 			c, ver, recent, err := s.decodeCounter(p, av)
 			if err != nil {
 				return driver.Stats{}, err
 			}
 			st.Counters = append(st.Counters, c)
-			if c.Category == "" && c.Group == "" {
+			if c.Category == "" && c.Group == "" && c.Thread == "" {
 				st.Version = ver
 				if !p.IsShared() {
 					st.Recent = recent
@@ -198,12 +217,16 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
 	}
-	cat, group, err := driver.ParseCounterSK(sk)
+	c, err := driver.ParseCounterSK(sk)
+	if err == nil && it.Latest != "" {
+		err = driver.ValidateMessageID(it.Latest)
+	}
 	if err != nil {
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
-	return driver.Counter{Partition: p, Category: cat, Group: group, Published: it.Published, Read: it.Read,
-		Archived: it.Archived, ArchivedRead: it.ArchivedRead, Hidden: it.Hidden}, it.Ver, it.recentKeys(p), nil
+	c.Partition, c.Latest = p, it.Latest
+	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.Published, it.Read, it.Archived, it.ArchivedRead, it.Hidden
+	return c, it.Ver, it.recentKeys(p), nil
 }
 
 // queryAll returns every item matching key condition kc, strongly
@@ -258,12 +281,15 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", driver.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		sk := driver.CounterSK(c.Category, c.Group)
+		if err := driver.ValidateCounter(c); err != nil {
+			return err
+		}
+		sk := c.SK()
 		if keep[sk] {
 			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, sk)
 		}
 		keep[sk] = true
-		if c.Category == "" && c.Group == "" {
+		if c.Category == "" && c.Group == "" && c.Thread == "" {
 			total = &c
 			continue
 		}
@@ -298,11 +324,15 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if total == nil {
 		total = &driver.Counter{Partition: p}
 	}
-	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(driver.CounterPrefix))
 	proj := expression.NamesList(expression.NameNoDotSplit(s.o.pk), expression.NameNoDotSplit(s.o.sk))
-	existing, err := s.queryAll(ctx, kc, &proj)
-	if err != nil {
-		return opError("repair", err)
+	var existing []map[string]types.AttributeValue
+	for _, prefix := range []string{driver.ThreadStatsPrefix, driver.CounterPrefix} {
+		kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(prefix))
+		items, err := s.queryAll(ctx, kc, &proj)
+		if err != nil {
+			return opError("repair", err)
+		}
+		existing = append(existing, items...)
 	}
 	for _, av := range existing {
 		pk, sk, err := s.itemKey(av)
@@ -428,7 +458,7 @@ func (s *Store) versionCheck(p driver.Partition, cond expression.ConditionBuilde
 
 // counterItem returns the whole stats item of c, with version ver if set.
 func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.AttributeValue, error) {
-	av, err := s.item(c.Partition.PK(), driver.CounterSK(c.Category, c.Group), counterItem{
+	av, err := s.item(c.Partition.PK(), c.SK(), counterItem{
 		Kind:         kindCounter,
 		Published:    c.Published,
 		Read:         c.Read,
@@ -436,6 +466,7 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 		ArchivedRead: c.ArchivedRead,
 		Hidden:       c.Hidden,
 		Ver:          ver,
+		Latest:       c.Latest,
 		TenantKey:    c.Partition.Tenant,
 		InboxKey:     c.Partition.Inbox,
 		UID:          c.Partition.User + c.Partition.Group,

@@ -30,6 +30,7 @@ const (
 	attrDeleted   = "deletedat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
+	attrLatest    = "latest" // a thread counter's driver.Counter.Latest
 	attrUnread    = "unread" // the unread index's key: see unreadKey
 	attrThread    = "thread"
 	attrTSK       = "tsk" // the thread index's key: see threadKey
@@ -79,6 +80,7 @@ type ledgerItem struct {
 	Archived *int64        `dynamodbav:"archivedat,omitempty"`
 	Deleted  *int64        `dynamodbav:"deletedat,omitempty"`
 	Group    string        `dynamodbav:"group,omitempty"`
+	Thread   string        `dynamodbav:"thread,omitempty"`
 }
 
 // seenItem is a user's seen watermark (sort key cs#seen) without its key.
@@ -95,6 +97,7 @@ type seenItem struct {
 type tombstoneItem struct {
 	Kind     string        `dynamodbav:"kind"`
 	Taxonomy *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
+	Thread   string        `dynamodbav:"thread,omitempty"`
 }
 
 type headersAttr struct {
@@ -133,9 +136,11 @@ type counterItem struct {
 	ArchivedRead int64  `dynamodbav:"archivedread,omitempty"`
 	Hidden       int64  `dynamodbav:"hidden,omitempty"`
 	Ver          int64  `dynamodbav:"ver,omitempty"`
-	TenantKey    string `dynamodbav:"tenant_key"`
-	InboxKey     string `dynamodbav:"inbox_key"`
-	UID          string `dynamodbav:"uid"`
+	// Latest is a thread counter's driver.Counter.Latest.
+	Latest    string `dynamodbav:"latest,omitempty"`
+	TenantKey string `dynamodbav:"tenant_key"`
+	InboxKey  string `dynamodbav:"inbox_key"`
+	UID       string `dynamodbav:"uid"`
 	// Recent are the recent receipts of a user's c#* (driver.Stats.Recent),
 	// by slot: string sets of "<group>#<message id>".
 	Recent0 []string `dynamodbav:"rs0,omitempty,stringset"`
@@ -326,7 +331,7 @@ func (s *Store) ledgerEntry(rec driver.Record) (map[string]types.AttributeValue,
 	if err := driver.ValidateEntry(rec); err != nil || !rec.Ledgered() {
 		return nil, fmt.Errorf("%w: ledger entry %q of record %s", driver.ErrInvalidInput, rec.Entry, m.ID)
 	}
-	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Deleted: readAt(rec.DeletedAt)}
+	it := ledgerItem{Kind: kindLedger, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Deleted: readAt(rec.DeletedAt), Thread: m.Thread}
 	if rec.Receipt {
 		it.Group = m.Audience.Group
 	}
@@ -353,6 +358,10 @@ func (s *Store) decodeEntry(p driver.Partition, av map[string]types.AttributeVal
 	}
 	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	rec.Message.Audience.Group = it.Group
+	rec.Message.Thread = it.Thread
+	if err := driver.ValidateThread(it.Thread); err != nil {
+		return driver.Record{}, fmt.Errorf("dynamo: ledger entry %s/%s: %w", p.PK(), sk, err)
+	}
 	return rec, nil
 }
 
@@ -368,7 +377,7 @@ func fromEpochPtr(s *int64) time.Time {
 // expires when the broadcast would have.
 func (s *Store) tombstone(rec driver.Record) (map[string]types.AttributeValue, error) {
 	return s.item(rec.Partition.PK(), driver.TombstoneSK(rec.Message.ID), tombstoneItem{
-		Kind: kindTombstone, Taxonomy: taxonomy(rec.Message.Category),
+		Kind: kindTombstone, Taxonomy: taxonomy(rec.Message.Category), Thread: rec.Message.Thread,
 	}, rec.Message.ExpiresAt)
 }
 
@@ -386,7 +395,7 @@ func (s *Store) decodeTombstone(p driver.Partition, av map[string]types.Attribut
 	if err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: tombstone %s/%s: %w", p.PK(), sk, err)
 	}
-	rec := driver.Record{Partition: p, Message: driver.Message{ID: strings.TrimPrefix(sk, driver.TombstonePrefix), ExpiresAt: exp}}
+	rec := driver.Record{Partition: p, Message: driver.Message{ID: strings.TrimPrefix(sk, driver.TombstonePrefix), Thread: it.Thread, ExpiresAt: exp}}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
@@ -456,7 +465,9 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
 	}
-	m.Thread = it.Thread
+	if rec.Ledgered() {
+		m.Thread = it.Thread // another program's item is in no thread (see driver.Record)
+	}
 	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -90,16 +91,40 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err != nil {
 		return err
 	}
-	counters, err := s.counterUpdates(deltas, nil)
-	if err != nil {
-		return err
-	}
-	items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, counters...)
 	exists := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	return s.transact(ctx, "put message", items, []onFail{exists, exists})
+	behind := func(map[string]types.AttributeValue) error { return errLatestAhead }
+	for {
+		counters, err := s.counterUpdates(deltas, nil)
+		if err != nil {
+			return err
+		}
+		items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, counters...)
+		meanings := []onFail{exists, exists}
+		for _, it := range counters {
+			var m onFail
+			if it.Update.ConditionExpression != nil {
+				m = behind // the only condition of a counter: its Latest rises
+			}
+			meanings = append(meanings, m)
+		}
+		err = s.transact(ctx, "put message", items, meanings)
+		if !errors.Is(err, errLatestAhead) {
+			return err
+		}
+		// A thread's counter already has a later message (this one's
+		// publish was slower): count it without moving Latest.
+		deltas = slices.Clone(deltas)
+		for i := range deltas {
+			deltas[i].Latest = ""
+		}
+	}
 }
+
+// errLatestAhead reports that a thread counter's Latest is at or above the
+// one a PutMessage raises it to.
+var errLatestAhead = errors.New("dynamo: the thread's latest message is later")
 
 // Mark applies marks, their ledger entries and deltas in one transaction:
 //

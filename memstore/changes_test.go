@@ -63,7 +63,7 @@ func TestChangesExpiryAndRetry(t *testing.T) {
 	if err != nil || c.Total != 1 || c.Unread != 1 {
 		t.Errorf("Counts = %+v, %v; want the broadcast alone", c, err)
 	}
-	stats, err := st.Stats(ctx, annP, clk.Now())
+	stats, err := st.Stats(ctx, driver.StatsQuery{Partition: annP, Now: clk.Now()})
 	if err != nil || len(stats.Counters) != 1 || stats.Counters[0].Published != 0 {
 		t.Errorf("ann's counters after the expiry = %+v, %v; want published 0 (counted out once)", stats.Counters, err)
 	}

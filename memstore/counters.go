@@ -5,26 +5,27 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/stak/inbox/driver"
 )
 
-// Stats returns p's counters (sorted by sort key, the total first), their
-// version, its seen watermark, the ledger entries of p expiring at or before now (sorted by
-// expiry, then ID) and the tombstones of p expiring after now (by ID).
-func (s *Store) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
+// Stats returns q.Partition's counters (sorted by sort key, with
+// q.Threads its threads' first), their version, its seen watermark, the
+// ledger entries expiring at or before q.Now (sorted by expiry, then ID)
+// and its tombstones (by ID).
+func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := s.begin(ctx); err != nil {
 		return driver.Stats{}, err
 	}
 	defer s.mu.Unlock()
+	p, now := q.Partition, q.Now
 	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p]}
 	for _, c := range s.counters[p] {
-		st.Counters = append(st.Counters, c)
+		if c.Thread == "" || q.Threads {
+			st.Counters = append(st.Counters, c)
+		}
 	}
-	slices.SortFunc(st.Counters, func(a, b driver.Counter) int {
-		return strings.Compare(driver.CounterSK(a.Category, a.Group), driver.CounterSK(b.Category, b.Group))
-	})
+	slices.SortFunc(st.Counters, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
 	st.Expired = s.ledger.expired(p, now)
 	for k, t := range s.tombstones {
 		if k.Partition == p {
@@ -89,7 +90,7 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 	}
 	s.addDeltas(r.Deltas)
 	if r.Tombstone {
-		t := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt}}
+		t := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt}}
 		sr := &storedRecord{rec: t, seq: s.nextSeq()}
 		s.tombstones[rec.Key()] = sr
 		s.expire(expiry{at: t.Message.ExpiresAt, kind: expireTombstone, seq: sr.seq, key: rec.Key()})
@@ -105,7 +106,10 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", driver.ErrInvalidInput, c.Partition.PK(), p.PK())
 		}
-		k := driver.CounterSK(c.Category, c.Group)
+		if err := driver.ValidateCounter(c); err != nil {
+			return err
+		}
+		k := c.SK()
 		if _, dup := cs[k]; dup {
 			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, k)
 		}

@@ -439,7 +439,7 @@ func getOne(t *testing.T, st *memstore.Store, k driver.Key) driver.Record {
 
 func counters(t *testing.T, st *memstore.Store, p driver.Partition) []driver.Counter {
 	t.Helper()
-	s, err := st.Stats(ctx, p, time.Time{})
+	s, err := st.Stats(ctx, driver.StatsQuery{Partition: p, Now: time.Time{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +652,7 @@ func TestCountersAndReset(t *testing.T) {
 		t.Errorf("Counters, sorted by category (-want +got):\n%s", d)
 	}
 	version := func() int64 {
-		s, err := st.Stats(ctx, annP, time.Time{})
+		s, err := st.Stats(ctx, driver.StatsQuery{Partition: annP, Now: time.Time{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -318,12 +318,13 @@ func entryOf(rec driver.Record) entryKey {
 	return entryKey{p: rec.Partition, entry: rec.Entry}
 }
 
-// entry returns rec's ledger entry: what it adds to the counters (a
-// receipt's group among them).
+// entry returns rec's ledger entry: what it adds to the counters (its
+// thread and a receipt's group among them).
 func entry(rec driver.Record) driver.Record {
 	e := driver.Record{Partition: rec.Partition, Receipt: rec.Receipt, Entry: rec.Entry, DeletedAt: rec.DeletedAt, Message: driver.Message{
 		ID:         rec.Message.ID,
 		Category:   rec.Message.Category,
+		Thread:     rec.Message.Thread,
 		ReadAt:     rec.Message.ReadAt,
 		ArchivedAt: rec.Message.ArchivedAt,
 		ExpiresAt:  rec.Message.ExpiresAt,

@@ -217,10 +217,10 @@ func (s *Store) addDeltas(deltas []driver.Counter) {
 			cs = map[string]driver.Counter{}
 			s.counters[d.Partition] = cs
 		}
-		k := driver.CounterSK(d.Category, d.Group)
+		k := d.SK()
 		c, ok := cs[k]
 		if !ok {
-			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}
+			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread}
 		}
 		c.Add(d)
 		cs[k] = c

@@ -27,13 +27,13 @@ func changeDeltas(p driver.Partition, before, after []driver.Record) []driver.Co
 	b, a := recount(p, before), recount(p, after)
 	var out []driver.Counter
 	for sk := range union(a, b) {
-		cat, group, err := driver.ParseCounterSK(sk)
+		d, err := driver.ParseCounterSK(sk)
 		if err != nil {
 			panic(err)
 		}
-		d := driver.Counter{Partition: p, Category: cat, Group: group,
-			Published: a[sk].Published - b[sk].Published, Read: a[sk].Read - b[sk].Read, Archived: a[sk].Archived - b[sk].Archived,
-			ArchivedRead: a[sk].ArchivedRead - b[sk].ArchivedRead, Hidden: a[sk].Hidden - b[sk].Hidden}
+		d.Partition = p
+		d.Published, d.Read, d.Archived, d.ArchivedRead, d.Hidden = a[sk].Published-b[sk].Published, a[sk].Read-b[sk].Read, a[sk].Archived-b[sk].Archived,
+			a[sk].ArchivedRead-b[sk].ArchivedRead, a[sk].Hidden-b[sk].Hidden
 		if !d.IsZero() {
 			out = append(out, d)
 		}

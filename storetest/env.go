@@ -29,6 +29,34 @@ type env struct {
 	ids   *ulid.MonotonicEntropy
 	used  map[driver.Partition]bool
 	seen  map[driver.Partition]string // the watermarks of the users the test marked seen
+	// activity holds the latest ID the test published in each thread.
+	activity map[threadOf]string
+}
+
+// threadOf names a thread for env.activity: a user's direct messages of
+// it (p the user's partition, group ""), or a group's (p zero, group the
+// group or PublicGroup).
+type threadOf struct {
+	p             driver.Partition
+	group, thread string
+}
+
+// active records that message id was published in thread t of group g
+// (PublicGroup for everyone, "" for the direct messages of users).
+func (e *env) active(m driver.Message, g string, users ...driver.Partition) {
+	if m.Thread == "" {
+		return
+	}
+	keys := []threadOf{{group: g, thread: m.Thread}}
+	if g == "" {
+		keys = keys[:0]
+		for _, p := range users {
+			keys = append(keys, threadOf{p: p, thread: m.Thread})
+		}
+	}
+	for _, k := range keys {
+		e.activity[k] = max(e.activity[k], m.ID)
+	}
 }
 
 // newEnv returns an env on a fresh store from newStore; seed makes the
@@ -49,6 +77,8 @@ func newEnv(t *testing.T, newStore NewStore, seed uint64, opts ...inbox.Option) 
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),
 		used:  map[driver.Partition]bool{},
 		seen:  map[driver.Partition]string{},
+
+		activity: map[threadOf]string{},
 	}
 	e.used[e.pub()] = true
 	return e
@@ -348,7 +378,7 @@ func (e *env) checkStored(r driver.Record) {
 // tombstones are all of p.
 func (e *env) stats(p driver.Partition, at time.Time) driver.Stats {
 	e.t.Helper()
-	st, err := e.store.Stats(e.ctx, p, at)
+	st, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: p, Now: at, Threads: true})
 	if err != nil {
 		e.t.Fatalf("Stats(%s): %v", p.PK(), err)
 	}
@@ -378,7 +408,7 @@ var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 func (e *env) counters(p driver.Partition) []driver.Counter {
 	e.t.Helper()
 	cs := e.stats(p, e.clock.Now()).Counters
-	sk := func(c driver.Counter) string { return driver.CounterSK(c.Category, c.Group) }
+	sk := driver.Counter.SK
 	sort.Slice(cs, func(i, j int) bool { return sk(cs[i]) < sk(cs[j]) })
 	for i, c := range cs {
 		if c.Partition != p {

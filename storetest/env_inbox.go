@@ -26,6 +26,9 @@ func (e *env) publishIn(s driver.Scope, d inbox.Draft, users ...string) inbox.Pu
 	if err != nil {
 		e.t.Fatalf("Publish(%v, %v): %v", s, users, err)
 	}
+	for _, u := range users {
+		e.active(res.Message, "", driver.Partition{Tenant: s.Tenant, Inbox: s.Inbox, User: u})
+	}
 	return res
 }
 
@@ -37,6 +40,7 @@ func (e *env) broadcastTo(g string, d inbox.Draft) driver.Message {
 	if err != nil {
 		e.t.Fatalf("BroadcastGroup(%s): %v", g, err)
 	}
+	e.active(m, g)
 	return m
 }
 
@@ -47,6 +51,7 @@ func (e *env) broadcast(d inbox.Draft) driver.Message {
 	if err != nil {
 		e.t.Fatalf("Broadcast: %v", err)
 	}
+	e.active(m, driver.PublicGroup)
 	return m
 }
 

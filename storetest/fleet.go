@@ -227,6 +227,7 @@ func (f *fleet) publish() {
 	}
 	for _, u := range to {
 		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt}
+		f.m.published(res.Message.ID, d.Thread, u, "")
 	}
 	f.count("publish")
 }
@@ -253,6 +254,7 @@ func (f *fleet) broadcast() {
 		return
 	}
 	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g}
+	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup))
 	f.count("broadcast")
 }
 
@@ -684,7 +686,16 @@ func (f *fleet) checkViews() {
 				f.e.t.Fatalf("step %d: p%d Counts(%s): %v", f.step, i, name, err)
 			}
 			listed := f.listIn(ib, u, inbox.ListOptions{})
-			want := countsOf(listed, f.listIn(ib, u, inbox.ListOptions{Archived: true}), f.m.seen[name])
+			archived := f.listIn(ib, u, inbox.ListOptions{Archived: true})
+			// The process's threads agree with its List (but for another
+			// program's receipts the stream has not adopted yet: that
+			// program counts no thread); their activity with the model's
+			// once settled.
+			threads := listThreads(f.e.t, f.e.ctx, ib, u, 1+f.rng.IntN(3))
+			if diff := threadsDiff(threads, listed, archived, nil); diff != "" && len(f.unadopted[name]) == 0 {
+				f.e.t.Errorf("step %d: p%d ListThreads(%s) differs from its List:\n%s", f.step, i, name, diff)
+			}
+			want := countsOf(listed, archived, f.m.seen[name])
 			if f.m.seen[name] == "" {
 				want.Unseen = want.Unread
 			} else {
@@ -745,6 +756,11 @@ func (f *fleet) settle() {
 			want := f.m.counts(name, now)
 			if got, err := ib.Counts(f.e.ctx, u); err != nil || !cmp.Equal(want, got) {
 				f.e.t.Errorf("step %d: settled, p%d Counts(%s) differ from the model (-model +Counts): %v\n%s", f.step, i, name, err, cmp.Diff(want, got))
+			}
+			// Another program's messages are in no thread: every
+			// thread's latest publish is the model's.
+			if diff := f.m.threadsDiff(name, now, listThreads(f.e.t, f.e.ctx, ib, u, 2)); diff != "" {
+				f.e.t.Errorf("step %d: settled, p%d ListThreads(%s) differs from the model:\n%s", f.step, i, name, diff)
 			}
 		}
 	}

@@ -285,6 +285,7 @@ func (e *env) wantCountsFromFeed(u driver.User) {
 	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
 		e.t.Errorf("Counts(%s) differ from what List shows (-List +Counts):\n%s", u.ID, diff)
 	}
+	e.wantThreadsFromFeed(u)
 }
 
 // countsOf tallies listed messages as Counts should: feed (unarchived),

@@ -1,7 +1,11 @@
 package storetest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/stak/inbox"
@@ -13,6 +17,8 @@ func threadTests() []suiteTest {
 	return []suiteTest{
 		{"Threads", testThreads},
 		{"ThreadsBadInput", testThreadsBadInput},
+		{"ListThreads", testListThreads},
+		{"ListThreadsBadInput", testListThreadsBadInput},
 	}
 }
 
@@ -100,5 +106,296 @@ func testThreadsBadInput(e *env) {
 	d.Thread = "a"
 	if res := e.publish(d, "ann"); len(res.Duplicates) != 1 {
 		e.t.Errorf("retry in the same thread: %+v, want a duplicate", res)
+	}
+}
+
+// threadGroup returns the audience of listed message m as Thread.Group
+// names it.
+func threadGroup(m driver.Message) string {
+	switch m.Audience.Kind {
+	case driver.AudienceGroup:
+		return m.Audience.Group
+	case driver.AudienceEveryone:
+		return driver.PublicGroup
+	}
+	return ""
+}
+
+// threadsDiff compares got, a user's whole ListThreads, with what the
+// user's whole List (feed) and archived List (archived), newest first,
+// show: one thread per audience and thread key with a message in feed,
+// counted as Counts counts (Archived from archived), its Latest the newest
+// of them with its read state, ordered by Activity, latest first, each
+// Activity at least its Latest's ID and, with activity non-nil, equal to
+// it where it knows it (not ""). It returns "" if they agree.
+func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity func(group, thread string) string) string {
+	type key struct{ group, thread string }
+	want := map[key]*inbox.Thread{}
+	var order []key
+	for _, m := range feed {
+		if m.Thread == "" {
+			continue
+		}
+		k := key{threadGroup(m), m.Thread}
+		t := want[k]
+		if t == nil {
+			t = &inbox.Thread{Thread: k.thread, Group: k.group, Latest: m}
+			want[k] = t
+			order = append(order, k)
+		}
+		t.Total++
+		if m.IsRead() {
+			t.Read++
+		} else {
+			t.Unread++
+		}
+	}
+	for _, m := range archived {
+		if t := want[key{threadGroup(m), m.Thread}]; t != nil && m.Thread != "" {
+			t.Archived++
+		}
+	}
+	var out []string
+	seen := map[key]bool{}
+	for i, t := range got {
+		k := key{t.Group, t.Thread}
+		w := want[k]
+		switch {
+		case seen[k]:
+			out = append(out, fmt.Sprintf("thread %q of %q listed twice", t.Thread, t.Group))
+			continue
+		case w == nil:
+			out = append(out, fmt.Sprintf("thread %q of %q listed (%+v), but List shows none of its messages", t.Thread, t.Group, t.Tally))
+			continue
+		}
+		seen[k] = true
+		if t.Tally != w.Tally {
+			out = append(out, fmt.Sprintf("thread %q of %q: counts %+v, List shows %+v", t.Thread, t.Group, t.Tally, w.Tally))
+		}
+		if t.Latest.ID != w.Latest.ID || t.Latest.IsRead() != w.Latest.IsRead() || t.Latest.Thread != t.Thread {
+			out = append(out, fmt.Sprintf("thread %q of %q: latest %s (read %v), List shows %s (read %v)", t.Thread, t.Group, t.Latest.ID, t.Latest.IsRead(), w.Latest.ID, w.Latest.IsRead()))
+		}
+		known := ""
+		if activity != nil {
+			known = activity(t.Group, t.Thread)
+		}
+		if t.Activity < w.Latest.ID || known != "" && t.Activity != known {
+			out = append(out, fmt.Sprintf("thread %q of %q: activity %s, below its latest message %s or not its latest publish", t.Thread, t.Group, t.Activity, w.Latest.ID))
+		}
+		if i > 0 && t.Activity >= got[i-1].Activity {
+			out = append(out, fmt.Sprintf("thread %q of %q: activity %s after %s", t.Thread, t.Group, t.Activity, got[i-1].Activity))
+		}
+	}
+	for _, k := range order {
+		if !seen[k] {
+			out = append(out, fmt.Sprintf("thread %q of %q not listed, List shows %d of its messages", k.thread, k.group, want[k].Total))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// listThreads returns every thread ListThreads gives u through ib, paging
+// with limit; it checks that no page is larger than limit.
+func listThreads(t testingT, ctx context.Context, ib *inbox.Inbox, u driver.User, limit int) []inbox.Thread {
+	t.Helper()
+	var out []inbox.Thread
+	o := inbox.ThreadOptions{Limit: limit}
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			t.Fatalf("ListThreads(%s): more than 1000 pages", u.ID)
+		}
+		p, err := ib.ListThreads(ctx, u, o)
+		if err != nil {
+			t.Fatalf("ListThreads(%s, %+v): %v", u.ID, o, err)
+		}
+		if len(p.Threads) > max(limit, 1) && limit != 0 {
+			t.Errorf("ListThreads(%s): %d threads on a page of %d", u.ID, len(p.Threads), limit)
+		}
+		out = append(out, p.Threads...)
+		if p.Cursor == "" {
+			return out
+		}
+		o.Cursor = p.Cursor
+	}
+}
+
+// wantThreadsFromFeed checks u's threads, paged at 1 and whole, against
+// u's full List (see threadsDiff), with e's record of each thread's
+// latest publish.
+func (e *env) wantThreadsFromFeed(u driver.User) {
+	e.t.Helper()
+	feed := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize})
+	archived := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
+	for _, limit := range []int{1, inbox.MaxPageSize} {
+		got := listThreads(e.t, e.ctx, e.ib, u, limit)
+		activity := func(g, t string) string {
+			if g == "" {
+				return e.activity[threadOf{p: partitionOf(u), thread: t}]
+			}
+			return e.activity[threadOf{group: g, thread: t}]
+		}
+		if diff := threadsDiff(got, feed, archived, activity); diff != "" {
+			e.t.Errorf("ListThreads(%s) by pages of %d differ from its List:\n%s", u.ID, limit, diff)
+		}
+	}
+}
+
+// testingT is what the suite's helpers need of a *testing.T.
+type testingT interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// testListThreads: a chat's flows. ann and bob chat one to one (direct
+// messages to both, one thread), ann's team chats in the group's thread
+// (each message stored once), and everyone gets a thread of news. After
+// each change ann's and bob's threads agree with their List, in order of
+// last activity, with exact counts: sending moves a thread to the top,
+// marking a thread read resets its count, an ephemeral message leaves the
+// counts the instant it expires, a redaction takes the message out but
+// not the activity, archiving a thread's every message or leaving its
+// group takes the thread off the list.
+func testListThreads(e *env) {
+	ann, bob := e.member("ann", "team"), e.user("bob")
+	check := func(step string, users ...driver.User) {
+		e.t.Helper()
+		for _, u := range users {
+			e.wantCountsFromFeed(u)
+		}
+		if e.t.Failed() {
+			e.t.Fatalf("after %s", step)
+		}
+	}
+	dm := func(title string) driver.Message {
+		return copyFor(e.publish(inbox.Draft{Title: title, Thread: "ann-bob"}, "ann", "bob").Message, "ann")
+	}
+	dm("hi bob")
+	e.clock.Advance(time.Second)
+	team := e.broadcastTo("team", inbox.Draft{Title: "standup?", Thread: "team"})
+	e.clock.Advance(time.Second)
+	e.broadcast(inbox.Draft{Title: "release 1.0", Thread: "news"})
+	e.clock.Advance(time.Second)
+	e.publish(inbox.Draft{Title: "no thread"}, "ann")
+	check("the first messages", ann, bob)
+	threads := listThreads(e.t, e.ctx, e.ib, ann, 0)
+	if got := threadNames(threads); !slices.Equal(got, []string{"news", "team", "ann-bob"}) {
+		e.t.Errorf("ann's threads by activity: %v", got)
+	}
+
+	// A reply moves the chat to the top, with its preview.
+	reply := dm("hi ann")
+	e.clock.Advance(time.Second)
+	threads = listThreads(e.t, e.ctx, e.ib, ann, 0)
+	if got := threadNames(threads); !slices.Equal(got, []string{"ann-bob", "news", "team"}) || threads[0].Latest.Title != reply.Title || threads[0].Unread != 2 {
+		e.t.Errorf("after a reply: %v, first %+v", got, threads[0])
+	}
+	check("a reply", ann, bob)
+
+	// Marking the chat read resets its count, and only its.
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "ann-bob"}); err != nil || n != 2 {
+		e.t.Errorf("MarkAllRead(ann-bob) = %d, %v; want 2", n, err)
+	}
+	e.markRead(ann, team.ID, true)
+	check("marking read", ann, bob)
+
+	// An ephemeral message counts until the instant it expires.
+	e.broadcastTo("team", inbox.Draft{Title: "gone soon", Thread: "team", TTL: time.Minute})
+	check("an ephemeral message", ann)
+	e.clock.Advance(time.Minute)
+	check("its expiry", ann)
+
+	// A redaction takes a message out of its thread; the thread keeps its
+	// place.
+	last := e.broadcastTo("team", inbox.Draft{Title: "oops", Thread: "team"})
+	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: last.ID, Group: "team"}); err != nil || n != 1 {
+		e.t.Fatalf("Redact = %d, %v", n, err)
+	}
+	check("a redaction", ann)
+
+	// Archiving every message of the news thread takes it off the list;
+	// deleting the chat's for bob takes it off his.
+	for _, m := range e.listAll(ann, inbox.ListOptions{Thread: "news"}) {
+		if _, err := e.ib.Archive(e.ctx, ann, m.ID); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	for _, m := range e.listAll(bob, inbox.ListOptions{Thread: "ann-bob"}) {
+		if _, err := e.ib.Delete(e.ctx, bob, m.ID); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	check("archive and delete", ann, bob)
+	if got := threadNames(listThreads(e.t, e.ctx, e.ib, ann, 0)); slices.Contains(got, "news") {
+		e.t.Errorf("ann's threads after archiving the news: %v", got)
+	}
+	if got := threadNames(listThreads(e.t, e.ctx, e.ib, bob, 0)); slices.Contains(got, "ann-bob") {
+		e.t.Errorf("bob's threads after deleting the chat: %v", got)
+	}
+
+	// Leaving the team takes its thread off ann's list, joining brings it
+	// back with ann's marks.
+	left := e.user("ann")
+	check("leaving the team", left)
+	if got := threadNames(listThreads(e.t, e.ctx, e.ib, left, 0)); slices.Contains(got, "team") {
+		e.t.Errorf("ann's threads after leaving the team: %v", got)
+	}
+	check("joining again", ann)
+
+	// Counts and the thread list survive a Recount, and the removals the
+	// stream delivers late.
+	if h, ok := e.harness(); ok {
+		e.deliver(h)
+	}
+	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+		e.t.Fatal(err)
+	}
+	check("a recount", ann, bob)
+	e.checkInvariant()
+}
+
+// threadNames returns the keys of threads, in order.
+func threadNames(threads []inbox.Thread) []string {
+	var out []string
+	for _, t := range threads {
+		out = append(out, t.Thread)
+	}
+	return out
+}
+
+// testListThreadsBadInput: a bad user or limit is refused, and a cursor
+// that is not one of this user's ListThreads cursors is ErrInvalidCursor.
+func testListThreadsBadInput(e *env) {
+	ann, bob := e.user("ann"), e.user("bob")
+	for i := range 3 {
+		e.publish(inbox.Draft{Title: "x", Thread: fmt.Sprintf("t%d", i)}, "ann", "bob")
+	}
+	for _, limit := range []int{-1, inbox.MaxPageSize + 1} {
+		if _, err := e.ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{Limit: limit}); !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("ListThreads with limit %d: %v, want ErrInvalidInput", limit, err)
+		}
+	}
+	if _, err := e.ib.ListThreads(e.ctx, driver.User{Scope: e.scope, ID: "a#b"}, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidKey) {
+		e.t.Errorf("ListThreads of user a#b: %v, want ErrInvalidKey", err)
+	}
+	page, err := e.ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{Limit: 1})
+	if err != nil || page.Cursor == "" {
+		e.t.Fatalf("ListThreads(limit 1) = %+v, %v", page, err)
+	}
+	list, err := e.ib.List(e.ctx, ann, inbox.ListOptions{Limit: 1})
+	if err != nil || list.Cursor == "" {
+		e.t.Fatalf("List(limit 1) = %+v, %v", list, err)
+	}
+	for name, c := range map[string]string{"bob's": page.Cursor, "a List": list.Cursor, "garbage": "x" + page.Cursor[1:], "empty-ish": "AAAA"} {
+		u := ann
+		if name == "bob's" {
+			u = bob
+		}
+		if _, err := e.ib.ListThreads(e.ctx, u, inbox.ThreadOptions{Cursor: c}); !errors.Is(err, inbox.ErrInvalidCursor) {
+			e.t.Errorf("ListThreads with %s cursor: %v, want ErrInvalidCursor", name, err)
+		}
+	}
+	if _, err := e.ib.List(e.ctx, ann, inbox.ListOptions{Cursor: page.Cursor}); !errors.Is(err, inbox.ErrInvalidCursor) {
+		e.t.Errorf("List with a ListThreads cursor: %v, want ErrInvalidCursor", err)
 	}
 }

@@ -26,7 +26,10 @@ type tally struct {
 // a receipt with DeletedAt hidden 1; all to the total (c#*) and to the
 // record's category (c#<category>). A receipt of a group's message adds
 // its marks to the group's counters too (c#*#<group>,
-// c#<category>#<group>). Only non-zero tallies are kept.
+// c#<category>#<group>). A record of a thread adds the same to the
+// thread's counter: its own (b#<thread>) for a message or broadcast, the
+// receipts of its group's (b#<thread>#<group>, b#<thread>#$public for
+// everyone's) for a receipt. Only non-zero tallies are kept.
 func recount(p driver.Partition, recs []driver.Record) map[string]tally {
 	out := map[string]tally{}
 	for _, r := range recs {
@@ -57,6 +60,16 @@ func recount(p driver.Partition, recs []driver.Record) map[string]tally {
 			if g := r.Message.Audience.Group; r.Receipt && g != "" {
 				add(driver.CounterSK(c, g), t)
 			}
+			if th := r.Message.Thread; th != "" && c == "" {
+				switch g := r.Message.Audience.Group; {
+				case !r.Receipt:
+					add(driver.ThreadCounterSK(th, ""), t)
+				case g != "":
+					add(driver.ThreadCounterSK(th, g), t)
+				default:
+					add(driver.ThreadCounterSK(th, driver.PublicGroup), t)
+				}
+			}
 		}
 	}
 	for c, t := range out {
@@ -81,7 +94,7 @@ func tallies(cs []driver.Counter) map[string]tally {
 	out := map[string]tally{}
 	for _, c := range cs {
 		if t := (tally{c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden}); t != (tally{}) {
-			out[driver.CounterSK(c.Category, c.Group)] = t
+			out[c.SK()] = t
 		}
 	}
 	return out
@@ -144,7 +157,7 @@ func sameEntry(en, rec driver.Record) bool {
 		}
 		return ""
 	}
-	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category && group(en) == group(rec) &&
+	return rec.Ledgered() && en.Entry == rec.Entry && en.Message.ID == rec.Message.ID && en.Receipt == rec.Receipt && en.Message.Category == rec.Message.Category && en.Message.Thread == rec.Message.Thread && group(en) == group(rec) &&
 		en.Message.IsRead() == rec.Message.IsRead() && en.Message.IsArchived() == rec.Message.IsArchived() && en.DeletedAt.IsZero() == rec.DeletedAt.IsZero() &&
 		en.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }

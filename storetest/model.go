@@ -28,6 +28,8 @@ type model struct {
 	hosts map[string]modelHost
 	// lastID is the highest message ID published so far.
 	lastID string
+	// activity holds the latest ID published in each thread.
+	activity map[threadOf]string
 }
 
 // modelCopy is one stored message as its user sees it.
@@ -53,6 +55,8 @@ type modelHost struct {
 type entry struct {
 	ID         string
 	Category   string
+	Thread     string
+	Group      string // as Thread.Group names the audience
 	Broadcast  bool
 	ReadAt     time.Time
 	ArchivedAt time.Time
@@ -67,6 +71,7 @@ func newModel(users []string) *model {
 		member:     map[string]map[string]bool{},
 		seen:       map[string]string{},
 		hosts:      map[string]modelHost{},
+		activity:   map[threadOf]string{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
@@ -98,7 +103,11 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
-		out = append(out, entry{ID: id, Category: c.category, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt})
+		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt}
+		if broadcast {
+			en.Group = cmpOr(c.group, driver.PublicGroup)
+		}
+		out = append(out, en)
 	}
 	for id, c := range m.direct[u] {
 		add(id, c, false, c.state)
@@ -229,7 +238,7 @@ func (m *model) remove(u, id string) {
 
 // equal reports whether en and o are the same, times compared as instants.
 func (en entry) equal(o entry) bool {
-	return en.ID == o.ID && en.Category == o.Category && en.Broadcast == o.Broadcast &&
+	return en.ID == o.ID && en.Category == o.Category && en.Thread == o.Thread && en.Group == o.Group && en.Broadcast == o.Broadcast &&
 		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt)
 }
 
@@ -237,7 +246,7 @@ func (en entry) equal(o entry) bool {
 func entries(msgs []driver.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
-		out = append(out, entry{ID: m.ID, Category: m.Category, Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
+		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
 	}
 	return out
 }
@@ -297,4 +306,40 @@ func (m *model) counts(u string, now time.Time) inbox.Counts {
 		want.Unseen = want.Unread
 	}
 	return want
+}
+
+// published records a message id published in thread t (none if "") to
+// user u's partition (u set) or to group g's (PublicGroup for everyone's).
+func (m *model) published(id, t, u, g string) {
+	if t == "" {
+		return
+	}
+	k := threadOf{p: driver.Partition{User: u}, group: g, thread: t}
+	m.activity[k] = max(m.activity[k], id)
+}
+
+// threadsDiff compares got, u's whole ListThreads at now, with the
+// model's feed of u and the latest publish in each thread (see
+// threadsDiff): "" if they agree.
+func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string {
+	msgs := func(o inbox.ListOptions) []driver.Message {
+		var out []driver.Message
+		for _, en := range m.feed(u, now, o) {
+			msg := driver.Message{ID: en.ID, Category: en.Category, Thread: en.Thread, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt}
+			switch {
+			case en.Group == driver.PublicGroup:
+				msg.Audience.Kind = driver.AudienceEveryone
+			case en.Group != "":
+				msg.Audience = driver.Audience{Kind: driver.AudienceGroup, Group: en.Group}
+			}
+			out = append(out, msg)
+		}
+		return out
+	}
+	return threadsDiff(got, msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), func(g, t string) string {
+		if g == "" {
+			return m.activity[threadOf{p: driver.Partition{User: u}, thread: t}]
+		}
+		return m.activity[threadOf{group: g, thread: t}]
+	})
 }

@@ -307,6 +307,10 @@ func (p *property) checkCounts() {
 		if got := p.e.counts(p.user(u)); !cmp.Equal(want, got) {
 			p.e.t.Errorf("step %d: Counts(%s) differ from the model's feed (-model +Counts):\n%s", p.step, u, cmp.Diff(want, got))
 		}
+		got := listThreads(p.e.t, p.e.ctx, p.e.ib, p.user(u), 1+p.rng.IntN(3))
+		if diff := p.m.threadsDiff(u, now, got); diff != "" {
+			p.e.t.Errorf("step %d: ListThreads(%s) differs from the model's feed:\n%s", p.step, u, diff)
+		}
 	}
 }
 
@@ -507,6 +511,7 @@ func (p *property) publish() {
 			exp = h.expiresAt
 		}
 		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp}
+		p.m.published(id, d.Thread, u, "")
 		p.stats.published++
 	}
 	if diff := cmp.Diff([]any{wantDelivered, wantDup}, []any{res.Delivered, res.Duplicates}); diff != "" {
@@ -563,6 +568,7 @@ func (p *property) broadcast() {
 		return
 	}
 	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: now.Add(ttlOf(d)), group: group}
+	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup))
 	p.stats.broadcasts++
 	if group != "" {
 		p.stats.groupMessages++

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
 	"github.com/stak/inbox/driver"
 )
@@ -29,11 +28,11 @@ func (s *PublicReads) Query(ctx context.Context, q driver.Query) (driver.QueryRe
 }
 
 // Stats counts a read of a public partition and passes it on.
-func (s *PublicReads) Stats(ctx context.Context, p driver.Partition, now time.Time) (driver.Stats, error) {
-	if p.IsPublic() {
+func (s *PublicReads) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	if q.Partition.IsPublic() {
 		s.reads.Add(1)
 	}
-	return s.Store.Stats(ctx, p, now)
+	return s.Store.Stats(ctx, q)
 }
 
 // Reset sets the count back to zero.

@@ -426,7 +426,7 @@ func (s failingStore) Query(context.Context, driver.Query) (driver.QueryResult, 
 	return driver.QueryResult{}, s.err
 }
 
-func (s failingStore) Stats(context.Context, inbox.Partition, time.Time) (driver.Stats, error) {
+func (s failingStore) Stats(context.Context, driver.StatsQuery) (driver.Stats, error) {
 	return driver.Stats{}, s.err
 }
 
