@@ -140,12 +140,38 @@
 // carries the thread too. A Store reads one thread's records apart from
 // the rest of a partition (driver.Query.Thread; the dynamo Store from its
 // thread index), so List and MarkAllRead with ListOptions.Thread cost what
-// the thread holds (the user's receipts of its broadcasts are read by key,
-// since a receipt another program wrote carries no thread), and read states, archive, delete, expiry and group
-// membership apply as in the whole feed. A host system ID's retry must
-// name the same thread. Exact counts per thread and the list of a user's
-// threads by latest activity are the next step; until then Counts is the
-// whole feed's.
+// the thread holds (the user's receipts of its broadcasts are read by
+// key), and read states, archive, delete, expiry and group membership
+// apply as in the whole feed. A host system ID's retry must name the same
+// thread.
+//
+// ListThreads lists a user's conversations, latest activity first, each
+// with its newest visible message and exact counts. Decisions:
+//
+//   - A conversation is a thread key in one audience: the user's direct
+//     messages of it, a group's, or everyone's. The same key used in two
+//     audiences lists twice; List with the thread merges them.
+//   - Its counts come from counters kept per thread, in the same atomic
+//     unit as each message and mark, as the feed's are (driver.Counter):
+//     in the partition that holds the thread's messages, and in the
+//     user's partition for the user's receipts of a shared thread, so a
+//     group chat's message is still one write, whatever the group's size.
+//     Ledger entries and tombstones record the thread, so a message counts
+//     out of its thread the instant it expires, and a removal, redaction,
+//     archive, delete or group change is exact at once, as in Counts.
+//     Counts does not read them: its cost does not grow with threads.
+//   - The order is by last activity: the latest message ever sent in the
+//     thread (Thread.Activity), which a removal or expiry does not lower,
+//     as a chat keeps its place when a message is deleted. Per-user marks
+//     do not reorder (a group thread's order is shared by its members);
+//     a thread with nothing left to show (Total 0: all expired, archived
+//     or deleted for the user) leaves the list until its next message.
+//   - Another program writing seed-shaped items counts no threads, so its
+//     records are in none. Its receipt of a thread's broadcast joins the
+//     thread when it is adopted (by the stream handler, a mark or
+//     Recount), with a mark that moves its marks into the thread's
+//     counters; until then ListThreads counts the broadcast as unread for
+//     that user, though List shows it read.
 //
 // # Per-user states
 //

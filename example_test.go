@@ -287,3 +287,32 @@ func ExampleInbox_HandleChange() {
 	// read in t#acmeU#ann#alerts: "Disk full"
 	// 3 changes, <nil>
 }
+
+// ExampleInbox_ListThreads shows a user's conversations, latest activity
+// first: a one-to-one chat (direct messages to both users, one thread) and
+// a group chat (the group's messages, stored once), each with its newest
+// message and exact unread count.
+func ExampleInbox_ListThreads() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	chat := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	ann := chat.User("ann").InGroups("team")
+
+	ib.Publish(ctx, chat, []string{"ann", "bob"}, inbox.Draft{Sender: "bob", Thread: "ann-bob", Title: "Hello!"})
+	now = now.Add(time.Minute)
+	ib.BroadcastGroup(ctx, chat, "team", inbox.Draft{Sender: "carol", Thread: "team", Title: "Hey everyone!"})
+	now = now.Add(time.Minute)
+	ib.BroadcastGroup(ctx, chat, "team", inbox.Draft{Sender: "dave", Thread: "team", Title: "Standup in 5"})
+	now = now.Add(time.Minute)
+	ib.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "team"})
+
+	page, _ := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+	for _, t := range page.Threads {
+		fmt.Printf("%-8s group %-5q %s: %-14s unread %d of %d\n", t.Thread, t.Group, t.Latest.Sender, t.Latest.Title, t.Unread, t.Total)
+	}
+	// Output:
+	// team     group "team" dave: Standup in 5   unread 0 of 2
+	// ann-bob  group ""    bob: Hello!         unread 1 of 1
+}

@@ -70,6 +70,10 @@ type ThreadPage struct {
 // instant, as Counts is: across expiry, removals, redactions, archive and
 // delete, group membership and the shared cache.
 //
+// Paging never repeats a thread; a thread whose activity moves above the
+// cursor while u pages (a new message) shows at the top of a new listing,
+// as List's new messages do.
+//
 // Cost: one round trip reads the stats of u's partition and of each
 // shared one with their threads' counters (in parallel; the shared ones
 // from the snapshots of WithSharedCache): its read units grow with the

@@ -592,7 +592,8 @@ func BenchmarkCountsHistory(b *testing.B) {
 //
 //   - send: one message to a group chat of 5 and of 1,000 members. The
 //     library stores it once in the group's partition with the thread's
-//     counter; the seed writes the message, updates the chat, and updates
+//     counter (no-thread: the same message in no thread, for what a
+//     thread adds); the seed writes the message, updates the chat, and updates
 //     each member's UserChatMapping item (last message, unread count + 1):
 //     one write per member, the least the seed's design can do.
 //   - list: a member's chat list of 20 chats (the group's and 19
@@ -621,6 +622,18 @@ func BenchmarkChat(b *testing.B) {
 			if err != nil || len(c.Threads) != 1 || c.Threads[0].Unread != int64(b.N) {
 				b.Fatalf("ListThreads = %+v, %v; want one thread with %d unread", c, err, b.N)
 			}
+		})
+		b.Run(fmt.Sprintf("send/no-thread/members=%d", n), func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			m.measure()
+			for i := range b.N {
+				d := chat(i)
+				d.Thread = ""
+				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.report(b)
 		})
 		b.Run(fmt.Sprintf("send/seed-copy/members=%d", n), func(b *testing.B) {
 			_, m, _ := benchInbox(b)
@@ -679,6 +692,7 @@ func BenchmarkChat(b *testing.B) {
 	b.Run("read/library", func(b *testing.B) {
 		ib, m, scope := benchInbox(b)
 		u := scope.User("user0").InGroups("group-789")
+		m.measure()
 		for i := range b.N {
 			m.pause()
 			for j := range 3 {
@@ -686,7 +700,7 @@ func BenchmarkChat(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			m.measure()
+			m.resume()
 			if n, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: "group-789"}); err != nil || n != 3 {
 				b.Fatalf("MarkAllRead = %d, %v", n, err)
 			}

@@ -68,6 +68,7 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /seen", h.endpoint(h.markSeen))
 	mux.Handle("POST /redactions", h.endpoint(h.redact))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
+	mux.Handle("GET /threads", h.endpoint(h.threads))
 	mux.Handle("GET /events", h.authenticated(h.events))
 	return mux
 }
@@ -121,11 +122,11 @@ func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error))
 	})
 }
 
-// listOptions reads List's filters from r's query: category, unread,
-// upto and archived (and limit and cursor for a page).
+// listOptions reads List's filters from r's query: category, thread,
+// unread, upto and archived (and limit and cursor for a page).
 func listOptions(r *http.Request) (inbox.ListOptions, error) {
 	q := r.URL.Query()
-	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category"), UpTo: q.Get("upto")}
+	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category"), Thread: q.Get("thread"), UpTo: q.Get("upto")}
 	var err error
 	if v := q.Get("limit"); v != "" {
 		if opts.Limit, err = strconv.Atoi(v); err != nil {
@@ -140,6 +141,24 @@ func listOptions(r *http.Request) (inbox.ListOptions, error) {
 		}
 	}
 	return opts, nil
+}
+
+// threads answers GET /threads: a page of u's conversations, latest
+// activity first (limit and cursor as for GET /messages).
+func (h *handler) threads(r *http.Request, u inbox.User) (reply, error) {
+	opts, err := listOptions(r)
+	if err != nil {
+		return reply{}, err
+	}
+	page, err := h.ib.ListThreads(r.Context(), u, inbox.ThreadOptions{Limit: opts.Limit, Cursor: opts.Cursor})
+	if err != nil {
+		return reply{}, err
+	}
+	out := threadsBody{Threads: make([]threadBody, len(page.Threads)), Cursor: page.Cursor}
+	for i, t := range page.Threads {
+		out.Threads[i] = threadBody{Thread: t.Thread, Group: t.Group, Activity: t.Activity, Latest: newMessageBody(t.Latest), tallyBody: newTallyBody(t.Tally)}
+	}
+	return reply{http.StatusOK, out}, nil
 }
 
 func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {

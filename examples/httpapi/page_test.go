@@ -213,3 +213,49 @@ func testPageUpdatesLive(t *testing.T, a *api) {
 		t.Errorf("ann's counts %+v, want 2, 1 unread, none archived or unseen", c)
 	}
 }
+
+// thread returns the expression that the chat list shows thread first-th
+// (from 0) with unread unread messages and a preview ending with preview.
+func thread(i int, name string, unread int, preview string) string {
+	return fmt.Sprintf(`(() => { const li = document.querySelectorAll("#threads li")[%d]; return !!li && li.dataset.thread === %q && li.querySelector(".badge").textContent === "%d" && li.querySelector(".preview").textContent.endsWith(%q); })()`, i, name, unread, preview)
+}
+
+// TestChatPageLive drives the page's chat list in headless Chromium, in
+// two tabs of ann's (a member of team), against each live setup of main:
+// the seed's chat flows on the library. bob chats with ann one to one
+// (direct messages to both, one thread); carol writes in the team's chat
+// (each message stored once, for every member). The list shows the chats
+// latest activity first with their previews and unread counts; a new
+// message moves its chat to the top in both tabs; opening a chat shows its
+// history alone; marking it read resets its count everywhere.
+func TestChatPageLive(t *testing.T) {
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testChatPageLive(t, b.api(t)) })
+	}
+}
+
+func testChatPageLive(t *testing.T, a *api) {
+	hi := a.publish("bob", map[string]any{"users": []string{"ann", "bob"}, "thread": "ann-bob", "title": "hi ann"}).Message.ID
+	a.broadcast("carol", map[string]any{"group": "team", "thread": "team", "title": "standup?"})
+	a.broadcast("carol", map[string]any{"group": "team", "thread": "team", "title": "in 5"})
+	a.broadcast("dave", map[string]any{"group": "other", "thread": "other", "title": "not ann's"})
+	browser := newBrowser(t)
+	url := a.srv.URL + "/?user=ann&groups=team"
+	one, two := openPage(t, browser, "tab one", url), openPage(t, browser, "tab two", url)
+	one.wait("the chats by activity", thread(0, "team", 2, "carol: in 5")+" && "+thread(1, "ann-bob", 1, "bob: hi ann")+` && document.querySelectorAll("#threads li").length === 2`)
+
+	again := a.publish("bob", map[string]any{"users": []string{"ann", "bob"}, "thread": "ann-bob", "title": "lunch?"}).Message.ID
+	for _, tb := range []*tab{one, two} {
+		tb.wait("bob's new message moves the chat to the top", thread(0, "ann-bob", 2, "bob: lunch?")+" && "+thread(1, "team", 2, "carol: in 5"))
+	}
+	one.run("open the chat with bob", click(`#threads li[data-thread="ann-bob"]`))
+	one.wait("the chat's history alone", shows(again, "unread")+" && "+shows(hi, "unread")+` && document.querySelectorAll("#feed li").length === 2`)
+	one.run("mark the chat read", click(`#mark-all`))
+	two.wait("the chat is read in tab two", thread(0, "ann-bob", 0, "bob: lunch?")+" && "+thread(1, "team", 2, "carol: in 5")+" && "+badge("", 2))
+
+	var threads threadsBody
+	a.call("GET", "/threads", "ann|team", nil, http.StatusOK, &threads)
+	if len(threads.Threads) != 2 || threads.Threads[0].Thread != "ann-bob" || threads.Threads[0].Unread != 0 || threads.Threads[1].Unread != 2 || threads.Threads[1].Total != 2 {
+		t.Errorf("GET /threads = %+v, want ann-bob read, team 2 unread", threads)
+	}
+}

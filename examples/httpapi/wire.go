@@ -13,13 +13,15 @@ import (
 // draftRequest is the draft part of POST /messages and POST /broadcasts.
 // The sender is the calling user.
 type draftRequest struct {
-	HostSystemID string    `json:"host_system_id"`
-	Label        string    `json:"label"`
-	Category     string    `json:"category"`
-	Title        string    `json:"title"`
-	Body         any       `json:"body"`
-	CTAURI       string    `json:"cta_uri"`
-	ReceivedAt   time.Time `json:"received_at"`
+	HostSystemID string `json:"host_system_id"`
+	Label        string `json:"label"`
+	Category     string `json:"category"`
+	// Thread is the conversation: a chat's key, say.
+	Thread     string    `json:"thread"`
+	Title      string    `json:"title"`
+	Body       any       `json:"body"`
+	CTAURI     string    `json:"cta_uri"`
+	ReceivedAt time.Time `json:"received_at"`
 	// TTL is written like the inbox configs' TTLs: "7d", "12h", "90m".
 	TTL string `json:"ttl"`
 }
@@ -38,6 +40,7 @@ func (d draftRequest) draft(sender inbox.User) (inbox.Draft, error) {
 		Sender:       sender.ID,
 		Label:        d.Label,
 		Category:     d.Category,
+		Thread:       d.Thread,
 		Title:        d.Title,
 		Body:         d.Body,
 		CTAURI:       d.CTAURI,
@@ -68,6 +71,7 @@ type messageBody struct {
 	Group        string    `json:"group,omitempty"`
 	Label        string    `json:"label,omitempty"`
 	Category     string    `json:"category,omitempty"`
+	Thread       string    `json:"thread,omitempty"`
 	Title        string    `json:"title"`
 	Body         any       `json:"body,omitempty"`
 	CTAURI       string    `json:"cta_uri,omitempty"`
@@ -89,6 +93,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		Group:        m.Audience.Group,
 		Label:        m.Audience.Label,
 		Category:     m.Category,
+		Thread:       m.Thread,
 		Title:        m.Title,
 		Body:         m.Body,
 		CTAURI:       m.CTAURI,
@@ -160,6 +165,23 @@ type countsBody struct {
 	tallyBody
 	Unseen     int64                `json:"unseen"`
 	Categories map[string]tallyBody `json:"categories"`
+}
+
+// threadBody is one conversation of GET /threads: its key, its audience
+// ("" for direct messages, "$public" for everyone's, else the group), its
+// last activity (a message ID), its newest message and its tallies.
+type threadBody struct {
+	Thread   string      `json:"thread"`
+	Group    string      `json:"group,omitempty"`
+	Activity string      `json:"activity"`
+	Latest   messageBody `json:"latest"`
+	tallyBody
+}
+
+// threadsBody is the reply of GET /threads, latest activity first.
+type threadsBody struct {
+	Threads []threadBody `json:"threads"`
+	Cursor  string       `json:"cursor,omitempty"`
 }
 
 // errorBody is the body of every error reply.

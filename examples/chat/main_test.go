@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The chat flows are deterministic: a fixed clock and seeded entropy give
+// the same IDs, times and counts on every run. The chat list is ordered
+// by last activity; an ephemeral message's chat keeps its place after the
+// message expires, and its count drops at that instant.
+const wantOutput = `
+the team has 5 members; its chat's messages are stored once
+ann's chats:
+  ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
+  team      group   09:04  erin   Running late                     unread 3 of 3
+  ann-bob   private 09:02  ann    Hi bob                           unread 1 of 2
+
+ann scrolls the team chat:
+  page 1  09:04  erin   Running late
+  page 1  09:03  dave   Standup in 5
+  page 2  09:01  carol  Hey everyone!
+
+ann marked the team chat read (3 messages)
+ann's chats:
+  ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
+  team      group   09:04  erin   Running late                     unread 0 of 3
+  ann-bob   private 09:02  ann    Hi bob                           unread 1 of 2
+
+bob sent an ephemeral message (2 minutes)
+ann's chats:
+  ann-bob   private 09:06  bob    This message will self-destruct  unread 2 of 3
+  ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
+  team      group   09:04  erin   Running late                     unread 0 of 3
+
+two minutes later
+ann's chats:
+  ann-bob   private 09:02  ann    Hi bob                           unread 1 of 2
+  ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
+  team      group   09:04  erin   Running late                     unread 0 of 3
+
+events for ann's page (12):
+  created  chat ann-bob  Hello!
+  created  chat team     Hey everyone!
+  created  chat ann-bob  Hi bob
+  read     chat ann-bob  Hi bob
+  created  chat team     Standup in 5
+  created  chat team     Running late
+  created  chat ann-dave Got a minute?
+  read     chat team
+  read     chat team
+  read     chat team
+  created  chat ann-bob  This message will self-destruct
+  expired  chat ann-bob  This message will self-destruct
+`
+
+func TestChat(t *testing.T) {
+	var out strings.Builder
+	if err := run(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(strings.TrimPrefix(wantOutput, "\n"), out.String()); diff != "" {
+		t.Errorf("output differs (-want +got):\n%s", diff)
+	}
+}
