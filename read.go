@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/stak/inbox/driver"
 )
@@ -43,41 +44,107 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 // the direct messages u has read: one unread-only page (see List) and one
 // transaction per MaxMarkBatch messages.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (int, error) {
+	o.UnreadOnly = true
+	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
+		s.ReadAt = now
+		return s
+	}, ib.MarkRead)
+}
+
+// bulk gives every message of u that List with o shows (Limit and Cursor
+// ignored) the marks set returns, page by page, and returns how many it
+// changed: each page of up to MaxMarkBatch messages is one atomic unit
+// (see chunkMarks), falling back to single, the one-message call, for
+// each message of a page another writer changed meanwhile. A page lists
+// what is left of the view below the previous one, so the changed
+// messages, which leave the view or not, are passed once; after a short
+// page, once u's counts say the view is empty, the rest is not read.
+func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State, single func(context.Context, User, string) (bool, error)) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err
 	}
-	marked := 0
-	o.Limit, o.Cursor, o.UnreadOnly = driver.MaxMarkBatch, "", true
+	changed := 0
+	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
 	for {
 		recs, cursor, err := ib.page(ctx, u, o)
 		if err != nil {
-			return marked, err
+			return changed, err
 		}
-		n, err := ib.markBatch(ctx, u, recs)
-		marked += n
+		n, err := ib.markBatch(ctx, u, recs, set, single)
+		changed += n
 		if err != nil {
-			return marked, err
+			return changed, err
 		}
 		if cursor == "" {
-			return marked, nil
+			return changed, nil
+		}
+		// A short page says filters dropped records: the rest of the view
+		// may be long and hold nothing to change (archived messages below
+		// the default view's, say). Exact counts tell when nothing is
+		// left, at a round trip of stats.
+		if len(recs) < o.Limit {
+			if empty, err := ib.viewEmpty(ctx, u, o); err != nil || empty {
+				return changed, err
+			}
 		}
 		o.Cursor = cursor
 	}
 }
 
-// markBatch marks recs (unread, from u's feed, with u's receipts) read, in
-// as few atomic units as fit in a transaction (see chunkMarks), each
-// falling back to one MarkRead per message if another writer changed one
-// of them meanwhile. It returns how many it marked.
-func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord) (int, error) {
+// viewEmpty reports whether List with o shows u nothing at all, from u's
+// Counts (exactly what List shows): a view of one thread is never said
+// empty.
+func (ib *Inbox) viewEmpty(ctx context.Context, u User, o ListOptions) (bool, error) {
+	if o.Thread != "" {
+		return false, nil
+	}
+	c, err := ib.Counts(ctx, u)
+	if err != nil {
+		return false, err
+	}
+	t := c.Tally
+	if o.Category != "" {
+		t = c.Categories[o.Category]
+	}
+	switch {
+	case o.Archived:
+		return t.Archived == 0, nil
+	case o.UnreadOnly:
+		return t.Unread == 0, nil
+	}
+	return t.Total == 0, nil
+}
+
+// markBatch gives recs (from u's feed, with u's receipts) the marks set
+// returns, in as few atomic units as fit in a transaction (see
+// chunkMarks), each falling back to single for each message if another
+// writer changed one of them meanwhile. Another program's direct message
+// deleted goes to single too, which adopts it first. It returns how many
+// it changed.
+func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set func(driver.State, time.Time) driver.State, single func(context.Context, User, string) (bool, error)) (int, error) {
 	now := ib.now()
-	marks := make([]driver.Mark, len(recs))
-	for i, r := range recs {
-		to := r.state()
-		to.ReadAt = now
-		marks[i] = markFor(u, r.Record, r.receipt, to, now)
+	var marks []driver.Mark
+	var alone []string
+	for _, r := range recs {
+		mk := markFor(u, r.Record, r.receipt, set(r.state(), now), now)
+		if mk.Delete && !r.Record.Ledgered() {
+			alone = append(alone, mk.Key.ID)
+			continue
+		}
+		marks = append(marks, mk)
 	}
 	marked := 0
+	one := func(id string) error {
+		changed, err := single(ctx, u, id)
+		switch {
+		case err == nil && changed:
+			marked++
+		case err == nil, errors.Is(err, ErrNotFound):
+		default:
+			return err
+		}
+		return nil
+	}
 	for _, chunk := range chunkMarks(marks) {
 		var deltas []driver.Counter
 		for _, mk := range chunk {
@@ -92,14 +159,14 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord) (int,
 			return marked, err
 		}
 		for _, mk := range chunk {
-			changed, err := ib.MarkRead(ctx, u, mk.Key.ID)
-			switch {
-			case err == nil && changed:
-				marked++
-			case err == nil, errors.Is(err, ErrNotFound):
-			default:
+			if err := one(mk.Key.ID); err != nil {
 				return marked, err
 			}
+		}
+	}
+	for _, id := range alone {
+		if err := one(id); err != nil {
+			return marked, err
 		}
 	}
 	return marked, nil

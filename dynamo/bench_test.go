@@ -287,6 +287,57 @@ func BenchmarkMarkAllRead(b *testing.B) {
 	}
 }
 
+// BenchmarkBulk measures ArchiveAll of a user's 10 newest messages (the
+// "clear inbox" button), with nothing else in the feed and above 1,000
+// messages archived before, and DeleteAll of the archive of 10.
+func BenchmarkBulk(b *testing.B) {
+	ctx := context.Background()
+	for _, before := range []int{0, 1_000} {
+		b.Run(fmt.Sprintf("archive-all/10/archived-before=%d", before), func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			for i := range b.N {
+				m.pause()
+				u := scope.User("ann" + strconv.Itoa(i))
+				for j := range before + 10 {
+					if j == before {
+						if _, err := ib.ArchiveAll(ctx, u, inbox.ListOptions{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := ib.Publish(ctx, scope, []string{u.ID}, draft(j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m.resume()
+				if n, err := ib.ArchiveAll(ctx, u, inbox.ListOptions{}); err != nil || n != 10 {
+					b.Fatalf("ArchiveAll = %d, %v; want 10", n, err)
+				}
+			}
+			m.report(b)
+		})
+	}
+	b.Run("delete-all/archived=10", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		for i := range b.N {
+			m.pause()
+			u := scope.User("ann" + strconv.Itoa(i))
+			for j := range 10 {
+				if _, err := ib.Publish(ctx, scope, []string{u.ID}, draft(j)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := ib.ArchiveAll(ctx, u, inbox.ListOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			m.resume()
+			if n, err := ib.DeleteAll(ctx, u, inbox.ListOptions{Archived: true}); err != nil || n != 10 {
+				b.Fatalf("DeleteAll = %d, %v; want 10", n, err)
+			}
+		}
+		m.report(b)
+	})
+}
+
 // BenchmarkStates measures the per-user marks on an unread message, a
 // direct one and a broadcast (whose mark is a receipt in the user's
 // partition): Archive, Delete, Redact (for everyone), and MarkSeen (a

@@ -617,22 +617,30 @@ func (p *property) anyID() string {
 	return ids[p.rng.IntN(len(ids))]
 }
 
-// markAllRead marks read, for a random user, what a random view shows:
-// everything, a category, messages up to an ID, or the archived ones.
+// markAllRead marks read, archives or deletes, for a random user, what a
+// random view shows (MarkAllRead, ArchiveAll, DeleteAll).
 func (p *property) markAllRead() {
 	e, now := p.e, p.now()
 	u := p.users[p.rng.IntN(len(p.users))]
 	o := p.randomView(u)
-	o.UnreadOnly = true
-	unread := p.m.feed(u, now, o)
-	for _, en := range unread {
-		p.m.markRead(u, en.ID, now)
+	name, call, set := "MarkAllRead", e.ib.MarkAllRead, func(s driver.State) driver.State { s.ReadAt = now; return s }
+	switch p.rng.IntN(4) {
+	case 0:
+		o.Archived = false
+		name, call, set = "ArchiveAll", e.ib.ArchiveAll, func(s driver.State) driver.State { s.ArchivedAt = now; return s }
+	case 1:
+		name, call, set = "DeleteAll", e.ib.DeleteAll, func(driver.State) driver.State { return driver.State{DeletedAt: now} }
+	default:
+		o.UnreadOnly = true
 	}
-	p.logf("mark all read for %s in %+v (want %d)", u, o, len(unread))
-	o.UnreadOnly = false
-	n, err := e.ib.MarkAllRead(e.ctx, p.user(u), o)
-	if n != len(unread) || err != nil {
-		e.t.Errorf("step %d: MarkAllRead(%s, %+v): %d, %v; want %d, nil", p.step, u, o, n, err, len(unread))
+	view := p.m.feed(u, now, o)
+	for _, en := range view {
+		p.m.change(u, en.ID, now, func(s driver.State) (driver.State, bool) { return set(s), true })
+	}
+	p.logf("%s for %s in %+v (want %d)", name, u, o, len(view))
+	n, err := call(e.ctx, p.user(u), o)
+	if n != len(view) || err != nil {
+		e.t.Errorf("step %d: %s(%s, %+v): %d, %v; want %d, nil", p.step, name, u, o, n, err, len(view))
 	}
 	p.stats.changed += n
 }

@@ -64,7 +64,9 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /messages/{id}/archive", h.endpoint(h.mark(h.ib.Archive)))
 	mux.Handle("POST /messages/{id}/unarchive", h.endpoint(h.mark(h.ib.Unarchive)))
 	mux.Handle("DELETE /messages/{id}", h.endpoint(h.mark(h.ib.Delete)))
-	mux.Handle("POST /messages/read-all", h.endpoint(h.markAllRead))
+	mux.Handle("POST /messages/read-all", h.endpoint(h.bulk(h.ib.MarkAllRead)))
+	mux.Handle("POST /messages/archive-all", h.endpoint(h.bulk(h.ib.ArchiveAll)))
+	mux.Handle("POST /messages/delete-all", h.endpoint(h.bulk(h.ib.DeleteAll)))
 	mux.Handle("POST /seen", h.endpoint(h.markSeen))
 	mux.Handle("POST /redactions", h.endpoint(h.redact))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
@@ -237,16 +239,21 @@ func (h *handler) mark(op func(context.Context, inbox.User, string) (bool, error
 	}
 }
 
-func (h *handler) markAllRead(r *http.Request, u inbox.User) (reply, error) {
-	opts, err := listOptions(r)
-	if err != nil {
-		return reply{}, err
+// bulk answers a POST of an action on a whole view (read-all,
+// archive-all, delete-all): the view's filters come from the query, as for
+// GET /messages, with upto the newest message the view showed.
+func (h *handler) bulk(action func(context.Context, inbox.User, inbox.ListOptions) (int, error)) func(*http.Request, inbox.User) (reply, error) {
+	return func(r *http.Request, u inbox.User) (reply, error) {
+		opts, err := listOptions(r)
+		if err != nil {
+			return reply{}, err
+		}
+		n, err := action(r.Context(), u, opts)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, markAllReadBody{Marked: n}}, nil
 	}
-	n, err := h.ib.MarkAllRead(r.Context(), u, opts)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{http.StatusOK, markAllReadBody{Marked: n}}, nil
 }
 
 func (h *handler) markSeen(r *http.Request, u inbox.User) (reply, error) {

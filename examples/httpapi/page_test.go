@@ -258,4 +258,13 @@ func testChatPageLive(t *testing.T, a *api) {
 	if len(threads.Threads) != 2 || threads.Threads[0].Thread != "ann-bob" || threads.Threads[0].Unread != 0 || threads.Threads[1].Unread != 2 || threads.Threads[1].Total != 2 {
 		t.Errorf("GET /threads = %+v, want ann-bob read, team 2 unread", threads)
 	}
+
+	// "Clear" archives the chat (ArchiveAll with the thread): it leaves the
+	// list; in the archived view it empties the archive (DeleteAll).
+	one.run("clear the chat with bob", click(`#archive-all`))
+	two.wait("the chat leaves the list in tab two", thread(0, "team", 2, "carol: in 5")+` && document.querySelectorAll("#threads li").length === 1`+" && "+badge("archived", 2))
+	one.run("open the archived view", click(`#view-archived`))
+	one.wait("the archived view shows the chat", shows(again, "read")+" && "+shows(hi, "read"))
+	one.run("empty the archive", click(`#archive-all`))
+	two.wait("the archive is empty in tab two", badge("archived", 0)+" && "+badge("", 2))
 }

@@ -145,7 +145,8 @@ type redactedBody struct {
 	Removed int `json:"removed"`
 }
 
-// markAllReadBody is the reply of POST /messages/read-all.
+// markAllReadBody is the reply of POST /messages/read-all, archive-all and
+// delete-all: how many messages the action changed.
 type markAllReadBody struct {
 	Marked int `json:"marked"`
 }
