@@ -159,7 +159,13 @@
 //     Ledger entries and tombstones record the thread, so a message counts
 //     out of its thread the instant it expires, and a removal, redaction,
 //     archive, delete or group change is exact at once, as in Counts.
-//     Counts does not read them: its cost does not grow with threads.
+//     Counts does not read the user's: its reads of the user's partition
+//     do not grow with threads (a shared partition's snapshot holds its
+//     threads' counters, for ListThreads). A thread's counters stay when
+//     its messages are gone, until a Recount drops those at zero.
+//   - A table whose messages got threads before thread counters existed
+//     (the unreleased first part of threads) needs a Recount of each
+//     partition, which counts them into their threads.
 //   - The order is by last activity: the latest message ever sent in the
 //     thread (Thread.Activity), which a removal or expiry does not lower,
 //     as a chat keeps its place when a message is deleted. Per-user marks

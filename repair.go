@@ -122,6 +122,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	}
 	var r driver.Repair
 	var removals []driver.Removal
+	var intoThreads int
 	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
@@ -135,7 +136,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			if err := ib.adoptIntoThread(ctx, rec, b); err != nil {
 				return err
 			}
-			return errRepairAgain
+			intoThreads++
 		case !ok || !sameEntry(e, rec):
 			// No entry, or one that does not record it (the table was
 			// edited): a new entry adopts the record; the counters are
@@ -167,7 +168,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			return err
 		}
 	}
-	if len(adopt) > 0 || len(removals) > 0 {
+	if len(adopt) > 0 || len(removals) > 0 || intoThreads > 0 {
 		return errRepairAgain
 	}
 	counters := driver.MergeCounters(deltas)

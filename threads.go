@@ -130,11 +130,17 @@ func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (Thre
 			if err != nil {
 				return ThreadPage{}, err
 			}
-			return ThreadPage{Threads: page, Cursor: cursor}, ib.previews(ctx, v, u, page, now)
+			if err := ib.previews(ctx, v, u, page, now); err != nil {
+				return ThreadPage{}, err
+			}
+			return ThreadPage{Threads: page, Cursor: cursor}, nil
 		}
 		page = append(page, t)
 	}
-	return ThreadPage{Threads: page}, ib.previews(ctx, v, u, page, now)
+	if err := ib.previews(ctx, v, u, page, now); err != nil {
+		return ThreadPage{}, err
+	}
+	return ThreadPage{Threads: page}, nil
 }
 
 // threadsBinding is what a cursor of ListThreads is valid for: the user

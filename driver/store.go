@@ -357,7 +357,9 @@ func ValidateMark(mk Mark) error {
 		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
 	case ValidateThread(mk.Thread) != nil:
 		return bad(fmt.Sprintf("thread %q", mk.Thread))
-	case !validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt):
+	case !(mk.Adopts && mk.From == mk.To) && (!validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt)):
+		// An adoption that keeps another program's marks keeps whatever
+		// marks it wrote.
 		return bad("marks that cannot be")
 	case mk.Delete && mk.Receipt:
 		return bad("a receipt deleted with Delete")

@@ -225,6 +225,9 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
 	c.Partition, c.Latest = p, it.Latest
+	if err := driver.ValidateCounter(c); err != nil {
+		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
+	}
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.Published, it.Read, it.Archived, it.ArchivedRead, it.Hidden
 	return c, it.Ver, it.recentKeys(p), nil
 }

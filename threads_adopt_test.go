@@ -1,0 +1,84 @@
+package inbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/memstore"
+	"github.com/stak/inbox/storetest"
+)
+
+// foreignReceipt writes, as another program following the seeds, u's
+// receipt of broadcast b with the marks read and deleted (zero for none),
+// and the seed's counter changes with it.
+func foreignReceipt(t *testing.T, st *memstore.Store, u inbox.User, b inbox.Message, read, deleted time.Time) {
+	t.Helper()
+	p := u.Partition()
+	rec := driver.Record{Partition: p, Receipt: true, DeletedAt: deleted, Message: driver.Message{ID: b.ID, Category: b.Category, ExpiresAt: b.ExpiresAt, ReadAt: read}}
+	d := driver.Counter{Partition: p}
+	if !read.IsZero() {
+		d.Read = 1
+	}
+	if !deleted.IsZero() {
+		d.Hidden = 1
+	}
+	if err := st.PutForeign(context.Background(), rec, []driver.Counter{d}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecountAdoptsForeignThreadReceipts: Recount adopts every receipt
+// another program wrote of a thread's broadcasts into the thread in one
+// pass (ten of them once made it lose to its own pass limit), after which
+// ListThreads counts them read; a receipt both read and deleted, which no
+// mark of the library makes, is adopted into its thread with its marks
+// (it once failed Recount and the stream's adoption).
+func TestRecountAdoptsForeignThreadReceipts(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	st := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
+	ib := inbox.New(st, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	for range 10 {
+		b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "x", Thread: "news"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreignReceipt(t, st, ann, b, clock.Now(), time.Time{})
+		clock.Advance(time.Second)
+	}
+	odd, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "read and deleted", Thread: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignReceipt(t, st, ann, odd, clock.Now(), clock.Now())
+	if _, err := ib.Recount(ctx, ann); err != nil {
+		t.Fatalf("Recount: %v", err)
+	}
+	// The thread is the whole feed: its tally is Counts', which counts the
+	// read and deleted receipt as its program did (read, and hidden).
+	page, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+	c, cerr := ib.Counts(ctx, ann)
+	if err != nil || cerr != nil || len(page.Threads) != 1 || page.Threads[0].Total != 10 || page.Threads[0].Unread != 0 || page.Threads[0].Tally != c.Tally {
+		t.Fatalf("ListThreads after Recount = %+v, %v; Counts %+v, %v; want news with 10 messages, none unread, as Counts", page.Threads, err, c.Tally, cerr)
+	}
+	// The stream's adoption of a receipt no mark can give fails nothing.
+	bob := scope.User("bob")
+	other, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "y", Thread: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignReceipt(t, st, bob, other, clock.Now(), clock.Now())
+	if _, err := st.DeliverChanges(ctx, ib.HandleChange); err != nil {
+		t.Fatalf("DeliverChanges: %v", err)
+	}
+	bc, err := ib.Counts(ctx, bob)
+	bt, terr := ib.ListThreads(ctx, bob, inbox.ThreadOptions{})
+	if err != nil || terr != nil || bc.Total != 11 || len(bt.Threads) != 1 || bt.Threads[0].Tally != bc.Tally {
+		t.Errorf("bob's counts = %+v, %v, threads %+v, %v; want 11 (the deleted one hidden), the thread's tally as Counts'", bc.Tally, err, bt.Threads, terr)
+	}
+}
