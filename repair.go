@@ -44,7 +44,13 @@ var farFuture = time.Unix(1<<40, 0).UTC()
 //   - last, if the counters still differ from a recount of the records,
 //     they are replaced, but only if no other write changed them since they
 //     were read; otherwise that partition starts over, up to a few times,
-//     then Recount fails with ErrConflict.
+//     then Recount fails with ErrConflict. The same write (one update of
+//     the partition's total when the counters were right) records the
+//     recount's time, so that the stream's late removal of another
+//     program's item, never adopted, that expired by then is not counted
+//     out a second time (a recount left it out already). An item another
+//     program deleted before its expiry is the one exception: see the
+//     README's known limits.
 func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
@@ -74,7 +80,8 @@ func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 // every record of p (and, for a user's partition, the broadcasts of the
 // user's unexpired receipts), in pages of a few hundred records; one pass
 // when nothing is wrong, one more after each fix of the ledger. It writes
-// only what it repairs. An invalid p is ErrInvalidKey, and nothing is
+// what it repairs, and one update of the partition's total (its recount
+// time) when nothing is wrong. An invalid p is ErrInvalidKey, and nothing is
 // read.
 func (ib *Inbox) RecountPartition(ctx context.Context, p Partition) error {
 	if err := p.Validate(); err != nil {
@@ -182,10 +189,18 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	for i, c := range counters {
 		counters[i].Latest = max(c.Latest, latest[c.SK()])
 	}
-	if sameTallies(st.Counters, counters) {
-		return nil
+	// The counters, reset or found right, stand for a recount at now (the
+	// partition's recount time never goes back): a record without a ledger
+	// entry that expired by then is left out, whether or not it is gone, so
+	// its removal, when the stream delivers it, must not count it out again.
+	recounted := now
+	if st.Recounted.After(now) {
+		recounted = st.Recounted
 	}
-	return ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now})
+	if sameTallies(st.Counters, counters) {
+		return ib.store.Repair(ctx, p, driver.Repair{Stamp: true, Version: st.Version, Recounted: recounted})
+	}
+	return ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now, Recounted: recounted})
 }
 
 // sameEntry reports whether ledger entry e records what rec adds to the

@@ -127,7 +127,12 @@ type Store interface {
 	// bytes) instead: the removal applies only if no removal with that ID
 	// was applied in r.Record's partition, and the store keeps a marker of
 	// it until at least r.Now plus RemovalMarkerTTL. r.Delete is
-	// ErrInvalidInput for such a record.
+	// ErrInvalidInput for such a record. If the record expires at or
+	// before the partition's recount time (Stats.Recounted, both to the
+	// second), the marker is
+	// kept but r.Deltas and the tombstone are not applied, atomically with
+	// the check: a recount made at or after its expiry counted it out
+	// already (see Repair.Recounted).
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same
@@ -136,9 +141,11 @@ type Store interface {
 	// record that is gone or changed is skipped.
 	// Then, with r.Reset, it replaces every stats record of partition p,
 	// the threads' counters included, with r.Counters (a thread's counter
-	// with the Latest given), but only if p's counter version still equals
-	// r.Version: otherwise it returns an error matching ErrConflict and
-	// leaves the counters as they are. The adoptions and the reset are not
+	// with the Latest given), and records r.Recounted as p's recount time,
+	// but only if p's counter version still equals r.Version: otherwise it
+	// returns an error matching ErrConflict and leaves the counters as
+	// they are. With r.Stamp instead it records r.Recounted alone, under
+	// the same condition, and changes the version. The adoptions and the reset are not
 	// atomic together. A record or counter of another partition, or two
 	// counters of one category, is ErrInvalidInput and changes nothing.
 	Repair(ctx context.Context, p Partition, r Repair) error
@@ -436,6 +443,9 @@ type Stats struct {
 	// slot it has not cleared since, in any order. On DynamoDB they are
 	// string sets on the c#* item, read with the counters.
 	Recent []Key
+	// Recounted is the partition's recount time, the Recounted of the
+	// last Repair that reset or stamped its counters (zero if none did).
+	Recounted time.Time
 }
 
 // RecentSlotWidth is the width of the time slots in which Store.Mark
@@ -518,6 +528,16 @@ type Repair struct {
 	// not lose them.
 	Recent []Key
 	Now    time.Time
+	// Recounted is the time of the recount the counters stand for: every
+	// record that expired by then, or was gone when the recount read the
+	// partition, is not in them. The reset (or the stamp) records it as
+	// the partition's recount time (Stats.Recounted), so that the late
+	// removal of a record without a ledger entry that expired by then is
+	// not counted out a second time (see Store.ApplyRemoval).
+	Recounted time.Time
+	// Stamp asks, instead of Reset, only for Recounted to be recorded, if
+	// the version is still Version: the recount found the counters right.
+	Stamp bool
 }
 
 // HostClaim is the claim of a host system ID for Store.ClaimHostID.

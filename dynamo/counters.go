@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,10 +21,23 @@ import (
 // partition, and in a shared one only if something (wrongly) changes it.
 func hasRead(c driver.Counter) bool { return !c.Partition.IsShared() || c.Read != 0 }
 
+// counterWrite is what a counter update does besides adding its change.
+type counterWrite struct {
+	// bump adds 1 to the partition's version (kept on c#*).
+	bump bool
+	// recent changes the recent receipts of a user's c#*.
+	recent *recentChange
+	// cond is a condition of the update (ANDed with Latest's).
+	cond *expression.ConditionBuilder
+	// recounted, if set, is recorded as the recount time (c#* only).
+	recounted time.Time
+}
+
 // counterUpdate returns the transaction item that adds change d to its
-// counter, creating the counter (kind, keys and zero tallies) if missing;
-// with bump it also adds 1 to the partition's version (kept on c#*).
-func (s *Store) counterUpdate(d driver.Counter, bump bool, recent *recentChange) (types.TransactWriteItem, error) {
+// counter, creating the counter (kind, keys and zero tallies) if missing,
+// and does what w asks besides.
+func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactWriteItem, error) {
+	bump, recent, cond := w.bump, w.recent, w.cond
 	upd := expression.Add(expression.Name("published"), expression.Value(d.Published))
 	if recent != nil {
 		upd = upd.Add(expression.Name(recentAttr(recent.add)), expression.Value(stringSet(recent.values))).
@@ -43,13 +57,18 @@ func (s *Store) counterUpdate(d driver.Counter, bump bool, recent *recentChange)
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
-	var cond *expression.ConditionBuilder
 	if d.Latest != "" {
 		// A thread's Latest only rises: the update is conditional on it
 		// (PutMessage writes again without it if the condition fails).
 		upd = upd.Set(expression.Name(attrLatest), expression.Value(d.Latest))
 		c := expression.Or(expression.Name(attrLatest).AttributeNotExists(), expression.Name(attrLatest).LessThan(expression.Value(d.Latest)))
+		if cond != nil {
+			c = expression.And(*cond, c)
+		}
 		cond = &c
+	}
+	if !w.recounted.IsZero() {
+		upd = upd.Set(expression.Name(attrRecounted), expression.Value(w.recounted.Unix()))
 	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
@@ -110,6 +129,12 @@ func recentChanges(marks []driver.Mark) map[driver.Partition]*recentChange {
 // partition whose total deltas leave out gets a change of zero to its
 // total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange) ([]types.TransactWriteItem, error) {
+	return s.guardedCounterUpdates(deltas, recent, nil)
+}
+
+// guardedCounterUpdates is counterUpdates with guard[p] a condition of
+// the update of partition p's c#*.
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, guard map[driver.Partition]*expression.ConditionBuilder) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
@@ -135,10 +160,11 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 	for _, d := range deltas {
 		isTotal := d.Category == "" && d.Group == "" && d.Thread == ""
 		var rc *recentChange
+		var cond *expression.ConditionBuilder
 		if isTotal {
-			rc = recent[d.Partition]
+			rc, cond = recent[d.Partition], guard[d.Partition]
 		}
-		it, err := s.counterUpdate(d, isTotal, rc)
+		it, err := s.counterUpdate(d, counterWrite{bump: isTotal, recent: rc, cond: cond})
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +205,13 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 			st.Counters = append(st.Counters, c)
 			if c.Category == "" && c.Group == "" && c.Thread == "" {
 				st.Version = ver
+				if n, ok := av[attrRecounted].(*types.AttributeValueMemberN); ok {
+					r, err := strconv.ParseInt(n.Value, 10, 64)
+					if err != nil {
+						return driver.Stats{}, fmt.Errorf("dynamo: counter %s/%s: recounted %q: %w", p.PK(), sk, n.Value, err)
+					}
+					st.Recounted = time.Unix(r, 0).UTC()
+				}
 				if !p.IsShared() {
 					st.Recent = recent
 				}
@@ -321,8 +354,20 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return err
 		}
 	}
-	if !r.Reset {
+	if !r.Reset && !r.Stamp {
 		return nil
+	}
+	var versionCond expression.ConditionBuilder
+	if r.Version == 0 {
+		versionCond = expression.Name(attrVersion).AttributeNotExists()
+	} else {
+		versionCond = expression.Name(attrVersion).Equal(expression.Value(r.Version))
+	}
+	conflict := func(map[string]types.AttributeValue) error {
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
+	}
+	if !r.Reset {
+		return s.stamp(ctx, p, r.Recounted, versionCond, conflict)
 	}
 	if total == nil {
 		total = &driver.Counter{Partition: p}
@@ -346,18 +391,15 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			writes = append(writes, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(pk, sk)}})
 		}
 	}
-	var versionCond expression.ConditionBuilder
-	if r.Version == 0 {
-		versionCond = expression.Name(attrVersion).AttributeNotExists()
-	} else {
-		versionCond = expression.Name(attrVersion).Equal(expression.Value(r.Version))
-	}
 	totalItem, err := s.counterItem(*total, r.Version+1)
 	if err != nil {
 		return err
 	}
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
+	}
+	if !r.Recounted.IsZero() {
+		totalItem[attrRecounted] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.Recounted.Unix(), 10)}
 	}
 	if len(r.Recent) > 0 {
 		// The reset keeps the recent receipts (read with r.Version), in
@@ -377,9 +419,6 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if err != nil {
 		return err
 	}
-	conflict := func(map[string]types.AttributeValue) error {
-		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
-	}
 	for {
 		n := min(len(writes), maxTransactItems-1)
 		items := append([]types.TransactWriteItem(nil), writes[:n]...)
@@ -397,6 +436,16 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return nil
 		}
 	}
+}
+
+// stamp records recounted as p's recount time, and adds 1 to its
+// version, with one conditional update of c#* (failing as conflict).
+func (s *Store) stamp(ctx context.Context, p driver.Partition, recounted time.Time, cond expression.ConditionBuilder, conflict onFail) error {
+	it, err := s.counterUpdate(driver.Counter{Partition: p}, counterWrite{bump: true, cond: &cond, recounted: recounted})
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, "repair", []types.TransactWriteItem{it}, []onFail{conflict})
 }
 
 // adopt gives rec, if it still exists with the marks and entry given, the

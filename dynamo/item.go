@@ -30,6 +30,7 @@ const (
 	attrDeleted   = "deletedat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
+	attrRecounted = "recounted"
 	attrLatest    = "latest" // a thread counter's driver.Counter.Latest
 	attrUnread    = "unread" // the unread index's key: see unreadKey
 	attrThread    = "thread"
@@ -137,7 +138,9 @@ type counterItem struct {
 	Hidden       int64  `dynamodbav:"hidden,omitempty"`
 	Ver          int64  `dynamodbav:"ver,omitempty"`
 	// Latest is a thread counter's driver.Counter.Latest.
-	Latest    string `dynamodbav:"latest,omitempty"`
+	Latest string `dynamodbav:"latest,omitempty"`
+	// Recounted is c#*'s driver.Stats.Recounted, in Unix seconds.
+	Recounted int64  `dynamodbav:"recounted,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	InboxKey  string `dynamodbav:"inbox_key"`
 	UID       string `dynamodbav:"uid"`

@@ -388,15 +388,21 @@ func (s *Store) broadcastCheck(k driver.Key, mk driver.Mark) (*types.ConditionCh
 // errRecorded marks an ApplyRemoval that was applied before.
 var errRecorded = errors.New("dynamo: removal already applied")
 
+// errRecounted marks an ApplyRemoval of a record without an entry that a
+// recount counted out already.
+var errRecounted = errors.New("dynamo: removal recounted")
+
 // ApplyRemoval accounts r in one transaction. For a record with a ledger
 // entry: a Delete of the entry on condition that it exists, r.Deltas, with
 // r.Tombstone a Put of the tombstone, with r.Delete a Delete of the record
 // on condition that it is gone or still notes that entry.
 // For a record without an entry: a Put of a marker (sort key x#<event id>
 // in the record's partition, kind RX, expiring RemovalMarkerTTL after
-// r.Now) on condition that none exists, r.Deltas and the tombstone. A
-// failed condition means the removal was applied before: it returns false
-// and writes nothing.
+// r.Now) on condition that none exists, r.Deltas and the tombstone, the
+// update of the record partition's c#* on condition that its recount time
+// is before the record's expiry (else the marker alone is written). A
+// failed condition of the marker means the removal was applied before: it
+// returns false and writes nothing.
 func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	rec := r.Record
 	var first types.TransactWriteItem
@@ -424,7 +430,14 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		first = types.TransactWriteItem{Put: put}
 	}
 	items := []types.TransactWriteItem{first}
-	counters, err := s.counterUpdates(r.Deltas, nil)
+	var guard map[driver.Partition]*expression.ConditionBuilder
+	if !rec.Ledgered() {
+		// Not counted out again if a recount at or after its expiry
+		// counted it out: see driver.Store.ApplyRemoval.
+		c := expression.Or(expression.Name(attrRecounted).AttributeNotExists(), expression.Name(attrRecounted).LessThan(expression.Value(rec.Message.ExpiresAt.Unix())))
+		guard = map[driver.Partition]*expression.ConditionBuilder{rec.Partition: &c}
+	}
+	counters, err := s.guardedCounterUpdates(r.Deltas, nil, guard)
 	if err != nil {
 		return false, err
 	}
@@ -437,6 +450,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
 	}
 	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
+	for range counters {
+		meanings = append(meanings, func(map[string]types.AttributeValue) error { return errRecounted })
+	}
 	if r.Delete {
 		cond := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(driver.LedgerAttribute).Equal(expression.Value(rec.Entry)))
 		del, err := s.conditionalDelete(s.messageKey(rec.Key()), cond)
@@ -451,6 +467,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	}
 	err = s.transact(ctx, "apply removal", items, meanings)
 	switch {
+	case errors.Is(err, errRecounted):
+		// Only the marker: the counters left the record out already.
+		err = s.transact(ctx, "apply removal", items[:1], meanings[:1])
+		if errors.Is(err, errRecorded) {
+			return false, nil
+		}
+		return err == nil, err
 	case errors.Is(err, errRecorded):
 		return false, nil
 	case err != nil:

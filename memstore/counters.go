@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stak/inbox/driver"
 )
@@ -19,7 +20,7 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 	}
 	defer s.mu.Unlock()
 	p, now := q.Partition, q.Now
-	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p]}
+	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p], Recounted: s.recounted[p]}
 	for _, c := range s.counters[p] {
 		if c.Thread == "" || q.Threads {
 			st.Counters = append(st.Counters, c)
@@ -87,6 +88,9 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 		seq := s.nextSeq()
 		s.markers[k] = seq
 		s.expire(expiry{at: r.Now.Add(driver.RemovalMarkerTTL), kind: expireMarker, seq: seq, marker: k})
+		if r, ok := s.recounted[rec.Partition]; ok && !r.Before(rec.Message.ExpiresAt.Truncate(time.Second)) {
+			return true // a recount at or after its expiry counted it out
+		}
 	}
 	s.addDeltas(r.Deltas)
 	if r.Tombstone {
@@ -139,11 +143,16 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 	}
-	if !r.Reset {
+	if !r.Reset && !r.Stamp {
 		return nil
 	}
 	if s.versions[p] != r.Version {
 		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
+	}
+	s.recounted[p] = r.Recounted.Truncate(time.Second)
+	if !r.Reset {
+		s.versions[p]++
+		return nil
 	}
 	if _, ok := cs[driver.CounterSK("", "")]; !ok {
 		cs[driver.CounterSK("", "")] = driver.Counter{Partition: p} // the total always stays, at zero

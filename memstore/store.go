@@ -23,7 +23,8 @@ type Store struct {
 	tombstones map[driver.Key]*storedRecord
 	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
 	versions   map[driver.Partition]int64
-	seen       map[driver.Partition]string // seen watermarks
+	recounted  map[driver.Partition]time.Time // recount times, to the second
+	seen       map[driver.Partition]string    // seen watermarks
 	recent     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
@@ -111,6 +112,7 @@ func New(opts ...Option) *Store {
 		tombstones: map[driver.Key]*storedRecord{},
 		counters:   map[driver.Partition]map[string]driver.Counter{},
 		versions:   map[driver.Partition]int64{},
+		recounted:  map[driver.Partition]time.Time{},
 		seen:       map[driver.Partition]string{},
 		recent:     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool{},
 		claims:     map[claimKey]claim{},

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -448,4 +449,83 @@ func testClaimHostIDPeek(e *env) {
 	if got, err := e.store.ClaimHostID(e.ctx, expired); err != nil || got.ID != "" {
 		e.t.Errorf("Peek at the claim's expiry: %+v, %v; want a zero claim", got, err)
 	}
+}
+
+// testRecountTime: a reset or a stamp records the partition's recount
+// time, under the version condition; the removal of a record without a
+// ledger entry that expired by then writes its marker but not its deltas
+// (a recount counted it out already), and one that expires later is
+// counted out as usual.
+func testRecountTime(e *env) {
+	annP, bobP := e.part("ann"), e.part("bob")
+	e.put(e.message(annP, "a", time.Hour))
+	e.put(e.message(bobP, "a", time.Hour))
+	now := e.clock.Now()
+	if got := e.stats(annP, now).Recounted; !got.IsZero() {
+		e.t.Errorf("Stats.Recounted before any recount = %v, want zero", got)
+	}
+	// A stamp records the time (to the second), changes the version, and
+	// leaves the counters; a stale version conflicts.
+	st := e.stats(annP, now)
+	at := now.Add(-time.Minute)
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Stamp: true, Version: st.Version, Recounted: at}); err != nil {
+		e.t.Fatalf("Repair(Stamp): %v", err)
+	}
+	after := e.stats(annP, now)
+	if !after.Recounted.Equal(at.Truncate(time.Second)) || after.Version == st.Version {
+		e.t.Errorf("after a stamp at %v: Recounted %v, version %d (was %d); want the time to the second, a new version", at, after.Recounted, after.Version, st.Version)
+	}
+	e.wantCounters(annP, counter(annP, "", 1, 0), counter(annP, "a", 1, 0))
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Stamp: true, Version: st.Version, Recounted: now}); !errors.Is(err, driver.ErrConflict) {
+		e.t.Errorf("Repair(Stamp) with a stale version: %v, want ErrConflict", err)
+	}
+	if got := e.stats(annP, now).Recounted; !got.Equal(at.Truncate(time.Second)) {
+		e.t.Errorf("a conflicting stamp changed Recounted to %v", got)
+	}
+	if got := e.stats(bobP, now).Recounted; !got.IsZero() {
+		e.t.Errorf("bob's Recounted = %v after a stamp of ann's partition, want zero", got)
+	}
+
+	foreign := func(p driver.Partition, expires time.Time) driver.Record {
+		r := e.message(p, "a", time.Hour)
+		r.Entry, r.Message.ExpiresAt = "", expires.Truncate(time.Second)
+		return r
+	}
+	apply := func(r driver.Removal, want bool) {
+		e.t.Helper()
+		if got, err := e.store.ApplyRemoval(e.ctx, r); err != nil || got != want {
+			e.t.Errorf("ApplyRemoval(%s expiring %v, event %q): %v, %v; want %v, nil", r.Record.Message.ID, r.Record.Message.ExpiresAt, r.EventID, got, err, want)
+		}
+	}
+	// Expired at the recount time, or before: the marker only.
+	for i, exp := range []time.Time{at, at.Add(-time.Hour)} {
+		r := foreign(annP, exp)
+		ev := "recounted-" + strconv.Itoa(i)
+		apply(driver.Removal{Record: r, EventID: ev, Deltas: delta(annP, "a", -1, 0), Now: now}, true)
+		apply(driver.Removal{Record: r, EventID: ev, Deltas: delta(annP, "a", -1, 0), Now: now}, false)
+	}
+	e.wantCounters(annP, counter(annP, "", 1, 0), counter(annP, "a", 1, 0))
+	// Expiring a second after it: counted out, once.
+	later := foreign(annP, at.Add(time.Second))
+	apply(driver.Removal{Record: later, EventID: "later", Deltas: delta(annP, "a", -1, 0), Now: now}, true)
+	apply(driver.Removal{Record: later, EventID: "later", Deltas: delta(annP, "a", -1, 0), Now: now}, false)
+	e.wantCounters(annP, counter(annP, "", 0, 0), counter(annP, "a", 0, 0))
+	// Another partition's recount time does not apply.
+	apply(driver.Removal{Record: foreign(bobP, at.Add(-time.Hour)), EventID: "bob", Deltas: delta(bobP, "a", -1, 0), Now: now}, true)
+	e.wantCounters(bobP, counter(bobP, "", 0, 0), counter(bobP, "a", 0, 0))
+
+	// A ledgered record's removal is not affected, even with a recount
+	// time after its expiry: its entry decides.
+	d := e.message(annP, "a", time.Hour)
+	e.put(d)
+	st = e.stats(annP, now)
+	past := d.Message.ExpiresAt.Add(time.Hour)
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: []driver.Counter{counter(annP, "", 1, 0), counter(annP, "a", 1, 0)}, Recounted: past}); err != nil {
+		e.t.Fatalf("Repair(Reset) with a recount time: %v", err)
+	}
+	if got := e.stats(annP, now).Recounted; !got.Equal(past.Truncate(time.Second)) {
+		e.t.Errorf("after a reset: Recounted %v, want %v", got, past.Truncate(time.Second))
+	}
+	apply(driver.Removal{Record: d, Deltas: delta(annP, "a", -1, 0), Delete: true, Now: now}, true)
+	e.wantCounters(annP, counter(annP, "", 0, 0), counter(annP, "a", 0, 0))
 }

@@ -33,6 +33,7 @@ func contractTests() []suiteTest {
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},
+		{"RecountTime", testRecountTime},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},

@@ -14,6 +14,7 @@ func removalTests() []suiteTest {
 		{"CountsThroughExpiry", testCountsThroughExpiry},
 		{"RedeliveredRemovals", testRedeliveredRemovals},
 		{"RecountWhileRemovalsPending", testRecountWhileRemovalsPending},
+		{"RecountBeforeForeignRemovals", testRecountBeforeForeignRemovals},
 		{"RemovedBroadcast", testRemovedBroadcast},
 	}
 }
@@ -159,4 +160,72 @@ func testRemovedBroadcast(e *env) {
 	e.deliver(h)
 	e.wantCountsFromFeed(ann)
 	e.wantCountsFromFeed(bob)
+}
+
+// testRecountBeforeForeignRemovals: another program's items (no ledger
+// entry, counted by that program's own counter changes), never adopted,
+// expire and are deleted (as TTL does) while their removals wait on the
+// stream; a Recount then leaves them out, and their late delivery, and a
+// redelivery, must not count them out a second time. Another program's
+// item written after the Recount is counted out when its removal comes.
+func testRecountBeforeForeignRemovals(e *env) {
+	h := e.needHarness()
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	ann, bob := e.user("ann"), e.user("bob")
+	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
+	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
+	foreign := func(p driver.Partition, cat string) driver.Record {
+		r := e.message(p, cat, time.Hour)
+		r.Entry, r.Message.ExpiresAt = "", r.Message.ExpiresAt.Truncate(time.Second)
+		deltas := []driver.Counter{{Partition: p, Published: 1}}
+		if cat != "" {
+			deltas = append(deltas, driver.Counter{Partition: p, Category: cat, Published: 1})
+		}
+		if err := w.PutForeign(e.ctx, r, deltas); err != nil {
+			e.t.Fatalf("PutForeign: %v", err)
+		}
+		return r
+	}
+	expireAndDelete := func(recs ...driver.Record) {
+		e.t.Helper()
+		e.clock.Advance(time.Hour + time.Second)
+		for _, r := range recs {
+			e.remove(h, r.Key()) // TTL's delete: gone already on a store that expires records itself
+		}
+	}
+	check := func(when string, total int64) {
+		e.t.Helper()
+		for _, u := range []driver.User{ann, bob} {
+			e.wantCountsFromFeed(u)
+		}
+		if c := e.counts(ann); c.Total != total {
+			e.t.Errorf("%s: Counts(ann).Total = %d, want %d", when, c.Total, total)
+		}
+	}
+	direct, broadcast := foreign(e.part("ann"), "ops"), foreign(e.pub(), "")
+	check("before expiry", 4)
+	expireAndDelete(direct, broadcast)
+	for _, u := range []driver.User{ann, bob} {
+		if _, err := e.ib.Recount(e.ctx, u); err != nil {
+			e.t.Fatalf("Recount(%s): %v", u.ID, err)
+		}
+	}
+	check("after the Recount", 2)
+	e.deliver(h)
+	check("after the removals' late delivery", 2)
+	e.redeliver(h)
+	check("after their redelivery", 2)
+	e.checkInvariant()
+
+	// Written after the Recount: its removal counts it out, once.
+	later := foreign(e.part("ann"), "ops")
+	check("another program's item after the Recount", 3)
+	expireAndDelete(later)
+	e.deliver(h)
+	e.redeliver(h)
+	check("its removal delivered", 2)
+	e.checkInvariant()
 }

@@ -64,8 +64,9 @@
 //
 // recount --all reads the whole table once (a Scan, whose filter does not
 // lower its cost) and then every record of the inbox's partitions; it
-// writes only what it repairs. A partition that fails does not stop the
-// others: the summary lists it, and the exit status is 1.
+// writes what it repairs, and each partition's recount time. A partition
+// that fails does not stop the others: the summary lists it, and the exit
+// status is 1.
 //
 // The table must use the default attribute names (pk, sk, expiredat).
 //
