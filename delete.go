@@ -138,7 +138,7 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) 
 	results := make([]error, len(r.Users))
 	done := make([]bool, len(r.Users))
 	ib.each(len(r.Users), func(i int) {
-		done[i], results[i] = ib.transition(ctx, s.User(r.Users[i]), r.ID, func(rec driver.Record, _ driver.State) (driver.State, bool) {
+		done[i], results[i] = ib.transitionAt(ctx, s.User(r.Users[i]), r.ID, true, func(rec driver.Record, _ driver.State) (driver.State, bool) {
 			return driver.State{DeletedAt: ib.now()}, !rec.Partition.IsShared() // direct copies only
 		})
 		if errors.Is(results[i], ErrNotFound) {

@@ -213,6 +213,33 @@
 // For a broadcast or group message, every mark lives on the user's receipt
 // in the user's partition, like a read.
 //
+// # Scheduled delivery
+//
+// Draft.DeliverAt schedules a message published to users: it is stored at
+// once, and hidden from its recipients until that second (not in List,
+// Get or Counts, not markable), then it is in its place in the feed,
+// unread and unseen, in List and Counts at the same instant, with nothing
+// running at that instant, as expiry works:
+//
+//   - Its ID is minted at DeliverAt, so it sorts by delivery time: a
+//     message published meanwhile is below it. Its TTL counts from
+//     DeliverAt.
+//   - It is counted when stored, like any message, and Counts subtracts
+//     the user's messages not due yet: the records of the user's partition
+//     whose IDs are above every ID of now, which only scheduled messages
+//     have. That is one more Query in Counts' round trip, empty (1 RCU)
+//     for a user with nothing scheduled, and no write at the due time.
+//   - Redact cancels it before it is due (and removes it after). A retry
+//     of its publish with the same HostSystemID is the same message, even
+//     after it is due.
+//
+// Decisions: a delivery time must be after now and at most MaxTTL ahead.
+// Broadcasts, group messages and messages in a thread cannot be scheduled
+// yet (ErrInvalidInput): a shared partition's snapshot and a thread's last
+// activity would have to know about them before they are due. The stream
+// reports a scheduled message when it is stored, not when it comes due: a
+// host that pushes at the due time must keep its own timer for now.
+//
 // # Counts are exact
 //
 // Counts equals what a full List shows at every instant: expired messages

@@ -316,3 +316,33 @@ func ExampleInbox_ListThreads() {
 	// team     group "team" dave: Standup in 5   unread 0 of 2
 	// ann-bob  group ""    bob: Hello!         unread 1 of 1
 }
+
+// A scheduled message is stored at once and shows, unread, at its
+// delivery time: before then it is in neither List nor Counts.
+func ExampleDraft_deliverAt() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+
+	_, err := ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "Standup in 5 minutes", DeliverAt: now.Add(time.Hour)})
+	if err != nil {
+		panic(err)
+	}
+	show := func() {
+		c, _ := ib.Counts(ctx, ann)
+		page, _ := ib.List(ctx, ann, inbox.ListOptions{})
+		fmt.Printf("%s: unread %d, listed %d\n", now.Format(time.TimeOnly), c.Unread, len(page.Messages))
+	}
+	show()
+	now = now.Add(time.Hour - time.Second)
+	show()
+	now = now.Add(time.Second)
+	show()
+	// Output:
+	// 09:00:00: unread 0, listed 0
+	// 09:59:59: unread 0, listed 0
+	// 10:00:00: unread 1, listed 1
+}

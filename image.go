@@ -69,6 +69,11 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		if m.DeliveredAt, err = epochAttr(headers, "delivered"); err != nil {
 			return driver.Record{}, err
 		}
+		if _, ok := img["deliverat"]; ok {
+			if m.DeliverAt, err = epochAttr(img, "deliverat"); err != nil {
+				return driver.Record{}, err
+			}
+		}
 		if body, ok := member(img, "message", events.DataTypeMap); ok {
 			m.Title, m.CTAURI = str(body.Map(), "title"), str(body.Map(), "cta_uri")
 			if b, ok := body.Map()["body"]; ok {

@@ -132,6 +132,18 @@ func (ib *Inbox) newID(t time.Time) (string, error) {
 	return id.String(), nil
 }
 
+// newScheduledID returns a new ULID for the delivery time t of a
+// scheduled message, with random entropy of its own: minting it from the
+// Inbox's monotonic source would restart that source's sequence, and the
+// next ID of the current millisecond could sort below the last one.
+func newScheduledID(t time.Time) (string, error) {
+	id, err := ulid.New(ulid.Timestamp(t), rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("inbox: new message id: %w", err)
+	}
+	return id.String(), nil
+}
+
 // PublishResult reports what a Publish did for each recipient.
 type PublishResult struct {
 	// Message is one recipient's copy as stored: each copy names only its
@@ -364,11 +376,32 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	if d.ReceivedAt.IsZero() {
 		received = now
 	}
-	id, err := ib.newID(ib.clock())
+	at, delivered := d.DeliverAt.UTC().Truncate(time.Second), now
+	idTime := ib.clock()
+	switch {
+	case d.DeliverAt.IsZero():
+	case aud.Kind != driver.AudienceUsers || d.Thread != "":
+		return Message{}, fmt.Errorf("%w: only a message published to users, in no thread, can be scheduled", ErrInvalidInput)
+	case !at.After(now) && !ib.standingClaim(ctx, s, d, aud, now):
+		return Message{}, fmt.Errorf("%w: delivery time %v is not after now (%v)", ErrInvalidInput, at, now)
+	case !at.After(now):
+		// A retry of a scheduled publish, now due: the same message.
+		delivered, idTime = at, at
+	case at.After(now.Add(MaxTTL)):
+		return Message{}, fmt.Errorf("%w: delivery time %v is more than %v ahead", ErrInvalidInput, at, MaxTTL)
+	default:
+		// Minted at its delivery time, it sorts there in the feed.
+		delivered, idTime = at, at
+	}
+	newID := ib.newID
+	if !d.DeliverAt.IsZero() {
+		newID = newScheduledID
+	}
+	id, err := newID(idTime)
 	if err != nil {
 		return Message{}, err
 	}
-	expires := now.Add(ttl)
+	expires := delivered.Add(ttl)
 	msg := driver.Message{
 		ID:           id,
 		HostSystemID: d.HostSystemID,
@@ -380,8 +413,11 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		Body:         d.Body,
 		CTAURI:       d.CTAURI,
 		ReceivedAt:   received,
-		DeliveredAt:  now,
+		DeliveredAt:  delivered,
 		ExpiresAt:    expires,
+	}
+	if !d.DeliverAt.IsZero() {
+		msg.DeliverAt = at
 	}
 	if err := fits(s, msg); err != nil {
 		return Message{}, err
@@ -436,6 +472,9 @@ func digest(d Draft, aud Audience) string {
 	if d.Thread != "" {
 		fields = append(fields, d.Thread)
 	}
+	if !d.DeliverAt.IsZero() {
+		fields = append(fields, "deliverat", d.DeliverAt.Unix())
+	}
 	raw, _ := json.Marshal(fields)
 	sum := sha256.Sum256(raw)
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
@@ -454,4 +493,15 @@ func (ib *Inbox) each(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// standingClaim reports whether d's host system ID has a standing claim
+// for d's content and audience: d retries a publish that was accepted.
+// Errors read as no claim (the caller refuses d).
+func (ib *Inbox) standingClaim(ctx context.Context, s Scope, d Draft, aud Audience, now time.Time) bool {
+	if d.HostSystemID == "" {
+		return false
+	}
+	c, err := ib.store.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: d.HostSystemID, Now: now, Peek: true})
+	return err == nil && c.ID != "" && c.Digest == digest(d, aud)
 }

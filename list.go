@@ -299,7 +299,7 @@ func idAfter(id string) (string, error) {
 func visible(f feedRecord, o ListOptions, now time.Time) bool {
 	st := f.state()
 	m := f.Record.Message
-	return now.Before(m.ExpiresAt) &&
+	return now.Before(m.ExpiresAt) && m.Due(now) &&
 		(o.Category == "" || m.Category == o.Category) &&
 		(o.Thread == "" || m.Thread == o.Thread) &&
 		(!o.UnreadOnly || st.ReadAt.IsZero()) &&
@@ -494,7 +494,7 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 	if err := driver.ValidateMessageID(id); err != nil {
 		return Message{}, err
 	}
-	rec, receipt, err := ib.lookupState(ctx, u, id, ib.now())
+	rec, receipt, err := ib.lookupState(ctx, u, id, ib.now(), false)
 	if err != nil {
 		return Message{}, err
 	}
@@ -504,8 +504,8 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
 // lookupState reads message id from u's partition and the shared ones at
 // once and returns it as it is stored at now: u's direct message, or the
 // broadcast and u's receipt of it (nil if none). A message missing,
-// expired, or deleted by u is ErrNotFound.
-func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Time) (driver.Record, *driver.Record, error) {
+// expired, deleted by u, or (unless scheduled) not due yet is ErrNotFound.
+func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Time, scheduled bool) (driver.Record, *driver.Record, error) {
 	keys := []driver.Key{{Partition: u.Partition(), ID: id}}
 	for _, p := range u.Shared() {
 		keys = append(keys, driver.Key{Partition: p, ID: id})
@@ -532,7 +532,7 @@ func (ib *Inbox) lookupState(ctx context.Context, u User, id string, now time.Ti
 	default:
 		return driver.Record{}, nil, ErrNotFound
 	}
-	if !now.Before(rec.Message.ExpiresAt) || receipt != nil && !receipt.DeletedAt.IsZero() {
+	if !now.Before(rec.Message.ExpiresAt) || !scheduled && !rec.Message.Due(now) || receipt != nil && !receipt.DeletedAt.IsZero() {
 		return driver.Record{}, nil, ErrNotFound
 	}
 	return rec, receipt, nil

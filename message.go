@@ -47,6 +47,17 @@ type Draft struct {
 	// TTL overrides the inbox and tenant TTLs for this message; zero means
 	// unset. Longer than MaxTTL is capped; negative is ErrInvalidTTL.
 	TTL time.Duration
+	// DeliverAt schedules the message (zero delivers it now): it is stored
+	// at once but hidden from its recipients until then (not in List, Get
+	// or Counts, not markable); at that second it takes its place in the
+	// feed, unread and unseen, with nothing running at that instant. Its
+	// ID is minted at DeliverAt and its TTL counts from then. It is
+	// truncated to the second and must be later than now and at most
+	// MaxTTL ahead (else ErrInvalidInput). Scheduling is for messages
+	// published to users; a broadcast or a message in a thread with it is
+	// ErrInvalidInput (see the package doc, Scheduled delivery). Redact
+	// cancels a scheduled message.
+	DeliverAt time.Time
 }
 
 // validateDraft checks a draft's fields and returns it with its body

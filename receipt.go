@@ -20,6 +20,12 @@ const markAttempts = 8
 // conditional on the marks it read, and starts over if another writer
 // changed them first. It reports whether this call changed anything.
 func (ib *Inbox) transition(ctx context.Context, u User, id string, change func(driver.Record, driver.State) (driver.State, bool)) (bool, error) {
+	return ib.transitionAt(ctx, u, id, false, change)
+}
+
+// transitionAt is transition; with scheduled it also finds a scheduled
+// message that is not due yet (Redact cancels one).
+func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled bool, change func(driver.Record, driver.State) (driver.State, bool)) (bool, error) {
 	if err := u.Validate(); err != nil {
 		return false, err
 	}
@@ -28,7 +34,7 @@ func (ib *Inbox) transition(ctx context.Context, u User, id string, change func(
 	}
 	for range markAttempts {
 		now := ib.now()
-		rec, receipt, err := ib.lookupState(ctx, u, id, now)
+		rec, receipt, err := ib.lookupState(ctx, u, id, now, scheduled)
 		if err != nil {
 			return false, err
 		}

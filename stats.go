@@ -7,8 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stak/inbox/driver"
+	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/stak/inbox/driver"
 )
 
 // Tally is the counts of a user's messages: Total, Read and Unread count
@@ -133,13 +135,21 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	after, limit := ib.seen.get(u.Partition())
 	var probe *driver.QueryResult
+	var pending []driver.Record
 	stats, err := ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error {
-		if limit == 0 {
-			return nil
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			pending, err = ib.notDue(ctx, parts[0], now)
+			return err
+		})
+		if limit != 0 {
+			g.Go(func() error {
+				res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
+				probe = &res
+				return err
+			})
 		}
-		res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
-		probe = &res
-		return err
+		return g.Wait()
 	})
 	if err != nil {
 		return Counts{}, false, err
@@ -184,6 +194,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	for _, st := range stats {
 		out(st.Expired...)
 	}
+	out(pending...) // counted when stored, shown when due
 	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 	if err != nil {
 		return Counts{}, false, err
@@ -283,7 +294,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 			case r.Message.ID <= seen:
 			case r.Receipt:
 				marked[r.Message.ID] = true
-			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt):
+			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt) && r.Message.Due(now):
 				n++
 			}
 		}
@@ -377,3 +388,32 @@ func (s *keySet) add(k driver.Key) {
 
 // maxGetKeys is the most keys of one Store.GetRecords.
 const maxGetKeys = 100
+
+// notDue returns the scheduled messages of user partition p that are not
+// due at now: stored and counted, not yet shown. Their IDs are minted at
+// their delivery time, so they are the records above every ID of now: one
+// Query of that key range, empty but for them (and, rarely, a message
+// published by a process whose clock is ahead, which is due).
+func (ib *Inbox) notDue(ctx context.Context, p Partition, now time.Time) ([]driver.Record, error) {
+	var floor ulid.ULID
+	if err := floor.SetTime(ulid.Timestamp(now.Add(time.Second))); err != nil {
+		return nil, err
+	}
+	var out []driver.Record
+	q := driver.Query{Partition: p, After: floor.String(), Limit: recountPageSize}
+	for {
+		res, err := ib.store.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range res.Records {
+			if !r.Receipt && !r.Message.Due(now) && now.Before(r.Message.ExpiresAt) {
+				out = append(out, r)
+			}
+		}
+		if res.Next == "" {
+			return out, nil
+		}
+		q.Before = res.Next
+	}
+}

@@ -54,6 +54,9 @@ func ValidateRecord(rec Record) error {
 	if err := validateBody(rec.Message.Body, 0); err != nil {
 		return err
 	}
+	if m := rec.Message; !m.DeliverAt.IsZero() && (rec.Receipt || !m.DeliverAt.Equal(m.DeliveredAt) || !m.DeliverAt.Before(m.ExpiresAt) || !m.DeliverAt.Equal(m.DeliverAt.Truncate(time.Second))) {
+		return fmt.Errorf("%w: scheduled record %s: its delivery time must be a whole second, its DeliveredAt, before its expiry, and not a receipt's", ErrInvalidInput, m.ID)
+	}
 	if n := ItemSize(rec) + itemReserve; n > MaxItemSize {
 		return fmt.Errorf("%w: %d bytes with room for later attributes, the limit is %d", ErrTooLarge, n, MaxItemSize)
 	}
@@ -141,6 +144,9 @@ func ItemSize(rec Record) int {
 			attr("taxonomy", valueSize(map[string]any{"category": m.Category}))
 		}
 		attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
+	}
+	if !m.DeliverAt.IsZero() {
+		attr("deliverat", valueSize(epochOf(m.DeliverAt)))
 	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))

@@ -53,8 +53,14 @@ type Message struct {
 	CTAURI string
 	// ReceivedAt is when the host system received the message.
 	ReceivedAt time.Time
-	// DeliveredAt is when the message was stored.
+	// DeliveredAt is when the message was stored, or, for a scheduled
+	// message, when it comes due (then equal to DeliverAt).
 	DeliveredAt time.Time
+	// DeliverAt is when a scheduled message comes due, to the second; zero
+	// for a message delivered when it was stored. Until then it is hidden
+	// from its recipients (see Due). Its ID is minted at that time, so it
+	// takes its place in the feed by delivery time.
+	DeliverAt time.Time
 	// ReadAt is when the user read the message; zero while unread. For a
 	// broadcast it comes from the user's read receipt.
 	ReadAt time.Time
@@ -70,6 +76,10 @@ type Message struct {
 func (m Message) IsBroadcast() bool {
 	return m.Audience.Kind == AudienceEveryone || m.Audience.Kind == AudienceGroup
 }
+
+// Due reports whether m is visible at now: it was not scheduled, or its
+// DeliverAt is not after now.
+func (m Message) Due(now time.Time) bool { return m.DeliverAt.IsZero() || !now.Before(m.DeliverAt) }
 
 // IsRead reports whether m has been read.
 func (m Message) IsRead() bool { return !m.ReadAt.IsZero() }

@@ -204,7 +204,8 @@ type Query struct {
 	UnreadOnly bool
 	// Archived filters by the archive mark: see ArchiveFilter.
 	Archived ArchiveFilter
-	// Now drops records that expire at or before Now; zero keeps all.
+	// Now drops records that expire at or before Now, and scheduled
+	// messages not due at Now (Message.Due); zero keeps all.
 	Now time.Time
 	// Thread keeps only the records of this thread (messages and
 	// receipts); "" keeps all. A Store should read them at a cost that
@@ -231,7 +232,7 @@ func (q Query) Keeps(rec Record) bool {
 		return false
 	case q.UnreadOnly && (rec.Receipt || m.IsRead()):
 		return false
-	case !q.Now.IsZero() && !q.Now.Before(m.ExpiresAt):
+	case !q.Now.IsZero() && (!q.Now.Before(m.ExpiresAt) || !m.Due(q.Now)):
 		return false
 	case q.Archived == NotArchived && !rec.Receipt && m.IsArchived():
 		return false

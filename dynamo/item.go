@@ -53,7 +53,8 @@ type messageItem struct {
 	Group     string        `dynamodbav:"group,omitempty"`  // a receipt's: its broadcast's group
 	Unread    string        `dynamodbav:"unread,omitempty"` // see unreadKey
 	Thread    string        `dynamodbav:"thread,omitempty"`
-	TSK       string        `dynamodbav:"tsk,omitempty"` // the thread index's key: see threadKey
+	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"` // a scheduled message's due time
+	TSK       string        `dynamodbav:"tsk,omitempty"`       // the thread index's key: see threadKey
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
@@ -251,14 +252,15 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 			Received:     m.ReceivedAt.Unix(),
 			Delivered:    m.DeliveredAt.Unix(),
 		},
-		Message:  &messageAttr{Title: m.Title, Body: m.Body, CTAURI: m.CTAURI},
-		Taxonomy: taxonomy(m.Category),
-		ReadAt:   readAt(m.ReadAt),
-		Archived: readAt(m.ArchivedAt),
-		Ledger:   rec.Entry,
-		Unread:   unreadKey(rec.Partition, m.ID, rec.State()),
-		Thread:   m.Thread,
-		TSK:      threadKey(m.Thread, m.ID),
+		Message:   &messageAttr{Title: m.Title, Body: m.Body, CTAURI: m.CTAURI},
+		Taxonomy:  taxonomy(m.Category),
+		ReadAt:    readAt(m.ReadAt),
+		Archived:  readAt(m.ArchivedAt),
+		Ledger:    rec.Entry,
+		Unread:    unreadKey(rec.Partition, m.ID, rec.State()),
+		Thread:    m.Thread,
+		TSK:       threadKey(m.Thread, m.ID),
+		DeliverAt: readAt(m.DeliverAt),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
@@ -478,6 +480,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Audience = driver.Audience{Kind: driver.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
 		m.ReceivedAt = fromEpoch(h.Received)
 		m.DeliveredAt = fromEpoch(h.Delivered)
+		m.DeliverAt = fromEpochPtr(it.DeliverAt)
 	}
 	if b := it.Message; b != nil {
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI

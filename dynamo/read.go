@@ -215,6 +215,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		if unseen && !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt) || feed && rec.Receipt || threaded && !q.Keeps(rec) {
 			continue // expired (c#* has no expiry to filter by); a receipt, in the index beside the messages; marks a thread's page drops
 		}
+		if !q.Now.IsZero() && !rec.Message.Due(q.Now) {
+			continue // scheduled, not due: the indexes do not project its time
+		}
 		res.Records = append(res.Records, rec)
 	}
 	if out.LastEvaluatedKey != nil {

@@ -52,7 +52,7 @@ func (s *Store) indexQuery(q driver.Query) driver.QueryResult {
 		}
 		evaluated, last = evaluated+1, ids[i]
 		switch {
-		case !q.Now.IsZero() && !q.Now.Before(rec.Message.ExpiresAt),
+		case !q.Now.IsZero() && (!q.Now.Before(rec.Message.ExpiresAt) || !rec.Message.Due(q.Now)),
 			q.Category != "" && rec.Message.Category != q.Category,
 			rec.Receipt && !q.Unseen:
 			continue

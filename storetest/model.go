@@ -37,6 +37,7 @@ type modelCopy struct {
 	category  string
 	thread    string
 	expiresAt time.Time
+	deliverAt time.Time    // a scheduled direct message's due time
 	state     driver.State // direct copies only; broadcasts use receipts
 	group     string       // a broadcast's group; "" for everyone
 }
@@ -99,7 +100,7 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 	var out []entry
 	add := func(id string, c *modelCopy, broadcast bool, st driver.State) {
 		switch {
-		case !now.Before(c.expiresAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
+		case !now.Before(c.expiresAt), now.Before(c.deliverAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
 			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
@@ -142,7 +143,7 @@ func (m *model) groups(u string) []string {
 // deleted by u).
 func (m *model) lookup(u, id string, now time.Time) (c *modelCopy, ok bool) {
 	if c, ok := m.direct[u][id]; ok {
-		return c, now.Before(c.expiresAt)
+		return c, now.Before(c.expiresAt) && !now.Before(c.deliverAt)
 	}
 	c, ok = m.broadcasts[id]
 	if !ok || !m.sees(u, c) || !now.Before(c.expiresAt) || !m.stateOf(u, id).DeletedAt.IsZero() {

@@ -487,15 +487,21 @@ func (p *property) publish() {
 	d := h.draft
 	if !retry {
 		d = p.newDraft(false)
+		if d.Thread == "" && p.rng.IntN(4) == 0 {
+			// Scheduled, due within two minutes.
+			d.DeliverAt = now.Add(time.Duration(1+p.rng.IntN(120)) * time.Second)
+		}
 	}
-	p.logf("publish %q to %v (category %q, ttl %v, retry %v)", d.HostSystemID, to, d.Category, d.TTL, retry)
+	p.logf("publish %q to %v (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
 	res, err := e.ib.Publish(e.ctx, e.scope, to, d)
 	if err != nil {
 		e.t.Errorf("step %d: Publish: %v", p.step, err)
 		return
 	}
 	id := res.Message.ID
-	p.checkID(id, retry, h.id)
+	if d.DeliverAt.IsZero() || retry {
+		p.checkID(id, retry, h.id)
+	}
 	if retry {
 		p.stats.retries++
 	}
@@ -506,11 +512,11 @@ func (p *property) publish() {
 			continue
 		}
 		wantDelivered = append(wantDelivered, u)
-		exp := now.Add(ttlOf(d))
+		exp := deliveredAt(now, d).Add(ttlOf(d))
 		if retry {
 			exp = h.expiresAt
 		}
-		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp}
+		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt}
 		p.m.published(id, d.Thread, u, "")
 		p.stats.published++
 	}
@@ -518,7 +524,7 @@ func (p *property) publish() {
 		e.t.Errorf("step %d: Publish delivered, duplicates (-want +got):\n%s", p.step, diff)
 	}
 	if d.HostSystemID != "" && !retry {
-		p.m.hosts[d.HostSystemID] = modelHost{id: id, draft: d, expiresAt: now.Add(ttlOf(d))}
+		p.m.hosts[d.HostSystemID] = modelHost{id: id, draft: d, expiresAt: deliveredAt(now, d).Add(ttlOf(d))}
 	}
 }
 
@@ -726,4 +732,13 @@ func (p *property) checkFeed(u string, o inbox.ListOptions) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		e.t.Errorf("step %d: List(%s, %+v) differs from the model (-model +List):\n%s", p.step, u, o, diff)
 	}
+}
+
+// deliveredAt returns when d, published at now, is delivered: its
+// DeliverAt if scheduled, else now.
+func deliveredAt(now time.Time, d inbox.Draft) time.Time {
+	if d.DeliverAt.IsZero() {
+		return now
+	}
+	return d.DeliverAt.Truncate(time.Second)
 }

@@ -1,0 +1,164 @@
+package storetest
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+)
+
+// scheduledTests are the Inbox subtests about scheduled delivery.
+func scheduledTests() []suiteTest {
+	return []suiteTest{
+		{"Scheduled", testScheduled},
+		{"ScheduledBadInput", testScheduledBadInput},
+	}
+}
+
+// testScheduled: a scheduled message is hidden from its recipients until
+// it is due (List, Get, Counts, marks), then, at that second, shows in its
+// place in the feed (by delivery time), unread and unseen, in List and
+// Counts at once; it expires its TTL after delivery; Redact before it is
+// due cancels it; a retry with the host system ID is the same message.
+func testScheduled(e *env) {
+	ann, bob := e.user("ann"), e.user("bob")
+	start := e.clock.Now().UTC().Truncate(time.Second)
+	first := e.publish(inbox.Draft{Title: "now", TTL: 24 * time.Hour}, "ann").Message
+	due := start.Add(time.Hour)
+	sched := e.publish(inbox.Draft{Title: "later", TTL: 2 * time.Hour, DeliverAt: due.Add(500 * time.Millisecond), HostSystemID: "sched-1"}, "ann", "bob").Message
+	if !sched.DeliverAt.Equal(due) || !sched.DeliveredAt.Equal(due) || !sched.ExpiresAt.Equal(due.Add(2*time.Hour)) {
+		e.t.Errorf("scheduled message: DeliverAt %v, DeliveredAt %v, ExpiresAt %v; want %v, %v, %v", sched.DeliverAt, sched.DeliveredAt, sched.ExpiresAt, due, due, due.Add(2*time.Hour))
+	}
+	retry := e.publish(inbox.Draft{Title: "later", TTL: 2 * time.Hour, DeliverAt: due, HostSystemID: "sched-1"}, "ann", "bob").Message
+	if retry.ID != sched.ID {
+		e.t.Errorf("a retry of a scheduled publish got ID %s, want %s", retry.ID, sched.ID)
+	}
+	if _, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "later", TTL: 2 * time.Hour, DeliverAt: due.Add(time.Minute), HostSystemID: "sched-1"}); !errors.Is(err, inbox.ErrConflict) {
+		e.t.Errorf("a retry with another delivery time: %v, want ErrConflict", err)
+	}
+	cancelled := e.publish(inbox.Draft{Title: "cancelled", DeliverAt: due.Add(time.Minute)}, "ann").Message
+	e.clock.Advance(30 * time.Minute)
+	middle := e.publish(inbox.Draft{Title: "meanwhile", TTL: 24 * time.Hour}, "ann").Message
+	e.markSeen(ann)
+
+	hidden := func(when string) {
+		e.t.Helper()
+		e.wantCountsFromFeed(ann)
+		e.wantCountsFromFeed(bob)
+		if got, want := ids(e.listAll(ann, inbox.ListOptions{})), []string{middle.ID, first.ID}; !cmp.Equal(got, want) {
+			e.t.Errorf("%s: ann's feed %v, want %v", when, got, want)
+		}
+		if c := e.counts(bob); c.Total != 0 || c.Unseen != 0 {
+			e.t.Errorf("%s: Counts(bob) %+v, want nothing", when, c)
+		}
+		if _, err := e.ib.Get(e.ctx, ann, sched.ID); !errors.Is(err, inbox.ErrNotFound) {
+			e.t.Errorf("%s: Get of a message not due: %v, want ErrNotFound", when, err)
+		}
+		if _, err := e.ib.MarkRead(e.ctx, ann, sched.ID); !errors.Is(err, inbox.ErrNotFound) {
+			e.t.Errorf("%s: MarkRead of a message not due: %v, want ErrNotFound", when, err)
+		}
+		if _, err := e.ib.Archive(e.ctx, bob, sched.ID); !errors.Is(err, inbox.ErrNotFound) {
+			e.t.Errorf("%s: Archive of a message not due: %v, want ErrNotFound", when, err)
+		}
+		if n, err := e.ib.MarkAllRead(e.ctx, bob, inbox.ListOptions{}); err != nil || n != 0 {
+			e.t.Errorf("%s: MarkAllRead(bob) = %d, %v; want 0", when, n, err)
+		}
+	}
+	hidden("before it is due")
+	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: cancelled.ID, Users: []string{"ann"}}); err != nil || n != 1 {
+		e.t.Errorf("Redact of a scheduled message = %d, %v; want 1, nil", n, err)
+	}
+	hidden("after a cancel")
+	setClock(e, due.Add(-time.Second))
+	hidden("a second before it is due")
+
+	setClock(e, due)
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+	if got, want := ids(e.listAll(ann, inbox.ListOptions{})), []string{sched.ID, middle.ID, first.ID}; !cmp.Equal(got, want) {
+		e.t.Errorf("at its due time: ann's feed %v, want %v (by delivery time)", got, want)
+	}
+	if c := e.counts(ann); c.Total != 3 || c.Unread != 3 || c.Unseen != 1 {
+		e.t.Errorf("at its due time: Counts(ann) %+v, want 3 unread, 1 unseen (the scheduled one)", c)
+	}
+	if m, err := e.ib.Get(e.ctx, bob, sched.ID); err != nil || m.ID != sched.ID || m.IsRead() {
+		e.t.Errorf("Get at its due time: %+v, %v; want it unread", m, err)
+	}
+	e.markRead(bob, sched.ID, true)
+	e.wantCountsFromFeed(bob)
+
+	setClock(e, due.Add(time.Minute))
+	e.wantCountsFromFeed(ann) // the cancelled one stays away
+	if got := ids(e.listAll(ann, inbox.ListOptions{})); len(got) != 3 {
+		e.t.Errorf("after the cancelled one's time: ann's feed %v, want 3 messages", got)
+	}
+	setClock(e, due.Add(2*time.Hour)) // its TTL counts from delivery
+	e.wantCountsFromFeed(ann)
+	e.wantCountsFromFeed(bob)
+	if got, want := ids(e.listAll(ann, inbox.ListOptions{})), []string{middle.ID, first.ID}; !cmp.Equal(got, want) {
+		e.t.Errorf("after its expiry: ann's feed %v, want %v", got, want)
+	}
+	if h, ok := e.harness(); ok {
+		e.deliver(h)
+		e.wantCountsFromFeed(ann)
+	}
+	e.checkInvariant()
+}
+
+// testScheduledBadInput: a delivery time not after now, more than MaxTTL
+// ahead, or on a broadcast, group message or thread, is ErrInvalidInput
+// and writes nothing.
+func testScheduledBadInput(e *env) {
+	ann := e.user("ann")
+	e.publish(inbox.Draft{Title: "one"}, "ann")
+	now := e.clock.Now()
+	before := e.records(e.part("ann"))
+	for name, call := range map[string]func() error{
+		"in the past": func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "x", DeliverAt: now.Add(-time.Minute), HostSystemID: "bad-1"})
+			return err
+		},
+		"now": func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "x", DeliverAt: now})
+			return err
+		},
+		"beyond MaxTTL": func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "x", DeliverAt: now.Add(inbox.MaxTTL + time.Hour)})
+			return err
+		},
+		"a broadcast": func() error {
+			_, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "x", DeliverAt: now.Add(time.Hour)})
+			return err
+		},
+		"a group message": func() error {
+			_, err := e.ib.BroadcastGroup(e.ctx, e.scope, "admins", inbox.Draft{Title: "x", DeliverAt: now.Add(time.Hour)})
+			return err
+		},
+		"a thread": func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "x", Thread: "chat", DeliverAt: now.Add(time.Hour)})
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("scheduling %s: %v, want ErrInvalidInput", name, err)
+		}
+	}
+	e.wantRecords("ann's records after refused schedules", before, e.records(e.part("ann")))
+	if e.records(e.pub()) != nil {
+		e.t.Errorf("a refused scheduled broadcast left records")
+	}
+	// The host system ID of a refused schedule is not claimed.
+	if _, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "other", HostSystemID: "bad-1"}); err != nil {
+		e.t.Errorf("a publish with the host ID of a refused schedule: %v", err)
+	}
+	e.wantCountsFromFeed(ann)
+}
+
+// setClock moves the suite's clock on to t.
+func setClock(e *env, t time.Time) {
+	if d := t.Sub(e.clock.Now()); d > 0 {
+		e.clock.Advance(d)
+	}
+}
