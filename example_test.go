@@ -21,6 +21,13 @@ func newExampleInbox() *inbox.Inbox {
 		inbox.WithClock(clock), inbox.WithEntropy(rand.New(rand.NewSource(1))))
 }
 
+// newMovableInbox returns an Inbox on the in-memory store whose clock
+// reads *now, for examples that move time on.
+func newMovableInbox(now *time.Time) *inbox.Inbox {
+	clock := func() time.Time { return *now }
+	return inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+}
+
 func ExampleInbox_Publish() {
 	ctx := context.Background()
 	ib := newExampleInbox()
@@ -154,8 +161,7 @@ func ExampleInbox_Counts() {
 func ExampleInbox_MarkSeen() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	ib := newMovableInbox(&now)
 	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := alerts.User("ann")
 	ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "invoice"})
@@ -295,8 +301,7 @@ func ExampleInbox_HandleChange() {
 func ExampleInbox_ListThreads() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	ib := newMovableInbox(&now)
 	chat := inbox.Scope{Tenant: "acme", Inbox: "chat"}
 	ann := chat.User("ann").InGroups("team")
 
@@ -322,8 +327,7 @@ func ExampleInbox_ListThreads() {
 func ExampleDraft_deliverAt() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	ib := inbox.New(memstore.New(memstore.WithClock(clock)), inbox.WithClock(clock))
+	ib := newMovableInbox(&now)
 	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := alerts.User("ann")
 
