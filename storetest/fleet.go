@@ -219,14 +219,18 @@ func (f *fleet) publish() {
 		to = append(to, f.users[j])
 	}
 	d := f.draft()
-	f.logf("p%d publish to %v (category %q, ttl %v)", i, to, d.Category, d.TTL)
+	if d.Thread == "" && f.rng.IntN(4) == 0 {
+		// Scheduled, due within a minute: it shows in every process at once.
+		d.DeliverAt = f.now().Add(time.Duration(1+f.rng.IntN(60)) * time.Second)
+	}
+	f.logf("p%d publish to %v (category %q, ttl %v, deliver at %v)", i, to, d.Category, d.TTL, d.DeliverAt.Format("15:04:05"))
 	res, err := ib.Publish(f.e.ctx, f.e.scope, to, d)
 	if err != nil {
 		f.fail("Publish", err)
 		return
 	}
 	for _, u := range to {
-		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt}
+		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt}
 		f.m.published(res.Message.ID, d.Thread, u, "")
 	}
 	f.count("publish")
