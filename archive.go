@@ -14,7 +14,8 @@ import (
 // changed anything (false if it was archived already); concurrent calls
 // move the counters once. It costs what MarkRead does. A message that does
 // not exist, has expired, or that u deleted is ErrNotFound.
-func (ib *Inbox) Archive(ctx context.Context, u User, id string) (bool, error) {
+func (ib *Inbox) Archive(ctx context.Context, u User, id string) (_ bool, err error) {
+	defer ib.observe(&ctx, "Archive", u.Scope, u.ID).end(&err)
 	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if !s.ArchivedAt.IsZero() {
 			return s, false
@@ -28,7 +29,8 @@ func (ib *Inbox) Archive(ctx context.Context, u User, id string) (bool, error) {
 // it was. It reports whether this call changed anything (false if it was
 // not archived). A receipt left with no mark (an unread broadcast) is
 // removed.
-func (ib *Inbox) Unarchive(ctx context.Context, u User, id string) (bool, error) {
+func (ib *Inbox) Unarchive(ctx context.Context, u User, id string) (_ bool, err error) {
+	defer ib.observe(&ctx, "Unarchive", u.Scope, u.ID).end(&err)
 	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if s.ArchivedAt.IsZero() {
 			return s, false

@@ -22,7 +22,8 @@ import (
 // are exact throughout. Its cost grows with the messages it archives (and
 // the ones a filter passes over), never with what was archived before:
 // one List page and one transaction per MaxMarkBatch messages.
-func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (int, error) {
+func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, err error) {
+	defer ib.observe(&ctx, "ArchiveAll", u.Scope, u.ID).end(&err)
 	if o.Archived {
 		return 0, fmt.Errorf("%w: archiving the archived view", ErrInvalidInput)
 	}
@@ -42,7 +43,8 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (int, er
 // It costs what ArchiveAll costs, per message deleted: one List page and
 // one transaction per MaxMarkBatch messages (another program's direct
 // message costs two writes of its own: it is adopted, then deleted).
-func (ib *Inbox) DeleteAll(ctx context.Context, u User, o ListOptions) (int, error) {
+func (ib *Inbox) DeleteAll(ctx context.Context, u User, o ListOptions) (_ int, err error) {
+	defer ib.observe(&ctx, "DeleteAll", u.Scope, u.ID).end(&err)
 	return ib.bulk(ctx, u, o, func(_ driver.State, now time.Time) driver.State {
 		return driver.State{DeletedAt: now}
 	}, ib.Delete)

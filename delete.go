@@ -19,7 +19,8 @@ import (
 // A direct message published with a HostSystemID comes back if the publish
 // is retried with that ID after the delete (the copy is gone, so the retry
 // writes it again); Redact retires the ID for everyone.
-func (ib *Inbox) Delete(ctx context.Context, u User, id string) (bool, error) {
+func (ib *Inbox) Delete(ctx context.Context, u User, id string) (_ bool, err error) {
+	defer ib.observe(&ctx, "Delete", u.Scope, u.ID).end(&err)
 	changed, err := ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		return driver.State{DeletedAt: ib.now()}, true
 	})
@@ -65,7 +66,8 @@ type Redaction struct {
 // the claim is retired: naming another group than the message's, or no
 // users for a direct message, is ErrInvalidInput, and a retry of the
 // original publish still works.
-func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (int, error) {
+func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (_ int, err error) {
+	defer ib.observe(&ctx, "Redact", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return 0, err
 	}

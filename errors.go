@@ -28,4 +28,8 @@ var (
 	// HostSystemID reused for a message with other content or audience, or
 	// a Recount overtaken by concurrent writes to the counters too often.
 	ErrConflict = driver.ErrConflict
+	// ErrThrottled reports a call the store refused for lack of capacity
+	// (DynamoDB's throttling) after its client's retries: back off and try
+	// again.
+	ErrThrottled = driver.ErrThrottled
 )

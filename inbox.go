@@ -36,6 +36,7 @@ type Inbox struct {
 	freshness   time.Duration
 	backend     SharedBackend
 	cache       *sharedCache // the Store, through the shared partitions' cache
+	hooks       Hooks
 
 	idMu    sync.Mutex
 	entropy *ulid.MonotonicEntropy
@@ -105,7 +106,8 @@ func New(store Store, opts ...Option) *Inbox {
 	for _, o := range opts {
 		o(ib)
 	}
-	ib.cache = newSharedCache(store, ib.freshness, ib.clock, ib.backend)
+	ib.cache = newSharedCache(ib.instrument(store), ib.freshness, ib.clock, ib.backend)
+	ib.cache.hook = ib.hooks.SharedCache
 	ib.store = ib.cache
 	if ib.entropy == nil {
 		ib.entropy = ulid.Monotonic(rand.Reader, 0)
@@ -201,7 +203,8 @@ func (e *PublishError) Unwrap() []error {
 // safe: those who have it are reported as Duplicates). If every recipient
 // failed for the same reason of bad input (ErrInvalidInput, ErrInvalidKey
 // or ErrTooLarge, which the store found), that error is returned instead.
-func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (PublishResult, error) {
+func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (_ PublishResult, err error) {
+	defer ib.observe(&ctx, "Publish", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return PublishResult{}, err
 	}
@@ -292,7 +295,8 @@ func commonBadInput(failed map[string]error, n int) error {
 //
 // A broadcast retried with the same HostSystemID writes nothing more and
 // returns the message the first attempt stored.
-func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, error) {
+func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (_ Message, err error) {
+	defer ib.observe(&ctx, "Broadcast", s, "").end(&err)
 	return ib.broadcast(ctx, s, PublicGroup, d)
 }
 
@@ -307,7 +311,8 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (Message, erro
 // writes a copy, and a transaction, per recipient. A retry with the same
 // HostSystemID writes nothing more and returns the message the first
 // attempt stored. group is a key (PublicGroup is the same as Broadcast).
-func (ib *Inbox) BroadcastGroup(ctx context.Context, s Scope, group string, d Draft) (Message, error) {
+func (ib *Inbox) BroadcastGroup(ctx context.Context, s Scope, group string, d Draft) (_ Message, err error) {
+	defer ib.observe(&ctx, "BroadcastGroup", s, "").end(&err)
 	if err := driver.ValidateGroup(group); err != nil {
 		return Message{}, err
 	}

@@ -85,7 +85,8 @@ type Page struct {
 // so its cost grows with the messages of other categories it passes (an
 // index by category would bill every message written, and fetch each item
 // it returns at 1 read unit, about four times a dense category's cost).
-func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (Page, error) {
+func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (_ Page, err error) {
+	defer ib.observe(&ctx, "List", u.Scope, u.ID).end(&err)
 	recs, cursor, err := ib.page(ctx, u, o)
 	if err != nil {
 		return Page{}, err
@@ -487,7 +488,8 @@ func (m *merger) cursor() string {
 // archived). It costs one round trip, a strongly consistent read of every
 // place the message can be. A message that does not exist, has expired,
 // was sent to a group u is not in, or that u deleted, is ErrNotFound.
-func (ib *Inbox) Get(ctx context.Context, u User, id string) (Message, error) {
+func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err error) {
+	defer ib.observe(&ctx, "Get", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return Message{}, err
 	}

@@ -19,7 +19,8 @@ import (
 //
 // A message that does not exist, has expired, or that u deleted is
 // ErrNotFound. Reading an archived message keeps it archived.
-func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) {
+func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err error) {
+	defer ib.observe(&ctx, "MarkRead", u.Scope, u.ID).end(&err)
 	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
 		if !s.ReadAt.IsZero() {
 			return s, false
@@ -43,7 +44,8 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (bool, error) 
 // the unread messages it marks (and the broadcasts it passes), not with
 // the direct messages u has read: one unread-only page (see List) and one
 // transaction per MaxMarkBatch messages.
-func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (int, error) {
+func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
+	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
 	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
 		s.ReadAt = now

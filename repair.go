@@ -51,7 +51,8 @@ var farFuture = time.Unix(1<<40, 0).UTC()
 //     out a second time (a recount left it out already). An item another
 //     program deleted before its expiry is the one exception: see the
 //     README's known limits.
-func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
+func (ib *Inbox) Recount(ctx context.Context, u User) (_ Counts, err error) {
+	defer ib.observe(&ctx, "Recount", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}
@@ -83,7 +84,8 @@ func (ib *Inbox) Recount(ctx context.Context, u User) (Counts, error) {
 // what it repairs, and one update of the partition's total (its recount
 // time) when nothing is wrong. An invalid p is ErrInvalidKey, and nothing is
 // read.
-func (ib *Inbox) RecountPartition(ctx context.Context, p Partition) error {
+func (ib *Inbox) RecountPartition(ctx context.Context, p Partition) (err error) {
+	defer ib.observe(&ctx, "RecountPartition", p.Scope(), p.User).end(&err)
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -200,7 +202,11 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if sameTallies(st.Counters, counters) {
 		return ib.store.Repair(ctx, p, driver.Repair{Stamp: true, Version: st.Version, Recounted: recounted})
 	}
-	return ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now, Recounted: recounted})
+	err = ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now, Recounted: recounted})
+	if err == nil {
+		noteRepaired(ctx, driftOf(st.Counters, counters))
+	}
+	return err
 }
 
 // sameEntry reports whether ledger entry e records what rec adds to the

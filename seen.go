@@ -45,12 +45,13 @@ func IDAt(t time.Time) string {
 // A message counts as seen by its ID, which carries the clock of the
 // process that published it: a message published by a process whose clock
 // is behind, within that lag of the call, counts as seen.
-func (ib *Inbox) MarkSeen(ctx context.Context, u User) (bool, error) {
+func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
+	defer ib.observe(&ctx, "MarkSeen", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return false, err
 	}
 	w := IDAt(ib.clock())
-	err := ib.store.Mark(ctx, []driver.Mark{{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Seen: w}}, nil)
+	err = ib.store.Mark(ctx, []driver.Mark{{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Seen: w}}, nil)
 	switch {
 	case errors.Is(err, driver.ErrStateChanged):
 		return false, nil

@@ -183,6 +183,8 @@ type sharedCache struct {
 	// churn holds, per shared partition that kept changing while it was
 	// read, when (by the real clock) it may be read for a snapshot again.
 	churn map[Partition]time.Time
+	// hook is Hooks.SharedCache, nil for none.
+	hook func(context.Context, CacheEvent)
 }
 
 // versionFloor is a floor of sharedCache and when the write that set it
@@ -357,8 +359,10 @@ func (c *sharedCache) snapshot(ctx context.Context, p Partition, now time.Time) 
 	}
 	s, gen := c.current(p, now)
 	if s != nil {
+		c.cacheEvent(ctx, CacheHit, p)
 		return s, nil
 	}
+	c.cacheEvent(ctx, CacheMiss, p)
 	c.mu.Lock()
 	churning := c.real().Before(c.churn[p])
 	if !churning {
@@ -421,9 +425,11 @@ func (c *sharedCache) servable(s *snapshot, now time.Time) bool {
 func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, useBackend bool) (*snapshot, error) {
 	if useBackend {
 		if s := c.load(ctx, p, gen); s != nil {
+			c.cacheEvent(ctx, CacheLoad, p)
 			return c.keep(p, s), nil
 		}
 	}
+	c.cacheEvent(ctx, CacheRefresh, p)
 	s, err := c.read(ctx, p, gen)
 	if err != nil {
 		return nil, err

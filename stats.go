@@ -110,7 +110,8 @@ func (s countSum) counts() Counts {
 // Inbox saw before): the records of later pages are taken as read. If the
 // user's partition changes between its reads four times in a row, Counts
 // fails with an error matching ErrConflict.
-func (ib *Inbox) Counts(ctx context.Context, u User) (Counts, error) {
+func (ib *Inbox) Counts(ctx context.Context, u User) (_ Counts, err error) {
+	defer ib.observe(&ctx, "Counts", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return Counts{}, err
 	}

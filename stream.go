@@ -59,7 +59,8 @@ import (
 // destination: that includes a REMOVE without an old image (a stream
 // configured KEYS_ONLY or NEW_IMAGE cannot be accounted) and, with events
 // on, an INSERT or MODIFY without the images events need.
-func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (_ events.DynamoDBEventResponse, err error) {
+	defer ib.observe(&ctx, "StreamHandler", Scope{}, "").batch(len(ev.Records), newestRecord(ev)).end(&err)
 	failed := make([]bool, len(ev.Records))
 	derived := make([][]Event, len(ev.Records))
 	ib.each(len(ev.Records), func(i int) {
@@ -79,6 +80,7 @@ func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (ev
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
 		}
 	}
+	noteFailed(ctx, len(resp.BatchItemFailures))
 	return resp, nil
 }
 
@@ -103,7 +105,8 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 //	ib := inbox.New(mem, inbox.WithEvents(handle))
 //	// ... after the calls whose events a test expects:
 //	mem.DeliverChanges(ctx, ib.HandleChange)
-func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) error {
+func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) (err error) {
+	defer ib.observe(&ctx, "HandleChange", changeScope(c), "").batch(1, c.At).end(&err)
 	evs, err := ib.applyChange(ctx, c)
 	if err != nil {
 		return err

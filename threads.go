@@ -85,7 +85,8 @@ type ThreadPage struct {
 // thread's newest messages from the thread index, in the same further
 // round trip as the others; so does, once per Inbox, a broadcast removed
 // before its expiry, as in Counts.
-func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (ThreadPage, error) {
+func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (_ ThreadPage, err error) {
+	defer ib.observe(&ctx, "ListThreads", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return ThreadPage{}, err
 	}

@@ -115,7 +115,8 @@ func (c *configCache) forget(tenant string) {
 
 // Config returns s's tenant settings and inbox config, read through the
 // Inbox's cache (see WithConfigCacheTTL).
-func (ib *Inbox) Config(ctx context.Context, s Scope) (Config, error) {
+func (ib *Inbox) Config(ctx context.Context, s Scope) (_ Config, err error) {
+	defer ib.observe(&ctx, "Config", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -124,7 +125,8 @@ func (ib *Inbox) Config(ctx context.Context, s Scope) (Config, error) {
 
 // PutTenantSettings validates and stores a tenant's settings. Other Inbox
 // instances see the change when their cached copy expires.
-func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts TenantSettings) error {
+func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts TenantSettings) (err error) {
+	defer ib.observe(&ctx, "PutTenantSettings", Scope{Tenant: tenant}, "").end(&err)
 	if err := driver.ValidateKey("tenant", tenant); err != nil {
 		return err
 	}
@@ -140,7 +142,8 @@ func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts Tenant
 
 // PutInboxConfig validates and stores an inbox's config. Other Inbox
 // instances see the change when their cached copy expires.
-func (ib *Inbox) PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) error {
+func (ib *Inbox) PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) (err error) {
+	defer ib.observe(&ctx, "PutInboxConfig", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return err
 	}

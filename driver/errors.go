@@ -35,4 +35,9 @@ var (
 	// HostSystemID reused for a message with other content or audience, or
 	// a Store.Repair overtaken by a concurrent change to the counters.
 	ErrConflict = errors.New("inbox: conflict")
+	// ErrThrottled reports a request the backend refused for lack of
+	// capacity (DynamoDB's throttling, a transaction cancelled by it, or a
+	// batch whose items stayed unprocessed) after the retries its client
+	// makes. Trying again later may succeed.
+	ErrThrottled = errors.New("inbox: throttled")
 )

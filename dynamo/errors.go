@@ -35,8 +35,9 @@ type onFail func(old map[string]types.AttributeValue) error
 // conditions mean what meanings says (by item index; nil entries have no
 // condition). The first item whose condition failed decides the error; a
 // cancellation for a validation error is ErrTooLarge (an item over the
-// size limit) or ErrInvalidInput; any other error is returned wrapped, with
-// op naming the operation.
+// size limit) or ErrInvalidInput; one cancelled by throttling alone also
+// matches ErrThrottled; any other error is returned wrapped (see opError),
+// with op naming the operation.
 func txError(op string, err error, meanings []onFail) error {
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
@@ -49,6 +50,9 @@ func txError(op string, err error, meanings []onFail) error {
 			if aws.ToString(r.Code) == reasonValidation {
 				return fmt.Errorf("dynamo: %s: %w: %w", op, validationSentinel(aws.ToString(r.Message)), err)
 			}
+		}
+		if isThrottledCancellation(err) {
+			return fmt.Errorf("dynamo: %s: %w: %w", op, driver.ErrThrottled, err)
 		}
 	}
 	return opError(op, err)
@@ -79,12 +83,53 @@ func condError(op string, err error, meaning onFail) error {
 // where it does not cancel but refuses the whole call) also matches
 // driver.ErrTooLarge for an item over the size limit, else
 // driver.ErrInvalidInput.
+//
+// A throttling error (after the client's retries) also matches
+// driver.ErrThrottled.
 func opError(op string, err error) error {
 	var api smithy.APIError
-	if errors.As(err, &api) && api.ErrorCode() == "ValidationException" {
-		return fmt.Errorf("dynamo: %s: %w: %w", op, validationSentinel(api.ErrorMessage()), err)
+	if errors.As(err, &api) {
+		switch code := api.ErrorCode(); {
+		case code == "ValidationException":
+			return fmt.Errorf("dynamo: %s: %w: %w", op, validationSentinel(api.ErrorMessage()), err)
+		case throttlingCodes[code]:
+			return fmt.Errorf("dynamo: %s: %w: %w", op, driver.ErrThrottled, err)
+		}
+	}
+	if errors.Is(err, errUnprocessed) {
+		return fmt.Errorf("dynamo: %s: %w: %w", op, driver.ErrThrottled, err)
 	}
 	return fmt.Errorf("dynamo: %s: %w", op, err)
+}
+
+// throttlingCodes are the error codes with which DynamoDB refuses a
+// request for lack of capacity.
+var throttlingCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+}
+
+// isThrottledCancellation reports whether err is a cancelled transaction
+// that throttling got in the way of: every cancellation reason is None,
+// ThrottlingError or ProvisionedThroughputExceeded, and at least one is
+// not None.
+func isThrottledCancellation(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return false
+	}
+	throttled := false
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case reasonNone, "":
+		case reasonThrottling, reasonThroughput:
+			throttled = true
+		default:
+			return false
+		}
+	}
+	return throttled
 }
 
 // isRetryableCancellation reports whether err is a cancelled transaction

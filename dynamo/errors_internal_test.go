@@ -76,3 +76,29 @@ func TestErrorMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottledErrors checks that DynamoDB's refusals for lack of capacity,
+// once the client gave up retrying, match driver.ErrThrottled, and that
+// nothing else does.
+func TestThrottledErrors(t *testing.T) {
+	api := func(code string) error { return &smithy.GenericAPIError{Code: code, Message: code + " message"} }
+	for _, c := range []struct {
+		name      string
+		err       error
+		throttled bool
+	}{
+		{"provisioned throughput", opError("query", api("ProvisionedThroughputExceededException")), true},
+		{"throttling", opError("query", api("ThrottlingException")), true},
+		{"account request limit", opError("query", api("RequestLimitExceeded")), true},
+		{"batch items left unprocessed", opError("get records", errUnprocessed), true},
+		{"transaction cancelled by throttling", txError("mark", cancelled("None", "ThrottlingError"), nil), true},
+		{"transaction cancelled by throughput", txError("mark", cancelled("ProvisionedThroughputExceeded"), nil), true},
+		{"transaction conflict", txError("mark", cancelled("TransactionConflict", "ThrottlingError"), nil), false},
+		{"validation", opError("query", api("ValidationException")), false},
+		{"other", opError("query", errors.New("connection reset")), false},
+	} {
+		if got := errors.Is(c.err, driver.ErrThrottled); got != c.throttled {
+			t.Errorf("%s: %v matches ErrThrottled: %v, want %v", c.name, c.err, got, c.throttled)
+		}
+	}
+}

@@ -12,7 +12,9 @@ import (
 // Client is the narrow part of *dynamodb.Client the Store uses, so that
 // users can wrap or instrument it. Every request the Store makes sets
 // ReturnConsumedCapacity to TOTAL, so a wrapping Client can sum the
-// capacity units of each call.
+// capacity units of each call; the Store itself reports each request, with
+// its units, to the driver.RequestLog of the call's context
+// (driver.StartRequest), which is how inbox.WithHooks sees them.
 type Client interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
@@ -47,7 +49,7 @@ func New(client Client, table string, opts ...Option) *Store {
 	if err != nil {
 		panic(err)
 	}
-	return &Store{client: client, table: table, o: o}
+	return &Store{client: reporting{Client: client, table: table}, table: table, o: o}
 }
 
 // Namespace returns the table's name (see driver.Namespacer): Inboxes over
