@@ -13,10 +13,13 @@ REDIS := scripts/redis.sh
 .PHONY: test bench fuzz vet
 
 # test runs go vet, then every test with the race detector, the live
-# page's (examples/httpapi, in headless Chromium) with the others.
+# page's (examples/httpapi, in headless Chromium) with the others; then
+# the same for the nested module otelinbox (OpenTelemetry, a go.mod of its
+# own), against the same DynamoDB Local.
 test:
 	scripts/chromium.sh
-	$(DDB) $(REDIS) bash -c '$(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...'
+	$(DDB) $(REDIS) bash -c '$(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./... && \
+		(cd otelinbox && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...)'
 
 # bench runs every benchmark once, without tests.
 bench:
@@ -32,3 +35,4 @@ fuzz:
 
 vet:
 	$(GO) vet ./...
+	cd otelinbox && $(GO) vet ./...

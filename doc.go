@@ -110,6 +110,19 @@
 // user's reads of them out at once; joining shows the group's live
 // messages, and the reads of them the user made while a member.
 //
+// # Traces and metrics
+//
+// WithHooks reports each operation (its duration, outcome class,
+// OutcomeOf, Store calls, DynamoDB requests, round trips and capacity
+// units; a stream batch's records, failures and lag; the counters a
+// Recount repaired), each Store call and each shared-cache event to
+// functions of the caller's (Hooks). This module imports no telemetry
+// library: LogHooks logs the reports with log/slog, and the module
+// github.com/stak/inbox/otelinbox, with a go.mod of its own, turns them
+// into OpenTelemetry spans and metrics. A Store reports its requests with
+// driver.StartRequest; the dynamo Store reports each DynamoDB call with
+// the capacity units DynamoDB returned.
+//
 // # Change events
 //
 // StreamHandler also derives an Event from each change of a message item

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -63,5 +64,8 @@ func (e *env) openInbox(ctx context.Context, opts ...inbox.Option) (*inbox.Inbox
 	}
 	db := e.dynamoDB(cfg)
 	opts = append([]inbox.Option{inbox.WithSharedCache(0)}, opts...)
+	if e.logOps {
+		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.New(slog.NewJSONHandler(e.stderr, nil)))))
+	}
 	return inbox.New(dynamo.New(db, e.table, e.storeOptions()...), opts...), db, cfg, nil
 }

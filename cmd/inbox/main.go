@@ -61,6 +61,11 @@
 //	                     makes none)
 //	--thread-index N     the table's thread index (default "thread"); "" for
 //	                     a table created without it, as --unread-index
+//	--log-ops            log each library operation the command makes to
+//	                     stderr, a JSON line each (inbox.LogHooks): its
+//	                     duration, outcome, DynamoDB requests, round trips
+//	                     and capacity units, and for recount the counters
+//	                     it repaired; never a user ID or a message's content
 //
 // recount --all reads the whole table once (a Scan, whose filter does not
 // lower its cost) and then every record of the inbox's partitions; it
@@ -151,6 +156,7 @@ type globals struct {
 	output      string
 	unreadIndex string
 	threadIndex string
+	logOps      bool
 }
 
 // storeOptions are the dynamo options the globals select.
@@ -161,7 +167,7 @@ func (g *globals) storeOptions() []dynamo.Option {
 // isGlobal reports whether name is one of the flags globals registers.
 func isGlobal(name string) bool {
 	switch name {
-	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index":
+	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index", "log-ops":
 		return true
 	}
 	return false
@@ -178,6 +184,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.output, "o", g.output, "shorthand for --output")
 	fs.StringVar(&g.unreadIndex, "unread-index", g.unreadIndex, "the table's unread index `name`; \"\" for a table without one")
 	fs.StringVar(&g.threadIndex, "thread-index", g.threadIndex, "the table's thread index `name`; \"\" for a table without one")
+	fs.BoolVar(&g.logOps, "log-ops", g.logOps, "log each library operation (duration, outcome, requests, capacity units) to stderr as JSON")
 }
 
 // resolve fills in the defaults from the environment and checks g.

@@ -712,3 +712,32 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestLogOps checks that --log-ops logs the library's operations to
+// stderr, one JSON line each, with the counters a recount repaired, and
+// no user ID.
+func TestLogOps(t *testing.T) {
+	f := newFixture(t)
+	const user = "user-7f3a91"
+	f.publish(t, f.scope, []string{user}, inbox.Draft{Title: "Invoice"})
+	f.bump(t, f.scope.User(user).Partition(), 2)
+	r := cli(t, with(f.g, "recount", "--tenant", "acme", "--inbox", "alerts", "--user", user, "--log-ops")...).ok(t)
+	var logged []map[string]any
+	for line := range strings.Lines(r.stderr) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("stderr line %q is not JSON: %v", line, err)
+		}
+		logged = append(logged, rec)
+	}
+	if len(logged) != 1 || logged[0]["msg"] != "inbox: operation" || logged[0]["op"] != "Recount" ||
+		logged[0]["repaired"] != 1.0 || logged[0]["outcome"] != "ok" || logged[0]["requests"].(float64) < 4 {
+		t.Errorf("logged %v, want one Recount that repaired 1 counter", logged)
+	}
+	if strings.Contains(r.stderr, user) {
+		t.Errorf("stderr names the user:\n%s", r.stderr)
+	}
+	if r := cli(t, with(f.g, "counts", "--tenant", "acme", "--inbox", "alerts", "--user", user)...).ok(t); r.stderr != "" {
+		t.Errorf("without --log-ops, stderr %q", r.stderr)
+	}
+}

@@ -22,6 +22,12 @@
 // with several, deploy the Lambda and fan its events out through a pub/sub.
 // The in-memory store has no stream: the page works, but does not update
 // by itself.
+//
+// With -log-ops each library operation is logged (inbox.LogHooks, through
+// slog's default logger): its duration, outcome, DynamoDB requests, round
+// trips and capacity units. This module imports no OpenTelemetry; the
+// module github.com/stak/inbox/otelinbox turns the same reports into spans
+// and metrics, and its examples show the wiring.
 package main
 
 import (
@@ -48,25 +54,31 @@ func main() {
 		endpoint = flag.String("dynamodb-endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local (env DYNAMODB_ENDPOINT)")
 		table    = flag.String("table", os.Getenv("TABLE_NAME"), "DynamoDB table; empty with no endpoint: in-memory store (env TABLE_NAME)")
 		stream   = flag.Bool("read-stream", false, "read the table's stream in this process (always with -dynamodb-endpoint)")
+		logOps   = flag.Bool("log-ops", false, "log each library operation (duration, outcome, requests, capacity units)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream); err != nil {
+	var opts []inbox.Option
+	if *logOps {
+		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.Default())))
+	}
+	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, opts...); err != nil {
 		slog.Error("httpapi", "err", err)
 		os.Exit(1)
 	}
 }
 
-// wire returns the Inbox that serves scope from b, its events going to a
-// Hub, live if b feeds them.
-func (b backend) wire(scope inbox.Scope) (*inbox.Inbox, *Hub) {
+// wire returns the Inbox that serves scope from b, with opts, its events
+// going to a Hub, live if b feeds them.
+func (b backend) wire(scope inbox.Scope, opts ...inbox.Option) (*inbox.Inbox, *Hub) {
 	hub := NewHub(scope, b.stream != nil)
-	return inbox.New(b.store, inbox.WithEvents(hub.Publish)), hub
+	return inbox.New(b.store, append(opts, inbox.WithEvents(hub.Publish))...), hub
 }
 
-// serve runs the API of scope on addr until ctx is done.
-func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool) error {
+// serve runs the API of scope on addr, with an Inbox of opts, until ctx
+// is done.
+func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool, opts ...inbox.Option) error {
 	if err := scope.Validate(); err != nil {
 		return err
 	}
@@ -74,7 +86,7 @@ func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table 
 	if err != nil {
 		return err
 	}
-	ib, hub := b.wire(scope)
+	ib, hub := b.wire(scope, opts...)
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           NewHandler(ib, scope, hub),
