@@ -93,8 +93,8 @@ func noRequest(Request) {}
 // StartRequest tells the RequestLog of ctx, if any, that the Store begins
 // a request to its backend, and returns the function the Store calls when
 // the request has ended, with its Op, Table, units and Err (the function
-// sets Start and Duration). It costs a context lookup when ctx holds no
-// log. A Store that reports no requests still works: the hooks then show
+// sets Start and Duration; call it once). It costs a context lookup when
+// ctx holds no log. A Store that reports no requests still works: the hooks then show
 // its calls without round trips or capacity.
 func StartRequest(ctx context.Context) func(Request) {
 	l := RequestLogFrom(ctx)

@@ -24,20 +24,37 @@ const ScopeName = "github.com/stak/inbox/otelinbox"
 // Attribute keys of the inbox's own attributes (the others are the
 // semantic conventions').
 const (
-	OperationKey      = attribute.Key("inbox.operation")
-	TenantKey         = attribute.Key("inbox.tenant")
-	InboxKey          = attribute.Key("inbox.inbox")
-	OutcomeKey        = attribute.Key("inbox.outcome")
-	StoreCallKey      = attribute.Key("inbox.store.call")
-	SharedKey         = attribute.Key("inbox.partition.shared")
-	StoreCallsKey     = attribute.Key("inbox.store_calls")
-	RequestsKey       = attribute.Key("inbox.requests")
-	RoundTripsKey     = attribute.Key("inbox.round_trips")
-	ReadUnitsKey      = attribute.Key("inbox.capacity.read")
-	WriteUnitsKey     = attribute.Key("inbox.capacity.write")
-	StreamRecordsKey  = attribute.Key("inbox.stream.records")
-	StreamFailedKey   = attribute.Key("inbox.stream.failed")
-	StreamLagKey      = attribute.Key("inbox.stream.lag")
+	// OperationKey is the inbox operation: "List", "Publish"... On
+	// operation spans and every inbox.* metric.
+	OperationKey = attribute.Key("inbox.operation")
+	// TenantKey and InboxKey are the tenant and inbox of a call, on spans
+	// (and on metrics with WithScopeMetrics).
+	TenantKey = attribute.Key("inbox.tenant")
+	InboxKey  = attribute.Key("inbox.inbox")
+	// OutcomeKey is the outcome class of a call (inbox.OutcomeOf): "ok",
+	// "bad_input", "not_found", "conflict", "throttled" or "other".
+	OutcomeKey = attribute.Key("inbox.outcome")
+	// StoreCallKey is the Store method of a Store call span: "Query"...
+	StoreCallKey = attribute.Key("inbox.store.call")
+	// SharedKey says whether a Store call addresses a shared partition.
+	SharedKey = attribute.Key("inbox.partition.shared")
+	// StoreCallsKey is the number of Store calls of an operation.
+	StoreCallsKey = attribute.Key("inbox.store_calls")
+	// RequestsKey and RoundTripsKey are the DynamoDB requests of an
+	// operation or Store call, and their sequential stages.
+	RequestsKey   = attribute.Key("inbox.requests")
+	RoundTripsKey = attribute.Key("inbox.round_trips")
+	// ReadUnitsKey and WriteUnitsKey are the capacity units DynamoDB
+	// reported for an operation's or a Store call's requests.
+	ReadUnitsKey  = attribute.Key("inbox.capacity.read")
+	WriteUnitsKey = attribute.Key("inbox.capacity.write")
+	// StreamRecordsKey, StreamFailedKey and StreamLagKey are a stream
+	// batch's records, its failed records, and the age in seconds of its
+	// newest record when its handling ended.
+	StreamRecordsKey = attribute.Key("inbox.stream.records")
+	StreamFailedKey  = attribute.Key("inbox.stream.failed")
+	StreamLagKey     = attribute.Key("inbox.stream.lag")
+	// RecountRepairsKey is the number of counters a recount replaced.
 	RecountRepairsKey = attribute.Key("inbox.recount.repaired")
 	// UserIDKey is the semantic conventions' user.id, on operation spans
 	// with WithUserIDs only.
