@@ -32,6 +32,9 @@ func cursorBinding(u User, o ListOptions) []byte {
 		// views without a thread are those made before threads.
 		b = append(b, "\x01"+o.Thread...)
 	}
+	if o.Snoozed {
+		b = append(b, "\x02snoozed"...) // likewise
+	}
 	return b
 }
 

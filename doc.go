@@ -253,6 +253,41 @@
 // reports a scheduled message when it is stored, not when it comes due: a
 // host that pushes at the due time must keep its own timer for now.
 //
+// # Snooze
+//
+// Inbox.Snooze hides a message from one user's feed and counts until a
+// time, and puts it back at that second, read or unread, archived or not,
+// as it was, in List and Counts at once, with nothing running at that
+// instant: the mirror of scheduled delivery, on the user's side.
+//
+//   - The user's marks get SnoozedUntil, on the copy of a direct message
+//     or on the user's receipt of a broadcast or group message (a receipt
+//     is created for an unread one). No counter changes.
+//   - In the same atomic unit the Store writes a snooze entry, dz#<until>#<id>,
+//     in the user's partition: the message as its ledger entry holds it.
+//     The entries sort between the tombstones and the ledger, so Counts
+//     reads them with the counters in its one Query, takes out those not
+//     returned yet, and reports them as Counts.Snoozed. An entry whose time
+//     has passed hides nothing; DynamoDB's TTL deletes it. So a snooze
+//     costs Counts one item read while it lasts, and at most until TTL
+//     deletes it after.
+//   - List leaves snoozed messages out of every view but
+//     ListOptions.Snoozed, which lists them from the entries (two round
+//     trips). Marks on a snoozed message keep the snooze and write the
+//     entry again (MarkRead while snoozed shows when it returns); Delete
+//     and Redact end it; bulk actions (MarkAllRead, ArchiveAll, DeleteAll)
+//     act on their view, which holds no snoozed message.
+//   - Seen is by ID and is left alone: a message that returns unread above
+//     the user's watermark is unseen again; one below it is not.
+//   - Events: EventSnoozed and EventUnsnoozed when a user snoozes or
+//     unsnoozes. A message that returns by itself makes no event: nothing
+//     runs then.
+//
+// Decisions: the time must be after now, at most MaxTTL ahead and before
+// the message expires; a message of a thread cannot be snoozed alone
+// (ErrInvalidInput), since ListThreads shows a thread's unread count and
+// activity as one.
+//
 // # Counts are exact
 //
 // Counts equals what a full List shows at every instant: expired messages

@@ -30,6 +30,13 @@ const (
 	// Redact of a direct message, or any other delete of a user's copy):
 	// the copy was removed, or the broadcast hidden for the user.
 	EventDeleted EventKind = "deleted"
+	// EventSnoozed: a user snoozed a message (Inbox.Snooze), or moved its
+	// return time; Message.SnoozedUntil is when it returns. No event
+	// comes when it returns by itself: nothing runs at that instant.
+	EventSnoozed EventKind = "snoozed"
+	// EventUnsnoozed: a user put a snoozed message back before its time
+	// (Inbox.Unsnooze).
+	EventUnsnoozed EventKind = "unsnoozed"
 	// EventSeen: a user marked their feed seen (Inbox.MarkSeen); Event.Seen
 	// is the new watermark. Message is zero.
 	EventSeen EventKind = "seen"
@@ -186,6 +193,12 @@ func eventsOf(c driver.Change) []Event {
 		if before.DeletedAt.IsZero() && !after.DeletedAt.IsZero() {
 			emit(EventDeleted, c.New)
 		}
+		switch {
+		case !after.SnoozedUntil.IsZero() && !after.SnoozedUntil.Equal(before.SnoozedUntil):
+			emit(EventSnoozed, c.New)
+		case !before.SnoozedUntil.IsZero() && after.SnoozedUntil.IsZero() && after.DeletedAt.IsZero():
+			emit(EventUnsnoozed, c.New)
+		}
 	case driver.ChangeRemove:
 		switch {
 		case c.Old == nil || c.ByTTL:
@@ -198,8 +211,13 @@ func eventsOf(c driver.Change) []Event {
 			// The user unarchived an unread broadcast: the receipt had no
 			// other mark. (Recount's removal of the receipts of a removed
 			// broadcast looks the same.)
-			if st := c.Old.State(); !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
+			st := c.Old.State()
+			switch {
+			case !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero():
 				emit(EventUnarchived, c.Old)
+			case !st.SnoozedUntil.IsZero() && st.Same(driver.State{}):
+				// The user unsnoozed an unread broadcast.
+				emit(EventUnsnoozed, c.Old)
 			}
 		case c.Old.Partition.IsShared():
 			emit(EventRemoved, c.Old)

@@ -350,3 +350,33 @@ func ExampleDraft_deliverAt() {
 	// 09:59:59: unread 0, listed 0
 	// 10:00:00: unread 1, listed 1
 }
+
+func ExampleInbox_Snooze() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	ib := newMovableInbox(&now)
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+
+	res, err := ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "Review the Q4 plan"})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := ib.Snooze(ctx, ann, res.Message.ID, now.Add(2*time.Hour)); err != nil {
+		panic(err)
+	}
+	show := func() {
+		c, _ := ib.Counts(ctx, ann)
+		page, _ := ib.List(ctx, ann, inbox.ListOptions{})
+		fmt.Printf("%s: unread %d, snoozed %d, listed %d\n", now.Format(time.TimeOnly), c.Unread, c.Snoozed, len(page.Messages))
+	}
+	show()
+	now = now.Add(2*time.Hour - time.Second)
+	show()
+	now = now.Add(time.Second)
+	show()
+	// Output:
+	// 09:00:00: unread 0, snoozed 1, listed 0
+	// 10:59:59: unread 0, snoozed 1, listed 0
+	// 11:00:00: unread 1, snoozed 0, listed 1
+}

@@ -132,6 +132,12 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 	}
 	if !rec.Ledgered() {
 		m.Thread = "" // another program's item is in no thread (see driver.Record)
+	} else if !p.IsShared() {
+		// A user's snooze (only a mark, which adopts, sets it): the
+		// removal of a snoozed record takes its snooze entry with it.
+		if m.SnoozedUntil, err = epochAttr(img, "snoozeduntil"); err != nil {
+			return driver.Record{}, err
+		}
 	}
 	return rec, nil
 }

@@ -47,6 +47,13 @@ type ListOptions struct {
 	// Archived lists only the messages u archived, instead of the feed
 	// (which leaves them out).
 	Archived bool
+	// Snoozed lists only the messages u snoozed that have not returned yet
+	// (see Inbox.Snooze), instead of the feed (which leaves them out),
+	// newest first, with Category and UnreadOnly as filters; with
+	// Archived, Thread or UpTo it is ErrInvalidInput. A page reads u's
+	// snooze entries with u's stats, then the messages by key: two round
+	// trips, whatever the feed holds.
+	Snoozed bool
 }
 
 // Page is one page of a user's feed.
@@ -117,7 +124,7 @@ func (f feedRecord) state() driver.State {
 func (f feedRecord) message() Message {
 	m := f.Record.Message
 	st := f.state()
-	m.ReadAt, m.ArchivedAt = st.ReadAt, st.ArchivedAt
+	m.ReadAt, m.ArchivedAt, m.SnoozedUntil = st.ReadAt, st.ArchivedAt, st.SnoozedUntil
 	return m
 }
 
@@ -132,6 +139,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	}
 	if err := driver.ValidateThread(o.Thread); err != nil {
 		return nil, "", err
+	}
+	if o.Snoozed && (o.Archived || o.Thread != "" || o.UpTo != "") {
+		return nil, "", fmt.Errorf("%w: the snoozed view with Archived, Thread or UpTo", ErrInvalidInput)
 	}
 	if o.Limit < 0 || o.Limit > MaxPageSize {
 		return nil, "", fmt.Errorf("%w: limit %d is not between 0 and %d", ErrInvalidInput, o.Limit, MaxPageSize)
@@ -159,7 +169,10 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	}
 	now := ib.now()
 	v := ib.cache.newView(now)
-	if o.Archived {
+	switch {
+	case o.Snoozed:
+		return ib.snoozedPage(ctx, u, o, limit, start, binding, now)
+	case o.Archived:
 		return ib.archivedPage(ctx, v, u, o, limit, start, binding, now)
 	}
 	base := driver.Query{Limit: limit + 1, Category: o.Category, Thread: o.Thread, UnreadOnly: o.UnreadOnly, Now: now, Archived: driver.NotArchived}
@@ -304,7 +317,8 @@ func visible(f feedRecord, o ListOptions, now time.Time) bool {
 		(o.Category == "" || m.Category == o.Category) &&
 		(o.Thread == "" || m.Thread == o.Thread) &&
 		(!o.UnreadOnly || st.ReadAt.IsZero()) &&
-		o.Archived == !st.ArchivedAt.IsZero() &&
+		(o.Archived == !st.ArchivedAt.IsZero() || o.Snoozed) &&
+		o.Snoozed == now.Before(st.SnoozedUntil) &&
 		st.DeletedAt.IsZero()
 }
 

@@ -109,6 +109,8 @@ func (ib *Inbox) viewEmpty(ctx context.Context, u User, o ListOptions) (bool, er
 		t = c.Categories[o.Category]
 	}
 	switch {
+	case o.Snoozed:
+		return c.Snoozed == 0, nil // none at all; else the view may hold some
 	case o.Archived:
 		return t.Archived == 0, nil
 	case o.UnreadOnly:
@@ -192,6 +194,9 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 			cost := 2 // the record and its entry
 			if marks[n].Receipt {
 				cost++ // the check of the broadcast
+			}
+			if put, del := marks[n].SnoozeWrites(); put != nil || del != "" {
+				cost += 2 // its snooze entries
 			}
 			if n > 0 && items+cost+len(driver.MergeCounters(d)) > maxTransactItems {
 				break

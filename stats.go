@@ -33,6 +33,10 @@ type Counts struct {
 	// Categories holds a Tally for each category of which the user's feed
 	// holds a message.
 	Categories map[string]Tally
+	// Snoozed counts the messages the user snoozed that have not returned
+	// yet (see Inbox.Snooze): what List with ListOptions.Snoozed shows.
+	// None of them is in the other figures.
+	Snoozed int64
 }
 
 // newTally turns the summed tallies of a user's feed into a Tally: Total
@@ -171,6 +175,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		}
 	}
 	var tombstones []driver.Record
+	removed := map[string]bool{}
 	for _, st := range stats[1:] {
 		for _, c := range st.Counters {
 			if c.Group == "" && c.Thread == "" {
@@ -178,6 +183,9 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 			}
 		}
 		tombstones = append(tombstones, st.Tombstones...)
+		for _, t := range st.Tombstones {
+			removed[t.Message.ID] = true
+		}
 	}
 	// Expired entries, and receipts of removed broadcasts, are counted
 	// out, but for the receipts of groups left out already.
@@ -201,7 +209,12 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		return Counts{}, false, err
 	}
 	out(dead...)
+	snoozed := snoozing(stats[0], in, removed, now)
+	for _, e := range snoozed {
+		out(asFeedMessage(e)) // counted, hidden until it returns
+	}
 	c := sum.counts()
+	c.Snoozed = int64(len(snoozed))
 	seen := stats[0].Seen
 	ib.seen.put(u.Partition(), seen)
 	if seen == "" {
@@ -294,8 +307,13 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 			switch {
 			case r.Message.ID <= seen:
 			case r.Receipt:
+				// A receipt whose one mark is a snooze that has ended
+				// leaves its broadcast unread, and unseen.
+				if st := r.State(); st.Same(driver.State{}) && !r.Message.Snoozed(now) {
+					continue
+				}
 				marked[r.Message.ID] = true
-			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt) && r.Message.Due(now):
+			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt) && r.Message.Due(now) && !r.Message.Snoozed(now):
 				n++
 			}
 		}

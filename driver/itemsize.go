@@ -148,6 +148,9 @@ func ItemSize(rec Record) int {
 	if !m.DeliverAt.IsZero() {
 		attr("deliverat", valueSize(epochOf(m.DeliverAt)))
 	}
+	if !m.SnoozedUntil.IsZero() {
+		attr("snoozeduntil", valueSize(epochOf(m.SnoozedUntil)))
+	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
 	}

@@ -240,6 +240,7 @@ const (
 	SeenSK            = "cs#seen"            // a user's seen watermark, in the user's partition
 	AllCategories     = "*"                  // the category of the c#* total
 	TombstonePrefix   = "d#"                 // tombstones of removed broadcasts: d#<id>
+	SnoozePrefix      = "dz#"                // snooze entries: dz#<until>#<id>
 	LedgerPrefix      = "e#"                 // ledger entries: e#<expiry>#<id>
 	HostPrefix        = "h#"                 // host-system-id claims: h#<host id>, in ClaimPK
 	RemovalPrefix     = "x#"                 // applied-removal markers
@@ -330,6 +331,32 @@ func ParseLedgerSK(sk string) (expires time.Time, id string, err error) {
 // with key id expiring at expires, with a random tag.
 func NewLedgerSK(expires time.Time, id string) string {
 	return LedgerSK(expires, id, rand.Text()[:12])
+}
+
+// SnoozeSK returns the sort key of the snooze entry of record id snoozed
+// until until: dz#<until in epoch seconds, 10 digits>#<id>. It sorts
+// between the tombstones and the ledger entries, so that Stats reads a
+// partition's snooze entries with its counters, in the same Query.
+func SnoozeSK(until time.Time, id string) string {
+	return fmt.Sprintf("%s%0*d#%s", SnoozePrefix, ledgerEpochDigits, ledgerEpoch(until), id)
+}
+
+// ParseSnoozeSK parses a sort key made by SnoozeSK into the time the
+// record is snoozed until and its ID. Anything else is ErrInvalidKey.
+func ParseSnoozeSK(sk string) (until time.Time, id string, err error) {
+	rest, ok := strings.CutPrefix(sk, SnoozePrefix)
+	epoch, id, ok2 := strings.Cut(rest, "#")
+	if !ok || !ok2 || len(epoch) != ledgerEpochDigits {
+		return time.Time{}, "", fmt.Errorf("%w: snooze key %q", ErrInvalidKey, sk)
+	}
+	sec, err := strconv.ParseUint(epoch, 10, 63)
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("%w: snooze key %q", ErrInvalidKey, sk)
+	}
+	if err := ValidateMessageID(id); err != nil {
+		return time.Time{}, "", err
+	}
+	return time.Unix(int64(sec), 0).UTC(), id, nil
 }
 
 // TombstoneSK returns the sort key of the tombstone of broadcast id: d#<id>.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateKey(t *testing.T) {
@@ -148,6 +149,41 @@ func FuzzParsePartitionKey(f *testing.F) {
 		}
 		if p.PK() != pk {
 			t.Fatalf("ParsePartitionKey(%q) = %+v, which encodes to %q", pk, p, p.PK())
+		}
+	})
+}
+
+func TestSnoozeSK(t *testing.T) {
+	until := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	sk := SnoozeSK(until, id)
+	if sk != "dz#1795600800#"+id {
+		t.Errorf("SnoozeSK = %q", sk)
+	}
+	if sk <= TombstoneSK("ZZZZZZZZZZZZZZZZZZZZZZZZZZ") || sk >= LedgerSK(time.Unix(0, 0), id, "t") {
+		t.Errorf("SnoozeSK %q does not sort between the tombstones and the ledger", sk)
+	}
+	got, gotID, err := ParseSnoozeSK(sk)
+	if err != nil || !got.Equal(until) || gotID != id {
+		t.Errorf("ParseSnoozeSK(%q) = %v, %q, %v", sk, got, gotID, err)
+	}
+	for _, bad := range []string{"", "dz#", "dz#1795600800", "dz#179560080#" + id, "dz#17956008x0#" + id, "dz#1795600800#not-a-ulid", "e#1795600800#" + id} {
+		if _, _, err := ParseSnoozeSK(bad); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ParseSnoozeSK(%q): %v, want ErrInvalidKey", bad, err)
+		}
+	}
+}
+
+func FuzzParseSnoozeSK(f *testing.F) {
+	f.Add(SnoozeSK(time.Unix(1795600800, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAV"))
+	f.Add("dz#0000000000#x")
+	f.Fuzz(func(t *testing.T, sk string) {
+		until, id, err := ParseSnoozeSK(sk)
+		if err != nil {
+			return
+		}
+		if back := SnoozeSK(until, id); back != sk {
+			t.Errorf("ParseSnoozeSK(%q) = %v, %q; SnoozeSK gives %q", sk, until, id, back)
 		}
 	})
 }

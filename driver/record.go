@@ -69,6 +69,10 @@ type Message struct {
 	ArchivedAt time.Time
 	// ExpiresAt is when the message expires (the expiredat TTL attribute).
 	ExpiresAt time.Time
+	// SnoozedUntil is when a message the user snoozed returns to the
+	// user's feed (see State.SnoozedUntil); zero if it was not snoozed.
+	// For a broadcast it comes from the user's receipt.
+	SnoozedUntil time.Time
 }
 
 // IsBroadcast reports whether m was broadcast, stored once for its whole
@@ -80,6 +84,10 @@ func (m Message) IsBroadcast() bool {
 // Due reports whether m is visible at now: it was not scheduled, or its
 // DeliverAt is not after now.
 func (m Message) Due(now time.Time) bool { return m.DeliverAt.IsZero() || !now.Before(m.DeliverAt) }
+
+// Snoozed reports whether m is snoozed at now: hidden from the user's
+// feed until SnoozedUntil.
+func (m Message) Snoozed(now time.Time) bool { return now.Before(m.SnoozedUntil) }
 
 // IsRead reports whether m has been read.
 func (m Message) IsRead() bool { return !m.ReadAt.IsZero() }
@@ -154,12 +162,19 @@ type State struct {
 	// never set with the other marks, and never on a direct message (a
 	// direct message the user deletes is removed).
 	DeletedAt time.Time
+	// SnoozedUntil hides the message from the user's feed until then (to
+	// the second), whatever its other marks; once it has passed it hides
+	// nothing, whether or not it is still stored. It counts in no counter:
+	// a snoozed record's snooze entry (see Store.Mark) is what takes it out
+	// of the user's counts while it is snoozed.
+	SnoozedUntil time.Time
 }
 
 // IsZero reports whether s has no mark.
 func (s State) IsZero() bool { return s == State{} }
 
-// same reports whether s and o set the same marks, whatever their times.
+// Same reports whether s and o set the same counted marks (read,
+// archived, deleted), whatever their times and snoozes.
 func (s State) Same(o State) bool {
 	return s.ReadAt.IsZero() == o.ReadAt.IsZero() && s.ArchivedAt.IsZero() == o.ArchivedAt.IsZero() && s.DeletedAt.IsZero() == o.DeletedAt.IsZero()
 }
@@ -170,12 +185,12 @@ func (r Record) State() State {
 	if r.Partition.IsShared() {
 		return State{}
 	}
-	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt}
+	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt, SnoozedUntil: r.Message.SnoozedUntil}
 }
 
 // withState returns r with the user's marks s.
 func (r Record) withState(s State) Record {
-	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt = s.ReadAt, s.ArchivedAt, s.DeletedAt
+	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt, r.Message.SnoozedUntil = s.ReadAt, s.ArchivedAt, s.DeletedAt, s.SnoozedUntil
 	return r
 }
 

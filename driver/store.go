@@ -93,6 +93,15 @@ type Store interface {
 	// user's partition, in slot add of RecentSlots(mk.Now), and forgets
 	// every recent receipt in slot clear (see Stats.Recent).
 	//
+	// Every mark keeps the record's snooze entry (SnoozeSK), in the same
+	// atomic unit: see Mark.SnoozeWrites, which says what to put and what
+	// to delete. While a record is snoozed (State.SnoozedUntil after now)
+	// its entry holds it as its ledger entry does, with SnoozedUntil; the
+	// entry expires (on DynamoDB, by TTL) at the earlier of SnoozedUntil
+	// and the record's expiry, and may be kept until then or longer (the
+	// Inbox ignores entries whose time has passed). A record's marks
+	// include SnoozedUntil, to the second, in the conditions above.
+	//
 	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
 	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
 	// it has no entry and no deltas.
@@ -108,7 +117,8 @@ type Store interface {
 	// record of partition q.Partition with their version (with
 	// q.Threads, its threads' counters too; else none of them), the
 	// ledger entries of the partition that expire at or before q.Now, the
-	// tombstones of the partition still stored, and its seen watermark,
+	// tombstones and snooze entries of the partition still stored, and its
+	// seen watermark,
 	// all as one read (on DynamoDB, one Query of adjacent sort keys). See
 	// Stats.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
@@ -331,10 +341,12 @@ type Mark struct {
 // EntryRecord returns the record mark mk leaves, as its ledger entry
 // records it: the direct message or receipt (of its broadcast's group,
 // none for everyone's) at mk.Key, with mk's Entry, category, expiry and
-// the marks mk.To.
+// the marks mk.To (its SnoozedUntil too, which a ledger entry does not
+// keep).
 func (mk Mark) EntryRecord() Record {
 	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: Message{
 		ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
+		SnoozedUntil: mk.To.SnoozedUntil,
 	}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
@@ -378,9 +390,33 @@ func ValidateMark(mk Mark) error {
 }
 
 // validMarks reports whether st can be a record's marks: DeletedAt only
-// alone, and only on a receipt.
+// alone, and only on a receipt; SnoozedUntil to the second.
 func validMarks(st State, receipt bool) bool {
-	return st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero()
+	return (st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero() && st.SnoozedUntil.IsZero()) &&
+		st.SnoozedUntil.Equal(st.SnoozedUntil.Truncate(time.Second))
+}
+
+// SnoozeWrites returns what Store.Mark does to the snooze entries of mk's
+// record: put, if the record is snoozed after mk (To.SnoozedUntil after
+// mk.Now, and the record stays), is the entry to write (EntryRecord with
+// SnoozedUntil) at SnoozeSK(To.SnoozedUntil, id); del, if the record was
+// snoozed before mk and its entry is not the one put (another time, or
+// none), is the sort key of the entry to delete (it may be gone
+// already). A snooze that has passed and stays as it was changes nothing.
+func (mk Mark) SnoozeWrites() (put *Record, del string) {
+	if mk.Seen != "" || mk.Key.ID == "" {
+		return nil, ""
+	}
+	from, to := mk.From.SnoozedUntil, mk.To.SnoozedUntil
+	stays := !mk.Delete && !(mk.Receipt && mk.To.IsZero())
+	if stays && mk.Now.Before(to) {
+		r := mk.EntryRecord()
+		put = &r
+	}
+	if !from.IsZero() && !(stays && from.Equal(to)) {
+		del = SnoozeSK(from, mk.Key.ID)
+	}
+	return put, del
 }
 
 // ValidateDeltas checks each counter of deltas (ValidateCounter) and that
@@ -444,6 +480,10 @@ type Stats struct {
 	// slot it has not cleared since, in any order. On DynamoDB they are
 	// string sets on the c#* item, read with the counters.
 	Recent []Key
+	// Snoozed are the partition's snooze entries still stored (see
+	// Store.Mark), as records with their SnoozedUntil: the caller leaves
+	// out those whose time, or whose record's expiry, has passed.
+	Snoozed []Record
 	// Recounted is the partition's recount time, the Recounted of the
 	// last Repair that reset or stamped its counters (zero if none did).
 	Recounted time.Time

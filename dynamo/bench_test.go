@@ -353,6 +353,9 @@ func BenchmarkStates(b *testing.B) {
 		"delete": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
 			return ib.Delete(ctx, ann, id)
 		},
+		"snooze": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
+			return ib.Snooze(ctx, ann, id, time.Now().Add(time.Hour))
+		},
 		"redact": func(ctx context.Context, ib *inbox.Inbox, scope driver.Scope, ann driver.User, kind, id string) (bool, error) {
 			r := inbox.Redaction{ID: id, Users: []string{ann.ID}}
 			if kind == "broadcast" {
@@ -362,7 +365,7 @@ func BenchmarkStates(b *testing.B) {
 			return n == 1, err
 		},
 	}
-	for _, op := range []string{"archive", "delete", "redact"} {
+	for _, op := range []string{"archive", "delete", "snooze", "redact"} {
 		for _, kind := range []string{"direct", "broadcast"} {
 			b.Run(op+"/"+kind, func(b *testing.B) {
 				ib, m, scope := benchInbox(b)
@@ -575,14 +578,17 @@ func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 // must cost the same whatever the history.
 func BenchmarkCountsHistory(b *testing.B) {
 	for _, c := range []struct {
-		name       string
-		read, gone int
-		wantTotal  int64
-		wantUnseen int64
+		name                string
+		read, gone, snoozed int
+		wantTotal           int64
+		wantUnseen          int64
+		seenLast            bool // the watermark is raised above what was set up
 	}{
-		{"read-above-watermark=100", 100, 0, 101, 1},
-		{"read-above-watermark=1000", 1000, 0, 1001, 1},
-		{"redacted=100", 0, 100, 1, 1},
+		{"read-above-watermark=100", 100, 0, 0, 101, 1, false},
+		{"read-above-watermark=1000", 1000, 0, 0, 1001, 1, false},
+		{"redacted=100", 0, 100, 0, 1, 1, false},
+		{"snoozed-unread-above-watermark=100", 0, 0, 100, 1, 1, false},
+		{"snoozed-below-watermark=100", 0, 0, 100, 1, 1, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
@@ -603,6 +609,15 @@ func BenchmarkCountsHistory(b *testing.B) {
 					return err
 				})
 			}
+			for i := range c.snoozed {
+				g.Go(func() error {
+					res, err := ib.Publish(ctx, scope, []string{"ann"}, draft(i))
+					if err == nil {
+						_, err = ib.Snooze(ctx, ann, res.Message.ID, time.Now().Add(time.Hour))
+					}
+					return err
+				})
+			}
 			for range c.gone {
 				g.Go(func() error {
 					msg, err := ib.Broadcast(ctx, scope, draft(0))
@@ -614,6 +629,13 @@ func BenchmarkCountsHistory(b *testing.B) {
 			}
 			if err := g.Wait(); err != nil {
 				b.Fatal(err)
+			}
+			if c.seenLast {
+				time.Sleep(2 * time.Millisecond)
+				if _, err := ib.MarkSeen(ctx, ann); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(2 * time.Millisecond)
 			}
 			if _, err := ib.Publish(ctx, scope, []string{"ann"}, draft(0)); err != nil {
 				b.Fatal(err)

@@ -177,7 +177,8 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 // the ledger entries expiring at or before q.Now with one strongly
 // consistent Query of the sort keys from c# (b#, the threads' counters,
 // with q.Threads) to e#<now> (more pages only past 1 MB): c#* and
-// c#<category>, cs#seen, d#<id>, then e#<expiry>#<id> up to now.
+// c#<category>, cs#seen, d#<id>, dz#<until>#<id>, then e#<expiry>#<id> up
+// to now.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	p, now := q.Partition, q.Now
 	from := driver.CounterPrefix
@@ -228,6 +229,12 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 				return driver.Stats{}, err
 			}
 			st.Tombstones = append(st.Tombstones, t)
+		case strings.HasPrefix(sk, driver.SnoozePrefix):
+			e, err := s.decodeSnooze(p, av)
+			if err != nil {
+				return driver.Stats{}, err
+			}
+			st.Snoozed = append(st.Snoozed, e)
 		case strings.HasPrefix(sk, driver.LedgerPrefix):
 			e, err := s.decodeEntry(p, av)
 			if err != nil {

@@ -23,6 +23,8 @@ const (
 	kindLedger    = "LE" // ledger entry
 	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
 	kindSeen      = "SN" // a user's seen watermark
+	kindSnooze    = "SZ" // snooze entry of a snoozed record
+	attrSnoozed   = "snoozeduntil"
 	attrHeaders   = "headers"
 	attrAudiences = "audiences" // seed 000 keeps it at the top level
 	attrReadAt    = "readat"
@@ -53,8 +55,9 @@ type messageItem struct {
 	Group     string        `dynamodbav:"group,omitempty"`  // a receipt's: its broadcast's group
 	Unread    string        `dynamodbav:"unread,omitempty"` // see unreadKey
 	Thread    string        `dynamodbav:"thread,omitempty"`
-	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"` // a scheduled message's due time
-	TSK       string        `dynamodbav:"tsk,omitempty"`       // the thread index's key: see threadKey
+	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"`    // a scheduled message's due time
+	Snoozed   *int64        `dynamodbav:"snoozeduntil,omitempty"` // the user's snooze (driver.State.SnoozedUntil)
+	TSK       string        `dynamodbav:"tsk,omitempty"`          // the thread index's key: see threadKey
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
@@ -319,6 +322,7 @@ func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, er
 		ReadAt:   readAt(mk.To.ReadAt),
 		Archived: readAt(mk.To.ArchivedAt),
 		Deleted:  readAt(mk.To.DeletedAt),
+		Snoozed:  readAt(mk.To.SnoozedUntil),
 		Ledger:   mk.Entry,
 		Group:    mk.EntryRecord().Message.Audience.Group,
 		Unread:   mk.Key.ID + receiptMark,
@@ -341,6 +345,55 @@ func (s *Store) ledgerEntry(rec driver.Record) (map[string]types.AttributeValue,
 		it.Group = m.Audience.Group
 	}
 	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
+}
+
+// snoozeItem is a snooze entry without its key (which holds the time and
+// the record's ID) and TTL attribute: its record as a ledger entry holds it.
+type snoozeItem struct {
+	ledgerItem
+	Expires int64 `dynamodbav:"expires"` // the record's expiry
+}
+
+// snoozeEntry returns the snooze entry item of rec, a snoozed record (see
+// driver.Mark.SnoozeWrites). DynamoDB's TTL deletes it when it has passed:
+// at the earlier of the snooze's end and the record's expiry.
+func (s *Store) snoozeEntry(rec driver.Record) (map[string]types.AttributeValue, error) {
+	m := rec.Message
+	it := snoozeItem{ledgerItem: ledgerItem{Kind: kindSnooze, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Thread: m.Thread}, Expires: m.ExpiresAt.Unix()}
+	if rec.Receipt {
+		it.Group = m.Audience.Group
+	}
+	ttl := m.SnoozedUntil
+	if m.ExpiresAt.Before(ttl) {
+		ttl = m.ExpiresAt
+	}
+	return s.item(rec.Partition.PK(), driver.SnoozeSK(m.SnoozedUntil, m.ID), it, ttl)
+}
+
+// decodeSnooze returns the snooze entry item av of partition p as a
+// record with its SnoozedUntil.
+func (s *Store) decodeSnooze(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
+	_, sk, err := s.itemKey(av)
+	if err != nil {
+		return driver.Record{}, err
+	}
+	until, id, err := driver.ParseSnoozeSK(sk)
+	if err != nil {
+		return driver.Record{}, fmt.Errorf("dynamo: snooze entry %s/%s: %w", p.PK(), sk, err)
+	}
+	var it snoozeItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return driver.Record{}, fmt.Errorf("dynamo: decode snooze entry %s/%s: %w", p.PK(), sk, err)
+	}
+	if err := driver.ValidateThread(it.Thread); err != nil {
+		return driver.Record{}, fmt.Errorf("dynamo: snooze entry %s/%s: %w", p.PK(), sk, err)
+	}
+	rec := driver.Record{Partition: p, Receipt: it.Receipt, Message: driver.Message{ID: id, Thread: it.Thread, Audience: driver.Audience{Group: it.Group},
+		ReadAt: fromEpochPtr(it.ReadAt), ArchivedAt: fromEpochPtr(it.Archived), ExpiresAt: fromEpoch(it.Expires), SnoozedUntil: until}}
+	if it.Taxonomy != nil {
+		rec.Message.Category = it.Taxonomy.Category
+	}
+	return rec, nil
 }
 
 // decodeEntry returns the ledger entry item av of partition p as a record.
@@ -471,7 +524,10 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Category = it.Taxonomy.Category
 	}
 	if rec.Ledgered() {
-		m.Thread = it.Thread // another program's item is in no thread (see driver.Record)
+		// Another program's item is in no thread (see driver.Record), and
+		// not snoozed: only a mark, which adopts it, snoozes it.
+		m.Thread = it.Thread
+		m.SnoozedUntil = fromEpochPtr(it.Snoozed)
 	}
 	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	if h := it.Headers; h != nil {

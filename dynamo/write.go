@@ -199,6 +199,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			}
 			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 		}
+		put, del := mk.SnoozeWrites()
+		if del != "" {
+			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
+		}
+		if put != nil {
+			item, err := s.snoozeEntry(*put)
+			if err != nil {
+				return err
+			}
+			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil)
+		}
 		if !mk.Receipt {
 			continue
 		}
@@ -251,9 +262,14 @@ func has(attr string, set bool) expression.ConditionBuilder {
 	return expression.Or(expression.Name(attr).AttributeNotExists(), expression.Name(attr).AttributeType(expression.Null))
 }
 
-// marksAre is the condition that the item has exactly st's marks.
+// marksAre is the condition that the item has exactly st's marks, and
+// st's snooze.
 func marksAre(st driver.State) expression.ConditionBuilder {
-	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()))
+	snooze := expression.Name(attrSnoozed).AttributeNotExists()
+	if !st.SnoozedUntil.IsZero() {
+		snooze = expression.Name(attrSnoozed).Equal(expression.Value(st.SnoozedUntil.Unix()))
+	}
+	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()), snooze)
 }
 
 // ownEntry is the condition that the item notes ledger entry entry, or
@@ -307,7 +323,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	for _, m := range []struct {
 		attr string
 		t    time.Time
-	}{{attrReadAt, mk.To.ReadAt}, {attrArchived, mk.To.ArchivedAt}} {
+	}{{attrReadAt, mk.To.ReadAt}, {attrArchived, mk.To.ArchivedAt}, {attrSnoozed, mk.To.SnoozedUntil}} {
 		if m.t.IsZero() {
 			upd = upd.Remove(expression.Name(m.attr))
 		} else {
@@ -430,6 +446,10 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		first = types.TransactWriteItem{Put: put}
 	}
 	items := []types.TransactWriteItem{first}
+	if u := rec.Message.SnoozedUntil; rec.Ledgered() && !u.IsZero() {
+		// A snoozed record leaves with its snooze entry.
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(rec.Partition.PK(), driver.SnoozeSK(u, rec.Message.ID))}})
+	}
 	var guard map[driver.Partition]*expression.ConditionBuilder
 	if !rec.Ledgered() {
 		// Not counted out again if a recount at or after its expiry
@@ -450,6 +470,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
 	}
 	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
+	if len(items) > 1 && items[1].Delete != nil {
+		meanings = append(meanings, nil) // the snooze entry's delete
+	}
 	for range counters {
 		meanings = append(meanings, func(map[string]types.AttributeValue) error { return errRecounted })
 	}

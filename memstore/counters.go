@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		}
 	}
 	slices.SortFunc(st.Tombstones, func(a, b driver.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
+	for _, sk := range slices.Sorted(maps.Keys(s.snoozes[p])) {
+		st.Snoozed = append(st.Snoozed, s.snoozes[p][sk])
+	}
 	if slots := s.recent[p]; slots != nil {
 		for _, slot := range slots {
 			for k := range slot {
@@ -77,6 +81,9 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 			return false // another record stands at the key now
 		}
 		s.ledger.del(k)
+		if u := rec.Message.SnoozedUntil; !u.IsZero() {
+			delete(s.snoozes[rec.Partition], driver.SnoozeSK(u, rec.Message.ID))
+		}
 		if r.Delete && there {
 			s.drop(rec.Key(), false)
 		}

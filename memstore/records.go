@@ -225,6 +225,15 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			s.ledger.put(entryOf(*rec), entry(*rec))
 		}
 	}
+	for _, mk := range marks {
+		put, del := mk.SnoozeWrites()
+		if del != "" {
+			delete(s.snoozes[mk.Key.Partition], del)
+		}
+		if put != nil {
+			s.putSnooze(*put)
+		}
+	}
 	for p, w := range seen {
 		s.noteSeen(p, w)
 		s.seen[p] = w
@@ -256,16 +265,28 @@ func (s *Store) recordRecent(mk driver.Mark) {
 	slots[add][driver.Key{Partition: mk.Shared, ID: mk.Key.ID}] = true
 }
 
-// sameMarks reports whether rec has the marks st sets.
+// sameMarks reports whether rec has the marks st sets, and st's snooze.
 func sameMarks(rec driver.Record, st driver.State) bool {
 	have := rec.State()
-	return have.ReadAt.IsZero() == st.ReadAt.IsZero() && have.ArchivedAt.IsZero() == st.ArchivedAt.IsZero() && have.DeletedAt.IsZero() == st.DeletedAt.IsZero()
+	return have.Same(st) && have.SnoozedUntil.Equal(st.SnoozedUntil)
 }
 
 // withMarks returns rec with the marks st.
 func withMarks(rec driver.Record, st driver.State) driver.Record {
-	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt, rec.Message.SnoozedUntil = st.ReadAt, st.ArchivedAt, st.DeletedAt, st.SnoozedUntil
 	return rec
+}
+
+// putSnooze stores snooze entry e (a record with its SnoozedUntil). s.mu
+// must be held. Entries are kept until their record's removal or a mark
+// drops them; the Inbox ignores those whose time has passed.
+func (s *Store) putSnooze(e driver.Record) {
+	m := s.snoozes[e.Partition]
+	if m == nil {
+		m = map[string]driver.Record{}
+		s.snoozes[e.Partition] = m
+	}
+	m[driver.SnoozeSK(e.Message.SnoozedUntil, e.Message.ID)] = e
 }
 
 // sameMessage reports whether mk was made for rec: same category and

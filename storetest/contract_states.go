@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 )
@@ -14,6 +16,7 @@ func stateTests() []suiteTest {
 	return []suiteTest{
 		{"MarkStatesDirect", testMarkStatesDirect},
 		{"MarkStatesReceipt", testMarkStatesReceipt},
+		{"MarkSnooze", testMarkSnooze},
 		{"MarkWatermark", testMarkWatermark},
 		{"MarkInvalid", testMarkInvalid},
 		{"QueryAfterAndArchived", testQueryAfterAndArchived},
@@ -315,4 +318,109 @@ func testQueryAfterAndArchived(e *env) {
 			}
 		}
 	}
+}
+
+// testMarkSnooze: a mark that snoozes a direct message or a receipt writes
+// its snooze entry (the record as its ledger entry holds it, with the
+// time), a mark that keeps the snooze writes it again with the new marks,
+// one that moves or ends it deletes the old entry; the snooze is part of
+// the marks a mark's condition checks (to the second); the removal of a
+// snoozed record takes its entry; no counter changes for a snooze.
+func testMarkSnooze(e *env) {
+	annP := e.part("ann")
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	b := e.message(e.pub(), "news", time.Hour)
+	e.put(b)
+	now := e.clock.Now()
+	t1, t2 := now.Add(10*time.Minute).Truncate(time.Second), now.Add(20*time.Minute).Truncate(time.Second)
+	entries := func(what string, want ...driver.Record) {
+		e.t.Helper()
+		got := e.stats(annP, now).Snoozed
+		opts := []cmp.Option{cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Entry" }, cmp.Ignore())}
+		if diff := cmp.Diff(want, got, opts...); diff != "" && !(len(want) == 0 && len(got) == 0) {
+			e.t.Errorf("%s: snooze entries (-want +got):\n%s", what, diff)
+		}
+	}
+	entry := func(rec driver.Record, receipt bool, st driver.State) driver.Record {
+		m := rec.Message
+		r := driver.Record{Partition: annP, Receipt: receipt, Message: driver.Message{ID: m.ID, Category: m.Category, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: st.SnoozedUntil}}
+		return r
+	}
+	mark := func(_ string, mk driver.Mark) error {
+		e.t.Helper()
+		return e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+	}
+	direct := func(from, to driver.State) driver.Mark {
+		mk := directMark(d, time.Time{}, now)
+		mk.From, mk.To = from, to
+		return mk
+	}
+	receiptOf := func(from, to driver.State) driver.Mark {
+		mk := receiptMark(annP, b, time.Time{}, now)
+		mk.From, mk.To = from, to
+		return mk
+	}
+	// counters returns ann's counters that tally something (a mark may
+	// create one at zero).
+	counters := func() []driver.Counter {
+		var out []driver.Counter
+		for _, c := range e.stats(annP, now).Counters {
+			if !c.IsZero() {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	before := counters()
+
+	s1, s2 := driver.State{SnoozedUntil: t1}, driver.State{SnoozedUntil: t2}
+	if err := mark("snooze", direct(driver.State{}, s1)); err != nil {
+		e.t.Fatalf("Mark(snooze a direct message): %v", err)
+	}
+	if err := mark("snooze", receiptOf(driver.State{}, s1)); err != nil {
+		e.t.Fatalf("Mark(snooze a broadcast): %v", err)
+	}
+	entries("snoozed", entry(d, false, s1), entry(b, true, s1))
+	if got := e.get(d.Key())[0].Message.SnoozedUntil; !got.Equal(t1) {
+		e.t.Errorf("the snoozed message's SnoozedUntil = %v, want %v", got, t1)
+	}
+	if diff := cmp.Diff(before, counters()); diff != "" {
+		e.t.Errorf("a snooze changed the counters (-before +after):\n%s", diff)
+	}
+	// The condition holds the snooze to the second: a mark made from no
+	// snooze, or another time, fails.
+	for _, from := range []driver.State{{}, s2} {
+		if err := mark("stale", direct(from, driver.State{ReadAt: now})); !errors.Is(err, driver.ErrStateChanged) {
+			e.t.Errorf("Mark from snooze %v of a message snoozed until %v: %v, want ErrStateChanged", from.SnoozedUntil, t1, err)
+		}
+	}
+	// A read while snoozed keeps the snooze: the entry is written again.
+	r1 := driver.State{ReadAt: now.Truncate(time.Second), SnoozedUntil: t1}
+	if err := mark("read", direct(s1, r1)); err != nil {
+		e.t.Fatalf("Mark(read while snoozed): %v", err)
+	}
+	entries("read while snoozed", entry(d, false, r1), entry(b, true, s1))
+	// Moved, then ended: the old entries go.
+	if err := mark("move", direct(r1, driver.State{ReadAt: r1.ReadAt, SnoozedUntil: t2})); err != nil {
+		e.t.Fatalf("Mark(move the snooze): %v", err)
+	}
+	if err := mark("end", receiptOf(s1, driver.State{})); err != nil {
+		e.t.Fatalf("Mark(unsnooze the broadcast): %v", err)
+	}
+	entries("moved and ended", entry(d, false, driver.State{ReadAt: r1.ReadAt, SnoozedUntil: t2}))
+	if got := e.get(driver.Key{Partition: annP, ID: b.Message.ID}); len(got) != 0 {
+		e.t.Errorf("a receipt left with no mark: %v, want it removed", got)
+	}
+	// The removal of the snoozed message takes its entry.
+	rec := e.get(d.Key())[0]
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Delete: true, Now: now}); err != nil || !ok {
+		e.t.Fatalf("ApplyRemoval of the snoozed message: %v, %v", ok, err)
+	}
+	entries("after its removal")
+	// A snooze that is not a whole second is refused.
+	if err := mark("fraction", receiptOf(driver.State{}, driver.State{SnoozedUntil: t1.Add(time.Millisecond)})); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Mark(snooze to a fraction of a second): %v, want ErrInvalidInput", err)
+	}
+	entries("after a refused snooze")
 }

@@ -180,8 +180,10 @@ func (f *fleet) randomOp() {
 		f.publish()
 	case r < 24:
 		f.broadcast()
-	case r < 36:
+	case r < 33:
 		f.mark()
+	case r < 36:
+		f.snooze()
 	case r < 39:
 		f.markAllRead()
 	case r < 42:
@@ -277,6 +279,7 @@ func (f *fleet) draft() inbox.Draft {
 func (f *fleet) pick(u string) string {
 	now := f.now()
 	feed := append(f.m.feed(u, now, inbox.ListOptions{}), f.m.feed(u, now, inbox.ListOptions{Archived: true})...)
+	feed = append(feed, f.m.feed(u, now, inbox.ListOptions{Snoozed: true})...)
 	var ids []string
 	for _, en := range feed {
 		ids = append(ids, en.ID)
@@ -354,6 +357,48 @@ func (f *fleet) mark() {
 		delete(f.unadopted[u], id) // a mark adopts it
 	}
 	f.count(op.name)
+}
+
+// snooze snoozes a random message for a random user, for seconds to
+// minutes, or unsnoozes one, through a random process, and checks what it
+// reports against the model.
+func (f *fleet) snooze() {
+	i, ib := f.proc()
+	u := f.users[f.rng.IntN(len(f.users))]
+	id := f.pick(u)
+	if id == "" {
+		return
+	}
+	now := f.now()
+	var until time.Time
+	if f.rng.IntN(3) != 0 {
+		until = now.Add(time.Duration(1+f.rng.IntN(600)) * time.Second)
+	}
+	want, found, bad := f.m.snooze(u, id, until, now)
+	f.logf("p%d snooze %s for %s until %v (want changed %v, found %v, refused %v)", i, id, u, until, want, found, bad)
+	var got bool
+	var err error
+	if until.IsZero() {
+		got, err = ib.Unsnooze(f.e.ctx, f.user(u), id)
+	} else {
+		got, err = ib.Snooze(f.e.ctx, f.user(u), id, until)
+	}
+	switch {
+	case bad:
+		if !errors.Is(err, inbox.ErrInvalidInput) {
+			f.e.t.Errorf("step %d: Snooze(%s, %s, %v) = %v, %v; want ErrInvalidInput", f.step, u, id, until, got, err)
+		}
+	case !found:
+		if !errors.Is(err, driver.ErrNotFound) {
+			f.e.t.Errorf("step %d: Snooze of a message not in the inbox: %v, %v; want ErrNotFound", f.step, got, err)
+		}
+	case err != nil || got != want:
+		f.e.t.Errorf("step %d: Snooze(%s, %s, %v) = %v, %v; want %v, nil", f.step, u, id, until, got, err, want)
+	}
+	if got {
+		delete(f.unadopted[u], id) // a mark adopts it
+	}
+	f.count("Snooze")
 }
 
 // markAllRead marks all read in the unread view a random process shows a
@@ -700,6 +745,7 @@ func (f *fleet) checkViews() {
 				f.e.t.Errorf("step %d: p%d ListThreads(%s) differs from its List:\n%s", f.step, i, name, diff)
 			}
 			want := countsOf(listed, archived, f.m.seen[name])
+			want.Snoozed = int64(len(f.listIn(ib, u, inbox.ListOptions{Snoozed: true})))
 			if f.m.seen[name] == "" {
 				want.Unseen = want.Unread
 			} else {
@@ -752,9 +798,10 @@ func (f *fleet) settle() {
 	for i, ib := range f.procs {
 		for _, name := range f.users {
 			u := f.user(name)
-			for _, o := range []inbox.ListOptions{{}, {Archived: true}, {Thread: "t1"}} {
+			for _, o := range []inbox.ListOptions{{}, {Archived: true}, {Thread: "t1"}, {Snoozed: true}} {
 				if diff := cmp.Diff(f.m.feed(name, now, o), entries(f.listIn(ib, u, o)), cmp.Comparer(entry.equal)); diff != "" {
 					f.e.t.Errorf("step %d: settled, p%d List(%s, archived %v, thread %q) differs from the model (-model +List):\n%s", f.step, i, name, o.Archived, o.Thread, diff)
+					f.e.t.Logf("the view: %+v", o)
 				}
 			}
 			want := f.m.counts(name, now)

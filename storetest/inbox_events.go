@@ -43,7 +43,8 @@ type wantEvent struct {
 
 // testEvents: each change an Inbox makes through the store (a direct
 // message to two users, a broadcast, a group message, read, archive,
-// unarchive, delete for one user of a copy and of a broadcast, mark seen,
+// unarchive, delete for one user of a copy and of a broadcast, snooze and
+// unsnooze of a copy and of a group message, mark seen,
 // redaction of a group message) makes the event of its kind, in the
 // partition it changed, with the message it concerns, each once and with
 // an ID of its own; a second delivery hands on nothing new.
@@ -81,6 +82,12 @@ func testEvents(e *env) {
 	must("Delete(bob, direct)", ok, err)
 	ok, err = e.ib.Delete(e.ctx, bob, b.ID)
 	must("Delete(bob, broadcast)", ok, err)
+	for _, id := range []string{d.ID, g.ID} { // a direct message; a receipt made, then removed
+		ok, err = e.ib.Snooze(e.ctx, ann, id, e.clock.Now().Add(time.Hour))
+		must("Snooze(ann, "+names[id]+")", ok, err)
+		ok, err = e.ib.Unsnooze(e.ctx, ann, id)
+		must("Unsnooze(ann, "+names[id]+")", ok, err)
+	}
 	e.clock.Advance(time.Second)
 	ok, err = e.ib.MarkSeen(e.ctx, ann)
 	must("MarkSeen(ann)", ok, err)
@@ -103,6 +110,10 @@ func testEvents(e *env) {
 		{Kind: inbox.EventUnarchived, Partition: annPK, Message: "group"},
 		{Kind: inbox.EventDeleted, Partition: bobPK, Message: "direct"},
 		{Kind: inbox.EventDeleted, Partition: bobPK, Message: "broadcast"},
+		{Kind: inbox.EventSnoozed, Partition: annPK, Message: "direct"},
+		{Kind: inbox.EventUnsnoozed, Partition: annPK, Message: "direct"},
+		{Kind: inbox.EventSnoozed, Partition: annPK, Message: "group"},
+		{Kind: inbox.EventUnsnoozed, Partition: annPK, Message: "group"},
 		{Kind: inbox.EventSeen, Partition: annPK, Seen: true},
 		{Kind: inbox.EventRemoved, Partition: groupOf(e.scope, "admins").PK(), Message: "group"},
 	}

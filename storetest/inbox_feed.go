@@ -35,7 +35,7 @@ func inboxTests() []suiteTest {
 
 // allInboxTests are the Inbox subtests of Run.
 func allInboxTests() []suiteTest {
-	return append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), bulkTests()...), scheduledTests()...)
+	return append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...)
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).
@@ -279,6 +279,7 @@ func (e *env) wantCountsFromFeed(u driver.User) {
 	archived := e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
 	seen, marked := e.seen[partitionOf(u)]
 	want := countsOf(feed, archived, seen)
+	want.Snoozed = int64(len(e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Snoozed: true})))
 	if !marked {
 		want.Unseen = want.Unread
 	}

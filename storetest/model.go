@@ -62,6 +62,8 @@ type entry struct {
 	ReadAt     time.Time
 	ArchivedAt time.Time
 	ExpiresAt  time.Time
+	// SnoozedUntil is the user's snooze, as it stands (past or not).
+	SnoozedUntil time.Time
 }
 
 func newModel(users []string) *model {
@@ -94,17 +96,17 @@ func (m *model) stateOf(u, id string) driver.State {
 }
 
 // feed returns u's visible feed at now with o's filters, newest first:
-// the archived messages with o.Archived, else the others; never the
-// deleted ones.
+// the snoozed messages with o.Snoozed, the archived ones with o.Archived,
+// else the others; never the deleted ones.
 func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 	var out []entry
 	add := func(id string, c *modelCopy, broadcast bool, st driver.State) {
 		switch {
 		case !now.Before(c.expiresAt), now.Before(c.deliverAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
-			o.Archived == st.ArchivedAt.IsZero(), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
+			!o.Snoozed && o.Archived == st.ArchivedAt.IsZero(), o.Snoozed != now.Before(st.SnoozedUntil), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
-		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt}
+		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt, SnoozedUntil: st.SnoozedUntil}
 		if broadcast {
 			en.Group = cmpOr(c.group, driver.PublicGroup)
 		}
@@ -187,6 +189,24 @@ func (m *model) setState(u, id string, c *modelCopy, st driver.State) {
 	m.receipts[u][id] = &st
 }
 
+// snooze predicts Snooze(u, id, until) (or with until zero, Unsnooze) at
+// now and applies it: bad is set for a snooze the Inbox refuses (a
+// message of a thread, or one that expires by until).
+func (m *model) snooze(u, id string, until, now time.Time) (changed, found, bad bool) {
+	if c, ok := m.lookup(u, id, now); ok && !until.IsZero() && (c.thread != "" || !until.Before(c.expiresAt)) {
+		return false, true, true
+	}
+	changed, found = m.change(u, id, now, func(s driver.State) (driver.State, bool) {
+		switch {
+		case until.IsZero() && !now.Before(s.SnoozedUntil), !until.IsZero() && s.SnoozedUntil.Equal(until):
+			return s, false
+		}
+		s.SnoozedUntil = until
+		return s, true
+	})
+	return changed, found, false
+}
+
 // markRead predicts MarkRead(u, id) at now and applies it.
 func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 	return m.change(u, id, now, func(s driver.State) (driver.State, bool) {
@@ -240,14 +260,14 @@ func (m *model) remove(u, id string) {
 // equal reports whether en and o are the same, times compared as instants.
 func (en entry) equal(o entry) bool {
 	return en.ID == o.ID && en.Category == o.Category && en.Thread == o.Thread && en.Group == o.Group && en.Broadcast == o.Broadcast &&
-		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt)
+		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt) && en.SnoozedUntil.Equal(o.SnoozedUntil)
 }
 
 // entries projects listed messages for comparison with feed.
 func entries(msgs []driver.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
-		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt})
+		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: m.SnoozedUntil})
 	}
 	return out
 }
@@ -303,6 +323,7 @@ func (m *model) counts(u string, now time.Time) inbox.Counts {
 		return out
 	}
 	want := countsOf(msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), m.seen[u])
+	want.Snoozed = int64(len(m.feed(u, now, inbox.ListOptions{Snoozed: true})))
 	if m.seen[u] == "" {
 		want.Unseen = want.Unread
 	}

@@ -106,8 +106,8 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
-		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
 }
 
 // property is the state of one RunProperty run.
@@ -135,7 +135,7 @@ type property struct {
 		published, broadcasts, groupMessages, retries, changed int
 		alreadyRead, notFound, removed, delivered, redelivered int
 		recounts, joins, leaves, archived, deleted, seen       int
-		redacted                                               int
+		redacted, snoozed                                      int
 	}
 }
 
@@ -173,8 +173,10 @@ func (p *property) logf(format string, args ...any) {
 func (p *property) randomOp() {
 	h, harness := p.e.harness()
 	switch r := p.rng.IntN(100); {
-	case r < 26:
+	case r < 22:
 		p.publish()
+	case r < 26:
+		p.snooze()
 	case r < 34:
 		p.broadcast()
 	case r < 46:
@@ -319,6 +321,7 @@ func (p *property) checkCounts() {
 func (p *property) pickMessage(u string) string {
 	now := p.now()
 	feed := append(p.m.feed(u, now, inbox.ListOptions{}), p.m.feed(u, now, inbox.ListOptions{Archived: true})...)
+	feed = append(feed, p.m.feed(u, now, inbox.ListOptions{Snoozed: true})...)
 	switch r := p.rng.IntN(10); {
 	case r < 6 && len(feed) > 0:
 		// Map order is random: sort for a deterministic replay.
@@ -355,6 +358,49 @@ func (p *property) archive() {
 	p.wantChange("archive", u, id, changed, err, wantChanged, wantFound)
 	if on && changed {
 		p.stats.archived++
+	}
+}
+
+// snooze snoozes a random message for a random user, for seconds to
+// minutes (sometimes past its expiry, which is refused), or unsnoozes one.
+func (p *property) snooze() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	id := p.pickMessage(u)
+	var loose []string // u's messages in no thread, which can be snoozed
+	for _, o := range []inbox.ListOptions{{}, {Archived: true}, {Snoozed: true}} {
+		for _, en := range p.m.feed(u, now, o) {
+			if en.Thread == "" {
+				loose = append(loose, en.ID)
+			}
+		}
+	}
+	if len(loose) > 0 && p.rng.IntN(4) != 0 {
+		slices.Sort(loose) // map order is random: sorted for a deterministic replay
+		id = loose[p.rng.IntN(len(loose))]
+	}
+	var until time.Time
+	if p.rng.IntN(3) != 0 {
+		until = now.Add(time.Duration(1+p.rng.IntN(600)) * time.Second)
+	}
+	wantChanged, wantFound, bad := p.m.snooze(u, id, until, now)
+	p.logf("snooze %s for %s until %v (want changed %v, found %v, refused %v)", id, u, until, wantChanged, wantFound, bad)
+	var changed bool
+	var err error
+	if until.IsZero() {
+		changed, err = e.ib.Unsnooze(e.ctx, p.user(u), id)
+	} else {
+		changed, err = e.ib.Snooze(e.ctx, p.user(u), id, until)
+	}
+	if bad {
+		if !errors.Is(err, inbox.ErrInvalidInput) {
+			e.t.Errorf("step %d: Snooze(%s, %s, %v): %v, %v; want ErrInvalidInput", p.step, u, id, until, changed, err)
+		}
+		return
+	}
+	p.wantChange("Snooze", u, id, changed, err, wantChanged, wantFound)
+	if changed {
+		p.stats.snoozed++
 	}
 }
 
@@ -694,7 +740,7 @@ func (p *property) advance() {
 func (p *property) listFiltered() {
 	u := p.users[p.rng.IntN(len(p.users))]
 	p.logf("list %s with every filter", u)
-	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}, {Archived: true}, {Thread: "t1"}, {Thread: "t2", UnreadOnly: true}, p.randomView(u)} {
+	for _, o := range []inbox.ListOptions{{}, {UnreadOnly: true}, {Category: "alpha"}, {Category: "beta", UnreadOnly: true}, {Archived: true}, {Thread: "t1"}, {Thread: "t2", UnreadOnly: true}, {Snoozed: true}, p.randomView(u)} {
 		o.Limit = 1 + p.rng.IntN(6)
 		p.checkFeed(u, o)
 	}
@@ -714,8 +760,11 @@ func (p *property) checkFeeds() {
 		if p.rng.IntN(4) == 0 {
 			o.Thread = p.threads[p.rng.IntN(len(p.threads))]
 		}
-		if p.rng.IntN(6) == 0 {
+		switch p.rng.IntN(6) {
+		case 0:
 			o.Archived = true
+		case 1:
+			o.Snoozed, o.Thread = true, ""
 		}
 		p.checkFeed(u, o)
 	}

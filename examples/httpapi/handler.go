@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stak/inbox"
 )
@@ -63,6 +64,8 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /messages/{id}/read", h.endpoint(h.mark(h.ib.MarkRead)))
 	mux.Handle("POST /messages/{id}/archive", h.endpoint(h.mark(h.ib.Archive)))
 	mux.Handle("POST /messages/{id}/unarchive", h.endpoint(h.mark(h.ib.Unarchive)))
+	mux.Handle("POST /messages/{id}/snooze", h.endpoint(h.snooze))
+	mux.Handle("POST /messages/{id}/unsnooze", h.endpoint(h.mark(h.ib.Unsnooze)))
 	mux.Handle("DELETE /messages/{id}", h.endpoint(h.mark(h.ib.Delete)))
 	mux.Handle("POST /messages/read-all", h.endpoint(h.bulk(h.ib.MarkAllRead)))
 	mux.Handle("POST /messages/archive-all", h.endpoint(h.bulk(h.ib.ArchiveAll)))
@@ -125,7 +128,7 @@ func (h *handler) endpoint(f func(r *http.Request, u inbox.User) (reply, error))
 }
 
 // listOptions reads List's filters from r's query: category, thread,
-// unread, upto and archived (and limit and cursor for a page).
+// unread, upto, archived and snoozed (and limit and cursor for a page).
 func listOptions(r *http.Request) (inbox.ListOptions, error) {
 	q := r.URL.Query()
 	opts := inbox.ListOptions{Cursor: q.Get("cursor"), Category: q.Get("category"), Thread: q.Get("thread"), UpTo: q.Get("upto")}
@@ -135,7 +138,7 @@ func listOptions(r *http.Request) (inbox.ListOptions, error) {
 			return opts, fmt.Errorf("%w: limit %q is not a number", inbox.ErrInvalidInput, v)
 		}
 	}
-	for name, to := range map[string]*bool{"unread": &opts.UnreadOnly, "archived": &opts.Archived} {
+	for name, to := range map[string]*bool{"unread": &opts.UnreadOnly, "archived": &opts.Archived, "snoozed": &opts.Snoozed} {
 		if v := q.Get(name); v != "" {
 			if *to, err = strconv.ParseBool(v); err != nil {
 				return opts, fmt.Errorf("%w: %s %q is not true or false", inbox.ErrInvalidInput, name, v)
@@ -239,6 +242,21 @@ func (h *handler) mark(op func(context.Context, inbox.User, string) (bool, error
 	}
 }
 
+// snooze answers POST /messages/{id}/snooze?until=<RFC 3339 time>: the
+// message leaves u's feed until then.
+func (h *handler) snooze(r *http.Request, u inbox.User) (reply, error) {
+	v := r.URL.Query().Get("until")
+	until, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return reply{}, fmt.Errorf("%w: until %q is not an RFC 3339 time", inbox.ErrInvalidInput, v)
+	}
+	changed, err := h.ib.Snooze(r.Context(), u, r.PathValue("id"), until)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, changedBody{Changed: changed}}, nil
+}
+
 // bulk answers a POST of an action on a whole view (read-all,
 // archive-all, delete-all): the view's filters come from the query, as for
 // GET /messages, with upto the newest message the view showed.
@@ -283,7 +301,7 @@ func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	out := countsBody{tallyBody: newTallyBody(c.Tally), Unseen: c.Unseen, Categories: make(map[string]tallyBody, len(c.Categories))}
+	out := countsBody{tallyBody: newTallyBody(c.Tally), Unseen: c.Unseen, Snoozed: c.Snoozed, Categories: make(map[string]tallyBody, len(c.Categories))}
 	for cat, t := range c.Categories {
 		out.Categories[cat] = newTallyBody(t)
 	}

@@ -112,8 +112,8 @@ func (tb *tab) wait(what, cond string) {
 }
 
 // badge returns the expression of the badge of category ("" for the unread
-// total, "new" for the unseen count, "archived" for the archived one)
-// showing n.
+// total, "new" for the unseen count, "archived" and "snoozed" for those
+// views' counts) showing n.
 func badge(category string, n int) string {
 	switch category {
 	case "":
@@ -122,6 +122,8 @@ func badge(category string, n int) string {
 		return fmt.Sprintf(`document.getElementById("unseen").textContent === "%d"`, n)
 	case "archived":
 		return fmt.Sprintf(`document.getElementById("archived-total").textContent === "%d"`, n)
+	case "snoozed":
+		return fmt.Sprintf(`document.getElementById("snoozed-total").textContent === "%d"`, n)
 	}
 	return fmt.Sprintf(`(document.querySelector('#categories [data-category="%s"] .badge') || {}).textContent === "%d"`, category, n)
 }
@@ -149,8 +151,8 @@ func click(selector string) chromedp.Action {
 // in-memory store, and DynamoDB Local with its stream read in the
 // process): opening the page marks everything seen; messages
 // published through the API appear with their badges; reads, a mark all
-// read of one category, an archive and a delete made in one tab update the
-// others; opening another tab clears the "new" badge everywhere; no tab
+// read of one category, an archive, a delete, a snooze and an unsnooze
+// made in one tab update the others; opening another tab clears the "new" badge everywhere; no tab
 // reloads.
 func TestPageUpdatesLive(t *testing.T) {
 	for _, b := range liveBackends {
@@ -195,6 +197,15 @@ func testPageUpdatesLive(t *testing.T, a *api) {
 	one.run("delete it", click(fmt.Sprintf(`#feed li[data-id="%s"] button.delete`, d)))
 	two.wait("the delete shows in tab two", badge("archived", 0))
 	one.wait("the archived view is empty", `!document.getElementById("empty").hidden`)
+
+	one.run("back to every message", click(`#view-all`))
+	one.run("snooze the group message", click(fmt.Sprintf(`#feed li[data-id="%s"] button.snooze`, g)))
+	two.wait("the snooze shows in tab two", badge("snoozed", 1)+" && "+shows(g, "")+" && "+badge("", 1))
+	one.run("open the snoozed view", click(`#view-snoozed`))
+	one.wait("the snoozed view shows it", shows(g, "read"))
+	one.run("bring it back now", click(fmt.Sprintf(`#feed li[data-id="%s"] button.unsnooze`, g)))
+	two.wait("it is back in tab two", badge("snoozed", 0)+" && "+shows(g, "read"))
+	one.wait("the snoozed view is empty", `!document.getElementById("empty").hidden`)
 
 	var loadedOnce bool
 	one.run("check the page was not reloaded", chromedp.Evaluate(`window.loadedOnce === true`, &loadedOnce))

@@ -82,6 +82,7 @@ type messageBody struct {
 	Archived     bool      `json:"archived"`
 	ArchivedAt   time.Time `json:"archived_at,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
+	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
 }
 
 func newMessageBody(m inbox.Message) messageBody {
@@ -104,6 +105,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		Archived:     m.IsArchived(),
 		ArchivedAt:   m.ArchivedAt,
 		ExpiresAt:    m.ExpiresAt,
+		SnoozedUntil: m.SnoozedUntil,
 	}
 }
 
@@ -161,10 +163,11 @@ type tallyBody struct {
 func newTallyBody(t inbox.Tally) tallyBody { return tallyBody(t) }
 
 // countsBody is the reply of GET /counts: the feed's tallies, the unseen
-// count (the badge), and a tally per category.
+// count (the badge), the snoozed count, and a tally per category.
 type countsBody struct {
 	tallyBody
 	Unseen     int64                `json:"unseen"`
+	Snoozed    int64                `json:"snoozed"`
 	Categories map[string]tallyBody `json:"categories"`
 }
 

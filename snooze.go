@@ -1,0 +1,170 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stak/inbox/driver"
+)
+
+// Snooze hides message id from u's feed and counts until until (to the
+// second), then puts it back, read or unread, archived or not, as it was:
+// at that instant, in List and Counts at once, with nothing running then.
+// Until it returns it is listed only in the snoozed view
+// (ListOptions.Snoozed) and counted only in Counts.Snoozed. It reports
+// whether this call changed anything: false if the message was snoozed
+// until that time already. Snoozing a snoozed message again moves its
+// return time.
+//
+// The message keeps its place in the feed, by its ID, and the seen
+// watermark is left alone: a message that returns unread above the
+// watermark counts as unseen again, one below it does not.
+//
+// until must be after now, at most MaxTTL ahead and before the message
+// expires; a message of a thread (whose activity ListThreads shows) cannot
+// be snoozed alone. Either is ErrInvalidInput, and writes nothing. A
+// message that does not exist, has expired, is not due yet, or that u
+// deleted is ErrNotFound.
+//
+// It costs what MarkRead does (two round trips), and writes the snooze
+// entry with the mark: the entry, in u's partition beside u's counters, is
+// what takes the message out of u's counts while it is snoozed, so that
+// Counts reads it with the counters, in the same Query. Marks on a snoozed
+// message (MarkRead, Archive, ...) keep the snooze and write its entry
+// again; Delete ends it.
+func (ib *Inbox) Snooze(ctx context.Context, u User, id string, until time.Time) (_ bool, err error) {
+	defer ib.observe(&ctx, "Snooze", u.Scope, u.ID).end(&err)
+	at := until.UTC().Truncate(time.Second)
+	now := ib.now()
+	switch {
+	case !at.After(now):
+		return false, fmt.Errorf("%w: snooze until %v, which is not after now (%v)", ErrInvalidInput, at, now)
+	case at.After(now.Add(MaxTTL)):
+		return false, fmt.Errorf("%w: snooze until %v, more than %v ahead", ErrInvalidInput, at, MaxTTL)
+	}
+	var bad error
+	changed, err := ib.transition(ctx, u, id, func(rec driver.Record, s driver.State) (driver.State, bool) {
+		switch {
+		case rec.Message.Thread != "":
+			bad = fmt.Errorf("%w: message %s is in thread %q: a thread's messages are not snoozed one by one", ErrInvalidInput, id, rec.Message.Thread)
+			return s, false
+		case !at.Before(rec.Message.ExpiresAt):
+			bad = fmt.Errorf("%w: snooze until %v, but message %s expires at %v", ErrInvalidInput, at, id, rec.Message.ExpiresAt)
+			return s, false
+		case s.SnoozedUntil.Equal(at):
+			return s, false
+		}
+		s.SnoozedUntil = at
+		return s, true
+	})
+	if bad != nil {
+		return false, bad
+	}
+	return changed, err
+}
+
+// Unsnooze puts a snoozed message back in u's feed now, as it was. It
+// reports whether this call changed anything: false if the message was
+// not snoozed, or has returned already. It costs what MarkRead does. A
+// receipt left with no mark (an unread broadcast) is removed.
+func (ib *Inbox) Unsnooze(ctx context.Context, u User, id string) (_ bool, err error) {
+	defer ib.observe(&ctx, "Unsnooze", u.Scope, u.ID).end(&err)
+	return ib.transition(ctx, u, id, func(_ driver.Record, s driver.State) (driver.State, bool) {
+		if !ib.now().Before(s.SnoozedUntil) {
+			return s, false
+		}
+		s.SnoozedUntil = time.Time{}
+		return s, true
+	})
+}
+
+// snoozing returns the snooze entries of u's stats st that hide a message
+// from u's feed at now: snoozed until after now, of a record that has not
+// expired, and for a receipt, of a broadcast of everyone's or of a group
+// in (the groups u is in) that was not removed (gone, a tombstone in
+// tombstones).
+func snoozing(st driver.Stats, in map[string]bool, tombstones map[string]bool, now time.Time) []driver.Record {
+	var out []driver.Record
+	for _, e := range st.Snoozed {
+		if !e.Message.Snoozed(now) || !now.Before(e.Message.ExpiresAt) ||
+			e.Receipt && (!in[e.Message.Audience.Group] || tombstones[e.Message.ID]) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// asFeedMessage returns snooze entry e as the message it hides from u's
+// feed counts: a direct message of u's with e's marks, for a receipt too
+// (a receipt adds only u's marks; its broadcast adds what a message does).
+func asFeedMessage(e driver.Record) driver.Record {
+	e.Receipt, e.Message.Audience.Group = false, ""
+	return e
+}
+
+// snoozedPage returns a page of the messages u snoozed, below start: the
+// snooze entries read with u's stats, newest first, then their messages by
+// key (u's direct messages; u's receipts and the broadcasts they are of).
+func (ib *Inbox) snoozedPage(ctx context.Context, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Now: now})
+	if err != nil {
+		return nil, "", err
+	}
+	shared := map[string]Partition{"": u.Scope.Public()}
+	in := map[string]bool{"": true}
+	for _, p := range u.Shared()[1:] {
+		shared[p.Group], in[p.Group] = p, true
+	}
+	var entries []driver.Record
+	for _, e := range snoozing(st, in, nil, now) {
+		m := e.Message
+		if (start == "" || m.ID < start) && (o.Category == "" || m.Category == o.Category) && (!o.UnreadOnly || !m.IsRead()) {
+			entries = append(entries, e)
+		}
+	}
+	slices.SortFunc(entries, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
+	more := len(entries) > limit
+	entries = entries[:min(len(entries), limit)]
+	var keys []driver.Key
+	for _, e := range entries {
+		keys = append(keys, driver.Key{Partition: u.Partition(), ID: e.Message.ID})
+		if e.Receipt {
+			keys = append(keys, driver.Key{Partition: shared[e.Message.Audience.Group], ID: e.Message.ID})
+		}
+	}
+	recs, err := ib.getRecords(ctx, keys)
+	if err != nil {
+		return nil, "", err
+	}
+	found := make(map[driver.Key]driver.Record, len(recs))
+	for _, r := range recs {
+		found[r.Key()] = r
+	}
+	out := make([]feedRecord, 0, len(entries))
+	for _, e := range entries {
+		own, ok := found[driver.Key{Partition: u.Partition(), ID: e.Message.ID}]
+		if !ok {
+			continue // unsnoozed and gone since the entries were read
+		}
+		f := feedRecord{Record: own}
+		if own.Receipt {
+			b, ok := found[driver.Key{Partition: shared[own.Message.Audience.Group], ID: e.Message.ID}]
+			if !ok || b.Receipt || !in[own.Message.Audience.Group] {
+				continue
+			}
+			f = feedRecord{Record: b, receipt: &own}
+		}
+		if visible(f, o, now) {
+			out = append(out, f)
+		}
+	}
+	if !more {
+		return out, "", nil
+	}
+	cursor, err := ib.encodeCursor(entries[len(entries)-1].Message.ID, binding)
+	return out, cursor, err
+}
