@@ -162,8 +162,17 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		}
 	}
 	// The entries left are of records that are gone: account their pending
-	// removals now.
+	// removals now, with a snoozed record's snooze entry (which its ledger
+	// entry does not name), so that it stops taking the record out of the
+	// counts as the recount does.
+	snoozes := make(map[string]time.Time, len(st.Snoozed))
+	for _, z := range st.Snoozed {
+		if z.Message.SnoozedUntil.After(snoozes[z.Message.ID]) {
+			snoozes[z.Message.ID] = z.Message.SnoozedUntil
+		}
+	}
 	for _, e := range entries {
+		e.Message.SnoozedUntil = snoozes[e.Message.ID]
 		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltas(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})
 	}
 	adopt := r.Adopt
