@@ -219,6 +219,12 @@
 //     the stream's later report of the removal changes nothing), and hides
 //     a broadcast or group message for the user alone, by a mark on the
 //     user's receipt, which expires with the broadcast.
+//   - Interacted: MarkInteracted records that the user acted on the
+//     message (clicked its action), apart from reading it, and marks it
+//     read if it was not. It is not counted: no view filters by it, and a
+//     tally on every counter would cost every write; the mark shows on the
+//     message and in EventInteracted.
+//   - Snoozed: see Snooze below.
 //   - Redact removes a message for everyone: each named recipient's copy,
 //     or a broadcast or group message once (its readers' counts follow at
 //     once, through its tombstone), and retires its host system ID.

@@ -30,6 +30,9 @@ const (
 	// Redact of a direct message, or any other delete of a user's copy):
 	// the copy was removed, or the broadcast hidden for the user.
 	EventDeleted EventKind = "deleted"
+	// EventInteracted: a user acted on a message (Inbox.MarkInteracted),
+	// in the user's partition.
+	EventInteracted EventKind = "interacted"
 	// EventSnoozed: a user snoozed a message (Inbox.Snooze), or moved its
 	// return time; Message.SnoozedUntil is when it returns. No event
 	// comes when it returns by itself: nothing runs at that instant.
@@ -183,6 +186,9 @@ func eventsOf(c driver.Change) []Event {
 		after := c.New.State()
 		if before.ReadAt.IsZero() && !after.ReadAt.IsZero() {
 			emit(EventRead, c.New)
+		}
+		if before.InteractedAt.IsZero() && !after.InteractedAt.IsZero() {
+			emit(EventInteracted, c.New)
 		}
 		switch {
 		case before.ArchivedAt.IsZero() && !after.ArchivedAt.IsZero():

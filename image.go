@@ -15,7 +15,8 @@ import (
 // a stream record's keys and one of its images, in either layout of the
 // seeds: headers nested (seed 001, as package dynamo writes) or flat at the
 // top level (seed 000); readat NULL or absent is unread. The user's marks
-// (readat, archivedat, and a receipt's deletedat) are read too.
+// (readat, archivedat, interactedat, a receipt's deletedat, and a
+// library record's snoozeduntil) are read too.
 //
 // Everything that decides where a change is accounted or announced comes
 // from the keys: the partition and the message ID. Attributes that
@@ -101,7 +102,7 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 	for _, mark := range []struct {
 		attr string
 		to   *time.Time
-	}{{"readat", &m.ReadAt}, {"archivedat", &m.ArchivedAt}, {"deletedat", &rec.DeletedAt}} {
+	}{{"readat", &m.ReadAt}, {"archivedat", &m.ArchivedAt}, {"deletedat", &rec.DeletedAt}, {"interactedat", &m.InteractedAt}} {
 		if _, ok := member(img, mark.attr, events.DataTypeNumber); !ok {
 			continue
 		}

@@ -124,7 +124,7 @@ func (f feedRecord) state() driver.State {
 func (f feedRecord) message() Message {
 	m := f.Record.Message
 	st := f.state()
-	m.ReadAt, m.ArchivedAt, m.SnoozedUntil = st.ReadAt, st.ArchivedAt, st.SnoozedUntil
+	m.ReadAt, m.ArchivedAt, m.SnoozedUntil, m.InteractedAt = st.ReadAt, st.ArchivedAt, st.SnoozedUntil, st.InteractedAt
 	return m
 }
 

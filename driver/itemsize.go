@@ -151,6 +151,9 @@ func ItemSize(rec Record) int {
 	if !m.SnoozedUntil.IsZero() {
 		attr("snoozeduntil", valueSize(epochOf(m.SnoozedUntil)))
 	}
+	if !m.InteractedAt.IsZero() {
+		attr("interactedat", valueSize(epochOf(m.InteractedAt)))
+	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
 	}

@@ -73,6 +73,10 @@ type Message struct {
 	// user's feed (see State.SnoozedUntil); zero if it was not snoozed.
 	// For a broadcast it comes from the user's receipt.
 	SnoozedUntil time.Time
+	// InteractedAt is when the user acted on the message (clicked its
+	// action, say), apart from reading it; zero if the user did not. For
+	// a broadcast it comes from the user's receipt.
+	InteractedAt time.Time
 }
 
 // IsBroadcast reports whether m was broadcast, stored once for its whole
@@ -168,13 +172,16 @@ type State struct {
 	// a snoozed record's snooze entry (see Store.Mark) is what takes it out
 	// of the user's counts while it is snoozed.
 	SnoozedUntil time.Time
+	// InteractedAt records that the user acted on the message, apart from
+	// reading it. It counts in no counter.
+	InteractedAt time.Time
 }
 
 // IsZero reports whether s has no mark.
 func (s State) IsZero() bool { return s == State{} }
 
 // Same reports whether s and o set the same counted marks (read,
-// archived, deleted), whatever their times and snoozes.
+// archived, deleted), whatever their times, snoozes and interactions.
 func (s State) Same(o State) bool {
 	return s.ReadAt.IsZero() == o.ReadAt.IsZero() && s.ArchivedAt.IsZero() == o.ArchivedAt.IsZero() && s.DeletedAt.IsZero() == o.DeletedAt.IsZero()
 }
@@ -185,12 +192,12 @@ func (r Record) State() State {
 	if r.Partition.IsShared() {
 		return State{}
 	}
-	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt, SnoozedUntil: r.Message.SnoozedUntil}
+	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt, SnoozedUntil: r.Message.SnoozedUntil, InteractedAt: r.Message.InteractedAt}
 }
 
 // withState returns r with the user's marks s.
 func (r Record) withState(s State) Record {
-	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt, r.Message.SnoozedUntil = s.ReadAt, s.ArchivedAt, s.DeletedAt, s.SnoozedUntil
+	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt, r.Message.SnoozedUntil, r.Message.InteractedAt = s.ReadAt, s.ArchivedAt, s.DeletedAt, s.SnoozedUntil, s.InteractedAt
 	return r
 }
 

@@ -77,7 +77,8 @@ type Store interface {
 	// For a direct mark (Receipt unset), the message at Key must exist,
 	// expire after Now, have the mark's Category and ExpiresAt, the entry
 	// Mark.Entry or none (then it is adopted), and exactly From's marks
-	// (ReadAt, ArchivedAt set or unset alike); it gets To's marks and Entry.
+	// (ReadAt, ArchivedAt, InteractedAt set or unset alike); it gets To's
+	// marks and Entry.
 	// With Delete it is deleted instead, with its entry.
 	//
 	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
@@ -341,12 +342,12 @@ type Mark struct {
 // EntryRecord returns the record mark mk leaves, as its ledger entry
 // records it: the direct message or receipt (of its broadcast's group,
 // none for everyone's) at mk.Key, with mk's Entry, category, expiry and
-// the marks mk.To (its SnoozedUntil too, which a ledger entry does not
-// keep).
+// the marks mk.To (its SnoozedUntil and InteractedAt too, which a ledger
+// entry does not keep).
 func (mk Mark) EntryRecord() Record {
 	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, DeletedAt: mk.To.DeletedAt, Message: Message{
 		ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread, ReadAt: mk.To.ReadAt, ArchivedAt: mk.To.ArchivedAt, ExpiresAt: mk.ExpiresAt,
-		SnoozedUntil: mk.To.SnoozedUntil,
+		SnoozedUntil: mk.To.SnoozedUntil, InteractedAt: mk.To.InteractedAt,
 	}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
@@ -392,7 +393,7 @@ func ValidateMark(mk Mark) error {
 // validMarks reports whether st can be a record's marks: DeletedAt only
 // alone, and only on a receipt; SnoozedUntil to the second.
 func validMarks(st State, receipt bool) bool {
-	return (st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero() && st.SnoozedUntil.IsZero()) &&
+	return (st.DeletedAt.IsZero() || receipt && st.ReadAt.IsZero() && st.ArchivedAt.IsZero() && st.SnoozedUntil.IsZero() && st.InteractedAt.IsZero()) &&
 		st.SnoozedUntil.Equal(st.SnoozedUntil.Truncate(time.Second))
 }
 

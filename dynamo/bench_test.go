@@ -353,6 +353,9 @@ func BenchmarkStates(b *testing.B) {
 		"delete": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
 			return ib.Delete(ctx, ann, id)
 		},
+		"interact": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
+			return ib.MarkInteracted(ctx, ann, id)
+		},
 		"snooze": func(ctx context.Context, ib *inbox.Inbox, _ driver.Scope, ann driver.User, _, id string) (bool, error) {
 			return ib.Snooze(ctx, ann, id, time.Now().Add(time.Hour))
 		},
@@ -365,7 +368,7 @@ func BenchmarkStates(b *testing.B) {
 			return n == 1, err
 		},
 	}
-	for _, op := range []string{"archive", "delete", "snooze", "redact"} {
+	for _, op := range []string{"archive", "delete", "interact", "snooze", "redact"} {
 		for _, kind := range []string{"direct", "broadcast"} {
 			b.Run(op+"/"+kind, func(b *testing.B) {
 				ib, m, scope := benchInbox(b)

@@ -25,6 +25,7 @@ const (
 	kindSeen      = "SN" // a user's seen watermark
 	kindSnooze    = "SZ" // snooze entry of a snoozed record
 	attrSnoozed   = "snoozeduntil"
+	attrInteract  = "interactedat"
 	attrHeaders   = "headers"
 	attrAudiences = "audiences" // seed 000 keeps it at the top level
 	attrReadAt    = "readat"
@@ -57,6 +58,7 @@ type messageItem struct {
 	Thread    string        `dynamodbav:"thread,omitempty"`
 	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"`    // a scheduled message's due time
 	Snoozed   *int64        `dynamodbav:"snoozeduntil,omitempty"` // the user's snooze (driver.State.SnoozedUntil)
+	Interact  *int64        `dynamodbav:"interactedat,omitempty"` // driver.State.InteractedAt
 	TSK       string        `dynamodbav:"tsk,omitempty"`          // the thread index's key: see threadKey
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
@@ -323,6 +325,7 @@ func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, er
 		Archived: readAt(mk.To.ArchivedAt),
 		Deleted:  readAt(mk.To.DeletedAt),
 		Snoozed:  readAt(mk.To.SnoozedUntil),
+		Interact: readAt(mk.To.InteractedAt),
 		Ledger:   mk.Entry,
 		Group:    mk.EntryRecord().Message.Audience.Group,
 		Unread:   mk.Key.ID + receiptMark,
@@ -490,7 +493,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if !ok {
 		return driver.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
 	}
-	for _, attr := range []string{attrReadAt, attrArchived, attrDeleted} {
+	for _, attr := range []string{attrReadAt, attrArchived, attrDeleted, attrInteract} {
 		if _, null := av[attr].(*types.AttributeValueMemberNULL); null {
 			av = withoutAttr(av, attr)
 		}
@@ -530,6 +533,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.SnoozedUntil = fromEpochPtr(it.Snoozed)
 	}
 	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
+	m.InteractedAt = fromEpochPtr(it.Interact)
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender

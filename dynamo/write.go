@@ -269,7 +269,8 @@ func marksAre(st driver.State) expression.ConditionBuilder {
 	if !st.SnoozedUntil.IsZero() {
 		snooze = expression.Name(attrSnoozed).Equal(expression.Value(st.SnoozedUntil.Unix()))
 	}
-	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()), snooze)
+	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()),
+		has(attrInteract, !st.InteractedAt.IsZero()), snooze)
 }
 
 // ownEntry is the condition that the item notes ledger entry entry, or
@@ -323,7 +324,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	for _, m := range []struct {
 		attr string
 		t    time.Time
-	}{{attrReadAt, mk.To.ReadAt}, {attrArchived, mk.To.ArchivedAt}, {attrSnoozed, mk.To.SnoozedUntil}} {
+	}{{attrReadAt, mk.To.ReadAt}, {attrArchived, mk.To.ArchivedAt}, {attrSnoozed, mk.To.SnoozedUntil}, {attrInteract, mk.To.InteractedAt}} {
 		if m.t.IsZero() {
 			upd = upd.Remove(expression.Name(m.attr))
 		} else {

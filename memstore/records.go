@@ -265,15 +265,16 @@ func (s *Store) recordRecent(mk driver.Mark) {
 	slots[add][driver.Key{Partition: mk.Shared, ID: mk.Key.ID}] = true
 }
 
-// sameMarks reports whether rec has the marks st sets, and st's snooze.
+// sameMarks reports whether rec has the marks st sets (interacted too),
+// and st's snooze.
 func sameMarks(rec driver.Record, st driver.State) bool {
 	have := rec.State()
-	return have.Same(st) && have.SnoozedUntil.Equal(st.SnoozedUntil)
+	return have.Same(st) && have.SnoozedUntil.Equal(st.SnoozedUntil) && have.InteractedAt.IsZero() == st.InteractedAt.IsZero()
 }
 
 // withMarks returns rec with the marks st.
 func withMarks(rec driver.Record, st driver.State) driver.Record {
-	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt, rec.Message.SnoozedUntil = st.ReadAt, st.ArchivedAt, st.DeletedAt, st.SnoozedUntil
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt, rec.Message.SnoozedUntil, rec.Message.InteractedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt, st.SnoozedUntil, st.InteractedAt
 	return rec
 }
 

@@ -17,6 +17,7 @@ func stateTests() []suiteTest {
 		{"MarkStatesDirect", testMarkStatesDirect},
 		{"MarkStatesReceipt", testMarkStatesReceipt},
 		{"MarkSnooze", testMarkSnooze},
+		{"MarkInteracted", testMarkInteracted},
 		{"MarkWatermark", testMarkWatermark},
 		{"MarkInvalid", testMarkInvalid},
 		{"QueryAfterAndArchived", testQueryAfterAndArchived},
@@ -423,4 +424,33 @@ func testMarkSnooze(e *env) {
 		e.t.Errorf("Mark(snooze to a fraction of a second): %v, want ErrInvalidInput", err)
 	}
 	entries("after a refused snooze")
+}
+
+// testMarkInteracted: the interaction is a mark a Mark's condition checks,
+// on a direct message and on a receipt, stored with the record and
+// counted nowhere.
+func testMarkInteracted(e *env) {
+	annP := e.part("ann")
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	b := e.message(e.pub(), "news", time.Hour)
+	e.put(b)
+	now := e.clock.Now().Truncate(time.Second)
+	done := driver.State{ReadAt: now, InteractedAt: now}
+	for _, mk := range []driver.Mark{directMark(d, time.Time{}, now), receiptMark(annP, b, time.Time{}, now)} {
+		mk.To = done
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+			e.t.Fatalf("Mark(interacted %s): %v", mk.Key.ID, err)
+		}
+		got := e.get(mk.Key)
+		if len(got) != 1 || !got[0].Message.InteractedAt.Equal(now) {
+			e.t.Errorf("after the mark, %s: %+v; want InteractedAt %v", mk.Key.ID, got, now)
+		}
+		// Read but not interacted is another state: the condition fails.
+		mk.From, mk.To = driver.State{ReadAt: now}, driver.State{}
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
+			e.t.Errorf("Mark from read alone of %s, which is interacted with: %v, want ErrStateChanged", mk.Key.ID, err)
+		}
+	}
+	e.wantCounters(annP, counter(annP, "", 1, 2), counter(annP, "billing", 1, 1), counter(annP, "news", 0, 1))
 }

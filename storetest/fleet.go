@@ -299,7 +299,8 @@ func (f *fleet) pick(u string) string {
 	return ids[f.rng.IntN(len(ids))]
 }
 
-// mark makes a random per-user mark (read, archive, unarchive, delete)
+// mark makes a random per-user mark (read, archive, unarchive, delete,
+// interacted)
 // through a random process, and checks what it reports against the model.
 func (f *fleet) mark() {
 	i, ib := f.proc()
@@ -336,6 +337,16 @@ func (f *fleet) mark() {
 			return s, true
 		}},
 		{"Delete", ib.Delete, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true }},
+		{"MarkInteracted", ib.MarkInteracted, func(s driver.State) (driver.State, bool) {
+			if !s.InteractedAt.IsZero() {
+				return s, false
+			}
+			s.InteractedAt = now
+			if s.ReadAt.IsZero() {
+				s.ReadAt = now
+			}
+			return s, true
+		}},
 	}
 	op := ops[f.rng.IntN(len(ops))]
 	want, found := f.m.change(u, id, now, op.to)

@@ -74,7 +74,9 @@ func testEvents(e *env) {
 	}
 	e.markRead(ann, d.ID, true)
 	e.markRead(ann, b.ID, true)
-	ok, err := e.ib.Archive(e.ctx, ann, g.ID)
+	ok, err := e.ib.MarkInteracted(e.ctx, ann, b.ID)
+	must("MarkInteracted(ann, broadcast)", ok, err)
+	ok, err = e.ib.Archive(e.ctx, ann, g.ID)
 	must("Archive(ann, group)", ok, err)
 	ok, err = e.ib.Unarchive(e.ctx, ann, g.ID)
 	must("Unarchive(ann, group)", ok, err)
@@ -106,6 +108,7 @@ func testEvents(e *env) {
 		{Kind: inbox.EventCreated, Partition: groupOf(e.scope, "admins").PK(), Message: "group", Title: "group"},
 		{Kind: inbox.EventRead, Partition: annPK, Message: "direct"},
 		{Kind: inbox.EventRead, Partition: annPK, Message: "broadcast"},
+		{Kind: inbox.EventInteracted, Partition: annPK, Message: "broadcast"},
 		{Kind: inbox.EventArchived, Partition: annPK, Message: "group"},
 		{Kind: inbox.EventUnarchived, Partition: annPK, Message: "group"},
 		{Kind: inbox.EventDeleted, Partition: bobPK, Message: "direct"},

@@ -14,6 +14,7 @@ func stateInboxTests() []suiteTest {
 	return []suiteTest{
 		{"Seen", testSeen},
 		{"Archive", testArchive},
+		{"Interacted", testInteracted},
 		{"DeleteForOneUser", testDeleteForOneUser},
 		{"Redact", testRedact},
 		{"MarkAllReadByFilter", testMarkAllReadByFilter},
@@ -330,4 +331,53 @@ func testStatesBadInput(e *env) {
 		}
 		e.wantUnchanged(name, before)
 	}
+}
+
+// testInteracted: MarkInteracted records the interaction on a direct
+// message and on a broadcast (the user's receipt), marks an unread one
+// read (Counts follow) and keeps an earlier read's time, reports false the
+// second time, and is ErrNotFound for a message the user cannot see and
+// ErrInvalidKey for a malformed ID, writing nothing.
+func testInteracted(e *env) {
+	ann := e.user("ann")
+	d := e.publish(inbox.Draft{Title: "direct", Category: "billing"}, "ann").Message
+	b := e.broadcast(inbox.Draft{Title: "everyone"})
+	read := e.publish(inbox.Draft{Title: "read before"}, "ann").Message
+	e.markRead(ann, read.ID, true)
+	readAt := e.clock.Now().Truncate(time.Second)
+	e.clock.Advance(time.Minute)
+	at := e.clock.Now().Truncate(time.Second)
+	for _, id := range []string{d.ID, b.ID, read.ID} {
+		if changed, err := e.ib.MarkInteracted(e.ctx, ann, id); err != nil || !changed {
+			e.t.Errorf("MarkInteracted(%s) = %v, %v; want true, nil", id, changed, err)
+		}
+		if changed, err := e.ib.MarkInteracted(e.ctx, ann, id); err != nil || changed {
+			e.t.Errorf("MarkInteracted(%s) again = %v, %v; want false, nil", id, changed, err)
+		}
+	}
+	for _, m := range e.listAll(ann, inbox.ListOptions{}) {
+		wantRead := at
+		if m.ID == read.ID {
+			wantRead = readAt
+		}
+		if !m.InteractedAt.Equal(at) || !m.ReadAt.Equal(wantRead) {
+			e.t.Errorf("message %s: InteractedAt %v, ReadAt %v; want %v, %v", m.ID, m.InteractedAt, m.ReadAt, at, wantRead)
+		}
+	}
+	if m, err := e.ib.Get(e.ctx, ann, b.ID); err != nil || !m.InteractedAt.Equal(at) {
+		e.t.Errorf("Get of the broadcast: %v, %v; want interacted at %v", m.InteractedAt, err, at)
+	}
+	if c := e.counts(ann); c.Unread != 0 || c.Read != 3 {
+		e.t.Errorf("Counts(ann) %+v, want all 3 read", c)
+	}
+	e.wantCountsFromFeed(ann)
+	before := e.records(e.part("ann"))
+	if _, err := e.ib.MarkInteracted(e.ctx, e.user("bob"), d.ID); !errors.Is(err, inbox.ErrNotFound) {
+		e.t.Errorf("MarkInteracted of another user's message: %v, want ErrNotFound", err)
+	}
+	if _, err := e.ib.MarkInteracted(e.ctx, ann, "not an id"); !errors.Is(err, inbox.ErrInvalidKey) {
+		e.t.Errorf("MarkInteracted of a malformed ID: %v, want ErrInvalidKey", err)
+	}
+	e.wantRecords("ann's records after refused interactions", before, e.records(e.part("ann")))
+	e.checkInvariant()
 }

@@ -64,6 +64,7 @@ type entry struct {
 	ExpiresAt  time.Time
 	// SnoozedUntil is the user's snooze, as it stands (past or not).
 	SnoozedUntil time.Time
+	InteractedAt time.Time
 }
 
 func newModel(users []string) *model {
@@ -106,7 +107,7 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 			!o.Snoozed && o.Archived == st.ArchivedAt.IsZero(), o.Snoozed != now.Before(st.SnoozedUntil), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
-		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt, SnoozedUntil: st.SnoozedUntil}
+		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt, SnoozedUntil: st.SnoozedUntil, InteractedAt: st.InteractedAt}
 		if broadcast {
 			en.Group = cmpOr(c.group, driver.PublicGroup)
 		}
@@ -207,6 +208,21 @@ func (m *model) snooze(u, id string, until, now time.Time) (changed, found, bad 
 	return changed, found, false
 }
 
+// interact predicts MarkInteracted(u, id) at now and applies it: the
+// message is read too.
+func (m *model) interact(u, id string, now time.Time) (changed, found bool) {
+	return m.change(u, id, now, func(s driver.State) (driver.State, bool) {
+		if !s.InteractedAt.IsZero() {
+			return s, false
+		}
+		s.InteractedAt = now
+		if s.ReadAt.IsZero() {
+			s.ReadAt = now
+		}
+		return s, true
+	})
+}
+
 // markRead predicts MarkRead(u, id) at now and applies it.
 func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 	return m.change(u, id, now, func(s driver.State) (driver.State, bool) {
@@ -260,14 +276,14 @@ func (m *model) remove(u, id string) {
 // equal reports whether en and o are the same, times compared as instants.
 func (en entry) equal(o entry) bool {
 	return en.ID == o.ID && en.Category == o.Category && en.Thread == o.Thread && en.Group == o.Group && en.Broadcast == o.Broadcast &&
-		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt) && en.SnoozedUntil.Equal(o.SnoozedUntil)
+		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt) && en.SnoozedUntil.Equal(o.SnoozedUntil) && en.InteractedAt.Equal(o.InteractedAt)
 }
 
 // entries projects listed messages for comparison with feed.
 func entries(msgs []driver.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
-		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: m.SnoozedUntil})
+		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: m.SnoozedUntil, InteractedAt: m.InteractedAt})
 	}
 	return out
 }

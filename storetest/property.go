@@ -630,16 +630,21 @@ func (p *property) broadcast() {
 	}
 }
 
-// markRead marks a random ID read for a random user: one of the user's
-// messages, any message ever published, or an unknown ID.
+// markRead marks a random ID read (or, a quarter of the time, interacted
+// with) for a random user: one of the user's messages, any message ever
+// published, or an unknown ID.
 func (p *property) markRead() {
 	e, now := p.e, p.now()
 	u := p.users[p.rng.IntN(len(p.users))]
 	id := p.pickMessage(u)
-	wantChanged, wantFound := p.m.markRead(u, id, now)
-	p.logf("mark read %s for %s (want changed %v, found %v)", id, u, wantChanged, wantFound)
-	changed, err := e.ib.MarkRead(e.ctx, p.user(u), id)
-	p.wantChange("MarkRead", u, id, changed, err, wantChanged, wantFound)
+	name, model, call := "MarkRead", p.m.markRead, e.ib.MarkRead
+	if p.rng.IntN(4) == 0 {
+		name, model, call = "MarkInteracted", p.m.interact, e.ib.MarkInteracted
+	}
+	wantChanged, wantFound := model(u, id, now)
+	p.logf("%s %s for %s (want changed %v, found %v)", name, id, u, wantChanged, wantFound)
+	changed, err := call(e.ctx, p.user(u), id)
+	p.wantChange(name, u, id, changed, err, wantChanged, wantFound)
 	switch {
 	case !wantFound:
 		p.stats.notFound++

@@ -64,6 +64,7 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /messages/{id}/read", h.endpoint(h.mark(h.ib.MarkRead)))
 	mux.Handle("POST /messages/{id}/archive", h.endpoint(h.mark(h.ib.Archive)))
 	mux.Handle("POST /messages/{id}/unarchive", h.endpoint(h.mark(h.ib.Unarchive)))
+	mux.Handle("POST /messages/{id}/interacted", h.endpoint(h.mark(h.ib.MarkInteracted)))
 	mux.Handle("POST /messages/{id}/snooze", h.endpoint(h.snooze))
 	mux.Handle("POST /messages/{id}/unsnooze", h.endpoint(h.mark(h.ib.Unsnooze)))
 	mux.Handle("DELETE /messages/{id}", h.endpoint(h.mark(h.ib.Delete)))

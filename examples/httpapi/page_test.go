@@ -185,6 +185,13 @@ func testPageUpdatesLive(t *testing.T, a *api) {
 	openPage(t, browser, "tab three", url)
 	one.wait("opening tab three marks everything seen", badge("new", 0)+" && "+badge("", 2))
 
+	n := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Approve the invoice", "category": "news"}).Message.ID
+	one.wait("the invoice shows", shows(n, "unread")+" && "+badge("", 3))
+	two.run("act on it", click(fmt.Sprintf(`#feed li[data-id="%s"] button.interact`, n)))
+	one.wait("acting on it in tab two shows in tab one: read, no action left", shows(n, "read")+" && "+badge("", 2)+fmt.Sprintf(` && document.querySelector('#feed li[data-id="%s"] button.interact') === null`, n))
+	one.run("delete the invoice", click(fmt.Sprintf(`#feed li[data-id="%s"] button.delete`, n)))
+	two.wait("the invoice is gone in tab two", shows(n, ""))
+
 	one.run("open the billing view", click(`#categories [data-category="billing"]`))
 	one.wait("the billing view shows only billing", shows(d, "unread")+" && "+shows(g, ""))
 	one.run("mark all read in the billing view", click(`#mark-all`))

@@ -83,6 +83,7 @@ type messageBody struct {
 	ArchivedAt   time.Time `json:"archived_at,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at"`
 	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
+	InteractedAt time.Time `json:"interacted_at,omitzero"`
 }
 
 func newMessageBody(m inbox.Message) messageBody {
@@ -106,6 +107,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		ArchivedAt:   m.ArchivedAt,
 		ExpiresAt:    m.ExpiresAt,
 		SnoozedUntil: m.SnoozedUntil,
+		InteractedAt: m.InteractedAt,
 	}
 }
 
