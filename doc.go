@@ -234,28 +234,32 @@
 //
 // # Scheduled delivery
 //
-// Draft.DeliverAt schedules a message published to users: it is stored at
-// once, and hidden from its recipients until that second (not in List,
-// Get or Counts, not markable), then it is in its place in the feed,
+// Draft.DeliverAt schedules a message, to users, a group or everyone: it
+// is stored at once (a broadcast or group message once, whatever its
+// audience), and hidden from its recipients until that second (not in
+// List, Get or Counts, not markable), then it is in its place in the feed,
 // unread and unseen, in List and Counts at the same instant, with nothing
 // running at that instant, as expiry works:
 //
 //   - Its ID is minted at DeliverAt, so it sorts by delivery time: a
 //     message published meanwhile is below it. Its TTL counts from
 //     DeliverAt.
-//   - It is counted when stored, like any message, and Counts subtracts
-//     the user's messages not due yet: the records of the user's partition
-//     whose IDs are above every ID of now, which only scheduled messages
-//     have. That is one more Query in Counts' round trip, empty (1 RCU)
-//     for a user with nothing scheduled, and no write at the due time.
+//   - It is counted when stored, like any message, and in the same write
+//     the Store keeps its pending entry, dq#<deliver at>#<id>#<tag>, in its
+//     partition. The entries sort between the tombstones and the ledger,
+//     so Counts reads them with the counters, in the same Query (of the
+//     user's partition, and of each shared one, from the same snapshot as
+//     its records with the cache on), and subtracts the messages not due
+//     yet: one view, and no write at the due time. DynamoDB's TTL deletes
+//     an entry at its due time; until then it costs Counts its few bytes.
 //   - Redact cancels it before it is due (and removes it after). A retry
 //     of its publish with the same HostSystemID is the same message, even
 //     after it is due.
 //
 // Decisions: a delivery time must be after now and at most MaxTTL ahead.
-// Broadcasts, group messages and messages in a thread cannot be scheduled
-// yet (ErrInvalidInput): a shared partition's snapshot and a thread's last
-// activity would have to know about them before they are due. The stream
+// A message in a thread cannot be scheduled (ErrInvalidInput): the
+// thread's last activity (ListThreads' order) would move before it is
+// due. The stream
 // reports a scheduled message when it is stored, not when it comes due: a
 // host that pushes at the due time must keep its own timer for now.
 //
@@ -269,8 +273,10 @@
 //   - The user's marks get SnoozedUntil, on the copy of a direct message
 //     or on the user's receipt of a broadcast or group message (a receipt
 //     is created for an unread one). No counter changes.
-//   - In the same atomic unit the Store writes a snooze entry, dz#<until>#<id>,
-//     in the user's partition: the message as its ledger entry holds it.
+//   - In the same atomic unit the Store writes a snooze entry,
+//     dz#<until>#<id>#<tag>, in the user's partition: the message as its
+//     ledger entry holds it, keyed by that entry's tag too, so that it
+//     belongs to one record and not to another written later at its key.
 //     The entries sort between the tombstones and the ledger, so Counts
 //     reads them with the counters in its one Query, takes out those not
 //     returned yet, and reports them as Counts.Snoozed. An entry whose time
@@ -282,7 +288,12 @@
 //     trips). Marks on a snoozed message keep the snooze and write the
 //     entry again (MarkRead while snoozed shows when it returns); Delete
 //     and Redact end it; bulk actions (MarkAllRead, ArchiveAll, DeleteAll)
-//     act on their view, which holds no snoozed message.
+//     act on their view, which holds no snoozed message (the snoozed view
+//     itself is ErrInvalidInput to them). Recount takes the snooze entry
+//     of a record deleted behind the library's back with its ledger
+//     entry. Another program's change to a snoozed message's marks shows
+//     in Counts when the snooze ends, or at the user's next mark of it:
+//     the entry holds the marks it had.
 //   - Seen is by ID and is left alone: a message that returns unread above
 //     the user's watermark is unseen again; one below it is not.
 //   - Events: EventSnoozed and EventUnsnoozed when a user snoozes or

@@ -221,8 +221,8 @@ func eventsOf(c driver.Change) []Event {
 			switch {
 			case !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero():
 				emit(EventUnarchived, c.Old)
-			case !st.SnoozedUntil.IsZero() && st.Same(driver.State{}):
-				// The user unsnoozed an unread broadcast.
+			case c.At.Before(st.SnoozedUntil) && st.Same(driver.State{}):
+				// The user unsnoozed an unread broadcast before its time.
 				emit(EventUnsnoozed, c.Old)
 			}
 		case c.Old.Partition.IsShared():

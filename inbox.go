@@ -385,8 +385,8 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	idTime := ib.clock()
 	switch {
 	case d.DeliverAt.IsZero():
-	case aud.Kind != driver.AudienceUsers || d.Thread != "":
-		return Message{}, fmt.Errorf("%w: only a message published to users, in no thread, can be scheduled", ErrInvalidInput)
+	case d.Thread != "":
+		return Message{}, fmt.Errorf("%w: a message in a thread cannot be scheduled", ErrInvalidInput)
 	case !at.After(now) && !ib.standingClaim(ctx, s, d, aud, now):
 		return Message{}, fmt.Errorf("%w: delivery time %v is not after now (%v)", ErrInvalidInput, at, now)
 	case !at.After(now):

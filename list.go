@@ -51,8 +51,9 @@ type ListOptions struct {
 	// (see Inbox.Snooze), instead of the feed (which leaves them out),
 	// newest first, with Category and UnreadOnly as filters; with
 	// Archived, Thread or UpTo it is ErrInvalidInput. A page reads u's
-	// snooze entries with u's stats, then the messages by key: two round
-	// trips, whatever the feed holds.
+	// snooze entries with u's stats, then the messages by key (broadcasts
+	// from the shared partitions' snapshots when they hold them, as
+	// Counts does): two round trips, whatever the feed holds.
 	Snoozed bool
 }
 
@@ -171,7 +172,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	v := ib.cache.newView(now)
 	switch {
 	case o.Snoozed:
-		return ib.snoozedPage(ctx, u, o, limit, start, binding, now)
+		return ib.snoozedPage(ctx, v, u, o, limit, start, binding, now)
 	case o.Archived:
 		return ib.archivedPage(ctx, v, u, o, limit, start, binding, now)
 	}

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -64,6 +65,9 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State, single func(context.Context, User, string) (bool, error)) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err
+	}
+	if o.Snoozed {
+		return 0, fmt.Errorf("%w: a bulk action on the snoozed view", ErrInvalidInput)
 	}
 	changed := 0
 	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
@@ -195,8 +199,8 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 			if marks[n].Receipt {
 				cost++ // the check of the broadcast
 			}
-			if put, del := marks[n].SnoozeWrites(); put != nil || del != "" {
-				cost += 2 // its snooze entries
+			if put, del := marks[n].TimedWrites(); put != nil || len(del) > 0 {
+				cost += 2 // its snooze or pending entries
 			}
 			if n > 0 && items+cost+len(driver.MergeCounters(d)) > maxTransactItems {
 				break

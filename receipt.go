@@ -85,6 +85,7 @@ func markFor(u User, rec driver.Record, receipt *driver.Record, to driver.State,
 	}
 	if !mk.Receipt && !to.DeletedAt.IsZero() {
 		mk.Delete, mk.To = true, driver.State{} // a direct message is removed
+		mk.DeliverAt = msg.DeliverAt            // with its pending entry, if scheduled
 	}
 	return mk
 }

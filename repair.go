@@ -162,17 +162,19 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		}
 	}
 	// The entries left are of records that are gone: account their pending
-	// removals now, with a snoozed record's snooze entry (which its ledger
-	// entry does not name), so that it stops taking the record out of the
-	// counts as the recount does.
-	snoozes := make(map[string]time.Time, len(st.Snoozed))
+	// removals now, with a snoozed record's snooze entry and a scheduled
+	// one's pending entry (which its ledger entry does not name), so that
+	// they stop taking the record out of the counts as the recount does.
+	snoozes := make(map[string]time.Time, len(st.Snoozed)) // by ledger entry
 	for _, z := range st.Snoozed {
-		if z.Message.SnoozedUntil.After(snoozes[z.Message.ID]) {
-			snoozes[z.Message.ID] = z.Message.SnoozedUntil
-		}
+		snoozes[z.Entry] = z.Message.SnoozedUntil
+	}
+	pending := make(map[string]time.Time, len(st.Pending))
+	for _, z := range st.Pending {
+		pending[z.Entry] = z.Message.DeliverAt
 	}
 	for _, e := range entries {
-		e.Message.SnoozedUntil = snoozes[e.Message.ID]
+		e.Message.SnoozedUntil, e.Message.DeliverAt = snoozes[e.Entry], pending[e.Entry]
 		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltas(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})
 	}
 	adopt := r.Adopt

@@ -820,7 +820,7 @@ func (s *snapshot) covers(q driver.Query) bool {
 func matches(r driver.Record, q driver.Query) bool {
 	st := r.State()
 	switch {
-	case !q.Now.IsZero() && !q.Now.Before(r.Message.ExpiresAt):
+	case !q.Now.IsZero() && (!q.Now.Before(r.Message.ExpiresAt) || !r.Message.Due(q.Now)):
 		return false
 	case q.Category != "" && r.Message.Category != q.Category:
 		return false

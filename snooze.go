@@ -109,7 +109,7 @@ func asFeedMessage(e driver.Record) driver.Record {
 // snoozedPage returns a page of the messages u snoozed, below start: the
 // snooze entries read with u's stats, newest first, then their messages by
 // key (u's direct messages; u's receipts and the broadcasts they are of).
-func (ib *Inbox) snoozedPage(ctx context.Context, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
+func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Now: now})
 	if err != nil {
 		return nil, "", err
@@ -130,17 +130,26 @@ func (ib *Inbox) snoozedPage(ctx context.Context, u User, o ListOptions, limit i
 	more := len(entries) > limit
 	entries = entries[:min(len(entries), limit)]
 	var keys []driver.Key
+	found := map[driver.Key]driver.Record{}
 	for _, e := range entries {
 		keys = append(keys, driver.Key{Partition: u.Partition(), ID: e.Message.ID})
 		if e.Receipt {
-			keys = append(keys, driver.Key{Partition: shared[e.Message.Audience.Group], ID: e.Message.ID})
+			k := driver.Key{Partition: shared[e.Message.Audience.Group], ID: e.Message.ID}
+			b, known, err := v.lookup(ctx, k)
+			switch {
+			case err != nil:
+				return nil, "", err
+			case b != nil:
+				found[k] = *b
+			case !known:
+				keys = append(keys, k)
+			}
 		}
 	}
 	recs, err := ib.getRecords(ctx, keys)
 	if err != nil {
 		return nil, "", err
 	}
-	found := make(map[driver.Key]driver.Record, len(recs))
 	for _, r := range recs {
 		found[r.Key()] = r
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox/driver"
@@ -140,21 +139,13 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	after, limit := ib.seen.get(u.Partition())
 	var probe *driver.QueryResult
-	var pending []driver.Record
 	stats, err := ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error {
-		g, ctx := errgroup.WithContext(ctx)
-		g.Go(func() (err error) {
-			pending, err = ib.notDue(ctx, parts[0], now)
-			return err
-		})
-		if limit != 0 {
-			g.Go(func() error {
-				res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
-				probe = &res
-				return err
-			})
+		if limit == 0 {
+			return nil
 		}
-		return g.Wait()
+		res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
+		probe = &res
+		return err
 	})
 	if err != nil {
 		return Counts{}, false, err
@@ -202,8 +193,8 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	}
 	for _, st := range stats {
 		out(st.Expired...)
+		out(notDue(st, now)...) // counted when stored, shown when due
 	}
-	out(pending...) // counted when stored, shown when due
 	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 	if err != nil {
 		return Counts{}, false, err
@@ -408,31 +399,15 @@ func (s *keySet) add(k driver.Key) {
 // maxGetKeys is the most keys of one Store.GetRecords.
 const maxGetKeys = 100
 
-// notDue returns the scheduled messages of user partition p that are not
-// due at now: stored and counted, not yet shown. Their IDs are minted at
-// their delivery time, so they are the records above every ID of now: one
-// Query of that key range, empty but for them (and, rarely, a message
-// published by a process whose clock is ahead, which is due).
-func (ib *Inbox) notDue(ctx context.Context, p Partition, now time.Time) ([]driver.Record, error) {
-	var floor ulid.ULID
-	if err := floor.SetTime(ulid.Timestamp(now.Add(time.Second))); err != nil {
-		return nil, err
-	}
+// notDue returns the scheduled records of the partition of stats st that
+// are not due at now: stored and counted, not yet shown. Their pending
+// entries come with the stats, in the same read (see Store.PutMessage).
+func notDue(st driver.Stats, now time.Time) []driver.Record {
 	var out []driver.Record
-	q := driver.Query{Partition: p, After: floor.String(), Limit: recountPageSize}
-	for {
-		res, err := ib.store.Query(ctx, q)
-		if err != nil {
-			return nil, err
+	for _, e := range st.Pending {
+		if !e.Message.Due(now) && now.Before(e.Message.ExpiresAt) {
+			out = append(out, e)
 		}
-		for _, r := range res.Records {
-			if !r.Receipt && !r.Message.Due(now) && now.Before(r.Message.ExpiresAt) {
-				out = append(out, r)
-			}
-		}
-		if res.Next == "" {
-			return out, nil
-		}
-		q.Before = res.Next
 	}
+	return out
 }

@@ -240,7 +240,8 @@ const (
 	SeenSK            = "cs#seen"            // a user's seen watermark, in the user's partition
 	AllCategories     = "*"                  // the category of the c#* total
 	TombstonePrefix   = "d#"                 // tombstones of removed broadcasts: d#<id>
-	SnoozePrefix      = "dz#"                // snooze entries: dz#<until>#<id>
+	PendingPrefix     = "dq#"                // pending entries of scheduled records: dq#<deliver at>#<id>#<tag>
+	SnoozePrefix      = "dz#"                // snooze entries: dz#<until>#<id>#<tag>
 	LedgerPrefix      = "e#"                 // ledger entries: e#<expiry>#<id>
 	HostPrefix        = "h#"                 // host-system-id claims: h#<host id>, in ClaimPK
 	RemovalPrefix     = "x#"                 // applied-removal markers
@@ -333,30 +334,55 @@ func NewLedgerSK(expires time.Time, id string) string {
 	return LedgerSK(expires, id, rand.Text()[:12])
 }
 
-// SnoozeSK returns the sort key of the snooze entry of record id snoozed
-// until until: dz#<until in epoch seconds, 10 digits>#<id>. It sorts
-// between the tombstones and the ledger entries, so that Stats reads a
-// partition's snooze entries with its counters, in the same Query.
-func SnoozeSK(until time.Time, id string) string {
-	return fmt.Sprintf("%s%0*d#%s", SnoozePrefix, ledgerEpochDigits, ledgerEpoch(until), id)
-}
+// SnoozeSK returns the sort key of the snooze entry of the record whose
+// ledger entry is entry (a LedgerSK), snoozed until until: dz#<until in
+// epoch seconds, 10 digits>#<id>#<tag>, the record's ID and its entry's
+// tag, so that an entry belongs to one record, not to another written
+// later at its key. It sorts between the tombstones and the ledger
+// entries, so that Stats reads a partition's snooze entries with its
+// counters, in the same Query.
+func SnoozeSK(until time.Time, entry string) string { return timedSK(SnoozePrefix, until, entry) }
 
-// ParseSnoozeSK parses a sort key made by SnoozeSK into the time the
-// record is snoozed until and its ID. Anything else is ErrInvalidKey.
-func ParseSnoozeSK(sk string) (until time.Time, id string, err error) {
-	rest, ok := strings.CutPrefix(sk, SnoozePrefix)
-	epoch, id, ok2 := strings.Cut(rest, "#")
+// PendingSK returns the sort key of the pending entry of the scheduled
+// record whose ledger entry is entry, due at at: dq#<at in epoch seconds,
+// 10 digits>#<id>#<tag>. Like a snooze entry it sorts between the
+// tombstones and the ledger entries.
+func PendingSK(at time.Time, entry string) string { return timedSK(PendingPrefix, at, entry) }
+
+// ParseTimedSK parses a sort key made by SnoozeSK or PendingSK into its
+// time and the ledger entry of its record, whose expiry is expires. Any
+// other key is ErrInvalidKey.
+func ParseTimedSK(sk string, expires time.Time) (at time.Time, entry string, err error) {
+	prefix := SnoozePrefix
+	if strings.HasPrefix(sk, PendingPrefix) {
+		prefix = PendingPrefix
+	}
+	rest, ok := strings.CutPrefix(sk, prefix)
+	epoch, idTag, ok2 := strings.Cut(rest, "#")
 	if !ok || !ok2 || len(epoch) != ledgerEpochDigits {
-		return time.Time{}, "", fmt.Errorf("%w: snooze key %q", ErrInvalidKey, sk)
+		return time.Time{}, "", fmt.Errorf("%w: key %q", ErrInvalidKey, sk)
 	}
 	sec, err := strconv.ParseUint(epoch, 10, 63)
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("%w: snooze key %q", ErrInvalidKey, sk)
+		return time.Time{}, "", fmt.Errorf("%w: key %q", ErrInvalidKey, sk)
 	}
-	if err := ValidateMessageID(id); err != nil {
-		return time.Time{}, "", err
+	entry = fmt.Sprintf("%s%0*d#%s", LedgerPrefix, ledgerEpochDigits, ledgerEpoch(expires), idTag)
+	if _, _, err := ParseLedgerSK(entry); err != nil {
+		return time.Time{}, "", fmt.Errorf("%w: key %q", ErrInvalidKey, sk)
 	}
-	return time.Unix(int64(sec), 0).UTC(), id, nil
+	return time.Unix(int64(sec), 0).UTC(), entry, nil
+}
+
+// timedSK returns <prefix><t in epoch seconds, 10 digits>#<id>#<tag> of
+// ledger entry entry.
+func timedSK(prefix string, t time.Time, entry string) string {
+	idTag := entry
+	if rest, ok := strings.CutPrefix(entry, LedgerPrefix); ok {
+		if _, after, ok := strings.Cut(rest, "#"); ok {
+			idTag = after
+		}
+	}
+	return fmt.Sprintf("%s%0*d#%s", prefix, ledgerEpochDigits, ledgerEpoch(t), idTag)
 }
 
 // TombstoneSK returns the sort key of the tombstone of broadcast id: d#<id>.

@@ -153,37 +153,51 @@ func FuzzParsePartitionKey(f *testing.F) {
 	})
 }
 
-func TestSnoozeSK(t *testing.T) {
+func TestTimedSK(t *testing.T) {
 	until := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	expires := until.Add(time.Hour)
 	id := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
-	sk := SnoozeSK(until, id)
-	if sk != "dz#1795600800#"+id {
-		t.Errorf("SnoozeSK = %q", sk)
+	entry := LedgerSK(expires, id, "tag1")
+	for _, c := range []struct{ sk, want string }{
+		{SnoozeSK(until, entry), "dz#1795600800#" + id + "#tag1"},
+		{PendingSK(until, entry), "dq#1795600800#" + id + "#tag1"},
+	} {
+		if c.sk != c.want {
+			t.Errorf("key = %q, want %q", c.sk, c.want)
+		}
+		if c.sk <= TombstoneSK("ZZZZZZZZZZZZZZZZZZZZZZZZZZ") || c.sk >= LedgerSK(time.Unix(0, 0), id, "t") {
+			t.Errorf("key %q does not sort between the tombstones and the ledger", c.sk)
+		}
+		got, gotEntry, err := ParseTimedSK(c.sk, expires)
+		if err != nil || !got.Equal(until) || gotEntry != entry {
+			t.Errorf("ParseTimedSK(%q) = %v, %q, %v; want %v, %q", c.sk, got, gotEntry, err, until, entry)
+		}
 	}
-	if sk <= TombstoneSK("ZZZZZZZZZZZZZZZZZZZZZZZZZZ") || sk >= LedgerSK(time.Unix(0, 0), id, "t") {
-		t.Errorf("SnoozeSK %q does not sort between the tombstones and the ledger", sk)
+	if SnoozeSK(until, entry) == SnoozeSK(until, LedgerSK(expires, id, "tag2")) {
+		t.Error("two records at one key (two ledger entries) share a snooze key")
 	}
-	got, gotID, err := ParseSnoozeSK(sk)
-	if err != nil || !got.Equal(until) || gotID != id {
-		t.Errorf("ParseSnoozeSK(%q) = %v, %q, %v", sk, got, gotID, err)
-	}
-	for _, bad := range []string{"", "dz#", "dz#1795600800", "dz#179560080#" + id, "dz#17956008x0#" + id, "dz#1795600800#not-a-ulid", "e#1795600800#" + id} {
-		if _, _, err := ParseSnoozeSK(bad); !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("ParseSnoozeSK(%q): %v, want ErrInvalidKey", bad, err)
+	for _, bad := range []string{"", "dz#", "dz#1795600800", "dz#179560080#" + id + "#t", "dz#17956008x0#" + id + "#t", "dz#1795600800#not-a-ulid#t", "dz#1795600800#" + id, "dz#1795600800#" + id + "#", "e#1795600800#" + id + "#t"} {
+		if _, _, err := ParseTimedSK(bad, expires); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ParseTimedSK(%q): %v, want ErrInvalidKey", bad, err)
 		}
 	}
 }
 
-func FuzzParseSnoozeSK(f *testing.F) {
-	f.Add(SnoozeSK(time.Unix(1795600800, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAV"))
-	f.Add("dz#0000000000#x")
+func FuzzParseTimedSK(f *testing.F) {
+	f.Add(SnoozeSK(time.Unix(1795600800, 0), LedgerSK(time.Unix(1795604400, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAV", "t")))
+	f.Add("dq#0000000000#x#y")
 	f.Fuzz(func(t *testing.T, sk string) {
-		until, id, err := ParseSnoozeSK(sk)
+		expires := time.Unix(1795604400, 0)
+		at, entry, err := ParseTimedSK(sk, expires)
 		if err != nil {
 			return
 		}
-		if back := SnoozeSK(until, id); back != sk {
-			t.Errorf("ParseSnoozeSK(%q) = %v, %q; SnoozeSK gives %q", sk, until, id, back)
+		back := SnoozeSK(at, entry)
+		if strings.HasPrefix(sk, PendingPrefix) {
+			back = PendingSK(at, entry)
+		}
+		if back != sk {
+			t.Errorf("ParseTimedSK(%q) = %v, %q; the key again is %q", sk, at, entry, back)
 		}
 	})
 }

@@ -49,7 +49,11 @@ import (
 type Store interface {
 	// PutMessage creates rec, a message or broadcast (never a receipt), and
 	// its ledger entry rec.Entry, and adds deltas to their counters, all or
-	// nothing. A record without Entry is ErrInvalidInput.
+	// nothing. A record without Entry is ErrInvalidInput. A scheduled
+	// record (Message.DeliverAt set) gets, in the same unit, its pending
+	// entry PendingSK(DeliverAt, Entry): the record as its ledger entry holds
+	// it, with DeliverAt, which expires (on DynamoDB, by TTL) at DeliverAt
+	// and may be kept longer (the Inbox ignores entries that are due).
 	// In this and every other method deltas name each counter at most once.
 	// If a record with rec's key already exists it returns an error
 	// matching ErrExists and changes nothing. A retry of a PutMessage that
@@ -94,9 +98,10 @@ type Store interface {
 	// user's partition, in slot add of RecentSlots(mk.Now), and forgets
 	// every recent receipt in slot clear (see Stats.Recent).
 	//
-	// Every mark keeps the record's snooze entry (SnoozeSK), in the same
-	// atomic unit: see Mark.SnoozeWrites, which says what to put and what
-	// to delete. While a record is snoozed (State.SnoozedUntil after now)
+	// Every mark keeps the record's snooze entry (SnoozeSK), and a Delete
+	// of a scheduled message takes its pending entry, in the same atomic
+	// unit: see Mark.TimedWrites, which says what to put and what to
+	// delete. While a record is snoozed (State.SnoozedUntil after now)
 	// its entry holds it as its ledger entry does, with SnoozedUntil; the
 	// entry expires (on DynamoDB, by TTL) at the earlier of SnoozedUntil
 	// and the record's expiry, and may be kept until then or longer (the
@@ -118,8 +123,8 @@ type Store interface {
 	// record of partition q.Partition with their version (with
 	// q.Threads, its threads' counters too; else none of them), the
 	// ledger entries of the partition that expire at or before q.Now, the
-	// tombstones and snooze entries of the partition still stored, and its
-	// seen watermark,
+	// tombstones, snooze and pending entries of the partition still
+	// stored, and its seen watermark,
 	// all as one read (on DynamoDB, one Query of adjacent sort keys). See
 	// Stats.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
@@ -144,6 +149,10 @@ type Store interface {
 	// kept but r.Deltas and the tombstone are not applied, atomically with
 	// the check: a recount made at or after its expiry counted it out
 	// already (see Repair.Recounted).
+	//
+	// A removal that applies to a record with an Entry also deletes, in
+	// the same unit, its snooze entry if r.Record.Message.SnoozedUntil is
+	// set, and its pending entry if r.Record.Message.DeliverAt is set.
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same
@@ -334,6 +343,9 @@ type Mark struct {
 	From, To State
 	// Delete asks for a direct message to be deleted, with its entry.
 	Delete bool
+	// DeliverAt is, for a scheduled direct message, its due time: deleted,
+	// it goes with its pending entry (see TimedWrites).
+	DeliverAt time.Time
 	// Seen is the watermark a watermark mark raises to: the greatest
 	// message ID that counts as seen.
 	Seen string
@@ -384,6 +396,8 @@ func ValidateMark(mk Mark) error {
 		return bad("marks that cannot be")
 	case mk.Delete && mk.Receipt:
 		return bad("a receipt deleted with Delete")
+	case !mk.DeliverAt.IsZero() && !mk.Delete:
+		return bad("a due time on a mark that deletes nothing")
 	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
 		return bad("a receipt of no shared partition of its inbox")
 	}
@@ -397,16 +411,22 @@ func validMarks(st State, receipt bool) bool {
 		st.SnoozedUntil.Equal(st.SnoozedUntil.Truncate(time.Second))
 }
 
-// SnoozeWrites returns what Store.Mark does to the snooze entries of mk's
-// record: put, if the record is snoozed after mk (To.SnoozedUntil after
-// mk.Now, and the record stays), is the entry to write (EntryRecord with
-// SnoozedUntil) at SnoozeSK(To.SnoozedUntil, id); del, if the record was
-// snoozed before mk and its entry is not the one put (another time, or
-// none), is the sort key of the entry to delete (it may be gone
-// already). A snooze that has passed and stays as it was changes nothing.
-func (mk Mark) SnoozeWrites() (put *Record, del string) {
+// TimedWrites returns what Store.Mark does to the snooze and pending
+// entries of mk's record: put, if the record is snoozed after mk
+// (To.SnoozedUntil after mk.Now, and the record stays), is the snooze
+// entry to write (EntryRecord, with SnoozedUntil) at
+// SnoozeSK(To.SnoozedUntil, Entry); del are the sort keys of the entries to
+// delete (they may be gone already): the snooze entry of From, if the
+// record was snoozed and its entry is not the one put (another time, or
+// none), and, for a scheduled direct message deleted (Delete with
+// DeliverAt), its pending entry. A snooze that has passed and stays as it
+// was changes nothing.
+func (mk Mark) TimedWrites() (put *Record, del []string) {
 	if mk.Seen != "" || mk.Key.ID == "" {
-		return nil, ""
+		return nil, nil
+	}
+	if mk.Delete && !mk.DeliverAt.IsZero() {
+		del = append(del, PendingSK(mk.DeliverAt, mk.Entry))
 	}
 	from, to := mk.From.SnoozedUntil, mk.To.SnoozedUntil
 	stays := !mk.Delete && !(mk.Receipt && mk.To.IsZero())
@@ -415,7 +435,7 @@ func (mk Mark) SnoozeWrites() (put *Record, del string) {
 		put = &r
 	}
 	if !from.IsZero() && !(stays && from.Equal(to)) {
-		del = SnoozeSK(from, mk.Key.ID)
+		del = append(del, SnoozeSK(from, mk.Entry))
 	}
 	return put, del
 }
@@ -485,6 +505,10 @@ type Stats struct {
 	// Store.Mark), as records with their SnoozedUntil: the caller leaves
 	// out those whose time, or whose record's expiry, has passed.
 	Snoozed []Record
+	// Pending are the partition's pending entries still stored (see
+	// Store.PutMessage), as records with their DeliverAt: the caller
+	// leaves out those due by its time.
+	Pending []Record
 	// Recounted is the partition's recount time, the Recounted of the
 	// last Repair that reset or stamped its counters (zero if none did).
 	Recounted time.Time

@@ -177,8 +177,8 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 // the ledger entries expiring at or before q.Now with one strongly
 // consistent Query of the sort keys from c# (b#, the threads' counters,
 // with q.Threads) to e#<now> (more pages only past 1 MB): c#* and
-// c#<category>, cs#seen, d#<id>, dz#<until>#<id>, then e#<expiry>#<id> up
-// to now.
+// c#<category>, cs#seen, d#<id>, dq#<deliver at>#<id>#<tag>, dz#<until>#<id>#<tag>,
+// then e#<expiry>#<id> up to now.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	p, now := q.Partition, q.Now
 	from := driver.CounterPrefix
@@ -230,11 +230,17 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 			}
 			st.Tombstones = append(st.Tombstones, t)
 		case strings.HasPrefix(sk, driver.SnoozePrefix):
-			e, err := s.decodeSnooze(p, av)
+			e, err := s.decodeTimed(p, av)
 			if err != nil {
 				return driver.Stats{}, err
 			}
 			st.Snoozed = append(st.Snoozed, e)
+		case strings.HasPrefix(sk, driver.PendingPrefix):
+			e, err := s.decodeTimed(p, av)
+			if err != nil {
+				return driver.Stats{}, err
+			}
+			st.Pending = append(st.Pending, e)
 		case strings.HasPrefix(sk, driver.LedgerPrefix):
 			e, err := s.decodeEntry(p, av)
 			if err != nil {
@@ -463,8 +469,11 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	if rec.Ledgered() {
 		own = ledger.Equal(expression.Value(rec.Entry))
 	}
-	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State()), own)
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State(), rec.Ledgered()), own)
 	upd := expression.Set(ledger, expression.Value(as.Entry))
+	if !rec.Ledgered() {
+		upd = upd.Remove(expression.Name(attrSnoozed)) // only a mark snoozes
+	}
 	switch {
 	case rec.Partition.IsShared():
 	case rec.Receipt:

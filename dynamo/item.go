@@ -24,6 +24,7 @@ const (
 	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
 	kindSeen      = "SN" // a user's seen watermark
 	kindSnooze    = "SZ" // snooze entry of a snoozed record
+	kindPending   = "SQ" // pending entry of a scheduled record
 	attrSnoozed   = "snoozeduntil"
 	attrInteract  = "interactedat"
 	attrHeaders   = "headers"
@@ -350,49 +351,61 @@ func (s *Store) ledgerEntry(rec driver.Record) (map[string]types.AttributeValue,
 	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
 }
 
-// snoozeItem is a snooze entry without its key (which holds the time and
-// the record's ID) and TTL attribute: its record as a ledger entry holds it.
-type snoozeItem struct {
+// timedItem is a snooze or pending entry without its key (which holds
+// the time and the record's ID) and TTL attribute: its record as a ledger
+// entry holds it.
+type timedItem struct {
 	ledgerItem
 	Expires int64 `dynamodbav:"expires"` // the record's expiry
 }
 
 // snoozeEntry returns the snooze entry item of rec, a snoozed record (see
-// driver.Mark.SnoozeWrites). DynamoDB's TTL deletes it when it has passed:
-// at the earlier of the snooze's end and the record's expiry.
+// driver.Mark.TimedWrites).
 func (s *Store) snoozeEntry(rec driver.Record) (map[string]types.AttributeValue, error) {
+	return s.timedEntry(kindSnooze, driver.SnoozeSK(rec.Message.SnoozedUntil, rec.Entry), rec, rec.Message.SnoozedUntil)
+}
+
+// timedEntry returns the item of kind kind at sort key sk holding rec as
+// its ledger entry does, with its expiry. DynamoDB's TTL deletes it once
+// it has passed: at the earlier of at and the record's expiry.
+func (s *Store) timedEntry(kind, sk string, rec driver.Record, at time.Time) (map[string]types.AttributeValue, error) {
 	m := rec.Message
-	it := snoozeItem{ledgerItem: ledgerItem{Kind: kindSnooze, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Thread: m.Thread}, Expires: m.ExpiresAt.Unix()}
+	it := timedItem{ledgerItem: ledgerItem{Kind: kind, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Thread: m.Thread}, Expires: m.ExpiresAt.Unix()}
 	if rec.Receipt {
 		it.Group = m.Audience.Group
 	}
-	ttl := m.SnoozedUntil
-	if m.ExpiresAt.Before(ttl) {
-		ttl = m.ExpiresAt
+	if m.ExpiresAt.Before(at) {
+		at = m.ExpiresAt
 	}
-	return s.item(rec.Partition.PK(), driver.SnoozeSK(m.SnoozedUntil, m.ID), it, ttl)
+	return s.item(rec.Partition.PK(), sk, it, at)
 }
 
-// decodeSnooze returns the snooze entry item av of partition p as a
-// record with its SnoozedUntil.
-func (s *Store) decodeSnooze(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
+// decodeTimed returns the snooze or pending entry item av of partition p
+// as a record with its SnoozedUntil or DeliverAt, and its ledger entry.
+func (s *Store) decodeTimed(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
 		return driver.Record{}, err
 	}
-	until, id, err := driver.ParseSnoozeSK(sk)
-	if err != nil {
-		return driver.Record{}, fmt.Errorf("dynamo: snooze entry %s/%s: %w", p.PK(), sk, err)
-	}
-	var it snoozeItem
+	var it timedItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return driver.Record{}, fmt.Errorf("dynamo: decode snooze entry %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: decode entry %s/%s: %w", p.PK(), sk, err)
 	}
+	at, entry, err := driver.ParseTimedSK(sk, fromEpoch(it.Expires))
+	if err != nil {
+		return driver.Record{}, fmt.Errorf("dynamo: entry %s/%s: %w", p.PK(), sk, err)
+	}
+	_, id, _ := driver.ParseLedgerSK(entry)
 	if err := driver.ValidateThread(it.Thread); err != nil {
-		return driver.Record{}, fmt.Errorf("dynamo: snooze entry %s/%s: %w", p.PK(), sk, err)
+		return driver.Record{}, fmt.Errorf("dynamo: entry %s/%s: %w", p.PK(), sk, err)
 	}
-	rec := driver.Record{Partition: p, Receipt: it.Receipt, Message: driver.Message{ID: id, Thread: it.Thread, Audience: driver.Audience{Group: it.Group},
-		ReadAt: fromEpochPtr(it.ReadAt), ArchivedAt: fromEpochPtr(it.Archived), ExpiresAt: fromEpoch(it.Expires), SnoozedUntil: until}}
+	rec := driver.Record{Partition: p, Receipt: it.Receipt, Entry: entry, Message: driver.Message{ID: id, Thread: it.Thread, Audience: driver.Audience{Group: it.Group},
+		ReadAt: fromEpochPtr(it.ReadAt), ArchivedAt: fromEpochPtr(it.Archived), ExpiresAt: fromEpoch(it.Expires)}}
+	if strings.HasPrefix(sk, driver.SnoozePrefix) {
+		rec.Message.SnoozedUntil = at
+	} else {
+		rec.Message.DeliverAt = at
+	}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
@@ -527,10 +540,16 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Category = it.Taxonomy.Category
 	}
 	if rec.Ledgered() {
-		// Another program's item is in no thread (see driver.Record), and
-		// not snoozed: only a mark, which adopts it, snoozes it.
+		// Another program's item is in no thread (see driver.Record), not
+		// snoozed (only a mark, which adopts it, snoozes it) and not
+		// scheduled (a scheduled record has a pending entry).
 		m.Thread = it.Thread
-		m.SnoozedUntil = fromEpochPtr(it.Snoozed)
+		if !p.IsShared() {
+			m.SnoozedUntil = fromEpochPtr(it.Snoozed)
+		}
+		if it.Headers != nil {
+			m.DeliverAt = fromEpochPtr(it.DeliverAt)
+		}
 	}
 	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
 	m.InteractedAt = fromEpochPtr(it.Interact)
@@ -540,7 +559,6 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Audience = driver.Audience{Kind: driver.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
 		m.ReceivedAt = fromEpoch(h.Received)
 		m.DeliveredAt = fromEpoch(h.Delivered)
-		m.DeliverAt = fromEpochPtr(it.DeliverAt)
 	}
 	if b := it.Message; b != nil {
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI

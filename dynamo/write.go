@@ -91,6 +91,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err != nil {
 		return err
 	}
+	var pending *types.Put
+	if !rec.Message.DeliverAt.IsZero() {
+		item, err := s.timedEntry(kindPending, driver.PendingSK(rec.Message.DeliverAt, rec.Entry), rec, rec.Message.DeliverAt)
+		if err != nil {
+			return err
+		}
+		pending = &types.Put{TableName: aws.String(s.table), Item: item}
+	}
 	exists := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
@@ -100,8 +108,12 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		if err != nil {
 			return err
 		}
-		items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, counters...)
+		items := []types.TransactWriteItem{{Put: put}, {Put: putEntry}}
 		meanings := []onFail{exists, exists}
+		if pending != nil {
+			items, meanings = append(items, types.TransactWriteItem{Put: pending}), append(meanings, exists)
+		}
+		items = append(items, counters...)
 		for _, it := range counters {
 			var m onFail
 			if it.Update.ConditionExpression != nil {
@@ -199,8 +211,8 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			}
 			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 		}
-		put, del := mk.SnoozeWrites()
-		if del != "" {
+		put, dels := mk.TimedWrites()
+		for _, del := range dels {
 			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
 		}
 		if put != nil {
@@ -262,15 +274,20 @@ func has(attr string, set bool) expression.ConditionBuilder {
 	return expression.Or(expression.Name(attr).AttributeNotExists(), expression.Name(attr).AttributeType(expression.Null))
 }
 
-// marksAre is the condition that the item has exactly st's marks, and
-// st's snooze.
-func marksAre(st driver.State) expression.ConditionBuilder {
-	snooze := expression.Name(attrSnoozed).AttributeNotExists()
+// marksAre is the condition that the item has exactly st's marks, and,
+// if it is ledgered (the library's), st's snooze: another program's item
+// is not snoozed, whatever a snoozeduntil attribute of it says.
+func marksAre(st driver.State, ledgered bool) expression.ConditionBuilder {
+	c := expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()),
+		has(attrInteract, !st.InteractedAt.IsZero()))
+	if !ledgered {
+		return c
+	}
+	snooze := has(attrSnoozed, false)
 	if !st.SnoozedUntil.IsZero() {
 		snooze = expression.Name(attrSnoozed).Equal(expression.Value(st.SnoozedUntil.Unix()))
 	}
-	return expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()),
-		has(attrInteract, !st.InteractedAt.IsZero()), snooze)
+	return expression.And(c, snooze)
 }
 
 // ownEntry is the condition that the item notes ledger entry entry, or
@@ -298,7 +315,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	if mk.Receipt {
 		cond := s.notExists()
 		if !mk.From.IsZero() {
-			cond = expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From), ownEntry(mk.Entry))
+			cond = expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts), ownEntry(mk.Entry))
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)
@@ -311,7 +328,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 		put, err := s.conditionalPut(item, cond)
 		return types.TransactWriteItem{Put: put}, err
 	}
-	cond := expression.And(isMessage(), marksAre(mk.From), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry))
+	cond := expression.And(isMessage(), marksAre(mk.From, !mk.Adopts), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry))
 	if mk.Delete {
 		del, err := s.conditionalDelete(key, cond)
 		if err != nil {
@@ -402,6 +419,22 @@ func (s *Store) broadcastCheck(k driver.Key, mk driver.Mark) (*types.ConditionCh
 	}, nil
 }
 
+// timedEntries returns the sort keys of the snooze and pending entries of
+// rec, a ledgered record (none for one without an entry).
+func timedEntries(rec driver.Record) []string {
+	if !rec.Ledgered() {
+		return nil
+	}
+	var out []string
+	if u := rec.Message.SnoozedUntil; !u.IsZero() {
+		out = append(out, driver.SnoozeSK(u, rec.Entry))
+	}
+	if at := rec.Message.DeliverAt; !at.IsZero() {
+		out = append(out, driver.PendingSK(at, rec.Entry))
+	}
+	return out
+}
+
 // errRecorded marks an ApplyRemoval that was applied before.
 var errRecorded = errors.New("dynamo: removal already applied")
 
@@ -447,9 +480,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		first = types.TransactWriteItem{Put: put}
 	}
 	items := []types.TransactWriteItem{first}
-	if u := rec.Message.SnoozedUntil; rec.Ledgered() && !u.IsZero() {
-		// A snoozed record leaves with its snooze entry.
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(rec.Partition.PK(), driver.SnoozeSK(u, rec.Message.ID))}})
+	for _, sk := range timedEntries(rec) {
+		// A snoozed or scheduled record leaves with its entries.
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(rec.Partition.PK(), sk)}})
 	}
 	var guard map[driver.Partition]*expression.ConditionBuilder
 	if !rec.Ledgered() {
@@ -471,8 +504,8 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
 	}
 	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
-	if len(items) > 1 && items[1].Delete != nil {
-		meanings = append(meanings, nil) // the snooze entry's delete
+	for range timedEntries(rec) {
+		meanings = append(meanings, nil) // the entries' deletes
 	}
 	for range counters {
 		meanings = append(meanings, func(map[string]types.AttributeValue) error { return errRecounted })

@@ -13,8 +13,8 @@ import (
 
 // Stats returns q.Partition's counters (sorted by sort key, with
 // q.Threads its threads' first), their version, its seen watermark, the
-// ledger entries expiring at or before q.Now (sorted by expiry, then ID)
-// and its tombstones (by ID).
+// ledger entries expiring at or before q.Now (sorted by expiry, then ID),
+// its tombstones (by ID), and its snooze and pending entries (by time).
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := s.begin(ctx); err != nil {
 		return driver.Stats{}, err
@@ -35,8 +35,12 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		}
 	}
 	slices.SortFunc(st.Tombstones, func(a, b driver.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
-	for _, sk := range slices.Sorted(maps.Keys(s.snoozes[p])) {
-		st.Snoozed = append(st.Snoozed, s.snoozes[p][sk])
+	for _, sk := range slices.Sorted(maps.Keys(s.timed[p])) {
+		if strings.HasPrefix(sk, driver.SnoozePrefix) {
+			st.Snoozed = append(st.Snoozed, s.timed[p][sk])
+		} else {
+			st.Pending = append(st.Pending, s.timed[p][sk])
+		}
 	}
 	if slots := s.recent[p]; slots != nil {
 		for _, slot := range slots {
@@ -82,7 +86,10 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 		}
 		s.ledger.del(k)
 		if u := rec.Message.SnoozedUntil; !u.IsZero() {
-			delete(s.snoozes[rec.Partition], driver.SnoozeSK(u, rec.Message.ID))
+			delete(s.timed[rec.Partition], driver.SnoozeSK(u, rec.Entry))
+		}
+		if at := rec.Message.DeliverAt; !at.IsZero() {
+			delete(s.timed[rec.Partition], driver.PendingSK(at, rec.Entry))
 		}
 		if r.Delete && there {
 			s.drop(rec.Key(), false)

@@ -16,8 +16,8 @@ import (
 // say, and a mark, Recount or the stream handler adopts them. Its expiry
 // and removal are accounted like any other record's.
 func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	if rec.Ledgered() || rec.Message.Thread != "" {
-		return fmt.Errorf("%w: another program's record %s with a ledger entry or a thread", driver.ErrInvalidInput, rec.Message.ID)
+	if m := rec.Message; rec.Ledgered() || m.Thread != "" || !m.SnoozedUntil.IsZero() || !m.DeliverAt.IsZero() {
+		return fmt.Errorf("%w: another program's record %s with a ledger entry, a thread, a snooze or a due time", driver.ErrInvalidInput, rec.Message.ID)
 	}
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err

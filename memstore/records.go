@@ -42,6 +42,11 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	s.insert(rec.Clone())
+	if at := rec.Message.DeliverAt; !at.IsZero() {
+		e := entry(rec)
+		e.Message.DeliverAt = at
+		s.putTimed(driver.PendingSK(at, rec.Entry), e)
+	}
 	s.addDeltas(deltas)
 	return nil
 }
@@ -226,12 +231,12 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 	}
 	for _, mk := range marks {
-		put, del := mk.SnoozeWrites()
-		if del != "" {
-			delete(s.snoozes[mk.Key.Partition], del)
+		put, dels := mk.TimedWrites()
+		for _, del := range dels {
+			delete(s.timed[mk.Key.Partition], del)
 		}
 		if put != nil {
-			s.putSnooze(*put)
+			s.putTimed(driver.SnoozeSK(put.Message.SnoozedUntil, put.Entry), *put)
 		}
 	}
 	for p, w := range seen {
@@ -278,16 +283,17 @@ func withMarks(rec driver.Record, st driver.State) driver.Record {
 	return rec
 }
 
-// putSnooze stores snooze entry e (a record with its SnoozedUntil). s.mu
-// must be held. Entries are kept until their record's removal or a mark
-// drops them; the Inbox ignores those whose time has passed.
-func (s *Store) putSnooze(e driver.Record) {
-	m := s.snoozes[e.Partition]
+// putTimed stores snooze or pending entry e (a record with its
+// SnoozedUntil or DeliverAt) at sort key sk. s.mu must be held. Entries
+// are kept until their record's removal or a mark drops them; the Inbox
+// ignores those whose time has passed.
+func (s *Store) putTimed(sk string, e driver.Record) {
+	m := s.timed[e.Partition]
 	if m == nil {
 		m = map[string]driver.Record{}
-		s.snoozes[e.Partition] = m
+		s.timed[e.Partition] = m
 	}
-	m[driver.SnoozeSK(e.Message.SnoozedUntil, e.Message.ID)] = e
+	m[sk] = e
 }
 
 // sameMessage reports whether mk was made for rec: same category and

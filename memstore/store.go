@@ -21,7 +21,7 @@ type Store struct {
 	ids        map[driver.Partition][]string // each partition's record IDs, ascending
 	ledger     *ledgerIndex
 	tombstones map[driver.Key]*storedRecord
-	snoozes    map[driver.Partition]map[string]driver.Record  // snooze entries, by sort key
+	timed      map[driver.Partition]map[string]driver.Record  // snooze and pending entries, by sort key
 	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
 	versions   map[driver.Partition]int64
 	recounted  map[driver.Partition]time.Time // recount times, to the second
@@ -111,7 +111,7 @@ func New(opts ...Option) *Store {
 		ids:        map[driver.Partition][]string{},
 		ledger:     newLedgerIndex(),
 		tombstones: map[driver.Key]*storedRecord{},
-		snoozes:    map[driver.Partition]map[string]driver.Record{},
+		timed:      map[driver.Partition]map[string]driver.Record{},
 		counters:   map[driver.Partition]map[string]driver.Counter{},
 		versions:   map[driver.Partition]int64{},
 		recounted:  map[driver.Partition]time.Time{},

@@ -18,6 +18,7 @@ func stateTests() []suiteTest {
 		{"MarkStatesReceipt", testMarkStatesReceipt},
 		{"MarkSnooze", testMarkSnooze},
 		{"MarkInteracted", testMarkInteracted},
+		{"PendingEntries", testPendingEntries},
 		{"MarkWatermark", testMarkWatermark},
 		{"MarkInvalid", testMarkInvalid},
 		{"QueryAfterAndArchived", testQueryAfterAndArchived},
@@ -453,4 +454,53 @@ func testMarkInteracted(e *env) {
 		}
 	}
 	e.wantCounters(annP, counter(annP, "", 1, 2), counter(annP, "billing", 1, 1), counter(annP, "news", 0, 1))
+}
+
+// testPendingEntries: PutMessage of a scheduled record writes its pending
+// entry (the record as its ledger entry holds it, with DeliverAt), which
+// Stats returns; a Mark that deletes a scheduled direct message, and the
+// removal of a scheduled broadcast, take it.
+func testPendingEntries(e *env) {
+	annP := e.part("ann")
+	now := e.clock.Now().Truncate(time.Second)
+	at := now.Add(time.Hour)
+	scheduled := func(p driver.Partition) driver.Record {
+		r := e.message(p, "billing", 2*time.Hour)
+		r.Message.DeliverAt, r.Message.DeliveredAt = at, at
+		r.Message.ExpiresAt = at.Add(time.Hour)
+		r.Entry = driver.LedgerSK(r.Message.ExpiresAt, r.Message.ID, "storetest")
+		return r
+	}
+	d, b := scheduled(annP), scheduled(e.pub())
+	e.put(d)
+	e.put(b)
+	pending := func(p driver.Partition) []driver.Record {
+		e.t.Helper()
+		return e.stats(p, now).Pending
+	}
+	for _, r := range []driver.Record{d, b} {
+		got := pending(r.Partition)
+		if len(got) != 1 || got[0].Message.ID != r.Message.ID || !got[0].Message.DeliverAt.Equal(at) || got[0].Message.Category != "billing" || !got[0].Message.ExpiresAt.Equal(r.Message.ExpiresAt) || got[0].Receipt {
+			e.t.Errorf("pending entries of %s: %+v; want the scheduled record's, due at %v", r.Partition.PK(), got, at)
+		}
+	}
+	mk := directMark(d, time.Time{}, now)
+	mk.Delete, mk.To, mk.DeliverAt = true, driver.State{}, at
+	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+		e.t.Fatalf("Mark(delete the scheduled message): %v", err)
+	}
+	if got := pending(annP); len(got) != 0 {
+		e.t.Errorf("after the scheduled message's delete: pending %+v, want none", got)
+	}
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: b, Deltas: driver.RemovalDeltas(b), Delete: true, Now: now}); err != nil || !ok {
+		e.t.Fatalf("ApplyRemoval of the scheduled broadcast: %v, %v", ok, err)
+	}
+	if got := pending(e.pub()); len(got) != 0 {
+		e.t.Errorf("after the scheduled broadcast's removal: pending %+v, want none", got)
+	}
+	bad := directMark(d, now, now)
+	bad.DeliverAt = at
+	if err := e.store.Mark(e.ctx, []driver.Mark{bad}, nil); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Mark with a due time that deletes nothing: %v, want ErrInvalidInput", err)
+	}
 }

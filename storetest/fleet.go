@@ -247,7 +247,12 @@ func (f *fleet) broadcast() {
 	if f.rng.IntN(2) == 0 {
 		g = f.groups[f.rng.IntN(len(f.groups))]
 	}
-	f.logf("p%d broadcast to %q (category %q, ttl %v)", i, g, d.Category, d.TTL)
+	if d.Thread == "" && f.rng.IntN(4) == 0 {
+		// Scheduled, due within a minute: it shows in every process at
+		// once, whatever its snapshot of the partition.
+		d.DeliverAt = f.now().Add(time.Duration(1+f.rng.IntN(60)) * time.Second)
+	}
+	f.logf("p%d broadcast to %q (category %q, ttl %v, deliver at %v)", i, g, d.Category, d.TTL, d.DeliverAt.Format("15:04:05"))
 	var m driver.Message
 	var err error
 	if g == "" {
@@ -259,7 +264,7 @@ func (f *fleet) broadcast() {
 		f.fail("Broadcast", err)
 		return
 	}
-	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g}
+	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g, deliverAt: m.DeliverAt}
 	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup))
 	f.count("broadcast")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 )
 
 // scheduledTests are the Inbox subtests about scheduled delivery.
@@ -14,6 +15,7 @@ func scheduledTests() []suiteTest {
 	return []suiteTest{
 		{"Scheduled", testScheduled},
 		{"ScheduledBadInput", testScheduledBadInput},
+		{"ScheduledBroadcast", testScheduledBroadcast},
 	}
 }
 
@@ -108,8 +110,8 @@ func testScheduled(e *env) {
 }
 
 // testScheduledBadInput: a delivery time not after now, more than MaxTTL
-// ahead, or on a broadcast, group message or thread, is ErrInvalidInput
-// and writes nothing.
+// ahead (of a direct message, a broadcast or a group message), or on a
+// message of a thread, is ErrInvalidInput and writes nothing.
 func testScheduledBadInput(e *env) {
 	ann := e.user("ann")
 	e.publish(inbox.Draft{Title: "one"}, "ann")
@@ -128,12 +130,12 @@ func testScheduledBadInput(e *env) {
 			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Title: "x", DeliverAt: now.Add(inbox.MaxTTL + time.Hour)})
 			return err
 		},
-		"a broadcast": func() error {
-			_, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "x", DeliverAt: now.Add(time.Hour)})
+		"a broadcast in the past": func() error {
+			_, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "x", DeliverAt: now.Add(-time.Hour)})
 			return err
 		},
-		"a group message": func() error {
-			_, err := e.ib.BroadcastGroup(e.ctx, e.scope, "admins", inbox.Draft{Title: "x", DeliverAt: now.Add(time.Hour)})
+		"a group message beyond MaxTTL": func() error {
+			_, err := e.ib.BroadcastGroup(e.ctx, e.scope, "admins", inbox.Draft{Title: "x", DeliverAt: now.Add(inbox.MaxTTL + time.Hour)})
 			return err
 		},
 		"a thread": func() error {
@@ -161,4 +163,67 @@ func setClock(e *env, t time.Time) {
 	if d := t.Sub(e.clock.Now()); d > 0 {
 		e.clock.Advance(d)
 	}
+}
+
+// testScheduledBroadcast: a broadcast and a group message scheduled are
+// stored once and hidden from every reader until due (List, Get, Counts,
+// marks), through an Inbox with the shared-partition cache and one
+// without, then show at that second in both at once; Redact cancels one;
+// a retry with the host system ID is the same message.
+func testScheduledBroadcast(e *env) {
+	ann, bob := e.member("ann", "ops"), e.user("bob")
+	start := e.clock.Now().UTC().Truncate(time.Second)
+	e.publish(inbox.Draft{Title: "now", TTL: 24 * time.Hour}, "ann", "bob")
+	due := start.Add(time.Hour)
+	b, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "maintenance", TTL: 2 * time.Hour, DeliverAt: due, HostSystemID: "sched-b"})
+	if err != nil {
+		e.t.Fatalf("Broadcast scheduled: %v", err)
+	}
+	if retry, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "maintenance", TTL: 2 * time.Hour, DeliverAt: due, HostSystemID: "sched-b"}); err != nil || retry.ID != b.ID {
+		e.t.Errorf("a retry of a scheduled broadcast: %s, %v; want %s", retry.ID, err, b.ID)
+	}
+	g, err := e.ib.BroadcastGroup(e.ctx, e.scope, "ops", inbox.Draft{Title: "deploy", DeliverAt: due.Add(30 * time.Second)})
+	if err != nil {
+		e.t.Fatalf("BroadcastGroup scheduled: %v", err)
+	}
+	gone, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Title: "cancelled", DeliverAt: due})
+	if err != nil {
+		e.t.Fatalf("Broadcast scheduled: %v", err)
+	}
+	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: gone.ID, Group: driver.PublicGroup}); err != nil || n != 1 {
+		e.t.Errorf("Redact of a scheduled broadcast = %d, %v; want 1", n, err)
+	}
+	plain, cached := e.ib, inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Minute))
+	defer func() { e.ib = plain }()
+	check := func(when string, wantAnn, wantBob int) {
+		e.t.Helper()
+		for _, ib := range []*inbox.Inbox{plain, cached} {
+			e.ib = ib
+			for u, want := range map[*driver.User]int{&ann: wantAnn, &bob: wantBob} {
+				e.wantCountsFromFeed(*u)
+				if got := len(e.listAll(*u, inbox.ListOptions{})); got != want {
+					e.t.Errorf("%s: %s's feed holds %d messages, want %d", when, u.ID, got, want)
+				}
+			}
+		}
+		e.ib = plain
+	}
+	check("before they are due", 1, 1)
+	if _, err := e.ib.Get(e.ctx, ann, b.ID); !errors.Is(err, inbox.ErrNotFound) {
+		e.t.Errorf("Get of a broadcast not due: %v, want ErrNotFound", err)
+	}
+	if _, err := e.ib.MarkRead(e.ctx, ann, g.ID); !errors.Is(err, inbox.ErrNotFound) {
+		e.t.Errorf("MarkRead of a group message not due: %v, want ErrNotFound", err)
+	}
+	setClock(e, due.Add(-time.Second))
+	check("a second before", 1, 1)
+	setClock(e, due)
+	check("at the broadcast's time", 2, 2)
+	e.markRead(bob, b.ID, true)
+	check("read by bob", 2, 2)
+	setClock(e, due.Add(30*time.Second))
+	check("at the group message's time", 3, 2)
+	setClock(e, due.Add(2*time.Hour))
+	check("after the broadcast's expiry (its TTL counts from delivery)", 2, 1)
+	e.checkInvariant()
 }

@@ -16,6 +16,7 @@ func snoozeTests() []suiteTest {
 		{"Snooze", testSnooze},
 		{"SnoozeBadInput", testSnoozeBadInput},
 		{"SnoozedRemovedBehindItsBack", testSnoozedRemovedBehindItsBack},
+		{"SnoozedAgainAtOneKey", testSnoozedAgainAtOneKey},
 	}
 }
 
@@ -226,6 +227,65 @@ func testSnoozedRemovedBehindItsBack(e *env) {
 	e.wantCountsFromFeed(ann)
 	if c := e.counts(ann); c.Snoozed != 0 || c.Total != 1 {
 		e.t.Errorf("after the snooze: Counts(ann) %+v, want Total 1", c)
+	}
+	e.checkInvariant()
+}
+
+// testSnoozedAgainAtOneKey: a snoozed receipt, and a snoozed copy
+// published with a host system ID, deleted behind the library's back and
+// made again at the same key (a new receipt; the publish retried) and
+// snoozed again, to the same second or a later one, before the stream
+// accounts the deletion: the late removal, a redelivery and a Recount
+// before or after it take the old record's snooze entry, never the new
+// one's, so Counts equals List throughout.
+func testSnoozedAgainAtOneKey(e *env) {
+	h := e.needHarness()
+	ann := e.user("ann")
+	b := e.broadcast(inbox.Draft{Title: "everyone", TTL: 24 * time.Hour})
+	draft := inbox.Draft{Title: "direct", HostSystemID: "again-1", TTL: 24 * time.Hour}
+	d := e.publish(draft, "ann").Message
+	until := e.clock.Now().Add(time.Hour).Truncate(time.Second)
+	snooze := func(id string, at time.Time) {
+		e.t.Helper()
+		if changed, err := e.ib.Snooze(e.ctx, ann, id, at); err != nil || !changed {
+			e.t.Fatalf("Snooze(%s, %v) = %v, %v", id, at, changed, err)
+		}
+	}
+	check := func(when string) {
+		e.t.Helper()
+		e.wantCountsFromFeed(ann)
+		if c := e.counts(ann); c.Total != 0 || c.Snoozed != 2 {
+			e.t.Errorf("%s: Counts(ann) %+v, want both snoozed", when, c)
+		}
+	}
+	for round, again := range []time.Time{until, until.Add(time.Minute)} {
+		snooze(b.ID, until)
+		snooze(d.ID, until)
+		e.remove(h, driver.Key{Partition: e.part("ann"), ID: b.ID})
+		e.remove(h, driver.Key{Partition: e.part("ann"), ID: d.ID})
+		if got := e.publish(draft, "ann").Message; got.ID != d.ID {
+			e.t.Fatalf("the retried publish got ID %s, want %s", got.ID, d.ID)
+		}
+		snooze(b.ID, again)
+		snooze(d.ID, again)
+		if round == 1 {
+			if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+				e.t.Fatalf("Recount: %v", err)
+			}
+			check("recounted before the stream's delivery")
+		}
+		e.deliver(h)
+		check("after the stream's late delivery")
+		e.redeliver(h)
+		if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+			e.t.Fatalf("Recount: %v", err)
+		}
+		check("after a redelivery and a recount")
+		for _, id := range []string{b.ID, d.ID} {
+			if _, err := e.ib.Unsnooze(e.ctx, ann, id); err != nil {
+				e.t.Fatalf("Unsnooze(%s): %v", id, err)
+			}
+		}
 	}
 	e.checkInvariant()
 }

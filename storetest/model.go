@@ -37,7 +37,7 @@ type modelCopy struct {
 	category  string
 	thread    string
 	expiresAt time.Time
-	deliverAt time.Time    // a scheduled direct message's due time
+	deliverAt time.Time    // a scheduled message's due time
 	state     driver.State // direct copies only; broadcasts use receipts
 	group     string       // a broadcast's group; "" for everyone
 }
@@ -149,7 +149,7 @@ func (m *model) lookup(u, id string, now time.Time) (c *modelCopy, ok bool) {
 		return c, now.Before(c.expiresAt) && !now.Before(c.deliverAt)
 	}
 	c, ok = m.broadcasts[id]
-	if !ok || !m.sees(u, c) || !now.Before(c.expiresAt) || !m.stateOf(u, id).DeletedAt.IsZero() {
+	if !ok || !m.sees(u, c) || !now.Before(c.expiresAt) || now.Before(c.deliverAt) || !m.stateOf(u, id).DeletedAt.IsZero() {
 		return nil, false
 	}
 	return c, true

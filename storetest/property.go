@@ -598,8 +598,12 @@ func (p *property) broadcast() {
 		if r := p.rng.IntN(len(p.groups) + 1); r < len(p.groups) {
 			group = p.groups[r]
 		}
+		if d.Thread == "" && p.rng.IntN(4) == 0 {
+			// Scheduled, due within two minutes.
+			d.DeliverAt = now.Add(time.Duration(1+p.rng.IntN(120)) * time.Second)
+		}
 	}
-	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v)", d.HostSystemID, group, d.Category, d.TTL, retry)
+	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, group, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
 	var msg driver.Message
 	var err error
 	if group == "" {
@@ -614,19 +618,22 @@ func (p *property) broadcast() {
 	if msg.Audience.Group != group {
 		e.t.Errorf("step %d: Broadcast to %q returned audience %+v", p.step, group, msg.Audience)
 	}
-	p.checkID(msg.ID, retry, h.id)
+	if d.DeliverAt.IsZero() || retry {
+		p.checkID(msg.ID, retry, h.id)
+	}
 	if retry {
 		p.stats.retries++
 		return
 	}
-	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: now.Add(ttlOf(d)), group: group}
+	exp := deliveredAt(now, d).Add(ttlOf(d))
+	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, group: group, deliverAt: d.DeliverAt}
 	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup))
 	p.stats.broadcasts++
 	if group != "" {
 		p.stats.groupMessages++
 	}
 	if d.HostSystemID != "" {
-		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true, group: group, expiresAt: now.Add(ttlOf(d))}
+		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true, group: group, expiresAt: exp}
 	}
 }
 
