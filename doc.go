@@ -121,7 +121,8 @@
 // github.com/stak/inbox/otelinbox, with a go.mod of its own, turns them
 // into OpenTelemetry spans and metrics. A Store reports its requests with
 // driver.StartRequest; the dynamo Store reports each DynamoDB call with
-// the capacity units DynamoDB returned.
+// the capacity units AWS bills for it (DynamoDB's figure, or AWS's rules'
+// where DynamoDB Local reports less).
 //
 // # Change events
 //

@@ -58,9 +58,10 @@ type Request = driver.Request
 
 // RequestTotals sums the requests of an operation or a Store call: their
 // number, their round trips (sequential stages: parallel requests share
-// one) and the read and write capacity units DynamoDB reported for them
-// (see driver.RequestTotals). On AWS those are the units AWS bills;
-// DynamoDB Local under-reports transactions.
+// one) and the read and write capacity units AWS bills for them (see
+// driver.RequestTotals): what DynamoDB reports, which the dynamo Store
+// corrects where DynamoDB Local under-reports (transactions, reads that
+// find nothing).
 type RequestTotals = driver.RequestTotals
 
 // Operation names an operation an Inbox reports to Hooks.Operation.

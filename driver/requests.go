@@ -20,9 +20,16 @@ type Request struct {
 	// function fills them in.
 	Start    time.Time
 	Duration time.Duration
-	// ReadUnits and WriteUnits are the capacity units the backend reported
-	// the request consumed (0 when it reports none).
+	// ReadUnits and WriteUnits are the capacity units AWS bills for the
+	// request (0 when the backend has none): what the backend reported,
+	// unless the Store knows that to be short of the bill (the dynamo
+	// Store: see dynamo.Store's doc on capacity).
 	ReadUnits, WriteUnits float64
+	// ConsumedReadUnits and ConsumedWriteUnits are the units the backend
+	// reported the request consumed (DynamoDB's ConsumedCapacity), 0 when
+	// it reports none. On AWS they are the units billed; DynamoDB Local
+	// reports fewer for some requests.
+	ConsumedReadUnits, ConsumedWriteUnits float64
 	// Err is the request's error, as the backend's client returned it.
 	Err error
 }
@@ -36,7 +43,8 @@ type RequestTotals struct {
 	// one that starts while none is begins a new one. Parallel reads (a
 	// List's queries) are one round trip.
 	RoundTrips int
-	// ReadUnits and WriteUnits are the capacity units the backend reported.
+	// ReadUnits and WriteUnits are the capacity units AWS bills for them
+	// (Request.ReadUnits and WriteUnits).
 	ReadUnits, WriteUnits float64
 }
 

@@ -44,8 +44,8 @@ const (
 	// operation or Store call, and their sequential stages.
 	RequestsKey   = attribute.Key("inbox.requests")
 	RoundTripsKey = attribute.Key("inbox.round_trips")
-	// ReadUnitsKey and WriteUnitsKey are the capacity units DynamoDB
-	// reported for an operation's or a Store call's requests.
+	// ReadUnitsKey and WriteUnitsKey are the capacity units AWS bills for
+	// an operation's or a Store call's requests (inbox.RequestTotals).
 	ReadUnitsKey  = attribute.Key("inbox.capacity.read")
 	WriteUnitsKey = attribute.Key("inbox.capacity.write")
 	// StreamRecordsKey, StreamFailedKey and StreamLagKey are a stream
@@ -164,8 +164,8 @@ func (r *recorder) instruments(m metric.Meter) error {
 		metric.WithDescription("Sequential stages of DynamoDB requests an inbox operation took."),
 		metric.WithExplicitBucketBoundaries(0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50))
 	errs = append(errs, err)
-	r.readUnits = f64c("inbox.capacity.read", "{capacity_unit}", "Read capacity units DynamoDB reported consumed, by inbox operation.")
-	r.writeUnits = f64c("inbox.capacity.write", "{capacity_unit}", "Write capacity units DynamoDB reported consumed, by inbox operation.")
+	r.readUnits = f64c("inbox.capacity.read", "{capacity_unit}", "Read capacity units AWS bills, by inbox operation.")
+	r.writeUnits = f64c("inbox.capacity.write", "{capacity_unit}", "Write capacity units AWS bills, by inbox operation.")
 	r.cacheHits = i64c("inbox.shared_cache.hits", "{read}", "Reads of shared partitions served from a snapshot in memory.")
 	r.cacheMisses = i64c("inbox.shared_cache.misses", "{read}", "Reads of shared partitions that found no fresh snapshot.")
 	r.cacheRefresh = i64c("inbox.shared_cache.refreshes", "{refresh}", "Reads of shared partitions from the store for a new snapshot.")
@@ -336,8 +336,8 @@ func (r *recorder) request(ctx context.Context, req inbox.Request) {
 		}
 		attrs = append(attrs, semconv.ErrorTypeKey.String(code))
 		metricAttrs = append(metricAttrs, semconv.ErrorTypeKey.String(code))
-	} else if cc, err := json.Marshal(consumedCapacity{TableName: req.Table, CapacityUnits: req.ReadUnits + req.WriteUnits,
-		ReadCapacityUnits: req.ReadUnits, WriteCapacityUnits: req.WriteUnits}); err == nil {
+	} else if cc, err := json.Marshal(consumedCapacity{TableName: req.Table, CapacityUnits: req.ConsumedReadUnits + req.ConsumedWriteUnits,
+		ReadCapacityUnits: req.ConsumedReadUnits, WriteCapacityUnits: req.ConsumedWriteUnits}); err == nil {
 		attrs = append(attrs, semconv.AWSDynamoDBConsumedCapacity(string(cc)))
 	}
 	name := req.Op

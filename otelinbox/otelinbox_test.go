@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -402,8 +403,30 @@ func checkScenario(t *testing.T, tm *telemetry, table string) {
 		if rt := intAttr(t, pub, otelinbox.RoundTripsKey); rt < 2 || rt > 4 {
 			t.Errorf("Publish: %d round trips, want 2 to 4", rt)
 		}
-		if wcu := floatAttr(t, pub, otelinbox.WriteUnitsKey); wcu <= 0 {
-			t.Errorf("Publish: %v write units", wcu)
+		// Each transaction is billed 2 write units per KB of each item (a
+		// small message, its ledger entry, a counter or more: 1 KB each),
+		// and 1 for the message's unread index entry, where Local reports
+		// less; its client span keeps Local's figure.
+		for _, c := range calls {
+			if c.Name != "inbox.store.PutMessage" {
+				continue
+			}
+			wcu := floatAttr(t, c, otelinbox.WriteUnitsKey)
+			consumed := 0.0
+			for _, req := range children(spans, c) {
+				var cc struct{ CapacityUnits float64 }
+				v, _ := attr(req, "aws.dynamodb.consumed_capacity")
+				if len(v.AsStringSlice()) == 1 {
+					_ = json.Unmarshal([]byte(v.AsStringSlice()[0]), &cc)
+				}
+				consumed += cc.CapacityUnits
+			}
+			if wcu < 2*3+1 || wcu <= consumed {
+				t.Errorf("PutMessage: %v write units billed, Local reported %v; want at least 7, more than Local's", wcu, consumed)
+			}
+		}
+		if wcu := floatAttr(t, pub, otelinbox.WriteUnitsKey); wcu < 3*7 {
+			t.Errorf("Publish: %v write units, want at least 21 (three transactions)", wcu)
 		}
 	} else if n := requests(pub); n != 0 {
 		t.Errorf("memstore Publish: %d requests", n)
