@@ -122,7 +122,9 @@
 // into OpenTelemetry spans and metrics. A Store reports its requests with
 // driver.StartRequest; the dynamo Store reports each DynamoDB call with
 // the capacity units AWS bills for it (DynamoDB's figure, or AWS's rules'
-// where DynamoDB Local reports less).
+// where DynamoDB Local reports less), and a dynamo.StreamReader passes
+// its Streams API requests to StreamHandler with each batch they fetched
+// (driver.WithBatchRequests), which reports them with the batch.
 //
 // # Change events
 //

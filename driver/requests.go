@@ -12,8 +12,12 @@ import (
 // of each Store call and each operation.
 type Request struct {
 	// Op names the request as the backend's API does: "Query",
-	// "TransactWriteItems", "BatchGetItem".
+	// "TransactWriteItems", "BatchGetItem", "GetRecords".
 	Op string
+	// Service is the backend's API the request called, as its SDK names
+	// the service: "DynamoDB", or "DynamoDB Streams" for a
+	// dynamo.StreamReader's calls ("" if the Store does not say).
+	Service string
 	// Table is the table (or collection) the request addressed.
 	Table string
 	// Start is when it began, Duration how long it took. StartRequest's
@@ -132,4 +136,24 @@ func StartRequest(ctx context.Context) func(Request) {
 			p.mu.Unlock()
 		}
 	}
+}
+
+// batchRequestsKey is the context key of the requests that read a batch.
+type batchRequestsKey struct{}
+
+// WithBatchRequests returns a copy of ctx that carries reqs: the requests
+// made to read the batch of records the call with ctx handles (a
+// dynamo.StreamReader's calls to the DynamoDB Streams API before it calls
+// its handler), for the handler to report with its own work: the Inbox's
+// StreamHandler reports them in its operation's report
+// (inbox.OperationReport.StreamReads).
+func WithBatchRequests(ctx context.Context, reqs []Request) context.Context {
+	return context.WithValue(ctx, batchRequestsKey{}, reqs)
+}
+
+// BatchRequests returns the requests WithBatchRequests put in ctx, nil if
+// none.
+func BatchRequests(ctx context.Context) []Request {
+	reqs, _ := ctx.Value(batchRequestsKey{}).([]Request)
+	return reqs
 }

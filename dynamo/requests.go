@@ -3,10 +3,12 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stak/inbox/driver"
 )
 
@@ -104,7 +106,7 @@ func (c reporting) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 // failed its condition: AWS bills it as a write of the item there (at
 // least least).
 func (c reporting) request(op string, write bool, err error, least float64, cc ...types.ConsumedCapacity) driver.Request {
-	r := driver.Request{Op: op, Table: c.table, Err: err}
+	r := driver.Request{Op: op, Service: serviceDynamoDB, Table: c.table, Err: err}
 	for _, u := range cc {
 		switch {
 		case u.ReadCapacityUnits != nil || u.WriteCapacityUnits != nil:
@@ -127,6 +129,59 @@ func (c reporting) request(op string, write bool, err error, least float64, cc .
 		r.ReadUnits = max(r.ReadUnits, least)
 	}
 	return r
+}
+
+// The services a Store's requests call (driver.Request.Service), as the
+// SDK names them.
+const (
+	serviceDynamoDB = "DynamoDB"
+	serviceStreams  = "DynamoDB Streams"
+)
+
+// streamsReporting is the StreamsClient a StreamReader calls: it passes
+// each call to the client it wraps and reports it to the
+// driver.RequestLog of the call's context, if any, as a request of the
+// DynamoDB Streams API on the stream's table (which bills no capacity
+// units). It holds no mutable state.
+type streamsReporting struct {
+	StreamsClient
+	table string
+}
+
+// DescribeStream calls the wrapped client and reports the request.
+func (c streamsReporting) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	end := driver.StartRequest(ctx)
+	out, err := c.StreamsClient.DescribeStream(ctx, in, optFns...)
+	end(driver.Request{Op: "DescribeStream", Service: serviceStreams, Table: c.table, Err: err})
+	return out, err
+}
+
+// GetShardIterator calls the wrapped client and reports the request.
+func (c streamsReporting) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	end := driver.StartRequest(ctx)
+	out, err := c.StreamsClient.GetShardIterator(ctx, in, optFns...)
+	end(driver.Request{Op: "GetShardIterator", Service: serviceStreams, Table: c.table, Err: err})
+	return out, err
+}
+
+// GetRecords calls the wrapped client and reports the request.
+func (c streamsReporting) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	end := driver.StartRequest(ctx)
+	out, err := c.StreamsClient.GetRecords(ctx, in, optFns...)
+	end(driver.Request{Op: "GetRecords", Service: serviceStreams, Table: c.table, Err: err})
+	return out, err
+}
+
+// streamTable returns the table of stream ARN arn
+// (arn:aws:dynamodb:<region>:<account>:table/<table>/stream/<label>), ""
+// if it is not one.
+func streamTable(arn string) string {
+	_, rest, ok := strings.Cut(arn, ":table/")
+	if !ok {
+		return ""
+	}
+	table, _, _ := strings.Cut(rest, "/")
+	return table
 }
 
 // one returns c as a slice: empty if c is nil.

@@ -49,6 +49,12 @@
 //     code) on failure. They are made when the Store call ends, with the
 //     requests' own start and end times. A Store call the shared cache
 //     serves makes none; the memstore Store makes no requests.
+//   - The same client spans, under an inbox.StreamHandler span, for the
+//     requests a dynamo.StreamReader made to fetch its batch before
+//     calling it (inbox.OperationReport.StreamReads): the Streams API's
+//     DescribeStream, GetShardIterator and GetRecords (no consumed
+//     capacity: the Streams API has none), and its checkpoints' reads and
+//     writes. They start and end before the batch's span.
 //
 // A span's status is Error when its call failed. By default no span holds
 // a user's ID, a message's content or an error's text (which may name a

@@ -569,7 +569,8 @@ func TestMemstore(t *testing.T) {
 
 // TestDynamoDBLocal checks the scenario's telemetry on DynamoDB Local,
 // and then a batch of the table's real stream, read with a
-// dynamo.StreamReader into the Inbox's StreamHandler.
+// dynamo.StreamReader into the Inbox's StreamHandler: the batches' spans
+// and the client spans of the Streams API requests that fetched them.
 func TestDynamoDBLocal(t *testing.T) {
 	cfg := localConfig(t)
 	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
@@ -602,7 +603,36 @@ func TestDynamoDBLocal(t *testing.T) {
 	if records != int64(n) {
 		t.Errorf("stream batch spans count %d records, the reader delivered %d", records, n)
 	}
-	checkNoSecrets(t, spans, tm.metrics(t), secrets)
+	// The reader's requests that fetched each batch are client spans under
+	// its span, before it: the first batch's list the stream's shards and
+	// open an iterator; every batch's read a page of records. They hold no
+	// consumed capacity (the Streams API has none).
+	for i, b := range named(spans, "inbox.StreamHandler") {
+		var ops []string
+		for _, c := range children(spans, b) {
+			if c.SpanKind != trace.SpanKindClient {
+				continue
+			}
+			dbOp, _ := attr(c, "db.operation.name")
+			ops = append(ops, dbOp.AsString())
+			if c.Name != dbOp.AsString()+" "+table || c.EndTime.After(b.StartTime) {
+				t.Errorf("stream read span %q [%v, %v], want %q, before its batch's span at %v", c.Name, c.StartTime, c.EndTime, dbOp.AsString()+" "+table, b.StartTime)
+			}
+			checkAttrs(t, c, attribute.String("db.system.name", "aws.dynamodb"), attribute.String("db.collection.name", table))
+			if _, ok := attr(c, "aws.dynamodb.consumed_capacity"); ok {
+				t.Errorf("stream read span %s has a consumed capacity", c.Name)
+			}
+		}
+		if !slices.Contains(ops, "GetRecords") || i == 0 && (!slices.Contains(ops, "DescribeStream") || !slices.Contains(ops, "GetShardIterator")) {
+			t.Errorf("stream batch %d's reads %v; want GetRecords (and for the first DescribeStream and GetShardIterator)", i, ops)
+		}
+	}
+	rm := tm.metrics(t)
+	if p, ok := pointOf(rm, "db.client.operation.duration", attribute.String("db.system.name", "aws.dynamodb"),
+		attribute.String("db.operation.name", "GetRecords"), attribute.String("db.collection.name", table)); !ok || p.count == 0 {
+		t.Errorf("db.client.operation.duration of GetRecords: %+v (found: %v)", p, ok)
+	}
+	checkNoSecrets(t, spans, rm, secrets)
 }
 
 // TestRecountDrift checks the span and metric of a Recount that finds
