@@ -11,7 +11,7 @@ import (
 // each Store call and shared-cache event at level Debug. It is the
 // telemetry of a process that has no OpenTelemetry (cmd/inbox's and
 // examples/httpapi's -log-ops flag); package otelinbox makes spans and
-// metrics of the same reports.
+// metrics of the same reports (their -otel flag).
 //
 // A record names the operation, the tenant and inbox, the duration, the
 // outcome (OutcomeOf), the Store calls, their requests, round trips and

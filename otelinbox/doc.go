@@ -20,10 +20,10 @@
 // as otelriver is River's: a service that does not use OpenTelemetry does
 // not download or build it, and the inbox module's go.mod names no
 // OpenTelemetry package. The inbox module reports through inbox.Hooks, a
-// plain struct of functions, and its commands (cmd/inbox, examples/httpapi)
-// log the same reports with inbox.LogHooks behind their -log-ops flag; they
-// cannot import this module, whose go.mod requires theirs. This package's
-// examples show the wiring with the stdout exporters.
+// plain struct of functions. Package otelstdout, in this module, prints the
+// spans and metrics as JSON with the SDK's stdout exporters: the inbox
+// command (cmd/inbox --otel) and the httpapi example (-otel) use it, and
+// are modules of their own so that they can (they require this one).
 //
 // # Spans
 //
