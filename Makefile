@@ -12,14 +12,19 @@ REDIS := scripts/redis.sh
 
 .PHONY: test bench fuzz vet
 
-# test runs go vet, then every test with the race detector, the live
-# page's (examples/httpapi, in headless Chromium) with the others; then
-# the same for the nested module otelinbox (OpenTelemetry, a go.mod of its
-# own), against the same DynamoDB Local.
+# MODULES are this repository's Go modules: the library, and the nested
+# ones with go.mods of their own so that its go.mod names no OpenTelemetry:
+# otelinbox, and the command and the example that link it (cmd/inbox,
+# examples/httpapi).
+MODULES := . otelinbox cmd/inbox examples/httpapi
+
+# test runs go vet on every module, then every test of each with the race
+# detector, the live page's (examples/httpapi, in headless Chromium) with
+# the others, against the same DynamoDB Local and redis.
 test:
 	scripts/chromium.sh
-	$(DDB) $(REDIS) bash -c '$(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./... && \
-		(cd otelinbox && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...)'
+	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
+		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); done'
 
 # bench runs every benchmark once, without tests.
 bench:
@@ -34,5 +39,4 @@ fuzz:
 		done; done'
 
 vet:
-	$(GO) vet ./...
-	cd otelinbox && $(GO) vet ./...
+	set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done

@@ -121,7 +121,10 @@
 // github.com/stak/inbox/otelinbox, with a go.mod of its own, turns them
 // into OpenTelemetry spans and metrics. A Store reports its requests with
 // driver.StartRequest; the dynamo Store reports each DynamoDB call with
-// the capacity units DynamoDB returned.
+// the capacity units AWS bills for it (DynamoDB's figure, or AWS's rules'
+// where DynamoDB Local reports less), and a dynamo.StreamReader passes
+// its Streams API requests to StreamHandler with each batch they fetched
+// (driver.WithBatchRequests), which reports them with the batch.
 //
 // # Change events
 //

@@ -58,9 +58,10 @@ type Request = driver.Request
 
 // RequestTotals sums the requests of an operation or a Store call: their
 // number, their round trips (sequential stages: parallel requests share
-// one) and the read and write capacity units DynamoDB reported for them
-// (see driver.RequestTotals). On AWS those are the units AWS bills;
-// DynamoDB Local under-reports transactions.
+// one) and the read and write capacity units AWS bills for them (see
+// driver.RequestTotals): what DynamoDB reports, which the dynamo Store
+// corrects where DynamoDB Local under-reports (transactions, reads that
+// find nothing).
 type RequestTotals = driver.RequestTotals
 
 // Operation names an operation an Inbox reports to Hooks.Operation.
@@ -97,6 +98,13 @@ type OperationReport struct {
 	// because they had drifted from what the records hold: 0 while
 	// counts are exact.
 	Repaired int
+	// StreamReads are, for a StreamHandler batch that a reader of the
+	// stream fetched (a dynamo.StreamReader), the requests it made to
+	// fetch it, before the operation began: its DescribeStream,
+	// GetShardIterator and GetRecords calls and its checkpoints' reads and
+	// writes since its previous batch (driver.BatchRequests). They are the
+	// reader's, not counted in Totals; none for a batch Lambda delivers.
+	StreamReads []Request
 }
 
 // StreamBatch describes a batch of stream records (or changes) handled.
@@ -285,6 +293,7 @@ type observation struct {
 	mu         sync.Mutex
 	storeCalls int
 	stream     StreamBatch
+	reads      []Request
 	repaired   int
 }
 
@@ -315,10 +324,11 @@ func (ib *Inbox) observe(ctx *context.Context, name string, s Scope, user string
 }
 
 // batch records that o handles records stream records, the newest
-// written at newest (zero if unknown), and returns o.
-func (o *observation) batch(records int, newest time.Time) *observation {
+// written at newest (zero if unknown), read with the requests reads, and
+// returns o.
+func (o *observation) batch(records int, newest time.Time, reads []Request) *observation {
 	if o != nil {
-		o.stream = StreamBatch{Records: records, Newest: newest}
+		o.stream, o.reads = StreamBatch{Records: records, Newest: newest}, reads
 	}
 	return o
 }
@@ -331,7 +341,7 @@ func (o *observation) end(err *error) {
 	}
 	r := OperationReport{Operation: o.op, Duration: time.Since(o.start), Err: *err, Outcome: OutcomeOf(*err), Totals: o.log.Totals()}
 	o.mu.Lock()
-	r.StoreCalls, r.Stream, r.Repaired = o.storeCalls, o.stream, o.repaired
+	r.StoreCalls, r.Stream, r.StreamReads, r.Repaired = o.storeCalls, o.stream, o.reads, o.repaired
 	o.mu.Unlock()
 	if r.Stream.Records > 0 {
 		if r.Err != nil && r.Stream.Failed == 0 {

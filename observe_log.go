@@ -11,12 +11,13 @@ import (
 // each Store call and shared-cache event at level Debug. It is the
 // telemetry of a process that has no OpenTelemetry (cmd/inbox's and
 // examples/httpapi's -log-ops flag); package otelinbox makes spans and
-// metrics of the same reports.
+// metrics of the same reports (their -otel flag).
 //
 // A record names the operation, the tenant and inbox, the duration, the
 // outcome (OutcomeOf), the Store calls, their requests, round trips and
-// capacity units, and for a stream batch its records, failures and age, for
-// a recount the counters it repaired. It holds neither the user's ID nor the
+// capacity units, and for a stream batch its records, failures, age and the
+// requests a stream reader made to fetch it, for a recount the counters it
+// repaired. It holds neither the user's ID nor the
 // error's text, which may name users: log the error where it is handled.
 func LogHooks(l *slog.Logger) Hooks {
 	return Hooks{
@@ -33,7 +34,8 @@ func LogHooks(l *slog.Logger) Hooks {
 					slog.Float64("rcu", r.Totals.ReadUnits), slog.Float64("wcu", r.Totals.WriteUnits),
 				}
 				if s := r.Stream; s.Records > 0 {
-					attrs = append(attrs, slog.Int("records", s.Records), slog.Int("failed", s.Failed), slog.Duration("age", s.Age))
+					attrs = append(attrs, slog.Int("records", s.Records), slog.Int("failed", s.Failed), slog.Duration("age", s.Age),
+						slog.Int("stream_requests", len(r.StreamReads)))
 				}
 				if r.Name == "Recount" || r.Name == "RecountPartition" {
 					attrs = append(attrs, slog.Int("repaired", r.Repaired))

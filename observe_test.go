@@ -212,6 +212,22 @@ func TestHooksReportStreamBatches(t *testing.T) {
 	if got := callNames(calls); !slices.Equal(got, []string{"ApplyRemoval", "ApplyRemoval"}) {
 		t.Errorf("store calls %v", got)
 	}
+	if op.StreamReads != nil {
+		t.Errorf("a batch without a reader's requests reports %+v", op.StreamReads)
+	}
+
+	// A batch a stream reader fetched (dynamo.StreamReader puts its
+	// requests in the handler's context): its report holds them, apart
+	// from its own.
+	reads := []driver.Request{{Op: "GetShardIterator", Service: "DynamoDB Streams", Table: "t"}, {Op: "GetRecords", Service: "DynamoDB Streams", Table: "t"}}
+	again := record("ev-4", "REMOVE", messageImage("cy", "users", "", false))
+	if _, err := ib.StreamHandler(driver.WithBatchRequests(ctx, reads), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{again}}); err != nil {
+		t.Fatal(err)
+	}
+	ops, _, _ = rec.take()
+	if op := only(t, ops, "StreamHandler"); !slices.EqualFunc(op.StreamReads, reads, func(a, b driver.Request) bool { return a.Op == b.Op }) || op.Totals.Requests != 0 {
+		t.Errorf("StreamHandler report: stream reads %+v, totals %+v; want the reader's two, none of them in the totals", op.StreamReads, op.Totals)
+	}
 
 	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi"}); err != nil {
 		t.Fatal(err)

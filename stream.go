@@ -60,7 +60,8 @@ import (
 // configured KEYS_ONLY or NEW_IMAGE cannot be accounted) and, with events
 // on, an INSERT or MODIFY without the images events need.
 func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (_ events.DynamoDBEventResponse, err error) {
-	defer ib.observe(&ctx, "StreamHandler", Scope{}, "").batch(len(ev.Records), newestRecord(ev)).end(&err)
+	reads := driver.BatchRequests(ctx)
+	defer ib.observe(&ctx, "StreamHandler", Scope{}, "").batch(len(ev.Records), newestRecord(ev), reads).end(&err)
 	failed := make([]bool, len(ev.Records))
 	derived := make([][]Event, len(ev.Records))
 	ib.each(len(ev.Records), func(i int) {
@@ -106,7 +107,7 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 //	// ... after the calls whose events a test expects:
 //	mem.DeliverChanges(ctx, ib.HandleChange)
 func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) (err error) {
-	defer ib.observe(&ctx, "HandleChange", changeScope(c), "").batch(1, c.At).end(&err)
+	defer ib.observe(&ctx, "HandleChange", changeScope(c), "").batch(1, c.At, nil).end(&err)
 	evs, err := ib.applyChange(ctx, c)
 	if err != nil {
 		return err

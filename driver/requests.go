@@ -12,17 +12,28 @@ import (
 // of each Store call and each operation.
 type Request struct {
 	// Op names the request as the backend's API does: "Query",
-	// "TransactWriteItems", "BatchGetItem".
+	// "TransactWriteItems", "BatchGetItem", "GetRecords".
 	Op string
+	// Service is the backend's API the request called, as its SDK names
+	// the service: "DynamoDB", or "DynamoDB Streams" for a
+	// dynamo.StreamReader's calls ("" if the Store does not say).
+	Service string
 	// Table is the table (or collection) the request addressed.
 	Table string
 	// Start is when it began, Duration how long it took. StartRequest's
 	// function fills them in.
 	Start    time.Time
 	Duration time.Duration
-	// ReadUnits and WriteUnits are the capacity units the backend reported
-	// the request consumed (0 when it reports none).
+	// ReadUnits and WriteUnits are the capacity units AWS bills for the
+	// request (0 when the backend has none): what the backend reported,
+	// unless the Store knows that to be short of the bill (the dynamo
+	// Store: see dynamo.Store's doc on capacity).
 	ReadUnits, WriteUnits float64
+	// ConsumedReadUnits and ConsumedWriteUnits are the units the backend
+	// reported the request consumed (DynamoDB's ConsumedCapacity), 0 when
+	// it reports none. On AWS they are the units billed; DynamoDB Local
+	// reports fewer for some requests.
+	ConsumedReadUnits, ConsumedWriteUnits float64
 	// Err is the request's error, as the backend's client returned it.
 	Err error
 }
@@ -36,7 +47,8 @@ type RequestTotals struct {
 	// one that starts while none is begins a new one. Parallel reads (a
 	// List's queries) are one round trip.
 	RoundTrips int
-	// ReadUnits and WriteUnits are the capacity units the backend reported.
+	// ReadUnits and WriteUnits are the capacity units AWS bills for them
+	// (Request.ReadUnits and WriteUnits).
 	ReadUnits, WriteUnits float64
 }
 
@@ -124,4 +136,24 @@ func StartRequest(ctx context.Context) func(Request) {
 			p.mu.Unlock()
 		}
 	}
+}
+
+// batchRequestsKey is the context key of the requests that read a batch.
+type batchRequestsKey struct{}
+
+// WithBatchRequests returns a copy of ctx that carries reqs: the requests
+// made to read the batch of records the call with ctx handles (a
+// dynamo.StreamReader's calls to the DynamoDB Streams API before it calls
+// its handler), for the handler to report with its own work: the Inbox's
+// StreamHandler reports them in its operation's report
+// (inbox.OperationReport.StreamReads).
+func WithBatchRequests(ctx context.Context, reqs []Request) context.Context {
+	return context.WithValue(ctx, batchRequestsKey{}, reqs)
+}
+
+// BatchRequests returns the requests WithBatchRequests put in ctx, nil if
+// none.
+func BatchRequests(ctx context.Context) []Request {
+	reqs, _ := ctx.Value(batchRequestsKey{}).([]Request)
+	return reqs
 }

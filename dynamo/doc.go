@@ -126,6 +126,25 @@
 // soon as the call that made it returns, in any process. It costs 1 read
 // unit per 4 KB read where an eventually consistent read costs half.
 //
+// # Capacity
+//
+// The Store reports each request it makes, with the capacity units AWS
+// bills for it, to the driver.RequestLog of the call's context
+// (driver.StartRequest), which is how inbox.WithHooks sees the cost of
+// each Store call and operation. The units are DynamoDB's ConsumedCapacity
+// unless the least AWS's rules give for what the request holds is more:
+// the size of each item it puts (and its entry in the unread or thread
+// index, for a new item), 1 KB for each item it updates, deletes or
+// checks, twice that in a transaction; and one read for a query or for
+// each key of a batch read, even one that finds nothing. On AWS that is
+// DynamoDB's figure. On DynamoDB Local, which under-reports, it is AWS's
+// for the Inbox's transactions, but for items over 1 KB that a transaction
+// updates or deletes (a large message marked or deleted) and index entries
+// that an update or delete changes. Each report also holds DynamoDB's own
+// figure (driver.Request.ConsumedReadUnits and ConsumedWriteUnits). The
+// benchmarks' figures follow the same rules with each written item's size
+// read before and after the write.
+//
 // # DynamoDB Local
 //
 // The tests run against DynamoDB Local 3.3 (`make test`). The Store relies
@@ -137,8 +156,11 @@
 //   - A transaction replayed with the same ClientRequestToken succeeds
 //     without applying again, as on AWS, but reports the capacity of the
 //     original write, where AWS reports read units for a replay.
-//   - Transactions report 2 capacity units whether they hold one item or
-//     three; AWS bills 2 write units per item.
+//   - Transactions report the sum of the distinct per-item amounts (and
+//     the same of each index's entries): three small items report 2
+//     units, where AWS bills 2 write units per KB of each item; a read
+//     that finds nothing reports 0. The Store's request reports correct
+//     both (see Capacity).
 //   - Tables are ACTIVE as soon as CreateTable returns; CreateTable waits
 //     when they are not, as on AWS.
 //   - Its TTL deletions reach the stream with eventName

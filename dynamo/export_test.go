@@ -23,3 +23,16 @@ func AgeShards(r *StreamReader, d time.Duration) {
 
 // EventRecord is eventRecord, for tests that read a stream raw.
 var EventRecord = eventRecord
+
+// AWS's billing rules (billing.go), for the benchmarks' meter.
+var (
+	ItemSize      = itemSize
+	WriteUnits    = writeUnits
+	ReadUnit      = readUnit
+	QueryLeast    = queryLeast
+	BatchGetLeast = batchGetLeast
+)
+
+// IndexEntryUnits is what a write of an unread or thread index entry
+// bills.
+const IndexEntryUnits = indexEntryUnits

@@ -2,8 +2,6 @@ package dynamo_test
 
 import (
 	"context"
-	"math"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
-	"github.com/stak/inbox/internal/ddbsize"
 )
 
 // meter is a dynamo.Client that counts the requests a Store makes, their
@@ -46,7 +43,10 @@ import (
 // Local reports them, which follows AWS's rule (1 unit per 4 KB read,
 // strongly consistent; half that eventually consistent):
 // TestMeterBillsAsAWS checks both. SDK retries happen below the Client
-// and are not counted.
+// and are not counted. The rules (an item's size, the units per KB, a
+// read's least) are the Store's own (billing.go), which the requests it
+// reports to the Inbox's hooks follow without reading the items (see the
+// package's Capacity): TestReportsBillAsAWS compares the two.
 type meter struct {
 	c dynamo.Client
 
@@ -163,27 +163,18 @@ func readUnits(cc ...types.ConsumedCapacity) float64 {
 	return u
 }
 
-// readUnit is the least a read bills: 1 unit strongly consistent, 0.5
-// eventually.
-func readUnit(consistent *bool) float64 {
-	if aws.ToBool(consistent) {
-		return 1
-	}
-	return 0.5
-}
-
 // itemKey is where a write lands.
 type itemKey struct {
 	table string
 	key   map[string]types.AttributeValue
 }
 
-// written is a request's writes, and how many units each KB of an item
-// costs: 1 for a single write, 2 in a transaction.
+// written is a request's writes, and whether they are a transaction's
+// (which bills 2 units per KB of each item, where a single write bills 1).
 type written struct {
-	keys   []itemKey
-	perKB  float64
-	before []stored
+	keys          []itemKey
+	transactional bool
+	before        []stored
 }
 
 // stored is what the meter reads of an item around a write: its size (0
@@ -218,13 +209,12 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 	after := m.sizes(ctx, w.keys)
 	wcu := 0.0
 	for i := range w.keys {
-		kb := math.Ceil(float64(max(w.before[i].size, after[i].size)) / 1024)
-		wcu += w.perKB * max(kb, 1)
+		wcu += dynamo.WriteUnits(max(w.before[i].size, after[i].size), w.transactional)
 		if w.before[i].unread || after[i].unread {
-			wcu++
+			wcu += dynamo.IndexEntryUnits
 		}
 		if w.before[i].threads || after[i].threads {
-			wcu++ // its entry projects the keys, taxonomy and expiry: under 1 KB
+			wcu += dynamo.IndexEntryUnits // its entry projects the keys, taxonomy and expiry: under 1 KB
 		}
 	}
 	m.end(0, wcu, cc...)
@@ -256,101 +246,38 @@ func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue
 	return map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}
 }
 
-// itemSize returns the bytes DynamoDB counts for item: each attribute's
-// name and value.
-func itemSize(item map[string]types.AttributeValue) int {
-	n := 0
-	for name, v := range item {
-		n += len(name) + avSize(v)
-	}
-	return n
-}
-
-// avSize returns the bytes DynamoDB counts for v: a string or binary its
-// length; a number ddbsize.Number; a boolean or null 1; a map 3 plus each
-// member's name, value and 1; a list 3 plus each element's value and 1; a
-// set the sum of its members.
-func avSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return numberSize(v.Value)
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += len(k) + avSize(e) + 1
-		}
-		return n
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += avSize(e) + 1
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
-	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, e := range v.Value {
-			n += numberSize(e)
-		}
-		return n
-	}
-	return 1 // BOOL, NULL
-}
-
-// numberSize is ddbsize.Number for a number as the SDK writes it, which
-// may have an exponent.
-func numberSize(s string) int {
-	if !strings.ContainsAny(s, "eE") {
-		return ddbsize.Number(s)
-	}
-	f, _, err := new(big.Float).Parse(s, 10)
-	if err != nil {
-		return len(s)
-	}
-	return ddbsize.Number(f.Text('f', -1))
-}
+// itemSize returns the bytes DynamoDB counts for item (the Store's own
+// count, by AWS's rules).
+func itemSize(item map[string]types.AttributeValue) int { return dynamo.ItemSize(item) }
 
 func (m *meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	for _, ka := range in.RequestItems {
 		m.reads(ka.Keys...)
 	}
-	least := 0.0
-	for _, ka := range in.RequestItems {
-		least += float64(len(ka.Keys)) * readUnit(ka.ConsistentRead)
-	}
-	return metered(m, nil, least, func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
+	return metered(m, nil, dynamo.BatchGetLeast(in, nil), func() (*dynamodb.BatchGetItemOutput, error) { return m.c.BatchGetItem(ctx, in, optFns...) },
 		func(out *dynamodb.BatchGetItemOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
 func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	m.reads(in.ExpressionAttributeValues)
-	return metered(m, nil, readUnit(in.ConsistentRead), func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
+	return metered(m, nil, dynamo.QueryLeast(in), func() (*dynamodb.QueryOutput, error) { return m.c.Query(ctx, in, optFns...) },
 		func(out *dynamodb.QueryOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), keyOf(in.Item)}}}
+	w := &written{keys: []itemKey{{aws.ToString(in.TableName), keyOf(in.Item)}}}
 	return metered(m, w, 0, func() (*dynamodb.PutItemOutput, error) { return m.c.PutItem(ctx, in, optFns...) },
 		func(out *dynamodb.PutItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	w := &written{perKB: 1, keys: []itemKey{{aws.ToString(in.TableName), in.Key}}}
+	w := &written{keys: []itemKey{{aws.ToString(in.TableName), in.Key}}}
 	return metered(m, w, 0, func() (*dynamodb.UpdateItemOutput, error) { return m.c.UpdateItem(ctx, in, optFns...) },
 		func(out *dynamodb.UpdateItemOutput) []types.ConsumedCapacity { return one(out.ConsumedCapacity) })
 }
 
 func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	w := &written{perKB: 2}
+	w := &written{transactional: true}
 	for _, it := range in.TransactItems {
 		switch {
 		case it.Put != nil:

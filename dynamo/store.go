@@ -49,7 +49,7 @@ func New(client Client, table string, opts ...Option) *Store {
 	if err != nil {
 		panic(err)
 	}
-	return &Store{client: reporting{Client: client, table: table}, table: table, o: o}
+	return &Store{client: reporting{Client: client, table: table, bill: newBilling(o)}, table: table, o: o}
 }
 
 // Namespace returns the table's name (see driver.Namespacer): Inboxes over

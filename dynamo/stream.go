@@ -93,6 +93,9 @@ type StreamReader struct {
 	describeErrs int
 	shards       map[string]*shardState
 	order        []string // shard IDs in listing order
+	// pending records the requests of the pass under way since its last
+	// batch: the next batch's reads (see Poll).
+	pending *driver.RequestLog
 }
 
 // shardState is what a StreamReader knows of one shard.
@@ -133,7 +136,16 @@ type shardState struct {
 // CreateTable, or a table's LatestStreamArn). Without options it keeps its
 // checkpoints in memory and starts every shard at its trim horizon.
 func NewStreamReader(c StreamsClient, streamARN string, opts ...ReaderOption) *StreamReader {
-	return &StreamReader{client: c, streamARN: streamARN, cfg: newReaderConfig(opts), shards: map[string]*shardState{}}
+	return &StreamReader{
+		client: streamsReporting{StreamsClient: c, table: streamTable(streamARN)}, streamARN: streamARN,
+		cfg: newReaderConfig(opts), shards: map[string]*shardState{},
+	}
+}
+
+// requests returns ctx for a request of the reader's: the pass's pending
+// requests record it. r.mu must be held.
+func (r *StreamReader) requests(ctx context.Context) context.Context {
+	return driver.WithRequestLog(ctx, r.pending)
 }
 
 // Poll makes one pass over every shard of the stream, at once: it lists
@@ -152,6 +164,14 @@ func NewStreamReader(c StreamsClient, streamARN string, opts ...ReaderOption) *S
 // has failed on every try (see WithRetries) and is passed. If h returns an
 // error, or reports an item identifier that is not in the batch, the
 // whole batch has failed.
+//
+// The handler's context carries the requests the reader made to fetch
+// each batch (driver.WithBatchRequests): since its previous batch in the
+// pass, its DescribeStream, GetShardIterator and GetRecords calls and its
+// checkpoints' loads and saves, each reported as a driver.Request (the
+// Inbox's StreamHandler reports them to its hooks with the batch's
+// operation: inbox.OperationReport.StreamReads). Requests after a pass's
+// last batch (an idle shard's empty pages) are reported with none.
 //
 // Errors do not end the pass: each goes to ReaderHooks.OnError, the
 // other shards go on, and Poll returns them all (errors.Join). A shard
@@ -199,6 +219,7 @@ func (r *StreamReader) Run(ctx context.Context, h StreamHandler, interval time.D
 func (r *StreamReader) pass(ctx context.Context, h StreamHandler, scheduled bool) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pending = driver.NewRequestLog(nil)
 	var errs []error
 	fail := func(err error) {
 		if err != nil && ctx.Err() == nil {
@@ -242,7 +263,7 @@ func (r *StreamReader) loadCheckpoints(ctx context.Context, now time.Time) error
 		return nil
 	}
 	start := time.Now()
-	saved, err := r.cfg.checkpoints.Load(ctx, r.streamARN)
+	saved, err := r.cfg.checkpoints.Load(r.requests(ctx), r.streamARN)
 	r.cfg.call(ctx, "LoadCheckpoints", "", 0, start, err)
 	if err != nil && !errors.Is(err, driver.ErrInvalidInput) {
 		// Not read: try again later, reading nothing meanwhile.
@@ -267,7 +288,7 @@ func (r *StreamReader) refreshShards(ctx context.Context) error {
 	now := time.Now()
 	for {
 		start := time.Now()
-		out, err := r.client.DescribeStream(ctx, in)
+		out, err := r.client.DescribeStream(r.requests(ctx), in)
 		r.cfg.call(ctx, "DescribeStream", "", 0, start, err)
 		if err != nil {
 			return fmt.Errorf("dynamo: describe stream: %w", err)
@@ -376,7 +397,7 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 	delivered, empties := 0, 0
 	for iter != nil {
 		start := time.Now()
-		out, err := r.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
+		out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
 		n := 0
 		if out != nil {
 			n = len(out.Records)
@@ -437,13 +458,13 @@ func (r *StreamReader) iterator(ctx context.Context, s *shardState) (*string, er
 		in.SequenceNumber = aws.String(s.checkpoint)
 	}
 	start := time.Now()
-	it, err := r.client.GetShardIterator(ctx, in)
+	it, err := r.client.GetShardIterator(r.requests(ctx), in)
 	r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
 	var trimmed *types.TrimmedDataAccessException
 	if errors.As(err, &trimmed) && s.checkpoint != "" {
 		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeTrimHorizon, nil
 		start = time.Now()
-		it, err = r.client.GetShardIterator(ctx, in)
+		it, err = r.client.GetShardIterator(r.requests(ctx), in)
 		r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
 	}
 	if err != nil {
@@ -490,8 +511,10 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 		s.checkpoint = last
 		return 0, true, nil
 	}
+	reads := r.pending.Requests()
+	r.pending = driver.NewRequestLog(nil)
 	start := time.Now()
-	resp, herr := h(ctx, ev)
+	resp, herr := h(driver.WithBatchRequests(ctx, reads), ev)
 	accepted := len(ev.Records)
 	if herr != nil {
 		accepted = 0
@@ -573,7 +596,7 @@ func (r *StreamReader) save(ctx context.Context, s *shardState) {
 		return
 	}
 	start := time.Now()
-	err := cp.Save(ctx, r.streamARN, s.id, s.checkpoint)
+	err := cp.Save(r.requests(ctx), r.streamARN, s.id, s.checkpoint)
 	r.cfg.call(ctx, "SaveCheckpoint", s.id, 0, start, err)
 	if err != nil {
 		if ctx.Err() == nil {

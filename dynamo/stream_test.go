@@ -309,3 +309,59 @@ func sequences() (chan string, dynamo.StreamHandler) {
 		return events.DynamoDBEventResponse{}, nil
 	}
 }
+
+// TestStreamReaderReportsItsRequests checks that the handler's context
+// carries the requests the reader made to fetch each batch
+// (driver.BatchRequests): for the first batch, the checkpoints' load, the
+// stream's description, a shard iterator and the page of records; for the
+// next, what it took to fetch that one. Each
+// names its table and its service, and calls nothing else.
+func TestStreamReaderReportsItsRequests(t *testing.T) {
+	t.Parallel()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	st := dynamo.New(c, table)
+	cp, err := st.Checkpoints("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := rawTable{t, c, table}
+	rt.put("k0", nil)
+	var batches [][]driver.Request
+	h := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		batches = append(batches, driver.BatchRequests(ctx))
+		if l := driver.RequestLogFrom(ctx); l != nil {
+			t.Error("the handler's context holds the reader's request log")
+		}
+		return events.DynamoDBEventResponse{}, nil
+	}
+	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn, dynamo.WithCheckpoints(cp))
+	poll(t, r, h, 1)
+	rt.put("k1", nil)
+	poll(t, r, h, 1)
+	if len(batches) != 2 {
+		t.Fatalf("%d batches, want 2", len(batches))
+	}
+	ops := func(reqs []driver.Request) []string {
+		var out []string
+		for _, r := range reqs {
+			out = append(out, r.Service+" "+r.Op)
+			if r.Table != table || r.Err != nil || r.Start.IsZero() || r.ReadUnits != 0 && r.Service != "DynamoDB" {
+				t.Errorf("request %+v: want table %s, no error, a start, no capacity for the Streams API", r, table)
+			}
+		}
+		return out
+	}
+	// Each Poll lists the shards; the second goes on with the iterator the
+	// first kept. The first batch's checkpoint save and the empty page
+	// after it came after the first pass's last batch: no batch has them.
+	want := [][]string{
+		{"DynamoDB Query", "DynamoDB Streams DescribeStream", "DynamoDB Streams GetShardIterator", "DynamoDB Streams GetRecords"},
+		{"DynamoDB Streams DescribeStream", "DynamoDB Streams GetRecords"},
+	}
+	for i, b := range batches {
+		if diff := cmp.Diff(want[i], ops(b)); diff != "" {
+			t.Errorf("batch %d's requests (-want +got):\n%s", i, diff)
+		}
+	}
+}

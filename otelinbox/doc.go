@@ -20,10 +20,10 @@
 // as otelriver is River's: a service that does not use OpenTelemetry does
 // not download or build it, and the inbox module's go.mod names no
 // OpenTelemetry package. The inbox module reports through inbox.Hooks, a
-// plain struct of functions, and its commands (cmd/inbox, examples/httpapi)
-// log the same reports with inbox.LogHooks behind their -log-ops flag; they
-// cannot import this module, whose go.mod requires theirs. This package's
-// examples show the wiring with the stdout exporters.
+// plain struct of functions. Package otelstdout, in this module, prints the
+// spans and metrics as JSON with the SDK's stdout exporters: the inbox
+// command (cmd/inbox --otel) and the httpapi example (-otel) use it, and
+// are modules of their own so that they can (they require this one).
 //
 // # Spans
 //
@@ -32,7 +32,7 @@
 //     inbox.tenant, inbox.inbox, inbox.outcome (OutcomeOf's class),
 //     error.type (the class, on failure), inbox.store_calls,
 //     inbox.requests, inbox.round_trips, inbox.capacity.read and
-//     inbox.capacity.write (units DynamoDB reported), and for a stream
+//     inbox.capacity.write (the units AWS bills), and for a stream
 //     batch inbox.stream.records, inbox.stream.failed and
 //     inbox.stream.lag (seconds), for a recount inbox.recount.repaired.
 //   - inbox.store.<Call> (internal): one per Store call, e.g.
@@ -44,10 +44,17 @@
 //     conventions: db.system.name "aws.dynamodb", db.operation.name as the
 //     SDK names it ("Query", "TransactWriteItems", "BatchGetItem"...),
 //     db.collection.name and aws.dynamodb.table_names (the table),
-//     aws.dynamodb.consumed_capacity, and error.type (DynamoDB's error
+//     aws.dynamodb.consumed_capacity (as DynamoDB returned it), and
+//     error.type (DynamoDB's error
 //     code) on failure. They are made when the Store call ends, with the
 //     requests' own start and end times. A Store call the shared cache
 //     serves makes none; the memstore Store makes no requests.
+//   - The same client spans, under an inbox.StreamHandler span, for the
+//     requests a dynamo.StreamReader made to fetch its batch before
+//     calling it (inbox.OperationReport.StreamReads): the Streams API's
+//     DescribeStream, GetShardIterator and GetRecords (no consumed
+//     capacity: the Streams API has none), and its checkpoints' reads and
+//     writes. They start and end before the batch's span.
 //
 // A span's status is Error when its call failed. By default no span holds
 // a user's ID, a message's content or an error's text (which may name a
@@ -68,14 +75,12 @@
 //   - inbox.operation.round_trips (histogram): the sequential stages of
 //     DynamoDB requests an operation took.
 //   - inbox.capacity.read and inbox.capacity.write (counters, capacity
-//     units): the units DynamoDB reported consumed (ConsumedCapacity, which
-//     the dynamo Store asks for on every request), by operation. On AWS
-//     they are what AWS bills. DynamoDB Local under-reports: a transaction
-//     as the distinct per-item amounts summed (AWS bills 2 write units per
-//     KB for each item of a transaction), a read that finds nothing as 0
-//     (AWS bills it 0.5 or 1). The dynamo package's benchmarks compute what
-//     AWS would bill from the items' sizes, but that costs reads of each
-//     item written, so it is not done here.
+//     units): the units AWS bills, by operation. That is what DynamoDB
+//     reports (ConsumedCapacity, which the dynamo Store asks for on every
+//     request), unless AWS's billing rules give more for what the request
+//     holds: DynamoDB Local under-reports transactions and reads that find
+//     nothing, and the dynamo Store reports AWS's figure for those (see
+//     the dynamo package's Capacity).
 //   - inbox.shared_cache.hits, .misses, .refreshes and .loads (counters):
 //     reads of shared partitions served from memory, not, read from the
 //     store for a new snapshot, or loaded from the SharedBackend.

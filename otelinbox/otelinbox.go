@@ -44,8 +44,8 @@ const (
 	// operation or Store call, and their sequential stages.
 	RequestsKey   = attribute.Key("inbox.requests")
 	RoundTripsKey = attribute.Key("inbox.round_trips")
-	// ReadUnitsKey and WriteUnitsKey are the capacity units DynamoDB
-	// reported for an operation's or a Store call's requests.
+	// ReadUnitsKey and WriteUnitsKey are the capacity units AWS bills for
+	// an operation's or a Store call's requests (inbox.RequestTotals).
 	ReadUnitsKey  = attribute.Key("inbox.capacity.read")
 	WriteUnitsKey = attribute.Key("inbox.capacity.write")
 	// StreamRecordsKey, StreamFailedKey and StreamLagKey are a stream
@@ -164,8 +164,8 @@ func (r *recorder) instruments(m metric.Meter) error {
 		metric.WithDescription("Sequential stages of DynamoDB requests an inbox operation took."),
 		metric.WithExplicitBucketBoundaries(0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 50))
 	errs = append(errs, err)
-	r.readUnits = f64c("inbox.capacity.read", "{capacity_unit}", "Read capacity units DynamoDB reported consumed, by inbox operation.")
-	r.writeUnits = f64c("inbox.capacity.write", "{capacity_unit}", "Write capacity units DynamoDB reported consumed, by inbox operation.")
+	r.readUnits = f64c("inbox.capacity.read", "{capacity_unit}", "Read capacity units AWS bills, by inbox operation.")
+	r.writeUnits = f64c("inbox.capacity.write", "{capacity_unit}", "Write capacity units AWS bills, by inbox operation.")
 	r.cacheHits = i64c("inbox.shared_cache.hits", "{read}", "Reads of shared partitions served from a snapshot in memory.")
 	r.cacheMisses = i64c("inbox.shared_cache.misses", "{read}", "Reads of shared partitions that found no fresh snapshot.")
 	r.cacheRefresh = i64c("inbox.shared_cache.refreshes", "{refresh}", "Reads of shared partitions from the store for a new snapshot.")
@@ -236,7 +236,8 @@ func outcome(o inbox.Outcome) []attribute.KeyValue {
 }
 
 // operation is Hooks.Operation: it starts the operation's span, and
-// records the span's end and the metrics when the operation ends.
+// records the span's end and the metrics when the operation ends, with a
+// client span under it for each request that fetched a stream batch.
 func (r *recorder) operation(ctx context.Context, op inbox.Operation) (context.Context, func(inbox.OperationReport)) {
 	attrs := append([]attribute.KeyValue{OperationKey.String(op.Name)}, scope(op.Scope)...)
 	if r.cfg.userIDs && op.User != "" {
@@ -255,6 +256,9 @@ func (r *recorder) operation(ctx context.Context, op inbox.Operation) (context.C
 		recount := rep.Name == "Recount" || rep.Name == "RecountPartition"
 		if recount {
 			attrs = append(attrs, RecountRepairsKey.Int(rep.Repaired))
+		}
+		for _, req := range rep.StreamReads {
+			r.request(ctx, req)
 		}
 		span.SetAttributes(attrs...)
 		r.fail(span, rep.Err, rep.Outcome)
@@ -318,7 +322,8 @@ type consumedCapacity struct {
 }
 
 // request makes the client span of req, a child of ctx's span, with the
-// request's own times, and records its duration.
+// request's own times, and records its duration. A request of the
+// DynamoDB Streams API (a stream reader's) has no consumed capacity.
 func (r *recorder) request(ctx context.Context, req inbox.Request) {
 	metricAttrs := []attribute.KeyValue{semconv.DBSystemNameAWSDynamoDB, semconv.DBOperationName(req.Op)}
 	if req.Table != "" {
@@ -328,7 +333,8 @@ func (r *recorder) request(ctx context.Context, req inbox.Request) {
 	if req.Table != "" {
 		attrs = append(attrs, semconv.AWSDynamoDBTableNames(req.Table))
 	}
-	if req.Err != nil {
+	switch {
+	case req.Err != nil:
 		code := "_OTHER"
 		var api smithy.APIError
 		if errors.As(req.Err, &api) {
@@ -336,9 +342,14 @@ func (r *recorder) request(ctx context.Context, req inbox.Request) {
 		}
 		attrs = append(attrs, semconv.ErrorTypeKey.String(code))
 		metricAttrs = append(metricAttrs, semconv.ErrorTypeKey.String(code))
-	} else if cc, err := json.Marshal(consumedCapacity{TableName: req.Table, CapacityUnits: req.ReadUnits + req.WriteUnits,
-		ReadCapacityUnits: req.ReadUnits, WriteCapacityUnits: req.WriteUnits}); err == nil {
-		attrs = append(attrs, semconv.AWSDynamoDBConsumedCapacity(string(cc)))
+	case req.Service == "DynamoDB Streams":
+		// The Streams API consumes no capacity units.
+	default:
+		cc, err := json.Marshal(consumedCapacity{TableName: req.Table, CapacityUnits: req.ConsumedReadUnits + req.ConsumedWriteUnits,
+			ReadCapacityUnits: req.ConsumedReadUnits, WriteCapacityUnits: req.ConsumedWriteUnits})
+		if err == nil {
+			attrs = append(attrs, semconv.AWSDynamoDBConsumedCapacity(string(cc)))
+		}
 	}
 	name := req.Op
 	if req.Table != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -402,8 +403,30 @@ func checkScenario(t *testing.T, tm *telemetry, table string) {
 		if rt := intAttr(t, pub, otelinbox.RoundTripsKey); rt < 2 || rt > 4 {
 			t.Errorf("Publish: %d round trips, want 2 to 4", rt)
 		}
-		if wcu := floatAttr(t, pub, otelinbox.WriteUnitsKey); wcu <= 0 {
-			t.Errorf("Publish: %v write units", wcu)
+		// Each transaction is billed 2 write units per KB of each item (a
+		// small message, its ledger entry, a counter or more: 1 KB each),
+		// and 1 for the message's unread index entry, where Local reports
+		// less; its client span keeps Local's figure.
+		for _, c := range calls {
+			if c.Name != "inbox.store.PutMessage" {
+				continue
+			}
+			wcu := floatAttr(t, c, otelinbox.WriteUnitsKey)
+			consumed := 0.0
+			for _, req := range children(spans, c) {
+				var cc struct{ CapacityUnits float64 }
+				v, _ := attr(req, "aws.dynamodb.consumed_capacity")
+				if len(v.AsStringSlice()) == 1 {
+					_ = json.Unmarshal([]byte(v.AsStringSlice()[0]), &cc)
+				}
+				consumed += cc.CapacityUnits
+			}
+			if wcu < 2*3+1 || wcu <= consumed {
+				t.Errorf("PutMessage: %v write units billed, Local reported %v; want at least 7, more than Local's", wcu, consumed)
+			}
+		}
+		if wcu := floatAttr(t, pub, otelinbox.WriteUnitsKey); wcu < 3*7 {
+			t.Errorf("Publish: %v write units, want at least 21 (three transactions)", wcu)
 		}
 	} else if n := requests(pub); n != 0 {
 		t.Errorf("memstore Publish: %d requests", n)
@@ -546,7 +569,8 @@ func TestMemstore(t *testing.T) {
 
 // TestDynamoDBLocal checks the scenario's telemetry on DynamoDB Local,
 // and then a batch of the table's real stream, read with a
-// dynamo.StreamReader into the Inbox's StreamHandler.
+// dynamo.StreamReader into the Inbox's StreamHandler: the batches' spans
+// and the client spans of the Streams API requests that fetched them.
 func TestDynamoDBLocal(t *testing.T) {
 	cfg := localConfig(t)
 	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
@@ -579,7 +603,36 @@ func TestDynamoDBLocal(t *testing.T) {
 	if records != int64(n) {
 		t.Errorf("stream batch spans count %d records, the reader delivered %d", records, n)
 	}
-	checkNoSecrets(t, spans, tm.metrics(t), secrets)
+	// The reader's requests that fetched each batch are client spans under
+	// its span, before it: the first batch's list the stream's shards and
+	// open an iterator; every batch's read a page of records. They hold no
+	// consumed capacity (the Streams API has none).
+	for i, b := range named(spans, "inbox.StreamHandler") {
+		var ops []string
+		for _, c := range children(spans, b) {
+			if c.SpanKind != trace.SpanKindClient {
+				continue
+			}
+			dbOp, _ := attr(c, "db.operation.name")
+			ops = append(ops, dbOp.AsString())
+			if c.Name != dbOp.AsString()+" "+table || c.EndTime.After(b.StartTime) {
+				t.Errorf("stream read span %q [%v, %v], want %q, before its batch's span at %v", c.Name, c.StartTime, c.EndTime, dbOp.AsString()+" "+table, b.StartTime)
+			}
+			checkAttrs(t, c, attribute.String("db.system.name", "aws.dynamodb"), attribute.String("db.collection.name", table))
+			if _, ok := attr(c, "aws.dynamodb.consumed_capacity"); ok {
+				t.Errorf("stream read span %s has a consumed capacity", c.Name)
+			}
+		}
+		if !slices.Contains(ops, "GetRecords") || i == 0 && (!slices.Contains(ops, "DescribeStream") || !slices.Contains(ops, "GetShardIterator")) {
+			t.Errorf("stream batch %d's reads %v; want GetRecords (and for the first DescribeStream and GetShardIterator)", i, ops)
+		}
+	}
+	rm := tm.metrics(t)
+	if p, ok := pointOf(rm, "db.client.operation.duration", attribute.String("db.system.name", "aws.dynamodb"),
+		attribute.String("db.operation.name", "GetRecords"), attribute.String("db.collection.name", table)); !ok || p.count == 0 {
+		t.Errorf("db.client.operation.duration of GetRecords: %+v (found: %v)", p, ok)
+	}
+	checkNoSecrets(t, spans, rm, secrets)
 }
 
 // TestRecountDrift checks the span and metric of a Recount that finds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/otelinbox/otelstdout"
 )
 
 // awsConfig loads the AWS config from the environment and the shared
@@ -64,8 +66,16 @@ func (e *env) openInbox(ctx context.Context, opts ...inbox.Option) (*inbox.Inbox
 	}
 	db := e.dynamoDB(cfg)
 	opts = append([]inbox.Option{inbox.WithSharedCache(0)}, opts...)
-	if e.logOps {
+	switch {
+	case e.logOps:
 		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.New(slog.NewJSONHandler(e.stderr, nil)))))
+	case e.otel:
+		if e.telemetry == nil {
+			if e.telemetry, err = otelstdout.New(e.stderr, "inbox", time.Minute); err != nil {
+				return nil, nil, aws.Config{}, err
+			}
+		}
+		opts = append(opts, inbox.WithHooks(e.telemetry.Hooks))
 	}
 	return inbox.New(dynamo.New(db, e.table, e.storeOptions()...), opts...), db, cfg, nil
 }

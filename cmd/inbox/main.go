@@ -66,6 +66,15 @@
 //	                     duration, outcome, DynamoDB requests, round trips
 //	                     and capacity units, and for recount the counters
 //	                     it repaired; never a user ID or a message's content
+//	--otel               write the same as OpenTelemetry spans (one per
+//	                     operation, Store call and DynamoDB request) and,
+//	                     at exit and every minute, metrics, to stderr, a
+//	                     JSON object a line (package otelinbox/otelstdout,
+//	                     the SDK's stdout exporters); not with --log-ops
+//
+// The command is a Go module of its own (github.com/stak/inbox/cmd/inbox),
+// so that it can link OpenTelemetry while the inbox module's go.mod names
+// none: build or install it from its directory (go install .).
 //
 // recount --all reads the whole table once (a Scan, whose filter does not
 // lower its cost) and then every record of the inbox's partitions; it
@@ -103,6 +112,7 @@ import (
 	"syscall"
 
 	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/otelinbox/otelstdout"
 )
 
 // Exit statuses of run.
@@ -157,6 +167,7 @@ type globals struct {
 	unreadIndex string
 	threadIndex string
 	logOps      bool
+	otel        bool
 }
 
 // storeOptions are the dynamo options the globals select.
@@ -167,7 +178,7 @@ func (g *globals) storeOptions() []dynamo.Option {
 // isGlobal reports whether name is one of the flags globals registers.
 func isGlobal(name string) bool {
 	switch name {
-	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index", "log-ops":
+	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index", "log-ops", "otel":
 		return true
 	}
 	return false
@@ -185,6 +196,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.unreadIndex, "unread-index", g.unreadIndex, "the table's unread index `name`; \"\" for a table without one")
 	fs.StringVar(&g.threadIndex, "thread-index", g.threadIndex, "the table's thread index `name`; \"\" for a table without one")
 	fs.BoolVar(&g.logOps, "log-ops", g.logOps, "log each library operation (duration, outcome, requests, capacity units) to stderr as JSON")
+	fs.BoolVar(&g.otel, "otel", g.otel, "write each library operation's OpenTelemetry spans, and the metrics, to stderr as JSON")
 }
 
 // resolve fills in the defaults from the environment and checks g.
@@ -200,14 +212,19 @@ func (g *globals) resolve(getenv func(string) string) error {
 	default:
 		return usagef("--output %q: want json or table", g.output)
 	}
+	if g.logOps && g.otel {
+		return usagef("--log-ops and --otel: pass one")
+	}
 	return nil
 }
 
 // env is what a running command works with: the global flags and the
-// output streams.
+// output streams, and with --otel the telemetry its Inbox reports to
+// (set by openInbox, shut down by run).
 type env struct {
 	globals
 	stdout, stderr io.Writer
+	telemetry      *otelstdout.Telemetry
 }
 
 // run runs the command line args (without the program name), writing
@@ -258,7 +275,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := g.resolve(os.Getenv); err != nil {
 		return report(stderr, name, err)
 	}
-	return report(stderr, name, exec(ctx, &env{globals: g, stdout: stdout, stderr: stderr}))
+	e := &env{globals: g, stdout: stdout, stderr: stderr}
+	err := exec(ctx, e)
+	if e.telemetry != nil {
+		// The last metrics, and the spans still buffered.
+		err = errors.Join(err, e.telemetry.Shutdown(context.WithoutCancel(ctx)))
+	}
+	return report(stderr, name, err)
 }
 
 // parseFlags parses args into fs. On --help it prints the usage to stdout

@@ -713,6 +713,101 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestOTel checks that --otel writes the library's OpenTelemetry spans
+// and, at exit, its metrics to stderr, a JSON object a line: a recount's
+// span, its Store calls' spans under it and their DynamoDB requests'
+// client spans under those, and the counter it repaired in
+// inbox.recount.repaired; no user ID. It does not go with --log-ops.
+func TestOTel(t *testing.T) {
+	f := newFixture(t)
+	const user = "user-7f3a91"
+	f.publish(t, f.scope, []string{user}, inbox.Draft{Title: "Invoice"})
+	f.bump(t, f.scope.User(user).Partition(), 2)
+	r := cli(t, with(f.g, "recount", "--tenant", "acme", "--inbox", "alerts", "--user", user, "--otel")...).ok(t)
+	type span struct {
+		Name        string
+		SpanContext struct{ SpanID string }
+		Parent      struct{ SpanID string }
+		SpanKind    int
+		Attributes  []struct {
+			Key   string
+			Value struct{ Value any }
+		}
+	}
+	type point struct {
+		Value float64
+		Count int
+	}
+	var spans []span
+	metrics := map[string][]point{}
+	for line := range strings.Lines(r.stderr) {
+		var obj struct {
+			span
+			ScopeMetrics []struct {
+				Metrics []struct {
+					Name string
+					Data struct{ DataPoints []point }
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("stderr line %q is not JSON: %v", line, err)
+		}
+		if obj.Name != "" {
+			spans = append(spans, obj.span)
+		}
+		for _, sm := range obj.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				metrics[m.Name] = append(metrics[m.Name], m.Data.DataPoints...)
+			}
+		}
+	}
+	parent := map[string]string{} // span ID -> its parent's name
+	byID := map[string]span{}
+	for _, s := range spans {
+		byID[s.SpanContext.SpanID] = s
+	}
+	var recount *span
+	calls, requests := 0, 0
+	for _, s := range spans {
+		parent[s.SpanContext.SpanID] = byID[s.Parent.SpanID].Name
+		switch {
+		case s.Name == "inbox.Recount":
+			recount = &s
+		case strings.HasPrefix(s.Name, "inbox.store."):
+			if byID[s.Parent.SpanID].Name == "inbox.Recount" {
+				calls++
+			}
+		case s.SpanKind == 3: // client
+			if strings.HasSuffix(s.Name, " "+f.table) && strings.HasPrefix(byID[s.Parent.SpanID].Name, "inbox.store.") {
+				requests++
+			}
+		}
+	}
+	if recount == nil || calls == 0 || requests < calls {
+		t.Fatalf("spans: Recount %v, %d Store calls under it, %d DynamoDB requests under those; want one, some, one a call or more:\n%s", recount != nil, calls, requests, r.stderr)
+	}
+	repaired := false
+	for _, a := range recount.Attributes {
+		repaired = repaired || a.Key == "inbox.recount.repaired" && a.Value.Value == 1.0
+	}
+	if !repaired {
+		t.Errorf("the Recount span's attributes %+v; want inbox.recount.repaired 1", recount.Attributes)
+	}
+	if p := metrics["inbox.recount.repaired"]; len(p) != 1 || p[0].Value != 1 {
+		t.Errorf("inbox.recount.repaired %+v, want 1", p)
+	}
+	if p := metrics["inbox.operation.duration"]; len(p) != 1 || p[0].Count != 1 {
+		t.Errorf("inbox.operation.duration %+v, want the Recount's", p)
+	}
+	if strings.Contains(r.stderr, user) {
+		t.Errorf("stderr names the user:\n%s", r.stderr)
+	}
+	if r := cli(t, with(f.g, "counts", "--tenant", "acme", "--inbox", "alerts", "--user", user, "--otel", "--log-ops")...); r.code != exitUsage || !strings.Contains(r.stderr, "--log-ops and --otel") {
+		t.Errorf("--otel --log-ops: exit %d, stderr %q; want a usage error", r.code, r.stderr)
+	}
+}
+
 // TestLogOps checks that --log-ops logs the library's operations to
 // stderr, one JSON line each, with the counters a recount repaired, and
 // no user ID.

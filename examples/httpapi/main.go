@@ -4,7 +4,7 @@
 //
 // By default it runs on the in-memory store:
 //
-//	go run ./examples/httpapi -tenant acme -inbox alerts
+//	go run . -tenant acme -inbox alerts   # in examples/httpapi
 //	curl -H 'X-User: ops' -d '{"users":["ann"],"title":"Disk full","category":"infra"}' localhost:8080/messages
 //	curl -H 'X-User: ops' -d '{"group":"admins","title":"Deploy at 5"}' localhost:8080/broadcasts
 //	curl -H 'X-User: ann' -H 'X-Groups: admins' 'localhost:8080/messages?unread=true'
@@ -25,9 +25,15 @@
 //
 // With -log-ops each library operation is logged (inbox.LogHooks, through
 // slog's default logger): its duration, outcome, DynamoDB requests, round
-// trips and capacity units. This module imports no OpenTelemetry; the
-// module github.com/stak/inbox/otelinbox turns the same reports into spans
-// and metrics, and its examples show the wiring.
+// trips and capacity units. With -otel the same go to stdout as
+// OpenTelemetry spans (one per operation, Store call and DynamoDB request)
+// and, every -otel-interval and at exit, metrics, a JSON object a line, by
+// the OpenTelemetry SDK's stdout exporters: the wiring below (otelinbox's
+// Hooks over the SDK, package otelinbox/otelstdout) is what a service
+// does with its own exporter. The example is a Go module of its own
+// (github.com/stak/inbox/examples/httpapi), so that it can link
+// OpenTelemetry while the inbox module's go.mod names none: run it from
+// its directory (go run .).
 package main
 
 import (
@@ -35,6 +41,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -44,29 +51,55 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/otelinbox/otelstdout"
 )
 
 func main() {
-	var (
-		addr     = flag.String("addr", "localhost:8080", "address to listen on")
-		tenant   = flag.String("tenant", "demo", "tenant key of the inbox served")
-		inboxKey = flag.String("inbox", "main", "inbox key of the inbox served")
-		endpoint = flag.String("dynamodb-endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local (env DYNAMODB_ENDPOINT)")
-		table    = flag.String("table", os.Getenv("TABLE_NAME"), "DynamoDB table; empty with no endpoint: in-memory store (env TABLE_NAME)")
-		stream   = flag.Bool("read-stream", false, "read the table's stream in this process (always with -dynamodb-endpoint)")
-		logOps   = flag.Bool("log-ops", false, "log each library operation (duration, outcome, requests, capacity units)")
-	)
-	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var opts []inbox.Option
-	if *logOps {
-		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.Default())))
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
 	}
-	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, opts...); err != nil {
+	if err != nil {
 		slog.Error("httpapi", "err", err)
 		os.Exit(1)
 	}
+}
+
+// run parses the command line args (without the program name) and serves
+// until ctx is done; with -otel, spans and metrics go to stdout.
+func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
+	fs := flag.NewFlagSet("httpapi", flag.ContinueOnError)
+	var (
+		addr     = fs.String("addr", "localhost:8080", "address to listen on")
+		tenant   = fs.String("tenant", "demo", "tenant key of the inbox served")
+		inboxKey = fs.String("inbox", "main", "inbox key of the inbox served")
+		endpoint = fs.String("dynamodb-endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint, e.g. http://localhost:8000 for DynamoDB Local (env DYNAMODB_ENDPOINT)")
+		table    = fs.String("table", os.Getenv("TABLE_NAME"), "DynamoDB table; empty with no endpoint: in-memory store (env TABLE_NAME)")
+		stream   = fs.Bool("read-stream", false, "read the table's stream in this process (always with -dynamodb-endpoint)")
+		logOps   = fs.Bool("log-ops", false, "log each library operation (duration, outcome, requests, capacity units)")
+		otel     = fs.Bool("otel", false, "write each library operation's OpenTelemetry spans, and the metrics, to stdout as JSON")
+		every    = fs.Duration("otel-interval", time.Minute, "how often -otel writes the metrics")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var opts []inbox.Option
+	switch {
+	case *logOps && *otel:
+		return errors.New("-log-ops and -otel: pass one")
+	case *logOps:
+		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.Default())))
+	case *otel:
+		tel, err := otelstdout.New(stdout, "httpapi", *every)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, tel.Shutdown(context.WithoutCancel(ctx))) }()
+		opts = append(opts, inbox.WithHooks(tel.Hooks))
+	}
+	return serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, opts...)
 }
 
 // wire returns the Inbox that serves scope from b, with opts, its events
