@@ -210,9 +210,9 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := ddblocal.Client(t)
-	// DynamoDB Local's TTL deletes nothing in a table with a local
-	// secondary index, so this table has neither the unread nor the thread index.
-	noIndex := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex("")}
+	// DynamoDB Local's TTL deletes nothing in a table with a secondary
+	// index, local or global, so this table has none of the indexes.
+	noIndex := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex(""), dynamo.WithScheduledIndex("")}
 	table, arn := ddblocal.NewTable(t, c, noIndex...)
 	var mu sync.Mutex
 	var evs []inbox.Event

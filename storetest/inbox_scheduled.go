@@ -14,6 +14,9 @@ func scheduledTests() []suiteTest {
 	return []suiteTest{
 		{"Scheduled", testScheduled},
 		{"ScheduledBadInput", testScheduledBadInput},
+		{"ScheduledList", testScheduledList},
+		{"Due", testDue},
+		{"ScheduledListBadInput", testScheduledListBadInput},
 	}
 }
 
