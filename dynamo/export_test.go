@@ -23,3 +23,7 @@ func AgeShards(r *StreamReader, d time.Duration) {
 
 // EventRecord is eventRecord, for tests that read a stream raw.
 var EventRecord = eventRecord
+
+// ScheduledProjection is scheduledProjection, for the tests that check
+// the SAM template and the meter against it.
+var ScheduledProjection = scheduledProjection

@@ -3,6 +3,8 @@ package dynamo_test
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,7 +89,7 @@ func TestScheduledIndex(t *testing.T) {
 				{AttributeName: aws.String("ssk"), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude,
-				NonKeyAttributes: []string{"headers", "message", "taxonomy", "deliverat", "ledger", "expiredat"}},
+				NonKeyAttributes: dynamo.ScheduledProjection(driver.TTLAttribute)},
 		}}},
 	})
 	if err != nil {
@@ -102,5 +104,26 @@ func TestScheduledIndex(t *testing.T) {
 	}
 	if err != nil || len(page.Deliveries) != 2 || page.Deliveries[0].User.ID != "ann" || page.Deliveries[1].Message.Title != "later" {
 		t.Errorf("Scheduled once the index was added: %+v, %v; want ann's and bob's copies", page, err)
+	}
+}
+
+// TestTemplateHasTheScheduledIndex: the SAM template's scheduled index
+// has the keys and projection CreateTable gives it.
+func TestTemplateHasTheScheduledIndex(t *testing.T) {
+	raw, err := os.ReadFile("../examples/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, index, ok := strings.Cut(string(raw), "- IndexName: "+dynamo.DefaultScheduledIndex+"\n")
+	want := []string{
+		"- AttributeName: spk\n              KeyType: HASH",
+		"- AttributeName: ssk\n              KeyType: RANGE",
+		"ProjectionType: INCLUDE",
+		"NonKeyAttributes: [" + strings.Join(dynamo.ScheduledProjection(driver.TTLAttribute), ", ") + "]",
+	}
+	for _, w := range want {
+		if !ok || !strings.Contains(index, w) {
+			t.Errorf("examples/template.yaml: the scheduled index lacks %q", w)
+		}
 	}
 }
