@@ -23,6 +23,12 @@
 // The in-memory store has no stream: the page works, but does not update
 // by itself.
 //
+// A scheduled message (POST /messages with deliver_at) shows in the page's
+// "Scheduled" list (GET /scheduled) until it is due; then a worker in this
+// process (pushDue, every -due-interval) tells the page, which shows it in
+// the feed: the stream reports a message when it is stored, not when it
+// comes due.
+//
 // With -log-ops each library operation is logged (inbox.LogHooks, through
 // slog's default logger): its duration, outcome, DynamoDB requests, round
 // trips and capacity units. This module imports no OpenTelemetry; the
@@ -55,6 +61,7 @@ func main() {
 		table    = flag.String("table", os.Getenv("TABLE_NAME"), "DynamoDB table; empty with no endpoint: in-memory store (env TABLE_NAME)")
 		stream   = flag.Bool("read-stream", false, "read the table's stream in this process (always with -dynamodb-endpoint)")
 		logOps   = flag.Bool("log-ops", false, "log each library operation (duration, outcome, requests, capacity units)")
+		due      = flag.Duration("due-interval", time.Second, "how often to push the scheduled messages that came due (a minute would do in production)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -63,7 +70,7 @@ func main() {
 	if *logOps {
 		opts = append(opts, inbox.WithHooks(inbox.LogHooks(slog.Default())))
 	}
-	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, opts...); err != nil {
+	if err := serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, *due, opts...); err != nil {
 		slog.Error("httpapi", "err", err)
 		os.Exit(1)
 	}
@@ -76,9 +83,9 @@ func (b backend) wire(scope inbox.Scope, opts ...inbox.Option) (*inbox.Inbox, *H
 	return inbox.New(b.store, append(opts, inbox.WithEvents(hub.Publish))...), hub
 }
 
-// serve runs the API of scope on addr, with an Inbox of opts, until ctx
-// is done.
-func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool, opts ...inbox.Option) error {
+// serve runs the API of scope on addr, with an Inbox of opts, and the
+// worker that pushes what comes due every due, until ctx is done.
+func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool, due time.Duration, opts ...inbox.Option) error {
 	if err := scope.Validate(); err != nil {
 		return err
 	}
@@ -96,6 +103,7 @@ func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table 
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
+	go pushDue(ctx, ib, scope, hub.Publish, due)
 	if b.stream != nil {
 		go func() {
 			if err := b.stream(ctx, ib); err != nil && ctx.Err() == nil {
