@@ -262,9 +262,46 @@
 // Decisions: a delivery time must be after now and at most MaxTTL ahead.
 // A message in a thread cannot be scheduled (ErrInvalidInput): the
 // thread's last activity (ListThreads' order) would move before it is
-// due. The stream
-// reports a scheduled message when it is stored, not when it comes due: a
-// host that pushes at the due time must keep its own timer for now.
+// due.
+//
+// Scheduled lists what is scheduled in an inbox and not due yet, and Due
+// what came due in a window of time, each copy of a message to users with
+// its user, by delivery time, a page at a time (a scheduled broadcast or
+// group message, stored once for its audience, is not in their index:
+// a host that pushes it at its time keeps its own timer):
+//
+//   - An operator reads Scheduled to see what will go out (and Redact, with
+//     a copy's ID and users, cancels it).
+//   - The stream reports a scheduled message when it is stored, not when
+//     it comes due (nothing is written then). A host that pushes at the
+//     due time runs a worker every minute or so (a ticker, or a Lambda
+//     function EventBridge Scheduler invokes) that calls Due for the
+//     window since its last run and pushes each copy's Delivery.Event
+//     (kind EventDue) as it pushes the stream's events. Windows should
+//     overlap by a few minutes, the handler dropping events it has seen
+//     (their IDs are stable): see Due for why.
+//   - Both read one index of the inbox's scheduled copies: on DynamoDB a
+//     sparse global secondary index (dynamo.WithScheduledIndex), keyed by
+//     the inbox (t#<tenant>S#<inbox>) and sorted by the copy's ID then its
+//     user, so by delivery time (the ID is minted then). Only scheduled
+//     copies carry its keys: other messages cost nothing more; a scheduled
+//     copy costs one index write (1 WCU) when published and one when it is
+//     removed. It projects the message, not the user's marks, so that a
+//     mark writes nothing to it. A copy stays in it, due, until it expires
+//     or is removed, so Due can look back; a Redact drops it. A global
+//     index is read eventually consistent: a copy shows in it, or leaves
+//     it, usually within a second of its write, and Scheduled and Due are
+//     the only reads of this package that can lag a write of this
+//     process. An inbox's copies share one index key, and a partition of
+//     DynamoDB takes about 1,000 write units a second: an inbox that
+//     schedules more copies a second than that may see its scheduled
+//     publishes throttled (ErrThrottled), where a copy-per-user publish
+//     is the wrong tool anyway (see Groups).
+//   - A table without the index (dynamo.WithScheduledIndex("")) still
+//     schedules messages; Scheduled and Due then fail with
+//     ErrUnsupported. Copies carry the index's keys either way, so an
+//     index added later (a global index can be added to a table, unlike
+//     a local one) lists the copies written before.
 //
 // # Snooze
 //

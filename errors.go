@@ -32,4 +32,8 @@ var (
 	// (DynamoDB's throttling) after its client's retries: back off and try
 	// again.
 	ErrThrottled = driver.ErrThrottled
+	// ErrUnsupported reports a call the store cannot serve as deployed:
+	// Scheduled or Due on a table created without the scheduled index
+	// (dynamo.WithScheduledIndex("")).
+	ErrUnsupported = driver.ErrUnsupported
 )

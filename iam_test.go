@@ -78,13 +78,16 @@ func allowed(patterns []string, pk string) bool {
 
 // partitionKeys returns every partition key a tenant's inbox uses: the
 // tenant's settings and configs, a user's messages and stats, the public
-// partition, a host system ID's claim.
+// partition, a host system ID's claim, and the inbox's key in the
+// scheduled index (a Query of a global index is authorized by the index's
+// partition key).
 func partitionKeys(tenant, in, user string) []string {
 	return []string{
 		driver.TenantPK(tenant),
 		driver.ClaimPK(inbox.Scope{Tenant: tenant, Inbox: in}, user),
 		inbox.Partition{Tenant: tenant, Inbox: in, User: user}.PK(),
 		inbox.Partition{Tenant: tenant, Inbox: in, Group: inbox.PublicGroup}.PK(),
+		driver.ScheduledPK(inbox.Scope{Tenant: tenant, Inbox: in}),
 	}
 }
 
@@ -110,7 +113,7 @@ func TestStringLike(t *testing.T) {
 // tenant key match that tenant's partitions and no other tenant's.
 func TestTenantPolicy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	alphabet := []rune("aUGt#$*?-_ é ")
+	alphabet := []rune("aUGSt#$*?-_ é ")
 	randomKey := func() string {
 		for {
 			n := 1 + rng.IntN(6)
@@ -124,7 +127,7 @@ func TestTenantPolicy(t *testing.T) {
 		}
 	}
 	near := func(tenant string) []string {
-		out := []string{tenant + "U", tenant + "G", "U" + tenant, tenant + "x", tenant + " ", "G" + tenant}
+		out := []string{tenant + "U", tenant + "G", tenant + "S", "U" + tenant, tenant + "x", tenant + " ", "G" + tenant, "S" + tenant}
 		if len(tenant) > 1 {
 			out = append(out, tenant[:len(tenant)-1])
 		}
@@ -185,9 +188,11 @@ func FuzzTenantPolicy(f *testing.F) {
 	})
 }
 
-// TestTenantPolicyCoversTheUnreadIndex: the policy grants its actions on
-// the table and on the unread index, which unread-only pages query.
-func TestTenantPolicyCoversTheUnreadIndex(t *testing.T) {
+// TestTenantPolicyCoversTheIndexes: the policy grants its actions on the
+// table and on each index CreateTable makes: the unread index, which
+// unread-only pages query, the thread index (a thread's pages) and the
+// scheduled index (Scheduled and Due).
+func TestTenantPolicyCoversTheIndexes(t *testing.T) {
 	raw, err := os.ReadFile("examples/iam/tenant-policy.json")
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +206,10 @@ func TestTenantPolicyCoversTheUnreadIndex(t *testing.T) {
 		t.Fatalf("tenant-policy.json: %v, %d statements", err, len(doc.Statement))
 	}
 	table := "arn:aws:dynamodb:${Region}:${Account}:table/${Table}"
-	want := map[string]bool{table: false, table + "/index/" + dynamo.DefaultUnreadIndex: false}
+	want := map[string]bool{table: false}
+	for _, ix := range []string{dynamo.DefaultUnreadIndex, dynamo.DefaultThreadIndex, dynamo.DefaultScheduledIndex} {
+		want[table+"/index/"+ix] = false
+	}
 	for _, r := range doc.Statement[0].Resource {
 		if _, ok := want[r]; ok {
 			want[r] = true

@@ -22,7 +22,8 @@
 //     Store calls them on what it is asked to write, so that all of them
 //     refuse exactly what DynamoDB refuses.
 //   - The key layout below, and ParsePartitionKey, MessageSK, CounterSK,
-//     LedgerSK, ClaimPK, TombstoneSK, TenantPK, InboxConfigSK.
+//     LedgerSK, ClaimPK, TombstoneSK, TenantPK, InboxConfigSK, ScheduledPK,
+//     ScheduledKey.
 //
 // # Key layout
 //
@@ -38,8 +39,11 @@
 // (LedgerSK), tombstones of broadcasts removed before they expired d#<id>,
 // the seen watermark cs#seen, a host system ID's claim h#<host id> in a
 // partition of its own (ClaimPK, spread by a hash of the ID), tenant
-// settings and inbox configs under t#<tenant>. The dynamo package's doc
-// lists every attribute of every item.
+// settings and inbox configs under t#<tenant>. A scheduled copy also
+// carries the keys of the dynamo Store's scheduled index, a global one:
+// its inbox's t#<tenant>S#<inbox> (ScheduledPK) and its position
+// <id>#<user> (ScheduledKey), which Query.Scheduled reads. The dynamo
+// package's doc lists every attribute of every item.
 //
 // # The ledger
 //

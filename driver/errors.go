@@ -40,4 +40,9 @@ var (
 	// batch whose items stayed unprocessed) after the retries its client
 	// makes. Trying again later may succeed.
 	ErrThrottled = errors.New("inbox: throttled")
+	// ErrUnsupported reports a call the store cannot serve as deployed: a
+	// scheduled-messages query (Query.Scheduled) on a dynamo Store whose
+	// table has no scheduled index, say. It is the deployment's fault,
+	// not the caller's input.
+	ErrUnsupported = errors.New("inbox: not supported by the store")
 )

@@ -154,6 +154,11 @@ func ItemSize(rec Record) int {
 	if !m.InteractedAt.IsZero() {
 		attr("interactedat", valueSize(epochOf(m.InteractedAt)))
 	}
+	if InScheduledIndex(rec) {
+		// The keys of its entry in the dynamo Store's scheduled index.
+		attr("spk", len(ScheduledPK(rec.Partition.Scope())))
+		attr("ssk", len(ScheduledKey(m.ID, rec.Partition.User)))
+	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))
 	}

@@ -68,7 +68,10 @@ type Store interface {
 	// Query returns records (messages, broadcasts and receipts) of one
 	// partition in descending ID order, see Query, strongly consistent.
 	// Counters, ledger entries and other non-message items are never
-	// returned.
+	// returned. With q.Scheduled it lists instead the scheduled direct
+	// messages of a whole inbox, in ascending order, eventually
+	// consistent (see Query.Scheduled); a Store over storage that cannot
+	// list them returns an error matching ErrUnsupported.
 	Query(ctx context.Context, q Query) (QueryResult, error)
 
 	// Mark applies every mark, writes each marked record's ledger entry
@@ -240,11 +243,36 @@ type Query struct {
 	// (QueryResult.Version). Category, UnreadOnly and Archived must be
 	// unset with it.
 	Unseen bool
+	// Scheduled selects, instead of one partition's records, the
+	// scheduled direct messages (InScheduledIndex: DeliverAt set, due or
+	// not) of every user of an inbox: Partition names the scope alone (no
+	// User, no Group). They are evaluated in ascending order of their
+	// position, ScheduledKey(ID, user), strictly between After and Before
+	// (positions, or bare IDs: see ScheduledKey), at most Limit of them;
+	// Next is the position of the last one evaluated, the After of the
+	// following page ("" when none remain). Now drops those that expire at
+	// or before it (not those due: the caller picks a delivery-time range
+	// with the bounds). Each record comes with its user's Partition, its
+	// ledger Entry and no marks (ReadAt and ArchivedAt zero, whatever the
+	// user did since it came due). Category, Thread, UnreadOnly, Archived
+	// and Unseen must be unset with it. A Store should read them at a
+	// cost that grows with what it evaluates, not with the inbox (the
+	// dynamo Store reads its scheduled index, a global secondary index
+	// that projects a message's content and no marks, so that a mark
+	// writes nothing to it).
+	//
+	// Unlike every other read, it may be eventually consistent: the
+	// dynamo Store's index is a global one, which DynamoDB updates after
+	// the write returns (usually within a second), so a copy written or
+	// deleted just before may be missing from it or still in it. A Store
+	// that cannot list them returns an error matching ErrUnsupported.
+	Scheduled bool
 }
 
 // Keeps reports whether q's filters keep rec (its Category, Thread,
-// UnreadOnly, Now and Archived; not its bounds or Unseen): what a Store
-// that filters in memory applies.
+// UnreadOnly, Now and Archived; not its bounds, Unseen or Scheduled;
+// with Scheduled, Now drops the expired only): what a Store that filters
+// in memory applies.
 func (q Query) Keeps(rec Record) bool {
 	m := rec.Message
 	switch {
@@ -252,7 +280,7 @@ func (q Query) Keeps(rec Record) bool {
 		return false
 	case q.UnreadOnly && (rec.Receipt || m.IsRead()):
 		return false
-	case !q.Now.IsZero() && (!q.Now.Before(m.ExpiresAt) || !m.Due(q.Now)):
+	case !q.Now.IsZero() && (!q.Now.Before(m.ExpiresAt) || !q.Scheduled && !m.Due(q.Now)):
 		return false
 	case q.Archived == NotArchived && !rec.Receipt && m.IsArchived():
 		return false
@@ -265,9 +293,14 @@ func (q Query) Keeps(rec Record) bool {
 // ValidateQuery checks what q may ask of Store.Query, whatever is stored,
 // as every Store must before it reads: an Unseen query is of a user's
 // partition, without Category, Thread, UnreadOnly or Archived, and a
-// Category or Thread is a key. Anything else is ErrInvalidInput (or
+// Category or Thread is a key; a Scheduled query names a scope alone,
+// with no other filter, and bounds that are message IDs or ScheduledKey
+// positions, After below Before. Anything else is ErrInvalidInput (or
 // ErrInvalidKey).
 func ValidateQuery(q Query) error {
+	if q.Scheduled {
+		return validateScheduledQuery(q)
+	}
 	if q.Unseen && (q.Partition.IsShared() || q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived) {
 		return fmt.Errorf("%w: an unseen query of %s with other filters, or of a shared partition", ErrInvalidInput, q.Partition.PK())
 	}

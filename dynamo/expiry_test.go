@@ -25,9 +25,10 @@ import (
 )
 
 // shortTTL is the TTL of the messages that expire during the test: long
-// enough to mark them read first, short enough for DynamoDB Local's TTL
-// sweep (about every 10 s) to delete them soon after.
-const shortTTL = 6 * time.Second
+// enough to mark them read first, on a loaded machine too (make test
+// beside other tests took over 6 s for it), short enough for DynamoDB
+// Local's TTL sweep (about every 10 s) to delete them soon after.
+const shortTTL = 12 * time.Second
 
 // expiryWait bounds the wait for DynamoDB Local's TTL deletions.
 const expiryWait = 90 * time.Second
@@ -210,9 +211,9 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := ddblocal.Client(t)
-	// DynamoDB Local's TTL deletes nothing in a table with a local
-	// secondary index, so this table has neither the unread nor the thread index.
-	noIndex := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex("")}
+	// DynamoDB Local's TTL deletes nothing in a table with a secondary
+	// index, local or global, so this table has none of the indexes.
+	noIndex := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex(""), dynamo.WithScheduledIndex("")}
 	table, arn := ddblocal.NewTable(t, c, noIndex...)
 	var mu sync.Mutex
 	var evs []inbox.Event
@@ -261,6 +262,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	bLongBilling := broadcast(driver.PublicGroup, "billing", 0)
 	gShortOps := broadcast("eu", "ops", shortTTL)
 	gLongBilling := broadcast("eu", "billing", 0)
+	lastPublished := time.Now()
 	read(ann, dShortOps)    // direct, expires
 	read(ann, bShortOps)    // receipt, expires with its broadcast
 	read(ann, dLongOps)     // direct, stays
@@ -270,8 +272,15 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 	read(bob, dLongBilling) // direct, stays
 	read(bob, gLongBilling) // receipt, stays
 
-	wantCounts(t, ib, c, table, ann, counts(8, 5, map[string][2]int64{"ops": {4, 4}, "billing": {2, 1}}))
-	wantCounts(t, ib, c, table, bob, counts(8, 3, map[string][2]int64{"ops": {4, 0}, "billing": {3, 2}}))
+	if took := time.Since(published); took < shortTTL-2*time.Second {
+		wantCounts(t, ib, c, table, ann, counts(8, 5, map[string][2]int64{"ops": {4, 4}, "billing": {2, 1}}))
+		wantCounts(t, ib, c, table, bob, counts(8, 3, map[string][2]int64{"ops": {4, 0}, "billing": {3, 2}}))
+	} else {
+		// A loaded machine (make test, beside other tests) took so long
+		// that the short-lived ones are about to expire: the counts
+		// before it are not checked, those after it are.
+		t.Logf("publishing and marking took %v, near the short TTL of %v: the counts before the expiry are not checked", took, shortTTL)
+	}
 
 	afterAnn := counts(3, 2, map[string][2]int64{"ops": {1, 1}, "billing": {2, 1}})
 	afterBob := counts(4, 2, map[string][2]int64{"ops": {1, 0}, "billing": {3, 2}})
@@ -288,7 +297,7 @@ func TestExpiryTTLDeletionsBringCountsDownExactlyOnce(t *testing.T) {
 
 	// The moment the short-lived items expire, Counts leave them out:
 	// before DynamoDB deletes them, and before the stream is accounted.
-	time.Sleep(time.Until(published.Add(shortTTL + time.Second)))
+	time.Sleep(time.Until(lastPublished.Add(shortTTL + time.Second)))
 	left := func() int {
 		n := 0
 		for _, p := range parts {

@@ -36,3 +36,7 @@ var (
 // IndexEntryUnits is what a write of an unread or thread index entry
 // bills.
 const IndexEntryUnits = indexEntryUnits
+
+// ScheduledProjection is scheduledProjection, for the tests that check
+// the SAM template and the meter against it.
+var ScheduledProjection = scheduledProjection

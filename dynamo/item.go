@@ -39,6 +39,8 @@ const (
 	attrUnread    = "unread" // the unread index's key: see unreadKey
 	attrThread    = "thread"
 	attrTSK       = "tsk" // the thread index's key: see threadKey
+	attrSPK       = "spk" // the scheduled index's partition key: driver.ScheduledPK
+	attrSSK       = "ssk" // the scheduled index's sort key: driver.ScheduledKey
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
@@ -64,6 +66,8 @@ type messageItem struct {
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
+	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled copy's: see scheduledKeys
+	SSK       string        `dynamodbav:"ssk,omitempty"`
 }
 
 // flatItem holds what seed 000 puts at the top level of a message item
@@ -269,6 +273,7 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		DeliverAt: readAt(m.DeliverAt),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
+	it.SPK, it.SSK = scheduledKeys(rec)
 	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
 }
 

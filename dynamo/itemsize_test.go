@@ -39,7 +39,8 @@ func TestItemSizeIsExact(t *testing.T) {
 			"nested":      map[string]any{"a": map[string]any{"b": []any{map[string]any{}}}},
 			"big":         math.Nextafter(1e126, 0), "small": 1e-130,
 		},
-		"none": nil,
+		"none":      nil,
+		"scheduled": "a scheduled copy: deliverat and the scheduled index's keys",
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	for name, body := range bodies {
@@ -48,6 +49,9 @@ func TestItemSizeIsExact(t *testing.T) {
 			Audience: driver.Audience{Kind: driver.AudienceUsers, Label: "l", UIDs: []string{"ann"}},
 			Title:    "t", Body: body, ReceivedAt: now, DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
 		}}
+		if name == "scheduled" {
+			rec.Message.DeliverAt = now
+		}
 		rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "size")
 		if err := store.PutMessage(ctx, rec, nil); err != nil {
 			t.Fatalf("%s: PutMessage: %v", name, err)

@@ -2,6 +2,10 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -39,7 +44,12 @@ import (
 // changed or deleted, and AWS bills writes to a local secondary index by
 // the entry's size; so does an item in the thread index ("tsk"). (A write
 // that changes no attribute an index holds costs AWS nothing there: the
-// meter bills it anyway, so its figures are an upper bound.) Reads are billed as
+// meter bills it anyway, so its figures are an upper bound.) An item in
+// the scheduled index ("spk"), a global one, adds the size of its entry
+// (the keys and the projected attributes), rounded up to the KB, when the
+// write puts, deletes or changes that entry, and nothing when the entry
+// stays as it was (a mark, which changes no projected attribute), as AWS
+// bills a global index. Reads are billed as
 // Local reports them, which follows AWS's rule (1 unit per 4 KB read,
 // strongly consistent; half that eventually consistent):
 // TestMeterBillsAsAWS checks both. SDK retries happen below the Client
@@ -178,10 +188,13 @@ type written struct {
 }
 
 // stored is what the meter reads of an item around a write: its size (0
-// for none) and whether the unread index and the thread index hold it.
+// for none), whether the unread index and the thread index hold it, and
+// its entry in the scheduled index ("" for none) with the entry's size.
 type stored struct {
 	size            int
 	unread, threads bool
+	scheduled       string
+	scheduledSize   int
 }
 
 // metered runs one request through m: a read (w nil), billed as Local
@@ -216,6 +229,9 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 		if w.before[i].threads || after[i].threads {
 			wcu += dynamo.IndexEntryUnits // its entry projects the keys, taxonomy and expiry: under 1 KB
 		}
+		if b, a := w.before[i], after[i]; b.scheduled != a.scheduled {
+			wcu += max(math.Ceil(float64(max(b.scheduledSize, a.scheduledSize))/1024), 1)
+		}
 	}
 	m.end(0, wcu, cc...)
 	return out, nil
@@ -235,9 +251,45 @@ func (m *meter) sizes(ctx context.Context, keys []itemKey) []stored {
 			_, unread := item["unread"]
 			_, threads := item["tsk"]
 			out[i] = stored{size: itemSize(item), unread: unread, threads: threads}
+			if _, ok := item["spk"]; ok {
+				entry := map[string]types.AttributeValue{}
+				for _, name := range append([]string{"pk", "sk", "spk", "ssk"}, dynamo.ScheduledProjection(driver.TTLAttribute)...) {
+					if v, ok := item[name]; ok {
+						entry[name] = v
+					}
+				}
+				out[i].scheduled, out[i].scheduledSize = avString(&types.AttributeValueMemberM{Value: entry}), itemSize(entry)
+			}
 		}
 	}
 	return out
+}
+
+// avString returns v as a string that two values share if and only if
+// they are equal: maps with their keys sorted.
+func avString(v types.AttributeValue) string {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberM:
+		keys := slices.Sorted(maps.Keys(v.Value))
+		var b strings.Builder
+		b.WriteString("M{")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%q:%s,", k, avString(v.Value[k]))
+		}
+		return b.String() + "}"
+	case *types.AttributeValueMemberL:
+		var b strings.Builder
+		b.WriteString("L[")
+		for _, e := range v.Value {
+			b.WriteString(avString(e) + ",")
+		}
+		return b.String() + "]"
+	case *types.AttributeValueMemberS:
+		return fmt.Sprintf("S%q", v.Value)
+	case *types.AttributeValueMemberN:
+		return "N" + v.Value
+	}
+	return fmt.Sprintf("%T%v", v, v)
 }
 
 // keyOf returns the primary key of item (the Store's default attribute
@@ -387,4 +439,30 @@ func TestMeterBillsAsAWS(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an update of an item out of the index", 0, 1, -1)
+
+	// An item in the scheduled index, a global one: its entry (keys and
+	// projected attributes) is billed when it is put, changed or deleted,
+	// not when an attribute it does not project changes.
+	sched := item("f", small)
+	sched["spk"], sched["ssk"] = &types.AttributeValueMemberS{Value: "s"}, &types.AttributeValueMemberS{Value: "f#ann"}
+	sched["message"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"title": &types.AttributeValueMemberS{Value: strings.Repeat("t", kb15)}}}
+	if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: sched}); err != nil {
+		t.Fatal(err)
+	}
+	check("a PutItem of 1.5 KB into the scheduled index", 0, 2+2, -1)
+	if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: keyOf(sched), UpdateExpression: aws.String("SET readat = :r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check("an update of an attribute the scheduled index does not project", 0, 2, -1)
+	if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: keyOf(sched), UpdateExpression: aws.String("SET deliverat = :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: "2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check("an update of an attribute it projects", 0, 2+2, -1)
+	if _, err := m.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: &table, Key: keyOf(sched)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	check("a delete from the scheduled index in a transaction", 0, 2*2+2, -1)
 }

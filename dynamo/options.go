@@ -20,6 +20,7 @@ type options struct {
 	pk, sk, ttl string
 	unread      string // the unread index's name, "" for none
 	thread      string // the thread index's name, "" for none
+	scheduled   string // the scheduled index's name, "" for none
 }
 
 // DefaultUnreadIndex is the name of the unread index (see WithUnreadIndex).
@@ -54,6 +55,28 @@ func WithThreadIndex(name string) Option {
 	return func(o *options) { o.thread = name }
 }
 
+// DefaultScheduledIndex is the name of the scheduled index (see
+// WithScheduledIndex).
+const DefaultScheduledIndex = "scheduled"
+
+// WithScheduledIndex sets the name of the table's scheduled index (default
+// DefaultScheduledIndex): a global secondary index on the attributes "spk"
+// (driver.ScheduledPK: t#<tenant>S#<inbox>) and "ssk"
+// (driver.ScheduledKey: <message id>#<user>), which only a scheduled copy
+// of a message carries, so that it costs nothing for the others. It
+// projects what a message is (headers, message, taxonomy, deliverat,
+// ledger and the expiry) and none of a user's marks, so that marking a
+// message that was scheduled writes nothing to it. Query serves
+// driver.Query.Scheduled from it (Inbox.Scheduled and Inbox.Due),
+// eventually consistent, as every read of a global index is. "" is a
+// table without it: those queries then fail with driver.ErrUnsupported,
+// and nothing else changes. Copies carry the attributes either way, so
+// that the index, which unlike a local one can be added to an existing
+// table (UpdateTable), holds every scheduled copy once it has backfilled.
+func WithScheduledIndex(name string) Option {
+	return func(o *options) { o.scheduled = name }
+}
+
 // WithKeyAttributes sets the names of the table's partition and sort key
 // attributes (default "pk" and "sk").
 func WithKeyAttributes(pk, sk string) Option {
@@ -70,13 +93,13 @@ func WithTTLAttribute(name string) Option {
 // and TTL attributes; none of them may be used as one of those.
 var itemAttributes = []string{
 	"kind", "headers", "message", "taxonomy", "readat", "tenant_key", "inbox_key", "uid",
-	"published", "read", "title", "description", "ttl", "id", attrUnread, attrThread, attrTSK,
+	"published", "read", "title", "description", "ttl", "id", attrUnread, attrThread, attrTSK, attrSPK, attrSSK,
 }
 
 // resolve applies opts over the defaults and checks that the three
 // configured names are distinct, non-empty and not used by the items.
 func resolve(opts []Option) (options, error) {
-	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, unread: DefaultUnreadIndex, thread: DefaultThreadIndex}
+	o := options{pk: DefaultPKAttribute, sk: DefaultSKAttribute, ttl: DefaultTTLAttribute, unread: DefaultUnreadIndex, thread: DefaultThreadIndex, scheduled: DefaultScheduledIndex}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -73,13 +73,17 @@ func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Rec
 // writer wrote before. Next is the ID of DynamoDB's LastEvaluatedKey.
 // Items under m# that are not message items (another program's) fail the
 // decoding with an error rather than being skipped silently.
-// A Limit below 1 is ErrInvalidInput.
+// A Limit below 1 is ErrInvalidInput. A Scheduled query reads the
+// scheduled index instead (see WithScheduledIndex).
 func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Limit < 1 {
 		return driver.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", driver.ErrInvalidInput, q.Limit)
 	}
 	if err := driver.ValidateQuery(q); err != nil {
 		return driver.QueryResult{}, err
+	}
+	if q.Scheduled {
+		return s.scheduledQuery(ctx, q)
 	}
 	pk := q.Partition.PK()
 	threaded := q.Thread != "" && s.o.thread != ""                        // a thread's page: the thread index's records

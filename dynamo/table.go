@@ -30,7 +30,8 @@ const tableWait = 5 * time.Minute
 // (expiredat or as set by WithTTLAttribute), and the unread and thread
 // indexes (see WithUnreadIndex and WithThreadIndex), local secondary
 // indexes: with them, each partition key's
-// items (one user's, or one inbox's broadcasts) are limited to 10 GB.
+// items (one user's, or one inbox's broadcasts) are limited to 10 GB;
+// and the scheduled index, a global one (see WithScheduledIndex).
 // It waits until the table is active and returns its stream ARN. Production
 // tables are better managed by infrastructure code (see examples/).
 func CreateTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
@@ -49,7 +50,8 @@ func CreateTable(ctx context.Context, c TableClient, table string, opts ...Optio
 			{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(o.sk), KeyType: types.KeyTypeRange},
 		},
-		LocalSecondaryIndexes: o.indexes(),
+		LocalSecondaryIndexes:  o.indexes(),
+		GlobalSecondaryIndexes: o.globalIndexes(),
 		StreamSpecification: &types.StreamSpecification{
 			StreamEnabled:  aws.Bool(true),
 			StreamViewType: types.StreamViewTypeNewAndOldImages,
@@ -131,6 +133,11 @@ func (o options) indexAttributes() []types.AttributeDefinition {
 	for _, ix := range [][2]string{{o.unread, attrUnread}, {o.thread, attrTSK}} {
 		if ix[0] != "" {
 			out = append(out, types.AttributeDefinition{AttributeName: aws.String(ix[1]), AttributeType: types.ScalarAttributeTypeS})
+		}
+	}
+	if o.scheduled != "" {
+		for _, a := range []string{attrSPK, attrSSK} {
+			out = append(out, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
 		}
 	}
 	return out

@@ -82,8 +82,8 @@ func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Rec
 // (and above q.After), newest first, then filters them; see driver.Query
 // and driver.QueryResult. A user's unread feed and an unseen query
 // evaluate only what the dynamo Store's unread index holds (see
-// indexQuery), so that their pages are production's. A Limit below 1 is
-// ErrInvalidInput.
+// indexQuery), so that their pages are production's; so does a Scheduled
+// query (scheduledQuery). A Limit below 1 is ErrInvalidInput.
 func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	if q.Limit < 1 {
 		return driver.QueryResult{}, fmt.Errorf("%w: query limit %d, want at least 1", driver.ErrInvalidInput, q.Limit)
@@ -95,6 +95,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		return driver.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
+	if q.Scheduled {
+		return s.scheduledQuery(q), nil
+	}
 	if q.Thread != "" {
 		return s.threadQuery(q), nil
 	}

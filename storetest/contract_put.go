@@ -21,6 +21,8 @@ func contractTests() []suiteTest {
 		{"QueryLimitBeforeFilter", testQueryLimitBeforeFilter},
 		{"QueryFilters", testQueryFilters},
 		{"QueryThread", testQueryThread},
+		{"QueryScheduled", testQueryScheduled},
+		{"QueryScheduledBadInput", testQueryScheduledBadInput},
 		{"MarkReadDirect", testMarkReadDirect},
 		{"MarkReadReceipt", testMarkReadReceipt},
 		{"MarkReadAlreadyRead", testMarkReadAlreadyRead},

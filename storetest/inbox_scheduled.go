@@ -16,6 +16,9 @@ func scheduledTests() []suiteTest {
 		{"Scheduled", testScheduled},
 		{"ScheduledBadInput", testScheduledBadInput},
 		{"ScheduledBroadcast", testScheduledBroadcast},
+		{"ScheduledList", testScheduledList},
+		{"Due", testDue},
+		{"ScheduledListBadInput", testScheduledListBadInput},
 	}
 }
 

@@ -91,6 +91,10 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return notRetired{s} },
 			wantFail: []string{"Store/ClaimRetire", "Inbox/Redact"},
 		},
+		"ScheduledIgnoresBounds": {
+			wrap:     func(s driver.Store) driver.Store { return scheduledUnbounded{s} },
+			wantFail: []string{"Store/QueryScheduled", "Inbox/ScheduledList", "Inbox/Due"},
+		},
 		"ClaimHostIDForgetsProperty": {
 			wrap:     func(s driver.Store) driver.Store { return forgetful{s} },
 			property: true,
@@ -214,6 +218,17 @@ func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas
 		}
 	}
 	return err
+}
+
+// scheduledUnbounded reads a scheduled query from the start, whatever
+// its bounds.
+type scheduledUnbounded struct{ driver.Store }
+
+func (s scheduledUnbounded) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	if q.Scheduled {
+		q.After, q.Before = "", ""
+	}
+	return s.Store.Query(ctx, q)
 }
 
 // limitAfterFilter applies Limit to the records that pass the filters.

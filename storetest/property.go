@@ -91,6 +91,7 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		p.randomOp()
 		p.checkFeeds()
 		p.checkCounts()
+		p.checkScheduled()
 		p.e.checkInvariant()
 		if t.Failed() {
 			t.Fatalf("step %d failed (seed %d); the last operations:\n%s", p.step, seed, strings.Join(p.history, "\n"))

@@ -183,8 +183,9 @@ func (e *env) putConfig(ctx context.Context, put func(*inbox.Inbox) error, c inb
 
 // draftFlags are the flags of a message to publish.
 type draftFlags struct {
-	d    inbox.Draft
-	body string
+	d         inbox.Draft
+	body      string
+	deliverAt timeFlag
 }
 
 func (f *draftFlags) register(fs *flag.FlagSet) {
@@ -195,11 +196,13 @@ func (f *draftFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.d.HostSystemID, "host-id", "", "the sending system's `ID` for it: a retry with the same ID delivers nothing twice")
 	fs.StringVar(&f.d.CTAURI, "cta", "", "the call to action's `URI`")
 	fs.StringVar(&f.d.Label, "label", "", "a `label` for the audience")
+	fs.Var(&f.deliverAt, "deliver-at", "schedule it: deliver it at this RFC 3339 `time` (publish only)")
 }
 
 // draft returns the draft the flags describe, its body parsed.
 func (f *draftFlags) draft() (inbox.Draft, error) {
 	d := f.d
+	d.DeliverAt = f.deliverAt.t
 	if f.body != "" {
 		if err := json.Unmarshal([]byte(f.body), &d.Body); err != nil {
 			return d, &usageError{flag: "body", err: fmt.Errorf("not JSON: %w", err)}

@@ -47,6 +47,12 @@
 //	              --host-id, with --user for each recipient of a direct
 //	              message or --group for a group message ($public for
 //	              everyone's); prints how many copies went
+//	scheduled     one page of what an inbox has scheduled and not yet due
+//	              (publish --deliver-at), each copy with its user, earliest
+//	              first: --tenant, --inbox [--limit N] [--cursor C]
+//	due           one page of the scheduled copies that came due in
+//	              [--from, --to) (RFC 3339 times; --to defaults to now):
+//	              --tenant, --inbox, --from [--to] [--limit N] [--cursor C]
 //
 // Global flags, accepted before or after the command:
 //
@@ -61,6 +67,9 @@
 //	                     makes none)
 //	--thread-index N     the table's thread index (default "thread"); "" for
 //	                     a table created without it, as --unread-index
+//	--scheduled-index N  the table's scheduled index (default "scheduled");
+//	                     "" for a table without it (scheduled and due then
+//	                     fail; create-table makes none)
 //	--log-ops            log each library operation the command makes to
 //	                     stderr, a JSON line each (inbox.LogHooks): its
 //	                     duration, outcome, DynamoDB requests, round trips
@@ -155,6 +164,8 @@ func commands() []command {
 		{"publish", "--tenant T --inbox I --user U [--user U ...] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to users", setupPublish},
 		{"broadcast", "--tenant T --inbox I [--group G] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to everyone, or a group, stored once", setupBroadcast},
 		{"redact", "--tenant T --inbox I (--id ID | --host-id H) [--user U ...] [--group G]", "remove a message from every inbox that holds it", setupRedact},
+		{"scheduled", "--tenant T --inbox I [--limit N] [--cursor C]", "print what an inbox has scheduled and not yet due", setupScheduled},
+		{"due", "--tenant T --inbox I --from TIME [--to TIME] [--limit N] [--cursor C]", "print the scheduled copies that came due in a window", setupDue},
 	}
 }
 
@@ -166,19 +177,20 @@ type globals struct {
 	output      string
 	unreadIndex string
 	threadIndex string
+	scheduled   string // the scheduled index's name
 	logOps      bool
 	otel        bool
 }
 
 // storeOptions are the dynamo options the globals select.
 func (g *globals) storeOptions() []dynamo.Option {
-	return []dynamo.Option{dynamo.WithUnreadIndex(g.unreadIndex), dynamo.WithThreadIndex(g.threadIndex)}
+	return []dynamo.Option{dynamo.WithUnreadIndex(g.unreadIndex), dynamo.WithThreadIndex(g.threadIndex), dynamo.WithScheduledIndex(g.scheduled)}
 }
 
 // isGlobal reports whether name is one of the flags globals registers.
 func isGlobal(name string) bool {
 	switch name {
-	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index", "log-ops", "otel":
+	case "endpoint-url", "region", "table", "output", "o", "unread-index", "thread-index", "scheduled-index", "log-ops", "otel":
 		return true
 	}
 	return false
@@ -195,6 +207,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.output, "o", g.output, "shorthand for --output")
 	fs.StringVar(&g.unreadIndex, "unread-index", g.unreadIndex, "the table's unread index `name`; \"\" for a table without one")
 	fs.StringVar(&g.threadIndex, "thread-index", g.threadIndex, "the table's thread index `name`; \"\" for a table without one")
+	fs.StringVar(&g.scheduled, "scheduled-index", g.scheduled, "the table's scheduled index `name`; \"\" for a table without one")
 	fs.BoolVar(&g.logOps, "log-ops", g.logOps, "log each library operation (duration, outcome, requests, capacity units) to stderr as JSON")
 	fs.BoolVar(&g.otel, "otel", g.otel, "write each library operation's OpenTelemetry spans, and the metrics, to stderr as JSON")
 }
@@ -231,7 +244,7 @@ type env struct {
 // results to stdout and errors and progress to stderr, and returns the
 // exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := globals{output: outputJSON, unreadIndex: dynamo.DefaultUnreadIndex, threadIndex: dynamo.DefaultThreadIndex}
+	g := globals{output: outputJSON, unreadIndex: dynamo.DefaultUnreadIndex, threadIndex: dynamo.DefaultThreadIndex, scheduled: dynamo.DefaultScheduledIndex}
 	top := flag.NewFlagSet("inbox", flag.ContinueOnError)
 	g.register(top)
 	if code, ok := parseFlags(top, args, stdout, stderr, func(w io.Writer) { mainUsage(w, top) }); !ok {

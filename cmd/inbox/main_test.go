@@ -148,6 +148,9 @@ func TestCreateAndDeleteTable(t *testing.T) {
 	if want := []string{dynamo.DefaultThreadIndex, dynamo.DefaultUnreadIndex}; !slices.Equal(indexes, want) {
 		t.Errorf("local secondary indexes %v, want %v", indexes, want)
 	}
+	if g := d.Table.GlobalSecondaryIndexes; len(g) != 1 || aws.ToString(g[0].IndexName) != dynamo.DefaultScheduledIndex {
+		t.Errorf("global secondary indexes %+v, want %s", g, dynamo.DefaultScheduledIndex)
+	}
 
 	// --unread-index "" --thread-index "": a table without the indexes,
 	// which feed --unread then reads without.
@@ -157,10 +160,10 @@ func TestCreateAndDeleteTable(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	noIndex := with(local(t, bare), "--unread-index", "", "--thread-index", "")
+	noIndex := with(local(t, bare), "--unread-index", "", "--thread-index", "", "--scheduled-index", "")
 	cli(t, with(noIndex, "create-table")...).ok(t)
-	if d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bare)}); err != nil || len(d.Table.LocalSecondaryIndexes) != 0 {
-		t.Errorf("create-table without indexes: %v, indexes %+v; want none", err, d.Table.LocalSecondaryIndexes)
+	if d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(bare)}); err != nil || len(d.Table.LocalSecondaryIndexes) != 0 || len(d.Table.GlobalSecondaryIndexes) != 0 {
+		t.Errorf("create-table without indexes: %v, indexes %+v and %+v; want none", err, d.Table.LocalSecondaryIndexes, d.Table.GlobalSecondaryIndexes)
 	}
 	cli(t, with(noIndex, "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...).ok(t)
 	if r := cli(t, with(local(t, bare), "feed", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--unread")...); r.code != exitError || !strings.Contains(r.stderr, "WithUnreadIndex") {

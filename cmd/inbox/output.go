@@ -77,6 +77,7 @@ type messageJSON struct {
 	CTAURI       string    `json:"cta_uri,omitempty"`
 	ReceivedAt   time.Time `json:"received_at,omitzero"`
 	DeliveredAt  time.Time `json:"delivered_at,omitzero"`
+	DeliverAt    time.Time `json:"deliver_at,omitzero"` // a scheduled message's
 	Read         bool      `json:"read"`
 	ReadAt       time.Time `json:"read_at,omitzero"`
 	Archived     bool      `json:"archived"`
@@ -99,6 +100,7 @@ func newMessageJSON(m inbox.Message) messageJSON {
 		CTAURI:       m.CTAURI,
 		ReceivedAt:   m.ReceivedAt,
 		DeliveredAt:  m.DeliveredAt,
+		DeliverAt:    m.DeliverAt,
 		Read:         m.IsRead(),
 		ReadAt:       m.ReadAt,
 		Archived:     m.IsArchived(),

@@ -207,8 +207,11 @@ func liveAPI(t *testing.T) *api {
 	tr := &readerTrace{start: time.Now()}
 	r := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn, dynamo.WithHooks(tr.hooks()))
 	go func() { done <- r.Run(ctx, ib.StreamHandler, 100*time.Millisecond) }()
+	dueDone := make(chan struct{})
+	go func() { pushDue(ctx, ib, testScope, hub.Publish, dueTick); close(dueDone) }()
 	t.Cleanup(func() {
 		cancel()
+		<-dueDone
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("stream reader: %v", err)
 		}
@@ -232,14 +235,20 @@ func memLiveAPI(t *testing.T) *api {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.stream(ctx, ib) }()
+	dueDone := make(chan struct{})
+	go func() { pushDue(ctx, ib, testScope, hub.Publish, dueTick); close(dueDone) }()
 	t.Cleanup(func() {
 		cancel()
+		<-dueDone
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("in-memory changes: %v", err)
 		}
 	})
 	return newAPIWithHub(t, ib, nil, hub)
 }
+
+// dueTick is how often the live setups' due worker runs.
+const dueTick = 100 * time.Millisecond
 
 // liveBackends are the live setups of main: the in-memory store, and
 // DynamoDB Local with its stream read in the process.

@@ -45,12 +45,14 @@ const maxRequestBody = 1 << 20
 //	GET    /counts                  total, read, unread, archived, unseen, overall and per category
 //	GET    /events                  server-sent events: the caller's inbox changed (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
+//	GET    /scheduled?limit=&cursor=  an operator's list of what the inbox has scheduled and not yet due
 //
 // Every request but the page names its user in the X-User header (missing:
 // 401), and the user's groups in X-Groups; that user is the reader, or the
 // sender of a publish. Errors are JSON {"error": "..."} with 400 for bad
 // input, 413 for a message too large, 404 for an unknown or expired
-// message, 409 for a host_system_id reused for another message, and 500
+// message, 409 for a host_system_id reused for another message, 501 for
+// GET /scheduled on a table without the scheduled index, and 500
 // otherwise (logged, not shown). Events come from hub, which the Inbox's
 // EventHandler feeds (nil: /events sends none). The handler is safe for
 // concurrent use.
@@ -73,6 +75,7 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /messages/delete-all", h.endpoint(h.bulk(h.ib.DeleteAll)))
 	mux.Handle("POST /seen", h.endpoint(h.markSeen))
 	mux.Handle("POST /redactions", h.endpoint(h.redact))
+	mux.Handle("GET /scheduled", h.endpoint(h.scheduled))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
 	mux.Handle("GET /threads", h.endpoint(h.threads))
 	mux.Handle("GET /events", h.authenticated(h.events))
@@ -297,6 +300,26 @@ func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
 	return reply{http.StatusOK, redactedBody{Removed: n}}, nil
 }
 
+// scheduled serves GET /scheduled: a page of the inbox's scheduled copies
+// not due yet, each with its user (limit and cursor as for GET
+// /messages). The caller stands for an operator here, as for
+// redactions.
+func (h *handler) scheduled(r *http.Request, _ inbox.User) (reply, error) {
+	opts, err := listOptions(r)
+	if err != nil {
+		return reply{}, err
+	}
+	page, err := h.ib.Scheduled(r.Context(), h.scope, inbox.ScheduledOptions{Limit: opts.Limit, Cursor: opts.Cursor})
+	if err != nil {
+		return reply{}, err
+	}
+	out := scheduledBody{Deliveries: make([]deliveryBody, len(page.Deliveries)), Cursor: page.Cursor}
+	for i, d := range page.Deliveries {
+		out.Deliveries[i] = deliveryBody{User: d.User.ID, Message: newMessageBody(d.Message)}
+	}
+	return reply{http.StatusOK, out}, nil
+}
+
 func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
 	c, err := h.ib.Counts(r.Context(), u)
 	if err != nil {
@@ -341,6 +364,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, inbox.ErrConflict):
 		return http.StatusConflict
+	case errors.Is(err, inbox.ErrUnsupported):
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }

@@ -23,6 +23,12 @@
 // The in-memory store has no stream: the page works, but does not update
 // by itself.
 //
+// A scheduled message (POST /messages with deliver_at) shows in the page's
+// "Scheduled" list (GET /scheduled) until it is due; then a worker in this
+// process (pushDue, every -due-interval) tells the page, which shows it in
+// the feed: the stream reports a message when it is stored, not when it
+// comes due.
+//
 // With -log-ops each library operation is logged (inbox.LogHooks, through
 // slog's default logger): its duration, outcome, DynamoDB requests, round
 // trips and capacity units. With -otel the same go to stdout as
@@ -81,6 +87,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		logOps   = fs.Bool("log-ops", false, "log each library operation (duration, outcome, requests, capacity units)")
 		otel     = fs.Bool("otel", false, "write each library operation's OpenTelemetry spans, and the metrics, to stdout as JSON")
 		every    = fs.Duration("otel-interval", time.Minute, "how often -otel writes the metrics")
+		due      = fs.Duration("due-interval", time.Second, "how often to push the scheduled messages that came due (a minute would do in production)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,7 +106,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		defer func() { err = errors.Join(err, tel.Shutdown(context.WithoutCancel(ctx))) }()
 		opts = append(opts, inbox.WithHooks(tel.Hooks))
 	}
-	return serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, opts...)
+	return serve(ctx, *addr, inbox.Scope{Tenant: *tenant, Inbox: *inboxKey}, *endpoint, *table, *stream, *due, opts...)
 }
 
 // wire returns the Inbox that serves scope from b, with opts, its events
@@ -110,8 +117,8 @@ func (b backend) wire(scope inbox.Scope, opts ...inbox.Option) (*inbox.Inbox, *H
 }
 
 // serve runs the API of scope on addr, with an Inbox of opts, until ctx
-// is done.
-func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool, opts ...inbox.Option) error {
+// is done, pushing what comes due every due.
+func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table string, readStream bool, due time.Duration, opts ...inbox.Option) error {
 	if err := scope.Validate(); err != nil {
 		return err
 	}
@@ -129,6 +136,7 @@ func serve(ctx context.Context, addr string, scope inbox.Scope, endpoint, table 
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.ListenAndServe() }()
+	go pushDue(ctx, ib, scope, hub.Publish, due)
 	if b.stream != nil {
 		go func() {
 			if err := b.stream(ctx, ib); err != nil && ctx.Err() == nil {

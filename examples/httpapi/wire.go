@@ -24,6 +24,9 @@ type draftRequest struct {
 	ReceivedAt time.Time `json:"received_at"`
 	// TTL is written like the inbox configs' TTLs: "7d", "12h", "90m".
 	TTL string `json:"ttl"`
+	// DeliverAt schedules a message to users (RFC 3339): see
+	// inbox.Draft.DeliverAt.
+	DeliverAt time.Time `json:"deliver_at"`
 }
 
 // draft returns the inbox.Draft that sender sends.
@@ -46,6 +49,7 @@ func (d draftRequest) draft(sender inbox.User) (inbox.Draft, error) {
 		CTAURI:       d.CTAURI,
 		ReceivedAt:   d.ReceivedAt,
 		TTL:          ttl,
+		DeliverAt:    d.DeliverAt,
 	}, nil
 }
 
@@ -77,6 +81,7 @@ type messageBody struct {
 	CTAURI       string    `json:"cta_uri,omitempty"`
 	ReceivedAt   time.Time `json:"received_at"`
 	DeliveredAt  time.Time `json:"delivered_at"`
+	DeliverAt    time.Time `json:"deliver_at,omitzero"`
 	Read         bool      `json:"read"`
 	ReadAt       time.Time `json:"read_at,omitzero"`
 	Archived     bool      `json:"archived"`
@@ -101,6 +106,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		CTAURI:       m.CTAURI,
 		ReceivedAt:   m.ReceivedAt,
 		DeliveredAt:  m.DeliveredAt,
+		DeliverAt:    m.DeliverAt,
 		Read:         m.IsRead(),
 		ReadAt:       m.ReadAt,
 		Archived:     m.IsArchived(),
@@ -188,6 +194,19 @@ type threadBody struct {
 type threadsBody struct {
 	Threads []threadBody `json:"threads"`
 	Cursor  string       `json:"cursor,omitempty"`
+}
+
+// deliveryBody is one scheduled copy of GET /scheduled: its user and the
+// message.
+type deliveryBody struct {
+	User    string      `json:"user"`
+	Message messageBody `json:"message"`
+}
+
+// scheduledBody is the reply of GET /scheduled, earliest delivery first.
+type scheduledBody struct {
+	Deliveries []deliveryBody `json:"deliveries"`
+	Cursor     string         `json:"cursor,omitempty"`
 }
 
 // errorBody is the body of every error reply.

@@ -1,0 +1,93 @@
+package inbox_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stak/inbox"
+)
+
+// An operator lists what is scheduled in an inbox, earliest first, each
+// copy with its user, and cancels one copy with Redact.
+func ExampleInbox_Scheduled() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	ib := newMovableInbox(&now)
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	standup, _ := ib.Publish(ctx, alerts, []string{"bob", "ann"}, inbox.Draft{Title: "Standup in 5 minutes", DeliverAt: now.Add(55 * time.Minute)})
+	_, _ = ib.Publish(ctx, alerts, []string{"cid"}, inbox.Draft{Title: "Lunch", DeliverAt: now.Add(3 * time.Hour)})
+	_, _ = ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "Delivered now"})
+
+	show := func() {
+		page, err := ib.Scheduled(ctx, alerts, inbox.ScheduledOptions{Limit: 10})
+		if err != nil {
+			panic(err)
+		}
+		for _, d := range page.Deliveries {
+			fmt.Printf("%s %-4s %s\n", d.Message.DeliverAt.Format(time.TimeOnly), d.User.ID, d.Message.Title)
+		}
+	}
+	show()
+	if _, err := ib.Redact(ctx, alerts, inbox.Redaction{ID: standup.Message.ID, Users: []string{"bob"}}); err != nil {
+		panic(err)
+	}
+	fmt.Println("-- bob's cancelled, and an hour later:")
+	now = now.Add(time.Hour)
+	show()
+	// Output:
+	// 09:55:00 ann  Standup in 5 minutes
+	// 09:55:00 bob  Standup in 5 minutes
+	// 12:00:00 cid  Lunch
+	// -- bob's cancelled, and an hour later:
+	// 12:00:00 cid  Lunch
+}
+
+// A host's worker, run every minute (a ticker, or EventBridge Scheduler
+// invoking a Lambda function), pushes each scheduled copy once after it
+// comes due: it asks Due for the window since its last run, starting a few
+// minutes earlier (a copy may reach the index late: see Due), and drops
+// the events it pushed already, by ID.
+func ExampleInbox_Due() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 21, 9, 50, 0, 0, time.UTC)
+	ib := newMovableInbox(&now)
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	_, _ = ib.Publish(ctx, alerts, []string{"bob", "ann"}, inbox.Draft{Title: "Standup in 5 minutes", DeliverAt: now.Add(5 * time.Minute)})
+	_, _ = ib.Publish(ctx, alerts, []string{"cid"}, inbox.Draft{Title: "Coffee", DeliverAt: now.Add(7*time.Minute + 30*time.Second)})
+
+	const overlap = 5 * time.Minute
+	pushed := map[string]bool{} // event IDs, kept for the overlap (forever here)
+	push := func(e inbox.Event) {
+		fmt.Printf("%s: %s %s to %s, due %s\n", now.Format(time.TimeOnly), e.Kind, e.Message.Title, e.Partition.User, e.At.Format(time.TimeOnly))
+	}
+	last := now
+	run := func() {
+		to := now
+		o := inbox.ScheduledOptions{Limit: 100}
+		for {
+			page, err := ib.Due(ctx, alerts, last.Add(-overlap), to, o)
+			if err != nil {
+				panic(err)
+			}
+			for _, d := range page.Deliveries {
+				if e := d.Event(); !pushed[e.ID] {
+					pushed[e.ID] = true
+					push(e)
+				}
+			}
+			if o.Cursor = page.Cursor; o.Cursor == "" {
+				break
+			}
+		}
+		last = to
+	}
+	for range 10 {
+		now = now.Add(time.Minute)
+		run()
+	}
+	// Output:
+	// 09:56:00: due Standup in 5 minutes to ann, due 09:55:00
+	// 09:56:00: due Standup in 5 minutes to bob, due 09:55:00
+	// 09:58:00: due Coffee to cid, due 09:57:30
+}
