@@ -305,8 +305,8 @@ func (f *fleet) pick(u string) string {
 }
 
 // mark makes a random per-user mark (read, archive, unarchive, delete,
-// interacted)
-// through a random process, and checks what it reports against the model.
+// interacted) through a random process, and checks what it reports
+// against the model.
 func (f *fleet) mark() {
 	i, ib := f.proc()
 	u := f.users[f.rng.IntN(len(f.users))]
@@ -342,37 +342,35 @@ func (f *fleet) mark() {
 			return s, true
 		}},
 		{"Delete", ib.Delete, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true }},
-		{"MarkInteracted", ib.MarkInteracted, func(s driver.State) (driver.State, bool) {
-			if !s.InteractedAt.IsZero() {
-				return s, false
-			}
-			s.InteractedAt = now
-			if s.ReadAt.IsZero() {
-				s.ReadAt = now
-			}
-			return s, true
-		}},
+		{"MarkInteracted", ib.MarkInteracted, interacted(now)},
 	}
 	op := ops[f.rng.IntN(len(ops))]
 	want, found := f.m.change(u, id, now, op.to)
 	f.logf("p%d %s %s for %s (want changed %v, found %v)", i, op.name, id, u, want, found)
 	got, err := op.do(f.e.ctx, f.user(u), id)
+	f.wantMark(op.name, u, id, got, err, want, found)
+}
+
+// wantMark checks what mark op of message id for u reported (got, err)
+// against the model's want and found, counts it, and notes that a mark
+// that changed something adopted the message.
+func (f *fleet) wantMark(op, u, id string, got bool, err error, want, found bool) {
 	switch {
-	case !found && op.name == "Delete":
+	case !found && op == "Delete":
 		if err != nil || got {
 			f.e.t.Errorf("step %d: Delete of a message not in the inbox: %v, %v; want false, nil", f.step, got, err)
 		}
 	case !found:
 		if !errors.Is(err, driver.ErrNotFound) {
-			f.e.t.Errorf("step %d: %s of a message not in the inbox: %v, %v; want ErrNotFound", f.step, op.name, got, err)
+			f.e.t.Errorf("step %d: %s of a message not in the inbox: %v, %v; want ErrNotFound", f.step, op, got, err)
 		}
 	case err != nil || got != want:
-		f.e.t.Errorf("step %d: %s(%s, %s) = %v, %v; want %v, nil", f.step, op.name, u, id, got, err, want)
+		f.e.t.Errorf("step %d: %s(%s, %s) = %v, %v; want %v, nil", f.step, op, u, id, got, err, want)
 	}
 	if got {
 		delete(f.unadopted[u], id) // a mark adopts it
 	}
-	f.count(op.name)
+	f.count(op)
 }
 
 // snooze snoozes a random message for a random user, for seconds to
@@ -399,22 +397,14 @@ func (f *fleet) snooze() {
 	} else {
 		got, err = ib.Snooze(f.e.ctx, f.user(u), id, until)
 	}
-	switch {
-	case bad:
+	if bad {
 		if !errors.Is(err, inbox.ErrInvalidInput) {
 			f.e.t.Errorf("step %d: Snooze(%s, %s, %v) = %v, %v; want ErrInvalidInput", f.step, u, id, until, got, err)
 		}
-	case !found:
-		if !errors.Is(err, driver.ErrNotFound) {
-			f.e.t.Errorf("step %d: Snooze of a message not in the inbox: %v, %v; want ErrNotFound", f.step, got, err)
-		}
-	case err != nil || got != want:
-		f.e.t.Errorf("step %d: Snooze(%s, %s, %v) = %v, %v; want %v, nil", f.step, u, id, until, got, err, want)
+		f.count("Snooze")
+		return
 	}
-	if got {
-		delete(f.unadopted[u], id) // a mark adopts it
-	}
-	f.count("Snooze")
+	f.wantMark("Snooze", u, id, got, err, want, found)
 }
 
 // markAllRead marks all read in the unread view a random process shows a

@@ -211,7 +211,13 @@ func (m *model) snooze(u, id string, until, now time.Time) (changed, found, bad 
 // interact predicts MarkInteracted(u, id) at now and applies it: the
 // message is read too.
 func (m *model) interact(u, id string, now time.Time) (changed, found bool) {
-	return m.change(u, id, now, func(s driver.State) (driver.State, bool) {
+	return m.change(u, id, now, interacted(now))
+}
+
+// interacted returns the change MarkInteracted makes to a user's marks at
+// now: interacted, and read if it was not; false if interacted already.
+func interacted(now time.Time) func(driver.State) (driver.State, bool) {
+	return func(s driver.State) (driver.State, bool) {
 		if !s.InteractedAt.IsZero() {
 			return s, false
 		}
@@ -220,7 +226,7 @@ func (m *model) interact(u, id string, now time.Time) (changed, found bool) {
 			s.ReadAt = now
 		}
 		return s, true
-	})
+	}
 }
 
 // markRead predicts MarkRead(u, id) at now and applies it.
