@@ -196,7 +196,7 @@ func (f *draftFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.d.HostSystemID, "host-id", "", "the sending system's `ID` for it: a retry with the same ID delivers nothing twice")
 	fs.StringVar(&f.d.CTAURI, "cta", "", "the call to action's `URI`")
 	fs.StringVar(&f.d.Label, "label", "", "a `label` for the audience")
-	fs.Var(&f.deliverAt, "deliver-at", "schedule it: deliver it at this RFC 3339 `time` (publish only)")
+	fs.Var(&f.deliverAt, "deliver-at", "schedule it: deliver it at this RFC 3339 `time`")
 }
 
 // draft returns the draft the flags describe, its body parsed.
