@@ -1,12 +1,10 @@
 package inbox_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stak/inbox/internal/readmecheck"
 )
 
 // TestReadmeExampleCompiles type-checks the Go example under "## Use" in
@@ -14,19 +12,7 @@ import (
 // a file that exists only in a go build overlay of internal/ddblocal, and
 // vetted there, so nothing is written to the repository.
 func TestReadmeExampleCompiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go vet")
-	}
-	raw, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, use, _ := strings.Cut(string(raw), "## Use")
-	_, code, ok := strings.Cut(use, "```go\n")
-	code, _, ok2 := strings.Cut(code, "```")
-	if !ok || !ok2 {
-		t.Fatal("README.md has no Go example under ## Use")
-	}
+	code := readmecheck.Snippet(t, "README.md", "Use")
 	src := `package ddblocal
 
 import (
@@ -45,22 +31,5 @@ func readmeExample(ctx context.Context, secret []byte) error {
 	return err
 }
 `
-	dir := t.TempDir()
-	file := filepath.Join(dir, "readme.go")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(wd, "internal", "ddblocal", "readme_example.go"): file}})
-	overlayFile := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("go", "vet", "-overlay", overlayFile, "./internal/ddblocal").CombinedOutput()
-	if err != nil {
-		t.Errorf("the README example does not compile: %v\n%s\n%s", err, out, src)
-	}
+	readmecheck.Vet(t, "./internal/ddblocal", filepath.Join("internal", "ddblocal", "readme_example.go"), src)
 }

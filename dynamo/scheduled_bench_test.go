@@ -99,16 +99,7 @@ func BenchmarkScheduled(b *testing.B) {
 	})
 	b.Run("redact", func(b *testing.B) {
 		ib, m, scope, _ := setup(b, 0)
-		ids := make([]string, b.N)
-		for i := range ids {
-			d := draft(i)
-			d.DeliverAt = start.Add(time.Hour)
-			res, err := ib.Publish(ctx, scope, []string{"ann"}, d)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ids[i] = res.Message.ID
-		}
+		ids := scheduleForAnn(b, ib, scope, start.Add(time.Hour))
 		m.measure()
 		for _, id := range ids {
 			if n, err := ib.Redact(ctx, scope, inbox.Redaction{ID: id, Users: []string{"ann"}}); err != nil || n != 1 {
@@ -119,16 +110,7 @@ func BenchmarkScheduled(b *testing.B) {
 	})
 	b.Run("read-after-due", func(b *testing.B) {
 		ib, m, scope, now := setup(b, 0)
-		ids := make([]string, b.N)
-		for i := range ids {
-			d := draft(i)
-			d.DeliverAt = start.Add(time.Hour)
-			res, err := ib.Publish(ctx, scope, []string{"ann"}, d)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ids[i] = res.Message.ID
-		}
+		ids := scheduleForAnn(b, ib, scope, start.Add(time.Hour))
 		later := start.Add(time.Hour)
 		now.Store(&later)
 		m.measure()
@@ -139,4 +121,21 @@ func BenchmarkScheduled(b *testing.B) {
 		}
 		m.report(b)
 	})
+}
+
+// scheduleForAnn publishes b.N messages to ann, due at at, and returns
+// their IDs.
+func scheduleForAnn(b *testing.B, ib *inbox.Inbox, scope driver.Scope, at time.Time) []string {
+	b.Helper()
+	ids := make([]string, b.N)
+	for i := range ids {
+		d := draft(i)
+		d.DeliverAt = at
+		res, err := ib.Publish(context.Background(), scope, []string{"ann"}, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = res.Message.ID
+	}
+	return ids
 }

@@ -2,11 +2,8 @@ package otelinbox_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"go.opentelemetry.io/otel/attribute"
@@ -29,6 +24,7 @@ import (
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/otelinbox"
 )
@@ -572,9 +568,9 @@ func TestMemstore(t *testing.T) {
 // dynamo.StreamReader into the Inbox's StreamHandler: the batches' spans
 // and the client spans of the Streams API requests that fetched them.
 func TestDynamoDBLocal(t *testing.T) {
-	cfg := localConfig(t)
+	cfg := ddblocal.Config(t)
 	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-	table, streamARN := newTable(t, c)
+	table, streamARN := ddblocal.NewTable(t, c)
 	now := time.Now().UTC().Truncate(time.Second)
 	clock := func() time.Time { return now }
 	tm := newTelemetry(t)
@@ -699,51 +695,4 @@ func TestOptions(t *testing.T) {
 		t.Errorf("no inbox.operation.duration of List with the scope: %+v", points(rm, "inbox.operation.duration"))
 	}
 	checkNoSecrets(t, nil, rm, []string{userAnn})
-}
-
-// localConfig returns an AWS config for the DynamoDB Local that
-// scripts/ddblocal.sh started (its URL in INBOX_DYNAMODB_ENDPOINT). It
-// skips t without one, or fails it when CI is "true", as the inbox
-// module's tests do (their helper is internal to that module).
-func localConfig(t *testing.T) aws.Config {
-	t.Helper()
-	ep := os.Getenv("INBOX_DYNAMODB_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("INBOX_DYNAMODB_ENDPOINT is unset and CI=true: run the tests with `make test`, which starts DynamoDB Local")
-		}
-		t.Skip("INBOX_DYNAMODB_ENDPOINT is unset: run `make test` to test against DynamoDB Local")
-	}
-	return aws.Config{
-		Region:                     "us-east-1",
-		BaseEndpoint:               aws.String(ep),
-		Credentials:                credentials.NewStaticCredentialsProvider("local", "local", ""),
-		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
-	}
-}
-
-// newTable creates a table with a unique name on c, deleted when the test
-// ends, and returns its name and stream ARN.
-func newTable(t *testing.T, c *dynamodb.Client) (table, streamARN string) {
-	t.Helper()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	table = "otelinbox_" + t.Name() + "_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	streamARN, err := dynamo.CreateTable(ctx, c, table)
-	if err != nil {
-		t.Fatalf("create table: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := dynamo.DeleteTable(ctx, c, table); err != nil {
-			t.Errorf("delete table: %v", err)
-		}
-	})
-	return table, streamARN
 }

@@ -1,12 +1,10 @@
 package otelinbox_test
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stak/inbox/internal/readmecheck"
 )
 
 // TestReadmeExampleCompiles type-checks the Go example under "## Traces
@@ -17,20 +15,7 @@ import (
 // overlay of this package, and vetted there, so nothing is written to the
 // repository.
 func TestReadmeExampleCompiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go vet")
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n## Traces and metrics\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, code, ok2 := strings.Cut(section, "```go\n")
-	code, _, ok3 := strings.Cut(code, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go example under ## Traces and metrics")
-	}
+	code := readmecheck.Snippet(t, filepath.Join("..", "README.md"), "Traces and metrics")
 	src := `package otelinbox_test
 
 import (
@@ -46,22 +31,5 @@ func readmeTraces(tp trace.TracerProvider, mp metric.MeterProvider, store inbox.
 	return nil
 }
 `
-	dir := t.TempDir()
-	file := filepath.Join(dir, "readme.go")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(wd, "readme_example_test.go"): file}})
-	overlayFile := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("go", "vet", "-overlay", overlayFile, ".").CombinedOutput()
-	if err != nil {
-		t.Errorf("the README's Traces and metrics example does not compile: %v\n%s\n%s", err, out, src)
-	}
+	readmecheck.Vet(t, ".", "readme_example_test.go", src)
 }
