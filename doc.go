@@ -193,7 +193,9 @@
 //     thread when it is adopted (by the stream handler, a mark or
 //     Recount), with a mark that moves its marks into the thread's
 //     counters; until then ListThreads counts the broadcast as unread for
-//     that user, though List shows it read.
+//     that user, though List shows it read. A receipt whose broadcast was
+//     removed before its adoption is deleted instead (it no longer counts,
+//     and its thread is gone), as Recount does with a dead receipt.
 //
 // # Per-user states
 //

@@ -166,11 +166,33 @@ func (ib *Inbox) adoptForeign(ctx context.Context, rec *driver.Record) error {
 		if err != nil {
 			return err
 		}
-		if len(found) == 1 && found[0].Message.Thread != "" {
+		switch {
+		case len(found) == 0:
+			return ib.dropDeadReceipt(ctx, *rec)
+		case found[0].Message.Thread != "":
 			return ib.adoptIntoThread(ctx, *rec, found[0])
 		}
 	}
 	return ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
+}
+
+// dropDeadReceipt adopts receipt, another program's receipt (no ledger
+// entry) of a broadcast that no longer exists (removed before it expired),
+// and then deletes it with its marks, as Recount does with a dead receipt:
+// adopted and kept, it would count in no thread (its broadcast, and so
+// its thread, is gone), while a process whose snapshot of the shared
+// partition still holds the broadcast lists it in its thread, read; gone,
+// that process lists the broadcast unread in its thread and counts it so,
+// until its snapshot shows the broadcast's removal. Each step applies
+// only if the receipt still stands as adopted.
+func (ib *Inbox) dropDeadReceipt(ctx context.Context, receipt driver.Record) error {
+	adopt := receipt
+	receipt.Entry = driver.NewLedgerSK(receipt.Message.ExpiresAt, receipt.Message.ID)
+	if err := ib.store.Repair(ctx, receipt.Partition, driver.Repair{Adopt: []driver.Record{adopt}, AdoptAs: []string{receipt.Entry}}); err != nil {
+		return err
+	}
+	_, err := ib.store.ApplyRemoval(ctx, driver.Removal{Record: receipt, Deltas: driver.RemovalDeltas(receipt), Delete: true, Now: ib.now()})
+	return err
 }
 
 // adoptIntoThread adopts receipt, another program's receipt (no ledger

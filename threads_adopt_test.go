@@ -82,3 +82,57 @@ func TestRecountAdoptsForeignThreadReceipts(t *testing.T) {
 		t.Errorf("bob's counts = %+v, %v, threads %+v, %v; want 11 (the deleted one hidden), the thread's tally as Counts'", bc.Tally, err, bt.Threads, terr)
 	}
 }
+
+// TestStreamDropsDeadForeignReceipt: another program's receipt (read) of a
+// thread's broadcast that is redacted before the stream hands the receipt
+// to the handler is dropped, not adopted outside the thread: a process
+// whose snapshot still holds the broadcast then shows it unread in List
+// and in its thread alike (adopted outside the thread, the receipt made
+// List show it read while its thread counted it unread; fleet seed
+// 8523935308186727604).
+func TestStreamDropsDeadForeignReceipt(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	st := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
+	fresh := inbox.New(st, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))
+	cached := inbox.New(st, inbox.WithClock(clock.Now), inbox.WithSharedCache(30*time.Second))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	b, err := fresh.Broadcast(ctx, scope, inbox.Draft{Title: "x", Thread: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cached.List(ctx, ann, inbox.ListOptions{}); err != nil { // the snapshot with b
+		t.Fatal(err)
+	}
+	foreignReceipt(t, st, ann, b, clock.Now(), time.Time{})
+	if n, err := fresh.Redact(ctx, scope, inbox.Redaction{ID: b.ID, Group: inbox.PublicGroup}); err != nil || n != 1 {
+		t.Fatalf("Redact = %d, %v", n, err)
+	}
+	if _, err := st.DeliverChanges(ctx, fresh.HandleChange); err != nil {
+		t.Fatalf("DeliverChanges: %v", err)
+	}
+	check := func(ib *inbox.Inbox, name string, want int) {
+		t.Helper()
+		page, err := ib.List(ctx, ann, inbox.ListOptions{})
+		threads, terr := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+		c, cerr := ib.Counts(ctx, ann)
+		if err != nil || terr != nil || cerr != nil {
+			t.Fatalf("%s: List %v, ListThreads %v, Counts %v", name, err, terr, cerr)
+		}
+		read := 0
+		for _, m := range page.Messages {
+			if m.IsRead() {
+				read++
+			}
+		}
+		if len(page.Messages) != want || read != 0 || c.Total != int64(want) || c.Read != 0 || len(threads.Threads) != want ||
+			want == 1 && (threads.Threads[0].Unread != 1 || threads.Threads[0].Read != 0) {
+			t.Errorf("%s: List %d messages (%d read), Counts %+v, threads %+v; want %d unread, alike", name, len(page.Messages), read, c.Tally, threads.Threads, want)
+		}
+	}
+	check(cached, "a process whose snapshot holds the broadcast", 1)
+	check(fresh, "a process that reads the partition afresh", 0)
+	clock.Advance(31 * time.Second)
+	check(cached, "the cached process, its snapshot renewed", 0)
+}
