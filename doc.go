@@ -408,13 +408,16 @@
 //     gone, so the retry writes it again); Redact retires the ID instead.
 //   - Recount is safe while the inbox is in use: each of its changes is an
 //     atomic unit of the ledger, and it replaces counters only if their
-//     version has not moved since it read them. It records its time on the
-//     partition (with the counters, or alone when they were right), and
-//     the stream's late removal of another program's item that expired by
-//     then is not counted out again (the recount left it out). The one
-//     case it cannot order is another program's own delete of an item,
-//     before its expiry and before its adoption, whose removal the stream
-//     delivers after the Recount: counted out twice until the next one.
+//     version has not moved since it read them. It records its time,
+//     taken after it read the partition (plus 5 s for the clocks' skew),
+//     on the partition (with the counters, or alone when they were
+//     right), and the stream's late removal of another program's item
+//     (never adopted: a recount adopts every item it reads) that left the
+//     table by then, deleted or expired, is not counted out again (the
+//     recount left it out). A removal timed that close to the recount may
+//     be of an item written after the read, which the counters hold: the
+//     stream handler then recounts the partition after the removal, so
+//     both cases end exact (see StreamHandler).
 //   - List cursors are opaque, signed, and bound to the user and filters;
 //     any other cursor is ErrInvalidCursor. Pass WithCursorSecret: the
 //     default key is public.

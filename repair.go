@@ -12,6 +12,13 @@ import (
 // recountPageSize is how many records Recount reads per round trip.
 const recountPageSize = 500
 
+// recountSkew is how far the clocks that time a recount (the host's) and
+// a stream record (DynamoDB's) may disagree: a recount's time is taken
+// that much after its read, so that a removal the stream times before
+// the read is not mistaken for one after it. A later recount time only
+// makes the stream handler recount more often (see recountIfRemovedNear).
+const recountSkew = 5 * time.Second
+
 // recountPasses bounds the passes Recount makes over one partition: each
 // pass either finds nothing to fix, fixes the ledger (and reads again), or
 // loses a race with a concurrent write to the counters (and reads again).
@@ -47,10 +54,11 @@ var farFuture = time.Unix(1<<40, 0).UTC()
 //     then Recount fails with ErrConflict. The same write (one update of
 //     the partition's total when the counters were right) records the
 //     recount's time, so that the stream's late removal of another
-//     program's item, never adopted, that expired by then is not counted
-//     out a second time (a recount left it out already). An item another
-//     program deleted before its expiry is the one exception: see the
-//     README's known limits.
+//     program's item, never adopted, that left the table (deleted or
+//     expired) before the recount read the partition is not counted out a
+//     second time (a recount left it out already); when the removal is too
+//     close to the recount's time to tell, the stream handler recounts
+//     the partition after it (see StreamHandler).
 func (ib *Inbox) Recount(ctx context.Context, u User) (_ Counts, err error) {
 	defer ib.observe(&ctx, "Recount", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -121,6 +129,9 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if err != nil {
 		return err
 	}
+	// The recount time: after the partition was read (see
+	// driver.Repair.Recounted), with the clocks' skew allowed for.
+	read := ib.now().Add(recountSkew)
 	dead, broadcasts, err := ib.deadReceiptsOf(ctx, p, recs, now)
 	if err != nil {
 		return err
@@ -202,12 +213,15 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	for i, c := range counters {
 		counters[i].Latest = max(c.Latest, latest[c.SK()])
 	}
-	// The counters, reset or found right, stand for a recount at now (the
-	// partition's recount time never goes back): a record without a ledger
-	// entry that expired by then is left out, whether or not it is gone, so
-	// its removal, when the stream delivers it, must not count it out again.
-	recounted := now
-	if st.Recounted.After(now) {
+	// The counters, reset or found right, stand for a recount that read
+	// the partition before read (the partition's recount time never goes
+	// back): a record without a ledger entry that left the table by then
+	// is left out, so its removal, when the stream delivers it, must not
+	// count it out again; one that another program wrote after the read
+	// is in the counters and must be, and the stream handler recounts when
+	// the two are too close to tell apart (see recountIfRemovedNear).
+	recounted := read
+	if st.Recounted.After(recounted) {
 		recounted = st.Recounted
 	}
 	if sameTallies(st.Counters, counters) {

@@ -40,7 +40,12 @@ import (
 // with the deletion of the entry, in one atomic unit, and only if the entry
 // is still there (so a Recount made while the removal was pending is not
 // undone); for an item without one (written by another program), with a
-// marker keyed by the record's event ID. Events are at least once: a
+// marker keyed by the record's event ID, unless a Recount read the
+// partition after the item left the table (it counted the item out
+// already). When the item left within seconds of a Recount's read (the
+// stream times it to the second), the handler cannot tell whether the
+// Recount saw it, so it recounts the partition after the removal: right
+// either way, and rare. Events are at least once: a
 // record's events go to the EventHandler after its accounting, records in
 // the batch's order.
 //
@@ -128,8 +133,15 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 		if !rec.Ledgered() && c.ID == "" {
 			return nil, fmt.Errorf("%w: removal of %s without a change ID", ErrInvalidInput, rec.Message.ID)
 		}
-		if _, err := ib.store.ApplyRemoval(ctx, driver.RemovalFor(*rec, c.ID, ib.now())); err != nil {
+		r := driver.RemovalFor(*rec, c.ID, ib.now())
+		r.At = c.At
+		if _, err := ib.store.ApplyRemoval(ctx, r); err != nil {
 			return nil, err
+		}
+		if !rec.Ledgered() {
+			if err := ib.recountIfRemovedNear(ctx, r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if c.Op == driver.ChangeInsert || c.Op == driver.ChangeModify {
@@ -141,6 +153,32 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 		return nil, nil
 	}
 	return eventsOf(c), nil
+}
+
+// recountIfRemovedNear recounts the partition of r's record, one without
+// a ledger entry (another program's, never adopted), if a recount was
+// made after it left the table (r.LeftAt), or too close to it to tell
+// whether it read the partition before or after: ApplyRemoval then took
+// the removal as counted out already (see driver.Store.ApplyRemoval),
+// which is right if the record was gone when the recount read the
+// partition and wrong if another program wrote it after the read (it was
+// not adopted then). Recounting again, after the removal, is right either
+// way. Whether this call applied the removal or an earlier delivery did,
+// the check is made, so that a delivery that failed before its recount
+// is made whole by the next one. It costs one Stats read; the recount,
+// which reads the whole partition, comes only when a recount and the
+// removal of an item that was never adopted fall within seconds of each
+// other.
+func (ib *Inbox) recountIfRemovedNear(ctx context.Context, r driver.Removal) error {
+	p := r.Record.Partition
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: ib.now()})
+	if err != nil {
+		return err
+	}
+	if st.Recounted.IsZero() || st.Recounted.Before(r.LeftAt()) {
+		return nil
+	}
+	return ib.repairPartition(ctx, p)
 }
 
 // adoptForeign adopts rec, the new image of an INSERT or MODIFY record

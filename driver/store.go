@@ -146,12 +146,14 @@ type Store interface {
 	// bytes) instead: the removal applies only if no removal with that ID
 	// was applied in r.Record's partition, and the store keeps a marker of
 	// it until at least r.Now plus RemovalMarkerTTL. r.Delete is
-	// ErrInvalidInput for such a record. If the record expires at or
+	// ErrInvalidInput for such a record. If the record left the table
+	// (r.LeftAt: its deletion, or its expiry, whichever came first) at or
 	// before the partition's recount time (Stats.Recounted, both to the
-	// second), the marker is
-	// kept but r.Deltas and the tombstone are not applied, atomically with
-	// the check: a recount made at or after its expiry counted it out
-	// already (see Repair.Recounted).
+	// second), the marker and the tombstone are written but r.Deltas are
+	// not applied, atomically with the check: a recount that read the
+	// partition after the record left counted it out already, and one
+	// whose time is that close to the record's removal may have (see
+	// Repair.Recounted): the Inbox then recounts the partition.
 	//
 	// A removal that applies to a record with an Entry also deletes, in
 	// the same unit, its snooze entry if r.Record.Message.SnoozedUntil is
@@ -607,6 +609,23 @@ type Removal struct {
 	Delete bool
 	// Now is when the removal is applied.
 	Now time.Time
+	// At is when the record left the table, to the second, as a stream
+	// record's approximate creation time tells (a delete, or TTL's
+	// deletion some time after the record expired); zero if not known.
+	// It matters only for a record without an Entry: see LeftAt.
+	At time.Time
+}
+
+// LeftAt returns when r's record left the table, for the recount-time
+// check of Store.ApplyRemoval: the earlier of its expiry (when it left
+// every view) and At truncated to the second (when it was deleted, if
+// before), or the expiry alone when At is zero.
+func (r Removal) LeftAt() time.Time {
+	left := r.Record.Message.ExpiresAt.Truncate(time.Second)
+	if at := r.At.Truncate(time.Second); !at.IsZero() && at.Before(left) {
+		left = at
+	}
+	return left
 }
 
 // Repair is what Store.Repair writes to one partition: see inbox.Inbox.Recount.
@@ -627,12 +646,14 @@ type Repair struct {
 	// not lose them.
 	Recent []Key
 	Now    time.Time
-	// Recounted is the time of the recount the counters stand for: every
-	// record that expired by then, or was gone when the recount read the
-	// partition, is not in them. The reset (or the stamp) records it as
-	// the partition's recount time (Stats.Recounted), so that the late
-	// removal of a record without a ledger entry that expired by then is
-	// not counted out a second time (see Store.ApplyRemoval).
+	// Recounted is the time of the recount the counters stand for, taken
+	// after it read the partition: every record that was gone when the
+	// recount read the partition is not in them, and every one that stood
+	// then has a ledger entry (it was adopted). The reset (or the stamp)
+	// records it as the partition's recount time (Stats.Recounted), so
+	// that the late removal of a record without a ledger entry that left
+	// the table by then is not counted out a second time (see
+	// Store.ApplyRemoval).
 	Recounted time.Time
 	// Stamp asks, instead of Reset, only for Recounted to be recorded, if
 	// the version is still Version: the recount found the counters right.

@@ -450,7 +450,8 @@ var errRecounted = errors.New("dynamo: removal recounted")
 // in the record's partition, kind RX, expiring RemovalMarkerTTL after
 // r.Now) on condition that none exists, r.Deltas and the tombstone, the
 // update of the record partition's c#* on condition that its recount time
-// is before the record's expiry (else the marker alone is written). A
+// is before the record left the table (r.LeftAt; else the marker and the
+// tombstone alone are written). A
 // failed condition of the marker means the removal was applied before: it
 // returns false and writes nothing.
 func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
@@ -486,9 +487,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	}
 	var guard map[driver.Partition]*expression.ConditionBuilder
 	if !rec.Ledgered() {
-		// Not counted out again if a recount at or after its expiry
-		// counted it out: see driver.Store.ApplyRemoval.
-		c := expression.Or(expression.Name(attrRecounted).AttributeNotExists(), expression.Name(attrRecounted).LessThan(expression.Value(rec.Message.ExpiresAt.Unix())))
+		// Not counted out again if a recount made when it had left the
+		// table counted it out: see driver.Store.ApplyRemoval.
+		c := expression.Or(expression.Name(attrRecounted).AttributeNotExists(), expression.Name(attrRecounted).LessThan(expression.Value(r.LeftAt().Unix())))
 		guard = map[driver.Partition]*expression.ConditionBuilder{rec.Partition: &c}
 	}
 	counters, err := s.guardedCounterUpdates(r.Deltas, nil, guard)
@@ -525,8 +526,18 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	err = s.transact(ctx, "apply removal", items, meanings)
 	switch {
 	case errors.Is(err, errRecounted):
-		// Only the marker: the counters left the record out already.
-		err = s.transact(ctx, "apply removal", items[:1], meanings[:1])
+		// The marker, and the tombstone (the readers' receipts stop
+		// counting): the counters left the record out already.
+		items, meanings = items[:1], meanings[:1]
+		if r.Tombstone {
+			t, err := s.tombstone(rec)
+			if err != nil {
+				return false, err
+			}
+			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
+			meanings = append(meanings, nil)
+		}
+		err = s.transact(ctx, "apply removal", items, meanings)
 		if errors.Is(err, errRecorded) {
 			return false, nil
 		}

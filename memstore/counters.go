@@ -69,11 +69,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		return false, err
 	}
 	defer s.mu.Unlock()
-	return s.applyRemoval(r), nil
+	return s.applyRemoval(r, true), nil
 }
 
-// applyRemoval applies r if it was not applied before. s.mu must be held.
-func (s *Store) applyRemoval(r driver.Removal) bool {
+// applyRemoval applies r if it was not applied before, with the check of
+// the recount time if guard is set (see driver.Store.ApplyRemoval). s.mu
+// must be held.
+func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 	rec := r.Record
 	if rec.Ledgered() {
 		k := entryOf(rec)
@@ -102,8 +104,8 @@ func (s *Store) applyRemoval(r driver.Removal) bool {
 		seq := s.nextSeq()
 		s.markers[k] = seq
 		s.expire(expiry{at: r.Now.Add(driver.RemovalMarkerTTL), kind: expireMarker, seq: seq, marker: k})
-		if r, ok := s.recounted[rec.Partition]; ok && !r.Before(rec.Message.ExpiresAt.Truncate(time.Second)) {
-			return true // a recount at or after its expiry counted it out
+		if rc, ok := s.recounted[rec.Partition]; ok && guard && !rc.Before(r.LeftAt()) {
+			r.Deltas = nil // a recount made when it had left counted it out
 		}
 	}
 	s.addDeltas(r.Deltas)

@@ -13,7 +13,9 @@
 // clock's time is deleted, as DynamoDB's TTL would, and its removal is
 // accounted as the stream handler accounts DynamoDB's (driver.RemovalFor,
 // applied with ApplyRemoval's own logic): at once, or, with WithStreamLag,
-// when Deliver is called, as behind a lagging stream. Counts are exact
+// when Deliver is called, as behind a lagging stream (handed to an Inbox's
+// HandleChange with HandleRemovalsWith, as DynamoDB's to the
+// StreamHandler). Counts are exact
 // either way, as in production; the raw counters fall when the removal is
 // accounted. Delete removes a record as a DynamoDB DeleteItem would, with
 // the same accounting. Expired host-system-ID claims, removal markers and

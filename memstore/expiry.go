@@ -64,7 +64,7 @@ func (s *Store) sweep(now time.Time) int {
 		switch e.kind {
 		case expireRecord:
 			if sr, ok := s.records[e.key]; ok && sr.seq == e.seq {
-				s.removed(sr.rec, s.drop(e.key, true))
+				s.removed(sr.rec, s.drop(e.key, true), true)
 				n++
 			}
 		case expireClaim:

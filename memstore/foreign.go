@@ -50,7 +50,6 @@ func (s *Store) DeliverSome(ctx context.Context, deliver func(i int) bool) (int,
 	if err := s.begin(ctx); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
 	var now, later []event
 	blocked := map[driver.Key]bool{}
 	for i, ev := range s.pending {
@@ -64,5 +63,5 @@ func (s *Store) DeliverSome(ctx context.Context, deliver func(i int) bool) (int,
 	}
 	s.pending = later
 	s.delivered = append(s.delivered, now...)
-	return s.apply(now), nil
+	return s.account(ctx, now, true)
 }

@@ -221,7 +221,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		if sr, ok := s.records[k]; ok {
 			s.ledger.del(entryOf(sr.rec))
 			if rec == nil {
-				s.removed(sr.rec, s.drop(k, false))
+				s.removed(sr.rec, s.drop(k, false), false)
 				continue
 			}
 			s.noteChange(driver.ChangeModify, &sr.rec, rec, false)
@@ -318,7 +318,7 @@ func (s *Store) Delete(ctx context.Context, k driver.Key) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	s.removed(sr.rec, s.drop(k, false))
+	s.removed(sr.rec, s.drop(k, false), false)
 	return true, nil
 }
 

@@ -3,6 +3,7 @@ package memstore
 import (
 	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,8 +34,9 @@ type Store struct {
 	inboxes    map[driver.Scope]driver.InboxConfig
 	expiries   expiryHeap
 
-	pending   []event // removals not yet delivered (lag mode)
-	delivered []event // removals delivered, kept for Redeliver
+	pending   []event                                    // removals not yet delivered (lag mode)
+	delivered []event                                    // removals delivered, kept for Redeliver
+	handler   func(context.Context, driver.Change) error // see HandleRemovalsWith
 
 	feed      bool            // changes are held for DeliverChanges
 	changes   []driver.Change // changes not yet delivered
@@ -78,8 +80,16 @@ type markerKey struct {
 // event is a removal as the table's stream would carry it: the removed
 // record as it last stood, under an event ID.
 type event struct {
-	id  string
-	rec driver.Record
+	id    string
+	rec   driver.Record
+	at    time.Time // when it was removed, to the second
+	byTTL bool
+}
+
+// change returns ev as the stream's REMOVE record reports it.
+func (ev event) change() driver.Change {
+	old := ev.rec.Clone()
+	return driver.Change{ID: ev.id, Op: driver.ChangeRemove, At: ev.at, ByTTL: ev.byTTL, Old: &old}
 }
 
 // Option configures a Store.
@@ -100,8 +110,28 @@ func WithClock(now func() time.Time) Option {
 // until Deliver is called, as a table's stream does when the function that
 // accounts it lags behind: the record is gone at once, its counters fall
 // when the removal is delivered. Counts stay exact either way; this shows
-// the raw counters and lets a test deliver removals late or twice.
+// the raw counters and lets a test deliver removals late or twice. A test
+// that writes another program's items (and deletes them, or recounts)
+// should also pass its Inbox's HandleChange to HandleRemovalsWith.
 func WithStreamLag() Option { return func(s *Store) { s.lag = true } }
+
+// HandleRemovalsWith makes Deliver, Redeliver and DeliverSome hand each
+// held removal (see WithStreamLag) to h, as a REMOVE record of the table's
+// stream, instead of accounting it with ApplyRemoval's logic alone: pass
+// an Inbox's HandleChange, and the removals are accounted by the Inbox as
+// its StreamHandler accounts DynamoDB's, in full (with the recount that
+// follows the removal of another program's item made close to a Recount):
+//
+//	mem := memstore.New(memstore.WithStreamLag())
+//	mem.HandleRemovalsWith(inbox.New(mem).HandleChange)
+//
+// h is called without the Store's lock held, one removal at a time, in
+// order; a removal it fails is held again, with those after it.
+func (s *Store) HandleRemovalsWith(h func(context.Context, driver.Change) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = h
+}
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
@@ -157,11 +187,10 @@ func (s *Store) Deliver(ctx context.Context) (int, error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
 	evs := s.pending
 	s.pending = nil
 	s.delivered = append(s.delivered, evs...)
-	return s.apply(evs), nil
+	return s.account(ctx, evs, true)
 }
 
 // Redeliver accounts again every removal delivered so far, as a stream
@@ -171,8 +200,7 @@ func (s *Store) Redeliver(ctx context.Context) (int, error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, err
 	}
-	defer s.mu.Unlock()
-	return s.apply(s.delivered), nil
+	return s.account(ctx, slices.Clone(s.delivered), false)
 }
 
 // Pending reports how many removals wait for Deliver.
@@ -182,28 +210,59 @@ func (s *Store) Pending() int {
 	return len(s.pending)
 }
 
-// apply accounts evs as the stream handler does. s.mu must be held.
-func (s *Store) apply(evs []event) int {
+// account accounts evs, removals taken from those held, and unlocks s.mu,
+// which must be held: with the handler set (HandleRemovalsWith), by
+// handing them to it without the lock, and, if held is set, holding again
+// the one it fails and those after it; otherwise at once. It returns how
+// many it applied (handed over, with the handler).
+func (s *Store) account(ctx context.Context, evs []event, held bool) (int, error) {
+	h := s.handler
+	if h == nil {
+		defer s.mu.Unlock()
+		return s.apply(evs, false), nil
+	}
+	s.mu.Unlock()
+	for i, ev := range evs {
+		if err := h(ctx, ev.change()); err != nil {
+			if held {
+				s.mu.Lock()
+				s.pending = append(slices.Clone(evs[i:]), s.pending...)
+				s.mu.Unlock()
+			}
+			return i, err
+		}
+	}
+	return len(evs), nil
+}
+
+// apply accounts evs as the stream handler does, with ApplyRemoval's
+// logic: atOnce when they are accounted as they happen, so that no
+// recount can have come between a removal and its accounting (and the
+// recount-time check of driver.Store.ApplyRemoval is left out). s.mu must
+// be held.
+func (s *Store) apply(evs []event, atOnce bool) int {
 	n := 0
 	now := s.clock().UTC().Truncate(time.Second)
 	for _, ev := range evs {
-		if s.applyRemoval(driver.RemovalFor(ev.rec, ev.id, now)) {
+		r := driver.RemovalFor(ev.rec, ev.id, now)
+		r.At = ev.at
+		if s.applyRemoval(r, !atOnce) {
 			n++
 		}
 	}
 	return n
 }
 
-// removed records that rec is gone (deleted or expired), by the removal
-// of ID id (see drop): the removal is accounted now, or held for Deliver.
-// s.mu must be held.
-func (s *Store) removed(rec driver.Record, id string) {
-	ev := event{id: id, rec: rec}
+// removed records that rec is gone (deleted, or expired if byTTL), by the
+// removal of ID id (see drop): the removal is accounted now, or held for
+// Deliver. s.mu must be held.
+func (s *Store) removed(rec driver.Record, id string, byTTL bool) {
+	ev := event{id: id, rec: rec, at: s.changeTime(), byTTL: byTTL}
 	if s.lag {
 		s.pending = append(s.pending, ev)
 		return
 	}
-	s.apply([]event{ev})
+	s.apply([]event{ev}, true)
 }
 
 // nextSeq returns a new sequence number.

@@ -453,9 +453,9 @@ func testClaimHostIDPeek(e *env) {
 
 // testRecountTime: a reset or a stamp records the partition's recount
 // time, under the version condition; the removal of a record without a
-// ledger entry that expired by then writes its marker but not its deltas
-// (a recount counted it out already), and one that expires later is
-// counted out as usual.
+// ledger entry that left the table by then (expired, or deleted at
+// Removal.At) writes its marker but not its deltas (a recount counted it
+// out already), and one that left later is counted out as usual.
 func testRecountTime(e *env) {
 	annP, bobP := e.part("ann"), e.part("bob")
 	e.put(e.message(annP, "a", time.Hour))
@@ -510,6 +510,40 @@ func testRecountTime(e *env) {
 	apply(driver.Removal{Record: later, EventID: "later", Deltas: delta(annP, "a", -1, 0), Now: now}, true)
 	apply(driver.Removal{Record: later, EventID: "later", Deltas: delta(annP, "a", -1, 0), Now: now}, false)
 	e.wantCounters(annP, counter(annP, "", 0, 0), counter(annP, "a", 0, 0))
+	// Deleted (At, to the second) at the recount time or before, though
+	// it expires long after: the marker only. Deleted a second after it:
+	// counted out, once. At after the expiry (TTL's deletion) changes
+	// nothing: the expiry is when it left.
+	deleted := func(left time.Time) driver.Removal {
+		r := driver.Removal{Record: foreign(annP, at.Add(time.Hour)), Deltas: delta(annP, "a", -1, 0), Now: now, At: left}
+		r.EventID = "deleted-" + strconv.FormatInt(left.UnixMilli(), 10)
+		return r
+	}
+	for _, left := range []time.Time{at.Truncate(time.Second).Add(999 * time.Millisecond), at.Add(-time.Minute)} {
+		apply(deleted(left), true)
+		apply(deleted(left), false)
+	}
+	e.wantCounters(annP, counter(annP, "", 0, 0), counter(annP, "a", 0, 0))
+	apply(deleted(at.Truncate(time.Second).Add(time.Second)), true)
+	apply(deleted(at.Truncate(time.Second).Add(time.Second)), false)
+	e.wantCounters(annP, counter(annP, "", -1, 0), counter(annP, "a", -1, 0))
+	expired := foreign(annP, at)
+	apply(driver.Removal{Record: expired, EventID: "ttl-late", Deltas: delta(annP, "a", -1, 0), Now: now, At: at.Add(time.Hour)}, true)
+	e.wantCounters(annP, counter(annP, "", -1, 0), counter(annP, "a", -1, 0))
+	// A broadcast deleted by then leaves its tombstone all the same (its
+	// readers' receipts stop counting), without its deltas.
+	pubP := e.pub()
+	e.put(e.message(pubP, "a", time.Hour))
+	pst := e.stats(pubP, now)
+	if err := e.store.Repair(e.ctx, pubP, driver.Repair{Stamp: true, Version: pst.Version, Recounted: at}); err != nil {
+		e.t.Fatalf("Repair(Stamp) of the public partition: %v", err)
+	}
+	gone := foreign(pubP, at.Add(time.Hour))
+	apply(driver.Removal{Record: gone, EventID: "pub-deleted", Deltas: delta(pubP, "a", -1, 0), Tombstone: true, Now: now, At: at}, true)
+	if ts := e.stats(pubP, now).Tombstones; len(ts) != 1 || ts[0].Message.ID != gone.Message.ID {
+		e.t.Errorf("tombstones after the removal of a broadcast deleted before the recount: %+v, want %s's", ts, gone.Message.ID)
+	}
+	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "a", 1, 0))
 	// Another partition's recount time does not apply.
 	apply(driver.Removal{Record: foreign(bobP, at.Add(-time.Hour)), EventID: "bob", Deltas: delta(bobP, "a", -1, 0), Now: now}, true)
 	e.wantCounters(bobP, counter(bobP, "", 0, 0), counter(bobP, "a", 0, 0))

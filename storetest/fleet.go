@@ -43,6 +43,11 @@ type UnreliableStream interface {
 // processes, on the suite's clock.
 const fleetFreshness = 30 * time.Second
 
+// snapshotAge is how long after it was read no process of the fleet serves
+// a snapshot any more: past the freshness bound, and the clock skew a
+// backend snapshot is allowed (the backend's ttl runs on the real clock).
+const snapshotAge = fleetFreshness + time.Minute + time.Second
+
 // RunFleetProperty runs steps random operations, each through one of
 // several Inboxes over one store (processes of a fleet, each with its own
 // shared-partition cache, two of them sharing a SharedBackend), with
@@ -62,8 +67,10 @@ const fleetFreshness = 30 * time.Second
 // watermark); and whenever the stream is drained and the freshness bound
 // has passed, every process's List and Counts must equal the reference
 // model's. Records are removed behind the library's back only once
-// expired (as TTL does): a delete of a live record is counted when the
-// stream delivers it, by design (RunProperty covers it).
+// expired (as TTL does), but for another program's deletes of its own live
+// messages, adopted or not, before or after a Recount: such a delete is
+// counted when the stream delivers it, by design, so a user's Counts is
+// compared with List only once the stream has delivered it.
 //
 // The seed is logged; set PropertySeedEnv to replay it.
 func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
@@ -133,9 +140,22 @@ type fleet struct {
 	// documented lag): an unread message not counted, a read broadcast
 	// counted.
 	unadopted map[string]map[string]bool
-	step      int
-	history   []string
-	stats     map[string]int
+	// foreign are the keys of another program's messages (direct or
+	// broadcast) it wrote, for it to delete.
+	foreign []driver.Key
+	// live holds the users whose view another program's delete of a live
+	// item, not yet accounted, changes (all of them for a broadcast):
+	// List leaves the item out at once, Counts when the stream delivers
+	// its removal (by design), so their Counts are not compared with
+	// their List until the stream is drained; after a broadcast's, until
+	// liveUntil, when no process's snapshot of its partition is from
+	// before the delivery.
+	live       map[string]bool
+	liveShared bool
+	liveUntil  time.Time
+	step       int
+	history    []string
+	stats      map[string]int
 }
 
 // proc returns a random process and its number.
@@ -196,6 +216,8 @@ func (f *fleet) randomOp() {
 		f.writeForeign()
 	case r < 60 && foreign:
 		f.deliverInserts(false)
+	case r < 63 && foreign && harness:
+		f.deleteForeign(h)
 	case r < 74:
 		f.advance()
 	case r < 80 && harness:
@@ -547,7 +569,64 @@ func (f *fleet) writeForeign() {
 		return
 	}
 	f.inserts = append(f.inserts, insertRecord(rec, f.rng.IntN(2) == 0, "ins-"+strconv.Itoa(f.step)))
+	if !rec.Receipt {
+		f.foreign = append(f.foreign, rec.Key())
+	}
 	f.count("foreign")
+}
+
+// deleteForeign deletes, as the other program may, one of its live
+// messages, adopted or not, before it expires: List leaves it out at
+// once, Counts when the stream delivers the removal, whether a Recount
+// came between or not.
+func (f *fleet) deleteForeign(h Harness) {
+	now := f.now()
+	var keys []driver.Key
+	for _, k := range f.foreign {
+		if c := f.m.broadcasts[k.ID]; k.Partition.IsShared() && c != nil && now.Before(c.expiresAt) {
+			keys = append(keys, k)
+		}
+		if c := f.m.direct[k.Partition.User][k.ID]; !k.Partition.IsShared() && c != nil && now.Before(c.expiresAt) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	// Mostly one whose INSERT the stream has not handled (never adopted,
+	// unless a mark or a Recount did), whose removal a Recount must not
+	// count out twice.
+	held := map[string]bool{}
+	for _, r := range f.inserts {
+		held[r.Change.Keys["pk"].String()+r.Change.Keys["sk"].String()] = true
+	}
+	if f.rng.IntN(4) > 0 {
+		keys = slices.DeleteFunc(keys, func(k driver.Key) bool { return !held[k.Partition.PK()+driver.MessageSK(k.ID)] })
+		if len(keys) == 0 {
+			return
+		}
+	}
+	k := keys[f.rng.IntN(len(keys))]
+	f.logf("foreign delete of %s of %s (INSERT held: %v)", k.ID, k.Partition.PK(), held[k.Partition.PK()+driver.MessageSK(k.ID)])
+	if ok, err := h.Delete(f.e.ctx, k); err != nil || !ok {
+		f.fail("Delete", fmt.Errorf("a live item of another program: %v, %w", ok, err))
+		return
+	}
+	if f.live == nil {
+		f.live = map[string]bool{}
+	}
+	if k.Partition.IsShared() {
+		f.m.remove("", k.ID)
+		f.liveShared = true
+		for _, u := range f.users {
+			f.live[u] = true
+		}
+	} else {
+		f.m.removeCopy(k.Partition.User, k.ID)
+		delete(f.unadopted[k.Partition.User], k.ID)
+		f.live[k.Partition.User] = true
+	}
+	f.count("foreignDelete")
 }
 
 // deliverInserts hands held INSERT records to the stream handler of a
@@ -720,6 +799,17 @@ func (f *fleet) listIn(ib *inbox.Inbox, u driver.User, o inbox.ListOptions) []dr
 // checkViews checks, in every process, that every user's Counts equals a
 // full List made right after it.
 func (f *fleet) checkViews() {
+	if h, ok := f.e.harness(); ok && h.Pending() == 0 && f.live != nil {
+		// Every removal accounted: a snapshot of a shared partition
+		// read before may still hold its counters from before.
+		if f.liveShared {
+			f.liveUntil = f.now().Add(snapshotAge)
+		}
+		f.live, f.liveShared = nil, false
+	}
+	if f.now().Before(f.liveUntil) {
+		return
+	}
 	// Adopted by the store's own stream (the dynamo harness hands every
 	// record of the table's stream to a stream handler), or gone.
 	for u, ids := range f.unadopted {
@@ -747,6 +837,9 @@ func (f *fleet) checkViews() {
 			// program counts no thread); their activity with the model's
 			// once settled.
 			threads := listThreads(f.e.t, f.e.ctx, ib, u, 1+f.rng.IntN(3))
+			if f.live[name] {
+				continue
+			}
 			if diff := threadsDiff(threads, listed, archived, nil); diff != "" && len(f.unadopted[name]) == 0 {
 				f.e.t.Errorf("step %d: p%d ListThreads(%s) differs from its List:\n%s", f.step, i, name, diff)
 			}
@@ -796,9 +889,7 @@ func (f *fleet) settle() {
 		f.e.deliver(h)
 		f.e.redeliver(h)
 	}
-	// Past the freshness bound, and the clock skew a backend snapshot is
-	// allowed (the backend's ttl runs on the real clock).
-	f.e.clock.Advance(fleetFreshness + time.Minute + time.Second)
+	f.e.clock.Advance(snapshotAge)
 	now := f.now()
 	f.logf("settle")
 	for i, ib := range f.procs {

@@ -15,6 +15,7 @@ func removalTests() []suiteTest {
 		{"RedeliveredRemovals", testRedeliveredRemovals},
 		{"RecountWhileRemovalsPending", testRecountWhileRemovalsPending},
 		{"RecountBeforeForeignRemovals", testRecountBeforeForeignRemovals},
+		{"ForeignDeletesAroundRecount", testForeignDeletesAroundRecount},
 		{"RemovedBroadcast", testRemovedBroadcast},
 	}
 }
@@ -227,5 +228,79 @@ func testRecountBeforeForeignRemovals(e *env) {
 	e.deliver(h)
 	e.redeliver(h)
 	check("its removal delivered", 2)
+	e.checkInvariant()
+}
+
+// testForeignDeletesAroundRecount: another program's items (no ledger
+// entry), never adopted, deleted before they expire while a Recount runs
+// around their removals' delivery. Deleted before the Recount read the
+// partitions, the Recount leaves them out, and their late delivery, and
+// a redelivery, must not count them out again (they once were: Counts
+// fell below List until the next Recount). Written and deleted after the
+// Recount, within its second, they are in the counters, and their
+// removal must count them out: the stream handler cannot tell the two
+// apart from the times alone, so it recounts.
+func testForeignDeletesAroundRecount(e *env) {
+	h := e.needHarness()
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	ann, bob := e.user("ann"), e.user("bob")
+	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
+	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
+	foreign := func(p driver.Partition, cat string) driver.Record {
+		e.t.Helper()
+		r := e.message(p, cat, time.Hour)
+		r.Entry, r.Message.ExpiresAt = "", r.Message.ExpiresAt.Truncate(time.Second)
+		deltas := []driver.Counter{{Partition: p, Published: 1}}
+		if cat != "" {
+			deltas = append(deltas, driver.Counter{Partition: p, Category: cat, Published: 1})
+		}
+		if err := w.PutForeign(e.ctx, r, deltas); err != nil {
+			e.t.Fatalf("PutForeign: %v", err)
+		}
+		return r
+	}
+	recount := func() {
+		e.t.Helper()
+		for _, u := range []driver.User{ann, bob} {
+			if _, err := e.ib.Recount(e.ctx, u); err != nil {
+				e.t.Fatalf("Recount(%s): %v", u.ID, err)
+			}
+		}
+	}
+	check := func(when string, total int64) {
+		e.t.Helper()
+		for _, u := range []driver.User{ann, bob} {
+			e.wantCountsFromFeed(u)
+		}
+		if c := e.counts(ann); c.Total != total {
+			e.t.Errorf("%s: Counts(ann).Total = %d, want %d", when, c.Total, total)
+		}
+	}
+	direct, broadcast := foreign(e.part("ann"), "ops"), foreign(e.pub(), "")
+	check("before the deletes", 4)
+	e.clock.Advance(time.Second)
+	e.remove(h, direct.Key())
+	e.remove(h, broadcast.Key())
+	e.clock.Advance(2 * time.Second)
+	recount()
+	check("after the Recount", 2)
+	e.deliver(h)
+	check("after the removals' late delivery", 2)
+	e.redeliver(h)
+	check("after their redelivery", 2)
+	e.checkInvariant()
+
+	// Written and deleted after the Recount, in its second.
+	recount()
+	direct, broadcast = foreign(e.part("ann"), "ops"), foreign(e.pub(), "")
+	e.remove(h, direct.Key())
+	e.remove(h, broadcast.Key())
+	e.deliver(h)
+	check("written and deleted right after a Recount, delivered", 2)
+	e.redeliver(h)
+	check("and redelivered", 2)
 	e.checkInvariant()
 }

@@ -165,7 +165,9 @@ func TestMutant(t *testing.T) {
 			return m.wrap(memstore.New(memstore.WithClock(func() time.Time { return time.Time{} })))
 		case m.lag:
 			ms := memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
-			return harnessOf{Store: m.wrap(ms), h: ms}
+			st := m.wrap(ms)
+			handledOver(ms, st, now)
+			return harnessOf{Store: st, h: ms}
 		}
 		return m.wrap(memstore.New(memstore.WithClock(now)))
 	}

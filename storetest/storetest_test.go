@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
@@ -29,14 +30,29 @@ func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
 }
 
 // newLagStore returns a memstore that holds every removal (expiry or
-// delete) until the suite delivers it, as a stream whose function lags.
+// delete) until the suite delivers it, as a stream whose function lags,
+// and then hands it to an Inbox's HandleChange, as the stream to the
+// StreamHandler.
 func newLagStore(_ testing.TB, now func() time.Time) driver.Store {
-	return memstore.New(memstore.WithClock(now), memstore.WithStreamLag())
+	return handled(memstore.New(memstore.WithClock(now), memstore.WithStreamLag()), now)
 }
 
 // newLateLagStore is newLateStore whose deletes wait for delivery too.
-func newLateLagStore(testing.TB, func() time.Time) driver.Store {
-	return memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }), memstore.WithStreamLag())
+func newLateLagStore(_ testing.TB, now func() time.Time) driver.Store {
+	return handled(memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }), memstore.WithStreamLag()), now)
+}
+
+// handled makes ms hand its held removals to the HandleChange of an Inbox
+// over ms on clock now.
+func handled(ms *memstore.Store, now func() time.Time) *memstore.Store {
+	return handledOver(ms, ms, now)
+}
+
+// handledOver makes ms hand its held removals to the HandleChange of an
+// Inbox over st (ms, or a Store wrapping it) on clock now.
+func handledOver(ms *memstore.Store, st driver.Store, now func() time.Time) *memstore.Store {
+	ms.HandleRemovalsWith(inbox.New(st, inbox.WithClock(now)).HandleChange)
+	return ms
 }
 
 func TestRunOnStoreWithStreamLag(t *testing.T) {
