@@ -408,7 +408,8 @@
 //     gone, so the retry writes it again); Redact retires the ID instead.
 //   - Recount is safe while the inbox is in use: each of its changes is an
 //     atomic unit of the ledger, and it replaces counters only if their
-//     version has not moved since it read them. It records its time,
+//     version has not moved since it read them, nor their tallies (another
+//     program following the seeds moves no version). It records its time,
 //     taken after it read the partition (plus 5 s for the clocks' skew),
 //     on the partition (with the counters, or alone when they were
 //     right), and the stream's late removal of another program's item

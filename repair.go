@@ -227,7 +227,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if sameTallies(st.Counters, counters) {
 		return ib.store.Repair(ctx, p, driver.Repair{Stamp: true, Version: st.Version, Recounted: recounted})
 	}
-	err = ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Recent: st.Recent, Now: now, Recounted: recounted})
+	err = ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Before: st.Counters, Recent: st.Recent, Now: now, Recounted: recounted})
 	if err == nil {
 		noteRepaired(ctx, driftOf(st.Counters, counters))
 	}

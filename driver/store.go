@@ -167,11 +167,12 @@ type Store interface {
 	// Then, with r.Reset, it replaces every stats record of partition p,
 	// the threads' counters included, with r.Counters (a thread's counter
 	// with the Latest given), and records r.Recounted as p's recount time,
-	// but only if p's counter version still equals r.Version: otherwise it
-	// returns an error matching ErrConflict and leaves the counters as
-	// they are. With r.Stamp instead it records r.Recounted alone, under
-	// the same condition, and changes the version. The adoptions and the reset are not
-	// atomic together. A record or counter of another partition, or two
+	// but only if p's counter version still equals r.Version and its
+	// counters still hold r.Before's tallies, no other having appeared:
+	// otherwise it returns an error matching ErrConflict and leaves the
+	// counters as they are. With r.Stamp instead it records r.Recounted
+	// alone, under the version condition, and changes the version. The
+	// adoptions and the reset are not atomic together. A record or counter of another partition, or two
 	// counters of one category, is ErrInvalidInput and changes nothing.
 	Repair(ctx context.Context, p Partition, r Repair) error
 
@@ -636,10 +637,17 @@ type Repair struct {
 	// AdoptAs holds the Entry each record of Adopt gets, by index.
 	AdoptAs []string
 	// Reset asks for the counters to be replaced by Counters, if the
-	// partition's counter version is still Version (Stats.Version).
+	// partition's counter version is still Version (Stats.Version) and
+	// its counters still hold the tallies of Before.
 	Reset    bool
 	Version  int64
 	Counters []Counter
+	// Before are the partition's counters as read with Version
+	// (Stats.Counters, read with Threads): the reset applies only if each still holds these
+	// tallies and no other counter of the partition has appeared since,
+	// for another program following the seeds changes the tallies alone,
+	// without the version, and a reset must not overwrite its change.
+	Before []Counter
 	// Recent are the partition's recent receipts as read with Version
 	// (Stats.Recent): the reset keeps them, recorded anew at Now (see
 	// RecentSlots), so that a Store that keeps them on the counters does

@@ -316,7 +316,8 @@ func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder,
 // With r.Reset it then replaces p's counters: it reads the keys of p's
 // stats records and writes the new ones and deletes the others in one
 // transaction, whose Put of c#* (with the next version) is conditional on
-// the version being r.Version (else ErrConflict). A partition with more
+// the version being r.Version, and each write and delete on the counter's
+// tallies being r.Before's (else ErrConflict). A partition with more
 // than 99 categories takes several transactions, each checking the
 // version, the c#* Put last; then a concurrent write can leave some
 // categories reset and others not until the next Recount.
@@ -326,6 +327,10 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	keep := map[string]bool{driver.CounterSK("", ""): false}
 	var total *driver.Counter
 	var writes []types.TransactWriteItem
+	before := make(map[string]driver.Counter, len(r.Before))
+	for _, c := range r.Before {
+		before[c.SK()] = c
+	}
 	for _, c := range r.Counters {
 		if c.Partition != p {
 			return fmt.Errorf("%w: counter of %s reset in %s", driver.ErrInvalidInput, c.Partition.PK(), p.PK())
@@ -346,7 +351,11 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if err != nil {
 			return err
 		}
-		writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: av}})
+		put, err := s.conditionalPut(av, s.talliesAsRead(before, sk))
+		if err != nil {
+			return err
+		}
+		writes = append(writes, types.TransactWriteItem{Put: put})
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {
 		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
@@ -401,7 +410,11 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return err
 		}
 		if _, kept := keep[sk]; !kept {
-			writes = append(writes, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(pk, sk)}})
+			del, err := s.conditionalDelete(s.key(pk, sk), s.talliesAsRead(before, sk))
+			if err != nil {
+				return err
+			}
+			writes = append(writes, types.TransactWriteItem{Delete: del})
 		}
 	}
 	totalItem, err := s.counterItem(*total, r.Version+1)
@@ -424,7 +437,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		}
 		totalItem[recentAttr(add)] = &types.AttributeValueMemberSS{Value: values}
 	}
-	putTotal, err := s.conditionalPut(totalItem, versionCond)
+	putTotal, err := s.conditionalPut(totalItem, versionCond.And(s.talliesAsRead(before, driver.CounterSK("", ""))))
 	if err != nil {
 		return err
 	}
@@ -442,13 +455,42 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		} else {
 			items = append([]types.TransactWriteItem{{ConditionCheck: check}}, items...)
 		}
-		if err := s.transact(ctx, "repair", items, []onFail{conflict}); err != nil {
+		meanings := make([]onFail, len(items)) // any failed condition: a write came between
+		for i := range meanings {
+			meanings[i] = conflict
+		}
+		if err := s.transact(ctx, "repair", items, meanings); err != nil {
 			return err
 		}
 		if last {
 			return nil
 		}
 	}
+}
+
+// talliesAsRead returns the condition that the counter item at sort key
+// sk holds the tallies of before[sk] (an absent attribute reading as
+// zero), or, if before has none, that there is no item: a reset's
+// condition on each counter it writes or deletes, so that it fails, as
+// conflicting, if another program (which moves no version) changed one
+// since it was read.
+func (s *Store) talliesAsRead(before map[string]driver.Counter, sk string) expression.ConditionBuilder {
+	c, ok := before[sk]
+	if !ok {
+		return s.notExists()
+	}
+	cond := expression.NameNoDotSplit(s.o.pk).AttributeExists()
+	for _, t := range []struct {
+		name string
+		v    int64
+	}{{"published", c.Published}, {"read", c.Read}, {"archived", c.Archived}, {"archivedread", c.ArchivedRead}, {"hidden", c.Hidden}} {
+		eq := expression.Name(t.name).Equal(expression.Value(t.v))
+		if t.v == 0 {
+			eq = expression.Or(expression.Name(t.name).AttributeNotExists(), eq)
+		}
+		cond = cond.And(eq)
+	}
+	return cond
 }
 
 // stamp records recounted as p's recount time, and adds 1 to its

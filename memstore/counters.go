@@ -119,7 +119,8 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 }
 
 // Repair adopts r.Adopt's records that still stand as given, then, with
-// r.Reset, replaces p's counters if their version is still r.Version.
+// r.Reset, replaces p's counters if their version is still r.Version and
+// they hold r.Before's tallies.
 func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair) error {
 	cs := make(map[string]driver.Counter, len(r.Counters))
 	for _, c := range r.Counters {
@@ -162,7 +163,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if !r.Reset && !r.Stamp {
 		return nil
 	}
-	if s.versions[p] != r.Version {
+	if s.versions[p] != r.Version || r.Reset && !sameTallies(s.counters[p], r.Before) {
 		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
 	}
 	s.recounted[p] = r.Recounted.Truncate(time.Second)
@@ -176,4 +177,18 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	s.counters[p] = cs
 	s.versions[p]++
 	return nil
+}
+
+// sameTallies reports whether stored, a partition's counters by sort key,
+// hold exactly the tallies of before (and no other counter).
+func sameTallies(stored map[string]driver.Counter, before []driver.Counter) bool {
+	if len(stored) != len(before) {
+		return false
+	}
+	for _, b := range before {
+		if c, ok := stored[b.SK()]; !ok || c.Tallies() != b.Tallies() {
+			return false
+		}
+	}
+	return true
 }

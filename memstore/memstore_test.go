@@ -651,13 +651,14 @@ func TestCountersAndReset(t *testing.T) {
 	if d := cmp.Diff(want, counters(t, st, annP)); d != "" {
 		t.Errorf("Counters, sorted by category (-want +got):\n%s", d)
 	}
-	version := func() int64 {
+	read := func() driver.Stats {
 		s, err := st.Stats(ctx, driver.StatsQuery{Partition: annP, Now: time.Time{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.Version
+		return s
 	}
+	version := func() int64 { return read().Version }
 	bad := []driver.Counter{{Partition: annP, Published: 9}, {Partition: pubP, Published: 9}}
 	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version(), Counters: bad}); !errors.Is(err, driver.ErrInvalidInput) {
 		t.Errorf("Repair with another partition's counter: err = %v, want ErrInvalidInput", err)
@@ -669,7 +670,7 @@ func TestCountersAndReset(t *testing.T) {
 	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version() - 1, Counters: reset}); !errors.Is(err, driver.ErrConflict) {
 		t.Errorf("Repair with a stale version: err = %v, want ErrConflict", err)
 	}
-	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version(), Counters: reset}); err != nil {
+	if err := st.Repair(ctx, annP, driver.Repair{Reset: true, Version: version(), Before: read().Counters, Counters: reset}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]driver.Counter{reset[1], reset[0]}, counters(t, st, annP)); d != "" {

@@ -291,5 +291,19 @@ func (s *Store) addDeltas(deltas []driver.Counter) {
 	}
 }
 
+// addTallies adds each change to its counter, as addDeltas does, but
+// leaves the versions: another program's counter changes. s.mu must be
+// held.
+func (s *Store) addTallies(deltas []driver.Counter) {
+	versions := map[driver.Partition]int64{}
+	for _, d := range deltas {
+		versions[d.Partition] = s.versions[d.Partition]
+	}
+	s.addDeltas(deltas)
+	for p, v := range versions {
+		s.versions[p] = v
+	}
+}
+
 // expire schedules an expiry entry.
 func (s *Store) expire(e expiry) { heap.Push(&s.expiries, e) }

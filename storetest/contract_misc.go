@@ -216,14 +216,14 @@ func testRepair(e *env) {
 	// A reset with the version read replaces the counters.
 	st := e.stats(annP, now)
 	reset := []driver.Counter{counter(annP, "", 7, 2), counter(annP, "a", 5, 1), counter(annP, "d", 1, 0)}
-	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: reset}); err != nil {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: reset}); err != nil {
 		e.t.Fatalf("Repair(Reset): %v", err)
 	}
 	e.wantCounters(annP, reset...)
 	e.wantCounters(bobP, counter(bobP, "", 3, 0), counter(bobP, "a", 1, 0), counter(bobP, "b", 1, 0), counter(bobP, "c", 1, 0))
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "a", 1, 0))
 	// A second reset with the same, now stale, version conflicts.
-	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("Repair with a stale version: %v, want ErrConflict", err)
 	}
 	e.wantCounters(annP, reset...)
@@ -232,13 +232,13 @@ func testRepair(e *env) {
 	st = e.stats(annP, now)
 	e.put(e.message(annP, "a", time.Hour))
 	e.wantCounters(annP, counter(annP, "", 8, 2), counter(annP, "a", 6, 1), counter(annP, "d", 1, 0))
-	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: nil}); !errors.Is(err, driver.ErrConflict) {
 		e.t.Errorf("Repair with the version before a write: %v, want ErrConflict", err)
 	}
 
 	// An empty reset keeps the total, at zero.
 	st = e.stats(pubP, now)
-	if err := e.store.Repair(e.ctx, pubP, driver.Repair{Reset: true, Version: st.Version}); err != nil {
+	if err := e.store.Repair(e.ctx, pubP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters}); err != nil {
 		e.t.Fatalf("Repair(Reset, no counters): %v", err)
 	}
 	e.wantCounters(pubP, counter(pubP, "", 0, 0))
@@ -247,7 +247,7 @@ func testRepair(e *env) {
 		{counter(bobP, "", 1, 0)},
 	} {
 		st = e.stats(annP, now)
-		if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: bad}); !errors.Is(err, driver.ErrInvalidInput) {
+		if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: bad}); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Repair(Reset, %v): %v, want ErrInvalidInput", bad, err)
 		}
 	}
@@ -554,7 +554,7 @@ func testRecountTime(e *env) {
 	e.put(d)
 	st = e.stats(annP, now)
 	past := d.Message.ExpiresAt.Add(time.Hour)
-	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Counters: []driver.Counter{counter(annP, "", 1, 0), counter(annP, "a", 1, 0)}, Recounted: past}); err != nil {
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: []driver.Counter{counter(annP, "", 1, 0), counter(annP, "a", 1, 0)}, Recounted: past}); err != nil {
 		e.t.Fatalf("Repair(Reset) with a recount time: %v", err)
 	}
 	if got := e.stats(annP, now).Recounted; !got.Equal(past.Truncate(time.Second)) {
@@ -562,4 +562,38 @@ func testRecountTime(e *env) {
 	}
 	apply(driver.Removal{Record: d, Deltas: delta(annP, "a", -1, 0), Delete: true, Now: now}, true)
 	e.wantCounters(annP, counter(annP, "", 0, 0), counter(annP, "a", 0, 0))
+}
+
+// testResetAfterForeignChange: another program following the seeds changes
+// the tallies of a partition's counters without the library's version, so
+// a reset whose counters were read before that change, to a counter read
+// or to a new category's, is ErrConflict and keeps the change (a reset
+// that overwrote it left that program's item uncounted for good); read
+// again, it applies.
+func testResetAfterForeignChange(e *env) {
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	annP := e.part("ann")
+	e.put(e.message(annP, "a", time.Hour))
+	now := e.clock.Now()
+	for _, cat := range []string{"a", "b"} {
+		st := e.stats(annP, now)
+		r := e.message(annP, cat, time.Hour)
+		r.Entry = ""
+		if err := w.PutForeign(e.ctx, r, []driver.Counter{{Partition: annP, Published: 1}, {Partition: annP, Category: cat, Published: 1}}); err != nil {
+			e.t.Fatalf("PutForeign: %v", err)
+		}
+		after := e.stats(annP, now)
+		if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: st.Counters}); !errors.Is(err, driver.ErrConflict) {
+			e.t.Errorf("Repair(Reset) read before another program's change to c#%s: %v, want ErrConflict", cat, err)
+		}
+		e.wantCounters(annP, after.Counters...) // the change kept
+	}
+	st := e.stats(annP, now)
+	if err := e.store.Repair(e.ctx, annP, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: st.Counters}); err != nil {
+		e.t.Errorf("Repair(Reset) read after the changes: %v", err)
+	}
+	e.wantCounters(annP, counter(annP, "", 3, 0), counter(annP, "a", 2, 0), counter(annP, "b", 1, 0))
 }

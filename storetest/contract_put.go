@@ -36,6 +36,7 @@ func contractTests() []suiteTest {
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},
 		{"RecountTime", testRecountTime},
+		{"ResetAfterForeignChange", testResetAfterForeignChange},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},

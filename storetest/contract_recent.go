@@ -87,7 +87,7 @@ func testRecentReceipts(e *env) {
 
 	// A reset keeps them.
 	st := e.stats(annP, e.clock.Now())
-	reset := driver.Repair{Reset: true, Version: st.Version, Counters: st.Counters, Recent: st.Recent, Now: e.clock.Now()}
+	reset := driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: st.Counters, Recent: st.Recent, Now: e.clock.Now()}
 	if err := e.store.Repair(e.ctx, annP, reset); err != nil {
 		e.t.Fatalf("Repair: %v", err)
 	}

@@ -75,7 +75,7 @@ func testRecount(e *env) {
 func (e *env) resetCounters(p driver.Partition, cs ...driver.Counter) {
 	e.t.Helper()
 	st := e.stats(p, e.clock.Now())
-	if err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: cs}); err != nil {
+	if err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: cs}); err != nil {
 		e.t.Fatalf("Repair(%s, reset): %v", p.PK(), err)
 	}
 }
