@@ -267,43 +267,50 @@
 // due.
 //
 // Scheduled lists what is scheduled in an inbox and not due yet, and Due
-// what came due in a window of time, each copy of a message to users with
-// its user, by delivery time, a page at a time (a scheduled broadcast or
-// group message, stored once for its audience, is not in their index:
-// a host that pushes it at its time keeps its own timer):
+// what came due in a window of time, by delivery time, a page at a time:
+// each copy of a message to users with its user, and each broadcast or
+// group message once, with its shared partition (Delivery.Partition, as
+// Event.Partition: PublicGroup's for everyone, else the group's):
 //
 //   - An operator reads Scheduled to see what will go out (and Redact, with
-//     a copy's ID and users, cancels it).
+//     a copy's ID and users, or a broadcast's ID and group, cancels it).
 //   - The stream reports a scheduled message when it is stored, not when
 //     it comes due (nothing is written then). A host that pushes at the
 //     due time runs a worker every minute or so (a ticker, or a Lambda
 //     function EventBridge Scheduler invokes) that calls Due for the
-//     window since its last run and pushes each copy's Delivery.Event
-//     (kind EventDue) as it pushes the stream's events. Windows should
-//     overlap by a few minutes, the handler dropping events it has seen
-//     (their IDs are stable): see Due for why.
-//   - Both read one index of the inbox's scheduled copies: on DynamoDB a
+//     window since its last run and pushes each delivery's
+//     Delivery.Event (kind EventDue) as it pushes the stream's events: a
+//     copy's to its user, a broadcast's or group message's, in its shared
+//     partition, to its whole audience, as the stream's EventCreated of
+//     it. Windows should overlap by a few minutes, the handler dropping
+//     events it has seen (their IDs are stable): see Due for why.
+//   - Both read one index of the inbox's scheduled messages: on DynamoDB a
 //     sparse global secondary index (dynamo.WithScheduledIndex), keyed by
-//     the inbox (t#<tenant>S#<inbox>) and sorted by the copy's ID then its
-//     user, so by delivery time (the ID is minted then). Only scheduled
-//     copies carry its keys: other messages cost nothing more; a scheduled
-//     copy costs one index write (1 WCU) when published and one when it is
-//     removed. It projects the message, not the user's marks, so that a
-//     mark writes nothing to it. A copy stays in it, due, until it expires
+//     the inbox (t#<tenant>S#<inbox>) and sorted by position
+//     (driver.ScheduledKey): the message's ID, then the copy's user or,
+//     for a broadcast or group message, its group, so by delivery time
+//     (the ID is minted then). Only scheduled messages carry its keys:
+//     other messages cost nothing more. A scheduled copy costs one index
+//     write (1 WCU) when published and one when it is removed; a
+//     scheduled broadcast or group message, stored once, costs one index
+//     write when published and one when removed, whatever its audience.
+//     It projects the message, not the users' marks, so that a mark
+//     writes nothing to it. A message stays in it, due, until it expires
 //     or is removed, so Due can look back; a Redact drops it. A global
-//     index is read eventually consistent: a copy shows in it, or leaves
-//     it, usually within a second of its write, and Scheduled and Due are
-//     the only reads of this package that can lag a write of this
-//     process. An inbox's copies share one index key, and a partition of
-//     DynamoDB takes about 1,000 write units a second: an inbox that
-//     schedules more copies a second than that may see its scheduled
-//     publishes throttled (ErrThrottled), where a copy-per-user publish
-//     is the wrong tool anyway (see Groups).
+//     index is read eventually consistent: a message shows in it, or
+//     leaves it, usually within a second of its write, and Scheduled and
+//     Due are the only reads of this package that can lag a write of this
+//     process. An inbox's scheduled messages share one index key, and a
+//     partition of DynamoDB takes about 1,000 write units a second: an
+//     inbox that schedules more copies a second than that may see its
+//     scheduled publishes throttled (ErrThrottled), where a copy-per-user
+//     publish is the wrong tool anyway (see Groups: a scheduled group
+//     message is one entry).
 //   - A table without the index (dynamo.WithScheduledIndex("")) still
 //     schedules messages; Scheduled and Due then fail with
-//     ErrUnsupported. Copies carry the index's keys either way, so an
-//     index added later (a global index can be added to a table, unlike
-//     a local one) lists the copies written before.
+//     ErrUnsupported. Scheduled messages carry the index's keys either
+//     way, so an index added later (a global index can be added to a
+//     table, unlike a local one) lists those written before.
 //
 // # Snooze
 //

@@ -39,11 +39,13 @@
 // (LedgerSK), tombstones of broadcasts removed before they expired d#<id>,
 // the seen watermark cs#seen, a host system ID's claim h#<host id> in a
 // partition of its own (ClaimPK, spread by a hash of the ID), tenant
-// settings and inbox configs under t#<tenant>. A scheduled copy also
+// settings and inbox configs under t#<tenant>. A scheduled message also
 // carries the keys of the dynamo Store's scheduled index, a global one:
 // its inbox's t#<tenant>S#<inbox> (ScheduledPK) and its position
-// <id>#<user> (ScheduledKey), which Query.Scheduled reads. The dynamo
-// package's doc lists every attribute of every item.
+// (ScheduledKey), <id>#<user> for each user's copy, <id>##<group> for a
+// broadcast ($public) or group message, stored and indexed once whatever
+// its audience; Query.Scheduled reads them. The dynamo package's doc
+// lists every attribute of every item.
 //
 // # The ledger
 //

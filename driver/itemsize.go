@@ -157,7 +157,7 @@ func ItemSize(rec Record) int {
 	if InScheduledIndex(rec) {
 		// The keys of its entry in the dynamo Store's scheduled index.
 		attr("spk", len(ScheduledPK(rec.Partition.Scope())))
-		attr("ssk", len(ScheduledKey(m.ID, rec.Partition.User)))
+		attr("ssk", len(ScheduledKey(m.ID, rec.Partition)))
 	}
 	if m.IsRead() {
 		attr("readat", valueSize(epochOf(m.ReadAt)))

@@ -201,3 +201,39 @@ func FuzzParseTimedSK(f *testing.F) {
 		}
 	})
 }
+
+// TestScheduledKey: a position is <id>#<user> for a user's copy and
+// <id>##<group> for a broadcast or group message; it parses back to its
+// ID and user or group; one ID's positions lie together, above the bare
+// ID and below the next ID; anything else is ErrInvalidKey.
+func TestScheduledKey(t *testing.T) {
+	s := Scope{Tenant: "acme", Inbox: "alerts"}
+	id, next := "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+	for _, c := range []struct {
+		p    Partition
+		want string
+	}{
+		{s.User("ann").Partition(), id + "#ann"},
+		{s.User("!").Partition(), id + "#!"},
+		{s.Public(), id + "##$public"},
+		{s.Group("ops"), id + "##ops"},
+		{s.Group("~"), id + "##~"},
+	} {
+		pos := ScheduledKey(id, c.p)
+		if pos != c.want {
+			t.Errorf("ScheduledKey(%s) = %q, want %q", c.p.PK(), pos, c.want)
+		}
+		gotID, gotP, err := ParseScheduledKey(pos)
+		if err != nil || gotID != id || gotP != (Partition{User: c.p.User, Group: c.p.Group}) {
+			t.Errorf("ParseScheduledKey(%q) = %q, %+v, %v", pos, gotID, gotP, err)
+		}
+		if !(id < pos && pos < next) || !validScheduledBound(pos) {
+			t.Errorf("position %q does not lie between %q and %q, or is no bound", pos, id, next)
+		}
+	}
+	for _, bad := range []string{"", id, id + "#", id + "##", id + "###ops", id + "##ops#x", id + "#ann#", id + "#$public", id + "#a*", "nope#ann", "#ann"} {
+		if _, _, err := ParseScheduledKey(bad); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("ParseScheduledKey(%q) = %v, want ErrInvalidKey", bad, err)
+		}
+	}
+}

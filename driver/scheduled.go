@@ -6,33 +6,53 @@ import (
 )
 
 // This file holds what a Store needs for the scheduled-messages query
-// (Query.Scheduled): the index key of a scheduled copy, and the checks of
-// such a query.
+// (Query.Scheduled): the index key of a scheduled record, and the checks
+// of such a query.
 
 // ScheduledPK returns the key of scope s in the dynamo Store's scheduled
-// index: t#<tenant>S#<inbox>. Every scheduled direct message of the
-// inbox (a copy in one user's partition, Message.DeliverAt set) carries
-// it, so that one Query lists them. It begins like the inbox's partition
-// keys, t#<tenant>, so that a policy on dynamodb:LeadingKeys written from
-// the tenant key covers it with "t#<tenant>S#*".
+// index: t#<tenant>S#<inbox>. Every scheduled message of the inbox
+// (Message.DeliverAt set: each copy of a direct message, in its user's
+// partition, and a broadcast or group message, once, in its shared
+// partition) carries it, so that one Query lists them. It begins like
+// the inbox's partition keys, t#<tenant>, so that a policy on
+// dynamodb:LeadingKeys written from the tenant key covers it with
+// "t#<tenant>S#*".
 func ScheduledPK(s Scope) string { return "t#" + s.Tenant + "S#" + s.Inbox }
 
-// ScheduledKey returns the position of user's copy of scheduled message
-// id in the order of a scheduled query (and the sort key of its index
-// entry): <id>#<user>. IDs are minted at the delivery time and have one
-// length, so positions sort by delivery time, then ID, then user. A bare
-// message ID sorts below every position of that ID, and above every
-// position of a smaller one: it is a bound between delivery times.
-func ScheduledKey(id, user string) string { return id + "#" + user }
+// ScheduledKey returns the position of the scheduled message id stored in
+// partition p in the order of a scheduled query (and the sort key of its
+// index entry): <id>#<user> for a user's copy, <id>##<group> for a
+// broadcast (PublicGroup) or a group message, stored once in its shared
+// partition. Only p's User or Group counts. IDs are minted at the
+// delivery time and have one length, and users and groups hold no '#',
+// so positions sort by delivery time, then ID, and one ID's positions
+// lie together, none of them another's prefix. A bare message ID sorts
+// below every position of that ID, and above every position of a smaller
+// one: it is a bound between delivery times.
+func ScheduledKey(id string, p Partition) string {
+	if p.IsShared() {
+		return id + "##" + p.Group
+	}
+	return id + "#" + p.User
+}
 
 // ParseScheduledKey parses a position made by ScheduledKey into its
-// message ID and user. Anything else is ErrInvalidKey.
-func ParseScheduledKey(k string) (id, user string, err error) {
-	id, user, ok := strings.Cut(k, "#")
-	if !ok || ValidateMessageID(id) != nil || ValidateUserID(user) != nil {
-		return "", "", fmt.Errorf("%w: scheduled position %q", ErrInvalidKey, k)
+// message ID and the partition it names: User set for a user's copy,
+// Group for a shared record (Tenant and Inbox unset: a position lies in
+// one inbox's index). Anything else is ErrInvalidKey.
+func ParseScheduledKey(k string) (id string, p Partition, err error) {
+	id, rest, ok := strings.Cut(k, "#")
+	if g, shared := strings.CutPrefix(rest, "#"); shared {
+		p.Group = g
+	} else {
+		p.User = rest
 	}
-	return id, user, nil
+	switch {
+	case !ok || ValidateMessageID(id) != nil:
+	case p.Group != "" && ValidateGroup(p.Group) == nil, p.Group == "" && ValidateUserID(p.User) == nil:
+		return id, p, nil
+	}
+	return "", Partition{}, fmt.Errorf("%w: scheduled position %q", ErrInvalidKey, k)
 }
 
 // validScheduledBound reports whether b can bound a scheduled query: "",
@@ -68,9 +88,9 @@ func validateScheduledQuery(q Query) error {
 	return nil
 }
 
-// InScheduledIndex reports whether rec is a scheduled copy that a
-// scheduled query lists: a message (not a receipt) with DeliverAt, in a
-// user's partition.
+// InScheduledIndex reports whether rec is a scheduled record that a
+// scheduled query lists: a message (not a receipt) with DeliverAt, a
+// user's copy or a broadcast or group message in its shared partition.
 func InScheduledIndex(rec Record) bool {
-	return !rec.Receipt && !rec.Partition.IsShared() && !rec.Message.DeliverAt.IsZero()
+	return !rec.Receipt && !rec.Message.DeliverAt.IsZero()
 }

@@ -247,17 +247,19 @@ type Query struct {
 	// unset with it.
 	Unseen bool
 	// Scheduled selects, instead of one partition's records, the
-	// scheduled direct messages (InScheduledIndex: DeliverAt set, due or
-	// not) of every user of an inbox: Partition names the scope alone (no
-	// User, no Group). They are evaluated in ascending order of their
-	// position, ScheduledKey(ID, user), strictly between After and Before
+	// scheduled messages (InScheduledIndex: DeliverAt set, due or not) of
+	// an inbox, in every partition: each user's copy of a direct message,
+	// and each broadcast or group message, stored once in its shared
+	// partition. Partition names the scope alone (no User, no Group).
+	// They are evaluated in ascending order of their position,
+	// ScheduledKey(ID, partition), strictly between After and Before
 	// (positions, or bare IDs: see ScheduledKey), at most Limit of them;
 	// Next is the position of the last one evaluated, the After of the
 	// following page ("" when none remain). Now drops those that expire at
 	// or before it (not those due: the caller picks a delivery-time range
-	// with the bounds). Each record comes with its user's Partition, its
-	// ledger Entry and no marks (ReadAt and ArchivedAt zero, whatever the
-	// user did since it came due). Category, Thread, UnreadOnly, Archived
+	// with the bounds). Each record comes with its Partition (its user's,
+	// or the shared one), its ledger Entry and no marks (ReadAt and
+	// ArchivedAt zero, whatever the user did since it came due). Category, Thread, UnreadOnly, Archived
 	// and Unseen must be unset with it. A Store should read them at a
 	// cost that grows with what it evaluates, not with the inbox (the
 	// dynamo Store reads its scheduled index, a global secondary index

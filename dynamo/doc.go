@@ -33,12 +33,14 @@
 //     expiredat (see WithThreadIndex), which a thread's pages query; the
 //     marks are filtered once the items are fetched (an index filter may
 //     name only projected attributes).
-//   - A scheduled copy (a direct message with driver.Message.DeliverAt)
+//   - A scheduled message (driver.Message.DeliverAt: each copy of a
+//     direct message, and a broadcast or group message, stored once)
 //     carries deliverat, spk (driver.ScheduledPK: t#<tenant>S#<inbox>) and
-//     ssk (driver.ScheduledKey: <id>#<user>): the keys of the scheduled
-//     index, a global secondary index projecting headers, message,
-//     taxonomy, deliverat, ledger and expiredat (see WithScheduledIndex),
-//     which Inbox.Scheduled and Inbox.Due query.
+//     ssk (driver.ScheduledKey: <id>#<user> for a copy, <id>##<group> for
+//     a broadcast, $public, or a group message): the keys of the
+//     scheduled index, a global secondary index projecting headers,
+//     message, taxonomy, deliverat, ledger and expiredat (see
+//     WithScheduledIndex), which Inbox.Scheduled and Inbox.Due query.
 //   - read receipt (kind UM, in the user's partition under the broadcast's
 //     sort key): readat, archivedat, deletedat (each absent until set),
 //     expiredat and taxonomy copied from the broadcast, group (the

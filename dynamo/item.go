@@ -66,7 +66,7 @@ type messageItem struct {
 	TenantKey string        `dynamodbav:"tenant_key"`
 	InboxKey  string        `dynamodbav:"inbox_key"`
 	UID       string        `dynamodbav:"uid"`
-	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled copy's: see scheduledKeys
+	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled message's: see scheduledKeys
 	SSK       string        `dynamodbav:"ssk,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -41,6 +42,13 @@ func TestItemSizeIsExact(t *testing.T) {
 		},
 		"none":      nil,
 		"scheduled": "a scheduled copy: deliverat and the scheduled index's keys",
+		// Stored once in a shared partition, with the index's keys too.
+		"scheduled group message": "to the group",
+		"scheduled broadcast":     "to everyone",
+	}
+	shared := map[string]driver.Audience{
+		"scheduled group message": {Kind: driver.AudienceGroup, Label: "l", Group: "operations"},
+		"scheduled broadcast":     {Kind: driver.AudienceEveryone, Label: "l"},
 	}
 	now := time.Now().UTC().Truncate(time.Second)
 	for name, body := range bodies {
@@ -49,14 +57,21 @@ func TestItemSizeIsExact(t *testing.T) {
 			Audience: driver.Audience{Kind: driver.AudienceUsers, Label: "l", UIDs: []string{"ann"}},
 			Title:    "t", Body: body, ReceivedAt: now, DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
 		}}
-		if name == "scheduled" {
+		if strings.HasPrefix(name, "scheduled") {
 			rec.Message.DeliverAt = now
+		}
+		if aud, ok := shared[name]; ok {
+			rec.Partition = p.Scope().Group(cmp.Or(aud.Group, driver.PublicGroup))
+			rec.Message.Audience = aud
 		}
 		rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, rec.Message.ID, "size")
 		if err := store.PutMessage(ctx, rec, nil); err != nil {
 			t.Fatalf("%s: PutMessage: %v", name, err)
 		}
-		item := getRaw(t, raw, table, p.PK(), driver.MessageSK(rec.Message.ID))
+		item := getRaw(t, raw, table, rec.Partition.PK(), driver.MessageSK(rec.Message.ID))
+		if _, ok := item["ssk"]; ok != !rec.Message.DeliverAt.IsZero() {
+			t.Errorf("%s: the item carries ssk: %v, want %v", name, ok, !ok)
+		}
 		pad := driver.MaxItemSize - driver.ItemSize(rec)
 		for _, extra := range []int{0, 1} {
 			title := strings.Repeat("x", 1+pad+extra)

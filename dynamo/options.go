@@ -62,17 +62,19 @@ const DefaultScheduledIndex = "scheduled"
 // WithScheduledIndex sets the name of the table's scheduled index (default
 // DefaultScheduledIndex): a global secondary index on the attributes "spk"
 // (driver.ScheduledPK: t#<tenant>S#<inbox>) and "ssk"
-// (driver.ScheduledKey: <message id>#<user>), which only a scheduled copy
-// of a message carries, so that it costs nothing for the others. It
-// projects what a message is (headers, message, taxonomy, deliverat,
-// ledger and the expiry) and none of a user's marks, so that marking a
-// message that was scheduled writes nothing to it. Query serves
-// driver.Query.Scheduled from it (Inbox.Scheduled and Inbox.Due),
-// eventually consistent, as every read of a global index is. "" is a
-// table without it: those queries then fail with driver.ErrUnsupported,
-// and nothing else changes. Copies carry the attributes either way, so
-// that the index, which unlike a local one can be added to an existing
-// table (UpdateTable), holds every scheduled copy once it has backfilled.
+// (driver.ScheduledKey: <message id>#<user> for a user's copy,
+// <message id>##<group> for a broadcast or group message, one entry
+// whatever its audience), which only a scheduled message carries, so
+// that it costs nothing for the others. It projects what a message is
+// (headers, message, taxonomy, deliverat, ledger and the expiry) and
+// none of a user's marks, so that marking a message that was scheduled
+// writes nothing to it. Query serves driver.Query.Scheduled from it
+// (Inbox.Scheduled and Inbox.Due), eventually consistent, as every read
+// of a global index is. "" is a table without it: those queries then
+// fail with driver.ErrUnsupported, and nothing else changes. Scheduled
+// messages carry the attributes either way, so that the index, which
+// unlike a local one can be added to an existing table (UpdateTable),
+// holds every one once it has backfilled.
 func WithScheduledIndex(name string) Option {
 	return func(o *options) { o.scheduled = name }
 }

@@ -16,18 +16,19 @@ import (
 )
 
 // This file holds the scheduled index (see WithScheduledIndex): the keys
-// a scheduled copy carries, the index's definition, and the query of
+// a scheduled record carries, the index's definition, and the query of
 // driver.Query.Scheduled.
 
 // scheduledKeys returns the scheduled index's keys of rec: its inbox's
 // driver.ScheduledPK and its position, driver.ScheduledKey, for a
-// scheduled copy in a user's partition; "", "" (not in the index) for
-// every other record.
+// scheduled record (driver.InScheduledIndex: a user's copy, or a
+// broadcast or group message in its shared partition); "", "" (not in
+// the index) for every other record.
 func scheduledKeys(rec driver.Record) (spk, ssk string) {
 	if !driver.InScheduledIndex(rec) {
 		return "", ""
 	}
-	return driver.ScheduledPK(rec.Partition.Scope()), driver.ScheduledKey(rec.Message.ID, rec.Partition.User)
+	return driver.ScheduledPK(rec.Partition.Scope()), driver.ScheduledKey(rec.Message.ID, rec.Partition)
 }
 
 // globalIndexes returns the table's global secondary indexes: the

@@ -35,9 +35,13 @@ func scheduledBench(b *testing.B, now *atomic.Pointer[time.Time]) (*inbox.Inbox,
 //
 //   - publish: a scheduled Publish to one user (BenchmarkPublish/users=1
 //     is the same unscheduled): its index entry;
+//   - broadcast: a scheduled Broadcast (BenchmarkBroadcast is the same
+//     unscheduled): its one index entry, whatever its audience;
 //   - list: the first page of 20 of Scheduled, 100 copies scheduled;
 //   - due: a page of 20 of Due, of a window in which 40 came due;
 //   - redact: Redact of a copy not due yet (its index entry goes too);
+//   - redact-broadcast: Redact of a broadcast not due yet (BenchmarkStates'
+//     redact of a broadcast is the same unscheduled);
 //   - read-after-due: MarkRead of a copy once due (the index projects no
 //     marks: nothing more than an unscheduled message's).
 func BenchmarkScheduled(b *testing.B) {
@@ -73,6 +77,18 @@ func BenchmarkScheduled(b *testing.B) {
 		}
 		m.report(b)
 	})
+	b.Run("broadcast", func(b *testing.B) {
+		ib, m, scope, _ := setup(b, 0)
+		m.measure()
+		for i := range b.N {
+			d := draft(i)
+			d.DeliverAt = start.Add(time.Hour)
+			if _, err := ib.Broadcast(ctx, scope, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+	})
 	b.Run("list/page=20", func(b *testing.B) {
 		ib, m, scope, _ := setup(b, 100)
 		m.measure()
@@ -103,6 +119,26 @@ func BenchmarkScheduled(b *testing.B) {
 		m.measure()
 		for _, id := range ids {
 			if n, err := ib.Redact(ctx, scope, inbox.Redaction{ID: id, Users: []string{"ann"}}); err != nil || n != 1 {
+				b.Fatalf("Redact = %d, %v", n, err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("redact-broadcast", func(b *testing.B) {
+		ib, m, scope, _ := setup(b, 0)
+		ids := make([]string, b.N)
+		for i := range ids {
+			d := draft(i)
+			d.DeliverAt = start.Add(time.Hour)
+			msg, err := ib.Broadcast(ctx, scope, d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = msg.ID
+		}
+		m.measure()
+		for _, id := range ids {
+			if n, err := ib.Redact(ctx, scope, inbox.Redaction{ID: id, Group: driver.PublicGroup}); err != nil || n != 1 {
 				b.Fatalf("Redact = %d, %v", n, err)
 			}
 		}

@@ -19,10 +19,11 @@ import (
 )
 
 // TestScheduledIndex: CreateTable makes the scheduled index, a global
-// secondary index; only scheduled copies carry its keys. On a table made
+// secondary index; only scheduled messages carry its keys (a user's copy,
+// and a broadcast once, in its shared partition). On a table made
 // without it, Scheduled and Due fail with ErrUnsupported (not bad input),
 // whether the Store knows (WithScheduledIndex("")) or not, and scheduled
-// copies still carry the keys: the index added afterwards with
+// messages still carry the keys: the index added afterwards with
 // UpdateTable lists them.
 func TestScheduledIndex(t *testing.T) {
 	ctx := context.Background()
@@ -46,6 +47,13 @@ func TestScheduledIndex(t *testing.T) {
 	}
 	if item := getRaw(t, c, table, scope.User("ann").Partition().PK(), driver.MessageSK(plain.Message.ID)); item["spk"] != nil || item["ssk"] != nil {
 		t.Errorf("a message delivered at once carries the scheduled index's keys: %v, %v", item["spk"], item["ssk"])
+	}
+	plainB, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if item := getRaw(t, c, table, scope.Public().PK(), driver.MessageSK(plainB.ID)); item["spk"] != nil || item["ssk"] != nil {
+		t.Errorf("a broadcast delivered at once carries the scheduled index's keys: %v, %v", item["spk"], item["ssk"])
 	}
 
 	bare, _ := ddblocal.NewTable(t, c, dynamo.WithScheduledIndex(""))
@@ -71,8 +79,16 @@ func TestScheduledIndex(t *testing.T) {
 		t.Fatalf("a scheduled Publish on a table without the index: %v", err)
 	}
 	item := getRaw(t, c, bare, scope.User("bob").Partition().PK(), driver.MessageSK(res.Message.ID))
-	if attrS(t, item["spk"]) != driver.ScheduledPK(scope) || attrS(t, item["ssk"]) != driver.ScheduledKey(res.Message.ID, "bob") {
+	if attrS(t, item["spk"]) != driver.ScheduledPK(scope) || attrS(t, item["ssk"]) != res.Message.ID+"#bob" {
 		t.Errorf("a scheduled copy carries spk %v, ssk %v", item["spk"], item["ssk"])
+	}
+	b, err := old.Broadcast(ctx, scope, inbox.Draft{Title: "later to everyone", DeliverAt: now.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatalf("a scheduled Broadcast on a table without the index: %v", err)
+	}
+	item = getRaw(t, c, bare, scope.Public().PK(), driver.MessageSK(b.ID))
+	if attrS(t, item["spk"]) != driver.ScheduledPK(scope) || attrS(t, item["ssk"]) != b.ID+"##"+inbox.PublicGroup {
+		t.Errorf("a scheduled broadcast carries spk %v, ssk %v", item["spk"], item["ssk"])
 	}
 
 	// The index added to the table: it lists the copies written before.
@@ -98,12 +114,13 @@ func TestScheduledIndex(t *testing.T) {
 	ib = inbox.New(dynamo.New(c, bare), inbox.WithClock(clock))
 	var page inbox.DeliveryPage
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if page, err = ib.Scheduled(ctx, scope, inbox.ScheduledOptions{}); err == nil && len(page.Deliveries) == 2 || time.Now().After(deadline) {
+		if page, err = ib.Scheduled(ctx, scope, inbox.ScheduledOptions{}); err == nil && len(page.Deliveries) == 3 || time.Now().After(deadline) {
 			break
 		}
 	}
-	if err != nil || len(page.Deliveries) != 2 || page.Deliveries[0].User.ID != "ann" || page.Deliveries[1].Message.Title != "later" {
-		t.Errorf("Scheduled once the index was added: %+v, %v; want ann's and bob's copies", page, err)
+	if err != nil || len(page.Deliveries) != 3 || page.Deliveries[0].Partition.User != "ann" || page.Deliveries[1].Message.Title != "later" ||
+		!page.Deliveries[2].Partition.IsPublic() || page.Deliveries[2].Message.ID != b.ID {
+		t.Errorf("Scheduled once the index was added: %+v, %v; want ann's and bob's copies, then the broadcast", page, err)
 	}
 }
 

@@ -8,14 +8,15 @@ import (
 )
 
 // scheduledQuery serves a Query with Scheduled as the dynamo Store serves
-// it from its scheduled index: the scheduled copies (driver.InScheduledIndex)
-// of the users of q's scope, ascending by driver.ScheduledKey, above
-// q.After and up to q.Before (an entry at Before is evaluated and
-// dropped, as a BETWEEN of DynamoDB's returns it), at most q.Limit
-// evaluated, the expired dropped, each without the user's marks (the
-// index does not project them). Unlike the index it is strongly
-// consistent, and its cost grows with the store's records (it scans
-// them): it is for tests. s.mu must be held.
+// it from its scheduled index: the scheduled records of q's scope
+// (driver.InScheduledIndex: the users' copies, and the broadcasts and
+// group messages in their shared partitions), ascending by
+// driver.ScheduledKey, above q.After and up to q.Before (an entry at
+// Before is evaluated and dropped, as a BETWEEN of DynamoDB's returns
+// it), at most q.Limit evaluated, the expired dropped, each without the
+// user's marks (the index does not project them). Unlike the index it is
+// strongly consistent, and its cost grows with the store's records (it
+// scans them): it is for tests. s.mu must be held.
 func (s *Store) scheduledQuery(q driver.Query) driver.QueryResult {
 	scope := q.Partition.Scope()
 	type entry struct {
@@ -24,12 +25,12 @@ func (s *Store) scheduledQuery(q driver.Query) driver.QueryResult {
 	}
 	var entries []entry
 	for p, ids := range s.ids {
-		if p.IsShared() || p.Scope() != scope {
+		if p.Scope() != scope {
 			continue
 		}
 		for _, id := range ids {
 			k := driver.Key{Partition: p, ID: id}
-			if pos := driver.ScheduledKey(id, p.User); driver.InScheduledIndex(s.records[k].rec) &&
+			if pos := driver.ScheduledKey(id, p); driver.InScheduledIndex(s.records[k].rec) &&
 				(q.After == "" || pos > q.After) && (q.Before == "" || pos <= q.Before) {
 				entries = append(entries, entry{pos, k})
 			}

@@ -19,13 +19,26 @@ import (
 // delivery returns user u's scheduled copy of m, as Scheduled and Due
 // return it.
 func (e *env) delivery(m driver.Message, u string) inbox.Delivery {
-	return inbox.Delivery{User: e.scope.User(u), Message: copyFor(m, u)}
+	return inbox.Delivery{Partition: e.part(u), Message: copyFor(m, u)}
+}
+
+// sharedDelivery returns scheduled broadcast or group message m, in its
+// shared partition, as Scheduled and Due return it: once.
+func (e *env) sharedDelivery(m driver.Message) inbox.Delivery {
+	return inbox.Delivery{Partition: groupOf(e.scope, stdcmp.Or(m.Audience.Group, driver.PublicGroup)), Message: m}
+}
+
+// deliveryPosition returns d's position in the order of Scheduled and
+// Due.
+func deliveryPosition(d inbox.Delivery) string {
+	return driver.ScheduledKey(d.Message.ID, d.Partition)
 }
 
 // deliveriesAll pages through call (Scheduled or Due with the options it
-// is given) limit copies a page, and returns every copy. It checks that
-// no page holds more than limit, that copies come in order of delivery
-// time, ID and user, and that none repeats.
+// is given) limit deliveries a page, and returns every one. It checks
+// that no page holds more than limit, that they come in order of
+// delivery time and position (ID, then user or group), and that none
+// repeats.
 func (e *env) deliveriesAll(what string, limit int, call func(inbox.ScheduledOptions) (inbox.DeliveryPage, error)) []inbox.Delivery {
 	e.t.Helper()
 	o := inbox.ScheduledOptions{Limit: limit}
@@ -44,8 +57,8 @@ func (e *env) deliveriesAll(what string, limit int, call func(inbox.ScheduledOpt
 		for _, d := range p.Deliveries {
 			if n := len(out); n > 0 {
 				prev := out[n-1]
-				if d.Message.DeliverAt.Before(prev.Message.DeliverAt) || driver.ScheduledKey(prev.Message.ID, prev.User.ID) >= driver.ScheduledKey(d.Message.ID, d.User.ID) {
-					e.t.Fatalf("%s: %s/%s after %s/%s: repeated or out of order", what, d.Message.ID, d.User.ID, prev.Message.ID, prev.User.ID)
+				if d.Message.DeliverAt.Before(prev.Message.DeliverAt) || deliveryPosition(prev) >= deliveryPosition(d) {
+					e.t.Fatalf("%s: %s after %s: repeated or out of order", what, deliveryPosition(d), deliveryPosition(prev))
 				}
 			}
 			out = append(out, d)
@@ -189,8 +202,8 @@ func testDue(e *env) {
 	}
 	for _, dl := range all {
 		ev := dl.Event()
-		if ev.Kind != inbox.EventDue || ev.Partition != dl.User.Partition() || ev.Message.ID != dl.Message.ID || !ev.At.Equal(dl.Message.DeliverAt) || ev.ID == "" {
-			e.t.Errorf("Event of %s/%s: %+v", dl.User.ID, dl.Message.ID, ev)
+		if ev.Kind != inbox.EventDue || ev.Partition != dl.Partition || ev.Partition.User == "" || ev.Message.ID != dl.Message.ID || !ev.At.Equal(dl.Message.DeliverAt) || ev.ID == "" {
+			e.t.Errorf("Event of %s/%s: %+v", dl.Partition.User, dl.Message.ID, ev)
 		}
 	}
 	// A copy that expired is not returned; one that came due later is.
@@ -283,4 +296,85 @@ func testScheduledListBadInput(e *env) {
 	if _, err := e.ib.Due(e.ctx, e.scope, now.Add(-inbox.MaxTTL), now, inbox.ScheduledOptions{}); err != nil {
 		e.t.Errorf("Due of the longest window: %v", err)
 	}
+}
+
+// testScheduledShared: a scheduled broadcast and a group message are in
+// Scheduled once each, in their shared partitions, among the copies of
+// messages to users in order of delivery time, until they are due, and
+// then in Due for a window that holds their delivery time, whether or
+// not a user deleted them from a feed; a Redact takes one out of both;
+// their events are in their shared partitions, with IDs that differ from
+// the copies' and stay the same from call to call; paging one at a time
+// returns each delivery once, in order.
+func testScheduledShared(e *env) {
+	start := e.clock.Now().UTC().Truncate(time.Second)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	ann := e.member("ann", "ops")
+	a := e.publish(inbox.Draft{Title: "to users at 10", DeliverAt: at(10 * time.Minute)}, "bob", "ann").Message
+	b := e.broadcast(inbox.Draft{Title: "to everyone at 20", Category: "news", DeliverAt: at(20 * time.Minute)})
+	g := e.broadcastTo("ops", inbox.Draft{Title: "to ops at 25", DeliverAt: at(25 * time.Minute), TTL: time.Hour})
+	c := e.publish(inbox.Draft{Title: "to carl at 30", DeliverAt: at(30 * time.Minute)}, "carl").Message
+	x := e.broadcast(inbox.Draft{Title: "to everyone at 40, cancelled", DeliverAt: at(40 * time.Minute)})
+	y := e.broadcastTo("admins", inbox.Draft{Title: "to admins at 40, cancelled", DeliverAt: at(40 * time.Minute)})
+	e.broadcast(inbox.Draft{Title: "to everyone now"})
+	e.broadcastTo("ops", inbox.Draft{Title: "to ops now"})
+
+	want := []inbox.Delivery{e.delivery(a, "ann"), e.delivery(a, "bob"), e.sharedDelivery(b), e.sharedDelivery(g), e.delivery(c, "carl"), e.sharedDelivery(x), e.sharedDelivery(y)}
+	if deliveryPosition(want[5]) > deliveryPosition(want[6]) {
+		want[5], want[6] = want[6], want[5] // one second: their IDs order them
+	}
+	for _, limit := range []int{0, 1, 2, 3} {
+		e.wantDeliveries(fmt.Sprintf("Scheduled with a broadcast and group messages, %d a page", limit), want, e.scheduledAllOf(limit))
+	}
+	events := map[string]string{} // event ID: the delivery's position
+	for _, d := range want {
+		ev := d.Event()
+		if ev.Kind != inbox.EventDue || ev.Partition != d.Partition || ev.Message.ID != d.Message.ID || !ev.At.Equal(d.Message.DeliverAt) || ev.ID != d.Event().ID {
+			e.t.Errorf("Event of %s: %+v", deliveryPosition(d), ev)
+		}
+		if other, ok := events[ev.ID]; ok {
+			e.t.Errorf("the events of %s and %s share ID %q", deliveryPosition(d), other, ev.ID)
+		}
+		events[ev.ID] = deliveryPosition(d)
+	}
+	if ev := e.sharedDelivery(b).Event(); !ev.Partition.IsPublic() || ev.Partition.Scope() != e.scope || ev.Partition.User != "" {
+		e.t.Errorf("the broadcast's event is in %+v, want the public partition", ev.Partition)
+	}
+	if ev := e.sharedDelivery(g).Event(); ev.Partition.Group != "ops" || ev.Partition.User != "" {
+		e.t.Errorf("the group message's event is in %+v, want ops's partition", ev.Partition)
+	}
+
+	// Redact cancels a broadcast and a group message: they leave the list.
+	for _, r := range []inbox.Redaction{{ID: x.ID, Group: driver.PublicGroup}, {ID: y.ID, Group: "admins"}} {
+		if n, err := e.ib.Redact(e.ctx, e.scope, r); err != nil || n != 1 {
+			e.t.Fatalf("Redact(%+v) = %d, %v; want 1", r, n, err)
+		}
+	}
+	want = want[:5]
+	e.wantDeliveries("Scheduled after the broadcast's and the group message's cancel", want, e.scheduledAllOf(1))
+
+	// Due at their time: out of Scheduled, in Due, with the same events.
+	setClock(e, b.DeliverAt)
+	e.wantDeliveries("Scheduled when the broadcast is due", want[3:], e.scheduledAllOf(2))
+	e.wantDeliveries("Due when the broadcast is due", want[:3], e.dueAll(start, at(time.Hour), 1))
+	e.wantDeliveries("Due of a window that ends at the broadcast's time", want[:2], e.dueAll(start, b.DeliverAt, 0))
+	if ok, err := e.ib.Delete(e.ctx, ann, b.ID); err != nil || !ok {
+		e.t.Errorf("Delete(ann, the broadcast) = %v, %v", ok, err)
+	}
+	setClock(e, c.DeliverAt)
+	e.wantDeliveries("Scheduled when everything is due", nil, e.scheduledAllOf(1))
+	for _, limit := range []int{1, 2, 0} {
+		got := e.dueAll(start, at(time.Hour), limit)
+		e.wantDeliveries(fmt.Sprintf("Due of everything, %d a page (ann deleted the broadcast from her feed)", limit), want, got)
+		for _, d := range got {
+			if pos := events[d.Event().ID]; pos != deliveryPosition(d) {
+				e.t.Errorf("Due's event of %s has ID %q, Scheduled's was of %q", deliveryPosition(d), d.Event().ID, pos)
+			}
+		}
+	}
+	e.wantDeliveries("Due of the window from the group message's time", want[3:], e.dueAll(g.DeliverAt, at(time.Hour), 1))
+	// One that expired is not returned.
+	setClock(e, g.ExpiresAt)
+	e.wantDeliveries("Due after the group message's expiry", []inbox.Delivery{want[0], want[1], want[2], want[4]}, e.dueAll(start, g.ExpiresAt, 1))
+	e.checkInvariant()
 }

@@ -18,6 +18,7 @@ func scheduledTests() []suiteTest {
 		{"ScheduledBroadcast", testScheduledBroadcast},
 		{"ScheduledList", testScheduledList},
 		{"Due", testDue},
+		{"ScheduledShared", testScheduledShared},
 		{"ScheduledListBadInput", testScheduledListBadInput},
 	}
 }

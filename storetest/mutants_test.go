@@ -95,6 +95,15 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return scheduledUnbounded{s} },
 			wantFail: []string{"Store/QueryScheduled", "Inbox/ScheduledList", "Inbox/Due"},
 		},
+		"ScheduledDirectOnly": {
+			wrap:     func(s driver.Store) driver.Store { return scheduledDirectOnly{s} },
+			wantFail: []string{"Store/QueryScheduled", "Inbox/ScheduledShared"},
+		},
+		"ScheduledDirectOnlyProperty": {
+			wrap:     func(s driver.Store) driver.Store { return scheduledDirectOnly{s} },
+			property: true,
+			wantOut:  "the model has",
+		},
 		"ClaimHostIDForgetsProperty": {
 			wrap:     func(s driver.Store) driver.Store { return forgetful{s} },
 			property: true,
@@ -231,6 +240,18 @@ func (s scheduledUnbounded) Query(ctx context.Context, q driver.Query) (driver.Q
 		q.After, q.Before = "", ""
 	}
 	return s.Store.Query(ctx, q)
+}
+
+// scheduledDirectOnly leaves the broadcasts and group messages out of a
+// scheduled query, as the index held only copies of direct messages.
+type scheduledDirectOnly struct{ driver.Store }
+
+func (s scheduledDirectOnly) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	if q.Scheduled {
+		res.Records = slices.DeleteFunc(res.Records, func(r driver.Record) bool { return r.Partition.IsShared() })
+	}
+	return res, err
 }
 
 // limitAfterFilter applies Limit to the records that pass the filters.

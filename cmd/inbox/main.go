@@ -48,9 +48,11 @@
 //	              message or --group for a group message ($public for
 //	              everyone's); prints how many copies went
 //	scheduled     one page of what an inbox has scheduled and not yet due
-//	              (publish --deliver-at), each copy with its user, earliest
-//	              first: --tenant, --inbox [--limit N] [--cursor C]
-//	due           one page of the scheduled copies that came due in
+//	              (publish or broadcast --deliver-at), earliest first: each
+//	              copy with its user, a broadcast or group message once,
+//	              with its audience: --tenant, --inbox [--limit N]
+//	              [--cursor C]
+//	due           one page of the scheduled deliveries that came due in
 //	              [--from, --to) (RFC 3339 times; --to defaults to now):
 //	              --tenant, --inbox, --from [--to] [--limit N] [--cursor C]
 //
@@ -165,7 +167,7 @@ func commands() []command {
 		{"broadcast", "--tenant T --inbox I [--group G] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to everyone, or a group, stored once", setupBroadcast},
 		{"redact", "--tenant T --inbox I (--id ID | --host-id H) [--user U ...] [--group G]", "remove a message from every inbox that holds it", setupRedact},
 		{"scheduled", "--tenant T --inbox I [--limit N] [--cursor C]", "print what an inbox has scheduled and not yet due", setupScheduled},
-		{"due", "--tenant T --inbox I --from TIME [--to TIME] [--limit N] [--cursor C]", "print the scheduled copies that came due in a window", setupDue},
+		{"due", "--tenant T --inbox I --from TIME [--to TIME] [--limit N] [--cursor C]", "print the scheduled deliveries that came due in a window", setupDue},
 	}
 }
 

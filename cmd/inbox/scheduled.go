@@ -37,9 +37,12 @@ type deliveriesJSON struct {
 	NextCursor string         `json:"next_cursor"`
 }
 
-// deliveryJSON is one scheduled copy: its user and the message.
+// deliveryJSON is one scheduled delivery: whom it goes to and the
+// message. User is set for a user's copy of a message to users, Group
+// for a broadcast ($public, everyone) or a group message, stored once.
 type deliveryJSON struct {
-	User    string      `json:"user"`
+	User    string      `json:"user,omitempty"`
+	Group   string      `json:"group,omitempty"`
 	Message messageJSON `json:"message"`
 }
 
@@ -57,7 +60,7 @@ func setupScheduled(fs *flag.FlagSet) func(context.Context, *env) error {
 	}
 }
 
-// setupDue is due: a page of the scheduled copies of an inbox that came
+// setupDue is due: a page of the scheduled deliveries of an inbox that came
 // due in [--from, --to), with Inbox.Due.
 func setupDue(fs *flag.FlagSet) func(context.Context, *env) error {
 	var sf scopeFlags
@@ -82,12 +85,13 @@ func setupDue(fs *flag.FlagSet) func(context.Context, *env) error {
 
 // registerPage registers --limit and --cursor on fs.
 func registerPage(fs *flag.FlagSet, o *inbox.ScheduledOptions) {
-	fs.IntVar(&o.Limit, "limit", 0, "the most copies on the page: 1 to 100 (default 20)")
+	fs.IntVar(&o.Limit, "limit", 0, "the most deliveries on the page: 1 to 100 (default 20)")
 	fs.StringVar(&o.Cursor, "cursor", "", "continue from a page's next_cursor, with the same inbox (and window)")
 }
 
 // deliveries prints the page read returns for the inbox sf names: in a
-// table, one row per copy.
+// table, one row per delivery, TO naming the user of a copy, or the
+// audience of a broadcast or group message (everyone, group:<group>).
 func (e *env) deliveries(ctx context.Context, sf scopeFlags, o inbox.ScheduledOptions, read func(*inbox.Inbox, inbox.Scope) (inbox.DeliveryPage, error)) error {
 	s, err := sf.scope()
 	if err != nil {
@@ -110,15 +114,19 @@ func (e *env) deliveries(ctx context.Context, sf scopeFlags, o inbox.ScheduledOp
 	if e.output == outputJSON {
 		out := deliveriesJSON{Deliveries: make([]deliveryJSON, len(page.Deliveries)), NextCursor: page.Cursor}
 		for i, d := range page.Deliveries {
-			out.Deliveries[i] = deliveryJSON{User: d.User.ID, Message: newMessageJSON(d.Message)}
+			out.Deliveries[i] = deliveryJSON{User: d.Partition.User, Group: d.Partition.Group, Message: newMessageJSON(d.Message)}
 		}
 		return writeJSON(e.stdout, out)
 	}
 	rows := make([][]string, len(page.Deliveries))
 	for i, d := range page.Deliveries {
-		rows[i] = []string{timeCell(d.Message.DeliverAt), d.Message.ID, d.User.ID, d.Message.Category, d.Message.Title}
+		to := d.Partition.User
+		if d.Partition.IsShared() {
+			to = audienceCell(d.Message)
+		}
+		rows[i] = []string{timeCell(d.Message.DeliverAt), d.Message.ID, to, d.Message.Category, d.Message.Title}
 	}
-	if err := writeTable(e.stdout, []string{"DELIVER AT", "ID", "USER", "CATEGORY", "TITLE"}, rows); err != nil {
+	if err := writeTable(e.stdout, []string{"DELIVER AT", "ID", "TO", "CATEGORY", "TITLE"}, rows); err != nil {
 		return err
 	}
 	if page.Cursor != "" {

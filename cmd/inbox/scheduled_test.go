@@ -10,11 +10,13 @@ import (
 	"github.com/stak/inbox/internal/ddblocal"
 )
 
-// TestScheduledAndDue: publish --deliver-at schedules a message; scheduled
-// lists its copies, each with its user, until they are due, in JSON and
-// in a table, a page at a time; due lists them once due, for a window;
-// bad windows, limits and cursors are usage errors; a table without the
-// scheduled index is a runtime error naming it.
+// TestScheduledAndDue: publish --deliver-at schedules a message, and
+// broadcast --deliver-at a broadcast or group message; scheduled lists
+// each copy with its user and each broadcast or group message once with
+// its audience, until they are due, in JSON and in a table, a page at a
+// time; due lists them once due, for a window; bad windows, limits and
+// cursors are usage errors; a table without the scheduled index is a
+// runtime error naming it.
 func TestScheduledAndDue(t *testing.T) {
 	f := newFixture(t)
 	scope := []string{"--tenant", "acme", "--inbox", "alerts"}
@@ -26,38 +28,96 @@ func TestScheduledAndDue(t *testing.T) {
 	if !pub.Message.DeliverAt.Equal(at) {
 		t.Errorf("publish --deliver-at printed deliver_at %v, want %v", pub.Message.DeliverAt, at)
 	}
+	var group, all messageJSON
+	cli(t, with(f.g, append([]string{"broadcast", "--group", "ops", "--title", "Deploy", "--deliver-at", at.Add(time.Second).Format(time.RFC3339)}, scope...)...)...).ok(t).decode(t, &group)
+	cli(t, with(f.g, append([]string{"broadcast", "--title", "Drill", "--deliver-at", at.Add(2 * time.Second).Format(time.RFC3339)}, scope...)...)...).ok(t).decode(t, &all)
 	f.publish(t, f.scope, []string{"ann"}, inbox.Draft{Title: "now"})
+	// Whom each delivery goes to, and its message, in order: the copies,
+	// then the group message and the broadcast, once each.
+	want := []deliveryJSON{
+		{User: "ann", Message: messageJSON{ID: pub.Message.ID}},
+		{User: "bob", Message: messageJSON{ID: pub.Message.ID}},
+		{Group: "ops", Message: messageJSON{ID: group.ID}},
+		{Group: inbox.PublicGroup, Message: messageJSON{ID: all.ID}},
+	}
+	wantPage := func(what string, got []deliveryJSON, want []deliveryJSON) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s printed %+v; want %d deliveries", what, got, len(want))
+			return
+		}
+		for i, d := range got {
+			if d.User != want[i].User || d.Group != want[i].Group || d.Message.ID != want[i].Message.ID {
+				t.Errorf("%s: delivery %d is %+v; want user %q, group %q, message %s", what, i, d, want[i].User, want[i].Group, want[i].Message.ID)
+			}
+		}
+	}
+	// list runs a command that prints a page of deliveries, and returns
+	// the page.
+	list := func(args ...string) deliveriesJSON {
+		t.Helper()
+		var page deliveriesJSON
+		cli(t, with(f.g, append(args, scope...)...)...).ok(t).decode(t, &page)
+		return page
+	}
 
-	var page deliveriesJSON
-	cli(t, with(f.g, append([]string{"scheduled", "--limit", "1"}, scope...)...)...).ok(t).decode(t, &page)
-	if len(page.Deliveries) != 1 || page.Deliveries[0].User != "ann" || page.Deliveries[0].Message.ID != pub.Message.ID || page.NextCursor == "" {
-		t.Fatalf("scheduled --limit 1 printed %+v; want ann's copy and a cursor", page)
+	page := list("scheduled", "--limit", "1")
+	wantPage("scheduled --limit 1", page.Deliveries, want[:1])
+	if page.NextCursor == "" {
+		t.Fatalf("scheduled --limit 1 printed no cursor")
 	}
 	cursor := page.NextCursor
-	var rest deliveriesJSON
-	cli(t, with(f.g, append([]string{"scheduled", "--cursor", page.NextCursor}, scope...)...)...).ok(t).decode(t, &rest)
-	if len(rest.Deliveries) != 1 || rest.Deliveries[0].User != "bob" || rest.NextCursor != "" {
-		t.Errorf("scheduled's next page printed %+v; want bob's copy, the last", rest)
+	rest := list("scheduled", "--cursor", page.NextCursor)
+	wantPage("scheduled's next page", rest.Deliveries, want[1:])
+	if rest.NextCursor != "" {
+		t.Errorf("scheduled's next page is not the last: cursor %q", rest.NextCursor)
 	}
+	// One at a time, the cursors carry the group message's and the
+	// broadcast's positions.
+	var one []deliveryJSON
+	for c, pages := "", 0; pages == 0 || c != ""; pages++ {
+		if pages > len(want) {
+			t.Fatalf("scheduled --limit 1: more than %d pages", len(want))
+		}
+		args := []string{"scheduled", "--limit", "1"}
+		if c != "" {
+			args = append(args, "--cursor", c)
+		}
+		page = list(args...)
+		one, c = append(one, page.Deliveries...), page.NextCursor
+	}
+	wantPage("scheduled, a page of 1 at a time", one, want)
 	r := cli(t, with(f.g, append([]string{"-o", "table", "scheduled"}, scope...)...)...).ok(t)
-	for _, u := range []string{"ann", "bob"} {
-		if !hasRow(r.stdout, at.Format(time.RFC3339), pub.Message.ID, u, "ops", "Standup") {
-			t.Errorf("scheduled -o table lacks %s's copy:\n%s", u, r.stdout)
+	for _, row := range [][]string{
+		{at.Format(time.RFC3339), pub.Message.ID, "ann", "ops", "Standup"},
+		{at.Format(time.RFC3339), pub.Message.ID, "bob", "ops", "Standup"},
+		{at.Add(time.Second).Format(time.RFC3339), group.ID, "group:ops", "-", "Deploy"},
+		{at.Add(2 * time.Second).Format(time.RFC3339), all.ID, "everyone", "-", "Drill"},
+	} {
+		if !hasRow(r.stdout, row...) {
+			t.Errorf("scheduled -o table lacks the row %q:\n%s", row, r.stdout)
 		}
 	}
 
-	time.Sleep(time.Until(at.Add(time.Second)))
-	cli(t, with(f.g, append([]string{"scheduled"}, scope...)...)...).ok(t).decode(t, &page)
+	time.Sleep(time.Until(at.Add(3 * time.Second)))
+	page = list("scheduled")
 	if len(page.Deliveries) != 0 {
-		t.Errorf("scheduled after the delivery time printed %+v; want nothing", page)
+		t.Errorf("scheduled after the delivery times printed %+v; want nothing", page)
 	}
-	cli(t, with(f.g, append([]string{"due", "--from", start.Format(time.RFC3339)}, scope...)...)...).ok(t).decode(t, &page)
-	if len(page.Deliveries) != 2 || page.Deliveries[0].User != "ann" || page.Deliveries[1].User != "bob" || page.Deliveries[1].Message.Title != "Standup" {
-		t.Errorf("due --from the start printed %+v; want ann's and bob's copies", page)
+	page = list("due", "--from", start.Format(time.RFC3339))
+	wantPage("due --from the start", page.Deliveries, want)
+	if len(page.Deliveries) == len(want) && (page.Deliveries[1].Message.Title != "Standup" || page.Deliveries[3].Message.Audience != "everyone") {
+		t.Errorf("due --from the start printed %+v; want the messages as published", page)
 	}
-	cli(t, with(f.g, append([]string{"due", "--from", start.Format(time.RFC3339), "--to", at.Format(time.RFC3339)}, scope...)...)...).ok(t).decode(t, &page)
+	page = list("due", "--from", at.Add(time.Second).Format(time.RFC3339), "--to", at.Add(2*time.Second).Format(time.RFC3339))
+	wantPage("due of the group message's second", page.Deliveries, want[2:3])
+	page = list("due", "--from", start.Format(time.RFC3339), "--to", at.Format(time.RFC3339))
 	if len(page.Deliveries) != 0 {
 		t.Errorf("due of a window that ends at the delivery time printed %+v; want nothing", page)
+	}
+	r = cli(t, with(f.g, append([]string{"-o", "table", "due", "--from", start.Format(time.RFC3339)}, scope...)...)...).ok(t)
+	if !hasRow(r.stdout, at.Add(2*time.Second).Format(time.RFC3339), all.ID, "everyone", "-", "Drill") {
+		t.Errorf("due -o table lacks the broadcast:\n%s", r.stdout)
 	}
 
 	for name, args := range map[string][]string{
@@ -74,11 +134,6 @@ func TestScheduledAndDue(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want %d", name, r.code, r.stderr, exitUsage)
 		}
 	}
-	// A broadcast is scheduled too (stored once; not in the scheduled index).
-	if r := cli(t, with(f.g, append([]string{"broadcast", "--title", "all", "--deliver-at", start.Add(time.Hour).Format(time.RFC3339)}, scope...)...)...); r.code != 0 {
-		t.Errorf("broadcast --deliver-at: exit %d, stderr %q; want 0", r.code, r.stderr)
-	}
-
 	// A table without the index: a runtime error that names the option,
 	// whether or not --scheduled-index says so.
 	bare, _ := ddblocal.NewTable(t, f.raw, dynamo.WithScheduledIndex(""))

@@ -10,7 +10,7 @@ import (
 )
 
 // dueOverlap is how far each window of the due worker reaches back before
-// the previous one ended: a scheduled copy that reached the scheduled
+// the previous one ended: a scheduled message that reached the scheduled
 // index late (its lag is usually well under a second) is pushed by a
 // later run, once.
 const dueOverlap = time.Minute
@@ -19,8 +19,11 @@ const dueOverlap = time.Minute
 // messages come due, which the table's stream does not (it reports a
 // message when it is stored): every interval until ctx is done, it asks
 // Inbox.Due for the window since its last run, reaching dueOverlap
-// further back, and pushes each copy's event (kind "due") to push, once
-// (it remembers the events it pushed for twice the overlap). A window
+// further back, and pushes each delivery's event (kind "due") to push,
+// once (it remembers the events it pushed for twice the overlap). A
+// broadcast's or group message's event is in its shared partition, as
+// the stream's event of its creation: the Hub fans it out to every
+// stream, or to the group's members', the same way. A window
 // that fails is asked again on the next run. On a table without the
 // scheduled index it logs so and ends. In production run it in one
 // process (or a Lambda function EventBridge Scheduler invokes every
@@ -57,8 +60,9 @@ func pushDue(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, push inbox
 	}
 }
 
-// pushWindow pushes the event of every copy of scope that came due in
-// [from, to) and is not in pushed, page by page, and notes it there.
+// pushWindow pushes the event of every delivery of scope that came due in
+// [from, to) (a copy, a broadcast or a group message) and is not in
+// pushed, page by page, and notes it there.
 func pushWindow(ctx context.Context, ib *inbox.Inbox, scope inbox.Scope, from, to time.Time, pushed map[string]time.Time, push inbox.EventHandler) error {
 	o := inbox.ScheduledOptions{Limit: inbox.MaxPageSize}
 	for {

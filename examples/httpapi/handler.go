@@ -300,9 +300,10 @@ func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
 	return reply{http.StatusOK, redactedBody{Removed: n}}, nil
 }
 
-// scheduled serves GET /scheduled: a page of the inbox's scheduled copies
-// not due yet, each with its user (limit and cursor as for GET
-// /messages). The caller stands for an operator here, as for
+// scheduled serves GET /scheduled: a page of what the inbox has scheduled
+// and not due yet, each copy of a message to users with its user, a
+// broadcast or group message once, with its group (limit and cursor as
+// for GET /messages). The caller stands for an operator here, as for
 // redactions.
 func (h *handler) scheduled(r *http.Request, _ inbox.User) (reply, error) {
 	opts, err := listOptions(r)
@@ -315,7 +316,7 @@ func (h *handler) scheduled(r *http.Request, _ inbox.User) (reply, error) {
 	}
 	out := scheduledBody{Deliveries: make([]deliveryBody, len(page.Deliveries)), Cursor: page.Cursor}
 	for i, d := range page.Deliveries {
-		out.Deliveries[i] = deliveryBody{User: d.User.ID, Message: newMessageBody(d.Message)}
+		out.Deliveries[i] = deliveryBody{User: d.Partition.User, Group: d.Partition.Group, Message: newMessageBody(d.Message)}
 	}
 	return reply{http.StatusOK, out}, nil
 }

@@ -23,11 +23,12 @@
 // The in-memory store has no stream: the page works, but does not update
 // by itself.
 //
-// A scheduled message (POST /messages with deliver_at) shows in the page's
-// "Scheduled" list (GET /scheduled) until it is due; then a worker in this
-// process (pushDue, every -due-interval) tells the page, which shows it in
-// the feed: the stream reports a message when it is stored, not when it
-// comes due.
+// A scheduled message (POST /messages or /broadcasts with deliver_at)
+// shows in the page's "Scheduled" list (GET /scheduled) until it is due;
+// then a worker in this process (pushDue, every -due-interval) tells the
+// page, which shows it in the feed: the stream reports a message when it
+// is stored, not when it comes due. A broadcast's or group message's push
+// reaches its whole audience, as the stream's report of it does.
 //
 // With -log-ops each library operation is logged (inbox.LogHooks, through
 // slog's default logger): its duration, outcome, DynamoDB requests, round

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -14,9 +15,11 @@ import (
 	"github.com/stak/inbox/storetest"
 )
 
-// TestScheduled: POST /messages with deliver_at schedules a message; GET
-// /scheduled lists its copies, each with its user, a page at a time,
-// until they are due; bad times, limits and cursors are 400s.
+// TestScheduled: POST /messages with deliver_at schedules a message, and
+// POST /broadcasts with deliver_at a broadcast or group message; GET
+// /scheduled lists each copy with its user and each broadcast or group
+// message once with its group, a page at a time, until they are due;
+// bad times, limits and cursors are 400s.
 func TestScheduled(t *testing.T) {
 	a := newMemAPI(t)
 	at := a.start.Add(time.Hour)
@@ -24,16 +27,46 @@ func TestScheduled(t *testing.T) {
 	if !m.DeliverAt.Equal(at) {
 		t.Errorf("the scheduled message's deliver_at is %v, want %v", m.DeliverAt, at)
 	}
+	b := a.broadcast("ops", map[string]any{"title": "all", "deliver_at": at.Add(time.Second)}).Message
+	g := a.broadcast("ops", map[string]any{"group": "admins", "title": "deploy", "deliver_at": at.Add(2 * time.Second)}).Message
+	want := []deliveryBody{{User: "ann"}, {User: "bob"}, {Group: inbox.PublicGroup}, {Group: "admins"}}
+	for i, id := range []string{m.ID, m.ID, b.ID, g.ID} {
+		want[i].Message.ID = id
+	}
+	wantPage := func(what string, got, want []deliveryBody) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s = %+v; want %d deliveries", what, got, len(want))
+			return
+		}
+		for i, d := range got {
+			if d.User != want[i].User || d.Group != want[i].Group || d.Message.ID != want[i].Message.ID {
+				t.Errorf("%s: delivery %d is %+v; want user %q, group %q, message %s", what, i, d, want[i].User, want[i].Group, want[i].Message.ID)
+			}
+		}
+	}
 	var page scheduledBody
 	a.call("GET", "/scheduled?limit=1", "ops", nil, http.StatusOK, &page)
-	if len(page.Deliveries) != 1 || page.Deliveries[0].User != "ann" || page.Deliveries[0].Message.ID != m.ID || page.Cursor == "" {
-		t.Fatalf("GET /scheduled?limit=1 = %+v; want ann's copy and a cursor", page)
+	wantPage("GET /scheduled?limit=1", page.Deliveries, want[:1])
+	if page.Cursor == "" {
+		t.Fatalf("GET /scheduled?limit=1 = %+v; want a cursor", page)
 	}
 	var next scheduledBody
 	a.call("GET", "/scheduled?cursor="+page.Cursor, "ops", nil, http.StatusOK, &next)
-	if len(next.Deliveries) != 1 || next.Deliveries[0].User != "bob" || next.Cursor != "" {
-		t.Errorf("GET /scheduled's next page = %+v; want bob's copy, the last", next)
+	wantPage("GET /scheduled's next page", next.Deliveries, want[1:])
+	if next.Cursor != "" {
+		t.Errorf("GET /scheduled's next page = %+v; want the last", next)
 	}
+	var one []deliveryBody
+	for c, pages := "", 0; pages == 0 || c != ""; pages++ {
+		if pages > len(want) {
+			t.Fatalf("GET /scheduled?limit=1: more than %d pages", len(want))
+		}
+		var p scheduledBody
+		a.call("GET", "/scheduled?limit=1&cursor="+url.QueryEscape(c), "ops", nil, http.StatusOK, &p)
+		one, c = append(one, p.Deliveries...), p.Cursor
+	}
+	wantPage("GET /scheduled, a page of 1 at a time", one, want)
 	var feed pageBody
 	a.call("GET", "/messages", "ann", nil, http.StatusOK, &feed)
 	if len(feed.Messages) != 0 {
@@ -45,30 +78,25 @@ func TestScheduled(t *testing.T) {
 	a.wantError("GET", "/scheduled", "", nil, http.StatusUnauthorized)
 	a.wantError("POST", "/messages", "ops", map[string]any{"users": []string{"ann"}, "title": "late", "deliver_at": a.start.Add(-time.Minute)}, http.StatusBadRequest)
 	a.wantError("POST", "/broadcasts", "ops", map[string]any{"title": "all", "deliver_at": a.start.Add(-time.Minute)}, http.StatusBadRequest)
-	var b publishBody
-	a.call("POST", "/broadcasts", "ops", map[string]any{"title": "all", "deliver_at": at}, http.StatusCreated, &b) // stored once, not in the scheduled list
 
-	a.clock.Advance(time.Hour)
+	a.clock.Advance(time.Hour + 2*time.Second)
 	var none scheduledBody
 	a.call("GET", "/scheduled", "ops", nil, http.StatusOK, &none)
 	if len(none.Deliveries) != 0 {
-		t.Errorf("GET /scheduled at the delivery time = %+v; want nothing", none)
+		t.Errorf("GET /scheduled at the delivery times = %+v; want nothing", none)
 	}
 	feed = pageBody{}
 	a.call("GET", "/messages", "ann", nil, http.StatusOK, &feed)
-	// Both are due at one second: their IDs order them by entropy.
-	got := map[string]bool{}
-	for _, msg := range feed.Messages {
-		got[msg.ID] = !msg.Read
-	}
-	if len(feed.Messages) != 2 || !got[b.Message.ID] || !got[m.ID] {
-		t.Errorf("ann's feed at the delivery time: %+v, want the broadcast and the message, unread", feed)
+	if len(feed.Messages) != 2 || feed.Messages[0].ID != b.ID || feed.Messages[1].ID != m.ID || feed.Messages[0].Read || feed.Messages[1].Read {
+		t.Errorf("ann's feed at the delivery times: %+v, want the broadcast and the message, unread", feed)
 	}
 }
 
-// TestPushWindow: the due worker's window pushes each copy that came due
-// in it once, an overlapping window none again, and a later one the
-// copies due since.
+// TestPushWindow: the due worker's window pushes each delivery that came
+// due in it once, an overlapping window none again, and a later one those
+// due since; through the Hub, a copy reaches its user's stream, a
+// broadcast every stream and a group message its members', as the
+// stream's events of them do.
 func TestPushWindow(t *testing.T) {
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC))
@@ -79,10 +107,21 @@ func TestPushWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := ib.Broadcast(ctx, testScope, inbox.Draft{Title: "to all", DeliverAt: start.Add(80 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ib.BroadcastGroup(ctx, testScope, "ops", inbox.Draft{Title: "to ops", DeliverAt: start.Add(150 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	hub := NewHub(testScope, true)
+	streams := map[string]*subscriber{}
+	for _, u := range []inbox.User{testScope.User("ann"), testScope.User("bob").InGroups("ops"), testScope.User("cid")} {
+		streams[u.ID] = hub.subscribe(u)
+	}
 	var got []string
-	push := func(_ context.Context, e inbox.Event) error {
-		got = append(got, fmt.Sprintf("%s %s %s", e.Kind, e.Partition.User, e.Message.Title))
-		return nil
+	push := func(ctx context.Context, e inbox.Event) error {
+		got = append(got, fmt.Sprintf("%s %s%s %s", e.Kind, e.Partition.User, e.Partition.Group, e.Message.Title))
+		return hub.Publish(ctx, e)
 	}
 	pushed := map[string]time.Time{}
 	clock.Advance(90 * time.Second)
@@ -92,16 +131,32 @@ func TestPushWindow(t *testing.T) {
 		}
 		clock.Advance(time.Minute)
 	}
-	if want := []string{"due ann due 0", "due bob due 0", "due cid due 1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"due ann due 0", "due bob due 0", "due $public to all", "due cid due 1", "due ops to ops"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("pushed %q, want %q", got, want)
+	}
+	for user, want := range map[string][]string{
+		"ann": {"due 0", "to all"},
+		"bob": {"due 0", "to all", "to ops"},
+		"cid": {"to all", "due 1"},
+	} {
+		var titles []string
+		for len(streams[user].events) > 0 {
+			titles = append(titles, (<-streams[user].events).Message.Title)
+		}
+		if fmt.Sprint(titles) != fmt.Sprint(want) {
+			t.Errorf("%s's stream got %q, want %q", user, titles, want)
+		}
 	}
 }
 
 // TestScheduledPageLive drives the page in headless Chromium, against each
-// live setup of main: a message scheduled for ann and bob shows in the
-// page's "Scheduled" list, not in the feed; at its delivery time the due
-// worker's push (an event "due" on ann's stream) moves it to the feed,
-// unread, with its badge, and out of the list, with no reload.
+// live setup of main: a message scheduled for ann and bob and a broadcast
+// scheduled for everyone show in the page's "Scheduled" list (the
+// message's two copies, the broadcast once, to everyone), not in the
+// feed; at their delivery time the due worker's pushes (events "due" on
+// ann's stream: her copy's, and the broadcast's, in the public partition,
+// fanned out as its creation was) move them to the feed, unread, with
+// their badge, and out of the list, with no reload.
 func TestScheduledPageLive(t *testing.T) {
 	for _, b := range liveBackends {
 		t.Run(b.name, func(t *testing.T) { testScheduledPageLive(t, b.api(t)) })
@@ -116,27 +171,33 @@ func testScheduledPageLive(t *testing.T, a *api) {
 	const lead = 6 * time.Second
 	at := time.Now().UTC().Truncate(time.Second).Add(lead)
 	id := a.publish("ops", map[string]any{"users": []string{"ann", "bob"}, "title": "Standup", "deliver_at": at}).Message.ID
-	scheduled := fmt.Sprintf(`document.querySelectorAll('#scheduled li[data-id="%s"]').length === 2`, id)
+	bid := a.broadcast("ops", map[string]any{"title": "Drill", "deliver_at": at}).Message.ID
+	scheduled := fmt.Sprintf(`document.querySelectorAll('#scheduled li[data-id="%s"]').length === 2 && `+
+		`document.querySelectorAll('#scheduled li[data-id="%s"][data-to="everyone"]').length === 1`, id, bid)
 	if time.Until(at) > time.Second {
 		tab.run("refresh the view", click(`#view-all`))
-		tab.wait("the scheduled list shows both copies, the feed nothing", scheduled+" && "+shows(id, "")+" && "+badge("", 0))
+		tab.wait("the scheduled list shows both copies and the broadcast, the feed nothing", scheduled+" && "+shows(id, "")+" && "+shows(bid, "")+" && "+badge("", 0))
 	} else {
-		t.Logf("the machine is slow: the message is due %v after it was published; not checking the page before", lead)
+		t.Logf("the machine is slow: the messages are due %v after they were published; not checking the page before", lead)
 	}
-	tab.wait("at the delivery time the push moves it to the feed", shows(id, "unread")+" && "+badge("", 1)+
+	tab.wait("at the delivery time the pushes move them to the feed", shows(id, "unread")+" && "+shows(bid, "unread")+" && "+badge("", 2)+
 		` && document.querySelectorAll("#scheduled li").length === 0`)
-	for {
+	due := map[string]eventBody{}
+	for len(due) < 2 {
 		e := events.next().body(t)
 		if e.Kind != "due" {
-			continue // the message's creation
+			continue // the messages' creation
 		}
-		if e.User != "ann" || e.Message.ID != id || !e.At.Equal(at) {
-			t.Errorf("ann's due event %+v, want the message, at %v", e, at)
+		due[e.Message.ID] = e
+		if time.Now().Before(at) || !e.At.Equal(at) {
+			t.Errorf("the due event of %s came at %v for %v; want it at %v, not before", e.Message.ID, time.Now(), e.At, at)
 		}
-		if time.Now().Before(at) {
-			t.Errorf("the due event came before the delivery time %v", at)
-		}
-		break
+	}
+	if e := due[id]; e.User != "ann" || e.Group != "" {
+		t.Errorf("ann's due event of the message %+v, want it in her partition", e)
+	}
+	if e := due[bid]; e.User != "" || e.Group != inbox.PublicGroup {
+		t.Errorf("ann's due event of the broadcast %+v, want it in the public partition", e)
 	}
 	var loadedOnce bool
 	tab.run("check the page was not reloaded", chromedp.Evaluate(`window.loadedOnce === true`, &loadedOnce))

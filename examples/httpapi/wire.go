@@ -196,10 +196,13 @@ type threadsBody struct {
 	Cursor  string       `json:"cursor,omitempty"`
 }
 
-// deliveryBody is one scheduled copy of GET /scheduled: its user and the
+// deliveryBody is one scheduled delivery of GET /scheduled: whom it goes
+// to, as an event says it (User for a copy of a message to users, Group
+// for a broadcast, $public, or a group message, stored once), and the
 // message.
 type deliveryBody struct {
-	User    string      `json:"user"`
+	User    string      `json:"user,omitempty"`
+	Group   string      `json:"group,omitempty"`
 	Message messageBody `json:"message"`
 }
 
