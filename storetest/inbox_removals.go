@@ -178,18 +178,7 @@ func testRecountBeforeForeignRemovals(e *env) {
 	ann, bob := e.user("ann"), e.user("bob")
 	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
 	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
-	foreign := func(p driver.Partition, cat string) driver.Record {
-		r := e.message(p, cat, time.Hour)
-		r.Entry, r.Message.ExpiresAt = "", r.Message.ExpiresAt.Truncate(time.Second)
-		deltas := []driver.Counter{{Partition: p, Published: 1}}
-		if cat != "" {
-			deltas = append(deltas, driver.Counter{Partition: p, Category: cat, Published: 1})
-		}
-		if err := w.PutForeign(e.ctx, r, deltas); err != nil {
-			e.t.Fatalf("PutForeign: %v", err)
-		}
-		return r
-	}
+	foreign := func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
 	expireAndDelete := func(recs ...driver.Record) {
 		e.t.Helper()
 		e.clock.Advance(time.Hour + time.Second)
@@ -197,15 +186,7 @@ func testRecountBeforeForeignRemovals(e *env) {
 			e.remove(h, r.Key()) // TTL's delete: gone already on a store that expires records itself
 		}
 	}
-	check := func(when string, total int64) {
-		e.t.Helper()
-		for _, u := range []driver.User{ann, bob} {
-			e.wantCountsFromFeed(u)
-		}
-		if c := e.counts(ann); c.Total != total {
-			e.t.Errorf("%s: Counts(ann).Total = %d, want %d", when, c.Total, total)
-		}
-	}
+	check := func(when string, total int64) { e.t.Helper(); e.wantFeedCounts(when, total, ann, bob) }
 	direct, broadcast := foreign(e.part("ann"), "ops"), foreign(e.pub(), "")
 	check("before expiry", 4)
 	expireAndDelete(direct, broadcast)
@@ -249,19 +230,7 @@ func testForeignDeletesAroundRecount(e *env) {
 	ann, bob := e.user("ann"), e.user("bob")
 	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
 	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
-	foreign := func(p driver.Partition, cat string) driver.Record {
-		e.t.Helper()
-		r := e.message(p, cat, time.Hour)
-		r.Entry, r.Message.ExpiresAt = "", r.Message.ExpiresAt.Truncate(time.Second)
-		deltas := []driver.Counter{{Partition: p, Published: 1}}
-		if cat != "" {
-			deltas = append(deltas, driver.Counter{Partition: p, Category: cat, Published: 1})
-		}
-		if err := w.PutForeign(e.ctx, r, deltas); err != nil {
-			e.t.Fatalf("PutForeign: %v", err)
-		}
-		return r
-	}
+	foreign := func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
 	recount := func() {
 		e.t.Helper()
 		for _, u := range []driver.User{ann, bob} {
@@ -270,15 +239,7 @@ func testForeignDeletesAroundRecount(e *env) {
 			}
 		}
 	}
-	check := func(when string, total int64) {
-		e.t.Helper()
-		for _, u := range []driver.User{ann, bob} {
-			e.wantCountsFromFeed(u)
-		}
-		if c := e.counts(ann); c.Total != total {
-			e.t.Errorf("%s: Counts(ann).Total = %d, want %d", when, c.Total, total)
-		}
-	}
+	check := func(when string, total int64) { e.t.Helper(); e.wantFeedCounts(when, total, ann, bob) }
 	direct, broadcast := foreign(e.part("ann"), "ops"), foreign(e.pub(), "")
 	check("before the deletes", 4)
 	e.clock.Advance(time.Second)
@@ -303,4 +264,33 @@ func testForeignDeletesAroundRecount(e *env) {
 	e.redeliver(h)
 	check("and redelivered", 2)
 	e.checkInvariant()
+}
+
+// putForeign writes, as another program following the seeds, a message of
+// category cat to partition p expiring in an hour (no ledger entry), with
+// that program's counter changes, and returns it.
+func (e *env) putForeign(w ForeignWriter, p driver.Partition, cat string) driver.Record {
+	e.t.Helper()
+	r := e.message(p, cat, time.Hour)
+	r.Entry, r.Message.ExpiresAt = "", r.Message.ExpiresAt.Truncate(time.Second)
+	deltas := []driver.Counter{{Partition: p, Published: 1}}
+	if cat != "" {
+		deltas = append(deltas, driver.Counter{Partition: p, Category: cat, Published: 1})
+	}
+	if err := w.PutForeign(e.ctx, r, deltas); err != nil {
+		e.t.Fatalf("PutForeign: %v", err)
+	}
+	return r
+}
+
+// wantFeedCounts checks that users' Counts equal what List shows, and that
+// the first one's Total is total (when names the moment).
+func (e *env) wantFeedCounts(when string, total int64, users ...driver.User) {
+	e.t.Helper()
+	for _, u := range users {
+		e.wantCountsFromFeed(u)
+	}
+	if c := e.counts(users[0]); c.Total != total {
+		e.t.Errorf("%s: Counts(%s).Total = %d, want %d", when, users[0].ID, c.Total, total)
+	}
 }
