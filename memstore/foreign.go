@@ -35,7 +35,7 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	insertSorted(s.ids, k.Partition, k.ID)
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 	s.noteChange(driver.ChangeInsert, nil, &sr.rec, false)
-	s.addTallies(deltas) // the version is the library's: another program does not move it
+	s.addCounts(deltas, false) // another program moves no version
 	return nil
 }
 

@@ -273,7 +273,12 @@ func (s *Store) nextSeq() uint64 {
 
 // addDeltas adds each change to its counter, creating it at zero, and moves
 // the partitions' versions. s.mu must be held.
-func (s *Store) addDeltas(deltas []driver.Counter) {
+func (s *Store) addDeltas(deltas []driver.Counter) { s.addCounts(deltas, true) }
+
+// addCounts adds each change to its counter, creating it at zero, and, if
+// bump is set, moves the partitions' versions (another program's changes
+// leave them: the version is the library's). s.mu must be held.
+func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 	for _, d := range deltas {
 		cs := s.counters[d.Partition]
 		if cs == nil {
@@ -287,21 +292,9 @@ func (s *Store) addDeltas(deltas []driver.Counter) {
 		}
 		c.Add(d)
 		cs[k] = c
-		s.versions[d.Partition]++
-	}
-}
-
-// addTallies adds each change to its counter, as addDeltas does, but
-// leaves the versions: another program's counter changes. s.mu must be
-// held.
-func (s *Store) addTallies(deltas []driver.Counter) {
-	versions := map[driver.Partition]int64{}
-	for _, d := range deltas {
-		versions[d.Partition] = s.versions[d.Partition]
-	}
-	s.addDeltas(deltas)
-	for p, v := range versions {
-		s.versions[p] = v
+		if bump {
+			s.versions[d.Partition]++
+		}
 	}
 }
 

@@ -170,15 +170,8 @@ func testRemovedBroadcast(e *env) {
 // redelivery, must not count them out a second time. Another program's
 // item written after the Recount is counted out when its removal comes.
 func testRecountBeforeForeignRemovals(e *env) {
-	h := e.needHarness()
-	w, ok := e.store.(ForeignWriter)
-	if !ok {
-		e.t.Skip("the store is not a storetest.ForeignWriter")
-	}
+	h, foreign := e.foreignFixture()
 	ann, bob := e.user("ann"), e.user("bob")
-	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
-	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
-	foreign := func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
 	expireAndDelete := func(recs ...driver.Record) {
 		e.t.Helper()
 		e.clock.Advance(time.Hour + time.Second)
@@ -222,15 +215,8 @@ func testRecountBeforeForeignRemovals(e *env) {
 // removal must count them out: the stream handler cannot tell the two
 // apart from the times alone, so it recounts.
 func testForeignDeletesAroundRecount(e *env) {
-	h := e.needHarness()
-	w, ok := e.store.(ForeignWriter)
-	if !ok {
-		e.t.Skip("the store is not a storetest.ForeignWriter")
-	}
+	h, foreign := e.foreignFixture()
 	ann, bob := e.user("ann"), e.user("bob")
-	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
-	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
-	foreign := func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
 	recount := func() {
 		e.t.Helper()
 		for _, u := range []driver.User{ann, bob} {
@@ -293,4 +279,20 @@ func (e *env) wantFeedCounts(when string, total int64, users ...driver.User) {
 	if c := e.counts(users[0]); c.Total != total {
 		e.t.Errorf("%s: Counts(%s).Total = %d, want %d", when, users[0].ID, c.Total, total)
 	}
+}
+
+// foreignFixture readies a case of another program's items: the store as a
+// Harness and a ForeignWriter (else the case is skipped), a message to ann
+// and a broadcast of the library's that stay, and a writer of that
+// program's messages (see putForeign).
+func (e *env) foreignFixture() (Harness, func(p driver.Partition, cat string) driver.Record) {
+	e.t.Helper()
+	h := e.needHarness()
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
+	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
+	return h, func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
 }
