@@ -341,8 +341,9 @@
 //     itself is ErrInvalidInput to them). Recount takes the snooze entry
 //     of a record deleted behind the library's back with its ledger
 //     entry. Another program's change to a snoozed message's marks shows
-//     in Counts when the snooze ends, or at the user's next mark of it:
-//     the entry holds the marks it had.
+//     in Counts when the stream handler sees it (the item's MODIFY
+//     record), a Recount runs, or the user marks the message: each
+//     rewrites the snooze entry, which held the marks it had.
 //   - Seen is by ID and is left alone: a message that returns unread above
 //     the user's watermark is unseen again; one below it is not.
 //   - Events: EventSnoozed and EventUnsnoozed when a user snoozes or
@@ -445,4 +446,19 @@
 //     writes to the table directly should give its items a ledger entry
 //     as the library does, or leave them to the stream handler's
 //     adoption.
+//   - Such a program may also mark the library's records as the seeds do
+//     (readat, and read +1 in the user's c#* and c#<category>). Each of
+//     the library's records in a user's partition notes the marks its
+//     ledger entry counts (driver.Record.Counted), so such a change is
+//     told apart from the library's own: the stream handler, on the
+//     item's MODIFY record, rewrites its ledger entry and snooze entry and
+//     adds what the seeds do not count (a thread's counter, a group's,
+//     archivedread), in one Mark that applies only if the item still
+//     stands as the record shows it; Recount and the user's next mark of
+//     it do the same. Until then, for the stream's lag, what the seeds
+//     do not count lags List (a thread's or group's unread count, the
+//     archived tallies), and Counts takes a snoozed message out with the
+//     marks it had; a record that expires first is counted as its entry
+//     counts it until its removal is accounted, which then takes out
+//     what the counters hold (driver.RemovalDeltas).
 package inbox

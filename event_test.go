@@ -312,12 +312,27 @@ func (p *partitionStore) ApplyRemoval(ctx context.Context, r driver.Removal) (bo
 	return p.Store.ApplyRemoval(ctx, r)
 }
 
+func (p *partitionStore) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	p.mu.Lock()
+	for _, mk := range marks {
+		p.parts = append(p.parts, mk.Key.Partition)
+	}
+	for _, d := range deltas {
+		p.parts = append(p.parts, d.Partition)
+	}
+	p.mu.Unlock()
+	return p.Store.Mark(ctx, marks, deltas)
+}
+
 // FuzzStreamRecord feeds the handler, with events on, stream records as
 // Lambda's JSON: it must not panic, and whatever a record holds, its
 // accounting and its events stay in the partition of the record's key.
 func FuzzStreamRecord(f *testing.F) {
 	receipt := receiptImage("ann", "ops")
 	receipt["group"] = s("admins")
+	later := time.Unix(4102444800, 0)
+	edited := withAttr(withAttr(withAttr(messageImage("ann", "users", "", false), "expiredat", n("4102444800")),
+		driver.LedgerAttribute, s(driver.LedgerSK(later, imageID, "t"))), driver.CountedAttribute, n("1"))
 	for _, r := range []events.DynamoDBEventRecord{
 		change("e1", "INSERT", nil, messageImage("ann", "users", "billing", false)),
 		change("e2", "MODIFY", messageImage("ann", "users", "", false), messageImage("ann", "users", "", true)),
@@ -327,6 +342,7 @@ func FuzzStreamRecord(f *testing.F) {
 		record("e6", "REMOVE", flatImage("ann", "x")),
 		change("e7", "INSERT", nil, seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
 		change("e8", "MODIFY", receiptImage("ann", ""), withAttr(receiptImage("ann", ""), "archivedat", n("1700000055"))),
+		change("e9", "MODIFY", edited, withAttr(edited, "readat", n("4102444000"))), // another program's read of the library's message
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

@@ -139,6 +139,18 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		if m.SnoozedUntil, err = epochAttr(img, "snoozeduntil"); err != nil {
 			return driver.Record{}, err
 		}
+		// The marks its ledger entry counts: another program's change of
+		// its marks leaves them (see driver.Record.Edited).
+		if v, ok := img[driver.CountedAttribute]; ok {
+			var n uint64
+			if v.DataType() == events.DataTypeNumber {
+				n, _ = strconv.ParseUint(v.Number(), 10, 8)
+			}
+			if !driver.MarkSet(n).Valid() {
+				return driver.Record{}, fmt.Errorf("%w: item's %s is no set of marks", ErrInvalidInput, driver.CountedAttribute)
+			}
+			rec.Counted = driver.MarkSet(n)
+		}
 	}
 	return rec, nil
 }

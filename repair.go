@@ -142,7 +142,16 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	}
 	var r driver.Repair
 	var removals []driver.Removal
-	var intoThreads int
+	var intoThreads, rewritten int
+	// readopt gives rec a new entry, and takes out its entry e (none if
+	// e is zero) with no deltas: the next pass recounts the counters.
+	readopt := func(e, rec driver.Record) {
+		if e.Ledgered() {
+			removals = append(removals, driver.Removal{Record: e, Now: now})
+		}
+		r.Adopt = append(r.Adopt, rec)
+		r.AdoptAs = append(r.AdoptAs, driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
+	}
 	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
@@ -157,15 +166,28 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				return err
 			}
 			intoThreads++
+		case ok && !sameEntry(e, rec) && sameEntryBut(e, rec) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
+			// An entry that counts other marks than the record carries
+			// (another program changed them): rewritten as the record
+			// stands, with its snooze entry, as the stream handler
+			// does (see recountEdited).
+			err := ib.store.Mark(ctx, []driver.Mark{recountMark(rec, now)}, driver.EditDeltas(rec))
+			switch {
+			case err == nil || errors.Is(err, driver.ErrStateChanged):
+				rewritten++ // done, or changed since: the next pass reads it again
+			case errors.Is(err, ErrNotFound):
+				readopt(e, rec) // its broadcast is not the one it counts: as below
+			default:
+				return err
+			}
 		case !ok || !sameEntry(e, rec):
 			// No entry, or one that does not record it (the table was
 			// edited): a new entry adopts the record; the counters are
 			// recounted in the next pass.
-			if ok {
-				removals = append(removals, driver.Removal{Record: e, Now: now})
+			if !ok {
+				e = driver.Record{}
 			}
-			r.Adopt = append(r.Adopt, rec)
-			r.AdoptAs = append(r.AdoptAs, driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
+			readopt(e, rec)
 		case dead[rec.Message.ID]:
 			removals = append(removals, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Delete: true, Now: now})
 		default:
@@ -199,7 +221,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			return err
 		}
 	}
-	if len(adopt) > 0 || len(removals) > 0 || intoThreads > 0 {
+	if len(adopt) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 {
 		return errRepairAgain
 	}
 	counters := driver.MergeCounters(deltas)
@@ -236,10 +258,15 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 
 // sameEntry reports whether ledger entry e records what rec adds to the
 // counters (e is rec's entry).
-func sameEntry(e, rec driver.Record) bool {
+func sameEntry(e, rec driver.Record) bool { return sameEntryBut(e, rec) && e.State().Same(rec.State()) }
+
+// sameEntryBut reports whether ledger entry e records rec but for the
+// user's marks: the same kind of record, category, thread, group and
+// expiry.
+func sameEntryBut(e, rec driver.Record) bool {
 	return e.Receipt == rec.Receipt && e.Message.Category == rec.Message.Category && e.Message.Thread == rec.Message.Thread &&
 		(!rec.Receipt || e.Message.Audience.Group == rec.Message.Audience.Group) &&
-		e.State().Same(rec.State()) && e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
+		e.Message.ExpiresAt.Equal(rec.Message.ExpiresAt)
 }
 
 // sameTallies reports whether two sets of counters of one partition hold

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/stak/inbox/driver"
@@ -148,6 +149,9 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 		if err := ib.adoptForeign(ctx, c.New); err != nil {
 			return nil, err
 		}
+		if err := ib.recountEdited(ctx, c.New); err != nil {
+			return nil, err
+		}
 	}
 	if ib.events == nil {
 		return nil, nil
@@ -212,6 +216,42 @@ func (ib *Inbox) adoptForeign(ctx context.Context, rec *driver.Record) error {
 		}
 	}
 	return ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
+}
+
+// recountEdited makes the ledger entry of rec, the new image of an INSERT
+// or MODIFY record (nil if it has none), count the marks rec carries, if
+// another program changed them (driver.Record.Edited: the seeds' writer
+// marking it read): with the entry, the snooze entry of a snoozed record
+// and the counters that program does not keep (driver.EditDeltas: a
+// thread's, a group's, archivedread), in one Mark that applies only if
+// the record still stands as the image shows it (its marks and the marks
+// its entry counts), so a redelivered or late record changes nothing.
+// Until then Counts takes a snoozed message out of the counts with the
+// marks it had, and an expired one with the marks its entry counts.
+// Records that expired, or are gone, are left to their removal, which
+// accounts them as their counters count them (driver.RemovalDeltas).
+func (ib *Inbox) recountEdited(ctx context.Context, rec *driver.Record) error {
+	now := ib.now()
+	if rec == nil || !rec.Edited() || !now.Before(rec.Message.ExpiresAt) {
+		return nil
+	}
+	err := ib.store.Mark(ctx, []driver.Mark{recountMark(*rec, now)}, driver.EditDeltas(*rec))
+	if errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound) {
+		return nil // changed since (a later record brings it) or gone
+	}
+	return err
+}
+
+// recountMark returns the mark that rewrites the ledger entry (and snooze
+// entry) of rec, a user's direct message or receipt with one, as rec
+// stands: its marks stay as they are.
+func recountMark(rec driver.Record, now time.Time) driver.Mark {
+	u := User{Scope: rec.Partition.Scope(), ID: rec.Partition.User}
+	if !rec.Receipt {
+		return markFor(u, rec, nil, rec.State(), now)
+	}
+	b := driver.Record{Partition: sharedOf(rec), Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt}}
+	return markFor(u, b, &rec, rec.State(), now)
 }
 
 // dropDeadReceipt adopts receipt, another program's receipt (no ledger

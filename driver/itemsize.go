@@ -178,6 +178,9 @@ func ItemSize(rec Record) int {
 	attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	if rec.Ledgered() {
 		attr(LedgerAttribute, len(rec.Entry))
+		if !rec.Partition.IsShared() {
+			attr(CountedAttribute, valueSize(float64(rec.State().Counted())))
+		}
 	}
 	attr("tenant_key", len(rec.Partition.Tenant))
 	attr("inbox_key", len(rec.Partition.Inbox))

@@ -255,6 +255,12 @@ const (
 // items' old images.
 const LedgerAttribute = "ledger"
 
+// CountedAttribute names the attribute of a message or receipt item of a
+// user's partition, with a ledger entry, that holds the marks the entry
+// counts (Record.Counted, a number); inbox.Inbox.StreamHandler reads it
+// from images, to tell another program's change of the item's marks.
+const CountedAttribute = "counted"
+
 // TTLAttribute is the seeds' TTL attribute, which holds an item's expiry in
 // epoch seconds. A table may name it otherwise (see package dynamo); the
 // stream handler reads it only from items without a ledger entry, whose

@@ -124,10 +124,57 @@ type Record struct {
 	// thread's counter: a Store returns it with no Thread, whatever the
 	// item holds.
 	Entry string
+	// Counted is, for a record of a user's partition with a ledger entry,
+	// the marks that entry counts (State.Counted of the marks the Store
+	// last wrote with the record): a Store records it with every such
+	// record it writes (PutMessage, Mark, Repair's adoption) and returns
+	// it with the record. It differs from the record's own marks when
+	// another program changed them since (see Edited). Zero where the
+	// Store cannot tell: a shared partition's record, another program's
+	// record, or one written before stores recorded it.
+	Counted MarkSet
 }
 
 // Ledgered reports whether r has a ledger entry.
 func (r Record) Ledgered() bool { return r.Entry != "" }
+
+// Edited reports whether another program changed the counted marks of r,
+// a record with a ledger entry, since the Store last wrote it: its entry
+// counts other marks than it carries. The seeds' writer marks a message
+// read so (SET readat, and read +1 in the user's c#* and c#<category>).
+func (r Record) Edited() bool {
+	return r.Ledgered() && r.Counted != 0 && r.Counted != r.State().Counted()
+}
+
+// A MarkSet is the set of a user's marks that the counters count on one
+// record (read, archived, deleted), as Record.Counted records it. The
+// zero MarkSet is unknown; every known one has MarksKnown set, so that a
+// Store can keep it as a small number.
+type MarkSet uint8
+
+// The bits of a MarkSet.
+const (
+	MarksKnown MarkSet = 1 << iota
+	MarkedRead
+	MarkedArchived
+	MarkedDeleted
+)
+
+// Valid reports whether s is a MarkSet a Store may record: known, with
+// no other bits than these.
+func (s MarkSet) Valid() bool { return s&MarksKnown != 0 && s < MarkedDeleted<<1 }
+
+// state returns a State with the marks of s, set at an arbitrary time:
+// what a record with s counts.
+func (s MarkSet) state() State {
+	at := func(b MarkSet) time.Time {
+		if s&b == 0 {
+			return time.Time{}
+		}
+		return time.Unix(1, 0).UTC()
+	}
+	return State{ReadAt: at(MarkedRead), ArchivedAt: at(MarkedArchived), DeletedAt: at(MarkedDeleted)}
+}
 
 // Key returns the record's key.
 func (r Record) Key() Key { return Key{Partition: r.Partition, ID: r.Message.ID} }
@@ -186,6 +233,21 @@ func (s State) Same(o State) bool {
 	return s.ReadAt.IsZero() == o.ReadAt.IsZero() && s.ArchivedAt.IsZero() == o.ArchivedAt.IsZero() && s.DeletedAt.IsZero() == o.DeletedAt.IsZero()
 }
 
+// Counted returns the marks of s that the counters count, as a MarkSet.
+func (s State) Counted() MarkSet {
+	out := MarksKnown
+	if !s.ReadAt.IsZero() {
+		out |= MarkedRead
+	}
+	if !s.ArchivedAt.IsZero() {
+		out |= MarkedArchived
+	}
+	if !s.DeletedAt.IsZero() {
+		out |= MarkedDeleted
+	}
+	return out
+}
+
 // State returns the user's marks on r: a direct message's own, or a
 // receipt's. A broadcast or group message in its shared partition has none.
 func (r Record) State() State {
@@ -224,13 +286,16 @@ func (mk Mark) records() (before, after *Record) {
 }
 
 // MarkDeltas returns the counter changes of mark mk: what the record
-// counts after it less what it counted before. They raise no thread's
+// counts after it less what it counted before (with mk.Counted, the
+// marks its ledger entry counts: see EditDeltas). They raise no thread's
 // Latest.
 func MarkDeltas(mk Mark) []Counter {
 	before, after := mk.records()
 	var out []Counter
 	if before != nil {
-		out = append(out, RemovalDeltas(*before)...)
+		b := *before
+		b.Counted = mk.Counted
+		out = append(out, RemovalDeltas(b)...)
 	}
 	if after != nil {
 		out = append(out, RecordCounters(*after)...)

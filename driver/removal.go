@@ -47,12 +47,41 @@ func removalID(eventID string) string {
 // removal: the negation of what it adds (published -1 in its partition if
 // it is a message or broadcast; read, archived, archivedread and hidden -1
 // in the user's partition for the marks it carries, in the group's
-// counters too for a receipt of a group's message). Stores that remove
-// records themselves, like the in-memory one, apply exactly these.
+// counters too for a receipt of a group's message), for a record another
+// program edited (Record.Edited) as its counters count it (see
+// EditDeltas). Stores that remove records themselves, like the in-memory
+// one, apply exactly these.
 func RemovalDeltas(rec Record) []Counter {
 	out := RecordCounters(rec)
 	for i := range out {
 		out[i] = out[i].Negated()
+	}
+	if rec.Edited() {
+		out = MergeCounters(append(out, EditDeltas(rec)...))
+	}
+	return out
+}
+
+// EditDeltas returns, for rec, a record whose counted marks another
+// program changed (Record.Edited), what that program did not count of
+// its change: the counters hold what rec.Counted counts, less what that
+// program counted, which is what the seeds count (read, in the user's c#*
+// and c#<category>); the rest (archived and archivedread, hidden, a group
+// receipt's group counters, a thread's counter) follows the record's
+// marks only when these deltas are added. Nil for any other record.
+func EditDeltas(rec Record) []Counter {
+	if !rec.Edited() {
+		return nil
+	}
+	was := rec.withState(rec.Counted.state())
+	var out []Counter
+	for _, c := range MergeCounters(append(RecordCounters(rec), RemovalDeltas(was)...)) {
+		if c.Group == "" && c.Thread == "" {
+			c.Read = 0 // the seeds count it
+		}
+		if c.Latest = ""; !c.IsZero() {
+			out = append(out, c)
+		}
 	}
 	return out
 }

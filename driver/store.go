@@ -49,7 +49,9 @@ import (
 type Store interface {
 	// PutMessage creates rec, a message or broadcast (never a receipt), and
 	// its ledger entry rec.Entry, and adds deltas to their counters, all or
-	// nothing. A record without Entry is ErrInvalidInput. A scheduled
+	// nothing. A record without Entry is ErrInvalidInput. A record of a
+	// user's partition gets its marks as its Counted (see Record.Counted),
+	// whatever rec.Counted says. A scheduled
 	// record (Message.DeliverAt set) gets, in the same unit, its pending
 	// entry PendingSK(DeliverAt, Entry): the record as its ledger entry holds
 	// it, with DeliverAt, which expires (on DynamoDB, by TTL) at DeliverAt
@@ -83,17 +85,25 @@ type Store interface {
 	//
 	// For a direct mark (Receipt unset), the message at Key must exist,
 	// expire after Now, have the mark's Category and ExpiresAt, the entry
-	// Mark.Entry or none (then it is adopted), and exactly From's marks
-	// (ReadAt, ArchivedAt, InteractedAt set or unset alike); it gets To's
-	// marks and Entry.
+	// Mark.Entry or none (then it is adopted), exactly From's marks
+	// (ReadAt, ArchivedAt, InteractedAt set or unset alike) and, unless
+	// Mark.Counted is zero, that Counted; it gets To's marks, Entry and,
+	// as its Counted, To.Counted().
 	// With Delete it is deleted instead, with its entry.
 	//
 	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
 	// tenant and inbox) must exist, expire after Now and have the mark's
 	// Category and ExpiresAt. If From is zero no record may exist at Key,
 	// else the receipt at Key must have exactly From's marks and the entry
-	// Mark.Entry. The receipt gets To's marks, of Shared's group; if To is
-	// zero it is deleted with its entry.
+	// Mark.Entry and, unless Mark.Counted is zero, that Counted. The
+	// receipt gets To's
+	// marks, of Shared's group, and To.Counted(); if To is zero it is
+	// deleted with its entry.
+	//
+	// A mark whose From and To are the same rewrites the record's ledger
+	// entry and snooze entry as the record stands: after another program
+	// changed its marks (Record.Edited), that is how they come to count
+	// the record as it is.
 	//
 	// A receipt mark that creates a receipt of a recent broadcast
 	// (Mark.RecordsRecent) also records, in the same atomic unit, the
@@ -162,8 +172,9 @@ type Store interface {
 
 	// Repair gives each record of r.Adopt that still exists as given (same
 	// key, marks and Entry, or none) the ledger entry r.Adopt's
-	// AdoptAs names, recording it on the record, atomically per record; a
-	// record that is gone or changed is skipped.
+	// AdoptAs names, recording it on the record (and, in a user's
+	// partition, the record's marks as its Counted), atomically per
+	// record; a record that is gone or changed is skipped.
 	// Then, with r.Reset, it replaces every stats record of partition p,
 	// the threads' counters included, with r.Counters (a thread's counter
 	// with the Latest given), and records r.Recounted as p's recount time,
@@ -379,6 +390,14 @@ type Mark struct {
 	Adopts bool
 	// From are the marks the record must have; To the marks it gets.
 	From, To State
+	// Counted is the record's Counted as read: the marks its ledger entry
+	// counts (zero if the Store could not tell, or there is no record).
+	// The record must still have it, unless it is zero, and gets
+	// To.Counted(); where another
+	// program edited the record (Counted is not From.Counted()), the
+	// mark's deltas include what that program did not count (see
+	// MarkDeltas).
+	Counted MarkSet
 	// Delete asks for a direct message to be deleted, with its entry.
 	Delete bool
 	// DeliverAt is, for a scheduled direct message, its due time: deleted,
@@ -432,6 +451,8 @@ func ValidateMark(mk Mark) error {
 		// An adoption that keeps another program's marks keeps whatever
 		// marks it wrote.
 		return bad("marks that cannot be")
+	case mk.Counted != 0 && !mk.Counted.Valid():
+		return bad(fmt.Sprintf("counted marks %d", mk.Counted))
 	case mk.Delete && mk.Receipt:
 		return bad("a receipt deleted with Delete")
 	case !mk.DeliverAt.IsZero() && !mk.Delete:

@@ -842,3 +842,74 @@ func seedSend(b *testing.B, m *meter, table, chat string, n, i int) {
 		update(seedKey("user"+strconv.Itoa(u), "chat#"+chat), "SET lastMessageAt = :at, lastMessageId = :id, lastMessagePreview = :p ADD unreadCount :one")
 	}
 }
+
+// BenchmarkForeignRead hands the stream handler the MODIFY record of a
+// read of one of ann's messages: made by another program as the seeds
+// make it (readat set; its counter changes are not measured), of a
+// direct message, a snoozed one and one of a thread (the handler rewrites
+// the ledger entry, the snooze entry, and the thread's counter); and made
+// by the library (MarkRead), which the handler recognises at no cost.
+func BenchmarkForeignRead(b *testing.B) {
+	for _, kind := range []string{"direct", "snoozed", "thread", "library"} {
+		b.Run(kind, func(b *testing.B) {
+			raw := ddblocal.Client(b)
+			table, _ := ddblocal.NewTable(b, raw)
+			m := &meter{c: raw}
+			store := dynamo.New(m, table)
+			ib := inbox.New(store)
+			scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+			ann := scope.User("ann")
+			ctx := context.Background()
+			changes := make([]driver.Change, b.N)
+			for i := range changes {
+				d := draft(i)
+				if kind == "thread" {
+					d.Thread = "chat"
+				}
+				res, err := ib.Publish(ctx, scope, []string{ann.ID}, d)
+				if err != nil {
+					b.Fatalf("Publish: %v", err)
+				}
+				k := driver.Key{Partition: ann.Partition(), ID: res.Message.ID}
+				if kind == "snoozed" {
+					if _, err := ib.Snooze(ctx, ann, k.ID, time.Now().Add(time.Hour)); err != nil {
+						b.Fatalf("Snooze: %v", err)
+					}
+				}
+				before, err := store.GetRecords(ctx, []driver.Key{k})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if kind == "library" {
+					_, err = ib.MarkRead(ctx, ann, k.ID)
+				} else {
+					_, err = raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+						TableName: aws.String(table),
+						Key: map[string]types.AttributeValue{
+							"pk": &types.AttributeValueMemberS{Value: k.Partition.PK()}, "sk": &types.AttributeValueMemberS{Value: driver.MessageSK(k.ID)},
+						},
+						UpdateExpression:          aws.String("SET readat = :t"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}},
+					})
+				}
+				if err != nil {
+					b.Fatalf("read: %v", err)
+				}
+				after, err := store.GetRecords(ctx, []driver.Key{k})
+				if err != nil {
+					b.Fatal(err)
+				}
+				changes[i] = driver.Change{ID: strconv.Itoa(i), Op: driver.ChangeModify, Old: &before[0], New: &after[0]}
+			}
+			m.measure()
+			b.ResetTimer()
+			for _, c := range changes {
+				if err := ib.HandleChange(ctx, c); err != nil {
+					b.Fatalf("HandleChange: %v", err)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -182,6 +183,49 @@ func (h *localHarness) PutForeign(ctx context.Context, rec driver.Record, deltas
 		ConditionExpression: aws.String("attribute_not_exists(pk)")}); err != nil {
 		return err
 	}
+	return h.addForeign(ctx, deltas)
+}
+
+// ReadForeign marks the record at k read as another program following the
+// seeds does, with the plain SDK: SET readat where it has none (missing,
+// or NULL as the seeds write an unread one), then that program's counter
+// changes; the MODIFY it returns holds the record before and after, as
+// the Store reads it.
+func (h *localHarness) ReadForeign(ctx context.Context, k driver.Key, at time.Time, deltas []driver.Counter) (driver.Change, bool, error) {
+	before, err := h.GetRecords(ctx, []driver.Key{k})
+	if err != nil || len(before) == 0 {
+		return driver.Change{}, false, err
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	_, err = h.raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(h.table),
+		Key:                       map[string]types.AttributeValue{"pk": s(k.Partition.PK()), "sk": s(driver.MessageSK(k.ID))},
+		UpdateExpression:          aws.String("SET readat = :t"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND (attribute_not_exists(readat) OR attribute_type(readat, :null))"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(at.Unix(), 10)}, ":null": s("NULL")},
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return driver.Change{}, false, nil
+	}
+	if err != nil {
+		return driver.Change{}, false, err
+	}
+	if err := h.addForeign(ctx, deltas); err != nil {
+		return driver.Change{}, false, err
+	}
+	after, err := h.GetRecords(ctx, []driver.Key{k})
+	if err != nil || len(after) == 0 {
+		return driver.Change{}, false, fmt.Errorf("record %s gone after its read: %w", k.ID, err)
+	}
+	return driver.Change{ID: "foreign-read-" + k.ID, Op: driver.ChangeModify, At: at.UTC().Truncate(time.Second), Old: &before[0], New: &after[0]}, true, nil
+}
+
+// addForeign makes another program's changes to the seeds' counters, one
+// UpdateItem each (ADD published, read), which do not move the library's
+// counter version.
+func (h *localHarness) addForeign(ctx context.Context, deltas []driver.Counter) error {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for _, d := range deltas {
 		sk := driver.CounterSK(d.Category, d.Group)
 		if _, err := h.raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{

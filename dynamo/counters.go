@@ -516,6 +516,9 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	if !rec.Ledgered() {
 		upd = upd.Remove(expression.Name(attrSnoozed)) // only a mark snoozes
 	}
+	if !rec.Partition.IsShared() {
+		upd = upd.Set(expression.Name(driver.CountedAttribute), expression.Value(uint8(rec.State().Counted())))
+	}
 	switch {
 	case rec.Partition.IsShared():
 	case rec.Receipt:

@@ -56,8 +56,9 @@ type messageItem struct {
 	Archived  *int64        `dynamodbav:"archivedat,omitempty"`
 	Deleted   *int64        `dynamodbav:"deletedat,omitempty"` // a receipt's
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
-	Group     string        `dynamodbav:"group,omitempty"`  // a receipt's: its broadcast's group
-	Unread    string        `dynamodbav:"unread,omitempty"` // see unreadKey
+	Counted   uint8         `dynamodbav:"counted,omitempty"` // driver.Record.Counted: the marks the ledger entry counts
+	Group     string        `dynamodbav:"group,omitempty"`   // a receipt's: its broadcast's group
+	Unread    string        `dynamodbav:"unread,omitempty"`  // see unreadKey
 	Thread    string        `dynamodbav:"thread,omitempty"`
 	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"`    // a scheduled message's due time
 	Snoozed   *int64        `dynamodbav:"snoozeduntil,omitempty"` // the user's snooze (driver.State.SnoozedUntil)
@@ -267,6 +268,7 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		ReadAt:    readAt(m.ReadAt),
 		Archived:  readAt(m.ArchivedAt),
 		Ledger:    rec.Entry,
+		Counted:   countedOf(rec),
 		Unread:    unreadKey(rec.Partition, m.ID, rec.State()),
 		Thread:    m.Thread,
 		TSK:       threadKey(m.Thread, m.ID),
@@ -275,6 +277,15 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	it.SPK, it.SSK = scheduledKeys(rec)
 	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
+}
+
+// countedOf returns the Counted attribute of rec, written with its ledger
+// entry: its marks, in a user's partition (see driver.Record.Counted).
+func countedOf(rec driver.Record) uint8 {
+	if !rec.Ledgered() || rec.Partition.IsShared() {
+		return 0
+	}
+	return uint8(rec.State().Counted())
 }
 
 // The unread index (a local secondary index on attrUnread) holds, in a
@@ -333,6 +344,7 @@ func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, er
 		Snoozed:  readAt(mk.To.SnoozedUntil),
 		Interact: readAt(mk.To.InteractedAt),
 		Ledger:   mk.Entry,
+		Counted:  uint8(mk.To.Counted()),
 		Group:    mk.EntryRecord().Message.Audience.Group,
 		Unread:   mk.Key.ID + receiptMark,
 		Thread:   mk.Thread,
@@ -543,6 +555,13 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	m := &rec.Message
 	if it.Taxonomy != nil {
 		m.Category = it.Taxonomy.Category
+	}
+	if rec.Ledgered() && !p.IsShared() {
+		if c := driver.MarkSet(it.Counted); c.Valid() {
+			rec.Counted = c
+		} else if it.Counted != 0 {
+			return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %s %d is no set of marks", p.PK(), sk, driver.CountedAttribute, it.Counted)
+		}
 	}
 	if rec.Ledgered() {
 		// Another program's item is in no thread (see driver.Record), not

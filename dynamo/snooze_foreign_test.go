@@ -121,3 +121,56 @@ func TestForeignSnoozeAttr(t *testing.T) {
 		wantAgree(t, ib, u, "after MarkRead and Recount "+attrString(v))
 	}
 }
+
+// TestStreamSeesForeignRead: another program marks read (SET readat, and
+// read +1 in c#*) a snoozed message and a message of a thread that the
+// library wrote; the table's stream, read by a StreamReader into the
+// StreamHandler, brings the MODIFY records, whose images note the marks
+// the items' ledger entries count: the handler rewrites the entries, so
+// that Counts, the snoozed view and ListThreads agree with List.
+func TestStreamSeesForeignRead(t *testing.T) {
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	ib := inbox.New(dynamo.New(c, table), inbox.WithSharedCache(0))
+	u := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	p := u.Partition()
+	snoozed, err := ib.Publish(ctx, u.Scope, []string{u.ID}, inbox.Draft{Title: "later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ib.Snooze(ctx, u, snoozed.Message.ID, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	threaded, err := ib.Publish(ctx, u.Scope, []string{u.ID}, inbox.Draft{Title: "chat", Thread: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	one := &types.AttributeValueMemberN{Value: "1"}
+	for _, id := range []string{snoozed.Message.ID, threaded.Message.ID} {
+		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(p.PK()), "sk": s(driver.MessageSK(id))},
+			UpdateExpression:          aws.String("SET readat = :t"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(p.PK()), "sk": s(driver.CounterSK("", ""))},
+			UpdateExpression: aws.String("ADD #r :one"), ExpressionAttributeNames: map[string]string{"#r": "read"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": one},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, ib.StreamHandler); err != nil {
+		t.Fatalf("Poll: %v", err)
+	}
+	wantAgree(t, ib, u, "after the stream brought another program's reads")
+	threads, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{})
+	if err != nil || len(threads.Threads) != 1 || threads.Threads[0].Unread != 0 {
+		t.Errorf("ListThreads = %+v, %v; want thread chat, read", threads, err)
+	}
+}

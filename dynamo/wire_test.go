@@ -190,6 +190,7 @@ func TestWireFormat(t *testing.T) {
 			"readat":     epoch(0),
 			"expiredat":  epoch(24 * time.Hour),
 			"ledger":     "S:" + entries["direct"],
+			"counted":    "N:3", // the marks its ledger entry counts: driver.MarksKnown|driver.MarkedRead
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 		}},
 		{"its ledger entry", annPK, entries["direct"], map[string]any{
@@ -213,7 +214,7 @@ func TestWireFormat(t *testing.T) {
 		}},
 		{"read receipt", annPK, "m#" + bc.ID, map[string]any{
 			"pk": "S:" + annPK, "sk": "S:m#" + bc.ID, "kind": "S:UM",
-			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour), "ledger": "S:" + entries["receipt"],
+			"readat": epoch(0), "expiredat": epoch(7 * 24 * time.Hour), "ledger": "S:" + entries["receipt"], "counted": "N:3",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 			"unread": "S:" + bc.ID + "r", // in the unread index, beside the messages
 		}},

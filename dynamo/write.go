@@ -290,6 +290,15 @@ func marksAre(st driver.State, ledgered bool) expression.ConditionBuilder {
 	return expression.And(c, snooze)
 }
 
+// countedIs adds to cond the condition that the item records counted as
+// its counted marks (driver.Record.Counted), unless counted is zero.
+func countedIs(cond expression.ConditionBuilder, counted driver.MarkSet) expression.ConditionBuilder {
+	if counted == 0 {
+		return cond
+	}
+	return expression.And(cond, expression.Name(driver.CountedAttribute).Equal(expression.Value(uint8(counted))))
+}
+
 // ownEntry is the condition that the item notes ledger entry entry, or
 // none.
 func ownEntry(entry string) expression.ConditionBuilder {
@@ -315,7 +324,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	if mk.Receipt {
 		cond := s.notExists()
 		if !mk.From.IsZero() {
-			cond = expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts), ownEntry(mk.Entry))
+			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts), ownEntry(mk.Entry)), mk.Counted)
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)
@@ -328,7 +337,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 		put, err := s.conditionalPut(item, cond)
 		return types.TransactWriteItem{Put: put}, err
 	}
-	cond := expression.And(isMessage(), marksAre(mk.From, !mk.Adopts), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry))
+	cond := countedIs(expression.And(isMessage(), marksAre(mk.From, !mk.Adopts), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry)), mk.Counted)
 	if mk.Delete {
 		del, err := s.conditionalDelete(key, cond)
 		if err != nil {
@@ -337,7 +346,8 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 		del.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 		return types.TransactWriteItem{Delete: del}, nil
 	}
-	upd := setUnread(expression.Set(expression.Name(driver.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To)
+	upd := setUnread(expression.Set(expression.Name(driver.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To).
+		Set(expression.Name(driver.CountedAttribute), expression.Value(uint8(mk.To.Counted())))
 	for _, m := range []struct {
 		attr string
 		t    time.Time

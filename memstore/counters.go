@@ -157,6 +157,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		}
 		old := sr.rec
 		sr.rec.Entry = r.AdoptAs[i]
+		sr.rec = counted(sr.rec)
 		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 	}

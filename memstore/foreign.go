@@ -3,6 +3,8 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/stak/inbox/driver"
 )
@@ -37,6 +39,39 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	s.noteChange(driver.ChangeInsert, nil, &sr.rec, false)
 	s.addCounts(deltas, false) // another program moves no version
 	return nil
+}
+
+// ReadForeign marks the record at k read at, as another program following
+// the seeds marks a message or receipt read: it sets the record's ReadAt
+// if it has none, and makes that program's counter changes deltas (the
+// seeds' read), moving no version. It returns the stream's MODIFY record
+// of the change, for a test to hand to the stream handler
+// (inbox.Inbox.HandleChange) when the stream would; ok is false, and
+// nothing is written, if there is no record at k or it is read already.
+// The record keeps its ledger entry, if it has one, which then counts
+// other marks than it carries (driver.Record.Edited) until the stream
+// handler, a mark or a Recount rewrites it.
+func (s *Store) ReadForeign(ctx context.Context, k driver.Key, at time.Time, deltas []driver.Counter) (c driver.Change, ok bool, err error) {
+	if err := driver.ValidateDeltas(deltas); err != nil {
+		return driver.Change{}, false, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return driver.Change{}, false, err
+	}
+	defer s.mu.Unlock()
+	sr, found := s.records[k]
+	if !found || k.Partition.IsShared() || sr.rec.Message.IsRead() {
+		return driver.Change{}, false, nil
+	}
+	old := sr.rec.Clone()
+	sr.rec.Message.ReadAt = at.UTC().Truncate(time.Second)
+	id := s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
+	if id == "" {
+		id = "memstore-" + strconv.FormatUint(s.nextSeq(), 10)
+	}
+	s.addCounts(deltas, false) // another program moves no version
+	now := sr.rec.Clone()
+	return driver.Change{ID: id, Op: driver.ChangeModify, At: s.changeTime(), Old: &old, New: &now}, true, nil
 }
 
 // DeliverSome accounts the removals the Store holds (see WithStreamLag)

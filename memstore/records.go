@@ -41,7 +41,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	s.insert(rec.Clone())
+	s.insert(counted(rec.Clone()))
 	if at := rec.Message.DeliverAt; !at.IsZero() {
 		e := entry(rec)
 		e.Message.DeliverAt = at
@@ -188,16 +188,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			switch {
 			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk):
 				return fmt.Errorf("%w: message %s in %s", driver.ErrNotFound, mk.Key.ID, p.PK())
-			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry:
+			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry || mk.Counted != 0 && rec.Counted != mk.Counted:
 				// Other marks, or another ledger entry (the message was
-				// adopted meanwhile): the state read is stale.
+				// adopted meanwhile), or other counted marks: the state
+				// read is stale.
 				return fmt.Errorf("%w: message %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 			case mk.Delete:
 				staged[mk.Key] = nil
 				continue
 			}
 			rec = withMarks(rec, mk.To)
-			rec.Entry = mk.Entry
+			rec.Entry, rec.Counted = mk.Entry, mk.To.Counted()
 			staged[mk.Key] = &rec
 			continue
 		}
@@ -208,12 +209,13 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		switch {
 		case mk.From.IsZero() && exists:
 			return fmt.Errorf("%w: receipt %s in %s exists", driver.ErrStateChanged, mk.Key.ID, p.PK())
-		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From)):
+		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted):
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case mk.To.IsZero():
 			staged[mk.Key] = nil
 		default:
 			r := mk.EntryRecord()
+			r.Counted = mk.To.Counted()
 			staged[mk.Key] = &r
 		}
 	}
@@ -278,6 +280,17 @@ func (s *Store) recordRecent(mk driver.Mark) {
 func sameMarks(rec driver.Record, st driver.State) bool {
 	have := rec.State()
 	return have.Same(st) && have.SnoozedUntil.Equal(st.SnoozedUntil) && have.InteractedAt.IsZero() == st.InteractedAt.IsZero()
+}
+
+// counted returns rec, to be stored with its ledger entry, with the marks
+// that entry counts as its Counted, in a user's partition (see
+// driver.Record.Counted).
+func counted(rec driver.Record) driver.Record {
+	rec.Counted = 0
+	if rec.Ledgered() && !rec.Partition.IsShared() {
+		rec.Counted = rec.State().Counted()
+	}
+	return rec
 }
 
 // withMarks returns rec with the marks st.

@@ -37,6 +37,7 @@ func contractTests() []suiteTest {
 		{"Repair", testRepair},
 		{"RecountTime", testRecountTime},
 		{"ResetAfterForeignChange", testResetAfterForeignChange},
+		{"Counted", testCounted},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -28,6 +29,13 @@ import (
 // store is one.
 type ForeignWriter interface {
 	PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error
+	// ReadForeign marks the record at k (a message or receipt of a user's
+	// partition, the library's or not) read at at, as that program
+	// marks one read (SET readat, if it has none), with its deltas, and
+	// returns the stream's MODIFY record of the change, for the test to
+	// hand to the stream handler (inbox.Inbox.HandleChange); ok is false,
+	// and nothing is written, if no record is there or it is read.
+	ReadForeign(ctx context.Context, k driver.Key, at time.Time, deltas []driver.Counter) (c driver.Change, ok bool, err error)
 }
 
 // An UnreliableStream is a Harness whose held removals can be delivered in
@@ -143,6 +151,12 @@ type fleet struct {
 	// foreign are the keys of another program's messages (direct or
 	// broadcast) it wrote, for it to delete.
 	foreign []driver.Key
+	// reads are the MODIFY records of another program's reads of users'
+	// records that the stream handler has not yet handled (or may handle
+	// again). Until it has handled one, the user's Counts may take the
+	// record out with the marks its ledger entry counts (a documented
+	// lag), so that user's views are not compared.
+	reads []heldRead
 	// live holds the users whose view another program's delete of a live
 	// item, not yet accounted, changes (all of them for a broadcast):
 	// List leaves the item out at once, Counts when the stream delivers
@@ -218,6 +232,10 @@ func (f *fleet) randomOp() {
 		f.deliverInserts(false)
 	case r < 63 && foreign && harness:
 		f.deleteForeign(h)
+	case r < 66 && foreign:
+		f.readForeign()
+	case r < 68 && foreign:
+		f.deliverReads(false)
 	case r < 74:
 		f.advance()
 	case r < 80 && harness:
@@ -629,6 +647,94 @@ func (f *fleet) deleteForeign(h Harness) {
 	f.count("foreignDelete")
 }
 
+// heldRead is the MODIFY record of another program's read of a record
+// of user's, waiting for the stream handler.
+type heldRead struct {
+	user      string
+	change    driver.Change
+	delivered bool // handled once already: kept to come again
+}
+
+// readForeign has another program mark one of a user's records read, as
+// the seeds mark one (readat on the user's copy, or on the user's receipt
+// of a broadcast, and read +1 in c#* and c#<category>): a message of the
+// library's or of that program's, snoozed, archived, of a thread or a
+// group, or not. Its MODIFY record waits for the stream handler.
+func (f *fleet) readForeign() {
+	w := f.e.store.(ForeignWriter)
+	now := f.now()
+	u := f.users[f.rng.IntN(len(f.users))]
+	cats := map[string]string{}
+	for id, c := range f.m.direct[u] {
+		if now.Before(c.expiresAt) && !now.Before(c.deliverAt) && c.state.ReadAt.IsZero() {
+			cats[id] = c.category
+		}
+	}
+	for id, st := range f.m.receipts[u] {
+		if b := f.m.broadcasts[id]; b != nil && now.Before(b.expiresAt) && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
+			cats[id] = b.category
+		}
+	}
+	if len(cats) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(cats))
+	id := ids[f.rng.IntN(len(ids))]
+	p := f.e.part(u)
+	f.logf("foreign read of %s for %s", id, u)
+	c, ok, err := w.ReadForeign(f.e.ctx, driver.Key{Partition: p, ID: id}, now, delta(p, cats[id], 0, 1))
+	if err != nil || !ok {
+		f.fail("ReadForeign", fmt.Errorf("%s of %s, unread in the model: %v, %w", id, u, ok, err))
+		return
+	}
+	if c, direct := f.m.direct[u][id]; direct {
+		c.state.ReadAt = now
+	} else {
+		f.m.receipts[u][id].ReadAt = now
+	}
+	f.reads = append(f.reads, heldRead{user: u, change: c})
+	f.count("foreignRead")
+}
+
+// reading reports whether another program's read of a record of u's
+// waits for the stream handler.
+func (f *fleet) reading(u string) bool {
+	return slices.ContainsFunc(f.reads, func(r heldRead) bool { return r.user == u && !r.delivered })
+}
+
+// deliverReads hands held MODIFY records of another program's reads to
+// the stream handler (HandleChange) of a random process: all of them with
+// all set, else a random part, some kept to come again. Each item's
+// records go in the order they were made.
+func (f *fleet) deliverReads(all bool) {
+	if len(f.reads) == 0 {
+		return
+	}
+	i, ib := f.proc()
+	var keep []heldRead
+	n := 0
+	held := map[driver.Key]bool{}
+	for _, r := range f.reads {
+		k := r.change.New.Key()
+		if held[k] || !all && f.rng.IntN(3) == 0 {
+			held[k] = true
+			keep = append(keep, r)
+			continue
+		}
+		if err := ib.HandleChange(f.e.ctx, r.change); err != nil {
+			f.e.t.Errorf("step %d: p%d HandleChange(a foreign read of %s): %v", f.step, i, k.ID, err)
+		}
+		n++
+		if !all && f.rng.IntN(4) == 0 {
+			r.delivered = true
+			keep = append(keep, r) // delivered again later
+		}
+	}
+	f.logf("p%d stream: %d foreign reads (%d kept)", i, n, len(keep))
+	f.reads = keep
+	f.count("reads")
+}
+
 // deliverInserts hands held INSERT records to the stream handler of a
 // random process: all of them with all set, else a random part, in a
 // random order, some kept to come again.
@@ -673,6 +779,15 @@ func (f *fleet) advance() {
 		d = fleetFreshness + time.Duration(f.rng.IntN(60))*time.Second
 	}
 	to := f.now().Add(d)
+	for _, r := range f.reads {
+		// The handler sees a read before its record expires: else Counts
+		// takes the record out with the marks its entry counts until the
+		// stream accounts its removal (a documented lag).
+		if !to.Before(r.change.New.Message.ExpiresAt) {
+			f.deliverReads(true)
+			break
+		}
+	}
 	for _, r := range f.inserts {
 		if exp, _ := strconv.ParseInt(r.Change.NewImage["expiredat"].Number(), 10, 64); !to.Add(fleetFreshness).Before(time.Unix(exp, 0)) {
 			f.deliverInserts(true)
@@ -837,7 +952,7 @@ func (f *fleet) checkViews() {
 			// program counts no thread); their activity with the model's
 			// once settled.
 			threads := listThreads(f.e.t, f.e.ctx, ib, u, 1+f.rng.IntN(3))
-			if f.live[name] {
+			if f.live[name] || f.reading(name) {
 				continue
 			}
 			if diff := threadsDiff(threads, listed, archived, nil); diff != "" && len(f.unadopted[name]) == 0 {
@@ -885,6 +1000,7 @@ func (f *fleet) checkViews() {
 // every process shows every user the model's feed and counts.
 func (f *fleet) settle() {
 	f.deliverInserts(true)
+	f.deliverReads(true)
 	if h, ok := f.e.harness(); ok {
 		f.e.deliver(h)
 		f.e.redeliver(h)

@@ -17,6 +17,7 @@ func removalTests() []suiteTest {
 		{"RecountBeforeForeignRemovals", testRecountBeforeForeignRemovals},
 		{"ForeignDeletesAroundRecount", testForeignDeletesAroundRecount},
 		{"RemovedBroadcast", testRemovedBroadcast},
+		{"ReadByAnotherProgramThenExpiry", testReadByAnotherProgramThenExpiry},
 	}
 }
 
@@ -295,4 +296,78 @@ func (e *env) foreignFixture() (Harness, func(p driver.Partition, cat string) dr
 	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
 	e.broadcast(inbox.Draft{Title: "stays too", TTL: 3 * time.Hour})
 	return h, func(p driver.Partition, cat string) driver.Record { return e.putForeign(w, p, cat) }
+}
+
+// testReadByAnotherProgramThenExpiry: another program marks read, as the
+// seeds do (readat, and read +1 in c#* and c#<category>), ann's direct
+// message, a message of a thread, an archived message and an archived
+// group message. Once the stream handler has seen the changes, Counts and
+// ListThreads equal List, and stay so when the messages expire, before
+// and after their removals are accounted (and accounted again): each
+// ledger entry counts the marks its record carries, and the counters the
+// seeds do not keep (the thread's, the group's, archivedread) follow.
+func testReadByAnotherProgramThenExpiry(e *env) {
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	ann := e.member("ann", "admins")
+	annP := e.part("ann")
+	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
+	ttl := time.Hour
+	d := e.publish(inbox.Draft{Title: "direct", Category: "billing", TTL: ttl}, "ann").Message
+	t := e.publish(inbox.Draft{Title: "in a thread", Thread: "chat", TTL: ttl}, "ann").Message
+	a := e.publish(inbox.Draft{Title: "archived", Category: "news", TTL: ttl}, "ann").Message
+	g := e.broadcastTo("admins", inbox.Draft{Title: "group", TTL: ttl})
+	for _, id := range []string{a.ID, g.ID} {
+		if _, err := e.ib.Archive(e.ctx, ann, id); err != nil {
+			e.t.Fatalf("Archive(%s): %v", id, err)
+		}
+	}
+	var changes []driver.Change
+	for _, m := range []driver.Message{d, t, a, g} {
+		c, ok, err := w.ReadForeign(e.ctx, driver.Key{Partition: annP, ID: m.ID}, e.clock.Now(), delta(annP, m.Category, 0, 1))
+		if err != nil || !ok {
+			e.t.Fatalf("ReadForeign(%s): %v, %v", m.ID, ok, err)
+		}
+		changes = append(changes, c)
+	}
+	for _, c := range changes {
+		if err := e.ib.HandleChange(e.ctx, c); err != nil {
+			e.t.Fatalf("HandleChange: %v", err)
+		}
+	}
+	e.wantCountsFromFeed(ann)
+	if c := e.counts(ann); c.Read != 2 || c.Archived != 2 {
+		e.t.Errorf("Counts(ann) %+v, want 2 read in the feed, 2 archived", c)
+	}
+	e.clock.Advance(ttl)
+	e.wantCountsFromFeed(ann)
+	if c := e.counts(ann); c.Total != 1 || c.Read != 0 || c.Archived != 0 {
+		e.t.Errorf("expired: Counts(ann) %+v, want the one left, unread", c)
+	}
+	if h, ok := e.harness(); ok {
+		for _, k := range []driver.Key{{Partition: annP, ID: d.ID}, {Partition: annP, ID: t.ID}, {Partition: annP, ID: a.ID}, {Partition: annP, ID: g.ID}, {Partition: groupOf(e.scope, "admins"), ID: g.ID}} {
+			e.remove(h, k)
+		}
+		e.deliver(h)
+		e.wantCountsFromFeed(ann)
+		e.redeliver(h)
+		e.wantCountsFromFeed(ann)
+
+		// Read by the other program, and expired and removed before the
+		// stream handler saw the read: the removal takes out what the
+		// counters count (the thread's unread, the seeds' read).
+		late := e.publish(inbox.Draft{Title: "read late", Thread: "chat", TTL: ttl}, "ann").Message
+		if _, ok, err := w.ReadForeign(e.ctx, driver.Key{Partition: annP, ID: late.ID}, e.clock.Now(), delta(annP, "", 0, 1)); err != nil || !ok {
+			e.t.Fatalf("ReadForeign(%s): %v, %v", late.ID, ok, err)
+		}
+		e.clock.Advance(ttl)
+		e.remove(h, driver.Key{Partition: annP, ID: late.ID})
+		e.deliver(h)
+		e.wantCountsFromFeed(ann)
+		e.redeliver(h)
+		e.wantCountsFromFeed(ann)
+	}
+	e.checkInvariant()
 }
