@@ -451,14 +451,30 @@
 //     the library's records in a user's partition notes the marks its
 //     ledger entry counts (driver.Record.Counted), so such a change is
 //     told apart from the library's own: the stream handler, on the
-//     item's MODIFY record, rewrites its ledger entry and snooze entry and
-//     adds what the seeds do not count (a thread's counter, a group's,
-//     archivedread), in one Mark that applies only if the item still
-//     stands as the record shows it; Recount and the user's next mark of
-//     it do the same. Until then, for the stream's lag, what the seeds
-//     do not count lags List (a thread's or group's unread count, the
-//     archived tallies), and Counts takes a snoozed message out with the
-//     marks it had; a record that expires first is counted as its entry
-//     counts it until its removal is accounted, which then takes out
-//     what the counters hold (driver.RemovalDeltas).
+//     item's MODIFY record, rewrites its ledger entry, its snooze entry
+//     (or, not yet due, its pending entry) and adds what the seeds do not
+//     count (a thread's counter, a group's, archivedread), in one Mark
+//     that applies only if the item still stands as the record shows it;
+//     Recount and the user's next mark of it do the same. Until then, for
+//     the stream's lag, what the seeds do not count lags List (a thread's
+//     or group's unread count, the archived tallies), and Counts takes a
+//     snoozed message out with the marks it had; a record that expires
+//     first is counted as its entry counts it until its removal is
+//     accounted, which then takes out what the counters hold
+//     (driver.RemovalDeltas). A deleted receipt counts as hidden alone,
+//     whatever other marks such a program gives it: the handler takes its
+//     read back (a receipt whose broadcast is gone goes, as Recount's
+//     dead receipts do). A message not yet due keeps the read out of
+//     Counts until it is due, as List does.
+//   - Records written, or last marked, by a version of the library that
+//     did not note the marks their entries count carry no note, or a
+//     stale one. Recount notes each as its entry counts it (one Mark per
+//     record, once, changing no counter); until then another program's
+//     read of one is counted as the seeds count it (what they do not
+//     count lags until a Recount), and while a fleet runs both versions
+//     an earlier version's mark of a record this one wrote looks, to this
+//     version's stream handler, like another program's, and can move a
+//     thread's, a group's or the archived tallies twice. Once every
+//     process and the stream handler run this version, recount every
+//     inbox (cmd/inbox recount --all).
 package inbox

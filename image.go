@@ -142,14 +142,16 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		// The marks its ledger entry counts: another program's change of
 		// its marks leaves them (see driver.Record.Edited).
 		if v, ok := img[driver.CountedAttribute]; ok {
-			var n uint64
-			if v.DataType() == events.DataTypeNumber {
-				n, _ = strconv.ParseUint(v.Number(), 10, 8)
+			if v.DataType() != events.DataTypeNumber {
+				return driver.Record{}, fmt.Errorf("%w: item's %s is not a number", ErrInvalidInput, driver.CountedAttribute)
 			}
-			if !driver.MarkSet(n).Valid() {
-				return driver.Record{}, fmt.Errorf("%w: item's %s is no set of marks", ErrInvalidInput, driver.CountedAttribute)
+			n, err := strconv.ParseUint(v.Number(), 10, 64)
+			if err != nil {
+				return driver.Record{}, fmt.Errorf("%w: item's %s %q: %v", ErrInvalidInput, driver.CountedAttribute, v.Number(), err)
 			}
-			rec.Counted = driver.MarkSet(n)
+			if rec.Counted, err = driver.ParseCounted(n, rec.Receipt); err != nil {
+				return driver.Record{}, err
+			}
 		}
 	}
 	return rec, nil

@@ -199,9 +199,8 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 			if marks[n].Receipt {
 				cost++ // the check of the broadcast
 			}
-			if put, del := marks[n].TimedWrites(); put != nil || len(del) > 0 {
-				cost += 2 // its snooze or pending entries
-			}
+			puts, del := marks[n].TimedWrites()
+			cost += len(puts) + len(del) // its snooze or pending entries
 			if n > 0 && items+cost+len(driver.MergeCounters(d)) > maxTransactItems {
 				break
 			}

@@ -166,12 +166,20 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				return err
 			}
 			intoThreads++
-		case ok && !sameEntry(e, rec) && sameEntryBut(e, rec) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
+		case ok && sameEntryBut(e, rec) && (!sameEntry(e, rec) || rec.Counted != driver.CountedOf(rec)) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
 			// An entry that counts other marks than the record carries
 			// (another program changed them): rewritten as the record
 			// stands, with its snooze entry, as the stream handler
-			// does (see recountEdited).
-			err := ib.store.Mark(ctx, []driver.Mark{recountMark(rec, now)}, driver.EditDeltas(rec))
+			// does (see recountEdited). Or an entry that counts them,
+			// on a record that notes other counted marks, or none
+			// (written, or last marked, by a version of the library
+			// that did not note them): the note is rewritten, and the
+			// counters are left to the next pass.
+			var deltas []driver.Counter
+			if !sameEntry(e, rec) {
+				deltas = driver.EditDeltas(rec)
+			}
+			err := ib.store.Mark(ctx, []driver.Mark{recountMark(rec, now)}, deltas)
 			switch {
 			case err == nil || errors.Is(err, driver.ErrStateChanged):
 				rewritten++ // done, or changed since: the next pass reads it again

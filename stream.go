@@ -27,8 +27,11 @@ import (
 // program wrote (no ledger entry) adopts it, as Recount would (one
 // transaction), with or without events: from then on Counts counts it out
 // the moment it expires, and the Store indexes a direct message like the
-// Inbox's own (until then an unread-only List misses it). So the event
-// source mapping must always pass INSERT and MODIFY records of kind UM.
+// Inbox's own (until then an unread-only List misses it). A MODIFY of a
+// library record whose marks another program changed (the seeds' mark
+// read) rewrites its entries and the counters that program does not keep,
+// in one Mark (see the package doc). So the event source mapping must
+// always pass INSERT and MODIFY records of kind UM.
 // Every other record is ignored.
 //
 // A REMOVE record is accounted from its keys and old image alone: an old
@@ -103,7 +106,8 @@ func (ib *Inbox) applyStreamRecord(ctx context.Context, r events.DynamoDBEventRe
 
 // HandleChange does for c, a change that a Store feeds in its own form
 // (memstore.WithChanges), what StreamHandler does for a stream record:
-// accounts a removal exactly once, adopts another program's record, and
+// accounts a removal exactly once, adopts another program's record,
+// recounts a library record whose marks another program changed, and
 // passes the change's events to the EventHandler set with WithEvents, in
 // order. An error leaves the change to be delivered again: its accounting
 // is not repeated, its events are. With memstore:
@@ -127,8 +131,9 @@ func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) (err error) 
 }
 
 // applyChange accounts change c: a removal's decrements (exactly once),
-// and the adoption of another program's record it writes; it returns c's
-// events if the Inbox has an EventHandler.
+// the adoption of another program's record it writes, and the recount of
+// a record whose marks another program changed (recountEdited); it
+// returns c's events if the Inbox has an EventHandler.
 func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, error) {
 	if rec := c.Old; c.Op == driver.ChangeRemove && rec != nil && (rec.Ledgered() || len(driver.RemovalDeltas(*rec)) > 0) {
 		if !rec.Ledgered() && c.ID == "" {
@@ -215,7 +220,14 @@ func (ib *Inbox) adoptForeign(ctx context.Context, rec *driver.Record) error {
 			return ib.adoptIntoThread(ctx, *rec, found[0])
 		}
 	}
-	return ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)}})
+	adopted := *rec
+	adopted.Entry, adopted.Counted = driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID), driver.AdoptedCounted(*rec)
+	if err := ib.store.Repair(ctx, rec.Partition, driver.Repair{Adopt: []driver.Record{*rec}, AdoptAs: []string{adopted.Entry}}); err != nil {
+		return err
+	}
+	// Adopted, a record that its counters count with other marks than it
+	// carries (see driver.ForeignCounted) is recounted at once.
+	return ib.recountEdited(ctx, &adopted)
 }
 
 // recountEdited makes the ledger entry of rec, the new image of an INSERT
@@ -236,19 +248,35 @@ func (ib *Inbox) recountEdited(ctx context.Context, rec *driver.Record) error {
 		return nil
 	}
 	err := ib.store.Mark(ctx, []driver.Mark{recountMark(*rec, now)}, driver.EditDeltas(*rec))
-	if errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound) {
+	switch {
+	case errors.Is(err, ErrNotFound) && rec.Receipt:
+		// The receipt is gone, or its broadcast is: a dead receipt
+		// goes with what its counters count of it, as Recount's does,
+		// for a process that counts its group out (the user left the
+		// group) would count another program's read of it else.
+		found, err := ib.store.GetRecords(ctx, []driver.Key{{Partition: sharedOf(*rec), ID: rec.Message.ID}})
+		if err != nil || len(found) > 0 {
+			return err
+		}
+		return ib.removeDeadReceipt(ctx, *rec)
+	case errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound):
 		return nil // changed since (a later record brings it) or gone
 	}
 	return err
 }
 
 // recountMark returns the mark that rewrites the ledger entry (and snooze
-// entry) of rec, a user's direct message or receipt with one, as rec
-// stands: its marks stay as they are.
+// entry, or a scheduled message's pending entry before it is due) of rec,
+// a user's direct message or receipt with one, as rec stands: its marks
+// stay as they are.
 func recountMark(rec driver.Record, now time.Time) driver.Mark {
 	u := User{Scope: rec.Partition.Scope(), ID: rec.Partition.User}
 	if !rec.Receipt {
-		return markFor(u, rec, nil, rec.State(), now)
+		mk := markFor(u, rec, nil, rec.State(), now)
+		if !rec.Message.Due(now) {
+			mk.DeliverAt = rec.Message.DeliverAt // its pending entry gets its marks
+		}
+		return mk
 	}
 	b := driver.Record{Partition: sharedOf(rec), Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt}}
 	return markFor(u, b, &rec, rec.State(), now)
@@ -265,10 +293,17 @@ func recountMark(rec driver.Record, now time.Time) driver.Mark {
 // only if the receipt still stands as adopted.
 func (ib *Inbox) dropDeadReceipt(ctx context.Context, receipt driver.Record) error {
 	adopt := receipt
-	receipt.Entry = driver.NewLedgerSK(receipt.Message.ExpiresAt, receipt.Message.ID)
+	receipt.Entry, receipt.Counted = driver.NewLedgerSK(receipt.Message.ExpiresAt, receipt.Message.ID), driver.AdoptedCounted(adopt)
 	if err := ib.store.Repair(ctx, receipt.Partition, driver.Repair{Adopt: []driver.Record{adopt}, AdoptAs: []string{receipt.Entry}}); err != nil {
 		return err
 	}
+	return ib.removeDeadReceipt(ctx, receipt)
+}
+
+// removeDeadReceipt deletes receipt, a user's receipt with a ledger entry
+// whose broadcast no longer exists, with the entry and what the counters
+// count of it (driver.RemovalDeltas), if the entry is still there.
+func (ib *Inbox) removeDeadReceipt(ctx context.Context, receipt driver.Record) error {
 	_, err := ib.store.ApplyRemoval(ctx, driver.Removal{Record: receipt, Deltas: driver.RemovalDeltas(receipt), Delete: true, Now: ib.now()})
 	return err
 }

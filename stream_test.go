@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -324,6 +325,12 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		return img
 	}
 	valid := func() map[string]events.DynamoDBAttributeValue { return messageImage("ann", "users", "billing", true) }
+	// counted gives a valid image a ledger entry of its own, and v as the
+	// marks that entry counts.
+	counted := func(v events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		img := with(valid(), driver.LedgerAttribute, s(driver.LedgerSK(time.Unix(1700000100, 0), imageID, "x")))
+		return with(img, driver.CountedAttribute, v)
+	}
 	tests := []struct {
 		name string
 		rec  events.DynamoDBEventRecord
@@ -340,6 +347,13 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		{"ledger naming another record", record("r10", "REMOVE", with(valid(), driver.LedgerAttribute, s(driver.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
 		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), driver.LedgerAttribute, s("e#1#2")))},
 		{"no event ID", record("", "REMOVE", valid())},
+		{"counted not a number", record("r16", "REMOVE", counted(s("3")))},
+		{"counted a fraction", record("r17", "REMOVE", counted(n("3.5")))},
+		{"counted negative", record("r18", "REMOVE", counted(n("-3")))},
+		{"counted past a byte", record("r19", "REMOVE", counted(n("259")))},
+		{"counted with other bits", record("r20", "REMOVE", counted(n("17")))},
+		{"counted unknown with marks", record("r21", "REMOVE", counted(n("2")))},
+		{"counted deleted on a message", record("r22", "REMOVE", counted(n("9")))},
 		{"keys of no partition", func() events.DynamoDBEventRecord {
 			r := record("r12", "REMOVE", valid())
 			r.Change.Keys["pk"] = s("t#acme#x")
@@ -360,6 +374,13 @@ func TestStreamHandlerRefuses(t *testing.T) {
 			r.Change.Keys = nil
 			return r
 		}()},
+	}
+	// The marks an entry counts, or 0 (unknown), fail nothing: the
+	// refusals above are for what they are.
+	for i, v := range []string{"0", "1", "3", "7"} {
+		if failed := handle(t, inbox.New(memstore.New()), record(fmt.Sprint("ok", i), "REMOVE", counted(n(v)))); len(failed) != 0 {
+			t.Errorf("counted %s: failed records %v, want none", v, failed)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -178,8 +178,8 @@ func ItemSize(rec Record) int {
 	attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	if rec.Ledgered() {
 		attr(LedgerAttribute, len(rec.Entry))
-		if !rec.Partition.IsShared() {
-			attr(CountedAttribute, valueSize(float64(rec.State().Counted())))
+		if c := CountedOf(rec); c != 0 {
+			attr(CountedAttribute, valueSize(float64(c)))
 		}
 	}
 	attr("tenant_key", len(rec.Partition.Tenant))

@@ -142,8 +142,56 @@ func (r Record) Ledgered() bool { return r.Entry != "" }
 // a record with a ledger entry, since the Store last wrote it: its entry
 // counts other marks than it carries. The seeds' writer marks a message
 // read so (SET readat, and read +1 in the user's c#* and c#<category>).
-func (r Record) Edited() bool {
-	return r.Ledgered() && r.Counted != 0 && r.Counted != r.State().Counted()
+func (r Record) Edited() bool { return r.Ledgered() && r.edited() }
+
+// edited reports whether r's counters count other marks than r carries
+// (see accounted).
+func (r Record) edited() bool {
+	c := r.accounted()
+	return c != 0 && c != r.State().Counted()
+}
+
+// accounted returns the marks the counters count of r, its writer having
+// counted any change beyond them as the seeds count (see EditDeltas): a
+// ledgered record's Counted (zero, unknown, if it has none); for another
+// program's record, ForeignCounted of its marks; zero in a shared
+// partition.
+func (r Record) accounted() MarkSet {
+	switch {
+	case r.Partition.IsShared():
+		return 0
+	case r.Ledgered():
+		return r.Counted
+	}
+	return ForeignCounted(r.State())
+}
+
+// ForeignCounted returns the marks the counters count of st, the marks of
+// a record another program wrote and counted: all of them, but for a
+// deleted receipt, which the counters count as hidden (RecordCounters),
+// the read that program counted as the seeds count besides.
+func ForeignCounted(st State) MarkSet {
+	c := st.Counted()
+	if c&MarkedDeleted != 0 {
+		c &^= MarkedRead
+	}
+	return c
+}
+
+// AdoptedCounted returns the Counted a Store records on rec, a record of
+// Repair.Adopt as read, when it gives it its new entry: its marks, as
+// ForeignCounted counts another program's (zero in a shared partition).
+// Repair writes no counters, so a record whose counters count other
+// marks than it carries is then Edited, for the stream handler or the
+// next pass of Recount to rewrite.
+func AdoptedCounted(rec Record) MarkSet {
+	switch {
+	case rec.Partition.IsShared():
+		return 0
+	case rec.Ledgered():
+		return rec.State().Counted()
+	}
+	return ForeignCounted(rec.State())
 }
 
 // A MarkSet is the set of a user's marks that the counters count on one
@@ -160,9 +208,37 @@ const (
 	MarkedDeleted
 )
 
-// Valid reports whether s is a MarkSet a Store may record: known, with
-// no other bits than these.
-func (s MarkSet) Valid() bool { return s&MarksKnown != 0 && s < MarkedDeleted<<1 }
+// Valid reports whether s is a MarkSet a Store may record on a record,
+// a receipt or not: known, with no other bits than these, and deleted only
+// on a receipt (a direct message the user deletes is removed). A deleted
+// receipt may be read or archived too: another program marked it so.
+func (s MarkSet) Valid(receipt bool) bool {
+	return s&MarksKnown != 0 && s < MarkedDeleted<<1 && (receipt || s&MarkedDeleted == 0)
+}
+
+// ParseCounted returns the MarkSet that n, a Record.Counted attribute as
+// stored (a small number), holds for a record, a receipt or not: zero
+// (unknown) for 0, ErrInvalidInput unless it is Valid.
+func ParseCounted(n uint64, receipt bool) (MarkSet, error) {
+	switch s := MarkSet(n); {
+	case n == 0:
+		return 0, nil
+	case n > uint64(^MarkSet(0)) || !s.Valid(receipt):
+		return 0, fmt.Errorf("%w: %s %d is no set of marks of a %s", ErrInvalidInput, CountedAttribute, n, map[bool]string{true: "receipt", false: "message"}[receipt])
+	default:
+		return s, nil
+	}
+}
+
+// CountedOf returns the Counted a Store records with rec, written with its
+// ledger entry: its marks (State.Counted) in a user's partition, zero
+// elsewhere or without an entry.
+func CountedOf(rec Record) MarkSet {
+	if !rec.Ledgered() || rec.Partition.IsShared() {
+		return 0
+	}
+	return rec.State().Counted()
+}
 
 // state returns a State with the marks of s, set at an arbitrary time:
 // what a record with s counts.
@@ -274,7 +350,8 @@ func (mk Mark) records() (before, after *Record) {
 	if !mk.Receipt || !mk.From.IsZero() {
 		b := rec.withState(mk.From)
 		if mk.Adopts {
-			b.Message.Thread = "" // counted by another program: in no thread
+			// Counted by another program: in no thread, as it counts.
+			b.Message.Thread, b.Entry = "", ""
 		}
 		before = &b
 	}
@@ -309,8 +386,8 @@ func MarkDeltas(mk Mark) []Counter {
 
 // RecordCounters returns what rec adds to its partition's counters: a
 // message or broadcast adds published; in a user's partition a record adds
-// read if read, archived if archived, archivedread if both, hidden if
-// deleted (a receipt); a receipt of a group's message adds its marks to the
+// read if read, archived if archived, archivedread if both, or hidden
+// alone if deleted (a receipt); a receipt of a group's message adds its marks to the
 // group's counters too; and a record of a thread adds the same to the
 // thread's counter (see Counter), a message or broadcast raising its Latest.
 func RecordCounters(rec Record) []Counter {
@@ -318,17 +395,19 @@ func RecordCounters(rec Record) []Counter {
 	if !rec.Receipt {
 		t.Published = 1
 	}
-	if !rec.Partition.IsShared() {
-		st := rec.State()
+	switch st := rec.State(); {
+	case rec.Partition.IsShared():
+	case !st.DeletedAt.IsZero():
+		// A deleted receipt counts as hidden only, whatever other marks
+		// another program gave it (see EditDeltas).
+		t.Hidden = 1
+	default:
 		if !st.ReadAt.IsZero() {
 			t.Read = 1
 		}
 		if !st.ArchivedAt.IsZero() {
 			t.Archived = 1
 			t.ArchivedRead = t.Read
-		}
-		if !st.DeletedAt.IsZero() {
-			t.Hidden = 1
 		}
 	}
 	out := tallyDeltas(rec.Partition, rec.Message.Category, "", t)

@@ -47,41 +47,55 @@ func removalID(eventID string) string {
 // removal: the negation of what it adds (published -1 in its partition if
 // it is a message or broadcast; read, archived, archivedread and hidden -1
 // in the user's partition for the marks it carries, in the group's
-// counters too for a receipt of a group's message), for a record another
-// program edited (Record.Edited) as its counters count it (see
-// EditDeltas). Stores that remove records themselves, like the in-memory
+// counters too for a receipt of a group's message), for a record whose
+// counters count other marks than it carries (another program edited it)
+// as they count it (see EditDeltas). Stores that remove records themselves, like the in-memory
 // one, apply exactly these.
 func RemovalDeltas(rec Record) []Counter {
 	out := RecordCounters(rec)
 	for i := range out {
 		out[i] = out[i].Negated()
 	}
-	if rec.Edited() {
+	if rec.edited() {
 		out = MergeCounters(append(out, EditDeltas(rec)...))
 	}
 	return out
 }
 
-// EditDeltas returns, for rec, a record whose counted marks another
-// program changed (Record.Edited), what that program did not count of
-// its change: the counters hold what rec.Counted counts, less what that
-// program counted, which is what the seeds count (read, in the user's c#*
-// and c#<category>); the rest (archived and archivedread, hidden, a group
-// receipt's group counters, a thread's counter) follows the record's
-// marks only when these deltas are added. Nil for any other record.
+// EditDeltas returns, for rec, a record whose counters count other marks
+// than it carries (a record whose counted marks another program changed,
+// Record.Edited; or another program's deleted receipt it also marked
+// read, see ForeignCounted), what its writer did not count of the
+// difference: the counters hold what they count of it plus what that
+// program counted, which is what the seeds count (read +1 or -1, in the
+// user's c#* and c#<category>, as the record's read mark changed); these
+// deltas bring them to what rec counts as it stands (the rest: archived
+// and archivedread, hidden, a group receipt's group counters, a thread's
+// counter; and, for a deleted receipt, which counts as hidden only, the
+// read that program counted taken back). Nil for any other record.
 func EditDeltas(rec Record) []Counter {
-	if !rec.Edited() {
+	if !rec.edited() {
 		return nil
 	}
-	was := rec.withState(rec.Counted.state())
-	var out []Counter
-	for _, c := range MergeCounters(append(RecordCounters(rec), RemovalDeltas(was)...)) {
-		if c.Group == "" && c.Thread == "" {
-			c.Read = 0 // the seeds count it
+	was := rec.withState(rec.accounted().state())
+	read := func(r Record) int64 {
+		if r.State().ReadAt.IsZero() {
+			return 0
 		}
+		return 1
+	}
+	out := RecordCounters(rec)
+	for _, c := range RecordCounters(was) {
+		out = append(out, c.Negated())
+	}
+	for _, c := range tallyDeltas(rec.Partition, rec.Message.Category, "", Counter{Read: read(rec) - read(was)}) {
+		out = append(out, c.Negated()) // what the seeds' writer counted
+	}
+	var nonzero []Counter
+	for _, c := range MergeCounters(out) {
 		if c.Latest = ""; !c.IsZero() {
-			out = append(out, c)
+			nonzero = append(nonzero, c)
 		}
 	}
-	return out
+	return nonzero
 }

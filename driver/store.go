@@ -84,7 +84,8 @@ type Store interface {
 	// State), or the user's seen watermark:
 	//
 	// For a direct mark (Receipt unset), the message at Key must exist,
-	// expire after Now, have the mark's Category and ExpiresAt, the entry
+	// expire after Now, have the mark's Category, ExpiresAt and, if the
+	// mark has one, DeliverAt, the entry
 	// Mark.Entry or none (then it is adopted), exactly From's marks
 	// (ReadAt, ArchivedAt, InteractedAt set or unset alike) and, unless
 	// Mark.Counted is zero, that Counted; it gets To's marks, Entry and,
@@ -101,9 +102,10 @@ type Store interface {
 	// deleted with its entry.
 	//
 	// A mark whose From and To are the same rewrites the record's ledger
-	// entry and snooze entry as the record stands: after another program
-	// changed its marks (Record.Edited), that is how they come to count
-	// the record as it is.
+	// entry, snooze entry (and, with DeliverAt, pending entry) as the
+	// record stands, whatever marks another program gave it: after that
+	// program changed its marks (Record.Edited), that is how they come to
+	// count the record as it is.
 	//
 	// A receipt mark that creates a receipt of a recent broadcast
 	// (Mark.RecordsRecent) also records, in the same atomic unit, the
@@ -111,10 +113,11 @@ type Store interface {
 	// user's partition, in slot add of RecentSlots(mk.Now), and forgets
 	// every recent receipt in slot clear (see Stats.Recent).
 	//
-	// Every mark keeps the record's snooze entry (SnoozeSK), and a Delete
-	// of a scheduled message takes its pending entry, in the same atomic
-	// unit: see Mark.TimedWrites, which says what to put and what to
-	// delete. While a record is snoozed (State.SnoozedUntil after now)
+	// Every mark keeps the record's snooze entry (SnoozeSK), a Delete of a
+	// scheduled message takes its pending entry, and a mark with DeliverAt
+	// that keeps a message not yet due gives its pending entry To's marks,
+	// in the same atomic unit: see Mark.TimedWrites, which says what to
+	// put and what to delete. While a record is snoozed (State.SnoozedUntil after now)
 	// its entry holds it as its ledger entry does, with SnoozedUntil; the
 	// entry expires (on DynamoDB, by TTL) at the earlier of SnoozedUntil
 	// and the record's expiry, and may be kept until then or longer (the
@@ -172,8 +175,8 @@ type Store interface {
 
 	// Repair gives each record of r.Adopt that still exists as given (same
 	// key, marks and Entry, or none) the ledger entry r.Adopt's
-	// AdoptAs names, recording it on the record (and, in a user's
-	// partition, the record's marks as its Counted), atomically per
+	// AdoptAs names, recording it on the record (and, as its Counted,
+	// AdoptedCounted of the record as given), atomically per
 	// record; a record that is gone or changed is skipped.
 	// Then, with r.Reset, it replaces every stats record of partition p,
 	// the threads' counters included, with r.Counters (a thread's counter
@@ -400,8 +403,12 @@ type Mark struct {
 	Counted MarkSet
 	// Delete asks for a direct message to be deleted, with its entry.
 	Delete bool
-	// DeliverAt is, for a scheduled direct message, its due time: deleted,
-	// it goes with its pending entry (see TimedWrites).
+	// DeliverAt is, for a scheduled direct message, its due time, or zero
+	// (a mark that leaves its pending entry alone). The message must have
+	// it. Deleted, it goes with its pending entry; kept before it is due
+	// (another program marked it, and the mark rewrites its entries), its
+	// pending entry gets To's marks, for Counts takes the message out of
+	// the user's counts with them until it is due (see TimedWrites).
 	DeliverAt time.Time
 	// Seen is the watermark a watermark mark raises to: the greatest
 	// message ID that counts as seen.
@@ -447,16 +454,16 @@ func ValidateMark(mk Mark) error {
 		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
 	case ValidateThread(mk.Thread) != nil:
 		return bad(fmt.Sprintf("thread %q", mk.Thread))
-	case !(mk.Adopts && mk.From == mk.To) && (!validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt)):
-		// An adoption that keeps another program's marks keeps whatever
-		// marks it wrote.
+	case !(mk.From == mk.To && !mk.Delete) && (!validMarks(mk.From, mk.Receipt) || !validMarks(mk.To, mk.Receipt)):
+		// A mark that keeps the marks as they stand (an adoption, a
+		// recount) keeps whatever marks another program wrote.
 		return bad("marks that cannot be")
-	case mk.Counted != 0 && !mk.Counted.Valid():
+	case mk.Counted != 0 && !mk.Counted.Valid(mk.Receipt):
 		return bad(fmt.Sprintf("counted marks %d", mk.Counted))
 	case mk.Delete && mk.Receipt:
 		return bad("a receipt deleted with Delete")
-	case !mk.DeliverAt.IsZero() && !mk.Delete:
-		return bad("a due time on a mark that deletes nothing")
+	case !mk.DeliverAt.IsZero() && mk.Receipt:
+		return bad("a due time on a receipt")
 	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
 		return bad("a receipt of no shared partition of its inbox")
 	}
@@ -471,16 +478,18 @@ func validMarks(st State, receipt bool) bool {
 }
 
 // TimedWrites returns what Store.Mark does to the snooze and pending
-// entries of mk's record: put, if the record is snoozed after mk
-// (To.SnoozedUntil after mk.Now, and the record stays), is the snooze
-// entry to write (EntryRecord, with SnoozedUntil) at
-// SnoozeSK(To.SnoozedUntil, Entry); del are the sort keys of the entries to
-// delete (they may be gone already): the snooze entry of From, if the
-// record was snoozed and its entry is not the one put (another time, or
-// none), and, for a scheduled direct message deleted (Delete with
-// DeliverAt), its pending entry. A snooze that has passed and stays as it
-// was changes nothing.
-func (mk Mark) TimedWrites() (put *Record, del []string) {
+// entries of mk's record. puts are the entries to write, each an
+// EntryRecord at its TimedSK: the snooze entry (SnoozedUntil set), if the
+// record is snoozed after mk (To.SnoozedUntil after mk.Now, and the record
+// stays); and the pending entry (DeliverAt set), with To's marks, if the
+// record is a scheduled direct message not due at mk.Now (mk.DeliverAt
+// after Now) that stays. del are the sort keys of the entries to delete
+// (they may be gone already): the snooze entry of From, if the record was
+// snoozed and its entry is not the one put (another time, or none), and,
+// for a scheduled direct message deleted (Delete with DeliverAt), its
+// pending entry. A snooze that has passed and stays as it was changes
+// nothing.
+func (mk Mark) TimedWrites() (puts []Record, del []string) {
 	if mk.Seen != "" || mk.Key.ID == "" {
 		return nil, nil
 	}
@@ -490,13 +499,26 @@ func (mk Mark) TimedWrites() (put *Record, del []string) {
 	from, to := mk.From.SnoozedUntil, mk.To.SnoozedUntil
 	stays := !mk.Delete && !(mk.Receipt && mk.To.IsZero())
 	if stays && mk.Now.Before(to) {
+		puts = append(puts, mk.EntryRecord())
+	}
+	if stays && !mk.Receipt && mk.Now.Before(mk.DeliverAt) {
 		r := mk.EntryRecord()
-		put = &r
+		r.Message.SnoozedUntil, r.Message.DeliverAt = time.Time{}, mk.DeliverAt
+		puts = append(puts, r)
 	}
 	if !from.IsZero() && !(stays && from.Equal(to)) {
 		del = append(del, SnoozeSK(from, mk.Entry))
 	}
-	return put, del
+	return puts, del
+}
+
+// TimedSK returns the sort key of e, a snooze or pending entry as
+// TimedWrites returns it: PendingSK if it has a DeliverAt, else SnoozeSK.
+func TimedSK(e Record) string {
+	if !e.Message.DeliverAt.IsZero() {
+		return PendingSK(e.Message.DeliverAt, e.Entry)
+	}
+	return SnoozeSK(e.Message.SnoozedUntil, e.Entry)
 }
 
 // ValidateDeltas checks each counter of deltas (ValidateCounter) and that

@@ -846,11 +846,13 @@ func seedSend(b *testing.B, m *meter, table, chat string, n, i int) {
 // BenchmarkForeignRead hands the stream handler the MODIFY record of a
 // read of one of ann's messages: made by another program as the seeds
 // make it (readat set; its counter changes are not measured), of a
-// direct message, a snoozed one and one of a thread (the handler rewrites
-// the ledger entry, the snooze entry, and the thread's counter); and made
-// by the library (MarkRead), which the handler recognises at no cost.
+// direct message, a snoozed one, one of a thread (the handler rewrites
+// the ledger entry, the snooze entry, and the thread's counter), ann's
+// receipt of a broadcast she deleted (the read taken back) and a message
+// not yet due (its pending entry rewritten); and made by the library
+// (MarkRead), which the handler recognises at no cost.
 func BenchmarkForeignRead(b *testing.B) {
-	for _, kind := range []string{"direct", "snoozed", "thread", "library"} {
+	for _, kind := range []string{"direct", "snoozed", "thread", "deleted", "notdue", "library"} {
 		b.Run(kind, func(b *testing.B) {
 			raw := ddblocal.Client(b)
 			table, _ := ddblocal.NewTable(b, raw)
@@ -863,14 +865,31 @@ func BenchmarkForeignRead(b *testing.B) {
 			changes := make([]driver.Change, b.N)
 			for i := range changes {
 				d := draft(i)
-				if kind == "thread" {
+				switch kind {
+				case "thread":
 					d.Thread = "chat"
+				case "notdue":
+					d.DeliverAt = time.Now().Add(time.Hour)
 				}
-				res, err := ib.Publish(ctx, scope, []string{ann.ID}, d)
-				if err != nil {
-					b.Fatalf("Publish: %v", err)
+				var id string
+				if kind == "deleted" {
+					// A broadcast ann deleted: her receipt is read.
+					m, err := ib.Broadcast(ctx, scope, d)
+					if err != nil {
+						b.Fatalf("Broadcast: %v", err)
+					}
+					if _, err := ib.Delete(ctx, ann, m.ID); err != nil {
+						b.Fatalf("Delete: %v", err)
+					}
+					id = m.ID
+				} else {
+					res, err := ib.Publish(ctx, scope, []string{ann.ID}, d)
+					if err != nil {
+						b.Fatalf("Publish: %v", err)
+					}
+					id = res.Message.ID
 				}
-				k := driver.Key{Partition: ann.Partition(), ID: res.Message.ID}
+				k := driver.Key{Partition: ann.Partition(), ID: id}
 				if kind == "snoozed" {
 					if _, err := ib.Snooze(ctx, ann, k.ID, time.Now().Add(time.Hour)); err != nil {
 						b.Fatalf("Snooze: %v", err)

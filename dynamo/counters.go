@@ -516,8 +516,8 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	if !rec.Ledgered() {
 		upd = upd.Remove(expression.Name(attrSnoozed)) // only a mark snoozes
 	}
-	if !rec.Partition.IsShared() {
-		upd = upd.Set(expression.Name(driver.CountedAttribute), expression.Value(uint8(rec.State().Counted())))
+	if c := driver.AdoptedCounted(rec); c != 0 {
+		upd = upd.Set(expression.Name(driver.CountedAttribute), expression.Value(uint8(c)))
 	}
 	switch {
 	case rec.Partition.IsShared():

@@ -268,7 +268,7 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		ReadAt:    readAt(m.ReadAt),
 		Archived:  readAt(m.ArchivedAt),
 		Ledger:    rec.Entry,
-		Counted:   countedOf(rec),
+		Counted:   uint8(driver.CountedOf(rec)),
 		Unread:    unreadKey(rec.Partition, m.ID, rec.State()),
 		Thread:    m.Thread,
 		TSK:       threadKey(m.Thread, m.ID),
@@ -277,15 +277,6 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	it.SPK, it.SSK = scheduledKeys(rec)
 	return s.item(rec.Partition.PK(), driver.MessageSK(m.ID), it, m.ExpiresAt)
-}
-
-// countedOf returns the Counted attribute of rec, written with its ledger
-// entry: its marks, in a user's partition (see driver.Record.Counted).
-func countedOf(rec driver.Record) uint8 {
-	if !rec.Ledgered() || rec.Partition.IsShared() {
-		return 0
-	}
-	return uint8(rec.State().Counted())
 }
 
 // The unread index (a local secondary index on attrUnread) holds, in a
@@ -376,10 +367,13 @@ type timedItem struct {
 	Expires int64 `dynamodbav:"expires"` // the record's expiry
 }
 
-// snoozeEntry returns the snooze entry item of rec, a snoozed record (see
-// driver.Mark.TimedWrites).
-func (s *Store) snoozeEntry(rec driver.Record) (map[string]types.AttributeValue, error) {
-	return s.timedEntry(kindSnooze, driver.SnoozeSK(rec.Message.SnoozedUntil, rec.Entry), rec, rec.Message.SnoozedUntil)
+// timedItemOf returns the item of e, a snooze or pending entry as
+// driver.Mark.TimedWrites returns it, at driver.TimedSK(e).
+func (s *Store) timedItemOf(e driver.Record) (map[string]types.AttributeValue, error) {
+	if at := e.Message.DeliverAt; !at.IsZero() {
+		return s.timedEntry(kindPending, driver.TimedSK(e), e, at)
+	}
+	return s.timedEntry(kindSnooze, driver.TimedSK(e), e, e.Message.SnoozedUntil)
 }
 
 // timedEntry returns the item of kind kind at sort key sk holding rec as
@@ -557,10 +551,8 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Category = it.Taxonomy.Category
 	}
 	if rec.Ledgered() && !p.IsShared() {
-		if c := driver.MarkSet(it.Counted); c.Valid() {
-			rec.Counted = c
-		} else if it.Counted != 0 {
-			return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %s %d is no set of marks", p.PK(), sk, driver.CountedAttribute, it.Counted)
+		if rec.Counted, err = driver.ParseCounted(uint64(it.Counted), rec.Receipt); err != nil {
+			return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
 		}
 	}
 	if rec.Ledgered() {
@@ -575,8 +567,16 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 			m.DeliverAt = fromEpochPtr(it.DeliverAt)
 		}
 	}
-	m.ReadAt, m.ArchivedAt, rec.DeletedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Deleted)
-	m.InteractedAt = fromEpochPtr(it.Interact)
+	if !p.IsShared() {
+		// The user's marks, which mean nothing on a broadcast, as
+		// deletedat means nothing on a direct message (one the user
+		// deletes is removed): another program's stray attributes are
+		// not marks.
+		m.ReadAt, m.ArchivedAt, m.InteractedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Interact)
+		if rec.Receipt {
+			rec.DeletedAt = fromEpochPtr(it.Deleted)
+		}
+	}
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender

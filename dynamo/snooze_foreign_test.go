@@ -147,23 +147,8 @@ func TestStreamSeesForeignRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	one := &types.AttributeValueMemberN{Value: "1"}
 	for _, id := range []string{snoozed.Message.ID, threaded.Message.ID} {
-		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(p.PK()), "sk": s(driver.MessageSK(id))},
-			UpdateExpression:          aws.String("SET readat = :t"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Unix(), 10)}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(p.PK()), "sk": s(driver.CounterSK("", ""))},
-			UpdateExpression: aws.String("ADD #r :one"), ExpressionAttributeNames: map[string]string{"#r": "read"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":one": one},
-		}); err != nil {
-			t.Fatal(err)
-		}
+		foreignRead(t, c, table, driver.Key{Partition: p, ID: id})
 	}
 	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, ib.StreamHandler); err != nil {
 		t.Fatalf("Poll: %v", err)

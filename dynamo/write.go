@@ -141,21 +141,25 @@ var errLatestAhead = errors.New("dynamo: the thread's latest message is later")
 // Mark applies marks, their ledger entries and deltas in one transaction:
 //
 //   - A direct mark is an Update setting (or removing) readat and
-//     archivedat as the mark's To says, and the ledger attribute, on
-//     condition that the item is a message (it has headers, or seed 000's
-//     flat audiences), expires after the mark's Now, has the mark's expiry
-//     and category, has the mark's ledger entry or none, and has exactly
-//     the marks of From (readat NULL counts as none); with Delete it is a
-//     Delete on the same condition. It asks for the old item on failure,
-//     which tells ErrStateChanged (the message stands, with other marks)
-//     from ErrNotFound.
+//     archivedat as the mark's To says, the ledger attribute and counted
+//     (To's counted marks), on condition that the item is a message (it
+//     has headers, or seed 000's flat audiences), expires after the mark's
+//     Now, has the mark's expiry and category (and due time, if the mark
+//     names one), has the mark's ledger entry or none, has exactly the
+//     marks of From (readat NULL counts as none) and, unless the mark's
+//     Counted is zero, that counted; with Delete it is a Delete on the
+//     same condition. It asks for the old item on failure, which tells
+//     ErrStateChanged (the message stands, with other marks) from
+//     ErrNotFound.
 //   - A receipt mark is a Put of the receipt (on condition that no item is
 //     at its key if From is zero, else that the receipt there has From's
-//     marks and the mark's entry or none), or a Delete of it on that
-//     condition if To is zero, with a ConditionCheck that the broadcast
-//     exists, expires after Now and has the mark's expiry and category
-//     (else ErrNotFound).
-//   - Each of those puts its ledger entry, or deletes it with the record.
+//     marks, the mark's entry or none, and the mark's Counted unless it is
+//     zero), or a Delete of it on that condition if To is zero, with a
+//     ConditionCheck that the broadcast exists, expires after Now and has
+//     the mark's expiry and category (else ErrNotFound).
+//   - Each of those puts its ledger entry, or deletes it with the record,
+//     and puts or deletes the snooze and pending entries
+//     driver.Mark.TimedWrites names.
 //   - A watermark mark is a Put of the user's cs#seen item (kind SN) on
 //     condition that it is missing or below the mark's Seen (else
 //     ErrStateChanged).
@@ -211,12 +215,12 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			}
 			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
 		}
-		put, dels := mk.TimedWrites()
+		puts, dels := mk.TimedWrites()
 		for _, del := range dels {
 			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
 		}
-		if put != nil {
-			item, err := s.snoozeEntry(*put)
+		for _, e := range puts {
+			item, err := s.timedItemOf(e)
 			if err != nil {
 				return err
 			}
@@ -313,7 +317,11 @@ func (s *Store) sameMessage(mk driver.Mark) expression.ConditionBuilder {
 	if mk.Category == "" {
 		cat = expression.Or(expression.Name(attrCategory).AttributeNotExists(), cat)
 	}
-	return expression.And(expression.NameNoDotSplit(s.o.ttl).Equal(expression.Value(mk.ExpiresAt.Unix())), cat)
+	cond := expression.And(expression.NameNoDotSplit(s.o.ttl).Equal(expression.Value(mk.ExpiresAt.Unix())), cat)
+	if !mk.DeliverAt.IsZero() {
+		cond = expression.And(cond, expression.Name("deliverat").Equal(expression.Value(mk.DeliverAt.Unix())))
+	}
+	return cond
 }
 
 // markRecord returns the transaction item that changes the record of mark
@@ -374,10 +382,12 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 }
 
 // markFailed tells why the record of mark mk failed its condition. For a
-// receipt: its existence or marks changed (ErrStateChanged). For a direct
-// message, from the old item: gone, expired, another message or a receipt
-// is ErrNotFound; a message that stands with other marks, or with another
-// ledger entry (adopted meanwhile, by Recount or the stream handler), is
+// receipt: its existence, marks or counted marks changed
+// (ErrStateChanged). For a direct message, from the old item: gone,
+// expired, another message (category, expiry, or due time if the mark
+// names one) or a receipt is ErrNotFound; a message that stands with other
+// marks, other counted marks (driver.Mark.Counted), or another ledger
+// entry (adopted meanwhile, by Recount or the stream handler), is
 // ErrStateChanged, so the caller reads it again.
 func (s *Store) markFailed(mk driver.Mark) onFail {
 	return func(old map[string]types.AttributeValue) error {
@@ -398,12 +408,16 @@ func (s *Store) markFailed(mk driver.Mark) onFail {
 			return notFound
 		}
 		var cat struct {
-			Taxonomy *taxonomyAttr `dynamodbav:"taxonomy"`
+			Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy"`
+			DeliverAt *int64        `dynamodbav:"deliverat"`
 		}
 		if err := attributevalue.UnmarshalMap(old, &cat); err != nil || cat.Taxonomy != nil && cat.Taxonomy.Category != mk.Category || cat.Taxonomy == nil && mk.Category != "" {
 			return notFound
 		}
-		return changed // other marks, or another entry (adopted meanwhile)
+		if !mk.DeliverAt.IsZero() && (cat.DeliverAt == nil || *cat.DeliverAt != mk.DeliverAt.Unix()) {
+			return notFound
+		}
+		return changed // other marks, other counted marks, or another entry (adopted meanwhile)
 	}
 }
 

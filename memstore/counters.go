@@ -156,8 +156,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			continue
 		}
 		old := sr.rec
-		sr.rec.Entry = r.AdoptAs[i]
-		sr.rec = counted(sr.rec)
+		sr.rec.Entry, sr.rec.Counted = r.AdoptAs[i], driver.AdoptedCounted(old)
 		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 	}

@@ -21,6 +21,10 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	if m := rec.Message; rec.Ledgered() || m.Thread != "" || !m.SnoozedUntil.IsZero() || !m.DeliverAt.IsZero() {
 		return fmt.Errorf("%w: another program's record %s with a ledger entry, a thread, a snooze or a due time", driver.ErrInvalidInput, rec.Message.ID)
 	}
+	if m := rec.Message; rec.Partition.IsShared() && !(m.ReadAt.IsZero() && m.ArchivedAt.IsZero() && m.InteractedAt.IsZero() && rec.DeletedAt.IsZero()) || !rec.Receipt && !rec.DeletedAt.IsZero() {
+		// What package dynamo would not read as marks.
+		return fmt.Errorf("%w: another program's record %s with marks on a broadcast, or deleted as a message", driver.ErrInvalidInput, rec.Message.ID)
+	}
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err
 	}

@@ -41,7 +41,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	s.insert(counted(rec.Clone()))
+	r := rec.Clone()
+	r.Counted = driver.CountedOf(r)
+	s.insert(r)
 	if at := rec.Message.DeliverAt; !at.IsZero() {
 		e := entry(rec)
 		e.Message.DeliverAt = at
@@ -236,12 +238,12 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 	}
 	for _, mk := range marks {
-		put, dels := mk.TimedWrites()
+		puts, dels := mk.TimedWrites()
 		for _, del := range dels {
 			delete(s.timed[mk.Key.Partition], del)
 		}
-		if put != nil {
-			s.putTimed(driver.SnoozeSK(put.Message.SnoozedUntil, put.Entry), *put)
+		for _, e := range puts {
+			s.putTimed(driver.TimedSK(e), e)
 		}
 	}
 	for p, w := range seen {
@@ -282,17 +284,6 @@ func sameMarks(rec driver.Record, st driver.State) bool {
 	return have.Same(st) && have.SnoozedUntil.Equal(st.SnoozedUntil) && have.InteractedAt.IsZero() == st.InteractedAt.IsZero()
 }
 
-// counted returns rec, to be stored with its ledger entry, with the marks
-// that entry counts as its Counted, in a user's partition (see
-// driver.Record.Counted).
-func counted(rec driver.Record) driver.Record {
-	rec.Counted = 0
-	if rec.Ledgered() && !rec.Partition.IsShared() {
-		rec.Counted = rec.State().Counted()
-	}
-	return rec
-}
-
 // withMarks returns rec with the marks st.
 func withMarks(rec driver.Record, st driver.State) driver.Record {
 	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt, rec.Message.SnoozedUntil, rec.Message.InteractedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt, st.SnoozedUntil, st.InteractedAt
@@ -315,7 +306,8 @@ func (s *Store) putTimed(sk string, e driver.Record) {
 // sameMessage reports whether mk was made for rec: same category and
 // expiry (its ledger entry records them).
 func sameMessage(rec driver.Record, mk driver.Mark) bool {
-	return rec.Message.Category == mk.Category && rec.Message.ExpiresAt.Equal(mk.ExpiresAt)
+	return rec.Message.Category == mk.Category && rec.Message.ExpiresAt.Equal(mk.ExpiresAt) &&
+		(mk.DeliverAt.IsZero() || rec.Message.DeliverAt.Equal(mk.DeliverAt))
 }
 
 // Delete removes the record at k, as a DynamoDB DeleteItem would, and

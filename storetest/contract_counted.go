@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -43,11 +44,15 @@ func testCounted(e *env) {
 
 	mk := directMark(d, now, now)
 	mk.Counted = read
+	before := tallies(e.counters(annP))
 	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("Mark with other counted marks: %v, want ErrStateChanged", err)
 	}
-	if rec := stored(d.Key()); rec.Message.IsRead() {
-		e.t.Errorf("a refused mark marked %s read", d.Message.ID)
+	if rec := stored(d.Key()); rec.Message.IsRead() || rec.Counted != driver.MarksKnown {
+		e.t.Errorf("a refused mark marked %s: read %v, counted %04b", d.Message.ID, rec.Message.IsRead(), rec.Counted)
+	}
+	if after := tallies(e.counters(annP)); !maps.Equal(before, after) {
+		e.t.Errorf("a refused mark changed the counters: %v, were %v", after, before)
 	}
 	mk.Counted = driver.MarksKnown
 	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {

@@ -459,7 +459,8 @@ func testMarkInteracted(e *env) {
 // testPendingEntries: PutMessage of a scheduled record writes its pending
 // entry (the record as its ledger entry holds it, with DeliverAt), which
 // Stats returns; a Mark that deletes a scheduled direct message, and the
-// removal of a scheduled broadcast, take it.
+// removal of a scheduled broadcast, take it; a Mark with the due time
+// that keeps one before it is due gives it the marks.
 func testPendingEntries(e *env) {
 	annP := e.part("ann")
 	now := e.clock.Now().Truncate(time.Second)
@@ -498,9 +499,26 @@ func testPendingEntries(e *env) {
 	if got := pending(e.pub()); len(got) != 0 {
 		e.t.Errorf("after the scheduled broadcast's removal: pending %+v, want none", got)
 	}
-	bad := directMark(d, now, now)
+	// A mark that keeps a scheduled direct message before it is due (the
+	// Inbox's rewrite of one another program marked) gives its pending
+	// entry the marks; one with another due time finds no such message.
+	d2 := scheduled(annP)
+	e.put(d2)
+	keep := directMark(d2, now, now)
+	keep.DeliverAt = at.Add(time.Second)
+	if err := e.store.Mark(e.ctx, []driver.Mark{keep}, driver.MarkDeltas(keep)); !errors.Is(err, driver.ErrNotFound) {
+		e.t.Errorf("Mark with another due time than the message's: %v, want ErrNotFound", err)
+	}
+	keep.DeliverAt = at
+	if err := e.store.Mark(e.ctx, []driver.Mark{keep}, driver.MarkDeltas(keep)); err != nil {
+		e.t.Fatalf("Mark(read the scheduled message, kept): %v", err)
+	}
+	if got := pending(annP); len(got) != 1 || got[0].Message.ID != d2.Message.ID || !got[0].Message.IsRead() || !got[0].Message.DeliverAt.Equal(at) {
+		e.t.Errorf("after the mark: pending %+v, want d2's, read, due at %v", got, at)
+	}
+	bad := receiptMark(annP, b, now, now)
 	bad.DeliverAt = at
 	if err := e.store.Mark(e.ctx, []driver.Mark{bad}, nil); !errors.Is(err, driver.ErrInvalidInput) {
-		e.t.Errorf("Mark with a due time that deletes nothing: %v, want ErrInvalidInput", err)
+		e.t.Errorf("Mark of a receipt with a due time: %v, want ErrInvalidInput", err)
 	}
 }

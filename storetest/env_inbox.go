@@ -222,3 +222,27 @@ func (e *env) wantUnchanged(what string, before state) {
 		e.t.Errorf("%s changed the store (-before +after):\n%s", what, diff)
 	}
 }
+
+// foreignWriter returns the Store as a ForeignWriter, or skips the test
+// if it is not one.
+func (e *env) foreignWriter() ForeignWriter {
+	e.t.Helper()
+	w, ok := e.store.(ForeignWriter)
+	if !ok {
+		e.t.Skip("the store is not a storetest.ForeignWriter")
+	}
+	return w
+}
+
+// readForeign has another program mark m, a message of the user of
+// partition p (a direct message or the user's receipt of a broadcast),
+// read as the seeds do (readat, and read +1 in c#* and c#<category>), and
+// returns the MODIFY record for the stream handler.
+func (e *env) readForeign(p driver.Partition, m driver.Message) driver.Change {
+	e.t.Helper()
+	c, ok, err := e.foreignWriter().ReadForeign(e.ctx, driver.Key{Partition: p, ID: m.ID}, e.clock.Now(), delta(p, m.Category, 0, 1))
+	if err != nil || !ok {
+		e.t.Fatalf("ReadForeign(%s): %v, %v", m.ID, ok, err)
+	}
+	return c
+}

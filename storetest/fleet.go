@@ -658,20 +658,22 @@ type heldRead struct {
 // readForeign has another program mark one of a user's records read, as
 // the seeds mark one (readat on the user's copy, or on the user's receipt
 // of a broadcast, and read +1 in c#* and c#<category>): a message of the
-// library's or of that program's, snoozed, archived, of a thread or a
-// group, or not. Its MODIFY record waits for the stream handler.
+// library's or of that program's, snoozed, archived, deleted (a receipt:
+// it stays hidden), scheduled and not due, of a thread or a group, or
+// not. Its MODIFY record
+// waits for the stream handler.
 func (f *fleet) readForeign() {
 	w := f.e.store.(ForeignWriter)
 	now := f.now()
 	u := f.users[f.rng.IntN(len(f.users))]
 	cats := map[string]string{}
 	for id, c := range f.m.direct[u] {
-		if now.Before(c.expiresAt) && !now.Before(c.deliverAt) && c.state.ReadAt.IsZero() {
+		if now.Before(c.expiresAt) && c.state.ReadAt.IsZero() { // not due yet too: it stays hidden
 			cats[id] = c.category
 		}
 	}
 	for id, st := range f.m.receipts[u] {
-		if b := f.m.broadcasts[id]; b != nil && now.Before(b.expiresAt) && st.ReadAt.IsZero() && st.DeletedAt.IsZero() {
+		if b := f.m.broadcasts[id]; b != nil && now.Before(b.expiresAt) && st.ReadAt.IsZero() { // deleted too: it stays hidden
 			cats[id] = b.category
 		}
 	}

@@ -18,6 +18,7 @@ func removalTests() []suiteTest {
 		{"ForeignDeletesAroundRecount", testForeignDeletesAroundRecount},
 		{"RemovedBroadcast", testRemovedBroadcast},
 		{"ReadByAnotherProgramThenExpiry", testReadByAnotherProgramThenExpiry},
+		{"DeletedReadByAnotherProgram", testDeletedReadByAnotherProgram},
 	}
 }
 
@@ -307,10 +308,7 @@ func (e *env) foreignFixture() (Harness, func(p driver.Partition, cat string) dr
 // ledger entry counts the marks its record carries, and the counters the
 // seeds do not keep (the thread's, the group's, archivedread) follow.
 func testReadByAnotherProgramThenExpiry(e *env) {
-	w, ok := e.store.(ForeignWriter)
-	if !ok {
-		e.t.Skip("the store is not a storetest.ForeignWriter")
-	}
+	e.foreignWriter()
 	ann := e.member("ann", "admins")
 	annP := e.part("ann")
 	e.publish(inbox.Draft{Title: "stays", TTL: 3 * time.Hour}, "ann")
@@ -326,11 +324,7 @@ func testReadByAnotherProgramThenExpiry(e *env) {
 	}
 	var changes []driver.Change
 	for _, m := range []driver.Message{d, t, a, g} {
-		c, ok, err := w.ReadForeign(e.ctx, driver.Key{Partition: annP, ID: m.ID}, e.clock.Now(), delta(annP, m.Category, 0, 1))
-		if err != nil || !ok {
-			e.t.Fatalf("ReadForeign(%s): %v, %v", m.ID, ok, err)
-		}
-		changes = append(changes, c)
+		changes = append(changes, e.readForeign(annP, m))
 	}
 	for _, c := range changes {
 		if err := e.ib.HandleChange(e.ctx, c); err != nil {
@@ -359,9 +353,7 @@ func testReadByAnotherProgramThenExpiry(e *env) {
 		// stream handler saw the read: the removal takes out what the
 		// counters count (the thread's unread, the seeds' read).
 		late := e.publish(inbox.Draft{Title: "read late", Thread: "chat", TTL: ttl}, "ann").Message
-		if _, ok, err := w.ReadForeign(e.ctx, driver.Key{Partition: annP, ID: late.ID}, e.clock.Now(), delta(annP, "", 0, 1)); err != nil || !ok {
-			e.t.Fatalf("ReadForeign(%s): %v, %v", late.ID, ok, err)
-		}
+		e.readForeign(annP, late)
 		e.clock.Advance(ttl)
 		e.remove(h, driver.Key{Partition: annP, ID: late.ID})
 		e.deliver(h)
@@ -369,5 +361,68 @@ func testReadByAnotherProgramThenExpiry(e *env) {
 		e.redeliver(h)
 		e.wantCountsFromFeed(ann)
 	}
+	e.checkInvariant()
+}
+
+// testDeletedReadByAnotherProgram: another program marks read, as the
+// seeds do (readat on the receipt, read +1 in c#* and c#<category>), a
+// broadcast and a group message that ann deleted. The stream handler takes
+// that program's read back: the messages stay hidden, Counts equals List
+// as ann lists it in the group and out of it, a redelivery changes
+// nothing, and Recount finds nothing to repair (it once failed on such a
+// receipt, and the handler with it). One more is redacted before the
+// handler sees its read: its dead receipt goes, with what its counters
+// count of it.
+func testDeletedReadByAnotherProgram(e *env) {
+	e.foreignWriter()
+	ann, out := e.member("ann", "admins"), e.user("ann")
+	annP := e.part("ann")
+	e.publish(inbox.Draft{Title: "stays"}, "ann")
+	b := e.broadcast(inbox.Draft{Title: "everyone", Category: "news"})
+	g := e.broadcastTo("admins", inbox.Draft{Title: "group", Category: "news"})
+	late := e.broadcastTo("admins", inbox.Draft{Title: "redacted"})
+	for _, m := range []driver.Message{b, g, late} {
+		if _, err := e.ib.Delete(e.ctx, ann, m.ID); err != nil {
+			e.t.Fatalf("Delete(%s): %v", m.ID, err)
+		}
+	}
+	read := func(m driver.Message) driver.Change { return e.readForeign(annP, m) }
+	handle := func(cs ...driver.Change) {
+		e.t.Helper()
+		for _, c := range cs {
+			if err := e.ib.HandleChange(e.ctx, c); err != nil {
+				e.t.Fatalf("HandleChange: %v", err)
+			}
+		}
+	}
+	check := func(when string) {
+		e.t.Helper()
+		for _, u := range []driver.User{ann, out} {
+			e.wantCountsFromFeed(u)
+			if c := e.counts(u); c.Total != 1 || c.Read != 0 {
+				e.t.Errorf("%s: Counts(%s in %v) %+v, want the one message left, unread", when, u.ID, u.Groups, c)
+			}
+		}
+	}
+	changes := []driver.Change{read(b), read(g)}
+	handle(changes...)
+	check("read by another program, the stream handled")
+	handle(changes...)
+	check("and redelivered")
+	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+		e.t.Fatalf("Recount: %v", err)
+	}
+	check("and recounted")
+
+	c := read(late)
+	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: late.ID, Group: "admins"}); err != nil || n != 1 {
+		e.t.Fatalf("Redact(%s) = %d, %v", late.ID, n, err)
+	}
+	handle(c)
+	check("read by another program, redacted before the stream")
+	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+		e.t.Fatalf("Recount: %v", err)
+	}
+	check("and recounted")
 	e.checkInvariant()
 }

@@ -20,6 +20,7 @@ func scheduledTests() []suiteTest {
 		{"Due", testDue},
 		{"ScheduledShared", testScheduledShared},
 		{"ScheduledListBadInput", testScheduledListBadInput},
+		{"ScheduledReadByAnotherProgram", testScheduledReadByAnotherProgram},
 	}
 }
 
@@ -229,5 +230,41 @@ func testScheduledBroadcast(e *env) {
 	check("at the group message's time", 3, 2)
 	setClock(e, due.Add(2*time.Hour))
 	check("after the broadcast's expiry (its TTL counts from delivery)", 2, 1)
+	e.checkInvariant()
+}
+
+// testScheduledReadByAnotherProgram: another program marks read, as the
+// seeds do (readat, and read +1 in c#* and c#<category>), a direct message
+// that is scheduled and not due (it lists the partition, not what the user
+// sees). Once the stream handler has seen it, Counts leaves it out with
+// its read, as List does, redelivered or recounted; when it is due it is
+// listed and counted read.
+func testScheduledReadByAnotherProgram(e *env) {
+	e.foreignWriter()
+	ann := e.user("ann")
+	annP := e.part("ann")
+	e.publish(inbox.Draft{Title: "now", TTL: 3 * time.Hour}, "ann")
+	due := e.clock.Now().Add(time.Hour).Truncate(time.Second)
+	m := e.publish(inbox.Draft{Title: "later", Category: "billing", TTL: 3 * time.Hour, DeliverAt: due}, "ann").Message
+	c := e.readForeign(annP, m)
+	check := func(when string, total, read int64) {
+		e.t.Helper()
+		e.wantCountsFromFeed(ann)
+		if got := e.counts(ann); got.Total != total || got.Read != read {
+			e.t.Errorf("%s: Counts(ann) %+v, want Total %d, Read %d", when, got.Tally, total, read)
+		}
+	}
+	for range 2 { // delivered, and again
+		if err := e.ib.HandleChange(e.ctx, c); err != nil {
+			e.t.Fatalf("HandleChange: %v", err)
+		}
+		check("read by another program before it is due", 1, 0)
+	}
+	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+		e.t.Fatalf("Recount: %v", err)
+	}
+	check("and recounted", 1, 0)
+	setClock(e, due)
+	check("due", 2, 1)
 	e.checkInvariant()
 }

@@ -299,10 +299,7 @@ func testSnoozedAgainAtOneKey(e *env) {
 // read. (Before that, Counts takes them out with the marks they had: the
 // documented lag.)
 func testSnoozedReadByAnotherProgram(e *env) {
-	w, ok := e.store.(ForeignWriter)
-	if !ok {
-		e.t.Skip("the store is not a storetest.ForeignWriter")
-	}
+	e.foreignWriter()
 	ann := e.user("ann")
 	annP := e.part("ann")
 	e.publish(inbox.Draft{Title: "stays unread", TTL: 24 * time.Hour}, "ann")
@@ -325,11 +322,7 @@ func testSnoozedReadByAnotherProgram(e *env) {
 			if _, err := e.ib.Snooze(e.ctx, ann, m.ID, until); err != nil {
 				e.t.Fatalf("Snooze(%s): %v", m.ID, err)
 			}
-			c, ok, err := w.ReadForeign(e.ctx, driver.Key{Partition: annP, ID: m.ID}, e.clock.Now(), delta(annP, m.Category, 0, 1))
-			if err != nil || !ok {
-				e.t.Fatalf("ReadForeign(%s): %v, %v", m.ID, ok, err)
-			}
-			out = append(out, c)
+			out = append(out, e.readForeign(annP, m))
 		}
 		return out
 	}

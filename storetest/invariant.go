@@ -38,9 +38,13 @@ func recount(p driver.Partition, recs []driver.Record) map[string]tally {
 			t.Published = 1
 		}
 		if !p.IsShared() {
+			// A deleted receipt is hidden, whatever other marks another
+			// program gave it.
 			read, archived := !r.Message.ReadAt.IsZero(), !r.Message.ArchivedAt.IsZero()
+			if t.Hidden = b2i(r.Receipt && !r.DeletedAt.IsZero()); t.Hidden == 1 {
+				read, archived = false, false
+			}
 			t.Read, t.Archived, t.ArchivedRead = b2i(read), b2i(archived), b2i(read && archived)
-			t.Hidden = b2i(r.Receipt && !r.DeletedAt.IsZero())
 		}
 		cats := []string{""}
 		if r.Message.Category != "" {
@@ -104,7 +108,8 @@ func tallies(cs []driver.Counter) map[string]tally {
 // the design rests on:
 //
 //   - the counters equal a tally of the partition's ledger entries;
-//   - every record has a ledger entry that records it exactly;
+//   - every record has a ledger entry that records it exactly, and notes
+//     the marks that entry counts (driver.Record.Counted);
 //   - an entry without a record is one whose removal the store holds (a
 //     Harness's Pending): with none pending, the counters equal a recount
 //     of the records, expired ones included (their removal has not been
@@ -139,6 +144,8 @@ func (e *env) checkInvariant() {
 			if !ok || !sameEntry(en, r) {
 				e.t.Errorf("invariant: record %s/%s (receipt %v, category %q, read %v, expires %v, entry %q) has no ledger entry that records it (found %v: %+v)",
 					p.PK(), r.Message.ID, r.Receipt, r.Message.Category, r.Message.IsRead(), r.Message.ExpiresAt, r.Entry, ok, en)
+			} else if r.Counted != driver.CountedOf(r) {
+				e.t.Errorf("invariant: record %s/%s notes counted marks %04b, but its entry counts %04b", p.PK(), r.Message.ID, r.Counted, driver.CountedOf(r))
 			}
 		}
 		orphans += len(byEntry)

@@ -1,0 +1,162 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// setAttr runs UpdateItem with expression expr (":v" bound to v, if not
+// nil) on the item at p and sk, as another program, or an earlier
+// version of the library, would.
+func setAttr(t *testing.T, c *dynamodb.Client, table string, p driver.Partition, sk, expr string, v types.AttributeValue) {
+	t.Helper()
+	in := &dynamodb.UpdateItemInput{
+		TableName:        aws.String(table),
+		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
+		UpdateExpression: aws.String(expr),
+	}
+	if v != nil {
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": v}
+	}
+	if _, err := c.UpdateItem(context.Background(), in); err != nil {
+		t.Fatalf("UpdateItem %s %s: %v", sk, expr, err)
+	}
+}
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// TestRecountNotesCountedMarks: items written by a version of the library
+// that did not note the marks their ledger entries count (no counted
+// attribute), and one that such a version marked read after this one
+// wrote it (counted says unread, the entry and the counters read), are
+// noted by Recount as their entries count them, changing no counter.
+// From then on another program's read of them is recounted by the stream
+// handler, and Counts agrees with List.
+func TestRecountNotesCountedMarks(t *testing.T) {
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	store := dynamo.New(c, table)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	u := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	p := u.Partition()
+	var ids []string
+	for i, title := range []string{"legacy unread", "legacy read", "marked by an earlier version"} {
+		d := inbox.Draft{Title: title, Thread: "chat"}
+		if i == 2 {
+			d.Thread = "" // so that the handler's miscount of it (it sees the earlier version's mark as another program's) moves no thread
+		}
+		r, err := ib.Publish(ctx, u.Scope, []string{u.ID}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Message.ID)
+	}
+	for _, id := range ids[1:] {
+		if _, err := ib.MarkRead(ctx, u, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setAttr(t, c, table, p, driver.MessageSK(ids[0]), "REMOVE counted", nil)
+	setAttr(t, c, table, p, driver.MessageSK(ids[1]), "REMOVE counted", nil)
+	setAttr(t, c, table, p, driver.MessageSK(ids[2]), "SET counted = :v", num(int64(driver.MarksKnown)))
+	before, err := ib.Counts(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := ib.Recount(ctx, u)
+	if err != nil {
+		t.Fatalf("Recount: %v", err)
+	}
+	if after.Tally != before.Tally || after.Read != 2 {
+		t.Errorf("Recount changed the counts: %+v, before %+v (2 read)", after.Tally, before.Tally)
+	}
+	recs, err := store.GetRecords(ctx, []driver.Key{{Partition: p, ID: ids[0]}, {Partition: p, ID: ids[1]}, {Partition: p, ID: ids[2]}})
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("GetRecords: %d, %v", len(recs), err)
+	}
+	for _, r := range recs {
+		if r.Counted != r.State().Counted() {
+			t.Errorf("%s after Recount: counted %04b, want its marks %04b", r.Message.Title, r.Counted, r.State().Counted())
+		}
+	}
+	// Another program reads the legacy unread one: the stream handler
+	// moves the thread's counter with it.
+	foreignRead(t, c, table, driver.Key{Partition: p, ID: ids[0]})
+	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, ib.StreamHandler); err != nil {
+		t.Fatalf("Poll: %v", err)
+	}
+	wantAgree(t, ib, u, "another program's read of a noted legacy item")
+	threads, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{})
+	if err != nil || len(threads.Threads) != 1 || threads.Threads[0].Tally != (inbox.Tally{Total: 2, Read: 2}) {
+		t.Errorf("ListThreads = %+v, %v; want thread chat, its 2 messages read", threads, err)
+	}
+}
+
+// TestDecodeCountedAndStrayMarks: a counted attribute that is no set of
+// marks a record can have fails the read with ErrInvalidInput; deletedat
+// on a direct message, and readat on a broadcast, are no marks.
+func TestDecodeCountedAndStrayMarks(t *testing.T) {
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	store := dynamo.New(c, table)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	u := scope.User("ann")
+	p := u.Partition()
+	d, err := ib.Publish(ctx, scope, []string{u.ID}, inbox.Draft{Title: "direct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "everyone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dk, bk := driver.Key{Partition: p, ID: d.Message.ID}, driver.Key{Partition: scope.Public(), ID: b.ID}
+	for _, v := range []int64{9, 16, 0x21} { // deleted, on a message; no marks known; a bit of no mark
+		setAttr(t, c, table, p, driver.MessageSK(d.Message.ID), "SET counted = :v", num(v))
+		if _, err := store.GetRecords(ctx, []driver.Key{dk}); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("counted %d: GetRecords error %v, want ErrInvalidInput", v, err)
+		}
+	}
+	setAttr(t, c, table, p, driver.MessageSK(d.Message.ID), "SET counted = :v", num(0))
+	setAttr(t, c, table, p, driver.MessageSK(d.Message.ID), "SET deletedat = :v", num(time.Now().Unix()))
+	setAttr(t, c, table, scope.Public(), driver.MessageSK(b.ID), "SET readat = :v", num(time.Now().Unix()))
+	recs, err := store.GetRecords(ctx, []driver.Key{dk, bk})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("GetRecords: %d, %v", len(recs), err)
+	}
+	for _, r := range recs {
+		if !r.DeletedAt.IsZero() || !r.Message.ReadAt.IsZero() || r.Counted != 0 {
+			t.Errorf("%s: deleted %v, read %v, counted %d; want no marks, counted unknown", r.Message.Title, r.DeletedAt, r.Message.ReadAt, r.Counted)
+		}
+	}
+}
+
+// foreignRead marks the uncategorized item at k read as another program
+// following the seeds does, with the plain SDK (see localHarness's
+// ReadForeign, which the conformance suite uses).
+func foreignRead(t *testing.T, c *dynamodb.Client, table string, k driver.Key) {
+	t.Helper()
+	h := &localHarness{raw: c, table: table, Store: dynamo.New(c, table)}
+	if _, ok, err := h.ReadForeign(context.Background(), k, time.Now(), []driver.Counter{{Partition: k.Partition, Read: 1}}); err != nil || !ok {
+		t.Fatalf("ReadForeign(%s): %v, %v", k.ID, ok, err)
+	}
+}
