@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -152,6 +153,28 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		r.Adopt = append(r.Adopt, rec)
 		r.AdoptAs = append(r.AdoptAs, driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
 	}
+	// timedStale reports whether rec's snooze entry (while it is
+	// snoozed) or pending entry (before it is due) holds other marks than
+	// rec: Counts takes it out of the counts with the entry's.
+	timed := make(map[string]driver.Record, len(st.Snoozed)+len(st.Pending))
+	for _, z := range append(slices.Clone(st.Snoozed), st.Pending...) {
+		timed[driver.TimedSK(z)] = z
+	}
+	timedStale := func(rec driver.Record) bool {
+		var sks []string
+		if rec.Message.Snoozed(now) {
+			sks = append(sks, driver.SnoozeSK(rec.Message.SnoozedUntil, rec.Entry))
+		}
+		if !rec.Receipt && !rec.Message.Due(now) {
+			sks = append(sks, driver.PendingSK(rec.Message.DeliverAt, rec.Entry))
+		}
+		for _, sk := range sks {
+			if z, ok := timed[sk]; ok && !z.State().Same(rec.State()) {
+				return true
+			}
+		}
+		return false
+	}
 	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
@@ -166,15 +189,16 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				return err
 			}
 			intoThreads++
-		case ok && sameEntryBut(e, rec) && (!sameEntry(e, rec) || rec.Counted != driver.CountedOf(rec)) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
+		case ok && sameEntryBut(e, rec) && (!sameEntry(e, rec) || rec.Counted != driver.CountedOf(rec) || timedStale(rec)) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
 			// An entry that counts other marks than the record carries
 			// (another program changed them): rewritten as the record
 			// stands, with its snooze entry, as the stream handler
 			// does (see recountEdited). Or an entry that counts them,
 			// on a record that notes other counted marks, or none
 			// (written, or last marked, by a version of the library
-			// that did not note them): the note is rewritten, and the
-			// counters are left to the next pass.
+			// that did not note them), or whose snooze or pending entry
+			// holds other marks: the note and the entries are
+			// rewritten, and the counters are left to the next pass.
 			var deltas []driver.Counter
 			if !sameEntry(e, rec) {
 				deltas = driver.EditDeltas(rec)

@@ -250,15 +250,27 @@ func (ib *Inbox) recountEdited(ctx context.Context, rec *driver.Record) error {
 	err := ib.store.Mark(ctx, []driver.Mark{recountMark(*rec, now)}, driver.EditDeltas(*rec))
 	switch {
 	case errors.Is(err, ErrNotFound) && rec.Receipt:
-		// The receipt is gone, or its broadcast is: a dead receipt
-		// goes with what its counters count of it, as Recount's does,
-		// for a process that counts its group out (the user left the
-		// group) would count another program's read of it else.
-		found, err := ib.store.GetRecords(ctx, []driver.Key{{Partition: sharedOf(*rec), ID: rec.Message.ID}})
-		if err != nil || len(found) > 0 {
+		// The broadcast is gone: the receipt, dead, goes with what its
+		// counters count of it, as Recount's dead receipts do, for a
+		// process that counts its group out (the user left the group)
+		// would count another program's read of it else. It is read
+		// again for that: rec may be an old image, the receipt
+		// recounted since.
+		found, err := ib.store.GetRecords(ctx, []driver.Key{{Partition: sharedOf(*rec), ID: rec.Message.ID}, rec.Key()})
+		if err != nil {
 			return err
 		}
-		return ib.removeDeadReceipt(ctx, *rec)
+		var receipt *driver.Record
+		for i := range found {
+			if found[i].Partition.IsShared() {
+				return nil // it stands: the receipt is the one gone
+			}
+			receipt = &found[i]
+		}
+		if receipt == nil || !receipt.Receipt || !receipt.Ledgered() {
+			return nil
+		}
+		return ib.removeDeadReceipt(ctx, *receipt)
 	case errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound):
 		return nil // changed since (a later record brings it) or gone
 	}

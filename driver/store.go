@@ -94,7 +94,9 @@ type Store interface {
 	//
 	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
 	// tenant and inbox) must exist, expire after Now and have the mark's
-	// Category and ExpiresAt. If From is zero no record may exist at Key,
+	// Category and ExpiresAt (else ErrNotFound, if the receipt's own
+	// condition, below, holds; else ErrStateChanged). If From is zero no
+	// record may exist at Key,
 	// else the receipt at Key must have exactly From's marks and the entry
 	// Mark.Entry and, unless Mark.Counted is zero, that Counted. The
 	// receipt gets To's

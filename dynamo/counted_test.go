@@ -110,7 +110,8 @@ func TestRecountNotesCountedMarks(t *testing.T) {
 
 // TestDecodeCountedAndStrayMarks: a counted attribute that is no set of
 // marks a record can have fails the read with ErrInvalidInput; deletedat
-// on a direct message, and readat on a broadcast, are no marks.
+// on a direct message, and readat on a broadcast, are no marks: the
+// message can be marked and recounted, and Counts agrees with List.
 func TestDecodeCountedAndStrayMarks(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
@@ -148,6 +149,18 @@ func TestDecodeCountedAndStrayMarks(t *testing.T) {
 			t.Errorf("%s: deleted %v, read %v, counted %d; want no marks, counted unknown", r.Message.Title, r.DeletedAt, r.Message.ReadAt, r.Counted)
 		}
 	}
+	if _, err := ib.Recount(ctx, u); err != nil {
+		t.Errorf("Recount: %v", err)
+	}
+	for _, id := range []string{d.Message.ID, b.ID} {
+		if ok, err := ib.MarkRead(ctx, u, id); err != nil || !ok {
+			t.Errorf("MarkRead(%s) = %v, %v", id, ok, err)
+		}
+	}
+	if _, err := ib.Recount(ctx, u); err != nil {
+		t.Errorf("Recount after the marks: %v", err)
+	}
+	wantAgree(t, ib, u, "stray marks")
 }
 
 // foreignRead marks the uncategorized item at k read as another program
@@ -159,4 +172,60 @@ func foreignRead(t *testing.T, c *dynamodb.Client, table string, k driver.Key) {
 	if _, ok, err := h.ReadForeign(context.Background(), k, time.Now(), []driver.Counter{{Partition: k.Partition, Read: 1}}); err != nil || !ok {
 		t.Fatalf("ReadForeign(%s): %v, %v", k.ID, ok, err)
 	}
+}
+
+// TestRecountRewritesStaleTimedEntries: a snooze entry and a pending
+// entry that hold other marks than their records (left so by a version of
+// the library that rewrote only ledger entries) take their messages out
+// of Counts with those marks; Recount rewrites them as the records stand,
+// so that Counts agrees with List.
+func TestRecountRewritesStaleTimedEntries(t *testing.T) {
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	store := dynamo.New(c, table)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	u := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	p := u.Partition()
+	now := time.Now()
+	until := now.Add(time.Hour).Truncate(time.Second)
+	snoozed, err := ib.Publish(ctx, u.Scope, []string{u.ID}, inbox.Draft{Title: "snoozed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ib.Snooze(ctx, u, snoozed.Message.ID, until); err != nil {
+		t.Fatal(err)
+	}
+	later, err := ib.Publish(ctx, u.Scope, []string{u.ID}, inbox.Draft{Title: "later", DeliverAt: until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // read, so that the stale entries' reads show (Counts shows no negative count)
+		r, err := ib.Publish(ctx, u.Scope, []string{u.ID}, inbox.Draft{Title: "now"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ib.MarkRead(ctx, u, r.Message.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := store.GetRecords(ctx, []driver.Key{{Partition: p, ID: snoozed.Message.ID}, {Partition: p, ID: later.Message.ID}})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("GetRecords: %d, %v", len(recs), err)
+	}
+	for _, r := range recs {
+		sk := driver.PendingSK(until, r.Entry)
+		if r.Message.ID == snoozed.Message.ID {
+			sk = driver.SnoozeSK(until, r.Entry)
+		}
+		setAttr(t, c, table, p, sk, "SET readat = :v", num(now.Unix()))
+	}
+	if got, err := ib.Counts(ctx, u); err != nil || got.Read != 0 {
+		t.Fatalf("Counts with stale entries: %+v, %v; want their reads taken out of the 2 (else the fixture is wrong)", got.Tally, err)
+	}
+	if _, err := ib.Recount(ctx, u); err != nil {
+		t.Fatalf("Recount: %v", err)
+	}
+	wantAgree(t, ib, u, "after Recount")
 }

@@ -511,7 +511,10 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	if rec.Ledgered() {
 		own = ledger.Equal(expression.Value(rec.Entry))
 	}
-	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), marksAre(rec.State(), rec.Ledgered()), own)
+	cond := expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), own)
+	if !rec.Partition.IsShared() { // a broadcast has no marks, whatever attributes it carries
+		cond = expression.And(cond, marksAre(rec.State(), rec.Ledgered(), rec.Receipt))
+	}
 	upd := expression.Set(ledger, expression.Value(as.Entry))
 	if !rec.Ledgered() {
 		upd = upd.Remove(expression.Name(attrSnoozed)) // only a mark snoozes

@@ -156,7 +156,8 @@ var errLatestAhead = errors.New("dynamo: the thread's latest message is later")
 //     marks, the mark's entry or none, and the mark's Counted unless it is
 //     zero), or a Delete of it on that condition if To is zero, with a
 //     ConditionCheck that the broadcast exists, expires after Now and has
-//     the mark's expiry and category (else ErrNotFound).
+//     the mark's expiry and category (else ErrNotFound, when the receipt's
+//     own condition held: the transaction reports its first failed item).
 //   - Each of those puts its ledger entry, or deletes it with the record,
 //     and puts or deletes the snooze and pending entries
 //     driver.Mark.TimedWrites names.
@@ -278,12 +279,16 @@ func has(attr string, set bool) expression.ConditionBuilder {
 	return expression.Or(expression.Name(attr).AttributeNotExists(), expression.Name(attr).AttributeType(expression.Null))
 }
 
-// marksAre is the condition that the item has exactly st's marks, and,
-// if it is ledgered (the library's), st's snooze: another program's item
-// is not snoozed, whatever a snoozeduntil attribute of it says.
-func marksAre(st driver.State, ledgered bool) expression.ConditionBuilder {
-	c := expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrDeleted, !st.DeletedAt.IsZero()),
-		has(attrInteract, !st.InteractedAt.IsZero()))
+// marksAre is the condition that the item has exactly st's marks (a
+// receipt's deletedat too: on a direct message it is no mark, see
+// decodeRecord), and, if it is ledgered (the library's), st's snooze:
+// another program's item is not snoozed, whatever a snoozeduntil
+// attribute of it says.
+func marksAre(st driver.State, ledgered, receipt bool) expression.ConditionBuilder {
+	c := expression.And(has(attrReadAt, !st.ReadAt.IsZero()), has(attrArchived, !st.ArchivedAt.IsZero()), has(attrInteract, !st.InteractedAt.IsZero()))
+	if receipt {
+		c = expression.And(c, has(attrDeleted, !st.DeletedAt.IsZero()))
+	}
 	if !ledgered {
 		return c
 	}
@@ -332,7 +337,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	if mk.Receipt {
 		cond := s.notExists()
 		if !mk.From.IsZero() {
-			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts), ownEntry(mk.Entry)), mk.Counted)
+			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts, true), ownEntry(mk.Entry)), mk.Counted)
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)
@@ -345,7 +350,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 		put, err := s.conditionalPut(item, cond)
 		return types.TransactWriteItem{Put: put}, err
 	}
-	cond := countedIs(expression.And(isMessage(), marksAre(mk.From, !mk.Adopts), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry)), mk.Counted)
+	cond := countedIs(expression.And(isMessage(), marksAre(mk.From, !mk.Adopts, false), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry)), mk.Counted)
 	if mk.Delete {
 		del, err := s.conditionalDelete(key, cond)
 		if err != nil {

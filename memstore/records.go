@@ -204,15 +204,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			staged[mk.Key] = &rec
 			continue
 		}
+		// The receipt's conditions first, then its broadcast's, in the
+		// order package dynamo's transaction reports them.
 		shared := driver.Key{Partition: mk.Shared, ID: mk.Key.ID}
-		if b, ok := get(shared); !ok || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk) {
-			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
-		}
+		b, found := get(shared)
 		switch {
 		case mk.From.IsZero() && exists:
 			return fmt.Errorf("%w: receipt %s in %s exists", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted):
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
+		case !found || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk):
+			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
 		case mk.To.IsZero():
 			staged[mk.Key] = nil
 		default:

@@ -123,6 +123,13 @@ func testMarkReadNotFound(e *env) {
 			e.t.Errorf("MarkRead(%s): got %v, want ErrNotFound", c.name, err)
 		}
 	}
+	// A receipt mark that fails its own condition (a direct message stands
+	// at its key) and its broadcast's (there is none) reports its own,
+	// as a DynamoDB transaction reports its first failed item.
+	both := receiptMark(annP, driver.Record{Partition: pubP, Message: d.Message}, now, now)
+	if err := e.store.Mark(e.ctx, []driver.Mark{both}, nil); !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("MarkRead(a receipt where a message stands, of no broadcast): got %v, want ErrStateChanged", err)
+	}
 	// A receipt must name a shared partition of its own inbox.
 	for name, mk := range map[string]driver.Mark{
 		"a receipt of another inbox's partition": receiptMark(annP, otherInbox, now, now),

@@ -371,8 +371,9 @@ func testReadByAnotherProgramThenExpiry(e *env) {
 // as ann lists it in the group and out of it, a redelivery changes
 // nothing, and Recount finds nothing to repair (it once failed on such a
 // receipt, and the handler with it). One more is redacted before the
-// handler sees its read: its dead receipt goes, with what its counters
-// count of it.
+// handler sees its read, and two (one deleted, one archived) after it
+// and before a redelivery: each dead receipt goes, with what its
+// counters count of it as it stands.
 func testDeletedReadByAnotherProgram(e *env) {
 	e.foreignWriter()
 	ann, out := e.member("ann", "admins"), e.user("ann")
@@ -381,10 +382,15 @@ func testDeletedReadByAnotherProgram(e *env) {
 	b := e.broadcast(inbox.Draft{Title: "everyone", Category: "news"})
 	g := e.broadcastTo("admins", inbox.Draft{Title: "group", Category: "news"})
 	late := e.broadcastTo("admins", inbox.Draft{Title: "redacted"})
-	for _, m := range []driver.Message{b, g, late} {
+	early := e.broadcastTo("admins", inbox.Draft{Title: "redacted after the handler", Category: "news"})
+	archived := e.broadcastTo("admins", inbox.Draft{Title: "archived, redacted after the handler", Category: "news"})
+	for _, m := range []driver.Message{b, g, late, early} {
 		if _, err := e.ib.Delete(e.ctx, ann, m.ID); err != nil {
 			e.t.Fatalf("Delete(%s): %v", m.ID, err)
 		}
+	}
+	if _, err := e.ib.Archive(e.ctx, ann, archived.ID); err != nil {
+		e.t.Fatalf("Archive(%s): %v", archived.ID, err)
 	}
 	read := func(m driver.Message) driver.Change { return e.readForeign(annP, m) }
 	handle := func(cs ...driver.Change) {
@@ -414,15 +420,29 @@ func testDeletedReadByAnotherProgram(e *env) {
 	}
 	check("and recounted")
 
-	c := read(late)
-	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: late.ID, Group: "admins"}); err != nil || n != 1 {
-		e.t.Fatalf("Redact(%s) = %d, %v", late.ID, n, err)
+	redact := func(m driver.Message) {
+		e.t.Helper()
+		if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: m.ID, Group: "admins"}); err != nil || n != 1 {
+			e.t.Fatalf("Redact(%s) = %d, %v", m.ID, n, err)
+		}
 	}
+	c := read(late)
+	redact(late)
 	handle(c)
 	check("read by another program, redacted before the stream")
 	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
 		e.t.Fatalf("Recount: %v", err)
 	}
 	check("and recounted")
+
+	// Handled, then redacted, then delivered again: the dead receipt goes
+	// as it stands (recounted), not as the old image shows it.
+	again := []driver.Change{read(early), read(archived)}
+	handle(again...)
+	check("read by another program, deleted or archived, handled")
+	redact(early)
+	redact(archived)
+	handle(again...)
+	check("redacted, and the reads delivered again")
 	e.checkInvariant()
 }
