@@ -156,9 +156,18 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	// timedStale reports whether rec's snooze entry (while it is
 	// snoozed) or pending entry (before it is due) holds other marks than
 	// rec: Counts takes it out of the counts with the entry's.
+	// The snooze and pending entries, by sort key, and their times by
+	// ledger entry (for the entries of records that are gone, below).
 	timed := make(map[string]driver.Record, len(st.Snoozed)+len(st.Pending))
+	snoozes := make(map[string]time.Time, len(st.Snoozed))
+	pending := make(map[string]time.Time, len(st.Pending))
 	for _, z := range append(slices.Clone(st.Snoozed), st.Pending...) {
 		timed[driver.TimedSK(z)] = z
+		if z.Message.DeliverAt.IsZero() {
+			snoozes[z.Entry] = z.Message.SnoozedUntil
+		} else {
+			pending[z.Entry] = z.Message.DeliverAt
+		}
 	}
 	timedStale := func(rec driver.Record) bool {
 		var sks []string
@@ -230,14 +239,6 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	// removals now, with a snoozed record's snooze entry and a scheduled
 	// one's pending entry (which its ledger entry does not name), so that
 	// they stop taking the record out of the counts as the recount does.
-	snoozes := make(map[string]time.Time, len(st.Snoozed)) // by ledger entry
-	for _, z := range st.Snoozed {
-		snoozes[z.Entry] = z.Message.SnoozedUntil
-	}
-	pending := make(map[string]time.Time, len(st.Pending))
-	for _, z := range st.Pending {
-		pending[z.Entry] = z.Message.DeliverAt
-	}
 	for _, e := range entries {
 		e.Message.SnoozedUntil, e.Message.DeliverAt = snoozes[e.Entry], pending[e.Entry]
 		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltas(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})

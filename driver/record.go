@@ -185,13 +185,10 @@ func ForeignCounted(st State) MarkSet {
 // marks than it carries is then Edited, for the stream handler or the
 // next pass of Recount to rewrite.
 func AdoptedCounted(rec Record) MarkSet {
-	switch {
-	case rec.Partition.IsShared():
-		return 0
-	case rec.Ledgered():
-		return rec.State().Counted()
+	if rec.Ledgered() {
+		return CountedOf(rec)
 	}
-	return ForeignCounted(rec.State())
+	return rec.accounted()
 }
 
 // A MarkSet is the set of a user's marks that the counters count on one
@@ -386,10 +383,11 @@ func MarkDeltas(mk Mark) []Counter {
 
 // RecordCounters returns what rec adds to its partition's counters: a
 // message or broadcast adds published; in a user's partition a record adds
-// read if read, archived if archived, archivedread if both, or hidden
-// alone if deleted (a receipt); a receipt of a group's message adds its marks to the
-// group's counters too; and a record of a thread adds the same to the
-// thread's counter (see Counter), a message or broadcast raising its Latest.
+// read if read, archived if archived, archivedread if both, or hidden alone
+// if deleted (a receipt); a receipt of a group's message adds its marks to
+// the group's counters too; and a record of a thread adds the same to the
+// thread's counter (see Counter), a message or broadcast raising its
+// Latest.
 func RecordCounters(rec Record) []Counter {
 	var t Counter
 	if !rec.Receipt {

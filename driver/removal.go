@@ -43,14 +43,14 @@ func removalID(eventID string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// RemovalDeltas returns the counter changes that account for rec's
-// removal: the negation of what it adds (published -1 in its partition if
-// it is a message or broadcast; read, archived, archivedread and hidden -1
-// in the user's partition for the marks it carries, in the group's
-// counters too for a receipt of a group's message), for a record whose
-// counters count other marks than it carries (another program edited it)
-// as they count it (see EditDeltas). Stores that remove records themselves, like the in-memory
-// one, apply exactly these.
+// RemovalDeltas returns the counter changes that account for rec's removal:
+// the negation of what it adds (published -1 in its partition if it is a
+// message or broadcast; read, archived, archivedread and hidden -1 in the
+// user's partition for the marks it carries, in the group's counters too
+// for a receipt of a group's message), for a record whose counters count
+// other marks than it carries (another program edited it) as they count it
+// (see EditDeltas). Stores that remove records themselves, like the
+// in-memory one, apply exactly these.
 func RemovalDeltas(rec Record) []Counter {
 	out := RecordCounters(rec)
 	for i := range out {

@@ -51,15 +51,15 @@ type Store interface {
 	// its ledger entry rec.Entry, and adds deltas to their counters, all or
 	// nothing. A record without Entry is ErrInvalidInput. A record of a
 	// user's partition gets its marks as its Counted (see Record.Counted),
-	// whatever rec.Counted says. A scheduled
-	// record (Message.DeliverAt set) gets, in the same unit, its pending
-	// entry PendingSK(DeliverAt, Entry): the record as its ledger entry holds
-	// it, with DeliverAt, which expires (on DynamoDB, by TTL) at DeliverAt
-	// and may be kept longer (the Inbox ignores entries that are due).
-	// In this and every other method deltas name each counter at most once.
-	// If a record with rec's key already exists it returns an error
-	// matching ErrExists and changes nothing. A retry of a PutMessage that
-	// succeeded (e.g. after a lost response) must not apply twice.
+	// whatever rec.Counted says. A scheduled record (Message.DeliverAt set)
+	// gets, in the same unit, its pending entry PendingSK(DeliverAt,
+	// Entry): the record as its ledger entry holds it, with DeliverAt,
+	// which expires (on DynamoDB, by TTL) at DeliverAt and may be kept
+	// longer (the Inbox ignores entries that are due). In this and every
+	// other method deltas name each counter at most once. If a record with
+	// rec's key already exists it returns an error matching ErrExists and
+	// changes nothing. A retry of a PutMessage that succeeded (e.g. after a
+	// lost response) must not apply twice.
 	PutMessage(ctx context.Context, rec Record, deltas []Counter) error
 
 	// GetRecords returns the records that exist at keys, expired or not, in
@@ -85,23 +85,20 @@ type Store interface {
 	//
 	// For a direct mark (Receipt unset), the message at Key must exist,
 	// expire after Now, have the mark's Category, ExpiresAt and, if the
-	// mark has one, DeliverAt, the entry
-	// Mark.Entry or none (then it is adopted), exactly From's marks
-	// (ReadAt, ArchivedAt, InteractedAt set or unset alike) and, unless
-	// Mark.Counted is zero, that Counted; it gets To's marks, Entry and,
-	// as its Counted, To.Counted().
-	// With Delete it is deleted instead, with its entry.
+	// mark has one, DeliverAt, the entry Mark.Entry or none (then it is
+	// adopted), exactly From's marks (ReadAt, ArchivedAt, InteractedAt set
+	// or unset alike) and, unless Mark.Counted is zero, that Counted; it
+	// gets To's marks, Entry and, as its Counted, To.Counted(). With Delete
+	// it is deleted instead, with its entry.
 	//
 	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
 	// tenant and inbox) must exist, expire after Now and have the mark's
 	// Category and ExpiresAt (else ErrNotFound, if the receipt's own
 	// condition, below, holds; else ErrStateChanged). If From is zero no
-	// record may exist at Key,
-	// else the receipt at Key must have exactly From's marks and the entry
-	// Mark.Entry and, unless Mark.Counted is zero, that Counted. The
-	// receipt gets To's
-	// marks, of Shared's group, and To.Counted(); if To is zero it is
-	// deleted with its entry.
+	// record may exist at Key, else the receipt at Key must have exactly
+	// From's marks and the entry Mark.Entry and, unless Mark.Counted is
+	// zero, that Counted. The receipt gets To's marks, of Shared's group,
+	// and To.Counted(); if To is zero it is deleted with its entry.
 	//
 	// A mark whose From and To are the same rewrites the record's ledger
 	// entry, snooze entry (and, with DeliverAt, pending entry) as the
@@ -118,13 +115,14 @@ type Store interface {
 	// Every mark keeps the record's snooze entry (SnoozeSK), a Delete of a
 	// scheduled message takes its pending entry, and a mark with DeliverAt
 	// that keeps a message not yet due gives its pending entry To's marks,
-	// in the same atomic unit: see Mark.TimedWrites, which says what to
-	// put and what to delete. While a record is snoozed (State.SnoozedUntil after now)
-	// its entry holds it as its ledger entry does, with SnoozedUntil; the
-	// entry expires (on DynamoDB, by TTL) at the earlier of SnoozedUntil
-	// and the record's expiry, and may be kept until then or longer (the
-	// Inbox ignores entries whose time has passed). A record's marks
-	// include SnoozedUntil, to the second, in the conditions above.
+	// in the same atomic unit: see Mark.TimedWrites, which says what to put
+	// and what to delete. While a record is snoozed (State.SnoozedUntil
+	// after now) its entry holds it as its ledger entry does, with
+	// SnoozedUntil; the entry expires (on DynamoDB, by TTL) at the earlier
+	// of SnoozedUntil and the record's expiry, and may be kept until then
+	// or longer (the Inbox ignores entries whose time has passed). A
+	// record's marks include SnoozedUntil, to the second, in the conditions
+	// above.
 	//
 	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
 	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
@@ -176,19 +174,19 @@ type Store interface {
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same
-	// key, marks and Entry, or none) the ledger entry r.Adopt's
-	// AdoptAs names, recording it on the record (and, as its Counted,
-	// AdoptedCounted of the record as given), atomically per
-	// record; a record that is gone or changed is skipped.
-	// Then, with r.Reset, it replaces every stats record of partition p,
-	// the threads' counters included, with r.Counters (a thread's counter
-	// with the Latest given), and records r.Recounted as p's recount time,
-	// but only if p's counter version still equals r.Version and its
-	// counters still hold r.Before's tallies, no other having appeared:
-	// otherwise it returns an error matching ErrConflict and leaves the
-	// counters as they are. With r.Stamp instead it records r.Recounted
-	// alone, under the version condition, and changes the version. The
-	// adoptions and the reset are not atomic together. A record or counter of another partition, or two
+	// key, marks and Entry, or none) the ledger entry r.Adopt's AdoptAs
+	// names, recording it on the record (and, as its Counted,
+	// AdoptedCounted of the record as given), atomically per record; a
+	// record that is gone or changed is skipped. Then, with r.Reset, it
+	// replaces every stats record of partition p, the threads' counters
+	// included, with r.Counters (a thread's counter with the Latest given),
+	// and records r.Recounted as p's recount time, but only if p's counter
+	// version still equals r.Version and its counters still hold r.Before's
+	// tallies, no other having appeared: otherwise it returns an error
+	// matching ErrConflict and leaves the counters as they are. With
+	// r.Stamp instead it records r.Recounted alone, under the version
+	// condition, and changes the version. The adoptions and the reset are
+	// not atomic together. A record or counter of another partition, or two
 	// counters of one category, is ErrInvalidInput and changes nothing.
 	Repair(ctx context.Context, p Partition, r Repair) error
 
@@ -396,12 +394,11 @@ type Mark struct {
 	// From are the marks the record must have; To the marks it gets.
 	From, To State
 	// Counted is the record's Counted as read: the marks its ledger entry
-	// counts (zero if the Store could not tell, or there is no record).
-	// The record must still have it, unless it is zero, and gets
-	// To.Counted(); where another
-	// program edited the record (Counted is not From.Counted()), the
-	// mark's deltas include what that program did not count (see
-	// MarkDeltas).
+	// counts (zero if the Store could not tell, or there is no record). The
+	// record must still have it, unless it is zero, and gets To.Counted();
+	// where another program edited the record (Counted is not
+	// From.Counted()), the mark's deltas include what that program did not
+	// count (see MarkDeltas).
 	Counted MarkSet
 	// Delete asks for a direct message to be deleted, with its entry.
 	Delete bool
