@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -70,4 +71,47 @@ func (ib *Inbox) decodeCursor(c string, binding []byte) (string, error) {
 	var id ulid.ULID
 	copy(id[:], raw[1:1+16])
 	return id.String(), nil
+}
+
+// A threads cursor (ListThreads) is base64url (no padding) of: the version
+// byte threadsCursorVersion, the 16-byte ULID of the activity the next
+// page starts below, the counter version (8 bytes, big-endian) of the view
+// the page read of each shared partition of its user, in the order of
+// User.Shared, and the HMAC, as a cursor's.
+const threadsCursorVersion = 2
+
+// encodeThreadsCursor returns the cursor of the threads below activity
+// before, read through views of the shared partitions at versions.
+func (ib *Inbox) encodeThreadsCursor(before string, versions []int64, binding []byte) (string, error) {
+	id, err := ulid.ParseStrict(before)
+	if err != nil {
+		return "", fmt.Errorf("%w: stored message id %q is not a ULID", ErrInvalidKey, before)
+	}
+	body := append([]byte{threadsCursorVersion}, id[:]...)
+	for _, v := range versions {
+		body = binary.BigEndian.AppendUint64(body, uint64(v))
+	}
+	return base64.RawURLEncoding.EncodeToString(append(body, ib.cursorMAC(body, binding)...)), nil
+}
+
+// decodeThreadsCursor returns the activity a threads cursor starts below
+// and the versions of the views its page read, n of them. A malformed,
+// tampered or foreign cursor is ErrInvalidCursor.
+func (ib *Inbox) decodeThreadsCursor(c string, n int, binding []byte) (string, []int64, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	size := 1 + 16 + 8*n
+	if err != nil || len(raw) != size+cursorMACLen || raw[0] != threadsCursorVersion {
+		return "", nil, fmt.Errorf("%w: malformed", ErrInvalidCursor)
+	}
+	body := raw[:size]
+	if !hmac.Equal(raw[size:], ib.cursorMAC(body, binding)) {
+		return "", nil, fmt.Errorf("%w: not issued for this user and filter, or altered", ErrInvalidCursor)
+	}
+	var id ulid.ULID
+	copy(id[:], raw[1:1+16])
+	versions := make([]int64, n)
+	for i := range versions {
+		versions[i] = int64(binary.BigEndian.Uint64(raw[1+16+8*i:]))
+	}
+	return id.String(), versions, nil
 }

@@ -205,7 +205,7 @@ func (ib *Inbox) removeShared(ctx context.Context, k driver.Key) (bool, error) {
 			continue
 		}
 		now := ib.now()
-		return ib.store.ApplyRemoval(ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Tombstone: driver.LeavesTombstone(rec, now), Delete: true, Now: now})
+		return ib.store.ApplyRemoval(ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltasOf(rec), Tombstone: driver.LeavesTombstone(rec, now), Delete: true, Now: now})
 	}
 	return false, fmt.Errorf("inbox: redacting %s: the message kept changing: %w", k.ID, ErrConflict)
 }

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -138,6 +139,14 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 	default:
 		return driver.Change{}, nil // ignored
 	}
+	if c.Op == driver.ChangeRemove && str(r.Change.OldImage, "kind") == "TM" {
+		p, id, sk, err := timerImage(r.Change.Keys, r.Change.OldImage)
+		if err != nil {
+			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+		}
+		c.Timer, c.TimedKey = &driver.Record{Partition: p, Message: driver.Message{ID: id}}, sk
+		return c, nil
+	}
 	for _, img := range []struct {
 		from map[string]events.DynamoDBAttributeValue
 		to   **driver.Record
@@ -232,6 +241,43 @@ func eventsOf(c driver.Change) []Event {
 		}
 	}
 	return out
+}
+
+// timerImage reads a kind TM item (a timed entry's timer, removed at the
+// entry's time): its partition, from the record's keys, the ID of the
+// record whose entry it is, and the entry's key (its sort key without
+// driver.TimerPrefix). Attributes that name another partition fail it.
+func timerImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, string, error) {
+	if len(keys) != 2 {
+		return Partition{}, "", "", fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+	}
+	var pk, sk string
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return Partition{}, "", "", fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+		}
+		if k, ok := strings.CutPrefix(v.String(), driver.TimerPrefix); ok {
+			sk = k
+		} else {
+			pk = v.String()
+		}
+	}
+	p, err := driver.ParsePartitionKey(pk)
+	if err != nil {
+		return Partition{}, "", "", err
+	}
+	_, entry, _, err := driver.ParseTimedKey(sk, time.Time{})
+	if err != nil {
+		return Partition{}, "", "", err
+	}
+	_, id, err := driver.ParseLedgerSK(entry)
+	if err != nil {
+		return Partition{}, "", "", err
+	}
+	if t, i, u := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"); t != p.Tenant || i != p.Inbox || u != p.User+p.Group {
+		return Partition{}, "", "", fmt.Errorf("%w: timer %s of %s names tenant %q, inbox %q, uid %q", ErrInvalidInput, sk, p.PK(), t, i, u)
+	}
+	return p, id, sk, nil
 }
 
 // seenImage reads a kind SN item (a user's seen watermark): the user's

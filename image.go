@@ -154,6 +154,14 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			}
 		}
 	}
+	if rec.Ledgered() {
+		// The timed entry it notes: a key of its own entry, or none.
+		if v, ok := member(img, driver.TimedAttribute, events.DataTypeString); ok {
+			if _, e, _, err := driver.ParseTimedKey(v.String(), m.ExpiresAt); err == nil && e == rec.Entry {
+				rec.Timed = v.String()
+			}
+		}
+	}
 	return rec, nil
 }
 

@@ -234,7 +234,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		m.Audience.UIDs = []string{uniq[i]}
 		p := s.User(uniq[i]).Partition()
 		rec := newRecord(p, m)
-		outcome[i] = ib.store.PutMessage(ctx, rec, driver.RecordCounters(rec))
+		outcome[i] = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
 	})
 	for i, u := range uniq {
 		switch err := outcome[i]; {
@@ -334,7 +334,7 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	}
 	p := s.Group(group)
 	rec := newRecord(p, msg)
-	err = ib.store.PutMessage(ctx, rec, driver.RecordCounters(rec))
+	err = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
 	if errors.Is(err, driver.ErrExists) {
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
 	}
@@ -344,9 +344,14 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	return msg, nil
 }
 
-// newRecord returns the record of m in p, with a new ledger entry.
+// newRecord returns the record of m in p, with a new ledger entry (and,
+// scheduled, its pending entry).
 func newRecord(p Partition, m Message) driver.Record {
-	return driver.Record{Partition: p, Message: m, Entry: driver.NewLedgerSK(m.ExpiresAt, m.ID)}
+	rec := driver.Record{Partition: p, Message: m, Entry: driver.NewLedgerSK(m.ExpiresAt, m.ID)}
+	if !m.DeliverAt.IsZero() {
+		rec.Timed = driver.TimedKey(m.DeliverAt, rec.Entry, true) // its pending entry
+	}
+	return rec
 }
 
 // stored reads the message at k.

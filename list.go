@@ -169,6 +169,10 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		}
 	}
 	now := ib.now()
+	if b := feedBound(now); start == "" || b < start {
+		// Nothing above it is due: scheduled messages are not read.
+		start = b
+	}
 	v := ib.cache.newView(now)
 	switch {
 	case o.Snoozed:
@@ -192,6 +196,20 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		m.streams = append(m.streams, s)
 	}
 
+	// The first round reads u's recent receipts beside the streams, and
+	// reads again the partitions whose snapshot lacks one (see catchUp).
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
+	g, gctx := errgroup.WithContext(ctx)
+	var renewed []int
+	g.Go(func() (err error) { renewed, err = ib.catchUp(gctx, v, parts, now); return err })
+	g.Go(func() error { return ib.fetch(gctx, v, m.streams) })
+	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	for _, i := range renewed {
+		s := m.streams[i]
+		s.buf, s.receipts, s.next, s.more = nil, nil, start, true
+	}
 	out := make([]feedRecord, 0, limit)
 	for round := 0; ; round++ {
 		if err := ib.fetch(ctx, v, m.streams); err != nil {
@@ -235,8 +253,13 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Thread: o.Thread, Now: now, Archived: driver.OnlyArchived}
 	var out []feedRecord
 	for round := 0; round < listRounds && len(out) < limit; round++ {
-		res, err := ib.store.Query(ctx, q)
-		if err != nil {
+		var res driver.QueryResult
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) { res, err = ib.store.Query(gctx, q); return err })
+		if round == 0 {
+			g.Go(func() error { _, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now); return err })
+		}
+		if err := g.Wait(); err != nil {
 			return nil, "", err
 		}
 		var keys []driver.Key

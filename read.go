@@ -158,7 +158,7 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 		for _, mk := range chunk {
 			deltas = append(deltas, driver.MarkDeltas(mk)...)
 		}
-		err := ib.store.Mark(ctx, chunk, driver.MergeCounters(deltas))
+		err := ib.applyMarks(ctx, u.Partition(), chunk, driver.MergeCounters(deltas))
 		if err == nil {
 			marked += len(chunk)
 			continue

@@ -57,7 +57,7 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 			}
 			continue
 		}
-		err = ib.store.Mark(ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+		err = ib.applyMarks(ctx, u.Partition(), []driver.Mark{mk}, driver.MarkDeltas(mk))
 		if !errors.Is(err, driver.ErrStateChanged) {
 			return err == nil, err
 		}
@@ -72,11 +72,11 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 // one, a new entry.
 func markFor(u User, rec driver.Record, receipt *driver.Record, to driver.State, now time.Time) driver.Mark {
 	msg := rec.Message
-	mk := driver.Mark{Key: driver.Key{Partition: u.Partition(), ID: msg.ID}, Now: now, Category: msg.Category, Thread: msg.Thread, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry, From: rec.State(), To: to, Counted: rec.Counted}
+	mk := driver.Mark{Key: driver.Key{Partition: u.Partition(), ID: msg.ID}, Now: now, Category: msg.Category, Thread: msg.Thread, ExpiresAt: msg.ExpiresAt, Entry: rec.Entry, From: rec.State(), To: to, Counted: rec.Counted, Timed: rec.Timed}
 	if rec.Partition.IsShared() {
-		mk.Receipt, mk.Shared, mk.Entry, mk.From, mk.Counted = true, rec.Partition, "", driver.State{}, 0
+		mk.Receipt, mk.Shared, mk.Entry, mk.From, mk.Counted, mk.Timed = true, rec.Partition, "", driver.State{}, 0, ""
 		if receipt != nil {
-			mk.Entry, mk.From, mk.Counted = receipt.Entry, receipt.State(), receipt.Counted
+			mk.Entry, mk.From, mk.Counted, mk.Timed = receipt.Entry, receipt.State(), receipt.Counted, receipt.Timed
 		}
 	}
 	if mk.Entry == "" {

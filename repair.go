@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -153,38 +152,40 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		r.Adopt = append(r.Adopt, rec)
 		r.AdoptAs = append(r.AdoptAs, driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID))
 	}
-	// timedStale reports whether rec's snooze entry (while it is
-	// snoozed) or pending entry (before it is due) holds other marks than
-	// rec: Counts takes it out of the counts with the entry's.
-	// The snooze and pending entries, by sort key, and their times by
-	// ledger entry (for the entries of records that are gone, below).
-	timed := make(map[string]driver.Record, len(st.Snoozed)+len(st.Pending))
+	// The tallied timed entries (read to the far future: all of them), by
+	// key, and the keys of them by ledger entry (for the entries of
+	// records that are gone, below); an earlier version's snooze and
+	// pending entries, not tallied, by ledger entry.
+	tallied := make(map[string]driver.Record, len(st.Due))
+	talliedOf := make(map[string]string, len(st.Due))
+	for _, e := range st.Due {
+		k := driver.TimedKeyOf(e)
+		tallied[k], talliedOf[e.Entry] = e, k
+	}
 	snoozes := make(map[string]time.Time, len(st.Snoozed))
 	pending := make(map[string]time.Time, len(st.Pending))
-	for _, z := range append(slices.Clone(st.Snoozed), st.Pending...) {
-		timed[driver.TimedSK(z)] = z
-		if z.Message.DeliverAt.IsZero() {
-			snoozes[z.Entry] = z.Message.SnoozedUntil
-		} else {
-			pending[z.Entry] = z.Message.DeliverAt
-		}
+	for _, z := range st.Snoozed {
+		snoozes[z.Entry] = z.Message.SnoozedUntil
 	}
+	for _, z := range st.Pending {
+		pending[z.Entry] = z.Message.DeliverAt
+	}
+	// timedStale reports whether rec's timed entry is not what it should
+	// be: one it notes that is missing, or holds other marks than rec's
+	// counted ones (Counts takes it out of the counts with the entry's);
+	// or none noted while it is snoozed or not due (an earlier version's
+	// entry, not tallied: converted).
 	timedStale := func(rec driver.Record) bool {
-		var sks []string
-		if rec.Message.Snoozed(now) {
-			sks = append(sks, driver.SnoozeSK(rec.Message.SnoozedUntil, rec.Entry))
+		if rec.Timed != "" {
+			want, ok := rec.TimedEntry()
+			have, there := tallied[rec.Timed]
+			return !ok || !there || !have.State().Same(want.State())
 		}
-		if !rec.Receipt && !rec.Message.Due(now) {
-			sks = append(sks, driver.PendingSK(rec.Message.DeliverAt, rec.Entry))
-		}
-		for _, sk := range sks {
-			if z, ok := timed[sk]; ok && !z.State().Same(rec.State()) {
-				return true
-			}
-		}
-		return false
+		return rec.Message.Snoozed(now) || !rec.Receipt && !rec.Message.Due(now)
 	}
+	claimed := map[string]bool{}
 	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
+	var ledgered []driver.Record                 // a shared partition's records, for its buckets
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
 		if ok {
@@ -198,7 +199,17 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				return err
 			}
 			intoThreads++
-		case ok && sameEntryBut(e, rec) && (!sameEntry(e, rec) || rec.Counted != driver.CountedOf(rec) || timedStale(rec)) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
+		case ok && p.IsShared() && sameEntry(e, rec) && timedStale(rec) && now.Before(rec.Message.ExpiresAt):
+			// A scheduled broadcast whose pending entry is not what it
+			// should be (an earlier version's): written again.
+			mk := sharedTimedMark(rec, now)
+			switch err := ib.applyMarks(ctx, p, []driver.Mark{mk}, driver.MarkDeltas(mk)); {
+			case err == nil || errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound):
+				rewritten++
+			default:
+				return err
+			}
+		case ok && !p.IsShared() && sameEntryBut(e, rec) && (!sameEntry(e, rec) || rec.Counted != driver.CountedOf(rec) || timedStale(rec)) && now.Before(rec.Message.ExpiresAt) && !dead[rec.Message.ID]:
 			// An entry that counts other marks than the record carries
 			// (another program changed them): rewritten as the record
 			// stands, with its snooze entry, as the stream handler
@@ -212,7 +223,8 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			if !sameEntry(e, rec) {
 				deltas = driver.EditDeltas(rec)
 			}
-			err := ib.store.Mark(ctx, []driver.Mark{recountMark(rec, now)}, deltas)
+			mk := recountMark(rec, now)
+			err := ib.applyMarks(ctx, p, []driver.Mark{mk}, driver.MergeCounters(append(deltas, mk.TimedDeltas()...)))
 			switch {
 			case err == nil || errors.Is(err, driver.ErrStateChanged):
 				rewritten++ // done, or changed since: the next pass reads it again
@@ -230,9 +242,19 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			}
 			readopt(e, rec)
 		case dead[rec.Message.ID]:
-			removals = append(removals, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Delete: true, Now: now})
+			removals = append(removals, driver.Removal{Record: rec, Deltas: driver.RemovalDeltasOf(rec), Delete: true, Now: now})
 		default:
 			deltas = append(deltas, driver.RecordCounters(rec)...)
+			if e, ok := rec.TimedEntry(); ok {
+				deltas = append(deltas, driver.TimedCounters(e)...)
+				claimed[rec.Timed] = true
+			}
+			if !p.IsShared() && rec.Message.ID > st.Seen {
+				deltas = append(deltas, driver.AboveCounters(rec)...)
+			}
+			if p.IsShared() {
+				ledgered = append(ledgered, rec)
+			}
 		}
 	}
 	// The entries left are of records that are gone: account their pending
@@ -241,10 +263,19 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	// they stop taking the record out of the counts as the recount does.
 	for _, e := range entries {
 		e.Message.SnoozedUntil, e.Message.DeliverAt = snoozes[e.Entry], pending[e.Entry]
-		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltas(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})
+		if k, ok := talliedOf[e.Entry]; ok {
+			e.Timed, claimed[k] = k, true
+		}
+		removals = append(removals, driver.Removal{Record: e, Deltas: driver.RemovalDeltasOf(e), Tombstone: driver.LeavesTombstone(e, now), Now: now})
+	}
+	// A tallied entry no record notes (the table was edited) is dropped.
+	for k := range tallied {
+		if !claimed[k] && rewritten == 0 && len(r.Adopt) == 0 {
+			r.Drop = append(r.Drop, k)
+		}
 	}
 	adopt := r.Adopt
-	if len(adopt) > 0 {
+	if len(adopt) > 0 || len(r.Drop) > 0 {
 		if err := ib.store.Repair(ctx, p, r); err != nil {
 			return err
 		}
@@ -254,7 +285,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			return err
 		}
 	}
-	if len(adopt) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 {
+	if len(adopt) > 0 || len(r.Drop) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 {
 		return errRepairAgain
 	}
 	counters := driver.MergeCounters(deltas)
@@ -279,14 +310,90 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if st.Recounted.After(recounted) {
 		recounted = st.Recounted
 	}
-	if sameTallies(st.Counters, counters) {
+	reset := driver.Repair{Reset: true, Version: st.Version, Counters: counters, Before: st.Counters, Recent: st.Recent, Now: now, Recounted: recounted}
+	if p.IsShared() {
+		if reset.Days, reset.Hours, err = driver.Buckets(ledgered); err != nil {
+			return err
+		}
+	} else {
+		reset.Seen = st.Seen
+	}
+	if sameCounters(st.Counters, counters) && st.Fence == reset.Seen && (!p.IsShared() || st.Bucketed && sameDays(st.Days, reset.Days)) {
 		return ib.store.Repair(ctx, p, driver.Repair{Stamp: true, Version: st.Version, Recounted: recounted})
 	}
-	err = ib.store.Repair(ctx, p, driver.Repair{Reset: true, Version: st.Version, Counters: counters, Before: st.Counters, Recent: st.Recent, Now: now, Recounted: recounted})
+	err = ib.store.Repair(ctx, p, reset)
 	if err == nil {
 		noteRepaired(ctx, driftOf(st.Counters, counters))
 	}
 	return err
+}
+
+// sameCounters reports whether stored, a partition's counters as read,
+// are exactly want, a recount of them: the same tallies (their own, their
+// timed entries' and Above) and Latest, and no other counter, even at
+// zero (a thread whose messages are all gone keeps none: it would be read
+// by every ListThreads), but for the total, which always stays.
+func sameCounters(stored, want []driver.Counter) bool {
+	key := func(c driver.Counter) driver.Counter {
+		t := c.Tallies()
+		t.Latest = c.Latest
+		return t
+	}
+	w := map[string]driver.Counter{}
+	for _, c := range want {
+		w[c.SK()] = key(c)
+	}
+	n := 0
+	for _, c := range stored {
+		k := c.SK()
+		got, ok := w[k]
+		switch {
+		case ok:
+			if got != key(c) {
+				return false
+			}
+			n++
+		case k != driver.CounterSK("", "") || !c.IsZero():
+			return false
+		}
+	}
+	return n == len(w) || n == len(w)-1 && w[driver.CounterSK("", "")] == (driver.Counter{})
+}
+
+// sameDays reports whether two sets of day buckets count the same records
+// per hour (their versions aside), days counting none aside.
+func sameDays(a, b []driver.DayBucket) bool {
+	hours := func(ds []driver.DayBucket) map[time.Time][24]int64 {
+		out := map[time.Time][24]int64{}
+		for _, d := range ds {
+			if d.Count() != 0 || d.Hours != [24]int64{} {
+				out[d.Day] = d.Hours
+			}
+		}
+		return out
+	}
+	ha, hb := hours(a), hours(b)
+	if len(ha) != len(hb) {
+		return false
+	}
+	for d, h := range ha {
+		if hb[d] != h {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedTimedMark returns the mark that writes again the pending entry of
+// rec, a scheduled broadcast of a shared partition (or folds it, due):
+// it changes no marks (a broadcast has none).
+func sharedTimedMark(rec driver.Record, now time.Time) driver.Mark {
+	mk := driver.Mark{Key: rec.Key(), Now: now, Entry: rec.Entry, Category: rec.Message.Category, Thread: rec.Message.Thread,
+		ExpiresAt: rec.Message.ExpiresAt, Timed: rec.Timed}
+	if !rec.Message.Due(now) {
+		mk.DeliverAt = rec.Message.DeliverAt
+	}
+	return mk
 }
 
 // sameEntry reports whether ledger entry e records what rec adds to the

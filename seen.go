@@ -3,16 +3,21 @@ package inbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stak/inbox/driver"
 )
 
-// The page sizes of the reads that count unseen messages (see Counts): the
-// first read of a partition, from the watermark this Inbox remembers for
-// the user (warm) or from the newest record (cold), and the reads after it.
+// The page sizes of the reads that count unseen messages record by record
+// (see Counts), for a partition written before this version kept its
+// counts above the watermark: the first read of a partition, from the
+// watermark this Inbox remembers for the user (warm) or from the newest
+// record (cold), and the reads after it.
 const (
 	unseenWarmProbe = 100
 	unseenColdProbe = 10
@@ -21,6 +26,12 @@ const (
 
 // seenCacheSize bounds the users whose seen watermark an Inbox remembers.
 const seenCacheSize = 1 << 14
+
+// maxClockSkew bounds how far the clocks of the processes that publish
+// may run ahead of each other: a message whose ID is further ahead of a
+// reader's clock than this, and due, is taken for a scheduled one (it is
+// not listed until the reader's clock is within the bound of it).
+const maxClockSkew = time.Minute
 
 // IDAt returns the greatest message ID of time t: every message published
 // at or before t (by the publishing process's clock, to the millisecond)
@@ -35,42 +46,152 @@ func IDAt(t time.Time) string {
 	return id.String()
 }
 
+// SeenAt returns the seen watermark MarkSeen sets at t: the greatest
+// message ID of t's second, so that every message published in that
+// second counts as seen.
+func SeenAt(t time.Time) string { return driver.SeenAt(t) }
+
 // MarkSeen marks everything in u's feed up to now seen: it raises u's seen
-// watermark, one small write whatever the number of messages. Counts.Unseen
-// counts the unread messages above the watermark; reading a message, or
-// archiving or deleting it, takes it out too. It reports whether the
-// watermark moved (false if u marked seen within the same millisecond, or
-// a concurrent call moved it further).
+// watermark, in one atomic write whatever the number of messages.
+// Counts.Unseen counts the unread messages above the watermark; reading a
+// message, or archiving or deleting it, takes it out too. It reports
+// whether the watermark moved (false if u marked seen within the same
+// second, or a concurrent call moved it further).
 //
-// A message counts as seen by its ID, which carries the clock of the
-// process that published it: a message published by a process whose clock
-// is behind, within that lag of the call, counts as seen.
+// The watermark ends the second of the call (SeenAt): a message published
+// in that second, before or after the call, counts as seen, and Unseen is
+// counted from per-second counts. A message counts as seen by its ID,
+// which carries the clock of the process that published it: a message
+// published by a process whose clock is behind, within that lag of the
+// call, counts as seen.
+//
+// It costs two round trips: a read of u's stats and of u's records above
+// the new watermark (those a publisher's clock ahead of this one's, by
+// at most a minute, put there: usually none), then one transaction that
+// raises the watermark and sets anew the count of unread messages above
+// it (Counter.Above), if no other write changed u's counters since the
+// read (else it reads again).
 func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 	defer ib.observe(&ctx, "MarkSeen", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return false, err
 	}
-	w := IDAt(ib.clock())
-	err = ib.store.Mark(ctx, []driver.Mark{{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Seen: w}}, nil)
-	switch {
-	case errors.Is(err, driver.ErrStateChanged):
-		return false, nil
-	case err != nil:
-		return false, err
+	p := u.Partition()
+	for range markAttempts {
+		t := ib.clock()
+		now, w := ib.now(), SeenAt(t)
+		var st driver.Stats
+		var recs []driver.Record
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			st, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Now: now})
+			return err
+		})
+		g.Go(func() (err error) {
+			recs, err = ib.recordsBetween(gctx, p, w, IDAt(t.Add(maxClockSkew)))
+			return err
+		})
+		if err := g.Wait(); err != nil {
+			return false, err
+		}
+		if st.Seen >= w {
+			ib.seen.put(p, st.Seen, st.Fence)
+			return false, nil
+		}
+		mark := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Seen: w, Versioned: true, Version: st.Version}
+		err := ib.store.Mark(ctx, []driver.Mark{mark}, aboveReset(p, st, recs, w, IDAt(t.Add(maxClockSkew))))
+		switch {
+		case err == nil:
+			ib.seen.put(p, w, w)
+			return true, nil
+		case !errors.Is(err, driver.ErrStateChanged):
+			return false, err
+		}
 	}
-	ib.seen.put(u.Partition(), w)
-	return true, nil
+	return false, fmt.Errorf("inbox: marking %s seen: the user's counters kept changing: %w", u.ID, ErrConflict)
 }
 
-// seenCache remembers the last seen watermark an Inbox saw for each of up
-// to seenCacheSize users, so that Counts can read the records above it in
-// the same round trip as the stats. A remembered watermark is never above
-// the stored one (watermarks only rise), so a stale one only costs a
-// larger read. It is safe for concurrent use.
+// aboveReset returns the changes to p's Above that make it count, from
+// what it counts in st, the records above the new watermark w: recs, p's
+// records between w and bound; the expired records above w among those
+// whose removals are pending (st.Expired: the Query misses those gone);
+// and the not yet due records above bound that an earlier version
+// scheduled (st.Pending). A record the library keeps a timed entry of
+// (scheduled, beyond bound) adds nothing, and is not read.
+func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) []driver.Counter {
+	want := map[string]int64{"": 0}
+	add := func(r driver.Record) {
+		n := driver.AboveOf(r)
+		want[""] += n
+		if r.Receipt && r.Message.Audience.Group != "" {
+			want[r.Message.Audience.Group] += n
+		}
+	}
+	read := map[string]bool{}
+	for _, r := range recs {
+		read[r.Message.ID] = true
+		add(r)
+	}
+	for _, e := range st.Expired {
+		if e.Message.ID > w && !read[e.Message.ID] {
+			add(e)
+		}
+	}
+	for _, e := range st.Pending {
+		if e.Message.ID > bound {
+			add(e)
+		}
+	}
+	have := map[string]int64{}
+	for _, c := range st.Counters {
+		if c.Category == "" && c.Thread == "" {
+			have[c.Group] = c.Above
+			if _, ok := want[c.Group]; !ok {
+				want[c.Group] = 0
+			}
+		}
+	}
+	var out []driver.Counter
+	for g, n := range want {
+		if d := n - have[g]; d != 0 || g == "" {
+			out = append(out, driver.Counter{Partition: p, Group: g, Above: d})
+		}
+	}
+	return driver.MergeCounters(out)
+}
+
+// recordsBetween returns p's records whose IDs lie above after and below
+// before, expired ones too.
+func (ib *Inbox) recordsBetween(ctx context.Context, p Partition, after, before string) ([]driver.Record, error) {
+	var out []driver.Record
+	q := driver.Query{Partition: p, After: after, Before: before, Limit: unseenPage}
+	for {
+		res, err := ib.store.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Records...)
+		if res.Next == "" || res.Next <= after {
+			return out, nil
+		}
+		q.Before = res.Next
+	}
+}
+
+// seenCache remembers, for each of up to seenCacheSize users, the last
+// seen watermark an Inbox saw and the one the user's Above is kept for
+// (driver.Stats.Fence): Counts reads the records above the first, for a
+// partition whose Above an earlier version did not keep; marks are
+// fenced with the second (see applyMarks). Watermarks only rise, so a
+// stale one costs a larger read, or a fence that fails and is tried
+// again. It is safe for concurrent use.
 type seenCache struct {
 	mu sync.Mutex
-	m  map[Partition]string
+	m  map[Partition]seenState
 }
+
+// seenState is what a seenCache remembers of one user.
+type seenState struct{ seen, fence string }
 
 // get returns where Counts's first read of u's partitions starts, and its
 // size: above the remembered watermark, or at the newest records. limit 0
@@ -79,31 +200,92 @@ type seenCache struct {
 func (c *seenCache) get(p Partition) (after string, limit int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w, ok := c.m[p]
+	s, ok := c.m[p]
 	switch {
 	case !ok:
 		return "", unseenColdProbe
-	case w == "":
+	case s.seen == "":
 		return "", 0
 	}
-	return w, unseenWarmProbe
+	return s.seen, unseenWarmProbe
 }
 
-// put remembers w as p's watermark, if it is above the one remembered.
-func (c *seenCache) put(p Partition, w string) {
+// fence returns the watermark p's Above is kept for, as remembered; ok is
+// false if none is.
+func (c *seenCache) fence(p Partition) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[p]
+	return s.fence, ok
+}
+
+// put remembers seen and fence for p, each if it is above the one
+// remembered.
+func (c *seenCache) put(p Partition, seen, fence string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[Partition]string)
+		c.m = make(map[Partition]seenState)
 	}
-	if old, ok := c.m[p]; ok && old >= w && (old != "" || w == "") {
-		return
+	old, ok := c.m[p]
+	if ok {
+		seen, fence = max(old.seen, seen), max(old.fence, fence)
 	}
-	if len(c.m) >= seenCacheSize {
+	if !ok && len(c.m) >= seenCacheSize {
 		for k := range c.m { // forget one at random
 			delete(c.m, k)
 			break
 		}
 	}
-	c.m[p] = w
+	c.m[p] = seenState{seen: seen, fence: fence}
+}
+
+// fenceSeen returns the watermark the Above of user partition p is kept
+// for: remembered, or read (Store.Stats).
+func (ib *Inbox) fenceSeen(ctx context.Context, p Partition) (string, error) {
+	if w, ok := ib.seen.fence(p); ok {
+		return w, nil
+	}
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: ib.now()})
+	if err != nil {
+		return "", err
+	}
+	ib.seen.put(p, st.Seen, st.Fence)
+	return st.Fence, nil
+}
+
+// applyMarks applies marks, records of user partition p (or one shared
+// record's fold), with deltas and the changes they make to p's Above
+// (driver.AboveDeltas), fenced by the watermark Above is kept for: the
+// one remembered, or, when the Store reports another (a
+// *driver.SeenError), that one, and again.
+func (ib *Inbox) applyMarks(ctx context.Context, p Partition, marks []driver.Mark, deltas []driver.Counter) error {
+	if p.IsShared() {
+		return ib.store.Mark(ctx, marks, deltas)
+	}
+	w, err := ib.fenceSeen(ctx, p)
+	if err != nil {
+		return err
+	}
+	for range markAttempts {
+		all, ds := marks, deltas
+		fenced := false
+		for _, mk := range marks {
+			if a := driver.AboveDeltas(mk, w); len(a) > 0 {
+				ds, fenced = append(ds, a...), true
+			}
+		}
+		if fenced {
+			all = append([]driver.Mark{{Key: driver.Key{Partition: p}, Now: ib.now(), Seen: w, Fence: true}}, marks...)
+			ds = driver.MergeCounters(ds)
+		}
+		err := ib.store.Mark(ctx, all, ds)
+		var moved *driver.SeenError
+		if !errors.As(err, &moved) {
+			return err
+		}
+		w = moved.Seen
+		ib.seen.put(p, "", w)
+	}
+	return fmt.Errorf("inbox: the seen watermark of %s kept moving: %w", p.PK(), ErrConflict)
 }

@@ -202,6 +202,11 @@ type snapshot struct {
 	head       []driver.Record // the newest records, all of them if complete
 	complete   bool
 	stats      driver.Stats // with the ledger entries expiring up to at+fresh
+	// threads are the partition's newest threads by activity (their own
+	// counters), all of them if threadsComplete.
+	threads         []driver.Counter
+	threadsComplete bool
+	fresh           time.Duration
 	// seq orders the reads of this Inbox: the snapshot's read began after
 	// every read numbered below it (0 for one loaded from the backend).
 	seq uint64
@@ -329,6 +334,16 @@ func (c *sharedCache) ApplyRemoval(ctx context.Context, r driver.Removal) (bool,
 	return applied, err
 }
 
+// Mark passes to the Store, and drops the snapshot of a shared partition
+// a mark folds a scheduled broadcast's pending entry of.
+func (c *sharedCache) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	err := c.Store.Mark(ctx, marks, deltas)
+	for _, mk := range marks {
+		c.invalidate(ctx, mk.Key.Partition)
+	}
+	return err
+}
+
 // Repair passes to the Store, and drops p's snapshot.
 func (c *sharedCache) Repair(ctx context.Context, p Partition, r driver.Repair) error {
 	err := c.Store.Repair(ctx, p, r)
@@ -339,15 +354,17 @@ func (c *sharedCache) Repair(ctx context.Context, p Partition, r driver.Repair) 
 // backendKey is the backend key of shared partition p's snapshot: the
 // Store's namespace (its table) and p's key.
 func (c *sharedCache) backendKey(p Partition) string {
-	return "inbox/snapshot/v2/" + strconv.Quote(c.namespace) + "/" + p.PK()
+	return "inbox/snapshot/v3/" + strconv.Quote(c.namespace) + "/" + p.PK()
 }
 
 // wireSnapshot is a snapshot as the backend holds it.
 type wireSnapshot struct {
-	At       time.Time       `json:"at"`
-	Head     []driver.Record `json:"head"`
-	Complete bool            `json:"complete"`
-	Stats    driver.Stats    `json:"stats"`
+	At              time.Time        `json:"at"`
+	Head            []driver.Record  `json:"head"`
+	Complete        bool             `json:"complete"`
+	Stats           driver.Stats     `json:"stats"`
+	Threads         []driver.Counter `json:"threads"`
+	ThreadsComplete bool             `json:"threadsComplete"`
 }
 
 // snapshot returns a snapshot of shared partition p fresh at now (the
@@ -443,7 +460,7 @@ func (c *sharedCache) refresh(ctx context.Context, p Partition, gen uint64, useB
 	if c.backend != nil && current {
 		// Not once this process wrote to p since the read began: the
 		// snapshot may predate the write.
-		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats}); err == nil {
+		if v, err := json.Marshal(wireSnapshot{At: s.at, Head: s.head, Complete: s.complete, Stats: s.stats, Threads: s.threads, ThreadsComplete: s.threadsComplete}); err == nil {
 			_ = c.backend.Save(ctx, c.backendKey(p), v, c.fresh) // see WithSharedBackend
 		}
 	}
@@ -490,8 +507,8 @@ func (c *sharedCache) load(ctx context.Context, p Partition, gen uint64) *snapsh
 	if now := c.clock().UTC(); at.After(now) {
 		at = now
 	}
-	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen,
-		head: w.Head, complete: w.Complete, stats: w.Stats}
+	return &snapshot{at: at, realAt: c.real().Add(ttl - early - c.fresh), gen: gen, fresh: c.fresh,
+		head: w.Head, complete: w.Complete, stats: w.Stats, threads: w.Threads, threadsComplete: w.ThreadsComplete}
 }
 
 // valid reports whether w can be a snapshot of shared partition p as a
@@ -512,6 +529,12 @@ func (w wireSnapshot) valid(p Partition) bool {
 	}
 	for _, c := range w.Stats.Counters {
 		if c.Partition != p || driver.ValidateCounter(c) != nil {
+			return false
+		}
+	}
+	for i, c := range w.Threads {
+		if c.Partition != p || driver.ValidateCounter(c) != nil || c.Thread == "" || c.Group != "" || c.Latest == "" ||
+			i > 0 && driver.ActivityKey(c.Latest, c.Thread) >= driver.ActivityKey(w.Threads[i-1].Latest, w.Threads[i-1].Thread) {
 			return false
 		}
 	}
@@ -599,24 +622,29 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 // readOnce reads p's newest records and its stats from the store, in
 // parallel.
 func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*snapshot, error) {
-	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen}
-	var head driver.QueryResult
+	s := &snapshot{at: c.clock().UTC(), realAt: c.real(), gen: gen, fresh: c.fresh}
+	var head, threads driver.QueryResult
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		head, err = c.Store.Query(gctx, driver.Query{Partition: p, Limit: sharedHead})
+		head, err = c.Store.Query(gctx, driver.Query{Partition: p, Before: s.bound(c.fresh), Limit: sharedHead})
 		return err
 	})
 	g.Go(func() (err error) {
-		// Ledger entries that expire within the freshness bound are read
-		// now and filtered by each caller's time.
-		// The threads' counters come too, for ListThreads.
-		s.stats, err = c.Store.Stats(gctx, driver.StatsQuery{Partition: p, Now: s.at.Truncate(time.Second).Add(c.fresh.Truncate(time.Second) + time.Second), Threads: true})
+		// Ledger and timed entries whose time comes within the freshness
+		// bound are read now and filtered by each caller's time.
+		s.stats, err = c.Store.Stats(gctx, driver.StatsQuery{Partition: p, Now: s.at.Truncate(time.Second).Add(c.fresh.Truncate(time.Second) + time.Second)})
+		return err
+	})
+	g.Go(func() (err error) {
+		// The newest threads, for a first page of ListThreads.
+		threads, err = c.Store.Query(gctx, driver.Query{Partition: p, Threads: true, Limit: sharedHead})
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	s.head, s.complete = head.Records, head.Next == ""
+	s.threads, s.threadsComplete = threads.Threads, threads.Next == ""
 	return s, nil
 }
 
@@ -632,6 +660,7 @@ func (s *snapshot) same(o *snapshot) bool {
 		return out
 	}
 	return s.complete == o.complete && s.stats.Version == o.stats.Version &&
+		s.threadsComplete == o.threadsComplete && sameTallies(s.threads, o.threads) &&
 		slices.Equal(entries(s.head), entries(o.head)) &&
 		slices.Equal(entries(s.stats.Tombstones), entries(o.stats.Tombstones)) &&
 		slices.Equal(entries(s.stats.Expired), entries(o.stats.Expired)) &&
@@ -803,17 +832,35 @@ func (v *view) query(ctx context.Context, q driver.Query) (driver.QueryResult, e
 	return res, nil
 }
 
+// bound returns the Before of the read of s's newest records: above
+// every record that may come due while s is served (the freshness bound
+// after its read) or that a publisher whose clock is ahead may have
+// written, by maxClockSkew; a record above it is scheduled, and hidden
+// from every caller s serves.
+func (s *snapshot) bound(fresh time.Duration) string {
+	return feedBound(s.at.Add(fresh))
+}
+
+// feedBound returns where a read of a feed at now starts: above every
+// record due by now, allowing for the clocks of the publishers
+// (maxClockSkew). A scheduled message above it, not due, is not read, so
+// that a page holds what it shows, however much is scheduled ahead.
+func feedBound(now time.Time) string { return idAbove(IDAt(now.Add(maxClockSkew))) }
+
 // covers reports whether the snapshot holds the first record q would
-// read: every record of the partition below q.Before down to the
-// snapshot's last.
+// read: every record of the partition below q.Before (which must be at or
+// below the snapshot's bound: above it, records the snapshot was not read
+// for may come due) down to the snapshot's last.
 func (s *snapshot) covers(q driver.Query) bool {
 	switch {
+	case q.Before == "" || q.Before > s.bound(s.fresh):
+		return false
 	case s.complete:
 		return true
 	case len(s.head) == 0:
 		return false
 	}
-	return q.Before == "" || q.Before > s.head[len(s.head)-1].Message.ID
+	return q.Before > s.head[len(s.head)-1].Message.ID
 }
 
 // matches applies q's filters to r, as a Store does.
@@ -832,4 +879,33 @@ func matches(r driver.Record, q driver.Query) bool {
 		return false
 	}
 	return true
+}
+
+// threads returns a page of shared partition p's threads by activity
+// (their own counters), latest first, below before ("" for none), at most
+// limit: from the view's snapshot of p when it holds them, else from the
+// Store (Query with Threads).
+func (v *view) threads(ctx context.Context, p Partition, before string, limit int) (driver.QueryResult, error) {
+	s, err := v.snapshot(ctx, p)
+	if err != nil {
+		return driver.QueryResult{}, err
+	}
+	if s == nil || !s.threadsComplete && (len(s.threads) == 0 || before != "" && before <= s.threads[len(s.threads)-1].Latest) {
+		return v.c.Store.Query(ctx, driver.Query{Partition: p, Threads: true, Before: before, Limit: limit})
+	}
+	var res driver.QueryResult
+	for i, c := range s.threads {
+		if before != "" && c.Latest >= before {
+			continue
+		}
+		if len(res.Threads) == limit {
+			res.Next = res.Threads[len(res.Threads)-1].Latest
+			return res, nil
+		}
+		res.Threads = append(res.Threads, c)
+		if i == len(s.threads)-1 && !s.threadsComplete {
+			res.Next = c.Latest
+		}
+	}
+	return res, nil
 }

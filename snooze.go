@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"slices"
 	"strings"
 	"time"
@@ -106,23 +107,63 @@ func asFeedMessage(e driver.Record) driver.Record {
 	return e
 }
 
-// snoozedPage returns a page of the messages u snoozed, below start: the
-// snooze entries read with u's stats, newest first, then their messages by
+// snoozedPage returns a page of the messages u snoozed, below start: u's
+// snooze entries (Query.Snoozed), read with those an earlier version of
+// the library kept (with u's stats), newest first, then their messages by
 // key (u's direct messages; u's receipts and the broadcasts they are of).
 func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions, limit int, start string, binding []byte, now time.Time) ([]feedRecord, string, error) {
-	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Now: now})
-	if err != nil {
-		return nil, "", err
-	}
 	shared := map[string]Partition{"": u.Scope.Public()}
 	in := map[string]bool{"": true}
 	for _, p := range u.Shared()[1:] {
 		shared[p.Group], in[p.Group] = p, true
 	}
-	var entries []driver.Record
-	for _, e := range snoozing(st, in, nil, now) {
+	keep := func(e driver.Record) bool {
 		m := e.Message
-		if (start == "" || m.ID < start) && (o.Category == "" || m.Category == o.Category) && (!o.UnreadOnly || !m.IsRead()) {
+		return e.Message.Snoozed(now) && now.Before(m.ExpiresAt) && (!e.Receipt || in[m.Audience.Group]) &&
+			(start == "" || m.ID < start) && (o.Category == "" || m.Category == o.Category) && (!o.UnreadOnly || !m.IsRead())
+	}
+	var entries []driver.Record
+	var st driver.Stats
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		st, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: u.Partition(), Now: now})
+		return err
+	})
+	g.Go(func() error {
+		q := driver.Query{Partition: u.Partition(), Snoozed: true, Before: start, Limit: limit + 1}
+		for {
+			res, err := ib.store.Query(gctx, q)
+			if err != nil {
+				return err
+			}
+			for _, e := range res.Records {
+				if keep(e) {
+					entries = append(entries, e)
+				}
+			}
+			if len(entries) > limit || res.Next == "" {
+				return nil
+			}
+			q.Before = res.Next
+		}
+	})
+	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	// The shared partitions' views must hold what u marked lately (see
+	// catchUp): their broadcasts are looked up in them below.
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
+	behind, err := ib.behind(ctx, v, parts, st.Recent, now)
+	if err != nil {
+		return nil, "", err
+	}
+	for i, ids := range behind {
+		if err := v.renew(ctx, parts[i], ids); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, e := range snoozing(st, in, nil, now) {
+		if keep(e) {
 			entries = append(entries, e)
 		}
 	}

@@ -86,33 +86,35 @@ func (s countSum) counts() Counts {
 // (Store.Stats, in parallel: one round trip, whatever the number of
 // messages; the shared ones from the snapshots of WithSharedCache), adds
 // their counters, takes out u's marks on the messages of groups u is not
-// in, and takes out the ledger entries of records that have expired, so
-// messages that DynamoDB's TTL has not deleted yet, or whose deletion the
-// stream has not accounted yet, are not counted.
+// in, the messages hidden until a time (snoozed, or scheduled and not due:
+// tallied on the counters, less the entries whose time has come), and the
+// ledger entries of records that have expired, so messages that
+// DynamoDB's TTL has not deleted yet, or whose deletion the stream has not
+// accounted yet, are not counted.
 //
-// Unseen (u has a seen watermark) is read in the same round trip, from the
-// watermark this Inbox last saw for u: u's unread direct messages and u's
-// receipts above it (Query.Unseen: the dynamo Store reads them from its
-// unread index, with u's counter version, so that they and the stats are
-// one view of u's partition; on a mismatch Counts reads both again), and
-// the broadcasts above it that u holds no receipt of, from the shared
-// partitions' views. Its cost grows with the unread messages and the
-// broadcasts above the watermark, not with the feed or what u has read; a
-// user without a watermark costs nothing more (Unseen is Unread).
+// Unseen (u has a seen watermark) comes from the same reads: u's
+// partition keeps, on its counters, the unread messages above the
+// watermark less the broadcasts above it that u's receipts mark
+// (Counter.Above, kept with every write and set anew by MarkSeen); each
+// shared partition's records above it are counted from its snapshot's
+// newest records when they reach down to the watermark, else from its
+// time buckets (driver.DayBucket, read with its stats), with one more
+// read, of the watermark's hour bucket, when that hour holds records. So
+// its cost is the same for 10 or 10,000 unseen messages; a user without a
+// watermark costs nothing more (Unseen is Unread).
 //
-// A second round trip is made only when needed: while a broadcast
-// removed before its expiry stands as a tombstone, u's receipt of it is
-// read once per Inbox (a tombstoned broadcast gets no new receipts, so
-// that u has none is remembered); when a shared partition's view lacks a
-// broadcast u holds a receipt of (one u marked through another process
-// after the view was read), that partition is read again (with the cache
-// off, its stats are read again after u's whenever u lately marked a
-// broadcast younger than RecentSlotWidth); and when more than a page of
-// records lies above the watermark. The version check
-// covers the first page of the unseen records (100 above a watermark this
-// Inbox saw before): the records of later pages are taken as read. If the
-// user's partition changes between its reads four times in a row, Counts
-// fails with an error matching ErrConflict.
+// A second round trip is made only when needed: for an hour bucket (a
+// shared partition written since the watermark, in its hour); while a
+// broadcast removed before its expiry stands as a tombstone, u's receipt
+// of it is read once per Inbox (a tombstoned broadcast gets no new
+// receipts, so that u has none is remembered); and when a shared
+// partition's view lacks a broadcast u holds a receipt of (one u marked
+// through another process after the view was read), that partition is
+// read again (with the cache off, its stats are read again after u's
+// whenever u lately marked a broadcast younger than RecentSlotWidth). A
+// partition written by an earlier version of the library, until it is
+// recounted or u marks seen, counts its records above the watermark one
+// by one, as that version did.
 func (ib *Inbox) Counts(ctx context.Context, u User) (_ Counts, err error) {
 	defer ib.observe(&ctx, "Counts", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -127,62 +129,126 @@ func (ib *Inbox) Counts(ctx context.Context, u User) (_ Counts, err error) {
 	return Counts{}, fmt.Errorf("inbox: counts of %s: the user's partition kept changing while it was read: %w", u.ID, ErrConflict)
 }
 
-// countsAttempts bounds the reads of one Counts call whose stats and
-// unseen records disagree (a write landed between them).
+// countsAttempts bounds the reads of one Counts call whose reads disagree
+// (a write landed between them).
 const countsAttempts = 4
 
-// counts is one attempt of Counts: ok is false if u's stats and the
-// records of its unseen count were not one view of u's partition.
+// feed is what Counts and the bulk actions know of a user's feed at one
+// instant: the stats of the user's partition and of each shared one, and
+// what they hide or take out.
+type feed struct {
+	u     User
+	now   time.Time
+	parts []Partition
+	stats []driver.Stats
+	// in holds the groups whose receipts count ("" for everyone's).
+	in map[string]bool
+	// dead are u's receipts of broadcasts removed before they expired.
+	dead []driver.Record
+	// removed holds the IDs of those broadcasts.
+	removed map[string]bool
+}
+
+// counts is one attempt of Counts: ok is false if its reads were not one
+// view of u's feed.
 func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error) {
 	now := ib.now()
 	v := ib.cache.newView(now)
-	parts := append([]Partition{u.Partition()}, u.Shared()...)
-	after, limit := ib.seen.get(u.Partition())
-	var probe *driver.QueryResult
-	stats, err := ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error {
-		if limit == 0 {
-			return nil
-		}
-		res, err := ib.store.Query(ctx, driver.Query{Partition: parts[0], Unseen: true, After: after, Limit: limit, Now: now})
-		probe = &res
-		return err
-	})
+	f, err := ib.readFeed(ctx, v, u, now)
 	if err != nil {
 		return Counts{}, false, err
 	}
-	in := map[string]bool{"": true} // the groups whose receipts count
-	for _, p := range parts[2:] {
-		in[p.Group] = true
+	c, snoozed := f.tallies()
+	c.Snoozed = snoozed
+	st := f.stats[0]
+	ib.seen.put(u.Partition(), st.Seen, st.Fence)
+	if st.Seen == "" {
+		// No watermark: nothing was ever marked seen.
+		c.Unseen = c.Unread
+		return c, true, nil
 	}
+	n, ok, err := ib.unseenAbove(ctx, v, f)
+	if err != nil || !ok {
+		return Counts{}, false, err
+	}
+	c.Unseen = min(max(n, 0), c.Unread)
+	return c, true, nil
+}
+
+// readFeed reads what Counts needs of u's feed at now, through v: the
+// stats of u's partition and of the shared ones (see feedStats), and u's
+// receipts of the broadcasts removed before they expired.
+func (ib *Inbox) readFeed(ctx context.Context, v *view, u User, now time.Time) (*feed, error) {
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
+	stats, err := ib.feedStats(ctx, v, parts, now, false, func(context.Context) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	f := &feed{u: u, now: now, parts: parts, stats: stats, in: map[string]bool{"": true}, removed: map[string]bool{}}
+	for _, p := range parts[2:] {
+		f.in[p.Group] = true
+	}
+	var tombstones []driver.Record
+	for _, st := range stats[1:] {
+		tombstones = append(tombstones, st.Tombstones...)
+		for _, t := range st.Tombstones {
+			f.removed[t.Message.ID] = true
+		}
+	}
+	if f.dead, err = ib.deadReceipts(ctx, u, tombstones, now); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// counts reports whether record r of u's partition (a direct message, or
+// a receipt) counts in the feed: a receipt of a group f's user is not in
+// does not.
+func (f *feed) counts(r driver.Record) bool { return !r.Receipt || f.in[r.Message.Audience.Group] }
+
+// tallies returns the feed's Counts but Unseen and Snoozed, and how many
+// messages are snoozed.
+func (f *feed) tallies() (Counts, int64) {
 	sum := countSum{"": {}}
-	for _, c := range stats[0].Counters {
+	var snoozed int64
+	// hidden returns what c's messages add to the feed: its own tallies
+	// less those of its timed entries.
+	hidden := func(c driver.Counter) driver.Counter {
+		t := c.Own().Counter()
+		for _, h := range []driver.Tallies{c.Snoozed, c.Pending} {
+			t.Add(h.Counter().Negated())
+		}
+		t.Category = c.Category
+		return t
+	}
+	for _, c := range f.stats[0].Counters {
 		switch {
 		case c.Thread != "":
 			// threads are counted by ListThreads
 		case c.Group == "":
-			sum.add(c)
-		case !in[c.Group]:
-			sum.add(c.Negated())
-		}
-	}
-	var tombstones []driver.Record
-	removed := map[string]bool{}
-	for _, st := range stats[1:] {
-		for _, c := range st.Counters {
-			if c.Group == "" && c.Thread == "" {
-				sum.add(driver.Counter{Category: c.Category, Published: c.Published})
+			sum.add(hidden(c))
+			if c.Category == "" {
+				snoozed += c.Snoozed.Published
+			}
+		case !f.in[c.Group]:
+			sum.add(hidden(c).Negated())
+			if c.Category == "" {
+				snoozed -= c.Snoozed.Published
 			}
 		}
-		tombstones = append(tombstones, st.Tombstones...)
-		for _, t := range st.Tombstones {
-			removed[t.Message.ID] = true
+	}
+	for _, st := range f.stats[1:] {
+		for _, c := range st.Counters {
+			if c.Group == "" && c.Thread == "" {
+				sum.add(driver.Counter{Category: c.Category, Published: c.Published - c.Pending.Published})
+			}
 		}
 	}
-	// Expired entries, and receipts of removed broadcasts, are counted
-	// out, but for the receipts of groups left out already.
+	// Expired entries are counted out, but for the receipts of groups
+	// left out already.
 	out := func(recs ...driver.Record) {
 		for _, r := range recs {
-			if !r.Receipt || in[r.Message.Audience.Group] {
+			if r.Partition.IsShared() || f.counts(r) {
 				for _, d := range driver.RemovalDeltas(r) {
 					if d.Group == "" && d.Thread == "" {
 						sum.add(d)
@@ -191,35 +257,213 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 			}
 		}
 	}
-	for _, st := range stats {
+	// back adds the message timed entry e hides back: its time has come.
+	back := func(e driver.Record, sign int64) {
+		for _, d := range driver.TimedCounters(e) {
+			if d.Group == "" {
+				t := d.Snoozed
+				if !e.Message.DeliverAt.IsZero() {
+					t = d.Pending
+				}
+				c := t.Counter()
+				c.Category = d.Category
+				if sign < 0 {
+					c = c.Negated()
+				}
+				sum.add(c)
+			}
+		}
+		if e.Message.DeliverAt.IsZero() {
+			snoozed -= sign
+		}
+	}
+	for _, st := range f.stats {
 		out(st.Expired...)
-		out(notDue(st, now)...) // counted when stored, shown when due
+		for _, e := range due(st, f.now) {
+			if e.Partition.IsShared() || f.counts(e) {
+				back(e, 1)
+			}
+		}
 	}
-	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
+	out(f.dead...)
+	for _, r := range f.dead {
+		// A dead receipt's snooze hides nothing: its broadcast is gone.
+		if e, ok := r.TimedEntry(); ok && f.now.Before(driver.TimedAt(e)) {
+			back(e, 1)
+		}
+	}
+	// An earlier version's snooze and pending entries are not tallied:
+	// they are taken out one by one.
+	legacy := f.legacyHidden()
+	for _, e := range legacy {
+		out(asFeedMessage(e))
+		if !e.Message.SnoozedUntil.IsZero() {
+			snoozed++
+		}
+	}
+	return sum.counts(), snoozed
+}
+
+// due returns the timed entries of st whose time is at or before now:
+// they no longer hide their records, whose tallies the counters still
+// take out until a mark folds them.
+func due(st driver.Stats, now time.Time) []driver.Record {
+	var out []driver.Record
+	for _, e := range st.Due {
+		if !now.Before(driver.TimedAt(e)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// legacyHidden returns the snooze and pending entries of an earlier
+// version (not tallied) that hide a message of f's feed at its time: of
+// u's partition (snoozed, of a message not expired, and for a receipt of
+// a broadcast of a group u is in that was not removed; or not due), and of
+// each shared one (not due).
+func (f *feed) legacyHidden() []driver.Record {
+	out := snoozing(f.stats[0], f.in, f.removed, f.now)
+	for _, st := range f.stats {
+		out = append(out, notDue(st, f.now)...)
+	}
+	return out
+}
+
+// unseenAbove returns f's unseen count: the unread messages of its feed
+// above its user's watermark. ok is false if its reads were not one view.
+func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (int64, bool, error) {
+	st := f.stats[0]
+	seen := st.Seen
+	if st.Fence != seen {
+		// An earlier version kept no Above: the records are counted.
+		return ib.unseen(ctx, v, f.parts, nil, st.Version, seen, f.now)
+	}
+	var n int64
+	for _, c := range st.Counters {
+		switch {
+		case c.Category != "" || c.Thread != "":
+		case c.Group == "":
+			n += c.Above
+		case !f.in[c.Group]:
+			n -= c.Above
+		}
+	}
+	for _, e := range due(st, f.now) {
+		if e.Message.ID > seen && f.counts(e) {
+			n += driver.Unseen(asFeedMessage(e)) // hidden no more
+		}
+	}
+	for _, e := range st.Expired {
+		if e.Message.ID > seen && f.counts(e) {
+			n -= driver.Unseen(e)
+		}
+	}
+	for _, r := range f.dead {
+		if r.Message.ID > seen {
+			n -= driver.AboveOf(r)
+			if e, ok := r.TimedEntry(); ok && !f.now.Before(driver.TimedAt(e)) {
+				n -= driver.Unseen(asFeedMessage(e)) // added back as due
+			}
+		}
+	}
+	for _, e := range f.legacyHidden() {
+		if !e.Partition.IsShared() && e.Message.ID > seen {
+			n -= driver.Unseen(asFeedMessage(e))
+		}
+	}
+	for i, p := range f.parts[1:] {
+		m, ok, err := ib.sharedAbove(ctx, v, p, f.stats[i+1], seen, f.now)
+		if err != nil || !ok {
+			return 0, ok, err
+		}
+		n += m
+	}
+	return n, true, nil
+}
+
+// sharedAbove returns how many records of shared partition p, whose stats
+// are st, List shows above the watermark seen at now: from the view's
+// snapshot of p when its newest records reach down to the watermark; else
+// from p's time buckets, less those not due yet (all above any
+// watermark) and those expired; else, for a partition written before
+// this version kept buckets, by counting the records one by one. ok is
+// false if p's hour bucket was read at another instant than its stats:
+// the caller reads again.
+func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (int64, bool, error) {
+	s, err := v.snapshot(ctx, p)
 	if err != nil {
-		return Counts{}, false, err
+		return 0, false, err
 	}
-	out(dead...)
-	snoozed := snoozing(stats[0], in, removed, now)
-	for _, e := range snoozed {
-		out(asFeedMessage(e)) // counted, hidden until it returns
+	if s != nil && s.covers(driver.Query{Before: idAbove(seen)}) || !st.Bucketed {
+		n, err := ib.countAbove(ctx, v, p, seen, now)
+		return n, err == nil, err
 	}
-	c := sum.counts()
-	c.Snoozed = int64(len(snoozed))
-	seen := stats[0].Seen
-	ib.seen.put(u.Partition(), seen)
-	if seen == "" {
-		// No watermark: nothing was ever marked seen.
-		c.Unseen = c.Unread
-		return c, true, nil
+	var hour *driver.HourBucket
+	if t, err := driver.BucketTime(seen); err == nil && hourHolds(st.Days, t) {
+		hs, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Hour: t})
+		if err != nil {
+			return 0, false, err
+		}
+		hour = hs.Hour
 	}
-	if after > seen {
-		// The watermark this Inbox remembered is above the stored one
-		// (the table was restored, say): the probe missed records.
-		probe = nil
+	n, ok, err := driver.CountAbove(st.Days, hour, seen)
+	if err != nil || !ok {
+		if err == nil && v.c.fresh > 0 {
+			err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket
+		}
+		return 0, false, err
 	}
-	c.Unseen, ok, err = ib.unseen(ctx, v, parts, probe, stats[0].Version, seen, now)
-	return c, ok, err
+	for _, c := range st.Counters {
+		if c.Category == "" && c.Group == "" && c.Thread == "" {
+			n -= c.Pending.Published // not due: above every watermark
+		}
+	}
+	n += int64(len(due(st, now))) // due, while its tallies still count it pending
+	for _, e := range st.Expired {
+		if e.Message.ID > seen {
+			n--
+		}
+	}
+	for _, e := range notDue(st, now) {
+		if e.Message.ID > seen {
+			n-- // an earlier version's scheduled broadcast
+		}
+	}
+	return n, true, nil
+}
+
+// hourHolds reports whether days count records in t's hour.
+func hourHolds(days []driver.DayBucket, t time.Time) bool {
+	d := driver.DayOf(t)
+	for _, b := range days {
+		if b.Day.Equal(d) {
+			return b.Hours[t.Hour()] != 0
+		}
+	}
+	return false
+}
+
+// countAbove counts the records of shared partition p above seen that
+// List shows at now, one by one, through v.
+func (ib *Inbox) countAbove(ctx context.Context, v *view, p Partition, seen string, now time.Time) (int64, error) {
+	var n int64
+	sq := driver.Query{Partition: p, After: seen, Before: feedBound(now), Limit: unseenPage, Now: now, Archived: driver.NotArchived}
+	for {
+		res, err := v.query(ctx, sq)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range res.Records {
+			if r.Message.ID > seen {
+				n++
+			}
+		}
+		if res.Next == "" || res.Next <= seen {
+			return n, nil
+		}
+		sq.Before = res.Next
+	}
 }
 
 // feedStats reads the stats of parts (a user's partition, then the
@@ -241,19 +485,9 @@ func (ib *Inbox) feedStats(ctx context.Context, v *view, parts []Partition, now 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	behind := map[int][]string{}
-	for _, k := range stats[0].Recent {
-		i := slices.Index(parts[1:], k.Partition) + 1
-		if i == 0 || !driver.RecentID(k.ID, now) {
-			continue // a group this call does not name; a broadcast every view holds
-		}
-		s, err := v.snapshot(ctx, k.Partition)
-		if err != nil {
-			return nil, err
-		}
-		if s == nil || !ib.cache.has(s, k.Partition, k.ID) {
-			behind[i] = append(behind[i], k.ID)
-		}
+	behind, err := ib.behind(ctx, v, parts, stats[0].Recent, now)
+	if err != nil {
+		return nil, err
 	}
 	if len(behind) > 0 {
 		g, gctx := errgroup.WithContext(ctx)
@@ -271,6 +505,57 @@ func (ib *Inbox) feedStats(ctx context.Context, v *view, parts []Partition, now 
 		}
 	}
 	return stats, nil
+}
+
+// behind returns, by index in parts, the shared partitions whose view in
+// v lacks a broadcast of recent, the recent receipts of u's partition
+// (parts[0]): u marked it through another process after v's snapshot of
+// the partition was read. With the cache off, every one of recent's
+// partitions is (its stats are read again after u's).
+func (ib *Inbox) behind(ctx context.Context, v *view, parts []Partition, recent []driver.Key, now time.Time) (map[int][]string, error) {
+	behind := map[int][]string{}
+	for _, k := range recent {
+		i := slices.Index(parts[1:], k.Partition) + 1
+		if i == 0 || !driver.RecentID(k.ID, now) {
+			continue // a group this call does not name; a broadcast every view holds
+		}
+		s, err := v.snapshot(ctx, k.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil || !ib.cache.has(s, k.Partition, k.ID) {
+			behind[i] = append(behind[i], k.ID)
+		}
+	}
+	return behind, nil
+}
+
+// catchUp renews in v the snapshot of each shared partition of parts (u's
+// partition first) that lacks a broadcast u lately marked through another
+// process (u's recent receipts, read with u's stats), as Counts does, so
+// that a List made before a Counts in one process, nothing written
+// between, sees the view Counts sees. It returns the partitions renewed,
+// by index in parts. With the cache off it reads nothing: every read is
+// fresh.
+func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now time.Time) ([]int, error) {
+	if v.c.fresh == 0 {
+		return nil, nil
+	}
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Now: now})
+	if err != nil {
+		return nil, err
+	}
+	behind, err := ib.behind(ctx, v, parts, st.Recent, now)
+	if err != nil || len(behind) == 0 {
+		return nil, err
+	}
+	var out []int
+	g, gctx := errgroup.WithContext(ctx)
+	for i, ids := range behind {
+		out = append(out, i)
+		g.Go(func() error { return v.renew(gctx, parts[i], ids) })
+	}
+	return out, g.Wait()
 }
 
 // unseen counts the messages of parts above the seen watermark seen that
@@ -317,7 +602,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 		}
 	}
 	for _, p := range parts[1:] {
-		sq := driver.Query{Partition: p, After: seen, Limit: unseenPage, Now: now, Archived: driver.NotArchived}
+		sq := driver.Query{Partition: p, After: seen, Before: feedBound(now), Limit: unseenPage, Now: now, Archived: driver.NotArchived}
 		for {
 			res, err := v.query(ctx, sq)
 			if err != nil {

@@ -135,6 +135,9 @@ func (ib *Inbox) HandleChange(ctx context.Context, c driver.Change) (err error) 
 // a record whose marks another program changed (recountEdited); it
 // returns c's events if the Inbox has an EventHandler.
 func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, error) {
+	if c.Timer != nil {
+		return nil, ib.foldTimed(ctx, driver.Key{Partition: c.Timer.Partition, ID: c.Timer.Message.ID}, c.TimedKey)
+	}
 	if rec := c.Old; c.Op == driver.ChangeRemove && rec != nil && (rec.Ledgered() || len(driver.RemovalDeltas(*rec)) > 0) {
 		if !rec.Ledgered() && c.ID == "" {
 			return nil, fmt.Errorf("%w: removal of %s without a change ID", ErrInvalidInput, rec.Message.ID)
@@ -247,7 +250,8 @@ func (ib *Inbox) recountEdited(ctx context.Context, rec *driver.Record) error {
 	if rec == nil || !rec.Edited() || !now.Before(rec.Message.ExpiresAt) {
 		return nil
 	}
-	err := ib.store.Mark(ctx, []driver.Mark{recountMark(*rec, now)}, driver.EditDeltas(*rec))
+	mk := recountMark(*rec, now)
+	err := ib.applyMarks(ctx, rec.Partition, []driver.Mark{mk}, driver.MergeCounters(append(driver.EditDeltas(*rec), mk.TimedDeltas()...)))
 	switch {
 	case errors.Is(err, ErrNotFound) && rec.Receipt:
 		// The broadcast is gone: the receipt, dead, goes with what its
@@ -316,7 +320,7 @@ func (ib *Inbox) dropDeadReceipt(ctx context.Context, receipt driver.Record) err
 // whose broadcast no longer exists, with the entry and what the counters
 // count of it (driver.RemovalDeltas), if the entry is still there.
 func (ib *Inbox) removeDeadReceipt(ctx context.Context, receipt driver.Record) error {
-	_, err := ib.store.ApplyRemoval(ctx, driver.Removal{Record: receipt, Deltas: driver.RemovalDeltas(receipt), Delete: true, Now: ib.now()})
+	_, err := ib.store.ApplyRemoval(ctx, driver.Removal{Record: receipt, Deltas: driver.RemovalDeltasOf(receipt), Delete: true, Now: ib.now()})
 	return err
 }
 
@@ -329,7 +333,7 @@ func (ib *Inbox) removeDeadReceipt(ctx context.Context, receipt driver.Record) e
 func (ib *Inbox) adoptIntoThread(ctx context.Context, receipt, b driver.Record) error {
 	u := User{Scope: receipt.Partition.Scope(), ID: receipt.Partition.User}
 	mk := markFor(u, b, &receipt, receipt.State(), ib.now())
-	err := ib.store.Mark(ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+	err := ib.applyMarks(ctx, receipt.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk))
 	if errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -342,4 +346,36 @@ func sharedOf(r driver.Record) Partition {
 		return r.Partition.Scope().Group(g)
 	}
 	return r.Partition.Scope().Public()
+}
+
+// errNotDueYet reports a timer that went off before this process's clock
+// reached its entry's time: the stream delivers it again.
+var errNotDueYet = errors.New("inbox: a timed entry's timer went off before its time, by this clock")
+
+// foldTimed folds the timed entry at sk of the record at k, whose timer
+// went off (its time came): one Mark that keeps the record's marks and
+// deletes the entry with its tallies (driver.Fold), if the record still
+// notes it. A record that notes another entry, or none, or that is gone
+// or expired (its removal takes its entry), was folded or removed since:
+// nothing is written, so a redelivered timer changes nothing. Until it is
+// folded, Counts reads the entry among those whose time has come.
+func (ib *Inbox) foldTimed(ctx context.Context, k driver.Key, sk string) error {
+	for range markAttempts {
+		recs, err := ib.store.GetRecords(ctx, []driver.Key{k})
+		if err != nil || len(recs) == 0 || recs[0].Timed != sk {
+			return err
+		}
+		mk, ok := driver.Fold(recs[0], ib.now())
+		if !ok {
+			return fmt.Errorf("%w: %s of %s", errNotDueYet, sk, k.Partition.PK())
+		}
+		err = ib.applyMarks(ctx, k.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil
+		case !errors.Is(err, driver.ErrStateChanged):
+			return err
+		}
+	}
+	return fmt.Errorf("inbox: folding %s of %s: the record kept changing: %w", sk, k.Partition.PK(), ErrConflict)
 }

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"slices"
 	"strings"
 	"time"
@@ -70,21 +71,28 @@ type ThreadPage struct {
 // instant, as Counts is: across expiry, removals, redactions, archive and
 // delete, group membership and the shared cache.
 //
-// Paging never repeats a thread; a thread whose activity moves above the
-// cursor while u pages (a new message) shows at the top of a new listing,
-// as List's new messages do.
+// Paging never repeats a thread, even when its pages are served by
+// processes whose views of a shared partition are not as fresh as each
+// other (a cursor names the views its page read, and a later page reads
+// views at least as new); a thread whose activity moves above the cursor
+// while u pages (a new message) shows at the top of a new listing, as
+// List's new messages do.
 //
-// Cost: one round trip reads the stats of u's partition and of each
-// shared one with their threads' counters (in parallel; the shared ones
-// from the snapshots of WithSharedCache): its read units grow with the
-// number of threads in those partitions (a thread's counter is about 100
-// bytes, some 40 in a read unit), never with their messages. A second
-// round trip reads each listed thread's latest message (and u's receipt
-// of it) by key. A thread whose latest message u cannot see any more
-// (expired, removed, archived or deleted by u) costs a read of that
-// thread's newest messages from the thread index, in the same further
-// round trip as the others; so does, once per Inbox, a broadcast removed
-// before its expiry, as in Counts.
+// Cost: it reads each partition's threads in order of activity, a page
+// at a time (the dynamo Store keeps each thread's counter in its unread
+// index under its activity; the shared partitions' newest come from the
+// snapshots of WithSharedCache), with the stats of u's partition and of
+// each shared one, in one round trip; then, in a second, each listed
+// thread's newest message (and u's receipt of it), u's counters of the
+// listed shared threads and, to check that the two rounds read one view,
+// the listed threads' counters again, by key. Its read units grow with the
+// threads it lists and those it passes (a thread of u's it shows nothing
+// of), about 1 read unit a thread, never with the number of threads or
+// messages of the partitions. A thread whose newest message u cannot see
+// any more (expired, removed, archived or deleted by u) costs a read of
+// that thread's newest messages from the thread index, in one more round
+// trip; so does, once per Inbox, a broadcast removed before its expiry,
+// as in Counts.
 func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (_ ThreadPage, err error) {
 	defer ib.observe(&ctx, "ListThreads", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -98,50 +106,259 @@ func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (_ Th
 		limit = DefaultPageSize
 	}
 	binding := threadsBinding(u)
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	start := ""
+	var floors []int64
 	if o.Cursor != "" {
 		var err error
-		if start, err = ib.decodeCursor(o.Cursor, binding); err != nil {
+		if start, floors, err = ib.decodeThreadsCursor(o.Cursor, len(parts)-1, binding); err != nil {
 			return ThreadPage{}, err
 		}
 	}
-	now := ib.now()
-	v := ib.cache.newView(now)
-	parts := append([]Partition{u.Partition()}, u.Shared()...)
-	stats, err := ib.feedStats(ctx, v, parts, now, true, func(context.Context) error { return nil })
+	for range countsAttempts {
+		now := ib.now()
+		v := ib.cache.newView(now)
+		// A later page reads views at least as new as its cursor's page
+		// read, so that no thread shows below the cursor with an older
+		// activity than the page above it showed.
+		for i, f := range floors {
+			if s, err := v.snapshot(ctx, parts[i+1]); err != nil {
+				return ThreadPage{}, err
+			} else if s != nil && s.stats.Version < f {
+				if err := v.renew(ctx, parts[i+1], nil); err != nil {
+					return ThreadPage{}, err
+				}
+			}
+		}
+		page, ok, err := ib.threadsPage(ctx, v, u, parts, start, limit, now)
+		if err != nil || !ok {
+			if err != nil {
+				return ThreadPage{}, err
+			}
+			continue
+		}
+		if page.next == "" {
+			return ThreadPage{Threads: page.threads}, nil
+		}
+		cursor, err := ib.encodeThreadsCursor(page.next, page.versions, binding)
+		return ThreadPage{Threads: page.threads, Cursor: cursor}, err
+	}
+	return ThreadPage{}, fmt.Errorf("inbox: threads of %s: the partitions kept changing while they were read: %w", u.ID, ErrConflict)
+}
+
+// threadsPageResult is a page of threadsPage: its threads, the activity
+// the next page starts below ("" for none), and the counter versions of
+// the views of the shared partitions it read.
+type threadsPageResult struct {
+	threads  []Thread
+	next     string
+	versions []int64
+}
+
+// threadStream is one partition's threads by activity, read page by page.
+type threadStream struct {
+	p    Partition
+	buf  []driver.Counter
+	next string // the Before of the next read
+	more bool
+}
+
+// threadsPage reads, through v, a page of u's threads below activity
+// start (see ListThreads): ok is false if its two rounds did not read one
+// view of a partition (a write came between): the caller reads again.
+func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Partition, start string, limit int, now time.Time) (threadsPageResult, bool, error) {
+	streams := make([]*threadStream, len(parts))
+	for i, p := range parts {
+		streams[i] = &threadStream{p: p, next: start, more: true}
+	}
+	var stats []driver.Stats
+	read := func(ctx context.Context, n int) error {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, s := range streams {
+			if len(s.buf) > 0 || !s.more {
+				continue
+			}
+			g.Go(func() error {
+				var res driver.QueryResult
+				var err error
+				if s.p.IsShared() {
+					res, err = v.threads(gctx, s.p, s.next, n)
+				} else {
+					res, err = ib.store.Query(gctx, driver.Query{Partition: s.p, Threads: true, Before: s.next, Limit: n})
+				}
+				s.buf, s.next, s.more = res.Threads, res.Next, res.Next != ""
+				return err
+			})
+		}
+		return g.Wait()
+	}
+	// Round one: the stats, with the first page of each partition's threads.
+	var err error
+	stats, err = ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error { return read(ctx, limit+1) })
 	if err != nil {
-		return ThreadPage{}, err
+		return threadsPageResult{}, false, err
 	}
 	var tombstones []driver.Record
 	for _, st := range stats[1:] {
 		tombstones = append(tombstones, st.Tombstones...)
 	}
-	dead, err := ib.deadReceipts(ctx, u, tombstones, now)
-	if err != nil {
-		return ThreadPage{}, err
+	// candidates takes from the streams, by activity, the threads of the
+	// next page: enough that those u sees make a page and tell whether
+	// another follows, reading on where a stream runs out.
+	var cands []driver.Counter
+	pop := func() (driver.Counter, bool) {
+		best := -1
+		for i, s := range streams {
+			if len(s.buf) > 0 && (best < 0 || s.buf[0].Latest > streams[best].buf[0].Latest) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return driver.Counter{}, false
+		}
+		// A stream with nothing buffered and more to read may hold a later
+		// thread: the caller reads it first.
+		for _, s := range streams {
+			if len(s.buf) == 0 && s.more && s.next > streams[best].buf[0].Latest {
+				return driver.Counter{}, false
+			}
+		}
+		c := streams[best].buf[0]
+		streams[best].buf = streams[best].buf[1:]
+		return c, true
 	}
-	all := threadTallies(parts, stats, dead)
-	var page []Thread
-	for _, t := range all {
-		if start != "" && t.Activity >= start {
+	var threads []Thread
+	var byKey map[driver.Key]driver.Record
+	target, reads := limit+1, 0
+	for {
+		for len(cands) < target {
+			if c, ok := pop(); ok {
+				cands = append(cands, c)
+				continue
+			}
+			if !slices.ContainsFunc(streams, func(s *threadStream) bool { return len(s.buf) == 0 && s.more }) || reads == listRounds {
+				break
+			}
+			reads++
+			if err := read(ctx, limit+1); err != nil {
+				return threadsPageResult{}, false, err
+			}
+		}
+		var ok bool
+		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, now)
+		if err != nil || !ok {
+			return threadsPageResult{}, ok, err
+		}
+		if len(threads) > limit || len(cands) < target || reads == listRounds {
+			break
+		}
+		// Threads u shows nothing of took places on the page: read on.
+		target = limit + 1 + len(cands) - len(threads)
+	}
+	res := threadsPageResult{versions: make([]int64, len(parts)-1)}
+	for i, st := range stats[1:] {
+		res.versions[i] = st.Version
+	}
+	more := len(threads) > limit || slices.ContainsFunc(streams, func(s *threadStream) bool { return len(s.buf) > 0 || s.more })
+	threads = threads[:min(len(threads), limit)]
+	switch {
+	case len(threads) == limit && more:
+		res.next = threads[len(threads)-1].Activity
+	case more && len(cands) > 0:
+		// A short page: the next starts below the last thread passed.
+		res.next = cands[len(cands)-1].Latest
+	}
+	if err := ib.previews(ctx, v, u, threads, byKey, now); err != nil {
+		return threadsPageResult{}, false, err
+	}
+	res.threads = threads
+	return res, true, nil
+}
+
+// threadCounts returns the threads of cands (threads' own counters, of
+// parts' partitions) that u sees a message of, with their counts, latest
+// activity first: their counters, u's counters of its receipts of the
+// shared ones, less the partitions' expired entries (stats) and u's dead
+// receipts (of tombstones), as threadTallies adds them. It reads u's
+// receipts' counters and, to check that they are one view with stats and
+// cands, the candidates' own counters and the versions again, by key: ok
+// is false if a write came between.
+func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
+	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
+	for _, c := range cands {
+		i := slices.Index(parts, c.Partition)
+		if i < 0 {
 			continue
 		}
-		if len(page) == limit {
-			cursor, err := ib.encodeCursor(page[len(page)-1].Activity, binding)
-			if err != nil {
-				return ThreadPage{}, err
+		if c.Partition.IsShared() {
+			// u's receipts of its messages, in u's partition.
+			keys[0] = append(keys[0], driver.Counter{Thread: c.Thread, Group: c.Partition.Group})
+			if v.c.fresh > 0 {
+				continue // the snapshot is one view with its stats
 			}
-			if err := ib.previews(ctx, v, u, page, now); err != nil {
-				return ThreadPage{}, err
-			}
-			return ThreadPage{Threads: page, Cursor: cursor}, nil
 		}
-		page = append(page, t)
+		keys[i] = append(keys[i], driver.Counter{Thread: c.Thread})
 	}
-	if err := ib.previews(ctx, v, u, page, now); err != nil {
-		return ThreadPage{}, err
+	again := make([]driver.Stats, len(parts))
+	var dead, recs []driver.Record
+	g, gctx := errgroup.WithContext(ctx)
+	// The newest message of each candidate, and u's receipt of it: the
+	// previews.
+	var previews []driver.Key
+	for _, c := range cands {
+		previews = append(previews, driver.Key{Partition: u.Partition(), ID: c.Latest})
+		if c.Partition.IsShared() {
+			previews = append(previews, driver.Key{Partition: c.Partition, ID: c.Latest})
+		}
 	}
-	return ThreadPage{Threads: page}, nil
+	g.Go(func() (err error) { recs, err = ib.getRecords(gctx, previews); return err })
+	for i, ks := range keys {
+		if len(ks) == 0 {
+			continue
+		}
+		g.Go(func() (err error) {
+			again[i], err = ib.store.Stats(gctx, driver.StatsQuery{Partition: parts[i], Keys: ks})
+			return err
+		})
+	}
+	g.Go(func() (err error) { dead, err = ib.deadReceipts(gctx, u, tombstones, now); return err })
+	if err := g.Wait(); err != nil {
+		return nil, nil, false, err
+	}
+	byKey := make(map[driver.Key]driver.Record, len(recs))
+	for _, r := range recs {
+		byKey[r.Key()] = r
+	}
+	own := map[driver.Key]driver.Counter{}
+	for _, c := range cands {
+		own[driver.Key{Partition: c.Partition, ID: c.Thread}] = c
+	}
+	// The view: each candidate's counter as it was read with the stats,
+	// u's receipts' counters as read now.
+	view := make([]driver.Stats, len(parts))
+	for i := range parts {
+		view[i] = driver.Stats{Expired: stats[i].Expired}
+		if len(keys[i]) == 0 {
+			continue
+		}
+		if again[i].Version != stats[i].Version {
+			return nil, nil, false, nil // a write came between the rounds
+		}
+		for _, c := range again[i].Counters {
+			if c.Group != "" {
+				view[i].Counters = append(view[i].Counters, c) // u's receipts of a shared thread's messages
+				continue
+			}
+			if read, ok := own[driver.Key{Partition: parts[i], ID: c.Thread}]; !ok || read.Tallies() != c.Tallies() || read.Latest != c.Latest {
+				return nil, nil, false, nil
+			}
+		}
+	}
+	for _, c := range cands {
+		i := slices.Index(parts, c.Partition)
+		view[i].Counters = append(view[i].Counters, c)
+	}
+	return threadTallies(parts, view, dead), byKey, true, nil
 }
 
 // threadsBinding is what a cursor of ListThreads is valid for: the user
@@ -217,28 +434,13 @@ func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record
 	return out
 }
 
-// previews sets each thread's Latest: its activity's message, read with
-// u's receipt of it in one round trip, or, where u cannot see that one,
-// the newest the thread's List shows, read from the thread index (all
-// such threads in one more round trip).
-func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, now time.Time) error {
+// previews sets each thread's Latest: its activity's message, as byKey
+// holds it with u's receipt of it, or, where u cannot see that one, the
+// newest the thread's List shows, read from the thread index (all such
+// threads in one more round trip).
+func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, byKey map[driver.Key]driver.Record, now time.Time) error {
 	if len(threads) == 0 {
 		return nil
-	}
-	var keys []driver.Key
-	for _, t := range threads {
-		keys = append(keys, driver.Key{Partition: u.Partition(), ID: t.Activity})
-		if t.Group != "" {
-			keys = append(keys, driver.Key{Partition: u.Scope.Group(t.Group), ID: t.Activity})
-		}
-	}
-	recs, err := ib.getRecords(ctx, keys)
-	if err != nil {
-		return err
-	}
-	byKey := make(map[driver.Key]driver.Record, len(recs))
-	for _, r := range recs {
-		byKey[r.Key()] = r
 	}
 	o := ListOptions{}
 	var missing []int

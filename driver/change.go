@@ -39,4 +39,12 @@ type Change struct {
 	// change to it (Old and New are then nil).
 	Seen   string
 	SeenOf Partition
+	// Timer is, for the removal of a timed entry's timer (see TimerSK),
+	// the record whose entry it is, by its key alone (Partition and
+	// Message.ID set): the entry's time has come, and the handler folds it
+	// (see Fold). Old and New are then nil.
+	Timer *Record
+	// TimedKey is, with Timer, the key of the timed entry the timer was
+	// set for.
+	TimedKey string
 }

@@ -50,6 +50,61 @@ type Counter struct {
 	Archived     int64
 	ArchivedRead int64
 	Hidden       int64
+	// Snoozed and Pending are the tallies of the partition's stored
+	// snooze and pending entries (see TimedKey) of this counter's
+	// category and group, each tallied as the message it hides from the
+	// feed (TimedCounters), whether its time has come or not: a Store keeps
+	// them in the same atomic unit as every write or deletion of an entry.
+	// Counts takes out Snoozed and Pending less the entries whose time has
+	// come (Stats.Due): the messages hidden at that instant, read from
+	// one counter, whatever their number.
+	Snoozed Tallies
+	Pending Tallies
+	// Above is, on a user partition's total (c#*) and on the totals of its
+	// receipts of each group (c#*#<group>), the sum of Unseen over the
+	// records it counts whose ID is above the partition's seen watermark
+	// (Stats.Fence), each less the Unseen of its stored snooze or pending
+	// entry (see AboveOf): the unread messages of the feed above the
+	// watermark, less the broadcasts above it that the user's receipts
+	// mark. It is zero elsewhere. Store.Mark adds it only under a fence of
+	// the watermark, PutMessage and ApplyRemoval only if the watermark is
+	// below the record's ID (see Store).
+	Above int64
+}
+
+// Tallies are the counts a Counter keeps of the entries of a partition
+// that hide messages until a time (Counter.Snoozed, Counter.Pending): the
+// same tallies as a Counter's own, of the messages they hide.
+type Tallies struct {
+	Published    int64
+	Read         int64
+	Archived     int64
+	ArchivedRead int64
+	Hidden       int64
+}
+
+// add adds o to t.
+func (t *Tallies) add(o Tallies) {
+	t.Published += o.Published
+	t.Read += o.Read
+	t.Archived += o.Archived
+	t.ArchivedRead += o.ArchivedRead
+	t.Hidden += o.Hidden
+}
+
+// negated returns t with every count negated.
+func (t Tallies) negated() Tallies {
+	return Tallies{-t.Published, -t.Read, -t.Archived, -t.ArchivedRead, -t.Hidden}
+}
+
+// Own returns c's own tallies (not Snoozed, Pending or Above) as Tallies.
+func (c Counter) Own() Tallies {
+	return Tallies{c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden}
+}
+
+// Counter returns t as the tallies of a Counter with no key.
+func (t Tallies) Counter() Counter {
+	return Counter{Published: t.Published, Read: t.Read, Archived: t.Archived, ArchivedRead: t.ArchivedRead, Hidden: t.Hidden}
 }
 
 // SK returns the sort key of c's stats record: CounterSK, or
@@ -61,9 +116,11 @@ func (c Counter) SK() string {
 	return CounterSK(c.Category, c.Group)
 }
 
-// Tallies returns c's tallies alone, without its key or Latest.
+// Tallies returns c's tallies alone (its own, Snoozed, Pending and
+// Above), without its key or Latest.
 func (c Counter) Tallies() Counter {
-	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden}
+	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden,
+		Snoozed: c.Snoozed, Pending: c.Pending, Above: c.Above}
 }
 
 // IsZero reports whether every tally of c is zero.
@@ -78,12 +135,16 @@ func (c *Counter) Add(d Counter) {
 	c.Archived += d.Archived
 	c.ArchivedRead += d.ArchivedRead
 	c.Hidden += d.Hidden
+	c.Snoozed.add(d.Snoozed)
+	c.Pending.add(d.Pending)
+	c.Above += d.Above
 }
 
 // Negated returns c with every tally negated, and no Latest.
 func (c Counter) Negated() Counter {
 	c.Latest = ""
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = -c.Published, -c.Read, -c.Archived, -c.ArchivedRead, -c.Hidden
+	c.Snoozed, c.Pending, c.Above = c.Snoozed.negated(), c.Pending.negated(), -c.Above
 	return c
 }
 
@@ -174,6 +235,16 @@ func ValidateCounter(c Counter) error {
 		return bad("a thread's counter of a category")
 	case c.Latest != "" && (c.Thread == "" || c.Group != "" || ValidateMessageID(c.Latest) != nil):
 		return bad("a latest message that cannot be")
+	case c.Above != 0 && (c.Partition.IsShared() || c.Category != "" || c.Thread != ""):
+		return bad("an above tally off a user's totals")
+	case c.Thread != "" && (c.Snoozed != Tallies{} || c.Pending != Tallies{}):
+		return bad("a thread's counter of timed entries")
 	}
 	return nil
 }
+
+// ActivityKey returns the key of thread t's place in the order of its
+// partition's threads by last activity: its Latest, then its key (a
+// thread key has no '#'), so that the keys of the threads whose activity
+// is below a message ID sort below that ID.
+func ActivityKey(latest, t string) string { return latest + "#" + t }

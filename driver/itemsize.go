@@ -181,6 +181,9 @@ func ItemSize(rec Record) int {
 		if c := CountedOf(rec); c != 0 {
 			attr(CountedAttribute, valueSize(float64(c)))
 		}
+		if !m.DeliverAt.IsZero() {
+			attr(TimedAttribute, len(TimedKey(m.DeliverAt, rec.Entry, true))) // its pending entry's key
+		}
 	}
 	attr("tenant_key", len(rec.Partition.Tenant))
 	attr("inbox_key", len(rec.Partition.Inbox))

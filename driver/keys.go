@@ -261,6 +261,11 @@ const LedgerAttribute = "ledger"
 // from images, to tell another program's change of the item's marks.
 const CountedAttribute = "counted"
 
+// TimedAttribute names the attribute of a message or receipt item that
+// holds the key of its stored timed entry (Record.Timed); StreamHandler
+// reads it from images, to fold the entry or take it out with the item.
+const TimedAttribute = "timed"
+
 // TTLAttribute is the seeds' TTL attribute, which holds an item's expiry in
 // epoch seconds. A table may name it otherwise (see package dynamo); the
 // stream handler reads it only from items without a ledger entry, whose

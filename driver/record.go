@@ -133,6 +133,16 @@ type Record struct {
 	// Store cannot tell: a shared partition's record, another program's
 	// record, or one written before stores recorded it.
 	Counted MarkSet
+	// Timed is the key (TimedKey) of the record's stored timed entry: its
+	// snooze entry while it is snoozed, or its pending entry while it is
+	// scheduled and not yet due, and after either's time until a mark
+	// folds it (see Fold); "" if it has none. A Store records it with the
+	// record in the same atomic unit as the entry's write or deletion
+	// (PutMessage, Mark) and returns it. Records snoozed or scheduled by
+	// an earlier version of the library note none: their entries, under
+	// SnoozeSK and PendingSK, are not tallied in the counters, and expire
+	// by TTL at their time (Stats.Snoozed, Stats.Pending).
+	Timed string
 }
 
 // Ledgered reports whether r has a ledger entry.
@@ -361,8 +371,10 @@ func (mk Mark) records() (before, after *Record) {
 
 // MarkDeltas returns the counter changes of mark mk: what the record
 // counts after it less what it counted before (with mk.Counted, the
-// marks its ledger entry counts: see EditDeltas). They raise no thread's
-// Latest.
+// marks its ledger entry counts: see EditDeltas), and the tallies of the
+// timed entry it puts less those of the one it deletes (see
+// TimedWrites). They raise no thread's Latest, and change no Above (see
+// AboveDeltas).
 func MarkDeltas(mk Mark) []Counter {
 	before, after := mk.records()
 	var out []Counter
@@ -374,7 +386,7 @@ func MarkDeltas(mk Mark) []Counter {
 	if after != nil {
 		out = append(out, RecordCounters(*after)...)
 	}
-	out = MergeCounters(out)
+	out = MergeCounters(append(out, mk.TimedDeltas()...))
 	for i := range out {
 		out[i].Latest = "" // a mark is no activity
 	}

@@ -13,14 +13,14 @@ const RemovalMarkerTTL = 48 * time.Hour
 
 // RemovalFor returns the accounting of rec's removal that inbox.Inbox.StreamHandler
 // applies when the stream reports it at now under eventID: the counter
-// changes of RemovalDeltas, and a tombstone if rec is a broadcast that had
+// changes of RemovalDeltasOf, and a tombstone if rec is a broadcast that had
 // not expired. A Store that removes records by itself, like the in-memory
 // one, applies exactly this.
 func RemovalFor(rec Record, eventID string, now time.Time) Removal {
 	return Removal{
 		Record:    rec,
 		EventID:   removalID(eventID),
-		Deltas:    RemovalDeltas(rec),
+		Deltas:    RemovalDeltasOf(rec),
 		Tombstone: LeavesTombstone(rec, now),
 		Now:       now,
 	}

@@ -52,14 +52,17 @@ type Store interface {
 	// nothing. A record without Entry is ErrInvalidInput. A record of a
 	// user's partition gets its marks as its Counted (see Record.Counted),
 	// whatever rec.Counted says. A scheduled record (Message.DeliverAt set)
-	// gets, in the same unit, its pending entry PendingSK(DeliverAt,
-	// Entry): the record as its ledger entry holds it, with DeliverAt,
-	// which expires (on DynamoDB, by TTL) at DeliverAt and may be kept
-	// longer (the Inbox ignores entries that are due). In this and every
-	// other method deltas name each counter at most once. If a record with
-	// rec's key already exists it returns an error matching ErrExists and
-	// changes nothing. A retry of a PutMessage that succeeded (e.g. after a
-	// lost response) must not apply twice.
+	// notes its pending entry (Record.Timed, TimedKey(DeliverAt, Entry,
+	// true)) and gets it in the same unit: the record as its ledger entry
+	// holds it, with DeliverAt; and the entry's timer (TimerSK), which
+	// expires (on DynamoDB, by TTL) at DeliverAt. A shared partition's
+	// record counts in its time buckets (see DayBucket). The deltas'
+	// Above (see Counter.Above) apply only if rec's partition's seen
+	// watermark (Stats.Fence) is below rec's ID, the rest in any case. In
+	// this and every other method deltas name each counter at most once.
+	// If a record with rec's key already exists it returns an error
+	// matching ErrExists and changes nothing. A retry of a PutMessage that
+	// succeeded (e.g. after a lost response) must not apply twice.
 	PutMessage(ctx context.Context, rec Record, deltas []Counter) error
 
 	// GetRecords returns the records that exist at keys, expired or not, in
@@ -112,37 +115,42 @@ type Store interface {
 	// user's partition, in slot add of RecentSlots(mk.Now), and forgets
 	// every recent receipt in slot clear (see Stats.Recent).
 	//
-	// Every mark keeps the record's snooze entry (SnoozeSK), a Delete of a
-	// scheduled message takes its pending entry, and a mark with DeliverAt
-	// that keeps a message not yet due gives its pending entry To's marks,
-	// in the same atomic unit: see Mark.TimedWrites, which says what to put
-	// and what to delete. While a record is snoozed (State.SnoozedUntil
-	// after now) its entry holds it as its ledger entry does, with
-	// SnoozedUntil; the entry expires (on DynamoDB, by TTL) at the earlier
-	// of SnoozedUntil and the record's expiry, and may be kept until then
-	// or longer (the Inbox ignores entries whose time has passed). A
-	// record's marks include SnoozedUntil, to the second, in the conditions
-	// above.
+	// Each mark writes and deletes its record's timed entries as
+	// Mark.TimedWrites says, and notes the entry it writes on the record
+	// (Record.Timed, none if it writes none); the record must note
+	// Mark.Timed. A record's marks include SnoozedUntil, to the second, in
+	// the conditions above. A mark of a shared partition's broadcast (no
+	// marks, From and To zero, a Timed or a DeliverAt) only writes its
+	// pending entry again, or folds it: the broadcast must exist, expire
+	// after Now and note Mark.Timed.
 	//
-	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark of
-	// the user partition Key.Partition to Seen if it is below (Stats.Seen);
-	// it has no entry and no deltas.
+	// A watermark mark (Seen set, Key.ID empty) raises the seen watermark
+	// of the user partition Key.Partition to Seen if it is below
+	// (Stats.Seen), and records Seen as its Fence; with Versioned, only if
+	// the partition's counter version is Version. A watermark mark with
+	// Fence changes nothing, and the call applies only if the partition's
+	// Fence is Seen. Deltas that change a partition's Above need a
+	// watermark mark of it (either kind): ErrInvalidInput without. A
+	// watermark mark has no entry of its own.
 	//
 	// If a condition fails nothing is applied and the error matches
 	// ErrStateChanged (the marks, or the receipt's existence, are not From;
-	// the watermark is not below Seen) or ErrNotFound (the message or
-	// broadcast is missing or expired). With several marks the error may
-	// name either reason.
+	// the watermark is not below Seen, or the version not Version; a
+	// fence's watermark is not Seen: a *SeenError) or ErrNotFound (the
+	// message or broadcast is missing or expired). With several marks the
+	// error may name either reason.
 	Mark(ctx context.Context, marks []Mark, deltas []Counter) error
 
-	// Stats returns, in one round trip and strongly consistent, every stats
-	// record of partition q.Partition with their version (with
-	// q.Threads, its threads' counters too; else none of them), the
-	// ledger entries of the partition that expire at or before q.Now, the
-	// tombstones, snooze and pending entries of the partition still
-	// stored, and its seen watermark,
-	// all as one read (on DynamoDB, one Query of adjacent sort keys). See
-	// Stats.
+	// Stats returns, in one round trip and as one consistent read, every
+	// stats record of partition q.Partition with their version (with
+	// q.Threads, its threads' counters too; else none of them), its seen
+	// watermark and Fence, the ledger entries of the partition that expire
+	// at or before q.Now, the timed entries whose time is at or before
+	// q.Now (Due), the tombstones, the earlier version's snooze and pending
+	// entries still stored, and, of a shared partition, its day buckets
+	// (on DynamoDB, one Query of adjacent sort keys; a read past one page
+	// is checked against the version, and read again if a write came
+	// between). With q.Hour it reads one hour bucket instead. See Stats.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
 
 	// ApplyRemoval accounts the removal of r.Record, at most once, all or
@@ -169,25 +177,35 @@ type Store interface {
 	// Repair.Recounted): the Inbox then recounts the partition.
 	//
 	// A removal that applies to a record with an Entry also deletes, in
-	// the same unit, its snooze entry if r.Record.Message.SnoozedUntil is
-	// set, and its pending entry if r.Record.Message.DeliverAt is set.
+	// the same unit, its timed entry (r.Record.Timed) and the entries an
+	// earlier version kept of it (SnoozeSK, if r.Record.Message.SnoozedUntil
+	// is set; PendingSK, if its DeliverAt is), and, for a shared
+	// partition's record, takes it out of its time buckets. The deltas'
+	// Above apply only if the partition's seen watermark (Stats.Fence) is
+	// below the record's ID.
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same
 	// key, marks and Entry, or none) the ledger entry r.Adopt's AdoptAs
 	// names, recording it on the record (and, as its Counted,
 	// AdoptedCounted of the record as given), atomically per record; a
-	// record that is gone or changed is skipped. Then, with r.Reset, it
-	// replaces every stats record of partition p, the threads' counters
-	// included, with r.Counters (a thread's counter with the Latest given),
-	// and records r.Recounted as p's recount time, but only if p's counter
-	// version still equals r.Version and its counters still hold r.Before's
-	// tallies, no other having appeared: otherwise it returns an error
-	// matching ErrConflict and leaves the counters as they are. With
-	// r.Stamp instead it records r.Recounted alone, under the version
-	// condition, and changes the version. The adoptions and the reset are
-	// not atomic together. A record or counter of another partition, or two
-	// counters of one category, is ErrInvalidInput and changes nothing.
+	// record that is gone or changed is skipped. A record adopted that had
+	// no entry counts, in the same unit, in its shared partition's time
+	// buckets, or in its user partition's Above (AboveCounters of it as
+	// adopted) if its ID is above the partition's Fence. It deletes the timed
+	// entries r.Drop names. Then, with r.Reset, it replaces every stats
+	// record of partition p, the threads' counters included, with
+	// r.Counters (a thread's counter with the Latest given), records r.Seen
+	// as p's Fence and, for a shared partition, replaces its time buckets
+	// with r.Days and r.Hours (see Repair.Days), and records r.Recounted as
+	// p's recount time, but only if p's counter version still equals
+	// r.Version and its counters still hold r.Before's tallies, no other
+	// having appeared: otherwise it returns an error matching ErrConflict
+	// and leaves the counters as they are. With r.Stamp instead it records
+	// r.Recounted alone, under the version condition, and changes the
+	// version. The adoptions and the reset are not atomic together. A
+	// record or counter of another partition, or two counters of one
+	// category, is ErrInvalidInput and changes nothing.
 	Repair(ctx context.Context, p Partition, r Repair) error
 
 	// ClaimHostID returns the claim that stands for c.HostSystemID in
@@ -272,7 +290,7 @@ type Query struct {
 	// following page ("" when none remain). Now drops those that expire at
 	// or before it (not those due: the caller picks a delivery-time range
 	// with the bounds). Each record comes with its Partition (its user's,
-	// or the shared one), its ledger Entry and no marks (ReadAt and
+	// or the shared one), its ledger Entry and no marks nor Timed (ReadAt and
 	// ArchivedAt zero, whatever the user did since it came due). Category, Thread, UnreadOnly, Archived
 	// and Unseen must be unset with it. A Store should read them at a
 	// cost that grows with what it evaluates, not with the inbox (the
@@ -286,6 +304,25 @@ type Query struct {
 	// deleted just before may be missing from it or still in it. A Store
 	// that cannot list them returns an error matching ErrUnsupported.
 	Scheduled bool
+	// Snoozed selects, instead of records, the user partition's stored
+	// snooze entries (see TimedKey), each as its record as the entry holds
+	// it (with its SnoozedUntil and marks), in descending ID order below
+	// Before, at most Limit; Next as for records. Entries whose time has
+	// passed are among them until they are folded. Only Before and Limit
+	// may be set with it. A Store should read them at a cost that grows
+	// with them, not with the partition (the dynamo Store reads them from
+	// its unread index, under their own keys).
+	Snoozed bool
+	// Threads selects, instead of records, the partition's threads' own
+	// counters (Counter.Thread set, Group "": a user's direct threads, or
+	// a shared partition's), by last activity (Latest) descending, each
+	// below Before if set (a message ID: those whose Latest is below it),
+	// at most Limit, in QueryResult.Threads; Next is the Latest of the last
+	// one evaluated ("" when none remain). Only Before and Limit may be set
+	// with it. A Store should read them at a cost that grows with the
+	// page, not with the partition's threads (the dynamo Store reads its
+	// unread index, where each thread counter is kept under its activity).
+	Threads bool
 }
 
 // Keeps reports whether q's filters keep rec (its Category, Thread,
@@ -320,6 +357,17 @@ func ValidateQuery(q Query) error {
 	if q.Scheduled {
 		return validateScheduledQuery(q)
 	}
+	if q.Snoozed && (q.Partition.IsShared() || q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived || q.Unseen || q.After != "" || q.Threads) {
+		return fmt.Errorf("%w: a query of snooze entries of %s with other filters, or of a shared partition", ErrInvalidInput, q.Partition.PK())
+	}
+	if q.Threads && (q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived || q.Unseen || q.After != "" || !q.Now.IsZero()) {
+		return fmt.Errorf("%w: a query of the threads of %s with other filters", ErrInvalidInput, q.Partition.PK())
+	}
+	if q.Threads && q.Before != "" {
+		if err := ValidateMessageID(q.Before); err != nil {
+			return err
+		}
+	}
 	if q.Unseen && (q.Partition.IsShared() || q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived) {
 		return fmt.Errorf("%w: an unseen query of %s with other filters, or of a shared partition", ErrInvalidInput, q.Partition.PK())
 	}
@@ -343,6 +391,9 @@ type QueryResult struct {
 	// a Store that cannot read it with them leaves Versioned false.
 	Version   int64
 	Versioned bool
+	// Threads are, for a Query with Threads, the threads' counters, by
+	// activity, latest first.
+	Threads []Counter
 }
 
 // ArchiveFilter selects records of a Store.Query by the archive mark.
@@ -409,10 +460,44 @@ type Mark struct {
 	// pending entry gets To's marks, for Counts takes the message out of
 	// the user's counts with them until it is due (see TimedWrites).
 	DeliverAt time.Time
+	// Timed is the record's Timed as read: the key of its stored timed
+	// entry, "" for none. The record must still note it; the mark deletes
+	// that entry, with its tallies, unless it writes it again at the same
+	// key (see TimedWrites).
+	Timed string
 	// Seen is the watermark a watermark mark raises to: the greatest
-	// message ID that counts as seen.
+	// message ID that counts as seen (see SeenAt). With Fence, it is the
+	// watermark the call's Above deltas were computed for instead.
 	Seen string
+	// Fence makes a watermark mark a fence, which changes nothing: the
+	// call applies only if the partition's watermark, as its Above is
+	// kept for (Stats.Fence), is Seen ("" for none); else nothing is
+	// applied and the error is a *SeenError with that watermark. A call
+	// whose deltas change a partition's Above needs one for it.
+	Fence bool
+	// Versioned makes a watermark mark that raises the watermark apply
+	// only if the partition's counter version is Version (Stats.Version),
+	// else ErrStateChanged: MarkSeen sets the partition's Above anew with
+	// it, from a read at that version.
+	Versioned bool
+	Version   int64
 }
+
+// SeenError is the error of a Store.Mark whose fence (Mark.Fence) did not
+// hold: the partition's watermark, as its Above is kept for, is Seen. It
+// matches ErrStateChanged.
+type SeenError struct {
+	Partition Partition
+	Seen      string
+}
+
+// Error describes the fence that failed.
+func (e *SeenError) Error() string {
+	return fmt.Sprintf("inbox: seen watermark of %s is %q", e.Partition.PK(), e.Seen)
+}
+
+// Is reports whether target is ErrStateChanged.
+func (e *SeenError) Is(target error) bool { return target == ErrStateChanged }
 
 // EntryRecord returns the record mark mk leaves, as its ledger entry
 // records it: the direct message or receipt (of its broadcast's group,
@@ -431,21 +516,25 @@ func (mk Mark) EntryRecord() Record {
 }
 
 // ValidateMark checks what mk may ask of Store.Mark, whatever is stored,
-// as every Store must before it writes: a mark of a user's partition
-// only; a watermark mark (Seen, no ID) with nothing else; otherwise a
-// valid ledger entry, marks a record can have (DeletedAt only alone, and
-// only on a receipt), no Delete of a receipt, and a receipt's broadcast in
-// a shared partition of the same inbox. Anything else is ErrInvalidInput.
+// as every Store must before it writes: a mark of a user's partition,
+// or a fold of a shared partition's scheduled broadcast (no marks, a
+// timed entry); a watermark mark (Seen or Fence, no ID) with nothing
+// else; otherwise a valid ledger entry, marks a record can have
+// (DeletedAt only alone, and only on a receipt), no Delete of a receipt,
+// a receipt's broadcast in a shared partition of the same inbox, and a
+// Timed key of the record's own entry. Anything else is ErrInvalidInput.
 func ValidateMark(mk Mark) error {
 	p := mk.Key.Partition
 	bad := func(what string) error {
 		return fmt.Errorf("%w: mark of %q in %s: %s", ErrInvalidInput, mk.Key.ID, p.PK(), what)
 	}
+	fold := !mk.Receipt && !mk.Delete && mk.From.IsZero() && mk.To.IsZero() && (mk.Timed != "" || !mk.DeliverAt.IsZero()) && mk.Key.ID != ""
 	switch {
-	case p.IsShared():
+	case p.IsShared() && !fold:
 		return bad("a shared partition")
-	case mk.Seen != "" || mk.Key.ID == "":
-		if mk.Seen == "" || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() {
+	case mk.Seen != "" || mk.Fence || mk.Key.ID == "":
+		if mk.Seen == "" && !mk.Fence || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() || mk.Timed != "" ||
+			mk.Fence && mk.Versioned || p.IsShared() {
 			return bad("a watermark mark with other changes")
 		}
 		return nil
@@ -465,8 +554,17 @@ func ValidateMark(mk Mark) error {
 		return bad("a due time on a receipt")
 	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):
 		return bad("a receipt of no shared partition of its inbox")
+	case mk.Timed != "" && !timedOf(mk.Timed, mk.Entry, mk.ExpiresAt):
+		return bad(fmt.Sprintf("timed entry %q", mk.Timed))
 	}
 	return nil
+}
+
+// timedOf reports whether sk is a TimedKey of the record whose ledger
+// entry is entry, expiring at expires.
+func timedOf(sk, entry string, expires time.Time) bool {
+	_, e, _, err := ParseTimedKey(sk, expires)
+	return err == nil && e == entry
 }
 
 // validMarks reports whether st can be a record's marks: DeletedAt only
@@ -476,48 +574,46 @@ func validMarks(st State, receipt bool) bool {
 		st.SnoozedUntil.Equal(st.SnoozedUntil.Truncate(time.Second))
 }
 
-// TimedWrites returns what Store.Mark does to the snooze and pending
-// entries of mk's record. puts are the entries to write, each an
-// EntryRecord at its TimedSK: the snooze entry (SnoozedUntil set), if the
-// record is snoozed after mk (To.SnoozedUntil after mk.Now, and the record
-// stays); and the pending entry (DeliverAt set), with To's marks, if the
-// record is a scheduled direct message not due at mk.Now (mk.DeliverAt
-// after Now) that stays. del are the sort keys of the entries to delete
-// (they may be gone already): the snooze entry of From, if the record was
-// snoozed and its entry is not the one put (another time, or none), and,
-// for a scheduled direct message deleted (Delete with DeliverAt), its
-// pending entry. A snooze that has passed and stays as it was changes
-// nothing.
+// TimedWrites returns what Store.Mark does to the timed entries of mk's
+// record. puts are the entries to write (at most one), each the record as
+// mk leaves it (EntryRecord) with its time, at its TimedKeyOf: the
+// snooze entry, if the record stays snoozed after mk (To.SnoozedUntil
+// after mk.Now); or the pending entry, if the record is a scheduled
+// direct message not due at mk.Now (mk.DeliverAt after it) that stays.
+// The record notes the key of the entry put (Record.Timed), or none. del
+// are the sort keys to delete (they may be gone already): the record's
+// stored entry (mk.Timed), unless it is written again at the same key,
+// which folds an entry whose time has come; and, for a record that notes
+// none, the entries an earlier version of the library kept of it under
+// SnoozeSK and PendingSK while they still hide it (a snooze not over, a
+// message not due), which are not tallied.
 func (mk Mark) TimedWrites() (puts []Record, del []string) {
-	if mk.Seen != "" || mk.Key.ID == "" {
+	if mk.Seen != "" || mk.Fence || mk.Key.ID == "" {
 		return nil, nil
 	}
-	if mk.Delete && !mk.DeliverAt.IsZero() {
-		del = append(del, PendingSK(mk.DeliverAt, mk.Entry))
-	}
-	from, to := mk.From.SnoozedUntil, mk.To.SnoozedUntil
 	stays := !mk.Delete && !(mk.Receipt && mk.To.IsZero())
-	if stays && mk.Now.Before(to) {
-		puts = append(puts, mk.EntryRecord())
+	want := ""
+	switch {
+	case stays && mk.Now.Before(mk.To.SnoozedUntil):
+		e := mk.EntryRecord()
+		puts, want = append(puts, e), TimedKeyOf(e)
+	case stays && !mk.Receipt && mk.Now.Before(mk.DeliverAt):
+		e := mk.EntryRecord()
+		e.Message.SnoozedUntil, e.Message.DeliverAt = time.Time{}, mk.DeliverAt
+		puts, want = append(puts, e), TimedKeyOf(e)
 	}
-	if stays && !mk.Receipt && mk.Now.Before(mk.DeliverAt) {
-		r := mk.EntryRecord()
-		r.Message.SnoozedUntil, r.Message.DeliverAt = time.Time{}, mk.DeliverAt
-		puts = append(puts, r)
+	if mk.Timed != "" && mk.Timed != want {
+		del = append(del, mk.Timed)
 	}
-	if !from.IsZero() && !(stays && from.Equal(to)) {
-		del = append(del, SnoozeSK(from, mk.Entry))
+	if mk.Timed == "" {
+		if from := mk.From.SnoozedUntil; mk.Now.Before(from) {
+			del = append(del, SnoozeSK(from, mk.Entry))
+		}
+		if mk.Now.Before(mk.DeliverAt) {
+			del = append(del, PendingSK(mk.DeliverAt, mk.Entry))
+		}
 	}
 	return puts, del
-}
-
-// TimedSK returns the sort key of e, a snooze or pending entry as
-// TimedWrites returns it: PendingSK if it has a DeliverAt, else SnoozeSK.
-func TimedSK(e Record) string {
-	if !e.Message.DeliverAt.IsZero() {
-		return PendingSK(e.Message.DeliverAt, e.Entry)
-	}
-	return SnoozeSK(e.Message.SnoozedUntil, e.Entry)
 }
 
 // ValidateDeltas checks each counter of deltas (ValidateCounter) and that
@@ -544,12 +640,23 @@ func ValidateDeltas(deltas []Counter) error {
 // StatsQuery selects what Store.Stats reads of one partition.
 type StatsQuery struct {
 	Partition Partition
-	// Now selects the ledger entries that expire at or before it.
+	// Now selects the ledger entries that expire at or before it, and the
+	// timed entries whose time is at or before it.
 	Now time.Time
 	// Threads asks for the counters of the partition's threads too (see
 	// Counter). They are left out otherwise, so that the stats Counts
 	// reads do not grow with the number of threads.
 	Threads bool
+	// Hour, if set, asks instead for the hour bucket of Hour's hour alone
+	// (Stats.Hour), of a shared partition: nothing else is read.
+	Hour time.Time
+	// Keys, if set, asks instead for the partition's counters with these
+	// keys alone (their Category, Group and Thread; Partition ignored),
+	// read by key in one round trip, strongly consistent, in
+	// Stats.Counters (those missing left out), with the partition's
+	// Version (its total is read with them): nothing else is read. At
+	// most 100 keys.
+	Keys []Counter
 }
 
 // Stats is what Store.Stats returns of one partition.
@@ -575,23 +682,41 @@ type Stats struct {
 	// Seen is a user partition's seen watermark: every message ID up to it
 	// counts as seen; "" if the user never marked anything seen.
 	Seen string
+	// Fence is the watermark a user partition's Above is kept for (see
+	// Counter.Above): Seen, once a watermark mark or a Repair that reset
+	// the counters set it with the Above tallies; "" before. Above counts
+	// the records above Seen only if Fence is Seen.
+	Fence string
 	// Recent holds, for a user partition, the broadcasts and group
 	// messages (their shared partition and ID) of which the user's
 	// receipts were created recently: every key Store.Mark recorded in a
 	// slot it has not cleared since, in any order. On DynamoDB they are
 	// string sets on the c#* item, read with the counters.
 	Recent []Key
-	// Snoozed are the partition's snooze entries still stored (see
-	// Store.Mark), as records with their SnoozedUntil: the caller leaves
-	// out those whose time, or whose record's expiry, has passed.
+	// Due are the partition's stored timed entries (see TimedKey) whose
+	// time is at or before the time Stats was given: their tallies are in
+	// the counters' Snoozed and Pending, and they no longer hide their
+	// records (the caller leaves out those whose time is after its own).
+	Due []Record
+	// Snoozed and Pending are the partition's snooze and pending entries
+	// of an earlier version of the library (under SnoozeSK and
+	// PendingSK, not tallied in the counters) still stored, as records
+	// with their SnoozedUntil or DeliverAt: the caller leaves out those
+	// whose time has passed (DynamoDB's TTL deletes them then).
 	Snoozed []Record
-	// Pending are the partition's pending entries still stored (see
-	// Store.PutMessage), as records with their DeliverAt: the caller
-	// leaves out those due by its time.
 	Pending []Record
 	// Recounted is the partition's recount time, the Recounted of the
 	// last Repair that reset or stamped its counters (zero if none did).
 	Recounted time.Time
+	// Days are a shared partition's day buckets (see DayBucket), and
+	// Bucketed whether they count all its records: a partition whose
+	// first record a Store of this version wrote, or whose buckets a
+	// Repair reset; one written before is not until it is recounted.
+	Days     []DayBucket
+	Bucketed bool
+	// Hour is the hour bucket StatsQuery.Hour asked for (nil if the
+	// partition holds none), read alone.
+	Hour *HourBucket
 }
 
 // RecentSlotWidth is the width of the time slots in which Store.Mark
@@ -710,6 +835,21 @@ type Repair struct {
 	// Stamp asks, instead of Reset, only for Recounted to be recorded, if
 	// the version is still Version: the recount found the counters right.
 	Stamp bool
+	// Seen is, with Reset, the watermark (Stats.Seen as read with Version)
+	// that the Above tallies of Counters are for: the reset records it as
+	// the partition's Fence.
+	Seen string
+	// Days and Hours are, with Reset of a shared partition, its time
+	// buckets as recounted (see Buckets): the reset replaces its day
+	// buckets with Days (the others go) and writes each of Hours (an hour
+	// bucket Days counts no record in is never read), with the versions
+	// of each hour equal, and records the partition as Bucketed.
+	Days  []DayBucket
+	Hours []HourBucket
+	// Drop are sort keys of timed entries of the partition that no record
+	// notes (Record.Timed): Repair deletes them, before the reset, which
+	// leaves their tallies out.
+	Drop []string
 }
 
 // HostClaim is the claim of a host system ID for Store.ClaimHostID.

@@ -175,10 +175,13 @@ func foreignRead(t *testing.T, c *dynamodb.Client, table string, k driver.Key) {
 }
 
 // TestRecountRewritesStaleTimedEntries: a snooze entry and a pending
-// entry that hold other marks than their records (left so by a version of
-// the library that rewrote only ledger entries) take their messages out
-// of Counts with those marks; Recount rewrites them as the records stand,
-// so that Counts agrees with List.
+// entry as an earlier version of the library kept them (under SnoozeSK
+// and PendingSK, with a TTL, not tallied on the counters, and their
+// records noting none), holding other marks than their records (left so
+// by a version that rewrote only ledger entries), take their messages out
+// of Counts with those marks; Recount writes them as this version keeps
+// them (tallied, noted on their records) as the records stand, so that
+// Counts agrees with List, and the earlier ones go.
 func TestRecountRewritesStaleTimedEntries(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
@@ -210,22 +213,70 @@ func TestRecountRewritesStaleTimedEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wantAgree(t, ib, u, "as this version keeps them")
 	recs, err := store.GetRecords(ctx, []driver.Key{{Partition: p, ID: snoozed.Message.ID}, {Partition: p, ID: later.Message.ID}})
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("GetRecords: %d, %v", len(recs), err)
 	}
+	// Back to the earlier version's layout: the record notes no entry,
+	// the counters tally none, the entry is under the earlier key, with a
+	// TTL and a read mark its record does not have.
 	for _, r := range recs {
-		sk := driver.PendingSK(until, r.Entry)
-		if r.Message.ID == snoozed.Message.ID {
-			sk = driver.SnoozeSK(until, r.Entry)
+		e, ok := r.TimedEntry()
+		if !ok {
+			t.Fatalf("record %s notes no timed entry", r.Message.ID)
 		}
-		setAttr(t, c, table, p, sk, "SET readat = :v", num(now.Unix()))
+		sk, kind := driver.SnoozeSK(until, r.Entry), "SZ"
+		if r.Message.ID == later.Message.ID {
+			sk, kind = driver.PendingSK(until, r.Entry), "SQ"
+		}
+		raw := func(in *dynamodb.TransactWriteItemsInput) {
+			t.Helper()
+			if _, err := c.TransactWriteItems(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		key := func(sk string) map[string]types.AttributeValue {
+			return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}}
+		}
+		legacy := map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}, "kind": &types.AttributeValueMemberS{Value: kind},
+			"expires": num(r.Message.ExpiresAt.Unix()), "expiredat": num(until.Unix()), "readat": num(now.Unix()),
+		}
+		prefix := "z"
+		if kind == "SQ" {
+			prefix = "q"
+		}
+		items := []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(table), Key: key(driver.MessageSK(r.Message.ID)), UpdateExpression: aws.String("REMOVE timed")}},
+			{Delete: &types.Delete{TableName: aws.String(table), Key: key(r.Timed)}},
+			{Delete: &types.Delete{TableName: aws.String(table), Key: key(driver.TimerSK(r.Timed))}},
+			{Put: &types.Put{TableName: aws.String(table), Item: legacy}},
+		}
+		for _, ctr := range driver.TimedCounters(e) {
+			items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: aws.String(table), Key: key(ctr.SK()),
+				UpdateExpression:          aws.String("ADD " + prefix + "p :m"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":m": num(-1)}}})
+		}
+		raw(&dynamodb.TransactWriteItemsInput{TransactItems: items})
 	}
-	if got, err := ib.Counts(ctx, u); err != nil || got.Read != 0 {
-		t.Fatalf("Counts with stale entries: %+v, %v; want their reads taken out of the 2 (else the fixture is wrong)", got.Tally, err)
+	if got, err := ib.Counts(ctx, u); err != nil || got.Read != 0 || got.Snoozed != 1 {
+		t.Fatalf("Counts with stale entries of the earlier layout: %+v, snoozed %d, %v; want their reads taken out of the 2, one snoozed (else the fixture is wrong)", got.Tally, got.Snoozed, err)
 	}
 	if _, err := ib.Recount(ctx, u); err != nil {
 		t.Fatalf("Recount: %v", err)
 	}
 	wantAgree(t, ib, u, "after Recount")
+	st, err := store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now.Add(1000 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Snoozed)+len(st.Pending) != 0 || len(st.Due) != 2 {
+		t.Errorf("after Recount: %d and %d entries of the earlier layout, %d of this one; want 0, 0, 2", len(st.Snoozed), len(st.Pending), len(st.Due))
+	}
+	for _, e := range st.Due {
+		if e.Message.IsRead() {
+			t.Errorf("after Recount: entry %+v is read, its record is not", e)
+		}
+	}
 }

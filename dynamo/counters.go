@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +33,33 @@ type counterWrite struct {
 	cond *expression.ConditionBuilder
 	// recounted, if set, is recorded as the recount time (c#* only).
 	recounted time.Time
+	// seen, if set, is recorded as the partition's Fence (c#* only).
+	seen string
+	// bucketed records the partition as Bucketed (a shared c#* only).
+	bucketed bool
+	// returnOld asks for the item as it was when its condition fails.
+	returnOld bool
+}
+
+// Attributes of a stats item besides the seeds' tallies: its timed
+// entries' tallies (see driver.Counter.Snoozed and Pending), Above, and,
+// on c#*, the Fence and whether the partition is Bucketed.
+const (
+	attrAbove    = "above"
+	attrFence    = "seen"
+	attrBucketed = "bkt"
+)
+
+// timedAttrs returns the attribute names of the tallies of timed entries,
+// with prefix z (snoozed) or q (pending), and their values in t.
+func timedAttrs(prefix string, t driver.Tallies) []struct {
+	name string
+	v    int64
+} {
+	return []struct {
+		name string
+		v    int64
+	}{{prefix + "p", t.Published}, {prefix + "r", t.Read}, {prefix + "a", t.Archived}, {prefix + "ar", t.ArchivedRead}, {prefix + "h", t.Hidden}}
 }
 
 // counterUpdate returns the transaction item that adds change d to its
@@ -46,10 +75,12 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if hasRead(d) {
 		upd = upd.Add(expression.Name("read"), expression.Value(d.Read))
 	}
-	for _, t := range []struct {
+	tallies := []struct {
 		name string
 		v    int64
-	}{{"archived", d.Archived}, {"archivedread", d.ArchivedRead}, {"hidden", d.Hidden}} {
+	}{{"archived", d.Archived}, {"archivedread", d.ArchivedRead}, {"hidden", d.Hidden}, {attrAbove, d.Above}}
+	tallies = append(append(tallies, timedAttrs("z", d.Snoozed)...), timedAttrs("q", d.Pending)...)
+	for _, t := range tallies {
 		if t.v != 0 {
 			upd = upd.Add(expression.Name(t.name), expression.Value(t.v))
 		}
@@ -60,7 +91,10 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if d.Latest != "" {
 		// A thread's Latest only rises: the update is conditional on it
 		// (PutMessage writes again without it if the condition fails).
-		upd = upd.Set(expression.Name(attrLatest), expression.Value(d.Latest))
+		// The thread's counter is in the unread index under its activity,
+		// for the threads' order (driver.Query.Threads).
+		upd = upd.Set(expression.Name(attrLatest), expression.Value(d.Latest)).
+			Set(expression.Name(attrUnread), expression.Value(activityMark+driver.ActivityKey(d.Latest, d.Thread)))
 		c := expression.Or(expression.Name(attrLatest).AttributeNotExists(), expression.Name(attrLatest).LessThan(expression.Value(d.Latest)))
 		if cond != nil {
 			c = expression.And(*cond, c)
@@ -69,6 +103,12 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	}
 	if !w.recounted.IsZero() {
 		upd = upd.Set(expression.Name(attrRecounted), expression.Value(w.recounted.Unix()))
+	}
+	if w.seen != "" {
+		upd = upd.Set(expression.Name(attrFence), expression.Value(w.seen))
+	}
+	if w.bucketed {
+		upd = upd.Set(expression.Name(attrBucketed), expression.Value(true))
 	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
@@ -87,14 +127,18 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("dynamo: counter update: %w", err)
 	}
-	return types.TransactWriteItem{Update: &types.Update{
+	u := &types.Update{
 		TableName:                 aws.String(s.table),
 		Key:                       s.key(d.Partition.PK(), d.SK()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-	}}, nil
+	}
+	if w.returnOld {
+		u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	}
+	return types.TransactWriteItem{Update: u}, nil
 }
 
 // recentChange is what a Mark changes in a user's recent receipts: the
@@ -132,9 +176,12 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 	return s.guardedCounterUpdates(deltas, recent, nil)
 }
 
-// guardedCounterUpdates is counterUpdates with guard[p] a condition of
-// the update of partition p's c#*.
-func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, guard map[driver.Partition]*expression.ConditionBuilder) ([]types.TransactWriteItem, error) {
+// guardedCounterUpdates is counterUpdates with totals[p] what the update
+// of partition p's c#* does besides (its condition, the Fence it
+// records, ...); a partition of totals gets a c#* update even without
+// deltas. The c#* updates come first, in the order of deltas'
+// partitions.
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
@@ -144,6 +191,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 			total[d.Partition] = true
 		}
 	}
+	deltas = slices.Clone(deltas)
 	for _, d := range deltas {
 		if !total[d.Partition] {
 			total[d.Partition] = true
@@ -156,15 +204,21 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 			deltas = append(deltas, driver.Counter{Partition: p})
 		}
 	}
+	for p := range totals {
+		if !total[p] {
+			total[p] = true
+			deltas = append(deltas, driver.Counter{Partition: p})
+		}
+	}
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
 		isTotal := d.Category == "" && d.Group == "" && d.Thread == ""
-		var rc *recentChange
-		var cond *expression.ConditionBuilder
+		w := counterWrite{bump: isTotal}
 		if isTotal {
-			rc, cond = recent[d.Partition], guard[d.Partition]
+			w = totals[d.Partition]
+			w.bump, w.recent = true, recent[d.Partition]
 		}
-		it, err := s.counterUpdate(d, counterWrite{bump: isTotal, recent: rc, cond: cond})
+		it, err := s.counterUpdate(d, w)
 		if err != nil {
 			return nil, err
 		}
@@ -173,13 +227,95 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 	return out, nil
 }
 
-// Stats reads a partition's stats records, seen watermark, tombstones and
-// the ledger entries expiring at or before q.Now with one strongly
-// consistent Query of the sort keys from c# (b#, the threads' counters,
-// with q.Threads) to e#<now> (more pages only past 1 MB): c#* and
-// c#<category>, cs#seen, d#<id>, dq#<deliver at>#<id>#<tag>, dz#<until>#<id>#<tag>,
-// then e#<expiry>#<id> up to now.
+// seenBelow returns the condition that a user partition's seen watermark
+// (its Fence, on c#*) is below id: the records above it count in Above.
+func seenBelow(id string) expression.ConditionBuilder {
+	return expression.Or(expression.Name(attrFence).AttributeNotExists(), expression.Name(attrFence).LessThan(expression.Value(id)))
+}
+
+// seenIs returns the condition that a user partition's Fence is w ("" for
+// none).
+func seenIs(w string) expression.ConditionBuilder {
+	if w == "" {
+		return expression.Name(attrFence).AttributeNotExists()
+	}
+	return expression.Name(attrFence).Equal(expression.Value(w))
+}
+
+// fenceOf returns the Fence of a c#* item as a failed condition returned
+// it ("" for none).
+func fenceOf(old map[string]types.AttributeValue) string {
+	if v, ok := old[attrFence].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// withoutAbove returns deltas with no Above changes.
+func withoutAbove(deltas []driver.Counter) []driver.Counter {
+	out := slices.Clone(deltas)
+	for i := range out {
+		out[i].Above = 0
+	}
+	return out
+}
+
+// hasAbove reports whether deltas change an Above.
+func hasAbove(deltas []driver.Counter) bool {
+	for _, d := range deltas {
+		if d.Above != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats reads a partition's stats records, seen watermark, tombstones,
+// day buckets and the ledger and timed entries whose time is at or before
+// q.Now with one strongly consistent Query of the sort keys from c# (b#,
+// the threads' counters, with q.Threads) to e#<now>: c#* and
+// c#<category>, cd#<day>, cs#seen, d#<id>, an earlier version's
+// dq#<deliver at>#<id>#<tag> and dz#<until>#<id>#<tag>, then
+// e#<time>#<id>#<tag> and e#<time>#<id>#<tag>#q|z up to now. A read past
+// one page (1 MB) is not one view of the partition: it is checked against
+// the version of c#*, read again after it, and read again whole when a
+// write came between. With q.Hour it reads that hour's bucket alone.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	if !q.Hour.IsZero() {
+		hb, err := s.hourBucket(ctx, q.Partition, q.Hour)
+		return driver.Stats{Hour: hb}, err
+	}
+	if len(q.Keys) > 0 {
+		return s.counters(ctx, q.Partition, q.Keys)
+	}
+	for range statsAttempts {
+		st, pages, err := s.stats(ctx, q)
+		if err != nil || pages <= 1 {
+			return st, err
+		}
+		items, err := s.batchGet(ctx, []map[string]types.AttributeValue{s.key(q.Partition.PK(), driver.CounterSK("", ""))}, true)
+		if err != nil {
+			return driver.Stats{}, opError("stats", err)
+		}
+		var ver int64
+		if len(items) == 1 {
+			if _, ver, _, err = s.decodeCounter(q.Partition, items[0]); err != nil {
+				return driver.Stats{}, err
+			}
+		}
+		if ver == st.Version {
+			return st, nil
+		}
+	}
+	return driver.Stats{}, fmt.Errorf("dynamo: stats of %s: the partition kept changing while it was read: %w", q.Partition.PK(), driver.ErrConflict)
+}
+
+// statsAttempts bounds the reads of one Stats of a partition past one
+// page whose writes keep coming between its pages.
+const statsAttempts = 4
+
+// stats is one read of Stats: the stats and how many pages they took.
+func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, int, error) {
 	p, now := q.Partition, q.Now
 	from := driver.CounterPrefix
 	if q.Threads {
@@ -187,21 +323,21 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 	}
 	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).
 		And(expression.Key(s.o.sk).Between(expression.Value(from), expression.Value(driver.LedgerBound(now))))
-	items, err := s.queryAll(ctx, kc, nil)
+	items, pages, err := s.queryPages(ctx, kc, nil)
 	if err != nil {
-		return driver.Stats{}, opError("stats", err)
+		return driver.Stats{}, 0, opError("stats", err)
 	}
 	var st driver.Stats
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
-			return driver.Stats{}, err
+			return driver.Stats{}, 0, err
 		}
 		switch {
 		case strings.HasPrefix(sk, driver.CounterPrefix), strings.HasPrefix(sk, driver.ThreadStatsPrefix):
 			c, ver, recent, err := s.decodeCounter(p, av)
 			if err != nil {
-				return driver.Stats{}, err
+				return driver.Stats{}, 0, err
 			}
 			st.Counters = append(st.Counters, c)
 			if c.Category == "" && c.Group == "" && c.Thread == "" {
@@ -209,47 +345,57 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 				if n, ok := av[attrRecounted].(*types.AttributeValueMemberN); ok {
 					r, err := strconv.ParseInt(n.Value, 10, 64)
 					if err != nil {
-						return driver.Stats{}, fmt.Errorf("dynamo: counter %s/%s: recounted %q: %w", p.PK(), sk, n.Value, err)
+						return driver.Stats{}, 0, fmt.Errorf("dynamo: counter %s/%s: recounted %q: %w", p.PK(), sk, n.Value, err)
 					}
 					st.Recounted = time.Unix(r, 0).UTC()
 				}
 				if !p.IsShared() {
 					st.Recent = recent
+					st.Fence = fenceOf(av)
+				} else {
+					_, st.Bucketed = av[attrBucketed]
 				}
 			}
+		case strings.HasPrefix(sk, driver.DayBucketPrefix):
+			d, err := s.decodeDay(p, sk, av)
+			if err != nil {
+				return driver.Stats{}, 0, err
+			}
+			st.Days = append(st.Days, d)
 		case sk == driver.SeenSK:
 			var it seenItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return driver.Stats{}, fmt.Errorf("dynamo: decode seen watermark of %s: %w", p.PK(), err)
+				return driver.Stats{}, 0, fmt.Errorf("dynamo: decode seen watermark of %s: %w", p.PK(), err)
 			}
 			st.Seen = it.Seen
 		case strings.HasPrefix(sk, driver.TombstonePrefix):
 			t, err := s.decodeTombstone(p, av)
 			if err != nil {
-				return driver.Stats{}, err
+				return driver.Stats{}, 0, err
 			}
 			st.Tombstones = append(st.Tombstones, t)
-		case strings.HasPrefix(sk, driver.SnoozePrefix):
+		case strings.HasPrefix(sk, driver.SnoozePrefix), strings.HasPrefix(sk, driver.PendingPrefix), driver.IsTimedKey(sk):
 			e, err := s.decodeTimed(p, av)
 			if err != nil {
-				return driver.Stats{}, err
+				return driver.Stats{}, 0, err
 			}
-			st.Snoozed = append(st.Snoozed, e)
-		case strings.HasPrefix(sk, driver.PendingPrefix):
-			e, err := s.decodeTimed(p, av)
-			if err != nil {
-				return driver.Stats{}, err
+			switch {
+			case driver.IsTimedKey(sk):
+				st.Due = append(st.Due, e)
+			case strings.HasPrefix(sk, driver.SnoozePrefix):
+				st.Snoozed = append(st.Snoozed, e)
+			default:
+				st.Pending = append(st.Pending, e)
 			}
-			st.Pending = append(st.Pending, e)
 		case strings.HasPrefix(sk, driver.LedgerPrefix):
 			e, err := s.decodeEntry(p, av)
 			if err != nil {
-				return driver.Stats{}, err
+				return driver.Stats{}, 0, err
 			}
 			st.Expired = append(st.Expired, e)
 		}
 	}
-	return st, nil
+	return st, pages, nil
 }
 
 // decodeCounter returns the counter of a stats item of p, its version
@@ -275,6 +421,9 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.Published, it.Read, it.Archived, it.ArchivedRead, it.Hidden
+	c.Above = it.Above
+	c.Snoozed = driver.Tallies{Published: it.ZP, Read: it.ZR, Archived: it.ZA, ArchivedRead: it.ZAR, Hidden: it.ZH}
+	c.Pending = driver.Tallies{Published: it.QP, Read: it.QR, Archived: it.QA, ArchivedRead: it.QAR, Hidden: it.QH}
 	return c, it.Ver, it.recentKeys(p), nil
 }
 
@@ -282,13 +431,19 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 // consistent, paging to the end; projection limits the attributes when
 // set.
 func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, projection *expression.ProjectionBuilder) ([]map[string]types.AttributeValue, error) {
+	items, _, err := s.queryPages(ctx, kc, projection)
+	return items, err
+}
+
+// queryPages is queryAll, which also reports how many pages it read.
+func (s *Store) queryPages(ctx context.Context, kc expression.KeyConditionBuilder, projection *expression.ProjectionBuilder) ([]map[string]types.AttributeValue, int, error) {
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	if projection != nil {
 		b = b.WithProjection(*projection)
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	pages := dynamodb.NewQueryPaginator(s.client, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
@@ -300,14 +455,16 @@ func (s *Store) queryAll(ctx context.Context, kc expression.KeyConditionBuilder,
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
 	var out []map[string]types.AttributeValue
+	n := 0
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, err
+			return nil, n, err
 		}
+		n++
 		out = append(out, page.Items...)
 	}
-	return out, nil
+	return out, n, nil
 }
 
 // Repair adopts r.Adopt's records, each with one transaction (an Update
@@ -376,6 +533,18 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return err
 		}
 	}
+	for chunk := range slices.Chunk(r.Drop, maxTransactItems) {
+		var dels []types.TransactWriteItem
+		for _, sk := range chunk {
+			if !driver.IsTimedKey(sk) {
+				return fmt.Errorf("%w: %q is no timed entry", driver.ErrInvalidInput, sk)
+			}
+			dels = append(dels, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(p.PK(), sk)}})
+		}
+		if err := s.transact(ctx, "repair", dels, make([]onFail, len(dels))); err != nil {
+			return err
+		}
+	}
 	if !r.Reset && !r.Stamp {
 		return nil
 	}
@@ -394,9 +563,20 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if total == nil {
 		total = &driver.Counter{Partition: p}
 	}
+	if p.IsShared() {
+		buckets, err := s.bucketItems(p, r.Days, r.Hours, rand.Int64())
+		if err != nil {
+			return err
+		}
+		for _, it := range buckets {
+			_, sk, _ := s.itemKey(it)
+			keep[sk] = true
+			writes = append(writes, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: it}})
+		}
+	}
 	proj := expression.NamesList(expression.NameNoDotSplit(s.o.pk), expression.NameNoDotSplit(s.o.sk))
 	var existing []map[string]types.AttributeValue
-	for _, prefix := range []string{driver.ThreadStatsPrefix, driver.CounterPrefix} {
+	for _, prefix := range []string{driver.ThreadStatsPrefix, driver.CounterPrefix, driver.DayBucketPrefix} {
 		kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(prefix))
 		items, err := s.queryAll(ctx, kc, &proj)
 		if err != nil {
@@ -409,6 +589,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if err != nil {
 			return err
 		}
+		if strings.HasPrefix(sk, driver.DayBucketPrefix) {
+			if _, kept := keep[sk]; !kept {
+				writes = append(writes, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(pk, sk)}})
+			}
+			continue
+		}
 		if _, kept := keep[sk]; !kept {
 			del, err := s.conditionalDelete(s.key(pk, sk), s.talliesAsRead(before, sk))
 			if err != nil {
@@ -420,6 +606,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	totalItem, err := s.counterItem(*total, r.Version+1)
 	if err != nil {
 		return err
+	}
+	if r.Seen != "" && !p.IsShared() {
+		totalItem[attrFence] = &types.AttributeValueMemberS{Value: r.Seen}
+	}
+	if p.IsShared() {
+		totalItem[attrBucketed] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
@@ -550,11 +742,50 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 		}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: entry}},
 	}
-	err = s.transact(ctx, "adopt", items, []onFail{func(map[string]types.AttributeValue) error { return errRecorded }})
-	if errors.Is(err, errRecorded) {
-		return nil // gone or changed: skipped
+	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }, nil}
+	// Adopted, a record with no entry before counts in its shared
+	// partition's buckets, or in its user partition's Above if it is above
+	// the watermark.
+	var above []driver.Counter
+	switch {
+	case rec.Ledgered():
+	case rec.Partition.IsShared():
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, 1)
+		if err != nil {
+			return err
+		}
+		items = append(items, buckets...)
+		meanings = append(meanings, nil, nil)
+	default:
+		a := as
+		a.Counted = driver.AdoptedCounted(rec)
+		above = driver.AboveCounters(a)
 	}
-	return err
+	base, baseMeanings := items, meanings
+	for {
+		items, meanings = base, baseMeanings
+		if len(above) > 0 {
+			c := seenBelow(rec.Message.ID)
+			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}})
+			if err != nil {
+				return err
+			}
+			items = append(slices.Clone(base), counters...)
+			meanings = slices.Clone(baseMeanings)
+			for range counters {
+				meanings = append(meanings, func(map[string]types.AttributeValue) error { return errTotalRefused })
+			}
+		}
+		err = s.transact(ctx, "adopt", items, meanings)
+		switch {
+		case errors.Is(err, errTotalRefused):
+			above = nil // at or below the watermark: in no Above
+			continue
+		case errors.Is(err, errRecorded):
+			return nil // gone or changed: skipped
+		}
+		return err
+	}
 }
 
 // versionCheck returns a ConditionCheck of cond on p's c#* item.
@@ -582,6 +813,17 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 		ArchivedRead: c.ArchivedRead,
 		Hidden:       c.Hidden,
 		Ver:          ver,
+		Above:        c.Above,
+		ZP:           c.Snoozed.Published,
+		ZR:           c.Snoozed.Read,
+		ZA:           c.Snoozed.Archived,
+		ZAR:          c.Snoozed.ArchivedRead,
+		ZH:           c.Snoozed.Hidden,
+		QP:           c.Pending.Published,
+		QR:           c.Pending.Read,
+		QA:           c.Pending.Archived,
+		QAR:          c.Pending.ArchivedRead,
+		QH:           c.Pending.Hidden,
 		Latest:       c.Latest,
 		TenantKey:    c.Partition.Tenant,
 		InboxKey:     c.Partition.Inbox,
@@ -593,5 +835,132 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 	if !hasRead(c) {
 		delete(av, "read")
 	}
+	if c.Thread != "" && c.Group == "" && c.Latest != "" {
+		av[attrUnread] = &types.AttributeValueMemberS{Value: activityMark + driver.ActivityKey(c.Latest, c.Thread)}
+	}
 	return av, nil
+}
+
+// activityMark begins the unread index's key of a thread's own counter:
+// ~t<latest>#<thread>, above every message ID and receipt key, below the
+// snooze entries' (~z).
+const activityMark = "~t"
+
+// threadsQuery serves a Query with Threads: the partition's threads'
+// own counters by activity, from the unread index, latest first, below
+// q.Before, at most q.Limit (one Query, fetching the counters from the
+// table). A table without the unread index reads every thread counter of
+// the partition (with Stats), and orders them.
+func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	var res driver.QueryResult
+	if s.o.unread == "" {
+		st, err := s.Stats(ctx, driver.StatsQuery{Partition: q.Partition, Now: time.Unix(0, 0), Threads: true})
+		if err != nil {
+			return driver.QueryResult{}, err
+		}
+		var ts []driver.Counter
+		for _, c := range st.Counters {
+			if c.Thread != "" && c.Group == "" && c.Latest != "" && (q.Before == "" || c.Latest < q.Before) {
+				ts = append(ts, c)
+			}
+		}
+		slices.SortFunc(ts, func(a, b driver.Counter) int {
+			return strings.Compare(driver.ActivityKey(b.Latest, b.Thread), driver.ActivityKey(a.Latest, a.Thread))
+		})
+		for i, c := range ts {
+			if i == q.Limit {
+				res.Next = ts[i-1].Latest
+				break
+			}
+			res.Threads = append(res.Threads, c)
+		}
+		return res, nil
+	}
+	pk := q.Partition.PK()
+	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(activityMark))
+	if q.Before != "" {
+		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(activityMark), expression.Value(activityMark+q.Before)))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return driver.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
+	}
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(s.o.unread),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		ConsistentRead:            aws.Bool(true),
+		Select:                    types.SelectAllAttributes,
+		Limit:                     aws.Int32(int32(min(q.Limit, 1<<30))),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return driver.QueryResult{}, opError("query", err)
+	}
+	for _, av := range out.Items {
+		c, _, _, err := s.decodeCounter(q.Partition, av)
+		if err != nil {
+			return driver.QueryResult{}, err
+		}
+		if c.Thread == "" || c.Group != "" || c.Latest == "" {
+			continue // not a thread's own counter
+		}
+		res.Threads = append(res.Threads, c)
+	}
+	if out.LastEvaluatedKey != nil && len(res.Threads) > 0 {
+		res.Next = res.Threads[len(res.Threads)-1].Latest
+	}
+	return res, nil
+}
+
+// counters reads the counters of p with the keys of keys (and p's total,
+// for its version) by key, strongly consistent: Stats with Keys.
+func (s *Store) counters(ctx context.Context, p driver.Partition, keys []driver.Counter) (driver.Stats, error) {
+	if len(keys) > maxBatchGet {
+		return driver.Stats{}, fmt.Errorf("%w: %d counter keys, at most %d", driver.ErrInvalidInput, len(keys), maxBatchGet)
+	}
+	req := []map[string]types.AttributeValue{s.key(p.PK(), driver.CounterSK("", ""))}
+	want := map[string]bool{}
+	for _, k := range keys {
+		k.Partition = p
+		if err := driver.ValidateCounter(k); err != nil {
+			return driver.Stats{}, err
+		}
+		if sk := k.SK(); !want[sk] && sk != driver.CounterSK("", "") {
+			want[sk] = true
+			req = append(req, s.key(p.PK(), sk))
+		}
+	}
+	wantTotal := false
+	for _, k := range keys {
+		if k.Category == "" && k.Group == "" && k.Thread == "" {
+			wantTotal = true
+		}
+	}
+	items, err := s.batchGet(ctx, req, true)
+	if err != nil {
+		return driver.Stats{}, opError("stats", err)
+	}
+	var st driver.Stats
+	for _, av := range items {
+		_, sk, err := s.itemKey(av)
+		if err != nil {
+			return driver.Stats{}, err
+		}
+		c, ver, _, err := s.decodeCounter(p, av)
+		if err != nil {
+			return driver.Stats{}, err
+		}
+		if sk == driver.CounterSK("", "") {
+			st.Version = ver
+			if !wantTotal {
+				continue
+			}
+		}
+		st.Counters = append(st.Counters, c)
+	}
+	return st, nil
 }

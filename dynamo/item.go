@@ -14,17 +14,20 @@ import (
 
 // Item kinds, the kind attribute of each record type.
 const (
-	kindMessage   = "UM" // message, broadcast or read receipt
-	kindCounter   = "US" // stats
-	kindTenant    = "TS" // tenant settings
-	kindInbox     = "IC" // inbox config
-	kindClaim     = "HC" // host-system-ID claim
-	kindRemoval   = "RX" // applied-removal marker
-	kindLedger    = "LE" // ledger entry
-	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
-	kindSeen      = "SN" // a user's seen watermark
-	kindSnooze    = "SZ" // snooze entry of a snoozed record
-	kindPending   = "SQ" // pending entry of a scheduled record
+	kindMessage   = "UM"    // message, broadcast or read receipt
+	kindCounter   = "US"    // stats
+	kindTenant    = "TS"    // tenant settings
+	kindInbox     = "IC"    // inbox config
+	kindClaim     = "HC"    // host-system-ID claim
+	kindRemoval   = "RX"    // applied-removal marker
+	kindLedger    = "LE"    // ledger entry
+	kindTombstone = "TB"    // tombstone of a broadcast removed before it expired
+	kindSeen      = "SN"    // a user's seen watermark
+	kindSnooze    = "SZ"    // snooze entry of a snoozed record
+	kindPending   = "SQ"    // pending entry of a scheduled record
+	kindTimer     = "TM"    // a timed entry's timer: DynamoDB's TTL deletes it at the entry's time
+	kindBucket    = "UB"    // a shared partition's time bucket (a day's or an hour's)
+	attrTimed     = driver.TimedAttribute
 	attrSnoozed   = "snoozeduntil"
 	attrInteract  = "interactedat"
 	attrHeaders   = "headers"
@@ -69,6 +72,7 @@ type messageItem struct {
 	UID       string        `dynamodbav:"uid"`
 	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled message's: see scheduledKeys
 	SSK       string        `dynamodbav:"ssk,omitempty"`
+	Timed     string        `dynamodbav:"timed,omitempty"` // driver.Record.Timed
 }
 
 // flatItem holds what seed 000 puts at the top level of a message item
@@ -149,6 +153,19 @@ type counterItem struct {
 	ArchivedRead int64  `dynamodbav:"archivedread,omitempty"`
 	Hidden       int64  `dynamodbav:"hidden,omitempty"`
 	Ver          int64  `dynamodbav:"ver,omitempty"`
+	// Above, and the tallies of the partition's timed entries (see
+	// driver.Counter): z for the snoozed, q for the pending.
+	Above int64 `dynamodbav:"above,omitempty"`
+	ZP    int64 `dynamodbav:"zp,omitempty"`
+	ZR    int64 `dynamodbav:"zr,omitempty"`
+	ZA    int64 `dynamodbav:"za,omitempty"`
+	ZAR   int64 `dynamodbav:"zar,omitempty"`
+	ZH    int64 `dynamodbav:"zh,omitempty"`
+	QP    int64 `dynamodbav:"qp,omitempty"`
+	QR    int64 `dynamodbav:"qr,omitempty"`
+	QA    int64 `dynamodbav:"qa,omitempty"`
+	QAR   int64 `dynamodbav:"qar,omitempty"`
+	QH    int64 `dynamodbav:"qh,omitempty"`
 	// Latest is a thread counter's driver.Counter.Latest.
 	Latest string `dynamodbav:"latest,omitempty"`
 	// Recounted is c#*'s driver.Stats.Recounted, in Unix seconds.
@@ -273,6 +290,7 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		Thread:    m.Thread,
 		TSK:       threadKey(m.Thread, m.ID),
 		DeliverAt: readAt(m.DeliverAt),
+		Timed:     rec.Timed,
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	it.SPK, it.SSK = scheduledKeys(rec)
@@ -340,6 +358,7 @@ func (s *Store) receiptItem(mk driver.Mark) (map[string]types.AttributeValue, er
 		Unread:   mk.Key.ID + receiptMark,
 		Thread:   mk.Thread,
 		TSK:      threadKey(mk.Thread, mk.Key.ID),
+		Timed:    timedAfter(mk),
 	}
 	it.TenantKey, it.InboxKey, it.UID = mk.Key.Partition.Tenant, mk.Key.Partition.Inbox, mk.Key.Partition.User
 	return s.item(mk.Key.Partition.PK(), driver.MessageSK(mk.Key.ID), it, mk.ExpiresAt)
@@ -359,40 +378,67 @@ func (s *Store) ledgerEntry(rec driver.Record) (map[string]types.AttributeValue,
 	return s.item(rec.Partition.PK(), rec.Entry, it, time.Time{})
 }
 
-// timedItem is a snooze or pending entry without its key (which holds
-// the time and the record's ID) and TTL attribute: its record as a ledger
-// entry holds it.
+// timedItem is a timed entry (a snooze or pending entry) without its key
+// (which holds the time and the record's ID): its record as a ledger entry
+// holds it. A snooze entry carries the unread index's key snoozeMark and
+// its record's ID, so that the snoozed view reads the snooze entries alone
+// (driver.Query.Snoozed). An earlier version's entries (under
+// driver.SnoozeSK and PendingSK) have a TTL attribute; this version's
+// stay until a mark or the record's removal deletes them.
 type timedItem struct {
 	ledgerItem
-	Expires int64 `dynamodbav:"expires"` // the record's expiry
+	Expires int64  `dynamodbav:"expires"` // the record's expiry
+	Unread  string `dynamodbav:"unread,omitempty"`
 }
 
-// timedItemOf returns the item of e, a snooze or pending entry as
-// driver.Mark.TimedWrites returns it, at driver.TimedSK(e).
-func (s *Store) timedItemOf(e driver.Record) (map[string]types.AttributeValue, error) {
-	if at := e.Message.DeliverAt; !at.IsZero() {
-		return s.timedEntry(kindPending, driver.TimedSK(e), e, at)
+// snoozeMark begins the unread index's key of a snooze entry: ~z<id>,
+// above every ID, receipt key and counterMark.
+const snoozeMark = "~z"
+
+// timerItem is a timed entry's timer without its key (w#<the entry's
+// key>) and TTL attribute (the entry's time).
+type timerItem struct {
+	Kind      string `dynamodbav:"kind"`
+	TenantKey string `dynamodbav:"tenant_key"`
+	InboxKey  string `dynamodbav:"inbox_key"`
+	UID       string `dynamodbav:"uid"`
+}
+
+// timedAfter returns the Timed the record of mark mk notes after it.
+func timedAfter(mk driver.Mark) string {
+	puts, _ := mk.TimedWrites()
+	for _, e := range puts {
+		return driver.TimedKeyOf(e)
 	}
-	return s.timedEntry(kindSnooze, driver.TimedSK(e), e, e.Message.SnoozedUntil)
+	return ""
 }
 
-// timedEntry returns the item of kind kind at sort key sk holding rec as
-// its ledger entry does, with its expiry. DynamoDB's TTL deletes it once
-// it has passed: at the earlier of at and the record's expiry.
-func (s *Store) timedEntry(kind, sk string, rec driver.Record, at time.Time) (map[string]types.AttributeValue, error) {
-	m := rec.Message
-	it := timedItem{ledgerItem: ledgerItem{Kind: kind, Receipt: rec.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Thread: m.Thread}, Expires: m.ExpiresAt.Unix()}
-	if rec.Receipt {
+// timedItemOf returns the item of e, a timed entry as
+// driver.Mark.TimedWrites returns it, at driver.TimedKeyOf(e), and the
+// item of its timer.
+func (s *Store) timedItemOf(e driver.Record) (entry, timer map[string]types.AttributeValue, err error) {
+	m := e.Message
+	sk := driver.TimedKeyOf(e)
+	it := timedItem{ledgerItem: ledgerItem{Kind: kindSnooze, Receipt: e.Receipt, Taxonomy: taxonomy(m.Category), ReadAt: readAt(m.ReadAt), Archived: readAt(m.ArchivedAt), Thread: m.Thread}, Expires: m.ExpiresAt.Unix()}
+	if !m.DeliverAt.IsZero() {
+		it.Kind = kindPending
+	} else {
+		it.Unread = snoozeMark + m.ID
+	}
+	if e.Receipt {
 		it.Group = m.Audience.Group
 	}
-	if m.ExpiresAt.Before(at) {
-		at = m.ExpiresAt
+	if entry, err = s.item(e.Partition.PK(), sk, it, time.Time{}); err != nil {
+		return nil, nil, err
 	}
-	return s.item(rec.Partition.PK(), sk, it, at)
+	p := e.Partition
+	timer, err = s.item(p.PK(), driver.TimerSK(sk), timerItem{Kind: kindTimer, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User + p.Group}, driver.TimedAt(e))
+	return entry, timer, err
 }
 
-// decodeTimed returns the snooze or pending entry item av of partition p
-// as a record with its SnoozedUntil or DeliverAt, and its ledger entry.
+// decodeTimed returns the timed entry item av of partition p (this
+// version's, under a driver.TimedKey, or an earlier version's) as a record
+// with its SnoozedUntil or DeliverAt, and its ledger entry.
 func (s *Store) decodeTimed(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
@@ -402,7 +448,14 @@ func (s *Store) decodeTimed(p driver.Partition, av map[string]types.AttributeVal
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: decode entry %s/%s: %w", p.PK(), sk, err)
 	}
-	at, entry, err := driver.ParseTimedSK(sk, fromEpoch(it.Expires))
+	var at time.Time
+	var entry string
+	pending := strings.HasPrefix(sk, driver.PendingPrefix)
+	if driver.IsTimedKey(sk) {
+		at, entry, pending, err = driver.ParseTimedKey(sk, fromEpoch(it.Expires))
+	} else {
+		at, entry, err = driver.ParseTimedSK(sk, fromEpoch(it.Expires))
+	}
 	if err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: entry %s/%s: %w", p.PK(), sk, err)
 	}
@@ -412,10 +465,10 @@ func (s *Store) decodeTimed(p driver.Partition, av map[string]types.AttributeVal
 	}
 	rec := driver.Record{Partition: p, Receipt: it.Receipt, Entry: entry, Message: driver.Message{ID: id, Thread: it.Thread, Audience: driver.Audience{Group: it.Group},
 		ReadAt: fromEpochPtr(it.ReadAt), ArchivedAt: fromEpochPtr(it.Archived), ExpiresAt: fromEpoch(it.Expires)}}
-	if strings.HasPrefix(sk, driver.SnoozePrefix) {
-		rec.Message.SnoozedUntil = at
-	} else {
+	if pending {
 		rec.Message.DeliverAt = at
+	} else {
+		rec.Message.SnoozedUntil = at
 	}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
@@ -543,6 +596,11 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		}
 	}
 	rec := driver.Record{Partition: p, Receipt: it.Headers == nil, Entry: it.Ledger, Message: driver.Message{ID: id, ExpiresAt: expires}}
+	if rec.Ledgered() && driver.IsTimedKey(it.Timed) {
+		if _, e, _, err := driver.ParseTimedKey(it.Timed, expires); err == nil && e == rec.Entry {
+			rec.Timed = it.Timed // another's value is none
+		}
+	}
 	if rec.Receipt {
 		rec.Message.Audience.Group = it.Group
 	}

@@ -96,6 +96,7 @@ func WithTTLAttribute(name string) Option {
 var itemAttributes = []string{
 	"kind", "headers", "message", "taxonomy", "readat", "tenant_key", "inbox_key", "uid",
 	"published", "read", "title", "description", "ttl", "id", attrUnread, attrThread, attrTSK, attrSPK, attrSSK,
+	attrTimed, attrAbove, attrFence, attrBucketed, "expires", "v",
 }
 
 // resolve applies opts over the defaults and checks that the three

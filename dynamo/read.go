@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,12 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	if q.Scheduled {
 		return s.scheduledQuery(ctx, q)
 	}
+	if q.Snoozed {
+		return s.snoozeQuery(ctx, q)
+	}
+	if q.Threads {
+		return s.threadsQuery(ctx, q)
+	}
 	pk := q.Partition.PK()
 	threaded := q.Thread != "" && s.o.thread != ""                        // a thread's page: the thread index's records
 	user := !q.Partition.IsShared() && s.o.unread != "" && q.Thread == "" // the unread index serves it
@@ -99,8 +106,11 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	case threaded:
 		kc = kc.And(expression.Key(attrTSK).BeginsWith(driver.ThreadIndexKey(q.Thread, "")))
 	case unseen && q.After != "":
-		kc = kc.And(expression.Key(attrUnread).GreaterThan(expression.Value(q.After)))
-	case unseen: // the whole index, c#* first
+		// Above After, up to c#* (counterMark): not the threads' counters
+		// (activityMark) or the snooze entries (snoozeMark) above it.
+		kc = kc.And(expression.Key(attrUnread).Between(expression.Value(q.After+"\x00"), expression.Value(counterMark)))
+	case unseen: // the whole index up to c#*, c#* first
+		kc = kc.And(expression.Key(attrUnread).LessThanEqual(expression.Value(counterMark)))
 	case feed && q.After != "":
 		kc = kc.And(expression.Key(attrUnread).Between(expression.Value(q.After+"\x00"), expression.Value(feedBound)))
 	case feed:
@@ -265,4 +275,89 @@ func (s *Store) queryFilter(q driver.Query) (f expression.ConditionBuilder, ok b
 		return conds[0], true
 	}
 	return expression.And(conds[0], conds[1], conds[2:]...), true
+}
+
+// snoozeQuery serves a Query with Snoozed: the user partition's snooze
+// entries, from the unread index, where each is under snoozeMark and its
+// record's ID, newest first, below q.Before, at most q.Limit (one Query,
+// fetching the entries from the table). A table without the unread index
+// reads them from the table's own keys, all of them (the snoozed view is
+// rare), in the same order.
+func (s *Store) snoozeQuery(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	pk := q.Partition.PK()
+	var items []map[string]types.AttributeValue
+	if s.o.unread == "" {
+		kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(s.o.sk).BeginsWith(driver.LedgerPrefix))
+		all, err := s.queryAll(ctx, kc, nil)
+		if err != nil {
+			return driver.QueryResult{}, opError("query", err)
+		}
+		for _, av := range all {
+			if _, sk, err := s.itemKey(av); err == nil && driver.IsTimedKey(sk) && strings.HasSuffix(sk, "#z") {
+				items = append(items, av)
+			}
+		}
+		var recs []driver.Record
+		for _, av := range items {
+			e, err := s.decodeTimed(q.Partition, av)
+			if err != nil {
+				return driver.QueryResult{}, err
+			}
+			if q.Before == "" || e.Message.ID < q.Before {
+				recs = append(recs, e)
+			}
+		}
+		slices.SortFunc(recs, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
+		var res driver.QueryResult
+		for i, e := range recs {
+			if i == q.Limit {
+				res.Next = recs[i-1].Message.ID
+				break
+			}
+			res.Records = append(res.Records, e)
+		}
+		return res, nil
+	}
+	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(snoozeMark))
+	if q.Before != "" {
+		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(snoozeMark), expression.Value(snoozeMark+q.Before)))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return driver.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
+	}
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(s.o.unread),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		ConsistentRead:            aws.Bool(true),
+		Select:                    types.SelectAllAttributes,
+		Limit:                     aws.Int32(int32(min(q.Limit+1, 1<<30))),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return driver.QueryResult{}, opError("query", err)
+	}
+	var res driver.QueryResult
+	for _, av := range out.Items {
+		e, err := s.decodeTimed(q.Partition, av)
+		if err != nil {
+			return driver.QueryResult{}, err
+		}
+		if q.Before != "" && e.Message.ID >= q.Before {
+			continue // BETWEEN keeps its bound
+		}
+		if len(res.Records) == q.Limit {
+			res.Next = res.Records[len(res.Records)-1].Message.ID
+			break
+		}
+		res.Records = append(res.Records, e)
+	}
+	if res.Next == "" && out.LastEvaluatedKey != nil && len(res.Records) > 0 {
+		res.Next = res.Records[len(res.Records)-1].Message.ID
+	}
+	return res, nil
 }

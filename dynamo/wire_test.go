@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,6 +227,7 @@ func TestWireFormat(t *testing.T) {
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:ann",
 			"unread":   "S:~", // in the unread index, above every message
 			recentSlot: "SS:$public#" + bc.ID,
+			"above":    "N:-1", // no watermark: every record is above it; the read receipt takes its broadcast out
 		}},
 		{"user category stats", annPK, "c#billing", map[string]any{
 			"pk": "S:" + annPK, "sk": "S:c#billing", "kind": "S:US", "published": "N:1", "read": "N:1",
@@ -234,6 +236,7 @@ func TestWireFormat(t *testing.T) {
 		{"public stats", pubPK, "c#*", map[string]any{
 			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "ver": "N:1",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
+			"bkt": "BOOL:true", // its time buckets count every broadcast
 		}},
 	}
 	for _, tc := range tests {
@@ -253,8 +256,22 @@ func TestWireFormat(t *testing.T) {
 	if n := len(rawQuery(t, raw, table, annPK, "")); n != 6 {
 		t.Errorf("ann's partition holds %d items, want 6", n)
 	}
-	if n := len(rawQuery(t, raw, table, pubPK, "")); n != 3 {
-		t.Errorf("public partition holds %d items, want 3 (the broadcast, its entry, its stats)", n)
+	if n := len(rawQuery(t, raw, table, pubPK, "")); n != 5 {
+		t.Errorf("public partition holds %d items, want 5 (the broadcast, its entry, its stats, its day and hour buckets)", n)
+	}
+	// The time buckets count the broadcast by the second of its ID.
+	bt, err := driver.BucketTime(bc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dayItem := shapeMap(getRaw(t, raw, table, pubPK, driver.DayBucketSK(bt)), true)
+	hour := shapeMap(getRaw(t, raw, table, pubPK, driver.HourBucketSK(bt)), true)
+	hh, ss := fmt.Sprintf("h%02d", bt.Hour()), fmt.Sprintf("s%04d", bt.Minute()*60+bt.Second())
+	if dayItem["kind"] != "S:UB" || dayItem[hh] != "N:1" || dayItem[fmt.Sprintf("v%02d", bt.Hour())] != hour["v"] || len(dayItem) != 8 {
+		t.Errorf("day bucket %v: want kind UB, %s 1 and the hour bucket's version, and the keys", dayItem, hh)
+	}
+	if hour["kind"] != "S:UB" || hour[ss] != "N:1" || len(hour) != 8 {
+		t.Errorf("hour bucket %v: want kind UB, %s 1, a version, and the keys", hour, ss)
 	}
 	if n := len(rawQuery(t, raw, table, claimPK, "")); n != 1 {
 		t.Errorf("the claim's partition holds %d items, want 1", n)

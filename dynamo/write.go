@@ -64,16 +64,35 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 }
 
 // PutMessage writes rec, its ledger entry and its counter changes in one
-// transaction (after driver.ValidateRecord, as every Store): a Put of the item conditional on no item at rec's key, a
-// Put of the entry conditional on none at its key, and an Update per
-// counter (ADD published and read, and the version). A record already
-// there is ErrExists; a receipt is ErrInvalidInput.
+// transaction (after driver.ValidateRecord, as every Store): a Put of the
+// item conditional on no item at rec's key, a Put of the entry
+// conditional on none at its key, for a scheduled record a Put of its
+// pending entry and one of its timer, for a shared partition's record the
+// updates of its time buckets, and an Update per counter (ADD of the
+// tallies, and the version). The deltas' Above apply on condition that
+// the partition's Fence is below rec's ID (else the transaction is made
+// again without them); a shared partition's total is marked Bucketed on
+// condition that it is new or was already (else without). A record
+// already there is ErrExists; a receipt is ErrInvalidInput.
 func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)
 	}
 	if err := driver.ValidateRecord(rec); err != nil {
 		return err
+	}
+	rec.Timed = ""
+	var timed []types.TransactWriteItem
+	if at := rec.Message.DeliverAt; !at.IsZero() {
+		e := rec
+		e.Message = driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt, DeliverAt: at}
+		rec.Timed = driver.TimedKeyOf(e)
+		entry, timer, err := s.timedItemOf(e)
+		if err != nil {
+			return err
+		}
+		timed = append(timed, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}},
+			types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: timer}})
 	}
 	entry, err := s.ledgerEntry(rec)
 	if err != nil {
@@ -91,45 +110,65 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err != nil {
 		return err
 	}
-	var pending *types.Put
-	if !rec.Message.DeliverAt.IsZero() {
-		item, err := s.timedEntry(kindPending, driver.PendingSK(rec.Message.DeliverAt, rec.Entry), rec, rec.Message.DeliverAt)
+	if rec.Partition.IsShared() {
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, 1)
 		if err != nil {
 			return err
 		}
-		pending = &types.Put{TableName: aws.String(s.table), Item: item}
+		timed = append(timed, buckets...)
 	}
 	exists := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	behind := func(map[string]types.AttributeValue) error { return errLatestAhead }
+	p := rec.Partition
+	totals := map[driver.Partition]counterWrite{}
+	switch {
+	case p.IsShared():
+		c := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(attrBucketed).AttributeExists())
+		totals[p] = counterWrite{cond: &c, bucketed: true}
+	case hasAbove(deltas):
+		c := seenBelow(rec.Message.ID)
+		totals[p] = counterWrite{cond: &c}
+	}
 	for {
-		counters, err := s.counterUpdates(deltas, nil)
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals)
 		if err != nil {
 			return err
 		}
-		items := []types.TransactWriteItem{{Put: put}, {Put: putEntry}}
+		items := append([]types.TransactWriteItem{{Put: put}, {Put: putEntry}}, timed...)
 		meanings := []onFail{exists, exists}
-		if pending != nil {
-			items, meanings = append(items, types.TransactWriteItem{Put: pending}), append(meanings, exists)
+		for range timed {
+			meanings = append(meanings, nil)
 		}
 		items = append(items, counters...)
 		for _, it := range counters {
 			var m onFail
-			if it.Update.ConditionExpression != nil {
-				m = behind // the only condition of a counter: its Latest rises
+			switch {
+			case it.Update.ConditionExpression == nil:
+			case isTotal(it.Update.Key, s):
+				m = func(map[string]types.AttributeValue) error { return errTotalRefused }
+			default:
+				m = func(map[string]types.AttributeValue) error { return errLatestAhead } // a thread's Latest rises
 			}
 			meanings = append(meanings, m)
 		}
 		err = s.transact(ctx, "put message", items, meanings)
-		if !errors.Is(err, errLatestAhead) {
+		switch {
+		case errors.Is(err, errLatestAhead):
+			// A thread's counter already has a later message (this
+			// one's publish was slower): count it without moving Latest.
+			deltas = slices.Clone(deltas)
+			for i := range deltas {
+				deltas[i].Latest = ""
+			}
+		case errors.Is(err, errTotalRefused) && p.IsShared():
+			totals[p] = counterWrite{} // a partition of an earlier version: not Bucketed until recounted
+		case errors.Is(err, errTotalRefused):
+			// The watermark is at or above rec's ID (it only rises): rec
+			// counts in no Above.
+			deltas, totals = withoutAbove(deltas), nil
+		default:
 			return err
-		}
-		// A thread's counter already has a later message (this one's
-		// publish was slower): count it without moving Latest.
-		deltas = slices.Clone(deltas)
-		for i := range deltas {
-			deltas[i].Latest = ""
 		}
 	}
 }
@@ -138,46 +177,63 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 // one a PutMessage raises it to.
 var errLatestAhead = errors.New("dynamo: the thread's latest message is later")
 
+// errTotalRefused reports that the condition of a partition's total
+// (c#*) failed: its watermark is not below a record's ID, or a shared
+// partition is not new and not Bucketed.
+var errTotalRefused = errors.New("dynamo: the condition of the partition's total failed")
+
+// isTotal reports whether key is the key of a partition's total (c#*).
+func isTotal(key map[string]types.AttributeValue, s *Store) bool {
+	sk, ok := key[s.o.sk].(*types.AttributeValueMemberS)
+	return ok && sk.Value == driver.CounterSK("", "")
+}
+
 // Mark applies marks, their ledger entries and deltas in one transaction:
 //
 //   - A direct mark is an Update setting (or removing) readat and
-//     archivedat as the mark's To says, the ledger attribute and counted
-//     (To's counted marks), on condition that the item is a message (it
+//     archivedat as the mark's To says, the ledger attribute, counted (To's
+//     counted marks) and timed (the timed entry it writes, see
+//     driver.Mark.TimedWrites), on condition that the item is a message (it
 //     has headers, or seed 000's flat audiences), expires after the mark's
 //     Now, has the mark's expiry and category (and due time, if the mark
 //     names one), has the mark's ledger entry or none, has exactly the
-//     marks of From (readat NULL counts as none) and, unless the mark's
-//     Counted is zero, that counted; with Delete it is a Delete on the
-//     same condition. It asks for the old item on failure, which tells
-//     ErrStateChanged (the message stands, with other marks) from
-//     ErrNotFound.
+//     marks of From (readat NULL counts as none), the timed entry
+//     Mark.Timed (or none) and, unless the mark's Counted is zero, that
+//     counted; with Delete it is a Delete on the same condition. It asks
+//     for the old item on failure, which tells ErrStateChanged (the message
+//     stands, with other marks) from ErrNotFound. The fold of a shared
+//     partition's scheduled broadcast is an Update of its ledger and timed
+//     attributes on the same condition, without marks.
 //   - A receipt mark is a Put of the receipt (on condition that no item is
 //     at its key if From is zero, else that the receipt there has From's
-//     marks, the mark's entry or none, and the mark's Counted unless it is
-//     zero), or a Delete of it on that condition if To is zero, with a
-//     ConditionCheck that the broadcast exists, expires after Now and has
-//     the mark's expiry and category (else ErrNotFound, when the receipt's
-//     own condition held: the transaction reports its first failed item).
+//     marks, the mark's entry or none, its timed entry and the mark's
+//     Counted unless it is zero), or a Delete of it on that condition if
+//     To is zero, with a ConditionCheck that the broadcast exists, expires
+//     after Now and has the mark's expiry and category (else ErrNotFound,
+//     when the receipt's own condition held: the transaction reports its
+//     first failed item).
 //   - Each of those puts its ledger entry, or deletes it with the record,
-//     and puts or deletes the snooze and pending entries
+//     and puts (with its timer) or deletes the timed entries
 //     driver.Mark.TimedWrites names.
 //   - A watermark mark is a Put of the user's cs#seen item (kind SN) on
 //     condition that it is missing or below the mark's Seen (else
-//     ErrStateChanged).
+//     ErrStateChanged), and sets the Fence on c#* (with Versioned, on
+//     condition that c#*'s version is Version); with Fence, a condition
+//     on c#* that its Fence is Seen (else a *driver.SeenError).
 //
-// Each counter gets one Update. More than driver.MaxMarkBatch marks, a mark
-// in a shared partition, or marks that contradict themselves, is
+// Each counter gets one Update. More than driver.MaxMarkBatch marks of
+// records, a mark in a shared partition but a fold, marks that contradict
+// themselves, or Above deltas of a partition without a watermark mark, is
 // ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
 // would find the first's marks), and nothing is written.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
-	if len(marks) > driver.MaxMarkBatch {
-		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, len(marks), driver.MaxMarkBatch)
-	}
 	var (
 		items    []types.TransactWriteItem
 		meanings []onFail
 		marked   = make(map[driver.Key]bool, len(marks))
 		checked  = make(map[driver.Key]bool, len(marks))
+		totals   = map[driver.Partition]counterWrite{}
+		records  int
 	)
 	add := func(it types.TransactWriteItem, meaning onFail) {
 		items = append(items, it)
@@ -187,11 +243,54 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		if err := driver.ValidateMark(mk); err != nil {
 			return err
 		}
+		if mk.Key.ID != "" {
+			records++
+		}
+	}
+	if records > driver.MaxMarkBatch {
+		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, records, driver.MaxMarkBatch)
+	}
+	// The conditions of the partitions' totals: fences, versions.
+	fences := map[driver.Partition]string{}
+	for _, mk := range marks {
+		if mk.Key.ID != "" {
+			continue
+		}
+		p := mk.Key.Partition
+		w := totals[p]
+		var c expression.ConditionBuilder
+		switch {
+		case mk.Fence:
+			c, fences[p] = seenIs(mk.Seen), mk.Seen
+		case mk.Versioned && mk.Version == 0:
+			w.seen, c = mk.Seen, expression.Name(attrVersion).AttributeNotExists()
+		case mk.Versioned:
+			w.seen, c = mk.Seen, expression.Name(attrVersion).Equal(expression.Value(mk.Version))
+		default:
+			w.seen = mk.Seen
+			totals[p] = w
+			continue
+		}
+		if w.cond != nil {
+			c = expression.And(*w.cond, c)
+		}
+		w.cond, w.returnOld = &c, true
+		totals[p] = w
+	}
+	for _, d := range deltas {
+		if _, ok := totals[d.Partition]; d.Above != 0 && !ok {
+			return fmt.Errorf("%w: an above change of %s without a fence of its watermark", driver.ErrInvalidInput, d.Partition.PK())
+		}
+	}
+	for _, mk := range marks {
 		if marked[mk.Key] {
 			return fmt.Errorf("%w: %s in %s marked twice", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
 		}
 		marked[mk.Key] = true
-		if mk.Seen != "" {
+		if mk.Key.ID == "" {
+			if mk.Fence {
+				continue
+			}
 			put, err := s.seenPut(mk)
 			if err != nil {
 				return err
@@ -221,11 +320,15 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
 		}
 		for _, e := range puts {
-			item, err := s.timedItemOf(e)
+			entry, timer, err := s.timedItemOf(e)
 			if err != nil {
 				return err
 			}
-			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil)
+			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
+			if mk.Timed != driver.TimedKeyOf(e) {
+				// A new entry: its timer (one written again keeps its own).
+				add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: timer}}, nil)
+			}
 		}
 		if !mk.Receipt {
 			continue
@@ -243,11 +346,25 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
 		})
 	}
-	counters, err := s.counterUpdates(deltas, recentChanges(marks))
+	counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals)
 	if err != nil {
 		return err
 	}
 	items = append(items, counters...)
+	for _, it := range counters {
+		var m onFail
+		if it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
+			pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
+			p, _ := driver.ParsePartitionKey(pk)
+			m = func(old map[string]types.AttributeValue) error {
+				if w, fenced := fences[p]; fenced && fenceOf(old) != w {
+					return &driver.SeenError{Partition: p, Seen: fenceOf(old)}
+				}
+				return fmt.Errorf("%w: counters of %s changed", driver.ErrStateChanged, pk)
+			}
+		}
+		meanings = append(meanings, m)
+	}
 	if len(items) == 0 {
 		return nil
 	}
@@ -329,15 +446,33 @@ func (s *Store) sameMessage(mk driver.Mark) expression.ConditionBuilder {
 	return cond
 }
 
+// timedIs is the condition that the item notes timed entry sk ("" for
+// none: no attribute).
+func timedIs(sk string) expression.ConditionBuilder {
+	if sk == "" {
+		return expression.Name(attrTimed).AttributeNotExists()
+	}
+	return expression.Name(attrTimed).Equal(expression.Value(sk))
+}
+
+// setTimed adds to upd the record's timed entry sk ("" removes it).
+func setTimed(upd expression.UpdateBuilder, sk string) expression.UpdateBuilder {
+	if sk == "" {
+		return upd.Remove(expression.Name(attrTimed))
+	}
+	return upd.Set(expression.Name(attrTimed), expression.Value(sk))
+}
+
 // markRecord returns the transaction item that changes the record of mark
 // mk (not a watermark mark): the Update or Delete of a direct message, the
-// Put or Delete of a receipt.
+// Put or Delete of a receipt, the Update of a shared partition's
+// broadcast whose pending entry it folds or writes again.
 func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	key := s.messageKey(mk.Key)
 	if mk.Receipt {
 		cond := s.notExists()
 		if !mk.From.IsZero() {
-			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts, true), ownEntry(mk.Entry)), mk.Counted)
+			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts, true), ownEntry(mk.Entry), timedIs(mk.Timed)), mk.Counted)
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)
@@ -350,7 +485,13 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 		put, err := s.conditionalPut(item, cond)
 		return types.TransactWriteItem{Put: put}, err
 	}
-	cond := countedIs(expression.And(isMessage(), marksAre(mk.From, !mk.Adopts, false), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry)), mk.Counted)
+	cond := expression.And(isMessage(), s.expiresAfter(mk.Now), s.sameMessage(mk), ownEntry(mk.Entry), timedIs(mk.Timed))
+	if mk.Key.Partition.IsShared() {
+		// A broadcast has no marks: only its entries change.
+		upd := setTimed(expression.Set(expression.Name(driver.LedgerAttribute), expression.Value(mk.Entry)), timedAfter(mk))
+		return s.update(key, cond, upd)
+	}
+	cond = countedIs(expression.And(cond, marksAre(mk.From, !mk.Adopts, false)), mk.Counted)
 	if mk.Delete {
 		del, err := s.conditionalDelete(key, cond)
 		if err != nil {
@@ -361,6 +502,7 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	}
 	upd := setUnread(expression.Set(expression.Name(driver.LedgerAttribute), expression.Value(mk.Entry)), mk.Key.Partition, mk.Key.ID, mk.To).
 		Set(expression.Name(driver.CountedAttribute), expression.Value(uint8(mk.To.Counted())))
+	upd = setTimed(upd, timedAfter(mk))
 	for _, m := range []struct {
 		attr string
 		t    time.Time
@@ -371,6 +513,12 @@ func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 			upd = upd.Set(expression.Name(m.attr), expression.Value(m.t.Unix()))
 		}
 	}
+	return s.update(key, cond, upd)
+}
+
+// update returns the transaction item that updates the item at key with
+// upd on condition cond, asking for the old item when it fails.
+func (s *Store) update(key map[string]types.AttributeValue, cond expression.ConditionBuilder, upd expression.UpdateBuilder) (types.TransactWriteItem, error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("dynamo: mark expression: %w", err)
@@ -448,11 +596,15 @@ func (s *Store) broadcastCheck(k driver.Key, mk driver.Mark) (*types.ConditionCh
 	}, nil
 }
 
-// timedEntries returns the sort keys of the snooze and pending entries of
-// rec, a ledgered record (none for one without an entry).
+// timedEntries returns the sort keys of the timed entries of rec, a
+// ledgered record: the one it notes, or, if it notes none, those an
+// earlier version may have kept of it (none for one without an entry).
 func timedEntries(rec driver.Record) []string {
 	if !rec.Ledgered() {
 		return nil
+	}
+	if rec.Timed != "" {
+		return []string{rec.Timed}
 	}
 	var out []string
 	if u := rec.Message.SnoozedUntil; !u.IsZero() {
@@ -472,21 +624,27 @@ var errRecorded = errors.New("dynamo: removal already applied")
 var errRecounted = errors.New("dynamo: removal recounted")
 
 // ApplyRemoval accounts r in one transaction. For a record with a ledger
-// entry: a Delete of the entry on condition that it exists, r.Deltas, with
-// r.Tombstone a Put of the tombstone, with r.Delete a Delete of the record
-// on condition that it is gone or still notes that entry.
-// For a record without an entry: a Put of a marker (sort key x#<event id>
-// in the record's partition, kind RX, expiring RemovalMarkerTTL after
-// r.Now) on condition that none exists, r.Deltas and the tombstone, the
-// update of the record partition's c#* on condition that its recount time
-// is before the record left the table (r.LeftAt; else the marker and the
-// tombstone alone are written). A
-// failed condition of the marker means the removal was applied before: it
-// returns false and writes nothing.
+// entry: a Delete of the entry on condition that it exists, of its timed
+// entries, r.Deltas, for a shared partition's record its time buckets,
+// with r.Tombstone a Put of the tombstone, with r.Delete a Delete of the
+// record on condition that it is gone or still notes that entry. For a
+// record without an entry: a Put of a marker (sort key x#<event id> in the
+// record's partition, kind RX, expiring RemovalMarkerTTL after r.Now) on
+// condition that none exists, r.Deltas and the tombstone, the update of
+// the record partition's c#* on condition that its recount time is before
+// the record left the table (r.LeftAt; else the marker and the tombstone
+// alone are written). The deltas' Above apply on condition that the
+// partition's Fence is below the record's ID (else the transaction is
+// made again without them). A failed condition of the marker or entry
+// means the removal was applied before: it returns false and writes
+// nothing.
 func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	rec := r.Record
 	var first types.TransactWriteItem
 	if err := driver.ValidateEntry(rec); err != nil {
+		return false, err
+	}
+	if err := driver.ValidateDeltas(r.Deltas); err != nil {
 		return false, err
 	}
 	if rec.Ledgered() {
@@ -510,35 +668,29 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		first = types.TransactWriteItem{Put: put}
 	}
 	items := []types.TransactWriteItem{first}
+	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
 	for _, sk := range timedEntries(rec) {
 		// A snoozed or scheduled record leaves with its entries.
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(rec.Partition.PK(), sk)}})
+		meanings = append(meanings, nil)
 	}
-	var guard map[driver.Partition]*expression.ConditionBuilder
-	if !rec.Ledgered() {
-		// Not counted out again if a recount made when it had left the
-		// table counted it out: see driver.Store.ApplyRemoval.
-		c := expression.Or(expression.Name(attrRecounted).AttributeNotExists(), expression.Name(attrRecounted).LessThan(expression.Value(r.LeftAt().Unix())))
-		guard = map[driver.Partition]*expression.ConditionBuilder{rec.Partition: &c}
+	if rec.Ledgered() && rec.Partition.IsShared() {
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, -1)
+		if err != nil {
+			return false, err
+		}
+		items = append(items, buckets...)
+		for range buckets {
+			meanings = append(meanings, nil)
+		}
 	}
-	counters, err := s.guardedCounterUpdates(r.Deltas, nil, guard)
-	if err != nil {
-		return false, err
-	}
-	items = append(items, counters...)
 	if r.Tombstone {
 		t, err := s.tombstone(rec)
 		if err != nil {
 			return false, err
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
-	}
-	meanings := []onFail{func(map[string]types.AttributeValue) error { return errRecorded }}
-	for range timedEntries(rec) {
-		meanings = append(meanings, nil) // the entries' deletes
-	}
-	for range counters {
-		meanings = append(meanings, func(map[string]types.AttributeValue) error { return errRecounted })
+		meanings = append(meanings, nil)
 	}
 	if r.Delete {
 		cond := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(driver.LedgerAttribute).Equal(expression.Value(rec.Entry)))
@@ -546,37 +698,64 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		if err != nil {
 			return false, err
 		}
-		for len(meanings) < len(items) {
-			meanings = append(meanings, nil)
-		}
 		items = append(items, types.TransactWriteItem{Delete: del})
 		meanings = append(meanings, meanings[0]) // another record stands there now
 	}
-	err = s.transact(ctx, "apply removal", items, meanings)
-	switch {
-	case errors.Is(err, errRecounted):
-		// The marker, and the tombstone (the readers' receipts stop
-		// counting): the counters left the record out already.
-		items, meanings = items[:1], meanings[:1]
-		if r.Tombstone {
-			t, err := s.tombstone(rec)
-			if err != nil {
-				return false, err
+	base, baseMeanings := items, meanings
+	deltas, recounted := r.Deltas, !rec.Ledgered()
+	for {
+		totals := map[driver.Partition]counterWrite{}
+		var c *expression.ConditionBuilder
+		if recounted {
+			// Not counted out again if a recount made when it had left
+			// the table counted it out: see driver.Store.ApplyRemoval.
+			g := expression.Or(expression.Name(attrRecounted).AttributeNotExists(), expression.Name(attrRecounted).LessThan(expression.Value(r.LeftAt().Unix())))
+			c = &g
+		}
+		if hasAbove(deltas) {
+			g := seenBelow(rec.Message.ID)
+			if c != nil {
+				g = expression.And(*c, g)
 			}
-			items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: t}})
-			meanings = append(meanings, nil)
+			c = &g
+		}
+		if c != nil {
+			totals[rec.Partition] = counterWrite{cond: c, returnOld: true}
+		}
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals)
+		if err != nil {
+			return false, err
+		}
+		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
+		for range counters {
+			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
+				if hasAbove(deltas) && fenceOf(old) >= rec.Message.ID {
+					return errTotalRefused
+				}
+				return errRecounted
+			})
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
-		if errors.Is(err, errRecorded) {
+		switch {
+		case errors.Is(err, errTotalRefused):
+			deltas = withoutAbove(deltas) // the watermark is at or above it: in no Above
+			continue
+		case errors.Is(err, errRecounted):
+			// The marker, the entries and the tombstone (the readers'
+			// receipts stop counting): the counters left the record out
+			// already.
+			err = s.transact(ctx, "apply removal", base, baseMeanings)
+			if errors.Is(err, errRecorded) {
+				return false, nil
+			}
+			return err == nil, err
+		case errors.Is(err, errRecorded):
 			return false, nil
+		case err != nil:
+			return false, err
 		}
-		return err == nil, err
-	case errors.Is(err, errRecorded):
-		return false, nil
-	case err != nil:
-		return false, err
+		return true, nil
 	}
-	return true, nil
 }
 
 // conditionalDelete returns a Delete of key with condition cond.

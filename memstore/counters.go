@@ -12,16 +12,35 @@ import (
 )
 
 // Stats returns q.Partition's counters (sorted by sort key, with
-// q.Threads its threads' first), their version, its seen watermark, the
-// ledger entries expiring at or before q.Now (sorted by expiry, then ID),
-// its tombstones (by ID), and its snooze and pending entries (by time).
+// q.Threads its threads' first), their version, its seen watermark and
+// Fence, the ledger entries expiring at or before q.Now (sorted by
+// expiry, then ID), the timed entries due by then (by time), its
+// tombstones (by ID), the timed entries of an earlier version (by time),
+// and a shared partition's day buckets (by day); with q.Hour, the hour
+// bucket of that hour alone.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := s.begin(ctx); err != nil {
 		return driver.Stats{}, err
 	}
 	defer s.mu.Unlock()
 	p, now := q.Partition, q.Now
-	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p], Recounted: s.recounted[p]}
+	if !q.Hour.IsZero() {
+		return driver.Stats{Hour: s.hourBucket(p, q.Hour)}, nil
+	}
+	if len(q.Keys) > 0 {
+		if len(q.Keys) > maxGetKeys {
+			return driver.Stats{}, fmt.Errorf("%w: %d counter keys, at most %d", driver.ErrInvalidInput, len(q.Keys), maxGetKeys)
+		}
+		st := driver.Stats{Version: s.versions[p]}
+		for _, k := range q.Keys {
+			k.Partition = p
+			if c, ok := s.counters[p][k.SK()]; ok {
+				st.Counters = append(st.Counters, c)
+			}
+		}
+		return st, nil
+	}
+	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p]}
 	for _, c := range s.counters[p] {
 		if c.Thread == "" || q.Threads {
 			st.Counters = append(st.Counters, c)
@@ -35,19 +54,17 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		}
 	}
 	slices.SortFunc(st.Tombstones, func(a, b driver.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
-	for _, sk := range slices.Sorted(maps.Keys(s.timed[p])) {
-		if strings.HasPrefix(sk, driver.SnoozePrefix) {
-			st.Snoozed = append(st.Snoozed, s.timed[p][sk])
-		} else {
-			st.Pending = append(st.Pending, s.timed[p][sk])
-		}
-	}
+	st.Due = s.due(p, now)
+	st.Snoozed, st.Pending = s.legacyTimed(p)
 	if slots := s.recent[p]; slots != nil {
 		for _, slot := range slots {
 			for k := range slot {
 				st.Recent = append(st.Recent, k)
 			}
 		}
+	}
+	if p.IsShared() {
+		st.Days, st.Bucketed = s.dayBuckets(p), true
 	}
 	return st, nil
 }
@@ -87,11 +104,17 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 			return false // another record stands at the key now
 		}
 		s.ledger.del(k)
+		if rec.Timed != "" {
+			s.delTimed(rec.Partition, rec.Timed)
+		}
 		if u := rec.Message.SnoozedUntil; !u.IsZero() {
-			delete(s.timed[rec.Partition], driver.SnoozeSK(u, rec.Entry))
+			s.delTimed(rec.Partition, driver.SnoozeSK(u, rec.Entry))
 		}
 		if at := rec.Message.DeliverAt; !at.IsZero() {
-			delete(s.timed[rec.Partition], driver.PendingSK(at, rec.Entry))
+			s.delTimed(rec.Partition, driver.PendingSK(at, rec.Entry))
+		}
+		if rec.Partition.IsShared() {
+			s.bucket(rec.Partition, rec.Message.ID, -1)
 		}
 		if r.Delete && there {
 			s.drop(rec.Key(), false)
@@ -108,7 +131,7 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 			r.Deltas = nil // a recount made when it had left counted it out
 		}
 	}
-	s.addDeltas(r.Deltas)
+	s.addDeltas(s.aboveIf(r.Deltas, rec.Message.ID))
 	if r.Tombstone {
 		t := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt}}
 		sr := &storedRecord{rec: t, seq: s.nextSeq()}
@@ -159,6 +182,16 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		sr.rec.Entry, sr.rec.Counted = r.AdoptAs[i], driver.AdoptedCounted(old)
 		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
+		switch {
+		case old.Ledgered():
+		case p.IsShared():
+			s.bucket(p, old.Message.ID, 1) // adopted: counted in the buckets
+		case old.Message.ID > s.fence[p]:
+			s.addDeltas(driver.AboveCounters(sr.rec)) // adopted: counted in Above
+		}
+	}
+	for _, sk := range r.Drop {
+		s.delTimed(p, sk)
 	}
 	if !r.Reset && !r.Stamp {
 		return nil
@@ -175,8 +208,37 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		cs[driver.CounterSK("", "")] = driver.Counter{Partition: p} // the total always stays, at zero
 	}
 	s.counters[p] = cs
+	delete(s.activity, p)
+	for _, c := range cs {
+		if c.Thread != "" && c.Group == "" && c.Latest != "" {
+			s.noteActivity(p, c.Thread, "", c.Latest)
+		}
+	}
 	s.versions[p]++
+	s.fence[p] = r.Seen
+	if p.IsShared() {
+		s.resetBuckets(p, r.Days, r.Hours)
+	}
 	return nil
+}
+
+// resetBuckets replaces p's time buckets with days and hours, each hour's
+// version in both a new one. s.mu must be held.
+func (s *Store) resetBuckets(p driver.Partition, days []driver.DayBucket, hours []driver.HourBucket) {
+	v := int64(s.nextSeq())
+	s.days[p] = map[time.Time]*driver.DayBucket{}
+	s.hours[p] = map[time.Time]*driver.HourBucket{}
+	for _, d := range days {
+		for i := range d.Versions {
+			d.Versions[i] = v
+		}
+		s.days[p][d.Day] = &d
+	}
+	for _, h := range hours {
+		h.Version = v
+		h.Seconds = maps.Clone(h.Seconds)
+		s.hours[p][h.Hour] = &h
+	}
 }
 
 // sameTallies reports whether stored, a partition's counters by sort key,

@@ -15,6 +15,8 @@ const (
 	expireClaim
 	expireMarker
 	expireTombstone
+	expireTimer  // a timed entry's timer: the entry's time has come
+	expireLegacy // an earlier version's timed entry, deleted by TTL
 )
 
 // expiry schedules the removal of one stored entry at its ExpiresAt. Entries
@@ -27,6 +29,7 @@ type expiry struct {
 	key    driver.Key // a record's or a tombstone's
 	claim  claimKey
 	marker markerKey
+	timed  string // a timer's or a legacy entry's sort key
 }
 
 // expiryHeap is a min-heap of expiries by time, for container/heap.
@@ -79,6 +82,12 @@ func (s *Store) sweep(now time.Time) int {
 			if t, ok := s.tombstones[e.key]; ok && t.seq == e.seq {
 				delete(s.tombstones, e.key)
 			}
+		case expireTimer:
+			if _, ok := s.timed[e.key.Partition][e.timed]; ok {
+				s.timerFired(e.key, e.timed)
+			}
+		case expireLegacy:
+			s.delTimed(e.key.Partition, e.timed)
 		}
 	}
 	return n

@@ -42,14 +42,18 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	r := rec.Clone()
-	r.Counted = driver.CountedOf(r)
-	s.insert(r)
+	r.Counted, r.Timed = driver.CountedOf(r), ""
 	if at := rec.Message.DeliverAt; !at.IsZero() {
 		e := entry(rec)
 		e.Message.DeliverAt = at
-		s.putTimed(driver.PendingSK(at, rec.Entry), e)
+		r.Timed = driver.TimedKeyOf(e)
+		s.putTimed(r.Timed, e)
 	}
-	s.addDeltas(deltas)
+	s.insert(r)
+	if r.Partition.IsShared() {
+		s.bucket(r.Partition, r.Message.ID, 1)
+	}
+	s.addDeltas(s.aboveIf(deltas, r.Message.ID))
 	return nil
 }
 
@@ -103,6 +107,12 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	if q.Thread != "" {
 		return s.threadQuery(q), nil
 	}
+	if q.Snoozed {
+		return s.snoozeQuery(q), nil
+	}
+	if q.Threads {
+		return s.threadsQuery(q), nil
+	}
 	if q.Unseen || q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared() {
 		return s.indexQuery(q), nil
 	}
@@ -133,28 +143,48 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 }
 
 // Mark checks every mark's condition, then applies all marks, writes or
-// deletes their ledger entries and adds deltas, or returns the first
-// failure (ErrStateChanged or ErrNotFound) and changes nothing. Marks see
-// the marks before them in the batch. More than driver.MaxMarkBatch marks,
-// a mark in a shared partition, or marks that contradict themselves, is
-// ErrInvalidInput. A deleted record's removal reaches the stream (held with
-// WithStreamLag), where it finds no entry and changes nothing.
+// deletes their ledger and timed entries and adds deltas, or returns the
+// first failure (ErrStateChanged, a *driver.SeenError, or ErrNotFound)
+// and changes nothing. Marks see the marks before them in the batch. More
+// than driver.MaxMarkBatch marks of records, a mark in a shared partition
+// (but the fold of a scheduled broadcast), marks that contradict
+// themselves, or an Above change without a fence of its partition, is
+// ErrInvalidInput. A deleted record's removal reaches the stream (held
+// with WithStreamLag), where it finds no entry and changes nothing.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
-	if len(marks) > driver.MaxMarkBatch {
-		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, len(marks), driver.MaxMarkBatch)
-	}
+	records := 0
+	fenced := map[driver.Partition]bool{}
 	for _, mk := range marks {
 		if err := driver.ValidateMark(mk); err != nil {
 			return err
 		}
+		if mk.Key.ID != "" {
+			records++
+		} else {
+			fenced[mk.Key.Partition] = true
+		}
+	}
+	if records > driver.MaxMarkBatch {
+		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, records, driver.MaxMarkBatch)
 	}
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return err
+	}
+	for _, d := range deltas {
+		if d.Above != 0 && !fenced[d.Partition] {
+			return fmt.Errorf("%w: an above change of %s without a fence of its watermark", driver.ErrInvalidInput, d.Partition.PK())
+		}
 	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	return s.mark(marks, deltas)
+}
+
+// mark checks and applies marks and deltas, as Mark does, after their
+// validation. s.mu must be held.
+func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 	// staged holds the records as the marks so far leave them; nil for a
 	// record a mark removes.
 	staged := make(map[driver.Key]*driver.Record, len(marks))
@@ -174,6 +204,12 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	for _, mk := range marks {
 		p := mk.Key.Partition
+		if mk.Fence {
+			if w := s.fenceOf(p); w != mk.Seen {
+				return &driver.SeenError{Partition: p, Seen: w}
+			}
+			continue
+		}
 		if mk.Seen != "" {
 			cur, ok := seen[p]
 			if !ok {
@@ -182,25 +218,36 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			if cur >= mk.Seen {
 				return fmt.Errorf("%w: seen watermark of %s is %q", driver.ErrStateChanged, p.PK(), cur)
 			}
+			if mk.Versioned && s.versions[p] != mk.Version {
+				return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), mk.Version)
+			}
 			seen[p] = mk.Seen
 			continue
+		}
+		puts, _ := mk.TimedWrites()
+		timed := ""
+		for _, e := range puts {
+			timed = driver.TimedKeyOf(e)
 		}
 		rec, exists := get(mk.Key)
 		if !mk.Receipt {
 			switch {
 			case !exists || rec.Receipt || !mk.Now.Before(rec.Message.ExpiresAt) || !sameMessage(rec, mk):
 				return fmt.Errorf("%w: message %s in %s", driver.ErrNotFound, mk.Key.ID, p.PK())
-			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry || mk.Counted != 0 && rec.Counted != mk.Counted:
+			case !sameMarks(rec, mk.From) || rec.Ledgered() && rec.Entry != mk.Entry || mk.Counted != 0 && rec.Counted != mk.Counted || rec.Timed != mk.Timed:
 				// Other marks, or another ledger entry (the message was
-				// adopted meanwhile), or other counted marks: the state
-				// read is stale.
+				// adopted meanwhile), or other counted marks, or another
+				// timed entry (folded meanwhile): the state read is stale.
 				return fmt.Errorf("%w: message %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 			case mk.Delete:
 				staged[mk.Key] = nil
 				continue
 			}
 			rec = withMarks(rec, mk.To)
-			rec.Entry, rec.Counted = mk.Entry, mk.To.Counted()
+			rec.Entry, rec.Counted, rec.Timed = mk.Entry, mk.To.Counted(), timed
+			if p.IsShared() {
+				rec.Counted = 0
+			}
 			staged[mk.Key] = &rec
 			continue
 		}
@@ -211,7 +258,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		switch {
 		case mk.From.IsZero() && exists:
 			return fmt.Errorf("%w: receipt %s in %s exists", driver.ErrStateChanged, mk.Key.ID, p.PK())
-		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted):
+		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted || rec.Timed != mk.Timed):
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case !found || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk):
 			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
@@ -219,13 +266,15 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			staged[mk.Key] = nil
 		default:
 			r := mk.EntryRecord()
-			r.Counted = mk.To.Counted()
+			r.Counted, r.Timed = mk.To.Counted(), timed
 			staged[mk.Key] = &r
 		}
 	}
 	for k, rec := range staged {
 		if sr, ok := s.records[k]; ok {
-			s.ledger.del(entryOf(sr.rec))
+			if rec == nil || rec.Entry != sr.rec.Entry {
+				s.ledger.del(entryOf(sr.rec))
+			}
 			if rec == nil {
 				s.removed(sr.rec, s.drop(k, false), false)
 				continue
@@ -242,15 +291,16 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	for _, mk := range marks {
 		puts, dels := mk.TimedWrites()
 		for _, del := range dels {
-			delete(s.timed[mk.Key.Partition], del)
+			s.delTimed(mk.Key.Partition, del)
 		}
 		for _, e := range puts {
-			s.putTimed(driver.TimedSK(e), e)
+			s.putTimed(driver.TimedKeyOf(e), e)
 		}
 	}
 	for p, w := range seen {
 		s.noteSeen(p, w)
 		s.seen[p] = w
+		s.fence[p] = w
 	}
 	for _, mk := range marks {
 		if mk.RecordsRecent() {
@@ -290,19 +340,6 @@ func sameMarks(rec driver.Record, st driver.State) bool {
 func withMarks(rec driver.Record, st driver.State) driver.Record {
 	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.DeletedAt, rec.Message.SnoozedUntil, rec.Message.InteractedAt = st.ReadAt, st.ArchivedAt, st.DeletedAt, st.SnoozedUntil, st.InteractedAt
 	return rec
-}
-
-// putTimed stores snooze or pending entry e (a record with its
-// SnoozedUntil or DeliverAt) at sort key sk. s.mu must be held. Entries
-// are kept until their record's removal or a mark drops them; the Inbox
-// ignores those whose time has passed.
-func (s *Store) putTimed(sk string, e driver.Record) {
-	m := s.timed[e.Partition]
-	if m == nil {
-		m = map[string]driver.Record{}
-		s.timed[e.Partition] = m
-	}
-	m[sk] = e
 }
 
 // sameMessage reports whether mk was made for rec: same category and

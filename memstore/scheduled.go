@@ -48,7 +48,7 @@ func (s *Store) scheduledQuery(q driver.Query) driver.QueryResult {
 			continue
 		}
 		rec = rec.Clone()
-		rec.Message.ReadAt, rec.Message.ArchivedAt = time.Time{}, time.Time{}
+		rec.Message.ReadAt, rec.Message.ArchivedAt, rec.Timed = time.Time{}, time.Time{}, ""
 		res.Records = append(res.Records, rec)
 	}
 	return res

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,7 +23,12 @@ type Store struct {
 	ids        map[driver.Partition][]string // each partition's record IDs, ascending
 	ledger     *ledgerIndex
 	tombstones map[driver.Key]*storedRecord
-	timed      map[driver.Partition]map[string]driver.Record  // snooze and pending entries, by sort key
+	timed      map[driver.Partition]map[string]driver.Record // timed entries, by sort key
+	timedKeys  map[driver.Partition][]string                 // each partition's TimedKeys, sorted
+	fence      map[driver.Partition]string                   // the watermarks Above is kept for
+	days       map[driver.Partition]map[time.Time]*driver.DayBucket
+	hours      map[driver.Partition]map[time.Time]*driver.HourBucket
+	activity   map[driver.Partition][]string                  // each partition's threads by activity: driver.ActivityKey, sorted
 	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
 	versions   map[driver.Partition]int64
 	recounted  map[driver.Partition]time.Time // recount times, to the second
@@ -78,16 +84,22 @@ type markerKey struct {
 }
 
 // event is a removal as the table's stream would carry it: the removed
-// record as it last stood, under an event ID.
+// record as it last stood, under an event ID; or the removal of a timed
+// entry's timer (timed set), of the record at rec's key.
 type event struct {
 	id    string
 	rec   driver.Record
 	at    time.Time // when it was removed, to the second
 	byTTL bool
+	timed string // a timer's entry
 }
 
 // change returns ev as the stream's REMOVE record reports it.
 func (ev event) change() driver.Change {
+	if ev.timed != "" {
+		k := driver.Record{Partition: ev.rec.Partition, Message: driver.Message{ID: ev.rec.Message.ID}}
+		return driver.Change{ID: ev.id, Op: driver.ChangeRemove, At: ev.at, ByTTL: true, Timer: &k, TimedKey: ev.timed}
+	}
 	old := ev.rec.Clone()
 	return driver.Change{ID: ev.id, Op: driver.ChangeRemove, At: ev.at, ByTTL: ev.byTTL, Old: &old}
 }
@@ -142,6 +154,11 @@ func New(opts ...Option) *Store {
 		ledger:     newLedgerIndex(),
 		tombstones: map[driver.Key]*storedRecord{},
 		timed:      map[driver.Partition]map[string]driver.Record{},
+		timedKeys:  map[driver.Partition][]string{},
+		fence:      map[driver.Partition]string{},
+		days:       map[driver.Partition]map[time.Time]*driver.DayBucket{},
+		hours:      map[driver.Partition]map[time.Time]*driver.HourBucket{},
+		activity:   map[driver.Partition][]string{},
 		counters:   map[driver.Partition]map[string]driver.Counter{},
 		versions:   map[driver.Partition]int64{},
 		recounted:  map[driver.Partition]time.Time{},
@@ -244,6 +261,12 @@ func (s *Store) apply(evs []event, atOnce bool) int {
 	n := 0
 	now := s.clock().UTC().Truncate(time.Second)
 	for _, ev := range evs {
+		if ev.timed != "" {
+			if s.fold(ev.rec.Key(), ev.timed) {
+				n++
+			}
+			continue
+		}
 		r := driver.RemovalFor(ev.rec, ev.id, now)
 		r.At = ev.at
 		if s.applyRemoval(r, !atOnce) {
@@ -251,6 +274,39 @@ func (s *Store) apply(evs []event, atOnce bool) int {
 		}
 	}
 	return n
+}
+
+// timerFired records that the timer of the timed entry at sk of the
+// record at k went off: the entry is folded now, or with WithStreamLag
+// held for Deliver, as the removal of its timer on a table's stream is.
+// s.mu must be held.
+func (s *Store) timerFired(k driver.Key, sk string) {
+	ev := event{id: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), rec: driver.Record{Partition: k.Partition, Message: driver.Message{ID: k.ID}}, at: s.changeTime(), byTTL: true, timed: sk}
+	if s.feed {
+		s.changes = append(s.changes, ev.change())
+	}
+	if s.lag {
+		s.pending = append(s.pending, ev)
+		return
+	}
+	s.apply([]event{ev}, true)
+}
+
+// fold folds the timed entry at sk of the record at k, as the stream
+// handler does when the entry's timer is removed (driver.Fold): it
+// reports whether it did (false if the record notes another entry, or
+// none). s.mu must be held.
+func (s *Store) fold(k driver.Key, sk string) bool {
+	sr, ok := s.records[k]
+	if !ok || sr.rec.Timed != sk {
+		return false
+	}
+	mk, ok := driver.Fold(sr.rec, s.clock().UTC().Truncate(time.Second))
+	if !ok {
+		return false
+	}
+	deltas := append(driver.MarkDeltas(mk), driver.AboveDeltas(mk, s.fenceOf(k.Partition))...)
+	return s.mark([]driver.Mark{mk}, driver.MergeCounters(deltas)) == nil
 }
 
 // removed records that rec is gone (deleted, or expired if byTTL), by the
@@ -290,8 +346,12 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		if !ok {
 			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread}
 		}
+		was := c.Latest
 		c.Add(d)
 		cs[k] = c
+		if c.Latest != was {
+			s.noteActivity(d.Partition, c.Thread, was, c.Latest)
+		}
 		if bump {
 			s.versions[d.Partition]++
 		}

@@ -233,7 +233,7 @@ func testConcurrentStates(e *env) {
 		if deletes != 1 {
 			e.t.Errorf("%d mixed calls on %s: %d deletes reported a change, want 1", n, id, deletes)
 		}
-		e.seen[partitionOf(ann)] = inbox.IDAt(e.clock.Now())
+		e.seen[partitionOf(ann)] = inbox.SeenAt(e.clock.Now())
 		e.wantCountsFromFeed(ann)
 		e.checkInvariant()
 	}
@@ -241,7 +241,7 @@ func testConcurrentStates(e *env) {
 	if got := e.concurrent(n, func(int) (bool, error) { return e.ib.MarkSeen(e.ctx, ann) }); got != 1 {
 		e.t.Errorf("%d concurrent MarkSeen at one instant: %d changes, want 1", n, got)
 	}
-	e.seen[partitionOf(ann)] = inbox.IDAt(e.clock.Now())
+	e.seen[partitionOf(ann)] = inbox.SeenAt(e.clock.Now())
 	e.wantCounts(ann, inbox.Counts{})
 	e.wantCountsFromFeed(e.member("bob"))
 }

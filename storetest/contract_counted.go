@@ -45,7 +45,7 @@ func testCounted(e *env) {
 	mk := directMark(d, now, now)
 	mk.Counted = read
 	before := tallies(e.counters(annP))
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
+	if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("Mark with other counted marks: %v, want ErrStateChanged", err)
 	}
 	if rec := stored(d.Key()); rec.Message.IsRead() || rec.Counted != driver.MarksKnown {
@@ -55,19 +55,19 @@ func testCounted(e *env) {
 		e.t.Errorf("a refused mark changed the counters: %v, were %v", after, before)
 	}
 	mk.Counted = driver.MarksKnown
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+	if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
 		e.t.Fatalf("Mark(read): %v", err)
 	}
 	want("a read copy", d.Key(), read)
 
 	rk := receiptMark(annP, b, now, now)
-	if err := e.store.Mark(e.ctx, []driver.Mark{rk}, driver.MarkDeltas(rk)); err != nil {
+	if err := e.markFenced(rk.Key.Partition, []driver.Mark{rk}, driver.MarkDeltas(rk)); err != nil {
 		e.t.Fatalf("Mark(receipt): %v", err)
 	}
 	receipt := driver.Key{Partition: annP, ID: b.Message.ID}
 	want("a new receipt", receipt, read)
 	rk.From, rk.To, rk.Counted = rk.To, driver.State{ReadAt: now, ArchivedAt: now}, read
-	if err := e.store.Mark(e.ctx, []driver.Mark{rk}, driver.MarkDeltas(rk)); err != nil {
+	if err := e.markFenced(rk.Key.Partition, []driver.Mark{rk}, driver.MarkDeltas(rk)); err != nil {
 		e.t.Fatalf("Mark(archive the receipt): %v", err)
 	}
 	want("an archived receipt", receipt, read|driver.MarkedArchived)
@@ -94,7 +94,7 @@ func testCounted(e *env) {
 	until := now.Add(10 * time.Minute).Truncate(time.Second)
 	sk := directMark(s, time.Time{}, now)
 	sk.To, sk.Counted = driver.State{SnoozedUntil: until}, driver.MarksKnown
-	if err := e.store.Mark(e.ctx, []driver.Mark{sk}, driver.MarkDeltas(sk)); err != nil {
+	if err := e.markFenced(sk.Key.Partition, []driver.Mark{sk}, driver.MarkDeltas(sk)); err != nil {
 		e.t.Fatalf("Mark(snooze): %v", err)
 	}
 	c, ok, err := w.ReadForeign(e.ctx, s.Key(), now, delta(annP, "billing", 0, 1))
@@ -119,15 +119,16 @@ func testCounted(e *env) {
 		}
 		return nil
 	}
-	if z := entryOf(e.stats(annP, now).Snoozed); z == nil || z.Message.IsRead() {
+	if z := entryOf(e.timedEntries(annP, false)); z == nil || z.Message.IsRead() {
 		e.t.Errorf("the snooze entry before the rewrite: %+v, want it unread as it was", z)
 	}
-	rw := directMark(s, time.Time{}, now)
+	rw := directMark(rec, time.Time{}, now)
 	rw.From, rw.To, rw.Counted = rec.State(), rec.State(), rec.Counted
-	if err := e.store.Mark(e.ctx, []driver.Mark{rw}, driver.EditDeltas(rec)); err != nil {
+	rwDeltas := driver.MergeCounters(append(driver.EditDeltas(rec), rw.TimedDeltas()...))
+	if err := e.markFenced(rw.Key.Partition, []driver.Mark{rw}, rwDeltas); err != nil {
 		e.t.Fatalf("Mark(rewrite): %v", err)
 	}
-	if err := e.store.Mark(e.ctx, []driver.Mark{rw}, driver.EditDeltas(rec)); !errors.Is(err, driver.ErrStateChanged) {
+	if err := e.markFenced(rw.Key.Partition, []driver.Mark{rw}, rwDeltas); !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("the rewrite again, with the old counted marks: %v, want ErrStateChanged", err)
 	}
 	after := stored(s.Key())
@@ -137,7 +138,7 @@ func testCounted(e *env) {
 	if l := entryOf(e.ledger(annP)); l == nil || !l.Message.IsRead() {
 		e.t.Errorf("the ledger entry after the rewrite: %+v, want it read", l)
 	}
-	if z := entryOf(e.stats(annP, now).Snoozed); z == nil || !z.Message.IsRead() || !z.Message.SnoozedUntil.Equal(until) {
+	if z := entryOf(e.timedEntries(annP, false)); z == nil || !z.Message.IsRead() || !z.Message.SnoozedUntil.Equal(until) {
 		e.t.Errorf("the snooze entry after the rewrite: %+v, want it read, until %v", z, until)
 	}
 }

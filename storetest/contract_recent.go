@@ -107,7 +107,7 @@ func testMarkAdoptedMeanwhile(e *env) {
 	now := e.clock.Now()
 	mk := directMark(d, now, now)
 	mk.Entry = driver.LedgerSK(d.Message.ExpiresAt, d.Message.ID, "mark")
-	err := e.store.Mark(e.ctx, []driver.Mark{mk}, delta(annP, "billing", 0, 1))
+	err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, delta(annP, "billing", 0, 1))
 	if !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("mark of a message with another ledger entry: %v, want ErrStateChanged", err)
 	}

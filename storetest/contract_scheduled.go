@@ -21,6 +21,7 @@ func (e *env) scheduledCopy(p driver.Partition, id string, due time.Time, ttl ti
 	}
 	rec.Message.DeliverAt, rec.Message.DeliveredAt, rec.Message.ExpiresAt = due, due, due.Add(ttl)
 	rec.Entry = driver.LedgerSK(rec.Message.ExpiresAt, id, "storetest")
+	rec.Timed = driver.TimedKey(due, rec.Entry, true) // its pending entry
 	return rec
 }
 
@@ -38,7 +39,7 @@ func positionOf(rec driver.Record) string {
 // unmarked returns rec without a user's marks, as a scheduled query
 // returns it.
 func unmarked(rec driver.Record) driver.Record {
-	rec.Message.ReadAt, rec.Message.ArchivedAt = time.Time{}, time.Time{}
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.Timed = time.Time{}, time.Time{}, ""
 	return rec
 }
 
@@ -138,11 +139,11 @@ func testQueryScheduled(e *env) {
 	e.markReceipt(bob, pub)
 	mk := directMark(d1, time.Time{}, now)
 	mk.Delete = true
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); err != nil {
+	if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, nil); err != nil {
 		e.t.Fatalf("delete dora's copy: %v", err)
 	}
 
-	all := []driver.Record{c3, g, unmarked(a1), b1, pub, a2}
+	all := []driver.Record{unmarked(c3), unmarked(g), unmarked(a1), unmarked(b1), unmarked(pub), unmarked(a2)}
 	for _, limit := range []int{1, 2, 3, 10} {
 		e.wantRecords("scheduled pages", all, e.scheduledAll(driver.Query{}, limit))
 	}
@@ -182,7 +183,7 @@ func testQueryScheduled(e *env) {
 			e.t.Fatalf("ApplyRemoval of the scheduled message of %s: %v, %v", r.Partition.PK(), ok, err)
 		}
 	}
-	e.wantRecords("scheduled pages after the removal of the broadcast and the group message", []driver.Record{c3, unmarked(a1), b1, a2}, e.scheduledAll(driver.Query{}, 2))
+	e.wantRecords("scheduled pages after the removal of the broadcast and the group message", []driver.Record{unmarked(c3), unmarked(a1), unmarked(b1), unmarked(a2)}, e.scheduledAll(driver.Query{}, 2))
 }
 
 // testQueryScheduledBadInput: a scheduled query of a partition that

@@ -70,7 +70,7 @@ func (e *env) mark(mk driver.Mark, before, after *driver.Record) error {
 	if after != nil {
 		a = append(a, *after)
 	}
-	return e.store.Mark(e.ctx, []driver.Mark{mk}, changeDeltas(mk.Key.Partition, b, a))
+	return e.markFenced(mk.Key.Partition, []driver.Mark{mk}, changeDeltas(mk.Key.Partition, b, a))
 }
 
 // withState returns rec with the marks st.
@@ -121,7 +121,7 @@ func testMarkStatesDirect(e *env) {
 	} {
 		mk := directMark(d, time.Time{}, e.clock.Now())
 		mk.From, mk.To = from, driver.State{}
-		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
+		if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
 			e.t.Errorf("Mark from %s marks: %v, want ErrStateChanged", name, err)
 		}
 		e.wantUnchanged("a mark from "+name+" marks", before)
@@ -138,7 +138,7 @@ func testMarkStatesDirect(e *env) {
 	}
 	e.wantRecords("records after delete", []driver.Record{other}, e.get(d.Key(), other.Key()))
 	e.wantCounters(annP, driver.Counter{Partition: annP, Published: 1}, driver.Counter{Partition: annP, Category: "billing"})
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrNotFound) {
+	if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrNotFound) {
 		e.t.Errorf("Mark(delete) again: %v, want ErrNotFound", err)
 	}
 	e.checkInvariant()
@@ -191,7 +191,7 @@ func testMarkStatesReceipt(e *env) {
 		stale.From, stale.To = driver.State{ArchivedAt: t1}, driver.State{}
 		fresh := receiptMark(annP, bc, t1, e.clock.Now())
 		for name, mk := range map[string]driver.Mark{"stale From": stale, "From zero on a receipt": fresh} {
-			if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
+			if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrStateChanged) {
 				e.t.Errorf("Mark(%s): %v, want ErrStateChanged", name, err)
 			}
 			e.wantUnchanged(name, before)
@@ -239,7 +239,44 @@ func testMarkWatermark(e *env) {
 	if w := seen(bobP); w != "" {
 		e.t.Errorf("Stats(bob).Seen = %q: ann's mark moved it", w)
 	}
-	e.wantCounters(annP)
+	if f := e.stats(annP, e.clock.Now()).Fence; f != w2 {
+		e.t.Errorf("Stats(ann).Fence = %q, want the watermark %q", f, w2)
+	}
+	for _, c := range e.counters(annP) {
+		if !c.IsZero() {
+			e.t.Errorf("a watermark mark changed counter %s: %+v", c.SK(), c)
+		}
+	}
+	// A fence holds the others to the watermark: another fails, as a
+	// *driver.SeenError naming it, and writes nothing.
+	fence := func(w string) error {
+		return e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Seen: w, Fence: true}}, []driver.Counter{{Partition: annP, Above: 1}})
+	}
+	var moved *driver.SeenError
+	if err := fence(w1); !errors.As(err, &moved) || moved.Seen != w2 || !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("Mark(fence %s) of a partition whose watermark is %s: %v, want a *driver.SeenError naming it", w1, w2, err)
+	}
+	if err := e.store.Mark(e.ctx, nil, []driver.Counter{{Partition: annP, Above: 1}}); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Mark of an above change without a fence: %v, want ErrInvalidInput", err)
+	}
+	for _, c := range e.counters(annP) {
+		if c.Above != 0 {
+			e.t.Errorf("a refused fence changed Above: %+v", c)
+		}
+	}
+	if err := fence(w2); err != nil {
+		e.t.Errorf("Mark(fence %s) of a partition whose watermark it is: %v", w2, err)
+	}
+	if got := e.counters(annP); len(got) == 0 || got[0].Above != 1 {
+		e.t.Errorf("after the fenced above change: counters %+v, want Above 1", got)
+	}
+	// Put it back, for the invariant: no record above the watermark.
+	if err := fence(w2); err != nil {
+		e.t.Errorf("Mark(fence %s): %v", w2, err)
+	}
+	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Seen: w2, Fence: true}}, []driver.Counter{{Partition: annP, Above: -2}}); err != nil {
+		e.t.Errorf("Mark(fence %s): %v", w2, err)
+	}
 }
 
 // testMarkInvalid: marks that cannot be (a direct message hidden rather
@@ -274,7 +311,7 @@ func testMarkInvalid(e *env) {
 		"mark in a shared partition":  shared,
 		"mark without entry":          noEntry,
 	} {
-		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrInvalidInput) {
+		if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, nil); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Mark(%s): %v, want ErrInvalidInput", name, err)
 		}
 		e.wantUnchanged(name, before)
@@ -324,10 +361,12 @@ func testQueryAfterAndArchived(e *env) {
 
 // testMarkSnooze: a mark that snoozes a direct message or a receipt writes
 // its snooze entry (the record as its ledger entry holds it, with the
-// time), a mark that keeps the snooze writes it again with the new marks,
-// one that moves or ends it deletes the old entry; the snooze is part of
-// the marks a mark's condition checks (to the second); the removal of a
-// snoozed record takes its entry; no counter changes for a snooze.
+// time) and notes it on the record, a mark that keeps the snooze writes
+// it again with the new marks, one that moves or ends it deletes the old
+// entry; the snooze is part of the marks a mark's condition checks (to
+// the second), and so is the entry the record notes; the removal of a
+// snoozed record takes its entry; a snooze changes no tally of the
+// records, and tallies its entries (Counter.Snoozed).
 func testMarkSnooze(e *env) {
 	annP := e.part("ann")
 	d := e.message(annP, "billing", time.Hour)
@@ -338,7 +377,7 @@ func testMarkSnooze(e *env) {
 	t1, t2 := now.Add(10*time.Minute).Truncate(time.Second), now.Add(20*time.Minute).Truncate(time.Second)
 	entries := func(what string, want ...driver.Record) {
 		e.t.Helper()
-		got := e.stats(annP, now).Snoozed
+		got := e.timedEntries(annP, false)
 		opts := []cmp.Option{cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }), cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Entry" }, cmp.Ignore())}
 		if diff := cmp.Diff(want, got, opts...); diff != "" && !(len(want) == 0 && len(got) == 0) {
 			e.t.Errorf("%s: snooze entries (-want +got):\n%s", what, diff)
@@ -351,24 +390,32 @@ func testMarkSnooze(e *env) {
 	}
 	mark := func(_ string, mk driver.Mark) error {
 		e.t.Helper()
-		return e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk))
+		return e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk))
+	}
+	// timedOf returns the timed entry the record at k notes, as stored.
+	timedOf := func(k driver.Key) string {
+		if got := e.get(k); len(got) == 1 {
+			return got[0].Timed
+		}
+		return ""
 	}
 	direct := func(from, to driver.State) driver.Mark {
 		mk := directMark(d, time.Time{}, now)
-		mk.From, mk.To = from, to
+		mk.From, mk.To, mk.Timed = from, to, timedOf(d.Key())
 		return mk
 	}
 	receiptOf := func(from, to driver.State) driver.Mark {
 		mk := receiptMark(annP, b, time.Time{}, now)
-		mk.From, mk.To = from, to
+		mk.From, mk.To, mk.Timed = from, to, timedOf(mk.Key)
 		return mk
 	}
-	// counters returns ann's counters that tally something (a mark may
-	// create one at zero).
+	// counters returns ann's counters that tally something of the
+	// records (a mark may create one at zero), their timed entries'
+	// tallies and Above left out (the invariant checks them).
 	counters := func() []driver.Counter {
 		var out []driver.Counter
 		for _, c := range e.stats(annP, now).Counters {
-			if !c.IsZero() {
+			if c.Snoozed, c.Above = (driver.Tallies{}), 0; !c.IsZero() {
 				out = append(out, c)
 			}
 		}
@@ -388,7 +435,15 @@ func testMarkSnooze(e *env) {
 		e.t.Errorf("the snoozed message's SnoozedUntil = %v, want %v", got, t1)
 	}
 	if diff := cmp.Diff(before, counters()); diff != "" {
-		e.t.Errorf("a snooze changed the counters (-before +after):\n%s", diff)
+		e.t.Errorf("a snooze changed the records' tallies (-before +after):\n%s", diff)
+	}
+	e.wantSnoozedTallies(annP, counter(annP, "", 2, 0), counter(annP, "billing", 1, 0), counter(annP, "news", 1, 0))
+	// A mark that names another timed entry than the one the record notes
+	// fails: the entry was folded, or written again, since it was read.
+	stale := direct(s1, driver.State{ReadAt: now, SnoozedUntil: t1})
+	stale.Timed = ""
+	if err := mark("stale entry", stale); !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("Mark naming no timed entry of a message that notes one: %v, want ErrStateChanged", err)
 	}
 	// The condition holds the snooze to the second: a mark made from no
 	// snooze, or another time, fails.
@@ -416,10 +471,11 @@ func testMarkSnooze(e *env) {
 	}
 	// The removal of the snoozed message takes its entry.
 	rec := e.get(d.Key())[0]
-	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltas(rec), Delete: true, Now: now}); err != nil || !ok {
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltasOf(rec), Delete: true, Now: now}); err != nil || !ok {
 		e.t.Fatalf("ApplyRemoval of the snoozed message: %v, %v", ok, err)
 	}
 	entries("after its removal")
+	e.wantSnoozedTallies(annP)
 	// A snooze that is not a whole second is refused.
 	if err := mark("fraction", receiptOf(driver.State{}, driver.State{SnoozedUntil: t1.Add(time.Millisecond)})); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("Mark(snooze to a fraction of a second): %v, want ErrInvalidInput", err)
@@ -440,7 +496,7 @@ func testMarkInteracted(e *env) {
 	done := driver.State{ReadAt: now, InteractedAt: now}
 	for _, mk := range []driver.Mark{directMark(d, time.Time{}, now), receiptMark(annP, b, time.Time{}, now)} {
 		mk.To = done
-		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+		if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
 			e.t.Fatalf("Mark(interacted %s): %v", mk.Key.ID, err)
 		}
 		got := e.get(mk.Key)
@@ -449,7 +505,7 @@ func testMarkInteracted(e *env) {
 		}
 		// Read but not interacted is another state: the condition fails.
 		mk.From, mk.To = driver.State{ReadAt: now}, driver.State{}
-		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
+		if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); !errors.Is(err, driver.ErrStateChanged) {
 			e.t.Errorf("Mark from read alone of %s, which is interacted with: %v, want ErrStateChanged", mk.Key.ID, err)
 		}
 	}
@@ -470,14 +526,22 @@ func testPendingEntries(e *env) {
 		r.Message.DeliverAt, r.Message.DeliveredAt = at, at
 		r.Message.ExpiresAt = at.Add(time.Hour)
 		r.Entry = driver.LedgerSK(r.Message.ExpiresAt, r.Message.ID, "storetest")
+		r.Timed = driver.TimedKey(at, r.Entry, true)
 		return r
 	}
 	d, b := scheduled(annP), scheduled(e.pub())
-	e.put(d)
-	e.put(b)
+	for _, r := range []*driver.Record{&d, &b} {
+		if err := e.store.PutMessage(e.ctx, *r, driver.PutDeltas(*r)); err != nil {
+			e.t.Fatalf("PutMessage(%s): %v", r.Message.ID, err)
+		}
+		*r = e.get(r.Key())[0]
+		if want := driver.TimedKey(at, r.Entry, true); r.Timed != want {
+			e.t.Errorf("the scheduled record %s notes timed entry %q, want %q", r.Message.ID, r.Timed, want)
+		}
+	}
 	pending := func(p driver.Partition) []driver.Record {
 		e.t.Helper()
-		return e.stats(p, now).Pending
+		return e.timedEntries(p, true)
 	}
 	for _, r := range []driver.Record{d, b} {
 		got := pending(r.Partition)
@@ -487,13 +551,13 @@ func testPendingEntries(e *env) {
 	}
 	mk := directMark(d, time.Time{}, now)
 	mk.Delete, mk.To, mk.DeliverAt = true, driver.State{}, at
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+	if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
 		e.t.Fatalf("Mark(delete the scheduled message): %v", err)
 	}
 	if got := pending(annP); len(got) != 0 {
 		e.t.Errorf("after the scheduled message's delete: pending %+v, want none", got)
 	}
-	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: b, Deltas: driver.RemovalDeltas(b), Delete: true, Now: now}); err != nil || !ok {
+	if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: b, Deltas: driver.RemovalDeltasOf(b), Delete: true, Now: now}); err != nil || !ok {
 		e.t.Fatalf("ApplyRemoval of the scheduled broadcast: %v, %v", ok, err)
 	}
 	if got := pending(e.pub()); len(got) != 0 {
@@ -506,11 +570,11 @@ func testPendingEntries(e *env) {
 	e.put(d2)
 	keep := directMark(d2, now, now)
 	keep.DeliverAt = at.Add(time.Second)
-	if err := e.store.Mark(e.ctx, []driver.Mark{keep}, driver.MarkDeltas(keep)); !errors.Is(err, driver.ErrNotFound) {
+	if err := e.markFenced(keep.Key.Partition, []driver.Mark{keep}, driver.MarkDeltas(keep)); !errors.Is(err, driver.ErrNotFound) {
 		e.t.Errorf("Mark with another due time than the message's: %v, want ErrNotFound", err)
 	}
 	keep.DeliverAt = at
-	if err := e.store.Mark(e.ctx, []driver.Mark{keep}, driver.MarkDeltas(keep)); err != nil {
+	if err := e.markFenced(keep.Key.Partition, []driver.Mark{keep}, driver.MarkDeltas(keep)); err != nil {
 		e.t.Fatalf("Mark(read the scheduled message, kept): %v", err)
 	}
 	if got := pending(annP); len(got) != 1 || got[0].Message.ID != d2.Message.ID || !got[0].Message.IsRead() || !got[0].Message.DeliverAt.Equal(at) {
@@ -518,7 +582,7 @@ func testPendingEntries(e *env) {
 	}
 	bad := receiptMark(annP, b, now, now)
 	bad.DeliverAt = at
-	if err := e.store.Mark(e.ctx, []driver.Mark{bad}, nil); !errors.Is(err, driver.ErrInvalidInput) {
+	if err := e.markFenced(bad.Key.Partition, []driver.Mark{bad}, nil); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("Mark of a receipt with a due time: %v, want ErrInvalidInput", err)
 	}
 }

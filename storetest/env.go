@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -208,12 +209,34 @@ func readDelta(p driver.Partition, b driver.Record) []driver.Counter {
 	return out
 }
 
-// put stores rec with published +1 on its counters.
+// put stores rec with the counter changes the Inbox makes with it
+// (driver.PutDeltas: published +1, and its pending entry's if it is
+// scheduled).
 func (e *env) put(rec driver.Record) {
 	e.t.Helper()
-	if err := e.store.PutMessage(e.ctx, rec, delta(rec.Partition, rec.Message.Category, 1, 0)); err != nil {
+	if err := e.store.PutMessage(e.ctx, rec, driver.PutDeltas(rec)); err != nil {
 		e.t.Fatalf("PutMessage(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
 	}
+}
+
+// markFenced applies marks, of user partition p, with deltas and the changes
+// they make to p's Above (driver.AboveDeltas), under a fence of p's
+// watermark, as the Inbox applies its marks.
+func (e *env) markFenced(p driver.Partition, marks []driver.Mark, deltas []driver.Counter) error {
+	e.t.Helper()
+	if p.IsShared() {
+		return e.store.Mark(e.ctx, marks, deltas)
+	}
+	w := e.stats(p, e.clock.Now()).Fence
+	var above []driver.Counter
+	for _, mk := range marks {
+		above = append(above, driver.AboveDeltas(mk, w)...)
+	}
+	if len(above) == 0 {
+		return e.store.Mark(e.ctx, marks, deltas)
+	}
+	fence := driver.Mark{Key: driver.Key{Partition: p}, Now: e.clock.Now(), Seen: w, Fence: true}
+	return e.store.Mark(e.ctx, append([]driver.Mark{fence}, marks...), driver.MergeCounters(append(slices.Clone(deltas), above...)))
 }
 
 // markDirect marks direct message rec read at the clock's time, with read
@@ -221,7 +244,7 @@ func (e *env) put(rec driver.Record) {
 func (e *env) markDirect(rec driver.Record) driver.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []driver.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
+	if err := e.markFenced(rec.Partition, []driver.Mark{directMark(rec, now, now)}, delta(rec.Partition, rec.Message.Category, 0, 1)); err != nil {
 		e.t.Fatalf("MarkRead(%s/%s): %v", rec.Partition.PK(), rec.Message.ID, err)
 	}
 	rec.Message.ReadAt = now
@@ -235,10 +258,10 @@ func (e *env) setMarks(rec *driver.Record, to driver.State) {
 	e.t.Helper()
 	mk := directMark(*rec, time.Time{}, e.clock.Now())
 	mk.From, mk.To = rec.State(), to
-	if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); err != nil {
+	if err := e.markFenced(rec.Partition, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
 		e.t.Fatalf("Mark(%s/%s to %+v): %v", rec.Partition.PK(), rec.Message.ID, to, err)
 	}
-	rec.Message.ReadAt, rec.Message.ArchivedAt = to.ReadAt, to.ArchivedAt
+	rec.Message.ReadAt, rec.Message.ArchivedAt, rec.Timed = to.ReadAt, to.ArchivedAt, timedAfter(mk)
 }
 
 // readPair stores, in user partition p, a read direct message of category
@@ -260,7 +283,7 @@ func (e *env) readPair(p driver.Partition) (direct, broadcast, receipt driver.Re
 func (e *env) markReceipt(p driver.Partition, b driver.Record) driver.Record {
 	e.t.Helper()
 	now := e.clock.Now()
-	if err := e.store.Mark(e.ctx, []driver.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
+	if err := e.markFenced(p, []driver.Mark{receiptMark(p, b, now, now)}, readDelta(p, b)); err != nil {
 		e.t.Fatalf("MarkRead(receipt %s/%s): %v", p.PK(), b.Message.ID, err)
 	}
 	return receipt(p, b, now)
@@ -284,7 +307,17 @@ func receiptMark(p driver.Partition, b driver.Record, readAt, now time.Time) dri
 // directMark returns the mark of direct message rec read at readAt, which
 // keeps its ledger entry.
 func directMark(rec driver.Record, readAt, now time.Time) driver.Mark {
-	return driver.Mark{Key: rec.Key(), To: driver.State{ReadAt: readAt}, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry}
+	return driver.Mark{Key: rec.Key(), To: driver.State{ReadAt: readAt}, Now: now, Category: rec.Message.Category, ExpiresAt: rec.Message.ExpiresAt, Entry: rec.Entry, Timed: rec.Timed}
+}
+
+// timedAfter returns the Timed the record of mark mk notes after it: the
+// key of the timed entry it writes, or none.
+func timedAfter(mk driver.Mark) string {
+	puts, _ := mk.TimedWrites()
+	for _, e := range puts {
+		return driver.TimedKeyOf(e)
+	}
+	return ""
 }
 
 // get returns the records at keys, as GetRecords returns them, sorted by
@@ -393,6 +426,39 @@ func (e *env) stats(p driver.Partition, at time.Time) driver.Stats {
 	return st
 }
 
+// timedEntries returns p's stored timed entries (see driver.TimedKey), the
+// pending ones if pending, else the snooze entries, by time.
+func (e *env) timedEntries(p driver.Partition, pending bool) []driver.Record {
+	e.t.Helper()
+	var out []driver.Record
+	for _, t := range e.stats(p, farFuture).Due {
+		if t.Message.DeliverAt.IsZero() != pending {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// wantSnoozedTallies checks that p's counters' Snoozed tallies are want's
+// tallies (given as counters' own: published, read, ...), no other
+// counter having any.
+func (e *env) wantSnoozedTallies(p driver.Partition, want ...driver.Counter) {
+	e.t.Helper()
+	got := map[string]driver.Tallies{}
+	for _, c := range e.counters(p) {
+		if c.Snoozed != (driver.Tallies{}) {
+			got[c.SK()] = c.Snoozed
+		}
+	}
+	w := map[string]driver.Tallies{}
+	for _, c := range want {
+		w[c.SK()] = c.Own()
+	}
+	if diff := cmp.Diff(w, got); diff != "" {
+		e.t.Errorf("snoozed tallies of %s (-want +got):\n%s", p.PK(), diff)
+	}
+}
+
 // ledger returns every ledger entry of p.
 func (e *env) ledger(p driver.Partition) []driver.Record {
 	e.t.Helper()
@@ -425,6 +491,14 @@ func (e *env) counters(p driver.Partition) []driver.Counter {
 func (e *env) wantCounters(p driver.Partition, want ...driver.Counter) {
 	e.t.Helper()
 	got := e.counters(p)
+	want = slices.Clone(want)
+	for _, cs := range [][]driver.Counter{got, want} {
+		for i := range cs {
+			// The tallies of timed entries and above the watermark are
+			// the invariant's (checkInvariant) and their own tests'.
+			cs[i].Snoozed, cs[i].Pending, cs[i].Above = driver.Tallies{}, driver.Tallies{}, 0
+		}
+	}
 	sort.Slice(want, func(i, j int) bool {
 		return driver.CounterSK(want[i].Category, want[i].Group) < driver.CounterSK(want[j].Category, want[j].Group)
 	})

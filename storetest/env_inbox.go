@@ -183,7 +183,7 @@ func (e *env) markSeen(u driver.User) {
 	if _, err := e.ib.MarkSeen(e.ctx, u); err != nil {
 		e.t.Fatalf("MarkSeen(%s): %v", u.ID, err)
 	}
-	e.seen[partitionOf(u)] = inbox.IDAt(e.clock.Now())
+	e.seen[partitionOf(u)] = inbox.SeenAt(e.clock.Now())
 }
 
 // tallyOf returns a Tally of total and read.

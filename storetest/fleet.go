@@ -478,7 +478,7 @@ func (f *fleet) markAllRead() {
 func (f *fleet) markSeen() {
 	i, ib := f.proc()
 	u := f.users[f.rng.IntN(len(f.users))]
-	w := inbox.IDAt(f.e.clock.Now())
+	w := inbox.SeenAt(f.e.clock.Now())
 	want := w > f.m.seen[u]
 	if want {
 		f.m.seen[u] = w
@@ -865,6 +865,9 @@ func (f *fleet) recount() {
 		if _, err := ib.Recount(f.e.ctx, f.user(u)); err != nil {
 			f.fail("Recount", err)
 		}
+		for _, q := range append(f.user(u).Shared(), f.e.part(u)) {
+			f.m.recounted(q)
+		}
 		f.adopted(u)
 		f.count("recount")
 		return
@@ -878,6 +881,7 @@ func (f *fleet) recount() {
 	if err := ib.RecountPartition(f.e.ctx, p); err != nil {
 		f.fail("RecountPartition", err)
 	}
+	f.m.recounted(p)
 	if p == f.e.part(u) {
 		f.adopted(u)
 	}
@@ -969,11 +973,12 @@ func (f *fleet) checkViews() {
 					switch {
 					case !f.unadopted[name][m.ID] || m.ID <= f.m.seen[name]:
 					case !m.IsBroadcast() && !m.IsRead():
-						want.Unseen-- // not in the unread index until adopted
+						want.Unseen-- // not counted above the watermark until adopted
 					case m.IsBroadcast():
-						want.Unseen++ // its receipt is not in the unread index until adopted
+						want.Unseen++ // its receipt is not counted above the watermark until adopted
 					}
 				}
+				want.Unseen = min(max(want.Unseen, 0), want.Unread) // as Counts bounds it
 			}
 			if !cmp.Equal(want, got) {
 				f.e.t.Errorf("step %d: p%d Counts(%s) differ from its List (-List +Counts):\n%s", f.step, i, name, cmp.Diff(want, got))

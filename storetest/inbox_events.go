@@ -93,7 +93,7 @@ func testEvents(e *env) {
 	e.clock.Advance(time.Second)
 	ok, err = e.ib.MarkSeen(e.ctx, ann)
 	must("MarkSeen(ann)", ok, err)
-	e.seen[partitionOf(ann)] = inbox.IDAt(e.clock.Now())
+	e.seen[partitionOf(ann)] = inbox.SeenAt(e.clock.Now())
 	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: g.ID, Group: "admins"}); err != nil || n != 1 {
 		e.t.Fatalf("Redact(group) = %d, %v; want 1, nil", n, err)
 	}

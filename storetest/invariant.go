@@ -4,6 +4,9 @@ import (
 	"context"
 	"maps"
 	"sort"
+	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stak/inbox/driver"
@@ -127,8 +130,9 @@ func (e *env) checkInvariant() {
 	}
 	orphans := 0
 	for _, p := range parts {
-		entries := e.ledger(p)
-		if want, got := recount(p, entries), tallies(e.counters(p)); !maps.Equal(want, got) {
+		st := e.stats(p, farFuture) // the whole ledger, every timed entry
+		entries := st.Expired
+		if want, got := recount(p, entries), tallies(st.Counters); !maps.Equal(want, got) {
 			e.t.Errorf("invariant: counters of %s differ from a tally of its ledger (-ledger +counters):\n%s", p.PK(), cmp.Diff(want, got))
 		}
 		byEntry := map[string]driver.Record{}
@@ -138,7 +142,8 @@ func (e *env) checkInvariant() {
 			}
 			byEntry[en.Entry] = en
 		}
-		for _, r := range e.records(p) {
+		records := e.records(p)
+		for _, r := range records {
 			en, ok := byEntry[r.Entry]
 			delete(byEntry, r.Entry)
 			if !ok || !sameEntry(en, r) {
@@ -149,6 +154,11 @@ func (e *env) checkInvariant() {
 			}
 		}
 		orphans += len(byEntry)
+		e.checkTimed(p, st, records)
+		e.checkAbove(p, st)
+		if p.IsShared() {
+			e.checkBuckets(p, st)
+		}
 	}
 	if orphans > pending {
 		e.t.Errorf("invariant: %d ledger entries have no record, but only %d removals are pending", orphans, pending)
@@ -176,4 +186,217 @@ func (e *env) checkInvariantAtEnd() {
 		e.ctx = context.Background() // the test's context is done by now
 		e.checkInvariant()
 	})
+}
+
+// timedTally returns what the timed entries es tally, by sort key, as the
+// messages they hide, independently of package driver: published 1, and
+// read, archived and archivedread by the entry's marks, on the total and
+// the entry's category, and again on its group's for a receipt of a
+// group's message.
+func timedTally(es []driver.Record) map[string]tally {
+	out := map[string]tally{}
+	for _, r := range es {
+		read, archived := !r.Message.ReadAt.IsZero(), !r.Message.ArchivedAt.IsZero()
+		t := tally{Published: 1, Read: b2i(read), Archived: b2i(archived), ArchivedRead: b2i(read && archived)}
+		cats := []string{""}
+		if r.Message.Category != "" {
+			cats = append(cats, r.Message.Category)
+		}
+		for _, c := range cats {
+			sks := []string{driver.CounterSK(c, "")}
+			if g := r.Message.Audience.Group; r.Receipt && g != "" {
+				sks = append(sks, driver.CounterSK(c, g))
+			}
+			for _, sk := range sks {
+				o := out[sk]
+				o.Published += t.Published
+				o.Read += t.Read
+				o.Archived += t.Archived
+				o.ArchivedRead += t.ArchivedRead
+				out[sk] = o
+			}
+		}
+	}
+	for c, t := range out {
+		if t == (tally{}) {
+			delete(out, c)
+		}
+	}
+	return out
+}
+
+// checkTimed checks the timed entries of p (snooze and pending entries):
+// the counters' Snoozed and Pending tallies equal a tally of the entries
+// stored; each entry is of a ledger entry of entries, and the record of
+// that ledger entry, if it stands, notes the entry (Record.Timed) and has
+// its marks (an entry without a record is of a record whose removal is
+// pending, which its ledger entry tells).
+func (e *env) checkTimed(p driver.Partition, st driver.Stats, recs []driver.Record) {
+	e.t.Helper()
+	entries, all := st.Expired, st.Due
+	var snoozed, pending []driver.Record
+	for _, t := range all {
+		if t.Message.DeliverAt.IsZero() {
+			snoozed = append(snoozed, t)
+		} else {
+			pending = append(pending, t)
+		}
+	}
+	gotS, gotP := map[string]tally{}, map[string]tally{}
+	for _, c := range st.Counters {
+		if t := (tally{c.Snoozed.Published, c.Snoozed.Read, c.Snoozed.Archived, c.Snoozed.ArchivedRead, c.Snoozed.Hidden}); t != (tally{}) {
+			gotS[c.SK()] = t
+		}
+		if t := (tally{c.Pending.Published, c.Pending.Read, c.Pending.Archived, c.Pending.ArchivedRead, c.Pending.Hidden}); t != (tally{}) {
+			gotP[c.SK()] = t
+		}
+	}
+	if want := timedTally(snoozed); !maps.Equal(want, gotS) {
+		e.t.Errorf("invariant: snoozed tallies of %s differ from a tally of its snooze entries (-entries +counters):\n%s", p.PK(), cmp.Diff(want, gotS))
+	}
+	if want := timedTally(pending); !maps.Equal(want, gotP) {
+		e.t.Errorf("invariant: pending tallies of %s differ from a tally of its pending entries (-entries +counters):\n%s", p.PK(), cmp.Diff(want, gotP))
+	}
+	ledgered := map[string]bool{}
+	for _, en := range entries {
+		ledgered[en.Entry] = true
+	}
+	records := map[string]driver.Record{}
+	for _, r := range recs {
+		records[r.Entry] = r
+	}
+	noted := map[string]bool{}
+	for _, t := range all {
+		sk := driver.TimedKeyOf(t)
+		noted[sk] = true
+		r, ok := records[t.Entry]
+		switch {
+		case !ledgered[t.Entry]:
+			e.t.Errorf("invariant: timed entry %s of %s belongs to no ledger entry", sk, p.PK())
+		case !ok:
+		case r.Timed != sk:
+			e.t.Errorf("invariant: record %s/%s notes timed entry %q, not the one stored, %s", p.PK(), r.Message.ID, r.Timed, sk)
+		case !r.State().Same(t.State()) && !r.Edited():
+			e.t.Errorf("invariant: timed entry %s of %s has other marks than its record: %+v, record %+v", sk, p.PK(), t.State(), r.State())
+		}
+	}
+	for _, r := range records {
+		if r.Timed != "" && !noted[r.Timed] {
+			e.t.Errorf("invariant: record %s/%s notes timed entry %s, which is not stored", p.PK(), r.Message.ID, r.Timed)
+		}
+	}
+}
+
+// checkAbove checks a user partition's Above tallies (driver.Counter.Above)
+// against a recount, independently of package driver, of its ledger
+// entries above its Fence: a direct message adds 1 if it is neither read
+// nor archived, a receipt -1 if it has any mark (read, archived,
+// deleted); each less, if its timed entry is stored, what that entry's
+// message would add (1 if it is neither read nor archived). A receipt of a
+// group's message counts in the group's Above too.
+func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
+	e.t.Helper()
+	if p.IsShared() {
+		return
+	}
+	entries := st.Expired
+	timed := map[string]driver.Record{}
+	for _, t := range st.Due {
+		timed[t.Entry] = t
+	}
+	want := map[string]int64{}
+	for _, en := range entries {
+		if en.Message.ID <= st.Fence {
+			continue
+		}
+		m := en.Message
+		var n int64
+		switch {
+		case !en.Receipt:
+			n = b2i(m.ReadAt.IsZero() && m.ArchivedAt.IsZero())
+		default:
+			n = -b2i(!m.ReadAt.IsZero() || !m.ArchivedAt.IsZero() || !en.DeletedAt.IsZero())
+		}
+		if t, ok := timed[en.Entry]; ok {
+			n -= b2i(t.Message.ReadAt.IsZero() && t.Message.ArchivedAt.IsZero())
+		}
+		want[""] += n
+		if g := m.Audience.Group; en.Receipt && g != "" {
+			want[g] += n
+		}
+	}
+	got := map[string]int64{}
+	for _, c := range st.Counters {
+		if c.Category == "" && c.Thread == "" && c.Above != 0 {
+			got[c.Group] = c.Above
+		}
+	}
+	for g, n := range want {
+		if n == 0 {
+			delete(want, g)
+		}
+	}
+	if !maps.Equal(want, got) {
+		e.t.Errorf("invariant: the above tallies of %s (above %q) differ from a recount of its ledger (-ledger +counters):\n%s", p.PK(), st.Fence, cmp.Diff(want, got))
+	}
+}
+
+// checkBuckets checks a shared partition's time buckets against a count of
+// its ledger entries by the second of their IDs: each day's hours, and
+// each hour's seconds, with the hour's versions in both equal.
+func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
+	e.t.Helper()
+	entries := st.Expired
+	want := map[time.Time]map[int]int64{} // by hour, by second
+	for _, en := range entries {
+		u, err := ulid.ParseStrict(en.Message.ID)
+		if err != nil {
+			e.t.Errorf("invariant: ledger entry %s of %s: %v", en.Entry, p.PK(), err)
+			continue
+		}
+		t := time.UnixMilli(int64(u.Time())).UTC().Truncate(time.Second)
+		h := t.Truncate(time.Hour)
+		if want[h] == nil {
+			want[h] = map[int]int64{}
+		}
+		want[h][int(t.Sub(h)/time.Second)]++
+	}
+	days := map[time.Time]driver.DayBucket{}
+	for _, d := range st.Days {
+		days[d.Day] = d
+	}
+	for _, d := range st.Days {
+		for i, n := range d.Hours {
+			h := d.Day.Add(time.Duration(i) * time.Hour)
+			var w int64
+			for _, c := range want[h] {
+				w += c
+			}
+			if n != w {
+				e.t.Errorf("invariant: the day bucket of %s at %v counts %d records in hour %d, its ledger %d", p.PK(), d.Day, n, i, w)
+			}
+			if n == 0 {
+				continue
+			}
+			hb, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: p, Hour: h})
+			if err != nil || hb.Hour == nil {
+				e.t.Errorf("invariant: the hour bucket of %s at %v: %+v, %v", p.PK(), h, hb.Hour, err)
+				continue
+			}
+			got := map[int]int64{}
+			for sec, c := range hb.Hour.Seconds {
+				if c != 0 {
+					got[sec] = c
+				}
+			}
+			if !maps.Equal(want[h], got) || hb.Hour.Version != d.Versions[i] {
+				e.t.Errorf("invariant: the hour bucket of %s at %v (version %d, its day's %d) counts %v, its ledger %v", p.PK(), h, hb.Hour.Version, d.Versions[i], got, want[h])
+			}
+		}
+	}
+	for h := range want {
+		if _, ok := days[h.Truncate(24*time.Hour)]; !ok {
+			e.t.Errorf("invariant: %s has no day bucket for its records of %v", p.PK(), h)
+		}
+	}
 }

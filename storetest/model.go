@@ -30,6 +30,11 @@ type model struct {
 	lastID string
 	// activity holds the latest ID published in each thread.
 	activity map[threadOf]string
+	// unsure holds the threads whose activity a store may have forgotten:
+	// a recount drops the counters of a thread whose messages are all
+	// gone, and a retry of an earlier message (its host system ID) then
+	// brings it back with that message's activity.
+	unsure map[threadOf]bool
 }
 
 // modelCopy is one stored message as its user sees it.
@@ -76,6 +81,7 @@ func newModel(users []string) *model {
 		seen:       map[string]string{},
 		hosts:      map[string]modelHost{},
 		activity:   map[threadOf]string{},
+		unsure:     map[threadOf]bool{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
@@ -359,7 +365,19 @@ func (m *model) published(id, t, u, g string) {
 		return
 	}
 	k := threadOf{p: driver.Partition{User: u}, group: g, thread: t}
-	m.activity[k] = max(m.activity[k], id)
+	if id >= m.activity[k] {
+		m.activity[k], m.unsure[k] = id, false
+	}
+}
+
+// recounted notes that p was recounted: the activity of its threads is
+// unsure (see model.unsure).
+func (m *model) recounted(p driver.Partition) {
+	for k := range m.activity {
+		if p.IsShared() && k.group == p.Group || !p.IsShared() && k.group == "" && k.p.User == p.User {
+			m.unsure[k] = true
+		}
+	}
 }
 
 // threadsDiff compares got, u's whole ListThreads at now, with the
@@ -380,10 +398,11 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 		}
 		return out
 	}
-	return threadsDiff(got, msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), func(g, t string) string {
+	return threadsDiff(got, msgs(inbox.ListOptions{}), msgs(inbox.ListOptions{Archived: true}), func(g, t string) (string, bool) {
+		k := threadOf{group: g, thread: t}
 		if g == "" {
-			return m.activity[threadOf{p: driver.Partition{User: u}, thread: t}]
+			k = threadOf{p: driver.Partition{User: u}, thread: t}
 		}
-		return m.activity[threadOf{group: g, thread: t}]
+		return m.activity[k], !m.unsure[k]
 	})
 }

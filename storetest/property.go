@@ -295,6 +295,9 @@ func (p *property) recount() {
 	if _, err := p.e.ib.Recount(p.e.ctx, p.user(u)); err != nil {
 		p.e.t.Errorf("step %d: Recount(%s): %v", p.step, u, err)
 	}
+	for _, q := range append(p.user(u).Shared(), partitionOf(p.user(u))) {
+		p.m.recounted(q)
+	}
 	p.stats.recounts++
 }
 
@@ -435,7 +438,7 @@ func (p *property) wantChange(op, u, id string, changed bool, err error, wantCha
 // markSeen marks a random user's feed seen.
 func (p *property) markSeen() {
 	u := p.users[p.rng.IntN(len(p.users))]
-	w := inbox.IDAt(p.e.clock.Now())
+	w := inbox.SeenAt(p.e.clock.Now())
 	want := w > p.m.seen[u]
 	if want {
 		p.m.seen[u] = w

@@ -1,0 +1,209 @@
+package driver
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// A shared partition's records (its broadcasts, or a group's messages)
+// are counted by the second of their IDs' time in time buckets, which a
+// Store keeps beside the counters: a DayBucket per day (UTC) that holds
+// a record, with its count per hour, and an HourBucket per hour that
+// holds one, with its count per second. PutMessage of a shared record
+// adds 1 to its buckets, an ApplyRemoval that applies takes 1 out (both
+// in the same atomic unit as the counters), so they count the
+// partition's stored records, as its published counter does: scheduled
+// ones too (by their IDs, minted at their delivery time), and those that
+// expired until their removal is accounted.
+//
+// Counts reads them for the unseen count of a user whose seen watermark
+// lies below a snapshot's newest records: the records above a watermark
+// are those of the days after its day, of the hours after its hour in its
+// day (both from the day buckets, which Stats returns with the counters),
+// and of the seconds after its second in its hour (one hour bucket, read
+// apart: StatsQuery.Hour), whatever their number. Watermarks end a second
+// (SeenAt), so that no record is read for it.
+
+// DayBucket is the time bucket of one day of a shared partition.
+type DayBucket struct {
+	// Day is the day's first instant, UTC.
+	Day time.Time
+	// Hours are the partition's records by hour of the day (UTC).
+	Hours [24]int64
+	// Versions are, per hour, the version of that hour's counts: a new
+	// value (any, unique to the change) with every change of them, set in
+	// the hour's HourBucket too, so that the two agree when they were read
+	// at the same instant (see HourBucket.Version).
+	Versions [24]int64
+}
+
+// Count returns the records of d's day.
+func (d DayBucket) Count() int64 {
+	var n int64
+	for _, h := range d.Hours {
+		n += h
+	}
+	return n
+}
+
+// HourBucket is the time bucket of one hour of a shared partition.
+type HourBucket struct {
+	// Hour is the hour's first instant, UTC.
+	Hour time.Time
+	// Seconds are the partition's records by second of the hour (0 to
+	// 3599); seconds without records are left out.
+	Seconds map[int]int64
+	// Version is the version of the hour's counts, set with every change
+	// of them (and by a Repair that resets them) in the same atomic unit
+	// as the Versions entry of the hour in its day's DayBucket: a reader
+	// tells an hour bucket read apart from a day bucket of another instant
+	// (a write came between) by their versions.
+	Version int64
+}
+
+// BucketTime returns the time by which record id is counted in a shared
+// partition's time buckets: its ID's time, truncated to the second.
+func BucketTime(id string) (time.Time, error) {
+	u, err := ulid.ParseStrict(id)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: message id %q is not a ULID", ErrInvalidKey, id)
+	}
+	return time.UnixMilli(int64(u.Time())).UTC().Truncate(time.Second), nil
+}
+
+// DayOf returns the first instant (UTC) of t's day.
+func DayOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// HourOf returns the first instant (UTC) of t's hour.
+func HourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+
+// BucketPrefixes of the sort keys of a shared partition's time buckets: a
+// day's, in the range Stats reads (between the counters and the seen
+// watermark), and an hour's, outside it, read one at a time.
+const (
+	DayBucketPrefix  = "cd#" // cd#<yyyymmdd>
+	HourBucketPrefix = "k#"  // k#<yyyymmddhh>
+)
+
+// DayBucketSK returns the sort key of the day bucket of t's day:
+// cd#<yyyymmdd>.
+func DayBucketSK(t time.Time) string { return DayBucketPrefix + t.UTC().Format("20060102") }
+
+// HourBucketSK returns the sort key of the hour bucket of t's hour:
+// k#<yyyymmddhh>.
+func HourBucketSK(t time.Time) string { return HourBucketPrefix + t.UTC().Format("2006010215") }
+
+// ParseDayBucketSK parses a DayBucketSK into its day; anything else is
+// ErrInvalidKey.
+func ParseDayBucketSK(sk string) (time.Time, error) {
+	return parseBucketSK(sk, DayBucketPrefix, "20060102")
+}
+
+// ParseHourBucketSK parses an HourBucketSK into its hour; anything else is
+// ErrInvalidKey.
+func ParseHourBucketSK(sk string) (time.Time, error) {
+	return parseBucketSK(sk, HourBucketPrefix, "2006010215")
+}
+
+func parseBucketSK(sk, prefix, layout string) (time.Time, error) {
+	if len(sk) != len(prefix)+len(layout) || sk[:len(prefix)] != prefix {
+		return time.Time{}, fmt.Errorf("%w: bucket key %q", ErrInvalidKey, sk)
+	}
+	t, err := time.Parse(layout, sk[len(prefix):])
+	if err != nil || t.Format(layout) != sk[len(prefix):] {
+		return time.Time{}, fmt.Errorf("%w: bucket key %q", ErrInvalidKey, sk)
+	}
+	return t.UTC(), nil
+}
+
+// Buckets returns the time buckets of recs, records of one shared
+// partition: what a Store keeps of them (Versions and Version zero), by
+// day and by hour. Recount resets a partition's buckets to these.
+func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
+	days := map[time.Time]*DayBucket{}
+	hours := map[time.Time]*HourBucket{}
+	var dayOrder []time.Time
+	var hourOrder []time.Time
+	for _, r := range recs {
+		t, err := BucketTime(r.Message.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, h := DayOf(t), HourOf(t)
+		if days[d] == nil {
+			days[d] = &DayBucket{Day: d}
+			dayOrder = append(dayOrder, d)
+		}
+		days[d].Hours[t.Hour()]++
+		if hours[h] == nil {
+			hours[h] = &HourBucket{Hour: h, Seconds: map[int]int64{}}
+			hourOrder = append(hourOrder, h)
+		}
+		hours[h].Seconds[int(t.Sub(h)/time.Second)]++
+	}
+	outD := make([]DayBucket, 0, len(days))
+	for _, d := range dayOrder {
+		outD = append(outD, *days[d])
+	}
+	outH := make([]HourBucket, 0, len(hours))
+	for _, h := range hourOrder {
+		outH = append(outH, *hours[h])
+	}
+	return outD, outH, nil
+}
+
+// CountAbove returns how many records the time buckets count above seen,
+// a watermark that ends a second (SeenAt): those of the days of days
+// after seen's day, of the hours of seen's day after its hour, and of
+// the seconds of hour (seen's hour bucket; nil if it holds none) after
+// its second. ok is false if hour is not of seen's hour, or disagrees
+// with its day bucket (another version: read at another instant), and
+// its day counts records in that hour.
+func CountAbove(days []DayBucket, hour *HourBucket, seen string) (n int64, ok bool, err error) {
+	t, err := BucketTime(seen)
+	if err != nil {
+		return 0, false, err
+	}
+	d, h := DayOf(t), HourOf(t)
+	for _, b := range days {
+		switch {
+		case b.Day.After(d):
+			n += b.Count()
+		case b.Day.Equal(d):
+			for i := t.Hour() + 1; i < 24; i++ {
+				n += b.Hours[i]
+			}
+			if b.Hours[t.Hour()] == 0 {
+				continue // no record in seen's hour: no hour bucket needed
+			}
+			if hour == nil || !hour.Hour.Equal(h) || hour.Version != b.Versions[t.Hour()] {
+				return 0, false, nil
+			}
+			for s, c := range hour.Seconds {
+				if s > int(t.Sub(h)/time.Second) {
+					n += c
+				}
+			}
+		}
+	}
+	return n, true, nil
+}
+
+// SeenAt returns the seen watermark of an instant t: the greatest message
+// ID of t's second (of its last millisecond), so that every message
+// published in that second, before or after t, counts as seen, and the
+// unseen count of a watermark is read from per-second counts (see
+// CountAbove) and from records' IDs alike.
+func SeenAt(t time.Time) string {
+	var id ulid.ULID
+	_ = id.SetTime(ulid.Timestamp(t.UTC().Truncate(time.Second).Add(time.Second - time.Millisecond)))
+	for i := 6; i < len(id); i++ {
+		id[i] = 0xff
+	}
+	return id.String()
+}

@@ -1,0 +1,171 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stak/inbox/driver"
+)
+
+// A shared partition's time buckets (see driver.DayBucket) are items of
+// kind UB: a day's, at driver.DayBucketSK, with the counts of its hours
+// (h00 to h23) and their versions (v00 to v23); an hour's, at
+// driver.HourBucketSK, with the counts of its seconds (s0000 to s3599) and
+// its version (v). A change of an hour's counts sets, in both items, the
+// hour's version to a new random number, so that a reader tells the two
+// apart when a write came between its reads of them.
+
+// hourAttr, versionAttr and secondAttr name a bucket item's attributes.
+func hourAttr(h int) string    { return fmt.Sprintf("h%02d", h) }
+func versionAttr(h int) string { return fmt.Sprintf("v%02d", h) }
+func secondAttr(s int) string  { return fmt.Sprintf("s%04d", s) }
+
+// bucketUpdates returns the transaction items that add n to the time
+// buckets of record id of shared partition p.
+func (s *Store) bucketUpdates(p driver.Partition, id string, n int64) ([]types.TransactWriteItem, error) {
+	t, err := driver.BucketTime(id)
+	if err != nil {
+		return nil, err
+	}
+	v := rand.Int64()
+	h := driver.HourOf(t)
+	sec := int(t.Sub(h) / time.Second)
+	common := func(upd expression.UpdateBuilder) expression.UpdateBuilder {
+		return upd.Set(expression.Name("kind"), expression.Value(kindBucket)).
+			Set(expression.Name("tenant_key"), expression.Value(p.Tenant)).
+			Set(expression.Name("inbox_key"), expression.Value(p.Inbox)).
+			Set(expression.Name("uid"), expression.Value(p.Group))
+	}
+	day := common(expression.Add(expression.Name(hourAttr(t.Hour())), expression.Value(n)).Set(expression.Name(versionAttr(t.Hour())), expression.Value(v)))
+	hour := common(expression.Add(expression.Name(secondAttr(sec)), expression.Value(n)).Set(expression.Name("v"), expression.Value(v)))
+	var out []types.TransactWriteItem
+	for _, it := range []struct {
+		sk  string
+		upd expression.UpdateBuilder
+	}{{driver.DayBucketSK(t), day}, {driver.HourBucketSK(t), hour}} {
+		expr, err := expression.NewBuilder().WithUpdate(it.upd).Build()
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: bucket update: %w", err)
+		}
+		out = append(out, types.TransactWriteItem{Update: &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       s.key(p.PK(), it.sk),
+			UpdateExpression:          expr.Update(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+		}})
+	}
+	return out, nil
+}
+
+// numAttr returns the number attribute name of av, 0 if it is missing.
+func numAttr(av map[string]types.AttributeValue, name string) (int64, error) {
+	v, ok := av[name]
+	if !ok {
+		return 0, nil
+	}
+	n, ok := v.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("attribute %q is not a number", name)
+	}
+	return strconv.ParseInt(n.Value, 10, 64)
+}
+
+// decodeDay returns the day bucket item av of partition p.
+func (s *Store) decodeDay(p driver.Partition, sk string, av map[string]types.AttributeValue) (driver.DayBucket, error) {
+	day, err := driver.ParseDayBucketSK(sk)
+	if err != nil {
+		return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), sk, err)
+	}
+	d := driver.DayBucket{Day: day}
+	for h := range 24 {
+		if d.Hours[h], err = numAttr(av, hourAttr(h)); err == nil {
+			d.Versions[h], err = numAttr(av, versionAttr(h))
+		}
+		if err != nil {
+			return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), sk, err)
+		}
+	}
+	return d, nil
+}
+
+// hourBucket reads the hour bucket of t's hour of partition p, strongly
+// consistent; nil if there is none.
+func (s *Store) hourBucket(ctx context.Context, p driver.Partition, t time.Time) (*driver.HourBucket, error) {
+	h := driver.HourOf(t)
+	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{s.key(p.PK(), driver.HourBucketSK(h))}, true)
+	if err != nil {
+		return nil, opError("hour bucket", err)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	item := items[0]
+	hb := &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
+	for name := range item {
+		sec, ok := strings.CutPrefix(name, "s")
+		if !ok || len(sec) != 4 {
+			continue
+		}
+		i, err := strconv.Atoi(sec)
+		if err != nil || i < 0 || i >= 3600 {
+			continue
+		}
+		n, err := numAttr(item, name)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
+		}
+		if n != 0 {
+			hb.Seconds[i] = n
+		}
+	}
+	if hb.Version, err = numAttr(item, "v"); err != nil {
+		return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
+	}
+	return hb, nil
+}
+
+// bucketItems returns the items a Repair's reset writes of a shared
+// partition's buckets: a day item per day of days and an hour item per
+// hour of hours, each hour's version v in both.
+func (s *Store) bucketItems(p driver.Partition, days []driver.DayBucket, hours []driver.HourBucket, v int64) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	base := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{
+			s.o.pk: &types.AttributeValueMemberS{Value: p.PK()}, s.o.sk: &types.AttributeValueMemberS{Value: sk},
+			"kind": &types.AttributeValueMemberS{Value: kindBucket}, "tenant_key": &types.AttributeValueMemberS{Value: p.Tenant},
+			"inbox_key": &types.AttributeValueMemberS{Value: p.Inbox}, "uid": &types.AttributeValueMemberS{Value: p.Group},
+		}
+	}
+	num := func(n int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	}
+	for _, d := range days {
+		it := base(driver.DayBucketSK(d.Day))
+		for h, n := range d.Hours {
+			if n != 0 {
+				it[hourAttr(h)], it[versionAttr(h)] = num(n), num(v)
+			}
+		}
+		out = append(out, it)
+	}
+	for _, h := range hours {
+		it := base(driver.HourBucketSK(h.Hour))
+		for sec, n := range h.Seconds {
+			if n != 0 {
+				it[secondAttr(sec)] = num(n)
+			}
+		}
+		it["v"] = num(v)
+		out = append(out, it)
+	}
+	return out, nil
+}
