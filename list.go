@@ -257,7 +257,10 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) { res, err = ib.store.Query(gctx, q); return err })
 		if round == 0 {
-			g.Go(func() error { _, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now); return err })
+			g.Go(func() error {
+				_, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
+				return err
+			})
 		}
 		if err := g.Wait(); err != nil {
 			return nil, "", err

@@ -185,7 +185,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	}
 	claimed := map[string]bool{}
 	deltas := driver.CounterDeltas(p, "", 0, 0) // the total always exists
-	var ledgered []driver.Record                 // a shared partition's records, for its buckets
+	var ledgered []driver.Record                // a shared partition's records, for its buckets
 	for _, rec := range recs {
 		e, ok := entries[rec.Entry]
 		if ok {

@@ -14,19 +14,19 @@ import (
 
 // Item kinds, the kind attribute of each record type.
 const (
-	kindMessage   = "UM"    // message, broadcast or read receipt
-	kindCounter   = "US"    // stats
-	kindTenant    = "TS"    // tenant settings
-	kindInbox     = "IC"    // inbox config
-	kindClaim     = "HC"    // host-system-ID claim
-	kindRemoval   = "RX"    // applied-removal marker
-	kindLedger    = "LE"    // ledger entry
-	kindTombstone = "TB"    // tombstone of a broadcast removed before it expired
-	kindSeen      = "SN"    // a user's seen watermark
-	kindSnooze    = "SZ"    // snooze entry of a snoozed record
-	kindPending   = "SQ"    // pending entry of a scheduled record
-	kindTimer     = "TM"    // a timed entry's timer: DynamoDB's TTL deletes it at the entry's time
-	kindBucket    = "UB"    // a shared partition's time bucket (a day's or an hour's)
+	kindMessage   = "UM" // message, broadcast or read receipt
+	kindCounter   = "US" // stats
+	kindTenant    = "TS" // tenant settings
+	kindInbox     = "IC" // inbox config
+	kindClaim     = "HC" // host-system-ID claim
+	kindRemoval   = "RX" // applied-removal marker
+	kindLedger    = "LE" // ledger entry
+	kindTombstone = "TB" // tombstone of a broadcast removed before it expired
+	kindSeen      = "SN" // a user's seen watermark
+	kindSnooze    = "SZ" // snooze entry of a snoozed record
+	kindPending   = "SQ" // pending entry of a scheduled record
+	kindTimer     = "TM" // a timed entry's timer: DynamoDB's TTL deletes it at the entry's time
+	kindBucket    = "UB" // a shared partition's time bucket (a day's or an hour's)
 	attrTimed     = driver.TimedAttribute
 	attrSnoozed   = "snoozeduntil"
 	attrInteract  = "interactedat"
