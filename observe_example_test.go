@@ -39,7 +39,7 @@ func ExampleWithHooks() {
 	}
 	// Output:
 	// Publish acme/alerts: ok, 4 store calls
-	// Counts acme/alerts: ok, 6 store calls
+	// Counts acme/alerts: ok, 7 store calls
 	// MarkRead acme/alerts: bad_input, 0 store calls
 	// MarkRead: bad_input
 }

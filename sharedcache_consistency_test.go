@@ -15,8 +15,9 @@ import (
 )
 
 // refreshReads is what one refresh of a shared partition reads: two reads
-// that agree, each of its newest records and its stats.
-const refreshReads = 4
+// that agree, each of its newest records, its newest threads and its
+// stats (three requests in one round trip).
+const refreshReads = 6
 
 // tallies returns the Tally a full List of u shows, paging to the end.
 func tallies(t *testing.T, ib *inbox.Inbox, u inbox.User) inbox.Tally {

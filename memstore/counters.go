@@ -41,17 +41,19 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		return st, nil
 	}
 	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p]}
-	for _, c := range s.counters[p] {
-		if c.Thread == "" || q.Threads {
+	if q.Threads {
+		for _, c := range s.counters[p] {
 			st.Counters = append(st.Counters, c)
+		}
+	} else {
+		for sk := range s.plain[p] {
+			st.Counters = append(st.Counters, s.counters[p][sk])
 		}
 	}
 	slices.SortFunc(st.Counters, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
 	st.Expired = s.ledger.expired(p, now)
-	for k, t := range s.tombstones {
-		if k.Partition == p {
-			st.Tombstones = append(st.Tombstones, t.rec)
-		}
+	for _, t := range s.tombstones[p] {
+		st.Tombstones = append(st.Tombstones, t.rec)
 	}
 	slices.SortFunc(st.Tombstones, func(a, b driver.Record) int { return strings.Compare(a.Message.ID, b.Message.ID) })
 	st.Due = s.due(p, now)
@@ -135,7 +137,10 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 	if r.Tombstone {
 		t := driver.Record{Partition: rec.Partition, Message: driver.Message{ID: rec.Message.ID, Category: rec.Message.Category, Thread: rec.Message.Thread, ExpiresAt: rec.Message.ExpiresAt}}
 		sr := &storedRecord{rec: t, seq: s.nextSeq()}
-		s.tombstones[rec.Key()] = sr
+		if s.tombstones[rec.Partition] == nil {
+			s.tombstones[rec.Partition] = map[string]*storedRecord{}
+		}
+		s.tombstones[rec.Partition][rec.Message.ID] = sr
 		s.expire(expiry{at: t.Message.ExpiresAt, kind: expireTombstone, seq: sr.seq, key: rec.Key()})
 	}
 	return true
@@ -181,6 +186,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		old := sr.rec
 		sr.rec.Entry, sr.rec.Counted = r.AdoptAs[i], driver.AdoptedCounted(old)
 		s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
+		s.indexed(&old, &sr.rec)
 		s.ledger.put(entryOf(sr.rec), entry(sr.rec))
 		switch {
 		case old.Ledgered():
@@ -208,6 +214,10 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		cs[driver.CounterSK("", "")] = driver.Counter{Partition: p} // the total always stays, at zero
 	}
 	s.counters[p] = cs
+	delete(s.plain, p)
+	for _, c := range cs {
+		s.notePlain(c)
+	}
 	delete(s.activity, p)
 	for _, c := range cs {
 		if c.Thread != "" && c.Group == "" && c.Latest != "" {

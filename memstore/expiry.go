@@ -79,8 +79,8 @@ func (s *Store) sweep(now time.Time) int {
 				delete(s.markers, e.marker)
 			}
 		case expireTombstone:
-			if t, ok := s.tombstones[e.key]; ok && t.seq == e.seq {
-				delete(s.tombstones, e.key)
+			if t, ok := s.tombstones[e.key.Partition][e.key.ID]; ok && t.seq == e.seq {
+				delete(s.tombstones[e.key.Partition], e.key.ID)
 			}
 		case expireTimer:
 			if _, ok := s.timed[e.key.Partition][e.timed]; ok {

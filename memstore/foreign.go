@@ -38,7 +38,7 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
 	s.records[k] = sr
-	insertSorted(s.ids, k.Partition, k.ID)
+	s.ids.insert(k.Partition, k.ID)
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 	s.noteChange(driver.ChangeInsert, nil, &sr.rec, false)
 	s.addCounts(deltas, false) // another program moves no version
@@ -69,6 +69,7 @@ func (s *Store) ReadForeign(ctx context.Context, k driver.Key, at time.Time, del
 	}
 	old := sr.rec.Clone()
 	sr.rec.Message.ReadAt = at.UTC().Truncate(time.Second)
+	s.indexed(&old, &sr.rec)
 	id := s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 	if id == "" {
 		id = "memstore-" + strconv.FormatUint(s.nextSeq(), 10)

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/stak/inbox/driver"
 )
@@ -116,29 +115,24 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	if q.Unseen || q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared() {
 		return s.indexQuery(q), nil
 	}
-	ids := s.ids[q.Partition]
-	hi := len(ids)
-	if q.Before != "" {
-		hi = sort.SearchStrings(ids, q.Before) // ids[:hi] are below Before
-	}
-	bottom := 0
-	if q.After != "" {
-		bottom = sort.SearchStrings(ids, q.After)
-		if bottom < len(ids) && ids[bottom] == q.After {
-			bottom++ // ids[bottom:] are above After
+	// Evaluated: at most Limit records below Before and above After,
+	// newest first; Next is the last evaluated, if records remain.
+	res := driver.QueryResult{}
+	evaluated, last := 0, ""
+	s.ids.get(q.Partition).descend(q.Before, func(id string) bool {
+		if q.After != "" && id <= q.After {
+			return false
 		}
-	}
-	lo := max(hi-q.Limit, bottom)
-	res := driver.QueryResult{Records: make([]driver.Record, 0, max(hi-lo, 0))}
-	for i := hi - 1; i >= lo; i-- {
-		rec := s.records[driver.Key{Partition: q.Partition, ID: ids[i]}].rec
-		if q.Keeps(rec) {
+		if evaluated == q.Limit {
+			res.Next = last
+			return false
+		}
+		evaluated, last = evaluated+1, id
+		if rec := s.records[driver.Key{Partition: q.Partition, ID: id}].rec; q.Keeps(rec) {
 			res.Records = append(res.Records, rec.Clone())
 		}
-	}
-	if lo > bottom {
-		res.Next = ids[lo]
-	}
+		return true
+	})
 	return res, nil
 }
 
@@ -280,6 +274,8 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 				continue
 			}
 			s.noteChange(driver.ChangeModify, &sr.rec, rec, false)
+			s.indexed(&sr.rec, rec)
+			s.threaded(&sr.rec, rec)
 			sr.rec = *rec // the same expiry: its schedule stands
 		} else if rec != nil {
 			s.insert(*rec)
@@ -372,7 +368,9 @@ func (s *Store) insert(rec driver.Record) {
 	k := rec.Key()
 	sr := &storedRecord{rec: rec, seq: s.nextSeq()}
 	s.records[k] = sr
-	insertSorted(s.ids, k.Partition, k.ID)
+	s.ids.insert(k.Partition, k.ID)
+	s.indexed(nil, &rec)
+	s.threaded(nil, &rec)
 	s.ledger.put(entryOf(rec), entry(rec))
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 	s.noteChange(driver.ChangeInsert, nil, &rec, false)
@@ -382,9 +380,12 @@ func (s *Store) insert(rec driver.Record) {
 // and counters alone, and returns the ID of its removal (of its change,
 // with WithChanges); byTTL says expiry made it. s.mu must be held.
 func (s *Store) drop(k driver.Key, byTTL bool) string {
-	id := s.noteChange(driver.ChangeRemove, &s.records[k].rec, nil, byTTL)
+	old := s.records[k].rec
+	id := s.noteChange(driver.ChangeRemove, &old, nil, byTTL)
 	delete(s.records, k)
-	removeSorted(s.ids, k.Partition, k.ID)
+	s.ids.remove(k.Partition, k.ID)
+	s.indexed(&old, nil)
+	s.threaded(&old, nil)
 	return id
 }
 

@@ -28,13 +28,14 @@ func (s *Store) scheduledQuery(q driver.Query) driver.QueryResult {
 		if p.Scope() != scope {
 			continue
 		}
-		for _, id := range ids {
+		ids.ascend("", func(id string) bool {
 			k := driver.Key{Partition: p, ID: id}
 			if pos := driver.ScheduledKey(id, p); driver.InScheduledIndex(s.records[k].rec) &&
 				(q.After == "" || pos > q.After) && (q.Before == "" || pos <= q.Before) {
 				entries = append(entries, entry{pos, k})
 			}
-		}
+			return true
+		})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].pos < entries[j].pos })
 	var res driver.QueryResult

@@ -20,16 +20,21 @@ type Store struct {
 	seq   uint64 // last sequence number given to a stored entry
 
 	records    map[driver.Key]*storedRecord
-	ids        map[driver.Partition][]string // each partition's record IDs, ascending
+	ids        sets[driver.Partition] // each partition's record IDs
+	unread     sets[driver.Partition] // the unread index: see indexKey
+	threadIDs  sets[threadKey]        // the thread index: each thread's record IDs
 	ledger     *ledgerIndex
-	tombstones map[driver.Key]*storedRecord
+	tombstones map[driver.Partition]map[string]*storedRecord // by message ID
 	timed      map[driver.Partition]map[string]driver.Record // timed entries, by sort key
-	timedKeys  map[driver.Partition][]string                 // each partition's TimedKeys, sorted
+	timedKeys  sets[driver.Partition]                        // each partition's TimedKeys
+	snoozeIDs  sets[driver.Partition]                        // its snooze entries': <id>\x00<TimedKey>
+	legacy     sets[driver.Partition]                        // its timed entries of an earlier version: their keys
 	fence      map[driver.Partition]string                   // the watermarks Above is kept for
 	days       map[driver.Partition]map[time.Time]*driver.DayBucket
 	hours      map[driver.Partition]map[time.Time]*driver.HourBucket
-	activity   map[driver.Partition][]string                  // each partition's threads by activity: driver.ActivityKey, sorted
+	activity   sets[driver.Partition]                         // each partition's threads by activity: driver.ActivityKey
 	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
+	plain      map[driver.Partition]map[string]bool           // the sort keys of the counters of no thread
 	versions   map[driver.Partition]int64
 	recounted  map[driver.Partition]time.Time // recount times, to the second
 	seen       map[driver.Partition]string    // seen watermarks
@@ -150,16 +155,21 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		clock:      time.Now,
 		records:    map[driver.Key]*storedRecord{},
-		ids:        map[driver.Partition][]string{},
+		ids:        sets[driver.Partition]{},
+		unread:     sets[driver.Partition]{},
+		threadIDs:  sets[threadKey]{},
 		ledger:     newLedgerIndex(),
-		tombstones: map[driver.Key]*storedRecord{},
+		tombstones: map[driver.Partition]map[string]*storedRecord{},
 		timed:      map[driver.Partition]map[string]driver.Record{},
-		timedKeys:  map[driver.Partition][]string{},
+		timedKeys:  sets[driver.Partition]{},
+		snoozeIDs:  sets[driver.Partition]{},
+		legacy:     sets[driver.Partition]{},
 		fence:      map[driver.Partition]string{},
 		days:       map[driver.Partition]map[time.Time]*driver.DayBucket{},
 		hours:      map[driver.Partition]map[time.Time]*driver.HourBucket{},
-		activity:   map[driver.Partition][]string{},
+		activity:   sets[driver.Partition]{},
 		counters:   map[driver.Partition]map[string]driver.Counter{},
+		plain:      map[driver.Partition]map[string]bool{},
 		versions:   map[driver.Partition]int64{},
 		recounted:  map[driver.Partition]time.Time{},
 		seen:       map[driver.Partition]string{},
@@ -345,6 +355,7 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		c, ok := cs[k]
 		if !ok {
 			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread}
+			s.notePlain(c)
 		}
 		was := c.Latest
 		c.Add(d)
@@ -360,3 +371,15 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 
 // expire schedules an expiry entry.
 func (s *Store) expire(e expiry) { heap.Push(&s.expiries, e) }
+
+// notePlain notes c's key among its partition's counters of no thread, if
+// it is one of them. s.mu must be held.
+func (s *Store) notePlain(c driver.Counter) {
+	if c.Thread != "" {
+		return
+	}
+	if s.plain[c.Partition] == nil {
+		s.plain[c.Partition] = map[string]bool{}
+	}
+	s.plain[c.Partition][c.SK()] = true
+}

@@ -19,8 +19,14 @@ func (s *Store) putTimed(sk string, e driver.Record) {
 		m = map[string]driver.Record{}
 		s.timed[e.Partition] = m
 	}
+	if _, ok := m[sk]; !ok && !driver.IsTimedKey(sk) {
+		s.legacy.insert(e.Partition, sk)
+	}
 	if _, ok := m[sk]; !ok && driver.IsTimedKey(sk) {
-		insertSorted(s.timedKeys, e.Partition, sk)
+		s.timedKeys.insert(e.Partition, sk)
+		if e.Message.DeliverAt.IsZero() {
+			s.snoozeIDs.insert(e.Partition, e.Message.ID+"\x00"+sk)
+		}
 		s.expire(expiry{at: driver.TimedAt(e), kind: expireTimer, key: e.Key(), timed: sk})
 	}
 	m[sk] = e
@@ -29,12 +35,16 @@ func (s *Store) putTimed(sk string, e driver.Record) {
 // delTimed deletes the timed entry at sk of p, if there. s.mu must be
 // held.
 func (s *Store) delTimed(p driver.Partition, sk string) {
-	if _, ok := s.timed[p][sk]; !ok {
+	e, ok := s.timed[p][sk]
+	if !ok {
 		return
 	}
 	delete(s.timed[p], sk)
 	if driver.IsTimedKey(sk) {
-		removeSorted(s.timedKeys, p, sk)
+		s.timedKeys.remove(p, sk)
+		s.snoozeIDs.remove(p, e.Message.ID+"\x00"+sk)
+	} else {
+		s.legacy.remove(p, sk)
 	}
 }
 
@@ -42,34 +52,31 @@ func (s *Store) delTimed(p driver.Partition, sk string) {
 // before now, by time: what Stats reads of them, at the cost of those
 // entries. s.mu must be held.
 func (s *Store) due(p driver.Partition, now time.Time) []driver.Record {
-	keys := s.timedKeys[p]
-	n, _ := slices.BinarySearch(keys, driver.LedgerBound(now))
+	bound := driver.LedgerBound(now)
 	var out []driver.Record
-	for _, sk := range keys[:n] {
+	s.timedKeys.get(p).ascend("", func(sk string) bool {
+		if sk >= bound {
+			return false
+		}
 		if e := s.timed[p][sk]; !now.Before(driver.TimedAt(e)) {
 			out = append(out, e)
 		}
-	}
+		return true
+	})
 	return out
 }
 
 // legacyTimed returns p's timed entries of an earlier version (SnoozeSK
 // and PendingSK), snooze entries first, each by time. s.mu must be held.
 func (s *Store) legacyTimed(p driver.Partition) (snoozed, pending []driver.Record) {
-	var keys []string
-	for sk := range s.timed[p] {
-		if !driver.IsTimedKey(sk) {
-			keys = append(keys, sk)
-		}
-	}
-	slices.Sort(keys)
-	for _, sk := range keys {
+	s.legacy.get(p).ascend("", func(sk string) bool {
 		if strings.HasPrefix(sk, driver.SnoozePrefix) {
 			snoozed = append(snoozed, s.timed[p][sk])
 		} else {
 			pending = append(pending, s.timed[p][sk])
 		}
-	}
+		return true
+	})
 	return snoozed, pending
 }
 
@@ -173,22 +180,16 @@ func (s *Store) hourBucket(p driver.Partition, t time.Time) *driver.HourBucket {
 // (TimedKey), by ID descending below q.Before, at most q.Limit, as the
 // dynamo Store reads them from its unread index. s.mu must be held.
 func (s *Store) snoozeQuery(q driver.Query) driver.QueryResult {
-	var es []driver.Record
-	for _, sk := range s.timedKeys[q.Partition] {
-		e := s.timed[q.Partition][sk]
-		if e.Message.DeliverAt.IsZero() && (q.Before == "" || e.Message.ID < q.Before) {
-			es = append(es, e)
-		}
-	}
-	slices.SortFunc(es, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
 	res := driver.QueryResult{}
-	for i, e := range es {
-		if i == q.Limit {
-			res.Next = es[i-1].Message.ID
-			break
+	s.snoozeIDs.get(q.Partition).descend(q.Before, func(key string) bool {
+		if len(res.Records) == q.Limit {
+			res.Next = res.Records[len(res.Records)-1].Message.ID
+			return false
 		}
-		res.Records = append(res.Records, e.Clone())
-	}
+		_, sk, _ := strings.Cut(key, "\x00")
+		res.Records = append(res.Records, s.timed[q.Partition][sk].Clone())
+		return true
+	})
 	return res
 }
 
@@ -196,10 +197,10 @@ func (s *Store) snoozeQuery(q driver.Query) driver.QueryResult {
 // latest ("" for none). s.mu must be held.
 func (s *Store) noteActivity(p driver.Partition, t, was, latest string) {
 	if was != "" {
-		removeSorted(s.activity, p, driver.ActivityKey(was, t))
+		s.activity.remove(p, driver.ActivityKey(was, t))
 	}
 	if latest != "" {
-		insertSorted(s.activity, p, driver.ActivityKey(latest, t))
+		s.activity.insert(p, driver.ActivityKey(latest, t))
 	}
 }
 
@@ -207,23 +208,17 @@ func (s *Store) noteActivity(p driver.Partition, t, was, latest string) {
 // activity, latest first, below q.Before, at most q.Limit, as the dynamo
 // Store reads them from its unread index. s.mu must be held.
 func (s *Store) threadsQuery(q driver.Query) driver.QueryResult {
-	keys := s.activity[q.Partition]
-	hi := len(keys)
-	if q.Before != "" {
-		hi, _ = slices.BinarySearch(keys, q.Before) // the keys of activities below Before
-	}
 	var res driver.QueryResult
-	for i := hi - 1; i >= 0; i-- {
+	s.activity.get(q.Partition).descend(q.Before, func(key string) bool {
 		if len(res.Threads) == q.Limit {
 			res.Next = res.Threads[len(res.Threads)-1].Latest
-			break
+			return false
 		}
-		latest, t, _ := strings.Cut(keys[i], "#")
-		c, ok := s.counters[q.Partition][driver.ThreadCounterSK(t, "")]
-		if !ok || c.Latest != latest {
-			continue
+		latest, t, _ := strings.Cut(key, "#")
+		if c, ok := s.counters[q.Partition][driver.ThreadCounterSK(t, "")]; ok && c.Latest == latest {
+			res.Threads = append(res.Threads, c)
 		}
-		res.Threads = append(res.Threads, c)
-	}
+		return true
+	})
 	return res
 }
