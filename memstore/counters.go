@@ -40,12 +40,14 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		}
 		return st, nil
 	}
-	st := driver.Stats{Version: s.versions[p], Counters: make([]driver.Counter, 0, len(s.counters[p])), Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p]}
+	st := driver.Stats{Version: s.versions[p], Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p]}
 	if q.Threads {
+		st.Counters = make([]driver.Counter, 0, len(s.counters[p]))
 		for _, c := range s.counters[p] {
 			st.Counters = append(st.Counters, c)
 		}
 	} else {
+		st.Counters = make([]driver.Counter, 0, len(s.plain[p]))
 		for sk := range s.plain[p] {
 			st.Counters = append(st.Counters, s.counters[p][sk])
 		}
