@@ -147,6 +147,36 @@ func (m *model) groups(u string) []string {
 	return out
 }
 
+// storedAbove returns the most records that one of the partitions u's
+// feed reads at now (u's own, holding u's direct copies and receipts, and
+// each shared one u sees) stores above id: what a List must read past
+// before it reaches id. Records scheduled well ahead of now (their IDs
+// are their delivery times) are not counted: List reads below them.
+func (m *model) storedAbove(u, id string, now time.Time) int {
+	bound := inbox.IDAt(now.Add(2 * time.Minute))
+	above := func(x string) bool { return x > id && x < bound }
+	n := 0
+	for cid := range m.direct[u] {
+		if above(cid) {
+			n++
+		}
+	}
+	for rid := range m.receipts[u] {
+		if above(rid) {
+			n++
+		}
+	}
+	most := n
+	shared := map[string]int{}
+	for bid, c := range m.broadcasts {
+		if above(bid) && m.sees(u, c) {
+			shared[c.group]++
+			most = max(most, shared[c.group])
+		}
+	}
+	return most
+}
+
 // lookup returns message id as u can mark it at now: ok is false if it is
 // not (or no longer) in u's inbox (missing, expired, another group's,
 // deleted by u).

@@ -99,6 +99,28 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return scheduledDirectOnly{s} },
 			wantFail: []string{"Store/QueryScheduled", "Inbox/ScheduledShared"},
 		},
+		"AboveDropped": {
+			wrap:     func(s driver.Store) driver.Store { return aboveDropped{s} },
+			wantFail: []string{"Store/MarkWatermark", "Inbox/Seen", "Inbox/Counts"},
+		},
+		"AboveDroppedProperty": {
+			wrap:     func(s driver.Store) driver.Store { return aboveDropped{s} },
+			property: true,
+			wantOut:  "the above tallies",
+		},
+		"TimedTalliesDropped": {
+			wrap:     func(s driver.Store) driver.Store { return timedUntallied{s} },
+			wantFail: []string{"Store/MarkSnooze", "Inbox/Snooze", "Inbox/ScheduledAheadOutOfTheWay"},
+		},
+		"TimedTalliesDroppedProperty": {
+			wrap:     func(s driver.Store) driver.Store { return timedUntallied{s} },
+			property: true,
+			wantOut:  "differ from",
+		},
+		"BucketsEmpty": {
+			wrap:     func(s driver.Store) driver.Store { return bucketsEmpty{s} },
+			wantFail: []string{"Inbox/Seen", "Inbox/Broadcast"},
+		},
 		"ScheduledDirectOnlyProperty": {
 			wrap:     func(s driver.Store) driver.Store { return scheduledDirectOnly{s} },
 			property: true,
@@ -412,4 +434,54 @@ func (s notRetired) ClaimHostID(ctx context.Context, c driver.HostClaim) (driver
 		return got, err
 	}
 	return s.Store.ClaimHostID(ctx, c)
+}
+
+// aboveDropped drops the Above changes of every write: the unseen count
+// kept beside the watermark never moves.
+type aboveDropped struct{ driver.Store }
+
+func withoutAbove(deltas []driver.Counter) []driver.Counter {
+	out := slices.Clone(deltas)
+	for i := range out {
+		out[i].Above = 0
+	}
+	return out
+}
+
+func (s aboveDropped) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	return s.Store.Mark(ctx, marks, withoutAbove(deltas))
+}
+
+func (s aboveDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+	return s.Store.PutMessage(ctx, rec, withoutAbove(deltas))
+}
+
+// timedUntallied drops the snoozed and pending tallies of every write:
+// the counters no longer say what the timed entries hide.
+type timedUntallied struct{ driver.Store }
+
+func withoutTimed(deltas []driver.Counter) []driver.Counter {
+	out := slices.Clone(deltas)
+	for i := range out {
+		out[i].Snoozed, out[i].Pending = driver.Tallies{}, driver.Tallies{}
+	}
+	return out
+}
+
+func (s timedUntallied) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	return s.Store.Mark(ctx, marks, withoutTimed(deltas))
+}
+
+func (s timedUntallied) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+	return s.Store.PutMessage(ctx, rec, withoutTimed(deltas))
+}
+
+// bucketsEmpty reads a shared partition's time buckets as empty: it counts
+// no broadcast above a watermark.
+type bucketsEmpty struct{ driver.Store }
+
+func (s bucketsEmpty) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	st, err := s.Store.Stats(ctx, q)
+	st.Days, st.Hour = nil, nil
+	return st, err
 }

@@ -538,8 +538,7 @@ func (p *property) publish() {
 	if !retry {
 		d = p.newDraft(false)
 		if d.Thread == "" && p.rng.IntN(4) == 0 {
-			// Scheduled, due within two minutes.
-			d.DeliverAt = now.Add(time.Duration(1+p.rng.IntN(120)) * time.Second)
+			d.DeliverAt = p.deliverAt(now)
 		}
 	}
 	p.logf("publish %q to %v (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
@@ -597,14 +596,17 @@ func (p *property) broadcast() {
 	e, now := p.e, p.now()
 	h, retry := p.reusableHost(true)
 	d, group := h.draft, h.group
+	if !retry && p.rng.IntN(30) == 0 {
+		p.campaign()
+		return
+	}
 	if !retry {
 		d = p.newDraft(true)
 		if r := p.rng.IntN(len(p.groups) + 1); r < len(p.groups) {
 			group = p.groups[r]
 		}
 		if d.Thread == "" && p.rng.IntN(4) == 0 {
-			// Scheduled, due within two minutes.
-			d.DeliverAt = now.Add(time.Duration(1+p.rng.IntN(120)) * time.Second)
+			d.DeliverAt = p.deliverAt(now)
 		}
 	}
 	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, group, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
@@ -638,6 +640,26 @@ func (p *property) broadcast() {
 	}
 	if d.HostSystemID != "" {
 		p.m.hosts[d.HostSystemID] = modelHost{id: msg.ID, draft: d, broadcast: true, group: group, expiresAt: exp}
+	}
+}
+
+// campaign schedules a dozen broadcasts to everyone, hours ahead: above
+// every ID a List reads until they come due.
+func (p *property) campaign() {
+	e, now := p.e, p.now()
+	p.logf("campaign of 12 broadcasts, from %v", now.Add(time.Hour).Format("15:04:05"))
+	for i := range 12 {
+		d := p.newDraft(true)
+		d.Thread, d.HostSystemID = "", ""
+		d.DeliverAt = now.Add(time.Hour + time.Duration(i)*time.Minute)
+		msg, err := e.ib.Broadcast(e.ctx, e.scope, d)
+		if err != nil {
+			e.t.Errorf("step %d: campaign Broadcast: %v", p.step, err)
+			return
+		}
+		p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: deliveredAt(now, d).Add(ttlOf(d)), deliverAt: d.DeliverAt}
+		p.m.published(msg.ID, "", "", driver.PublicGroup)
+		p.stats.broadcasts++
 	}
 }
 
@@ -786,10 +808,45 @@ func (p *property) checkFeeds() {
 	}
 }
 
+// deliverAt returns when a scheduled message comes due: within two
+// minutes of now, or (one time in two) hours ahead, above the IDs every
+// List reads.
+func (p *property) deliverAt(now time.Time) time.Time {
+	if p.rng.IntN(2) == 0 {
+		return now.Add(time.Duration(1+p.rng.IntN(120)) * time.Second)
+	}
+	return now.Add(time.Duration(60+p.rng.IntN(30*60)) * time.Minute)
+}
+
+// checkFirstPage checks that the first page of u's feed, with no filter,
+// opens on its newest visible message (want[0]) whenever every partition
+// List reads stores at most a page's worth of records above it (archived,
+// deleted, snoozed or expired ones): one round of reads reaches it, so
+// the page is not empty. Messages scheduled ahead, however many, do not
+// count: List reads below them.
+func (p *property) checkFirstPage(u string, o inbox.ListOptions, want []entry) {
+	limit := o.Limit
+	if limit == 0 {
+		limit = inbox.DefaultPageSize
+	}
+	if o != (inbox.ListOptions{Limit: o.Limit}) || len(want) == 0 || p.m.storedAbove(u, want[0].ID, p.now()) > limit {
+		return
+	}
+	page, err := p.e.ib.List(p.e.ctx, p.user(u), o)
+	if err != nil {
+		p.e.t.Fatalf("step %d: List(%s, %+v): %v", p.step, u, o, err)
+	}
+	if len(page.Messages) == 0 || page.Messages[0].ID != want[0].ID {
+		p.e.t.Errorf("step %d: the first page of %s's feed (limit %d) holds %d messages, want it to open on %s, its newest visible one",
+			p.step, u, limit, len(page.Messages), want[0].ID)
+	}
+}
+
 // checkFeed compares u's listed feed with o to the model's.
 func (p *property) checkFeed(u string, o inbox.ListOptions) {
 	e := p.e
 	want := p.m.feed(u, p.now(), o)
+	p.checkFirstPage(u, o, want)
 	got := entries(e.listAll(p.user(u), o))
 	if slices.EqualFunc(want, got, entry.equal) {
 		return
