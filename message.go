@@ -16,6 +16,8 @@ type Draft struct {
 	// no duplicate. One ID names one message of the inbox, whatever its
 	// audience: reusing it for other content or another audience (a
 	// broadcast of a published message's ID, another group) is ErrConflict.
+	// Pass one for any publish that may be retried: after an unknown
+	// outcome (ErrOutcomeUnknown) only a retry with it is safe.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
 	// Sender names who sent the message, e.g. an admin ID.
