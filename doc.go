@@ -310,7 +310,9 @@
 //     schedules messages; Scheduled and Due then fail with
 //     ErrUnsupported. Scheduled messages carry the index's keys either
 //     way, so an index added later (a global index can be added to a
-//     table, unlike a local one) lists those written before.
+//     table, unlike a local one) lists those written before. Those an
+//     earlier version wrote without them get them from
+//     dynamo.Store.BackfillScheduled (`inbox backfill-scheduled`).
 //
 // # Snooze
 //

@@ -55,10 +55,11 @@ type Draft struct {
 	// feed, unread and unseen, with nothing running at that instant. Its
 	// ID is minted at DeliverAt and its TTL counts from then. It is
 	// truncated to the second and must be later than now and at most
-	// MaxTTL ahead (else ErrInvalidInput). Scheduling is for messages
-	// published to users; a broadcast or a message in a thread with it is
-	// ErrInvalidInput (see the package doc, Scheduled delivery). Redact
-	// cancels a scheduled message.
+	// MaxTTL ahead (else ErrInvalidInput). A message to users, a
+	// broadcast and a group message can be scheduled (a broadcast or
+	// group message is stored once, whatever its audience); a message in
+	// a thread with it is ErrInvalidInput (see the package doc, Scheduled
+	// delivery). Redact cancels a scheduled message.
 	DeliverAt time.Time
 }
 
