@@ -427,7 +427,11 @@
 //     shows (the user's, the public and the named groups' messages) in
 //     pages of MaxMarkBatch, each page one atomic unit. UpTo bounds it to
 //     the newest message the user saw, so a message that arrives while
-//     the button is pressed stays unread.
+//     the button is pressed stays unread. Like ArchiveAll and DeleteAll,
+//     it changes what its view holds at the instant each message is
+//     changed, never more: a message another call takes out of the view
+//     meanwhile (archived, snoozed, moved back from the archive) is left
+//     as that call left it.
 //   - Redact cannot find a direct message's recipients: the inbox does not
 //     keep a publish's recipient list (it would grow with the audience),
 //     so the caller names them. A user's Delete of a direct message is
