@@ -19,7 +19,9 @@ import (
 // It works as MarkAllRead does: each page of the view, up to MaxMarkBatch
 // messages, is one atomic unit of marks and counter changes (one write
 // per message of a page another writer changed meanwhile), so the counts
-// are exact throughout. Its cost grows with the messages it archives (and
+// are exact throughout; it archives exactly what the view holds at the
+// instant each message is archived, never more (a message the user
+// snoozed or archived meanwhile is left as it is). Its cost grows with the messages it archives (and
 // the ones a filter passes over), never with what was archived before:
 // one List page and one transaction per MaxMarkBatch messages.
 func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, err error) {
@@ -30,7 +32,7 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
 		s.ArchivedAt = now
 		return s
-	}, ib.Archive)
+	})
 }
 
 // DeleteAll deletes for u every unexpired message that List with o shows
@@ -38,7 +40,10 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 // Cursor are ignored), as Delete does for one: u's direct messages are
 // removed, u's receipts of broadcasts and group messages hide them from u
 // for good. It returns how many it deleted. With o.Archived it empties the
-// archive (up to UpTo, if set).
+// archive (up to UpTo, if set). As ArchiveAll, it deletes exactly what the
+// view holds at the instant each message is deleted, never more: a
+// message moved out of the view meanwhile (unarchived, say, while the
+// archive is emptied) is kept.
 //
 // It costs what ArchiveAll costs, per message deleted: one List page and
 // one transaction per MaxMarkBatch messages (another program's direct
@@ -47,5 +52,5 @@ func (ib *Inbox) DeleteAll(ctx context.Context, u User, o ListOptions) (_ int, e
 	defer ib.observe(&ctx, "DeleteAll", u.Scope, u.ID).end(&err)
 	return ib.bulk(ctx, u, o, func(_ driver.State, now time.Time) driver.State {
 		return driver.State{DeletedAt: now}
-	}, ib.Delete)
+	})
 }

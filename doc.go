@@ -310,7 +310,9 @@
 //     schedules messages; Scheduled and Due then fail with
 //     ErrUnsupported. Scheduled messages carry the index's keys either
 //     way, so an index added later (a global index can be added to a
-//     table, unlike a local one) lists those written before.
+//     table, unlike a local one) lists those written before. Those an
+//     earlier version wrote without them get them from
+//     dynamo.Store.BackfillScheduled (`inbox backfill-scheduled`).
 //
 // # Snooze
 //
@@ -394,6 +396,23 @@
 //     or audience (a broadcast of a published message's ID, or a group
 //     message's ID for another group, say) is ErrConflict. A retry after
 //     the message expired is a new message.
+//   - A write whose outcome is unknown (ctx was cancelled or its deadline
+//     passed while it was in flight, or the store failed without saying
+//     whether it applied) may be applied, even after the call returns:
+//     Publish lists its user in PublishResult.Unknown, apart from the
+//     users whose copy surely was not written (Failed), and Broadcast's
+//     error matches ErrOutcomeUnknown. A retry with the same HostSystemID
+//     is exact: it reuses the message ID, each copy is written only if
+//     absent, and a late write of the first attempt finds the retry's copy
+//     and changes nothing, so no user gets two copies and the counters
+//     count one. Publish makes no key of its own when the caller gives
+//     none, and a retry without one is a new message: a key it made up
+//     would serve only a caller that holds the result, not one that
+//     crashed or lost it (a job its queue delivers again), which needs a
+//     key from its own data; and it would cost every publish a claim (1
+//     WCU) and a round trip before the first copy. A caller that may retry
+//     passes a HostSystemID: its job's ID, or a random one it makes before
+//     the first attempt and keeps for the retries.
 //   - A body is stored as native DynamoDB values and comes back as
 //     encoding/json decodes it into an any. Numbers become float64: one
 //     that float64 cannot hold exactly (an integer beyond 2^53) is
@@ -408,7 +427,11 @@
 //     shows (the user's, the public and the named groups' messages) in
 //     pages of MaxMarkBatch, each page one atomic unit. UpTo bounds it to
 //     the newest message the user saw, so a message that arrives while
-//     the button is pressed stays unread.
+//     the button is pressed stays unread. Like ArchiveAll and DeleteAll,
+//     it changes what its view holds at the instant each message is
+//     changed, never more: a message another call takes out of the view
+//     meanwhile (archived, snoozed, moved back from the archive) is left
+//     as that call left it.
 //   - Redact cannot find a direct message's recipients: the inbox does not
 //     keep a publish's recipient list (it would grow with the audience),
 //     so the caller names them. A user's Delete of a direct message is

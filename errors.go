@@ -1,6 +1,10 @@
 package inbox
 
-import "github.com/stak/inbox/driver"
+import (
+	"errors"
+
+	"github.com/stak/inbox/driver"
+)
 
 // Sentinel errors. Every error the package returns for bad input or a failed
 // condition wraps one of these, so callers match them with errors.Is. They
@@ -37,3 +41,13 @@ var (
 	// (dynamo.WithScheduledIndex("")).
 	ErrUnsupported = driver.ErrUnsupported
 )
+
+// ErrOutcomeUnknown reports a write that may or may not have been applied:
+// ctx was cancelled or its deadline passed while the write was in flight,
+// or the store failed in a way that does not say (a network or internal
+// error). Such a write may still be applied after the call returns. Retry
+// with the same Draft.HostSystemID, which stores the message once. A
+// *PublishError matches it when some recipient's outcome is unknown
+// (PublishResult.Unknown); Broadcast and BroadcastGroup wrap it. Stores
+// do not return it.
+var ErrOutcomeUnknown = errors.New("inbox: outcome unknown")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -326,7 +327,9 @@ func (p *partitionStore) Mark(ctx context.Context, marks []driver.Mark, deltas [
 
 // FuzzStreamRecord feeds the handler, with events on, stream records as
 // Lambda's JSON: it must not panic, and whatever a record holds, its
-// accounting and its events stay in the partition of the record's key.
+// accounting and its events stay in the partition of the record's key. A
+// counted attribute that holds no set of marks reads as none: the record
+// fails, or not, and makes the same events, as without it.
 func FuzzStreamRecord(f *testing.F) {
 	receipt := receiptImage("ann", "ops")
 	receipt["group"] = s("admins")
@@ -343,6 +346,12 @@ func FuzzStreamRecord(f *testing.F) {
 		change("e7", "INSERT", nil, seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
 		change("e8", "MODIFY", receiptImage("ann", ""), withAttr(receiptImage("ann", ""), "archivedat", n("1700000055"))),
 		change("e9", "MODIFY", edited, withAttr(edited, "readat", n("4102444000"))), // another program's read of the library's message
+		// Another program's counted, which is no set of marks.
+		record("e10", "REMOVE", withAttr(edited, driver.CountedAttribute, n("256"))),
+		record("e11", "REMOVE", withAttr(edited, driver.CountedAttribute, n("-1"))),
+		record("e12", "REMOVE", withAttr(edited, driver.CountedAttribute, s("x"))),
+		change("e13", "MODIFY", edited, withAttr(edited, driver.CountedAttribute, n("1e30"))),
+		change("e14", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), driver.CountedAttribute, n("9"))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -354,6 +363,13 @@ func FuzzStreamRecord(f *testing.F) {
 		var r events.DynamoDBEventRecord
 		if json.Unmarshal(b, &r) != nil {
 			return
+		}
+		if bare, ok := withoutBadCounted(r); ok {
+			failedWith, eventsWith := handledAlone(t, r)
+			failedBare, eventsBare := handledAlone(t, bare)
+			if !cmp.Equal(failedWith, failedBare) || !cmp.Equal(eventsWith, eventsBare) {
+				t.Fatalf("a counted of no marks changed the outcome: failed %v, events %v; without it, failed %v, events %v", failedWith, eventsWith, failedBare, eventsBare)
+			}
 		}
 		st := &partitionStore{Store: memstore.New()}
 		log := &eventLog{}
@@ -381,4 +397,48 @@ func FuzzStreamRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// handledAlone hands r alone to the handler of a fresh Inbox with events
+// on, and returns the failed sequence numbers and the events.
+func handledAlone(t *testing.T, r events.DynamoDBEventRecord) ([]events.DynamoDBBatchItemFailure, []inbox.Event) {
+	log := &eventLog{}
+	ib := inbox.New(memstore.New(), inbox.WithEvents(log.handle))
+	resp, err := ib.StreamHandler(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{r}})
+	if err != nil {
+		t.Fatalf("StreamHandler returned an error: %v", err)
+	}
+	return resp.BatchItemFailures, log.take()
+}
+
+// withoutBadCounted returns r with its images' counted attributes left
+// out, if it has one and each is no set of marks, of a message or a
+// receipt (not a number, not a whole number of a byte, or a byte of no
+// marks), beside other attributes: ok is false otherwise.
+func withoutBadCounted(r events.DynamoDBEventRecord) (_ events.DynamoDBEventRecord, ok bool) {
+	bad := func(v events.DynamoDBAttributeValue) bool {
+		if v.DataType() != events.DataTypeNumber {
+			return true
+		}
+		return driver.ParseCountedAttr(v.Number(), false) == 0 && driver.ParseCountedAttr(v.Number(), true) == 0
+	}
+	strip := func(img map[string]events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		v, has := img[driver.CountedAttribute]
+		if !has {
+			return img
+		}
+		if !bad(v) || len(img) == 1 {
+			return nil // a set of marks, or an image of counted alone
+		}
+		ok = true
+		out := maps.Clone(img)
+		delete(out, driver.CountedAttribute)
+		return out
+	}
+	before, after := strip(r.Change.OldImage), strip(r.Change.NewImage)
+	if before == nil && r.Change.OldImage != nil || after == nil && r.Change.NewImage != nil {
+		return r, false
+	}
+	r.Change.OldImage, r.Change.NewImage = before, after
+	return r, ok
 }

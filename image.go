@@ -140,18 +140,12 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, err
 		}
 		// The marks its ledger entry counts: another program's change of
-		// its marks leaves them (see driver.Record.Edited).
-		if v, ok := img[driver.CountedAttribute]; ok {
-			if v.DataType() != events.DataTypeNumber {
-				return driver.Record{}, fmt.Errorf("%w: item's %s is not a number", ErrInvalidInput, driver.CountedAttribute)
-			}
-			n, err := strconv.ParseUint(v.Number(), 10, 64)
-			if err != nil {
-				return driver.Record{}, fmt.Errorf("%w: item's %s %q: %v", ErrInvalidInput, driver.CountedAttribute, v.Number(), err)
-			}
-			if rec.Counted, err = driver.ParseCounted(n, rec.Receipt); err != nil {
-				return driver.Record{}, err
-			}
+		// its marks leaves them (see driver.Record.Edited). What is no set
+		// of marks of the record is unknown, as the Stores read it (see
+		// driver.ParseCountedAttr): the removal is accounted, and the
+		// record is read, as one whose counted marks are not known.
+		if v, ok := member(img, driver.CountedAttribute, events.DataTypeNumber); ok {
+			rec.Counted = driver.ParseCountedAttr(v.Number(), rec.Receipt)
 		}
 	}
 	if rec.Ledgered() {

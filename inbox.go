@@ -9,7 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,37 +159,92 @@ type PublishResult struct {
 	// Duplicates lists users who already had this message: a retry with
 	// the same HostSystemID.
 	Duplicates []string
-	// Failed maps each user whose copy could not be written to the error.
+	// Failed maps each user whose copy was not written to the error: the
+	// store refused the write (bad input, throttling after the client's
+	// retries), or ctx was done before the write began. Retrying them
+	// gives each one copy, with or without the HostSystemID.
 	Failed map[string]error
+	// Unknown maps each user whose copy may or may not have been written
+	// to the error: ctx was cancelled or its deadline passed while the
+	// write was in flight, or the store failed in a way that does not say
+	// (a network or internal error). Such a write may still be applied
+	// after Publish returns. Retry them with the same HostSystemID: those
+	// who have the copy are reported as Duplicates, and none gets two.
+	// Without a HostSystemID a retry is a new message, which can give
+	// them two copies.
+	Unknown map[string]error
 }
 
-// PublishError is returned by Publish when some recipients failed; the
-// others were delivered. It unwraps to every failure, so errors.Is finds
-// each cause.
+// PublishError is returned by Publish when some recipients failed or their
+// outcome is unknown; the others were delivered. It unwraps to each
+// recipient's error, so errors.Is finds each cause, and it matches
+// ErrOutcomeUnknown when Unknown is not empty.
 type PublishError struct {
+	// Failed maps each user whose copy was not written to the error
+	// (PublishResult.Failed).
 	Failed map[string]error
+	// Unknown maps each user whose copy may or may not have been written
+	// to the error (PublishResult.Unknown).
+	Unknown map[string]error
 }
 
-// Error summarises the failures.
+// Error summarises the failures and the unknown outcomes.
 func (e *PublishError) Error() string {
-	users := make([]string, 0, len(e.Failed))
-	for u := range e.Failed {
-		users = append(users, u)
+	var parts []string
+	if s := firstOf(e.Failed); s != "" {
+		parts = append(parts, fmt.Sprintf("inbox: publish failed for %d recipient(s), first %s", len(e.Failed), s))
 	}
-	if len(users) == 0 {
+	if s := firstOf(e.Unknown); s != "" {
+		parts = append(parts, fmt.Sprintf("inbox: publish outcome unknown for %d recipient(s), first %s", len(e.Unknown), s))
+	}
+	if len(parts) == 0 {
 		return "inbox: publish failed"
 	}
-	sort.Strings(users)
-	return fmt.Sprintf("inbox: publish failed for %d recipient(s), first %q: %v", len(users), users[0], e.Failed[users[0]])
+	return strings.Join(parts, "; ")
+}
+
+// firstOf returns the first user of errs, in order, quoted, with its
+// error; "" if errs is empty.
+func firstOf(errs map[string]error) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	u := slices.Min(slices.Collect(maps.Keys(errs)))
+	return fmt.Sprintf("%q: %v", u, errs[u])
 }
 
 // Unwrap returns each recipient's error.
 func (e *PublishError) Unwrap() []error {
-	out := make([]error, 0, len(e.Failed))
+	out := make([]error, 0, len(e.Failed)+len(e.Unknown))
 	for _, err := range e.Failed {
 		out = append(out, err)
 	}
+	for _, err := range e.Unknown {
+		out = append(out, err)
+	}
 	return out
+}
+
+// Is reports whether target is ErrOutcomeUnknown and some recipient's
+// outcome is unknown.
+func (e *PublishError) Is(target error) bool {
+	return target == ErrOutcomeUnknown && len(e.Unknown) > 0
+}
+
+// refused reports whether err, a Store's error for a write, says that the
+// write was not applied: it matches a sentinel of a refusal, and neither
+// context.Canceled nor context.DeadlineExceeded. Any other error (a
+// cancellation, a network or internal error) leaves the outcome unknown.
+func refused(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	for _, sentinel := range []error{ErrInvalidKey, ErrInvalidTTL, ErrInvalidInput, ErrTooLarge, ErrThrottled, ErrConflict, ErrUnsupported} {
+		if errors.Is(err, sentinel) {
+			return true
+		}
+	}
+	return false
 }
 
 // Publish stores one message for each of users in inbox s, under one ID
@@ -198,11 +254,17 @@ func (e *PublishError) Unwrap() []error {
 //
 // All input is validated first; bad input writes nothing. A store failure
 // for some recipients does not undo the others: the result lists who got
-// the message, and the error is a *PublishError naming the rest, so the
-// caller can retry them (with the same HostSystemID, retrying everyone is
-// safe: those who have it are reported as Duplicates). If every recipient
-// failed for the same reason of bad input (ErrInvalidInput, ErrInvalidKey
-// or ErrTooLarge, which the store found), that error is returned instead.
+// the message, who did not (Failed) and whose outcome is unknown
+// (Unknown), and the error is a *PublishError naming the last two. A copy
+// whose write was in flight when ctx was cancelled or its deadline passed
+// may be stored, now or after Publish returns: its user is Unknown, and
+// the error matches ErrOutcomeUnknown. Retry with the same HostSystemID:
+// retrying everyone is safe, those who have the copy are reported as
+// Duplicates and none gets two. Without a HostSystemID a retry is a new
+// message: a caller that may retry gives every publish one (see Decisions
+// in the package doc). If every recipient failed for the same reason of
+// bad input (ErrInvalidInput, ErrInvalidKey or ErrTooLarge, which the
+// store found), that error is returned instead.
 func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (_ PublishResult, err error) {
 	defer ib.observe(&ctx, "Publish", s, "").end(&err)
 	if err := s.Validate(); err != nil {
@@ -227,13 +289,19 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		return PublishResult{}, err
 	}
 
-	res := PublishResult{Message: msg, Failed: map[string]error{}}
+	res := PublishResult{Message: msg}
 	outcome := make([]error, len(uniq))
+	sent := make([]bool, len(uniq))
 	ib.each(len(uniq), func(i int) {
+		if err := ctx.Err(); err != nil {
+			outcome[i] = fmt.Errorf("inbox: publish stopped before this copy's write: %w", err)
+			return
+		}
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
 		p := s.User(uniq[i]).Partition()
 		rec := newRecord(p, m)
+		sent[i] = true
 		outcome[i] = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
 	})
 	for i, u := range uniq {
@@ -242,26 +310,37 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 			res.Delivered = append(res.Delivered, u)
 		case errors.Is(err, driver.ErrExists):
 			res.Duplicates = append(res.Duplicates, u)
+		case !sent[i] || refused(err):
+			res.Failed = setErr(res.Failed, u, err)
 		default:
-			res.Failed[u] = err
+			res.Unknown = setErr(res.Unknown, u, err)
+		}
+	}
+	var perr error
+	if len(res.Failed)+len(res.Unknown) > 0 {
+		perr = &PublishError{Failed: res.Failed, Unknown: res.Unknown}
+		if err := commonBadInput(res.Failed, len(uniq)); err != nil {
+			perr = err
 		}
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
 	if len(res.Duplicates) > 0 {
 		stored, err := ib.stored(ctx, driver.Key{Partition: s.User(res.Duplicates[0]).Partition(), ID: msg.ID})
 		if err != nil {
-			return res, fmt.Errorf("inbox: reading the first attempt's copy: %w", err)
+			return res, errors.Join(perr, fmt.Errorf("inbox: reading the first attempt's copy: %w", err))
 		}
 		res.Message = stored
 	}
-	if len(res.Failed) > 0 {
-		if err := commonBadInput(res.Failed, len(uniq)); err != nil {
-			return res, err
-		}
-		return res, &PublishError{Failed: res.Failed}
+	return res, perr
+}
+
+// setErr sets m[u] to err, making m if it is nil, and returns m.
+func setErr(m map[string]error, u string, err error) map[string]error {
+	if m == nil {
+		m = map[string]error{}
 	}
-	res.Failed = nil
-	return res, nil
+	m[u] = err
+	return m
 }
 
 // commonBadInput returns one of the failures if all n recipients failed and
@@ -294,7 +373,11 @@ func commonBadInput(failed map[string]error, n int) error {
 // messages, and it counts in their Counts.
 //
 // A broadcast retried with the same HostSystemID writes nothing more and
-// returns the message the first attempt stored.
+// returns the message the first attempt stored. An error matching
+// ErrOutcomeUnknown (ctx was cancelled or its deadline passed while the
+// write was in flight, say) leaves the broadcast stored or not, perhaps
+// after the call returns: retry with the same HostSystemID, which stores
+// it once. Without one, a retry can store it twice.
 func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (_ Message, err error) {
 	defer ib.observe(&ctx, "Broadcast", s, "").end(&err)
 	return ib.broadcast(ctx, s, PublicGroup, d)
@@ -310,7 +393,8 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (_ Message, er
 // Choose it over Publish for any audience the host can name: Publish
 // writes a copy, and a transaction, per recipient. A retry with the same
 // HostSystemID writes nothing more and returns the message the first
-// attempt stored. group is a key (PublicGroup is the same as Broadcast).
+// attempt stored; after an error matching ErrOutcomeUnknown, retry so, as
+// with Broadcast. group is a key (PublicGroup is the same as Broadcast).
 func (ib *Inbox) BroadcastGroup(ctx context.Context, s Scope, group string, d Draft) (_ Message, err error) {
 	defer ib.observe(&ctx, "BroadcastGroup", s, "").end(&err)
 	if err := driver.ValidateGroup(group); err != nil {
@@ -332,13 +416,18 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	if err != nil {
 		return Message{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return Message{}, fmt.Errorf("inbox: broadcast stopped before its write: %w", err)
+	}
 	p := s.Group(group)
 	rec := newRecord(p, msg)
 	err = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
-	if errors.Is(err, driver.ErrExists) {
+	switch {
+	case errors.Is(err, driver.ErrExists):
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
-	}
-	if err != nil {
+	case err != nil && !refused(err):
+		return Message{}, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	case err != nil:
 		return Message{}, err
 	}
 	return msg, nil

@@ -338,8 +338,12 @@ func idAfter(id string) (string, error) {
 
 // visible applies List's filters again, whatever the store did.
 func visible(f feedRecord, o ListOptions, now time.Time) bool {
-	st := f.state()
-	m := f.Record.Message
+	return inView(f.Record.Message, f.state(), o, now)
+}
+
+// inView reports whether List with o shows message m, with the user's
+// marks st, at now, by every filter but UpTo.
+func inView(m driver.Message, st driver.State, o ListOptions, now time.Time) bool {
 	return now.Before(m.ExpiresAt) && m.Due(now) &&
 		(o.Category == "" || m.Category == o.Category) &&
 		(o.Thread == "" || m.Thread == o.Thread) &&

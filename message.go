@@ -16,6 +16,8 @@ type Draft struct {
 	// no duplicate. One ID names one message of the inbox, whatever its
 	// audience: reusing it for other content or another audience (a
 	// broadcast of a published message's ID, another group) is ErrConflict.
+	// Pass one for any publish that may be retried: after an unknown
+	// outcome (ErrOutcomeUnknown) only a retry with it is safe.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
 	// Sender names who sent the message, e.g. an admin ID.
@@ -53,10 +55,11 @@ type Draft struct {
 	// feed, unread and unseen, with nothing running at that instant. Its
 	// ID is minted at DeliverAt and its TTL counts from then. It is
 	// truncated to the second and must be later than now and at most
-	// MaxTTL ahead (else ErrInvalidInput). Scheduling is for messages
-	// published to users; a broadcast or a message in a thread with it is
-	// ErrInvalidInput (see the package doc, Scheduled delivery). Redact
-	// cancels a scheduled message.
+	// MaxTTL ahead (else ErrInvalidInput). A message to users, a
+	// broadcast and a group message can be scheduled (a broadcast or
+	// group message is stored once, whatever its audience); a message in
+	// a thread with it is ErrInvalidInput (see the package doc, Scheduled
+	// delivery). Redact cancels a scheduled message.
 	DeliverAt time.Time
 }
 

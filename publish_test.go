@@ -3,6 +3,9 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,8 +41,10 @@ func TestPublishPartialFailure(t *testing.T) {
 	if diff := cmp.Diff([]string{"ann", "cid"}, res.Delivered); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
 	}
-	if _, ok := res.Failed["bob"]; !ok || len(res.Failed) != 1 {
-		t.Errorf("failed = %v, want bob only", res.Failed)
+	// An outage that does not say whether the write applied leaves bob's
+	// outcome unknown.
+	if _, ok := res.Unknown["bob"]; !ok || len(res.Unknown) != 1 || len(res.Failed) != 0 {
+		t.Errorf("unknown = %v, failed = %v, want bob unknown only", res.Unknown, res.Failed)
 	}
 	// Retrying everyone once the store recovers reaches bob only.
 	again, err := inbox.New(st).Publish(ctx, scope, []string{"ann", "bob", "cid"}, inbox.Draft{Title: "x", HostSystemID: "h1"})
@@ -51,6 +56,231 @@ func TestPublishPartialFailure(t *testing.T) {
 	}
 	if again.Message.ID != res.Message.ID {
 		t.Errorf("retry ID %s, first %s", again.Message.ID, res.Message.ID)
+	}
+}
+
+// faultyPuts wraps a Store: PutMessage in the partition of a user in
+// applied writes the record and then reports applied's error, as a store
+// whose call was cancelled after DynamoDB applied the transaction does (if
+// cancel is set, it cancels the call's context first and reports its
+// error); in refused's, it writes nothing and reports refused's error.
+type faultyPuts struct {
+	inbox.Store
+	applied map[string]error
+	refused map[string]error
+	cancel  context.CancelFunc
+}
+
+func (f faultyPuts) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+	who := rec.Partition.User
+	if who == "" {
+		who = rec.Partition.Group
+	}
+	if err, ok := f.refused[who]; ok {
+		return err
+	}
+	err, ok := f.applied[who]
+	if !ok {
+		return f.Store.PutMessage(ctx, rec, deltas)
+	}
+	if err := f.Store.PutMessage(ctx, rec, deltas); err != nil {
+		return err
+	}
+	if f.cancel != nil {
+		f.cancel()
+		return fmt.Errorf("store: put message: %w", ctx.Err())
+	}
+	return err
+}
+
+// holdsOne checks that each of users sees exactly message id, once, and
+// that Counts agrees.
+func holdsOne(t *testing.T, ib *inbox.Inbox, id string, users ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, u := range users {
+		page, err := ib.List(ctx, scope.User(u), inbox.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Messages) != 1 || page.Messages[0].ID != id {
+			t.Errorf("%s holds %d message(s), want 1 with ID %s: %+v", u, len(page.Messages), id, page.Messages)
+		}
+		c, err := ib.Counts(ctx, scope.User(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Total != 1 || c.Unread != 1 {
+			t.Errorf("%s: Counts = %+v, want total 1, unread 1", u, c.Tally)
+		}
+	}
+}
+
+// TestPublishUnknownOutcome: a copy the store wrote before it reported a
+// deadline or an outage is Unknown, not Failed; a copy it refused is
+// Failed. A retry with the same HostSystemID then gives every user exactly
+// one copy.
+func TestPublishUnknownOutcome(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	throttled := fmt.Errorf("store: %w", inbox.ErrThrottled)
+	ib := inbox.New(faultyPuts{Store: st,
+		applied: map[string]error{"ann": fmt.Errorf("store: %w", context.DeadlineExceeded), "cid": errors.New("connection reset")},
+		refused: map[string]error{"bob": throttled},
+	})
+	d := inbox.Draft{Title: "x", Category: "ops", HostSystemID: "job-7"}
+	users := []string{"ann", "bob", "cid", "dan", "eve"}
+	res, err := ib.Publish(ctx, scope, users, d)
+	var pe *inbox.PublishError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a *PublishError", err)
+	}
+	for _, want := range []error{inbox.ErrOutcomeUnknown, context.DeadlineExceeded, inbox.ErrThrottled} {
+		if !errors.Is(err, want) {
+			t.Errorf("err = %v, does not match %v", err, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"dan", "eve"}, res.Delivered); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+	if got := slices.Sorted(maps.Keys(res.Failed)); !slices.Equal(got, []string{"bob"}) || res.Failed["bob"] != throttled {
+		t.Errorf("failed = %v, want bob: %v", res.Failed, throttled)
+	}
+	if got := slices.Sorted(maps.Keys(res.Unknown)); !slices.Equal(got, []string{"ann", "cid"}) {
+		t.Errorf("unknown = %v, want ann and cid", res.Unknown)
+	}
+	if len(pe.Failed) != 1 || len(pe.Unknown) != 2 {
+		t.Errorf("PublishError = %+v, want bob failed, ann and cid unknown", pe)
+	}
+
+	// The store recovers: retrying everyone with the same HostSystemID
+	// reaches bob alone, and nobody holds two copies.
+	plain := inbox.New(st)
+	again, err := plain.Publish(ctx, scope, users, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"bob"}, again.Delivered); diff != "" {
+		t.Errorf("retry delivered (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ann", "cid", "dan", "eve"}, again.Duplicates); diff != "" {
+		t.Errorf("retry duplicates (-want +got):\n%s", diff)
+	}
+	holdsOne(t, plain, res.Message.ID, users...)
+
+	// A refusal alone is no unknown outcome.
+	_, err = inbox.New(faultyPuts{Store: memstore.New(), refused: map[string]error{"bob": throttled}}).Publish(ctx, scope, users, d)
+	if !errors.Is(err, inbox.ErrThrottled) || errors.Is(err, inbox.ErrOutcomeUnknown) {
+		t.Errorf("one copy refused: %v, want ErrThrottled and no ErrOutcomeUnknown", err)
+	}
+}
+
+// TestPublishCancelledMidway cancels a Publish while one copy's write is in
+// flight, after the store applied it: that user is Unknown, the users
+// whose writes had not begun are Failed and hold nothing, and a retry with
+// the same HostSystemID gives each user one copy.
+func TestPublishCancelledMidway(t *testing.T) {
+	st := memstore.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One write at a time, in order: ann, bob, then cid and dan.
+	ib := inbox.New(faultyPuts{Store: st, applied: map[string]error{"bob": nil}, cancel: cancel}, inbox.WithConcurrency(1))
+	d := inbox.Draft{Title: "x", HostSystemID: "job-8"}
+	users := []string{"ann", "bob", "cid", "dan"}
+	res, err := ib.Publish(ctx, scope, users, d)
+	if !errors.Is(err, inbox.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want ErrOutcomeUnknown and context.Canceled", err)
+	}
+	if diff := cmp.Diff([]string{"ann"}, res.Delivered); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+	if got := slices.Sorted(maps.Keys(res.Unknown)); !slices.Equal(got, []string{"bob"}) {
+		t.Errorf("unknown = %v, want bob", res.Unknown)
+	}
+	if got := slices.Sorted(maps.Keys(res.Failed)); !slices.Equal(got, []string{"cid", "dan"}) || !errors.Is(res.Failed["cid"], context.Canceled) {
+		t.Errorf("failed = %v, want cid and dan, cancelled", res.Failed)
+	}
+	plain := inbox.New(st)
+	holdsOne(t, plain, res.Message.ID, "ann", "bob")
+	for _, u := range []string{"cid", "dan"} {
+		if c, err := plain.Counts(context.Background(), scope.User(u)); err != nil || c.Total != 0 {
+			t.Errorf("%s, never written to: Counts = %+v, %v; want total 0", u, c.Tally, err)
+		}
+	}
+
+	again, err := plain.Publish(context.Background(), scope, users, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"cid", "dan"}, again.Delivered); diff != "" {
+		t.Errorf("retry delivered (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ann", "bob"}, again.Duplicates); diff != "" {
+		t.Errorf("retry duplicates (-want +got):\n%s", diff)
+	}
+	holdsOne(t, plain, res.Message.ID, users...)
+}
+
+// lateWrite wraps a Store: ann's PutMessage reports a cancellation and
+// keeps the write, as one still in flight at DynamoDB, for the test to
+// apply later.
+type lateWrite struct {
+	inbox.Store
+	held *func() error
+}
+
+func (l lateWrite) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+	if rec.Partition.User != "ann" {
+		return l.Store.PutMessage(ctx, rec, deltas)
+	}
+	*l.held = func() error { return l.Store.PutMessage(context.Background(), rec, deltas) }
+	return context.Canceled
+}
+
+// TestPublishLateWriteAfterRetry: a copy whose write lands after the retry
+// with the same HostSystemID wrote it is refused, so the user holds one.
+func TestPublishLateWriteAfterRetry(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	var held func() error
+	d := inbox.Draft{Title: "x", HostSystemID: "job-late"}
+	res, err := inbox.New(lateWrite{Store: st, held: &held}).Publish(ctx, scope, []string{"ann", "bob"}, d)
+	if _, ok := res.Unknown["ann"]; !ok || !errors.Is(err, inbox.ErrOutcomeUnknown) {
+		t.Fatalf("unknown = %v, err = %v; want ann unknown", res.Unknown, err)
+	}
+	plain := inbox.New(st)
+	again, err := plain.Publish(ctx, scope, []string{"ann", "bob"}, d)
+	if err != nil || !slices.Equal(again.Delivered, []string{"ann"}) {
+		t.Fatalf("retry delivered %v, %v; want ann", again.Delivered, err)
+	}
+	if err := held(); !errors.Is(err, driver.ErrExists) {
+		t.Errorf("the late write: %v, want ErrExists", err)
+	}
+	holdsOne(t, plain, res.Message.ID, "ann", "bob")
+}
+
+// TestBroadcastUnknownOutcome: a broadcast the store wrote before it
+// reported the cancellation matches ErrOutcomeUnknown, one it refused does
+// not; a retry with the same HostSystemID stores it once.
+func TestBroadcastUnknownOutcome(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	d := inbox.Draft{Title: "all", HostSystemID: "b-7"}
+	_, err := inbox.New(faultyPuts{Store: st, applied: map[string]error{inbox.PublicGroup: fmt.Errorf("store: %w", context.Canceled)}}).Broadcast(ctx, scope, d)
+	if !errors.Is(err, inbox.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want ErrOutcomeUnknown and context.Canceled", err)
+	}
+	plain := inbox.New(st)
+	m, err := plain.Broadcast(ctx, scope, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdsOne(t, plain, m.ID, "ann", "bob")
+
+	g := inbox.Draft{Title: "ops", HostSystemID: "g-7"}
+	_, err = inbox.New(faultyPuts{Store: st, refused: map[string]error{"ops": fmt.Errorf("store: %w", inbox.ErrThrottled)}}).BroadcastGroup(ctx, scope, "ops", g)
+	if !errors.Is(err, inbox.ErrThrottled) || errors.Is(err, inbox.ErrOutcomeUnknown) {
+		t.Errorf("refused group message: %v, want ErrThrottled and no ErrOutcomeUnknown", err)
 	}
 }
 

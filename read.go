@@ -41,7 +41,12 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // It pages through u's unread feed and writes each page of up to
 // MaxMarkBatch marks, with the summed counter changes, as one atomic unit;
 // if another writer changed one of them meanwhile, that page falls back to
-// one write per message, so the counters stay exact. Its cost grows with
+// one write per message, so the counters stay exact. It changes exactly
+// what the view holds at the instant each message is changed, never more:
+// each single write reads the message again, and marks it only if it is
+// still in the view, on condition that its marks are still those read (a
+// message another call archived, snoozed or deleted meanwhile is left as
+// that call left it). Its cost grows with
 // the unread messages it marks (and the broadcasts it passes), not with
 // the direct messages u has read: one unread-only page (see List) and one
 // transaction per MaxMarkBatch messages.
@@ -51,23 +56,33 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
 		s.ReadAt = now
 		return s
-	}, ib.MarkRead)
+	})
 }
 
 // bulk gives every message of u that List with o shows (Limit and Cursor
 // ignored) the marks set returns, page by page, and returns how many it
 // changed: each page of up to MaxMarkBatch messages is one atomic unit
-// (see chunkMarks), falling back to single, the one-message call, for
-// each message of a page another writer changed meanwhile. A page lists
-// what is left of the view below the previous one, so the changed
+// (see chunkMarks), falling back to one write per message, of each message
+// still in the view, for a page another writer changed meanwhile. A page
+// lists what is left of the view below the previous one, so the changed
 // messages, which leave the view or not, are passed once; after a short
 // page, once u's counts say the view is empty, the rest is not read.
-func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State, single func(context.Context, User, string) (bool, error)) (int, error) {
+func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err
 	}
 	if o.Snoozed {
 		return 0, fmt.Errorf("%w: a bulk action on the snoozed view", ErrInvalidInput)
+	}
+	after := "" // the IDs below it are up to o.UpTo; "" bounds none
+	if o.UpTo != "" {
+		var err error
+		if after, err = idAfter(o.UpTo); err != nil {
+			return 0, err
+		}
+	}
+	keep := func(m driver.Message, s driver.State, now time.Time) bool {
+		return inView(m, s, o, now) && (after == "" || m.ID < after)
 	}
 	changed := 0
 	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
@@ -76,7 +91,7 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 		if err != nil {
 			return changed, err
 		}
-		n, err := ib.markBatch(ctx, u, recs, set, single)
+		n, err := ib.markBatch(ctx, u, recs, set, keep)
 		changed += n
 		if err != nil {
 			return changed, err
@@ -125,11 +140,14 @@ func (ib *Inbox) viewEmpty(ctx context.Context, u User, o ListOptions) (bool, er
 
 // markBatch gives recs (from u's feed, with u's receipts) the marks set
 // returns, in as few atomic units as fit in a transaction (see
-// chunkMarks), each falling back to single for each message if another
+// chunkMarks), each falling back to one write per message if another
 // writer changed one of them meanwhile. Another program's direct message
-// deleted goes to single too, which adopts it first. It returns how many
-// it changed.
-func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set func(driver.State, time.Time) driver.State, single func(context.Context, User, string) (bool, error)) (int, error) {
+// deleted is written alone too, adopted first. A message written alone is
+// read again and changed only if keep says it is still in the view, as
+// read, by a mark conditional on the marks read: a change made between
+// the read and the write has it read again. It returns how many it
+// changed.
+func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set func(driver.State, time.Time) driver.State, keep func(driver.Message, driver.State, time.Time) bool) (int, error) {
 	now := ib.now()
 	var marks []driver.Mark
 	var alone []string
@@ -143,7 +161,13 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 	}
 	marked := 0
 	one := func(id string) error {
-		changed, err := single(ctx, u, id)
+		changed, err := ib.transition(ctx, u, id, func(rec driver.Record, s driver.State) (driver.State, bool) {
+			now := ib.now()
+			if !keep(rec.Message, s, now) {
+				return s, false
+			}
+			return set(s, now), true
+		})
 		switch {
 		case err == nil && changed:
 			marked++

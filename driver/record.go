@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -131,7 +132,8 @@ type Record struct {
 	// it with the record. It differs from the record's own marks when
 	// another program changed them since (see Edited). Zero where the
 	// Store cannot tell: a shared partition's record, another program's
-	// record, or one written before stores recorded it.
+	// record, one written before stores recorded it, or one whose stored
+	// value is no set of marks (see ParseCountedAttr).
 	Counted MarkSet
 	// Timed is the key (TimedKey) of the record's stored timed entry: its
 	// snooze entry while it is snoozed, or its pending entry while it is
@@ -235,6 +237,27 @@ func ParseCounted(n uint64, receipt bool) (MarkSet, error) {
 	default:
 		return s, nil
 	}
+}
+
+// ParseCountedAttr returns the MarkSet a Store reads from the counted
+// attribute (CountedAttribute) of a record with a ledger entry in a
+// user's partition, a receipt or not: number is the attribute as it
+// stands, in decimal ("" if it is missing or not a number). Another
+// program may write anything there; what is no Valid set for the record
+// (past a byte, negative, a fraction, a byte of no marks) reads as zero,
+// unknown, as if the record had none, and never fails the read: a Mark
+// then writes the record's counted marks anew. A record without a ledger
+// entry has no Counted, whatever the attribute holds.
+func ParseCountedAttr(number string, receipt bool) MarkSet {
+	n, err := strconv.ParseUint(number, 10, 8)
+	if err != nil {
+		return 0
+	}
+	s, err := ParseCounted(n, receipt)
+	if err != nil {
+		return 0
+	}
+	return s
 }
 
 // CountedOf returns the Counted a Store records with rec, written with its

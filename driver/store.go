@@ -62,7 +62,11 @@ type Store interface {
 	// this and every other method deltas name each counter at most once.
 	// If a record with rec's key already exists it returns an error
 	// matching ErrExists and changes nothing. A retry of a PutMessage that
-	// succeeded (e.g. after a lost response) must not apply twice.
+	// succeeded (e.g. after a lost response) must not apply twice. An
+	// error matching a sentinel (ErrInvalidInput, ErrThrottled, ...) and
+	// not a context's error says that nothing was written; any other error
+	// leaves it unknown, and the Inbox reports it so
+	// (inbox.ErrOutcomeUnknown).
 	PutMessage(ctx context.Context, rec Record, deltas []Counter) error
 
 	// GetRecords returns the records that exist at keys, expired or not, in

@@ -145,7 +145,8 @@ var _ storetest.ForeignWriter = (*localHarness)(nil)
 
 // PutForeign writes rec as another program following the seeds does, with
 // the plain SDK: the item, headers nested, readat null while unread, no
-// ledger entry and no unread index key; then that program's changes to the
+// ledger entry and no unread index key (and rec.Counted, if set, as its
+// counted attribute); then that program's changes to the
 // seeds' counters, one UpdateItem each (ADD published, read), which do not
 // move the library's counter version.
 func (h *localHarness) PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
@@ -161,6 +162,10 @@ func (h *localHarness) PutForeign(ctx context.Context, rec driver.Record, deltas
 	}
 	if !m.ReadAt.IsZero() {
 		item["readat"] = n(m.ReadAt)
+	}
+	if rec.Counted != 0 {
+		// Another program's counted, which the library ignores.
+		item[driver.CountedAttribute] = &types.AttributeValueMemberN{Value: strconv.Itoa(int(rec.Counted))}
 	}
 	if m.Category != "" {
 		item["taxonomy"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"category": s(m.Category)}}

@@ -2,11 +2,12 @@ package dynamo_test
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -109,9 +110,10 @@ func TestRecountNotesCountedMarks(t *testing.T) {
 }
 
 // TestDecodeCountedAndStrayMarks: a counted attribute that is no set of
-// marks a record can have fails the read with ErrInvalidInput; deletedat
-// on a direct message, and readat on a broadcast, are no marks: the
-// message can be marked and recounted, and Counts agrees with List.
+// marks a record can have reads as unknown (another program may write
+// anything there: see TestHostileCounted); deletedat on a direct message,
+// and readat on a broadcast, are no marks: the message can be marked and
+// recounted, and Counts agrees with List.
 func TestDecodeCountedAndStrayMarks(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
@@ -133,8 +135,8 @@ func TestDecodeCountedAndStrayMarks(t *testing.T) {
 	dk, bk := driver.Key{Partition: p, ID: d.Message.ID}, driver.Key{Partition: scope.Public(), ID: b.ID}
 	for _, v := range []int64{9, 16, 0x21} { // deleted, on a message; no marks known; a bit of no mark
 		setAttr(t, c, table, p, driver.MessageSK(d.Message.ID), "SET counted = :v", num(v))
-		if _, err := store.GetRecords(ctx, []driver.Key{dk}); !errors.Is(err, driver.ErrInvalidInput) {
-			t.Errorf("counted %d: GetRecords error %v, want ErrInvalidInput", v, err)
+		if recs, err := store.GetRecords(ctx, []driver.Key{dk}); err != nil || len(recs) != 1 || recs[0].Counted != 0 {
+			t.Errorf("counted %d: GetRecords = %+v, %v; want the message, counted unknown", v, recs, err)
 		}
 	}
 	setAttr(t, c, table, p, driver.MessageSK(d.Message.ID), "SET counted = :v", num(0))
@@ -278,5 +280,124 @@ func TestRecountRewritesStaleTimedEntries(t *testing.T) {
 		if e.Message.IsRead() {
 			t.Errorf("after Recount: entry %+v is read, its record is not", e)
 		}
+	}
+}
+
+// TestHostileCounted: a counted attribute that holds no set of marks (past
+// a byte, negative, a string, 1e30, a byte of no marks, deleted on a
+// message) fails no read, on another program's direct message and read
+// receipt or on the library's own message: List and Get show them, and
+// Counts agrees with List. Another program's counted is ignored; the
+// library's reads as unknown, and the next mark writes it anew. The
+// table's stream, handed to the handler with events on, fails no record
+// (the images of those items, and the removal of a library message that
+// another program deleted while its counted was such), and Counts still
+// agrees with List after it.
+func TestHostileCounted(t *testing.T) {
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	store := dynamo.New(c, table)
+	h := &localHarness{raw: c, table: table, Store: store}
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "everyone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := []types.AttributeValue{
+		&types.AttributeValueMemberN{Value: "256"},
+		&types.AttributeValueMemberN{Value: "-1"},
+		&types.AttributeValueMemberS{Value: "x"},
+		&types.AttributeValueMemberN{Value: "1e30"},
+		&types.AttributeValueMemberN{Value: "255"},
+		&types.AttributeValueMemberN{Value: "9"},
+	}
+	var users []inbox.User
+	for i, v := range values {
+		what := "counted " + attrString(v)
+		if s, ok := v.(*types.AttributeValueMemberS); ok {
+			what = fmt.Sprintf("counted %q", s.Value)
+		}
+		u := scope.User(fmt.Sprintf("u%d", i))
+		users = append(users, u)
+		p := u.Partition()
+		own, err := ib.Publish(ctx, scope, []string{u.ID}, inbox.Draft{Title: "own", Category: "billing"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doomed, err := ib.Publish(ctx, scope, []string{u.ID}, inbox.Draft{Title: "doomed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		foreign := driver.Record{Partition: p, Message: driver.Message{ID: inbox.IDAt(now.Add(-time.Minute)), Title: "foreign", Body: "b", Sender: "other",
+			Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{u.ID}}, ReceivedAt: now, DeliveredAt: now, ExpiresAt: now.Add(24 * time.Hour)}}
+		receipt := driver.Record{Partition: p, Receipt: true, Message: driver.Message{ID: b.ID, ReadAt: now, ExpiresAt: b.ExpiresAt}}
+		if err := h.PutForeign(ctx, foreign, []driver.Counter{{Partition: p, Published: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.PutForeign(ctx, receipt, []driver.Counter{{Partition: p, Read: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{own.Message.ID, foreign.Message.ID, b.ID, doomed.Message.ID}
+		for _, id := range ids {
+			setAttr(t, c, table, p, driver.MessageSK(id), "SET counted = :v", v)
+		}
+		for _, id := range ids {
+			if _, err := ib.Get(ctx, u, id); err != nil {
+				t.Errorf("%s: Get(%s): %v", what, id, err)
+			}
+		}
+		wantAgree(t, ib, u, what)
+		recs, err := store.GetRecords(ctx, []driver.Key{{Partition: p, ID: own.Message.ID}, {Partition: p, ID: foreign.Message.ID}, {Partition: p, ID: b.ID}})
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("%s: GetRecords: %d, %v", what, len(recs), err)
+		}
+		for _, r := range recs {
+			if r.Counted != 0 {
+				t.Errorf("%s: %s read with Counted %04b, want 0 (unknown, or ignored)", what, r.Message.Title, r.Counted)
+			}
+		}
+		for _, id := range ids[:2] {
+			if ok, err := ib.MarkRead(ctx, u, id); err != nil || !ok {
+				t.Errorf("%s: MarkRead(%s) = %v, %v; want true, nil", what, id, ok, err)
+			}
+		}
+		recs, err = store.GetRecords(ctx, []driver.Key{{Partition: p, ID: own.Message.ID}})
+		if err != nil || len(recs) != 1 || recs[0].Counted != driver.MarksKnown|driver.MarkedRead {
+			t.Errorf("%s: the library's message after MarkRead: %+v, %v; want counted read", what, recs, err)
+		}
+		wantAgree(t, ib, u, what+", after the marks")
+		if _, err := ib.Recount(ctx, u); err != nil {
+			t.Errorf("%s: Recount: %v", what, err)
+		}
+		wantAgree(t, ib, u, what+", after Recount")
+		// Another program sets counted again (Recount rewrote it), then
+		// deletes a message of the library's: the stream's REMOVE
+		// accounts it.
+		setAttr(t, c, table, p, driver.MessageSK(doomed.Message.ID), "SET counted = :v", v)
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: driver.MessageSK(doomed.Message.ID)},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failed := 0
+	ib = inbox.New(store, inbox.WithSharedCache(0), inbox.WithEvents(func(context.Context, inbox.Event) error { return nil }))
+	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp, err := ib.StreamHandler(ctx, ev)
+		failed += len(resp.BatchItemFailures)
+		return resp, err
+	}
+	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, handler); err != nil {
+		t.Errorf("Poll: %v", err)
+	}
+	if failed != 0 {
+		t.Errorf("the stream handler failed %d records", failed)
+	}
+	for _, u := range users {
+		wantAgree(t, ib, u, u.ID+" after the stream")
 	}
 }

@@ -2,10 +2,13 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -357,4 +360,116 @@ func TestFaultsKeepCountersExact(t *testing.T) {
 		}
 	}
 	t.Logf("published %d, read %d; faults: %v", published, read, ft.counts)
+}
+
+// cancellingTransport is an http.RoundTripper in front of DynamoDB Local
+// for TransactWriteItems calls that write a user's partition: it answers
+// those of a user in refuse with a cancellation for throttling, without
+// forwarding them, and forwards those of a user in apply, reads
+// DynamoDB's answer, then calls cancel and fails the request with its
+// context's error, as a call cancelled after DynamoDB applied it does.
+type cancellingTransport struct {
+	base          http.RoundTripper
+	refuse, apply string
+	cancel        context.CancelFunc
+}
+
+func (c *cancellingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+		return c.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(strings.NewReader(string(body)))
+	switch {
+	case strings.Contains(string(body), "U#"+c.refuse+"#"):
+		return jsonResponse(req, 400, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException",`+
+			`"message":"Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError]",`+
+			`"CancellationReasons":[{"Code":"ThrottlingError","Message":"Throughput exceeds the current capacity of your table or index."}]}`), nil
+	case strings.Contains(string(body), "U#"+c.apply+"#"):
+		resp, err := c.base.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		c.cancel()
+		return nil, req.Context().Err()
+	}
+	return c.base.RoundTrip(req)
+}
+
+// TestPublishCancelledInFlight cancels a Publish while a copy's
+// TransactWriteItems is in flight, after DynamoDB applied it: that user is
+// Unknown; a user whose transaction DynamoDB refused (throttling, after the
+// client's retries) is Failed, as is one whose write had not begun. A
+// retry with the same HostSystemID gives every user exactly one copy, and
+// the counters equal a recount of the items.
+func TestPublishCancelledInFlight(t *testing.T) {
+	raw := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, raw)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := ddblocal.Config(t)
+	cfg.HTTPClient = &http.Client{Transport: &cancellingTransport{base: http.DefaultTransport, refuse: "bob", apply: "cid", cancel: cancel}}
+	// One write at a time, in order: ann, bob, cid, then dan.
+	ib := inbox.New(dynamo.New(ddblocal.ClientFromConfig(cfg), table), inbox.WithConcurrency(1))
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+	users := []string{"ann", "bob", "cid", "dan"}
+	d := inbox.Draft{Title: "hi", Category: "ops", HostSystemID: "job-9"}
+
+	res, err := ib.Publish(ctx, scope, users, d)
+	if !errors.Is(err, inbox.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) || !errors.Is(err, inbox.ErrThrottled) {
+		t.Fatalf("err = %v, want ErrOutcomeUnknown, context.Canceled and ErrThrottled", err)
+	}
+	if diff := cmp.Diff([]string{"ann"}, res.Delivered); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+	if got := slices.Sorted(maps.Keys(res.Unknown)); !slices.Equal(got, []string{"cid"}) {
+		t.Errorf("unknown = %v, want cid", res.Unknown)
+	}
+	if got := slices.Sorted(maps.Keys(res.Failed)); !slices.Equal(got, []string{"bob", "dan"}) ||
+		!errors.Is(res.Failed["bob"], inbox.ErrThrottled) || !errors.Is(res.Failed["dan"], context.Canceled) {
+		t.Errorf("failed = %v, want bob throttled and dan cancelled", res.Failed)
+	}
+	copies := func(u string) int {
+		return len(rawQuery(t, raw, table, scope.User(u).Partition().PK(), driver.MessagePrefix))
+	}
+	for u, want := range map[string]int{"ann": 1, "bob": 0, "cid": 1, "dan": 0} {
+		if n := copies(u); n != want {
+			t.Errorf("after the cancelled publish %s holds %d copies, want %d", u, n, want)
+		}
+	}
+
+	plain := inbox.New(dynamo.New(raw, table))
+	again, err := plain.Publish(context.Background(), scope, users, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"bob", "dan"}, again.Delivered); diff != "" {
+		t.Errorf("retry delivered (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ann", "cid"}, again.Duplicates); diff != "" {
+		t.Errorf("retry duplicates (-want +got):\n%s", diff)
+	}
+	opt := cmp.AllowUnexported(rawTally{})
+	for _, u := range users {
+		pk := scope.User(u).Partition().PK()
+		if n := copies(u); n != 1 {
+			t.Errorf("%s holds %d copies, want 1", u, n)
+		}
+		if diff := cmp.Diff(nonZero(rawRecount(t, raw, table, pk)), nonZero(rawCounters(t, raw, table, pk)), opt); diff != "" {
+			t.Errorf("%s: counters differ from a recount (-recount +counters):\n%s", u, diff)
+		}
+		c, err := plain.Counts(context.Background(), scope.User(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Total != 1 || c.Unread != 1 || c.Categories["ops"].Total != 1 {
+			t.Errorf("%s: Counts = %+v, want one unread message in ops", u, c)
+		}
+	}
 }

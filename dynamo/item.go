@@ -59,7 +59,7 @@ type messageItem struct {
 	Archived  *int64        `dynamodbav:"archivedat,omitempty"`
 	Deleted   *int64        `dynamodbav:"deletedat,omitempty"` // a receipt's
 	Ledger    string        `dynamodbav:"ledger,omitempty"`
-	Counted   uint8         `dynamodbav:"counted,omitempty"` // driver.Record.Counted: the marks the ledger entry counts
+	Counted   uint8         `dynamodbav:"counted,omitempty"` // driver.Record.Counted: the marks the ledger entry counts (decodeRecord reads it apart)
 	Group     string        `dynamodbav:"group,omitempty"`   // a receipt's: its broadcast's group
 	Unread    string        `dynamodbav:"unread,omitempty"`  // see unreadKey
 	Thread    string        `dynamodbav:"thread,omitempty"`
@@ -575,6 +575,15 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 			av = withoutAttr(av, attr)
 		}
 	}
+	// counted is read apart, whatever another program put there: see
+	// driver.ParseCountedAttr.
+	counted := ""
+	if v, ok := av[driver.CountedAttribute]; ok {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			counted = n.Value
+		}
+		av = withoutAttr(av, driver.CountedAttribute)
+	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
@@ -609,9 +618,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		m.Category = it.Taxonomy.Category
 	}
 	if rec.Ledgered() && !p.IsShared() {
-		if rec.Counted, err = driver.ParseCounted(uint64(it.Counted), rec.Receipt); err != nil {
-			return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
-		}
+		rec.Counted = driver.ParseCountedAttr(counted, rec.Receipt)
 	}
 	if rec.Ledgered() {
 		// Another program's item is in no thread (see driver.Record), not

@@ -32,6 +32,14 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 // default batch size of a Lambda event source mapping on a DynamoDB stream.
 const streamBatchSize = 100
 
+// A shard started at its latest record is probed (see startProbe) with
+// pages of probeBatchSize records, the most GetRecords returns, at most
+// probePages of them a pass.
+const (
+	probeBatchSize = 1000
+	probePages     = 10
+)
+
 // maxEmptyPages is how many empty pages in a row a pass follows in a shard
 // it has just opened an iterator on, before it leaves the shard until the
 // next pass: GetRecords may return empty pages while records follow
@@ -107,11 +115,17 @@ type shardState struct {
 	closed bool
 	// start is the iterator type used when there is no checkpoint:
 	// TRIM_HORIZON, or LATEST for a shard open when a FromLatest reader
-	// started.
+	// started, until probe has found where it stood then.
 	start types.ShardIteratorType
 	// checkpoint is the sequence number of the last record accepted (or
-	// skipped); "" reads from start.
+	// skipped); "" reads from at, else from start.
 	checkpoint string
+	// at is the first record read from a shard started at LATEST, while it
+	// has no checkpoint: a new iterator starts at it.
+	at string
+	// probe, for a shard started at LATEST, finds the last record written
+	// before the reader started, until a first record comes.
+	probe *startProbe
 	// stored is the last checkpoint saved to Checkpoints.
 	stored string
 	// iter is the shard iterator the last page read returned, where the
@@ -130,6 +144,20 @@ type shardState struct {
 	// failures how many times in a row.
 	failing  string
 	failures int
+}
+
+// startProbe reads a shard started at LATEST from its trim horizon, handing
+// nothing to the handler, to its end: the records it has read by then
+// were written before the reader started, unless the shard's own iterator
+// returns records after that (see readShard). Until it is done, nothing
+// but that iterator marks the shard's start position: a failed read keeps
+// it, and a renewed one starts at LATEST again.
+type startProbe struct {
+	iter    *string // where the next read goes on; nil starts a new one
+	last    string  // sequence number of the last record read
+	read    bool    // iter has returned records
+	empties int     // empty pages in a row
+	done    bool    // the shard's end was reached
 }
 
 // NewStreamReader returns a reader of the stream streamARN (as returned by
@@ -328,8 +356,8 @@ func (r *StreamReader) refreshShards(ctx context.Context) error {
 
 // newShard returns the state of a shard found by a listing: resuming
 // after its saved checkpoint; else, at the first listing of a FromLatest
-// reader, at its latest record (a closed shard is done); else at its trim
-// horizon.
+// reader, at its latest record, probed (a closed shard is done); else at
+// its trim horizon.
 func (r *StreamReader) newShard(id, parent string, closed bool, now time.Time) *shardState {
 	s := &shardState{id: id, parent: parent, start: types.ShardIteratorTypeTrimHorizon, active: now}
 	if seq, ok := r.saved[id]; ok {
@@ -337,8 +365,23 @@ func (r *StreamReader) newShard(id, parent string, closed bool, now time.Time) *
 	}
 	if !r.described && r.cfg.start == FromLatest {
 		s.start, s.done = types.ShardIteratorTypeLatest, closed
+		if !closed {
+			s.probe = &startProbe{}
+		}
 	}
 	return s
+}
+
+// settle ends s's probe, once done: a new iterator starts after the
+// records it read (at the trim horizon if it read none), written before
+// the reader started if s's own iterator has returned an empty page since
+// (readShard). If that iterator is renewed before, those written after the
+// start that the probe read first are passed too.
+func (s *shardState) settle() {
+	if s.checkpoint == "" && s.at == "" {
+		s.checkpoint = s.probe.last
+	}
+	s.start, s.probe = types.ShardIteratorTypeTrimHorizon, nil
 }
 
 // readLineage reads s after its parent, if the stream still lists the
@@ -384,17 +427,26 @@ func (r *StreamReader) readLineage(ctx context.Context, h StreamHandler, s *shar
 // next iterator), or a batch was not wholly accepted. It resumes with the
 // iterator the last page returned, or, when there is none or it has
 // expired (iterators live 15 minutes) or points at trimmed records, with a
-// new one after the checkpoint. r.mu must be held.
-func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardState) (int, error) {
+// new one after the checkpoint. A shard started at LATEST is probed first,
+// until a first record comes; an error of the probe is returned with the
+// others. r.mu must be held.
+func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardState) (delivered int, err error) {
 	iter, fresh, renewed := s.iter, false, false
 	if iter == nil {
-		var err error
 		if iter, err = r.iterator(ctx, s); err != nil {
 			return 0, err
 		}
 		fresh = true
 	}
-	delivered, empties := 0, 0
+	if s.probe != nil {
+		// Before iter's reads: an empty page read after the probe has
+		// reached the shard's end shows that it read nothing written
+		// after the start.
+		if perr := r.probeShard(ctx, s); perr != nil {
+			defer func() { err = errors.Join(perr, err) }()
+		}
+	}
+	empties := 0
 	for iter != nil {
 		start := time.Now()
 		out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
@@ -416,7 +468,19 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 		}
 		if err != nil {
 			s.iter = nil
+			if s.probe != nil {
+				// The only mark of the start yet: keep it (it lives 15
+				// minutes).
+				s.iter = iter
+			}
 			return delivered, fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
+		}
+		if len(out.Records) > 0 && s.probe != nil {
+			// The first records written after the start.
+			if s.checkpoint == "" {
+				s.at = sequenceOf(out.Records[0])
+			}
+			s.start, s.probe = types.ShardIteratorTypeTrimHorizon, nil
 		}
 		if len(out.Records) > 0 {
 			s.active = time.Now()
@@ -429,10 +493,13 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 			empties, fresh = 0, false
 		} else {
 			empties++
+			if s.probe != nil && s.probe.done {
+				s.settle()
+			}
 		}
 		s.iter = out.NextShardIterator
 		if out.NextShardIterator == nil {
-			s.done = true
+			s.done, s.probe = true, nil
 			// Its children may be new: list the shards at the next pass.
 			r.describeAt = time.Time{}
 			return delivered, nil
@@ -445,37 +512,94 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 	return delivered, nil
 }
 
-// iterator returns a new iterator of s after its checkpoint, or at its
-// start when it has none or the stream has trimmed it.
+// iterator returns a new iterator of s after its checkpoint, else at the
+// first record read of a shard started at LATEST, or at its start when it
+// has neither or the stream has trimmed it. A shard whose probe is done
+// settles first.
 func (r *StreamReader) iterator(ctx context.Context, s *shardState) (*string, error) {
+	if s.probe != nil && s.probe.done {
+		s.settle()
+	}
+	switch {
+	case s.checkpoint != "":
+		return r.newIterator(ctx, s.id, types.ShardIteratorTypeAfterSequenceNumber, s.checkpoint)
+	case s.at != "":
+		return r.newIterator(ctx, s.id, types.ShardIteratorTypeAtSequenceNumber, s.at)
+	}
+	return r.newIterator(ctx, s.id, s.start, "")
+}
+
+// newIterator returns a new iterator of type typ of shard id, at or after
+// seq (if not ""), or at its trim horizon if the stream has trimmed seq.
+func (r *StreamReader) newIterator(ctx context.Context, id string, typ types.ShardIteratorType, seq string) (*string, error) {
 	in := &dynamodbstreams.GetShardIteratorInput{
 		StreamArn:         aws.String(r.streamARN),
-		ShardId:           aws.String(s.id),
-		ShardIteratorType: s.start,
+		ShardId:           aws.String(id),
+		ShardIteratorType: typ,
 	}
-	if s.checkpoint != "" {
-		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
-		in.SequenceNumber = aws.String(s.checkpoint)
+	if seq != "" {
+		in.SequenceNumber = aws.String(seq)
 	}
 	start := time.Now()
 	it, err := r.client.GetShardIterator(r.requests(ctx), in)
-	r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
+	r.cfg.call(ctx, "GetShardIterator", id, 0, start, err)
 	var trimmed *types.TrimmedDataAccessException
-	if errors.As(err, &trimmed) && s.checkpoint != "" {
+	if errors.As(err, &trimmed) && seq != "" {
 		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeTrimHorizon, nil
 		start = time.Now()
 		it, err = r.client.GetShardIterator(r.requests(ctx), in)
-		r.cfg.call(ctx, "GetShardIterator", s.id, 0, start, err)
+		r.cfg.call(ctx, "GetShardIterator", id, 0, start, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dynamo: shard iterator of %s: %w", s.id, err)
-	}
-	if in.ShardIteratorType == types.ShardIteratorTypeLatest {
-		// Reading from here on: a later iterator starts after what the
-		// reader has read, never at LATEST again.
-		s.start = types.ShardIteratorTypeTrimHorizon
+		return nil, fmt.Errorf("dynamo: shard iterator of %s: %w", id, err)
 	}
 	return it.ShardIterator, nil
+}
+
+// probeShard reads on through s's records for its probe, handing none to
+// the handler, for at most probePages pages, until it reaches the shard's
+// end: an empty page after a record, or maxEmptyPages in a row at the trim
+// horizon. An expired or trimmed iterator is renewed after the last record
+// read, once. r.mu must be held.
+func (r *StreamReader) probeShard(ctx context.Context, s *shardState) error {
+	p, renewed := s.probe, false
+	for pages := 0; !p.done && pages < probePages; pages++ {
+		if p.iter == nil {
+			typ := types.ShardIteratorTypeTrimHorizon
+			if p.last != "" {
+				typ = types.ShardIteratorTypeAfterSequenceNumber
+			}
+			it, err := r.newIterator(ctx, s.id, typ, p.last)
+			if err != nil {
+				return err
+			}
+			p.iter, p.read, p.empties = it, false, 0
+		}
+		start := time.Now()
+		out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: p.iter, Limit: aws.Int32(probeBatchSize)})
+		n := 0
+		if out != nil {
+			n = len(out.Records)
+		}
+		r.cfg.call(ctx, "GetRecords", s.id, n, start, err)
+		var expired *types.ExpiredIteratorException
+		var trimmed *types.TrimmedDataAccessException
+		if !renewed && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
+			p.iter, renewed = nil, true
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
+		}
+		if n > 0 {
+			p.last, p.read, p.empties = sequenceOf(out.Records[n-1]), true, 0
+		} else {
+			p.empties++
+		}
+		p.iter = out.NextShardIterator
+		p.done = p.iter == nil || n == 0 && (p.read || p.empties >= maxEmptyPages)
+	}
+	return nil
 }
 
 // deliver hands one page of s's records to h (checkpoint records left

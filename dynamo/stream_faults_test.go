@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
@@ -329,5 +331,116 @@ func TestStreamReaderUnderFaults(t *testing.T) {
 	defer evMu.Unlock()
 	if len(evs) == 0 {
 		t.Error("no events")
+	}
+}
+
+// TestStreamReaderFromLatestNeverReplays: a reader started FromLatest on
+// DynamoDB Local, whose Streams calls fail before a first record has come
+// (an expired iterator, a failed read, the handler failing the first
+// record), hands its handler every record written after it started, in
+// order, and none written before. The one exception: records written
+// after the start while no read has succeeded yet, when the iterator then
+// expires, cannot be told from older ones, and may be passed.
+func TestStreamReaderFromLatestNeverReplays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	rt := rawTable{t, c, table}
+	expired := &streamtypes.ExpiredIteratorException{Message: aws.String("injected expiry")}
+	internal := &smithy.GenericAPIError{Code: "InternalServerError", Message: "injected", Fault: smithy.FaultServer}
+	// A step writes items, then polls once: it writes the items during
+	// before the poll's first GetRecords (the reader has taken its
+	// iterators: a first poll has started), every GetRecords of the poll
+	// fails with fail, and the handler fails the record refuse. With
+	// unsure, the items during may be passed.
+	type step struct {
+		write, during []string
+		fail          error
+		refuse        string
+		unsure        bool
+	}
+	for i, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"expired iterator after an empty read", []step{{}, {write: []string{"b1"}, fail: expired}, {write: []string{"b2"}}}},
+		{"failed read after an empty read", []step{{}, {write: []string{"b1"}, fail: internal}, {write: []string{"b2"}}}},
+		{"every read of the first pass fails", []step{{fail: internal}, {write: []string{"b1"}}, {write: []string{"b2"}}}},
+		{"every read of the first pass expires", []step{{fail: expired}, {write: []string{"b1"}}, {write: []string{"b2"}}}},
+		{"written before the first pass's expired read", []step{{during: []string{"b1"}, fail: expired, unsure: true}, {write: []string{"b2"}}}},
+		{"written before the first pass's failed read", []step{{during: []string{"b1"}, fail: internal}, {write: []string{"b2"}}}},
+		{"written during a clean first pass, then expired", []step{{during: []string{"b1"}}, {write: []string{"b2"}, fail: expired}, {}}},
+		{"the handler fails the first record", []step{{}, {write: []string{"b1", "b2"}, refuse: "b1"}, {}, {write: []string{"b3"}}}},
+	} {
+		// Everything in the table, this case's "pre" too, was written
+		// before the reader started.
+		prefix := fmt.Sprintf("c%d-", i)
+		rt.put(prefix+"pre", nil)
+		var mu sync.Mutex
+		var fail error
+		var during []string
+		cs := &countingStream{StreamsClient: ddblocal.StreamsClient(t), fail: func(op string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if op != "GetRecords" {
+				return nil
+			}
+			for _, k := range during {
+				rt.put(k, nil)
+			}
+			during = nil
+			return fail
+		}}
+		var refuse string
+		rec := &recorder{fail: func(e events.DynamoDBEventRecord) bool { return e.Change.Keys["sk"].String() == refuse }}
+		r := dynamo.NewStreamReader(cs, arn, dynamo.WithStart(dynamo.FromLatest), dynamo.WithRetries(-1, nil),
+			dynamo.WithHooks(dynamo.ReaderHooks{OnError: func(context.Context, error) {}}))
+		var written, unsure, handed []string
+		for _, st := range tc.steps {
+			for _, k := range st.write {
+				rt.put(prefix+k, nil)
+				written = append(written, "INSERT "+prefix+k)
+			}
+			mu.Lock()
+			fail = st.fail
+			for _, k := range st.during {
+				during = append(during, prefix+k)
+				if st.unsure {
+					unsure = append(unsure, "INSERT "+prefix+k)
+				} else {
+					written = append(written, "INSERT "+prefix+k)
+				}
+			}
+			mu.Unlock()
+			refuse = prefix + st.refuse
+			_, err := r.Poll(ctx, rec.handle)
+			if st.fail == nil && err != nil {
+				t.Fatalf("%s: Poll: %v", tc.name, err)
+			}
+			handed = append(handed, rec.take()...)
+		}
+		// A last clean poll: whatever is still owed comes now.
+		mu.Lock()
+		fail = nil
+		mu.Unlock()
+		refuse = ""
+		if _, err := r.Poll(ctx, rec.handle); err != nil {
+			t.Fatalf("%s: last Poll: %v", tc.name, err)
+		}
+		handed = append(handed, rec.take()...)
+		var firsts []string
+		for _, h := range handed {
+			switch {
+			case slices.Contains(unsure, h):
+			case !slices.Contains(written, h):
+				t.Errorf("%s: handed %s, written before the reader started", tc.name, h)
+			case !slices.Contains(firsts, h):
+				firsts = append(firsts, h)
+			}
+		}
+		if !slices.Equal(firsts, written) {
+			t.Errorf("%s: handed %v first in the order %v, want every record written after the start: %v", tc.name, handed, firsts, written)
+		}
 	}
 }

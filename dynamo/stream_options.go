@@ -24,7 +24,15 @@ const (
 	FromTrimHorizon
 	// FromLatest reads only what is written after the reader starts: the
 	// shards open at its first pass from their latest record, closed ones
-	// not at all, ignoring checkpoints saved before.
+	// not at all, ignoring checkpoints saved before. No renewal hands over
+	// an older record. Until a shard's first record comes, a failed read
+	// keeps its iterator, and the reader reads the shard once from its
+	// trim horizon, handing nothing over (one GetRecords per 1,000
+	// records the shard holds), to find where it started: an iterator
+	// that expires (after 15 minutes without a read) is renewed there.
+	// One that expires before that reading is done (it takes the first
+	// pass for a shard of fewer than 10,000 records) is renewed at the
+	// shard's latest record, passing what was written in between.
 	FromLatest
 )
 

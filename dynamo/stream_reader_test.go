@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -441,4 +442,62 @@ func (m *malformedStream) GetRecords(ctx context.Context, in *dynamodbstreams.Ge
 		}
 	}
 	return out, nil
+}
+
+// TestStreamReaderFromLatestProbesALongShard: a FromLatest reader finds
+// where it started in a shard of 25,000 records over three passes (10,000
+// records a pass); an iterator that expires before that starts again at
+// the shard's latest record, and one that expires after starts after the
+// last record written before the start: never at the trim horizon.
+func TestStreamReaderFromLatestProbesALongShard(t *testing.T) {
+	ctx := context.Background()
+	seqs := make([]string, 25000)
+	for i := range seqs {
+		seqs[i] = strconv.Itoa(i + 1)
+	}
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: seqs, emptyAt: -1}}}
+	c := &countingStream{StreamsClient: s}
+	r := dynamo.NewStreamReader(c, "arn", dynamo.WithStart(dynamo.FromLatest))
+	rec := &recorder{}
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	// The first pass: DescribeStream, two iterators (LATEST and the
+	// probe's), 10 probe pages of 1,000 records and 5 empty pages of the
+	// shard's own new iterator.
+	if got := c.total(); got != 18 {
+		t.Errorf("first pass made %d requests, want 18", got)
+	}
+	// Expired before the probe is done: the shard starts again at its
+	// latest record, and the probe goes on.
+	s.expire()
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	s.add("open", "25001")
+	if _, err := r.Poll(ctx, rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"25001"}) {
+		t.Fatalf("handed %d records (the first: %v), want [25001]", len(got), got[:min(len(got), 5)])
+	}
+
+	// Done, and settled: an expired iterator starts after the last record
+	// the handler accepted.
+	r2 := dynamo.NewStreamReader(s, "arn", dynamo.WithStart(dynamo.FromLatest))
+	for range 3 {
+		if _, err := r2.Poll(ctx, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.expire()
+	s.add("open", "25002")
+	for range 2 {
+		if _, err := r2.Poll(ctx, rec.handle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"25002"}) {
+		t.Fatalf("second reader handed %d records (the first: %v), want [25002]", len(got), got[:min(len(got), 5)])
+	}
 }

@@ -13,10 +13,13 @@ import (
 // item: a message, broadcast or receipt with no ledger entry (rec.Entry
 // must be ""), and the counter changes deltas that program makes with it
 // (the seeds' published and read). A record already at rec's key is
-// ErrExists. It lets a test show what the library makes of other
-// programs' items: List shows them, Counts counts them as their counters
-// say, and a mark, Recount or the stream handler adopts them. Its expiry
-// and removal are accounted like any other record's.
+// ErrExists. rec.Counted, whatever it holds, is not kept: a record with no
+// ledger entry has no counted marks (see driver.Record), as package dynamo
+// ignores the counted attribute of such an item. It lets a test show what
+// the library makes of other programs' items: List shows them, Counts
+// counts them as their counters say, and a mark, Recount or the stream
+// handler adopts them. Its expiry and removal are accounted like any
+// other record's.
 func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
 	if m := rec.Message; rec.Ledgered() || m.Thread != "" || !m.SnoozedUntil.IsZero() || !m.DeliverAt.IsZero() {
 		return fmt.Errorf("%w: another program's record %s with a ledger entry, a thread, a snooze or a due time", driver.ErrInvalidInput, rec.Message.ID)
@@ -37,6 +40,7 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 		return fmt.Errorf("%w: record %s in %s", driver.ErrExists, k.ID, k.Partition.PK())
 	}
 	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
+	sr.rec.Counted = 0 // another program's counted means nothing: package dynamo reads none
 	s.records[k] = sr
 	s.ids.insert(k.Partition, k.ID)
 	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})

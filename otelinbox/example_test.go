@@ -95,6 +95,6 @@ func Example_spans() {
 	// Output:
 	// MarkRead: inbox: not found
 	// inbox.Publish ok [inbox.store.Config inbox.store.PutMessage inbox.store.PutMessage]
-	// inbox.List ok [inbox.store.Query inbox.store.Query inbox.store.Query inbox.store.Stats inbox.store.Stats]
+	// inbox.List ok [inbox.store.Query inbox.store.Query inbox.store.Query inbox.store.Query inbox.store.Query inbox.store.Stats inbox.store.Stats inbox.store.Stats]
 	// inbox.MarkRead not_found [inbox.store.GetRecords]
 }

@@ -13,10 +13,12 @@ import (
 // (driver.Record.Counted): PutMessage's, a Mark's To (a receipt's too),
 // a Repair's adoption; a broadcast records none. A mark made with other
 // counted marks than the record has fails with ErrStateChanged and writes
-// nothing. With a ForeignWriter: another program's read leaves Counted as
-// it was (the record is Edited), and a mark from and to the record's
-// marks, with its Counted, rewrites its ledger entry and its snooze entry
-// as the record stands.
+// nothing. With a ForeignWriter: another program's record has no Counted,
+// whatever counted it was written with (a set of marks or not), and an
+// Inbox reads, marks and counts it; another program's read leaves
+// Counted as it was (the record is Edited), and a mark from and to the
+// record's marks, with its Counted, rewrites its ledger entry and its
+// snooze entry as the record stands.
 func testCounted(e *env) {
 	annP := e.part("ann")
 	d := e.message(annP, "billing", time.Hour)
@@ -86,6 +88,26 @@ func testCounted(e *env) {
 		e.t.Fatalf("Repair(adopt): %v", err)
 	}
 	want("another program's message, adopted", f.Key(), driver.MarksKnown)
+
+	// Another program's counted, a set of marks or not, means nothing.
+	bob := e.user("bob")
+	for _, c := range []driver.MarkSet{driver.MarksKnown | driver.MarkedRead, driver.MarkedRead, driver.MarksKnown | driver.MarkedDeleted, 0x11, 0xff} {
+		f := e.message(e.part("bob"), "billing", time.Hour)
+		f.Entry, f.Message.ExpiresAt, f.Counted = "", f.Message.ExpiresAt.Truncate(time.Second), c
+		if err := w.PutForeign(e.ctx, f, delta(e.part("bob"), "billing", 1, 0)); err != nil {
+			e.t.Fatalf("PutForeign with counted %04b: %v", c, err)
+		}
+		want("another program's message with counted", f.Key(), 0)
+		if _, err := e.ib.Get(e.ctx, bob, f.Message.ID); err != nil {
+			e.t.Errorf("Get of another program's message with counted %04b: %v", c, err)
+		}
+		e.wantCountsFromFeed(bob)
+		if ok, err := e.ib.MarkRead(e.ctx, bob, f.Message.ID); err != nil || !ok {
+			e.t.Errorf("MarkRead of another program's message with counted %04b: %v, %v", c, ok, err)
+		}
+		want("another program's message with counted, marked read", f.Key(), driver.MarksKnown|driver.MarkedRead)
+		e.wantCountsFromFeed(bob)
+	}
 
 	// Another program reads a snoozed copy: the record is edited until a
 	// mark rewrites its entries.

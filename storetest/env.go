@@ -65,14 +65,24 @@ func (e *env) active(m driver.Message, g string, users ...driver.Partition) {
 // shared-partition cache is off, since tests write records behind its
 // back, unless opts turn it on.
 func newEnv(t *testing.T, newStore NewStore, seed uint64, opts ...inbox.Option) *env {
+	return newEnvOver(t, newStore, seed, nil, opts...)
+}
+
+// newEnvOver is newEnv with the Inbox over wrap(store) (the store itself
+// if wrap is nil); env.store is the store, unwrapped.
+func newEnvOver(t *testing.T, newStore NewStore, seed uint64, wrap func(driver.Store) driver.Store, opts ...inbox.Option) *env {
 	clock := NewClock(startTime())
 	store := newStore(t, clock.Now)
+	over := store
+	if wrap != nil {
+		over = wrap(store)
+	}
 	e := &env{
 		t:     t,
 		ctx:   t.Context(),
 		clock: clock,
 		store: store,
-		ib: inbox.New(store, append([]inbox.Option{inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1))),
+		ib: inbox.New(over, append([]inbox.Option{inbox.WithClock(clock.Now), inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 1))),
 			inbox.WithSharedCache(0)}, opts...)...),
 		scope: driver.Scope{Tenant: "acme", Inbox: "alerts"},
 		ids:   ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 2)), 0),

@@ -102,13 +102,14 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 		unadopted:  map[string]map[string]bool{},
 	}
 	backend := newMemBackend()
+	f.race = &markRace{Store: e.store}
 	for i := range 3 {
 		opts := []inbox.Option{inbox.WithClock(e.clock.Now), inbox.WithSharedCache(fleetFreshness),
 			inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 10+uint64(i))))}
 		if i < 2 {
 			opts = append(opts, inbox.WithSharedBackend(backend))
 		}
-		f.procs = append(f.procs, inbox.New(e.store, opts...))
+		f.procs = append(f.procs, inbox.New(f.race, opts...))
 	}
 	f.m = newModel(f.users)
 	for _, u := range f.users {
@@ -130,10 +131,13 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 
 // fleet is the state of one RunFleetProperty run.
 type fleet struct {
-	e          *env
-	rng        *rand.Rand
-	m          *model
-	procs      []*inbox.Inbox
+	e     *env
+	rng   *rand.Rand
+	m     *model
+	procs []*inbox.Inbox
+	// race is the store under the processes: it runs a change racing a
+	// bulk action's first write.
+	race       *markRace
 	users      []string
 	categories []string
 	ttls       []time.Duration
@@ -447,31 +451,119 @@ func (f *fleet) snooze() {
 	f.wantMark("Snooze", u, id, got, err, want, found)
 }
 
-// markAllRead marks all read in the unread view a random process shows a
-// random user, up to the newest message of that view: exactly the
-// messages it listed.
+// markAllRead runs a bulk action on the view a random process shows a
+// random user, up to the newest message of that view: MarkAllRead of the
+// unread view, ArchiveAll of the feed ("clear inbox") or DeleteAll of the
+// archive ("empty the archive"). Half of the time another process changes
+// one of the listed messages just before the action's first write (see
+// raceBulk). The action must change exactly the messages it listed that
+// still stand and are still in the view: none that the racing change took
+// out of it.
 func (f *fleet) markAllRead() {
 	i, ib := f.proc()
 	u := f.users[f.rng.IntN(len(f.users))]
-	o := inbox.ListOptions{UnreadOnly: true, Category: f.categories[f.rng.IntN(len(f.categories))], Thread: fleetThreads[f.rng.IntN(len(fleetThreads))]}
+	o := inbox.ListOptions{Category: f.categories[f.rng.IntN(len(f.categories))], Thread: fleetThreads[f.rng.IntN(len(fleetThreads))]}
+	name, call, set := "MarkAllRead", ib.MarkAllRead, func(s driver.State, now time.Time) driver.State { s.ReadAt = now; return s }
+	switch f.rng.IntN(4) {
+	case 0:
+		name, call, set = "ArchiveAll", ib.ArchiveAll, func(s driver.State, now time.Time) driver.State { s.ArchivedAt = now; return s }
+	case 1:
+		o.Archived = true
+		name, call, set = "DeleteAll", ib.DeleteAll, func(_ driver.State, now time.Time) driver.State { return driver.State{DeletedAt: now} }
+	default:
+		o.UnreadOnly = true
+	}
 	listed := f.listIn(ib, f.user(u), o)
 	if len(listed) == 0 {
 		return
 	}
 	o.UpTo = listed[0].ID
 	now := f.now()
-	want := 0 // what the view lists and still stands: another process may have removed some
+	raced := f.rng.IntN(2) == 0
+	if raced {
+		f.raceBulk(i, u, listed[f.rng.IntN(len(listed))], o, now)
+	}
+	n, err := call(f.e.ctx, f.user(u), o)
+	if left := f.race.pending(); raced && left != 0 {
+		f.e.t.Errorf("step %d: %s of %d listed messages wrote nothing: the racing change did not run", f.step, name, len(listed))
+	}
+	// What the view lists and still holds, in the model, once the racing
+	// change is made: another process may have removed some.
+	held := map[string]bool{}
+	for _, en := range f.m.feed(u, now, o) {
+		held[en.ID] = true
+	}
+	want := 0
 	for _, m := range listed {
-		if changed, _ := f.m.markRead(u, m.ID, now); changed {
+		if !held[m.ID] {
+			continue
+		}
+		if changed, _ := f.m.change(u, m.ID, now, func(s driver.State) (driver.State, bool) { return set(s, now), true }); changed {
 			want++
 			delete(f.unadopted[u], m.ID)
 		}
 	}
-	f.logf("p%d mark all read for %s (category %q, thread %q, up to %s): %d of %d listed", i, u, o.Category, o.Thread, o.UpTo, want, len(listed))
-	if n, err := ib.MarkAllRead(f.e.ctx, f.user(u), o); err != nil || n != want {
-		f.e.t.Errorf("step %d: MarkAllRead(%s, %+v) = %d, %v; want %d, nil", f.step, u, o, n, err, want)
+	f.logf("p%d %s for %s (category %q, thread %q, up to %s): %d of %d listed", i, name, u, o.Category, o.Thread, o.UpTo, want, len(listed))
+	if err != nil || n != want {
+		f.e.t.Errorf("step %d: %s(%s, %+v) = %d, %v; want %d, nil", f.step, name, u, o, n, err, want)
 	}
-	f.count("markAllRead")
+	f.count(name)
+}
+
+// raceBulk has another process than i change message m of u's view o just
+// before the bulk action's first write, as a call of u's made at that
+// instant would: MarkRead, Archive (Unarchive in the archived view),
+// Snooze or Delete. Each keeps m in the view or takes it out; none brings
+// a message in. The change is checked against the model, which it updates.
+func (f *fleet) raceBulk(i int, u string, m driver.Message, o inbox.ListOptions, now time.Time) {
+	j := (i + 1 + f.rng.IntN(len(f.procs)-1)) % len(f.procs)
+	ib := f.procs[j]
+	name, call, to := "Delete", ib.Delete, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true }
+	var until time.Time
+	switch r := f.rng.IntN(4); {
+	case r == 0:
+		name, call, to = "MarkRead", ib.MarkRead, func(s driver.State) (driver.State, bool) {
+			if !s.ReadAt.IsZero() {
+				return s, false
+			}
+			s.ReadAt = now
+			return s, true
+		}
+	case r == 1:
+		name, call = "Archive", ib.Archive
+		if o.Archived {
+			name, call = "Unarchive", ib.Unarchive
+		}
+		to = func(s driver.State) (driver.State, bool) {
+			if o.Archived == s.ArchivedAt.IsZero() {
+				return s, false
+			}
+			s.ArchivedAt = time.Time{}
+			if !o.Archived {
+				s.ArchivedAt = now
+			}
+			return s, true
+		}
+	case r == 2 && m.Thread == "":
+		if until = now.Add(time.Duration(1+f.rng.IntN(600)) * time.Second); until.Before(m.ExpiresAt) {
+			name = "Snooze"
+			call = func(ctx context.Context, du driver.User, id string) (bool, error) {
+				return ib.Snooze(ctx, du, id, until)
+			}
+		}
+	}
+	f.logf("p%d %s %s for %s, racing the bulk action", j, name, m.ID, u)
+	f.race.race(func([]driver.Mark) {
+		var want, found bool
+		if name == "Snooze" {
+			want, found, _ = f.m.snooze(u, m.ID, until, now)
+		} else {
+			want, found = f.m.change(u, m.ID, now, to)
+		}
+		got, err := call(f.e.ctx, f.user(u), m.ID)
+		f.wantMark(name, u, m.ID, got, err, want, found)
+	})
+	f.count("bulkRaced")
 }
 
 // markSeen marks a random user's feed seen through a random process.

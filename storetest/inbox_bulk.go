@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stak/inbox"
@@ -13,6 +16,7 @@ func bulkTests() []suiteTest {
 	return []suiteTest{
 		{"ArchiveAllAndDeleteAll", testArchiveAllAndDeleteAll},
 		{"BulkBadInput", testBulkBadInput},
+		{"BulkKeepsToView", testBulkKeepsToView},
 	}
 }
 
@@ -129,4 +133,121 @@ func testBulkBadInput(e *env) {
 	if c := e.counts(ann); c.Total != 1 || c.Archived != 0 {
 		e.t.Errorf("counts after refused bulk actions: %+v", c.Tally)
 	}
+}
+
+// testBulkKeepsToView: when another writer's change refuses a bulk
+// action's batch (ErrStateChanged), the action changes each message alone
+// only if it is still in the view: emptying the archive keeps a message
+// just unarchived, clearing the inbox archives no message just snoozed,
+// marking all read leaves a message just archived unread, for a direct
+// message, a broadcast and a group message alike; a change between the
+// single write's read and its write has the message read again.
+func testBulkKeepsToView(e *env) {
+	ann := e.member("ann", "admins")
+	race := &markRace{Store: e.store}
+	ib := inbox.New(race, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+	round := 0
+	// three publishes a direct message, a broadcast and a group message, of
+	// a category of their own.
+	three := func() (string, []string) {
+		round++
+		cat := fmt.Sprintf("c%d", round)
+		ids := []string{
+			e.publish(inbox.Draft{Title: "direct", Category: cat}, "ann").Message.ID,
+			e.broadcast(inbox.Draft{Title: "everyone", Category: cat}).ID,
+			e.broadcastTo("admins", inbox.Draft{Title: "group", Category: cat}).ID,
+		}
+		e.clock.Advance(time.Second)
+		return cat, ids
+	}
+	// racing returns a change, for markRace, that calls op on id for ann
+	// and wants it to change the message.
+	racing := func(name string, op func(context.Context, driver.User, string) (bool, error), id *string) func([]driver.Mark) {
+		return func(marks []driver.Mark) {
+			for _, mk := range marks {
+				if *id == "" && mk.Key.ID != "" {
+					*id = mk.Key.ID // the first record marked (a watermark's fence names none)
+				}
+			}
+			if ok, err := op(e.ctx, ann, *id); !ok || err != nil {
+				e.t.Errorf("racing %s(%s) = %v, %v; want true, nil", name, *id, ok, err)
+			}
+		}
+	}
+	snooze := func(ctx context.Context, u driver.User, id string) (bool, error) {
+		return e.ib.Snooze(ctx, u, id, e.clock.Now().Add(time.Hour))
+	}
+	// bulk runs call with the changes queued, and checks that they all ran
+	// and that it reports want changes.
+	bulk := func(what string, want int, call func() (int, error), changes ...func([]driver.Mark)) {
+		e.t.Helper()
+		race.race(changes...)
+		n, err := call()
+		if left := race.pending(); left != 0 {
+			e.t.Errorf("%s: %d of the racing changes did not run", what, left)
+		}
+		if err != nil || n != want {
+			e.t.Errorf("%s = %d, %v; want %d, nil", what, n, err, want)
+		}
+	}
+	others := func(ids []string, k int) []string {
+		return slices.Delete(slices.Clone(ids), k, k+1)
+	}
+	reversed := func(ids []string) []string {
+		out := slices.Clone(ids)
+		slices.Reverse(out)
+		return out
+	}
+	for k, kind := range []string{"direct message", "broadcast", "group message"} {
+		// Empty the archive while the user moves one back to the inbox.
+		cat, ids := three()
+		for _, id := range ids {
+			if ok, err := e.ib.Archive(e.ctx, ann, id); !ok || err != nil {
+				e.t.Fatalf("Archive(%s) = %v, %v", id, ok, err)
+			}
+		}
+		bulk("DeleteAll(archived) racing Unarchive of a "+kind, 2, func() (int, error) {
+			return ib.DeleteAll(e.ctx, ann, inbox.ListOptions{Archived: true, Category: cat})
+		}, racing("Unarchive", e.ib.Unarchive, &ids[k]))
+		e.wantIDs("the inbox after emptying the archive", e.listAll(ann, inbox.ListOptions{Category: cat}), ids[k:k+1], []bool{false})
+		e.wantIDs("the archive after emptying it", e.listAll(ann, inbox.ListOptions{Category: cat, Archived: true}), nil, nil)
+
+		// Clear the inbox while the user snoozes one.
+		cat, ids = three()
+		bulk("ArchiveAll racing Snooze of a "+kind, 2, func() (int, error) {
+			return ib.ArchiveAll(e.ctx, ann, inbox.ListOptions{Category: cat})
+		}, racing("Snooze", snooze, &ids[k]))
+		snoozed := e.listAll(ann, inbox.ListOptions{Category: cat, Snoozed: true})
+		e.wantIDs("the snoozed view after clearing the inbox", snoozed, ids[k:k+1], []bool{false})
+		if len(snoozed) == 1 && snoozed[0].IsArchived() {
+			e.t.Errorf("ArchiveAll archived the %s snoozed meanwhile", kind)
+		}
+		e.wantIDs("the archive after clearing the inbox", e.listAll(ann, inbox.ListOptions{Category: cat, Archived: true}), reversed(others(ids, k)), []bool{false, false})
+
+		// Mark all read while the user archives one.
+		cat, ids = three()
+		bulk("MarkAllRead racing Archive of a "+kind, 2, func() (int, error) {
+			return ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Category: cat})
+		}, racing("Archive", e.ib.Archive, &ids[k]))
+		e.wantIDs("the archive after marking all read", e.listAll(ann, inbox.ListOptions{Category: cat, Archived: true}), ids[k:k+1], []bool{false})
+		e.wantIDs("the inbox after marking all read", e.listAll(ann, inbox.ListOptions{Category: cat}), reversed(others(ids, k)), []bool{true, true})
+		e.wantCountsFromFeed(ann)
+	}
+
+	// A change that keeps the message in the view refuses the batch; the
+	// user snoozes the message of the first single write between its read
+	// and its write: it is read again, out of the view, and left alone.
+	cat, _ := three()
+	late, interacted := "", ""
+	bulk("ArchiveAll racing MarkInteracted, then Snooze", 2, func() (int, error) {
+		return ib.ArchiveAll(e.ctx, ann, inbox.ListOptions{Category: cat})
+	}, racing("MarkInteracted", e.ib.MarkInteracted, &interacted), racing("Snooze", snooze, &late))
+	if snoozed := e.listAll(ann, inbox.ListOptions{Category: cat, Snoozed: true}); len(snoozed) != 1 || snoozed[0].ID != late || snoozed[0].IsArchived() {
+		e.t.Errorf("snoozed view after ArchiveAll: %v (archived: %v), want %s alone, not archived", ids(snoozed), len(snoozed) == 1 && snoozed[0].IsArchived(), late)
+	}
+	if archived := e.listAll(ann, inbox.ListOptions{Category: cat, Archived: true}); len(archived) != 2 {
+		e.t.Errorf("archive after ArchiveAll: %v, want the two messages not snoozed", ids(archived))
+	}
+	e.wantCountsFromFeed(ann)
+	e.checkInvariant()
 }

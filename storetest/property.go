@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -75,9 +76,14 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 	if cached {
 		opts = append(opts, inbox.WithSharedCache(time.Hour))
 	}
+	race := &markRace{}
 	p := &property{
-		cached:     cached,
-		e:          newEnv(t, newStore, seed, opts...),
+		cached: cached,
+		e: newEnvOver(t, newStore, seed, func(s driver.Store) driver.Store {
+			race.Store = s
+			return race
+		}, opts...),
+		race:       race,
 		rng:        rand.New(rand.NewPCG(seed, 0x5eed)),
 		users:      []string{"ann", "bob", "carol", "dave"},
 		categories: []string{"", "alpha", "beta", "gamma"},
@@ -107,8 +113,8 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves",
-		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves, %d bulk actions raced",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves, st.raced)
 }
 
 // property is the state of one RunProperty run.
@@ -116,6 +122,9 @@ type property struct {
 	e   *env
 	rng *rand.Rand
 	m   *model
+	// race is the store under the env's Inbox: it runs a change racing a
+	// bulk action's first write.
+	race *markRace
 	// The pools operations draw from: users, categories and threads ("" for
 	// none), message TTLs (0 for the inbox config's), and groups.
 	users      []string
@@ -136,7 +145,7 @@ type property struct {
 		published, broadcasts, groupMessages, retries, changed int
 		alreadyRead, notFound, removed, delivered, redelivered int
 		recounts, joins, leaves, archived, deleted, seen       int
-		redacted, snoozed                                      int
+		redacted, snoozed, raced                               int
 	}
 }
 
@@ -724,15 +733,78 @@ func (p *property) markAllRead() {
 		o.UnreadOnly = true
 	}
 	view := p.m.feed(u, now, o)
+	raced := len(view) > 0 && p.rng.IntN(2) == 0
+	if raced {
+		p.raceBulk(u, view[p.rng.IntN(len(view))], o, now)
+	}
+	n, err := call(e.ctx, p.user(u), o)
+	if left := p.race.pending(); raced && left != 0 {
+		e.t.Errorf("step %d: %s(%s, %+v) of a view of %d wrote nothing: the racing change did not run", p.step, name, u, o, len(view))
+	}
+	// What the view holds once the racing change is made, and nothing
+	// else, is changed.
+	view = p.m.feed(u, now, o)
 	for _, en := range view {
 		p.m.change(u, en.ID, now, func(s driver.State) (driver.State, bool) { return set(s), true })
 	}
 	p.logf("%s for %s in %+v (want %d)", name, u, o, len(view))
-	n, err := call(e.ctx, p.user(u), o)
 	if n != len(view) || err != nil {
 		e.t.Errorf("step %d: %s(%s, %+v): %d, %v; want %d, nil", p.step, name, u, o, n, err, len(view))
 	}
 	p.stats.changed += n
+}
+
+// raceBulk has a change of message en, of u's view o, run just before the
+// bulk action's first write, as another call of u's made at that instant
+// would: MarkRead, MarkInteracted, Archive (Unarchive in the archived
+// view), Snooze or Delete. Each keeps en in the view or takes it out; none
+// brings a message in. The change is checked against the model, which it
+// updates.
+func (p *property) raceBulk(u string, en entry, o inbox.ListOptions, now time.Time) {
+	e := p.e
+	name, call, model := "Delete", e.ib.Delete, func() (bool, bool) {
+		return p.m.change(u, en.ID, now, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true })
+	}
+	switch r := p.rng.IntN(5); {
+	case r == 0:
+		name, call, model = "MarkRead", e.ib.MarkRead, func() (bool, bool) { return p.m.markRead(u, en.ID, now) }
+	case r == 1:
+		name, call, model = "MarkInteracted", e.ib.MarkInteracted, func() (bool, bool) { return p.m.interact(u, en.ID, now) }
+	case r == 2:
+		name, call = "Archive", e.ib.Archive
+		if o.Archived {
+			name, call = "Unarchive", e.ib.Unarchive
+		}
+		model = func() (bool, bool) {
+			return p.m.change(u, en.ID, now, func(s driver.State) (driver.State, bool) {
+				s.ArchivedAt = time.Time{}
+				if !o.Archived {
+					s.ArchivedAt = now
+				}
+				return s, true
+			})
+		}
+	case r == 3 && en.Thread == "":
+		until := now.Add(time.Duration(1+p.rng.IntN(600)) * time.Second)
+		if !until.Before(en.ExpiresAt) {
+			break
+		}
+		name = "Snooze"
+		call = func(ctx context.Context, du driver.User, id string) (bool, error) {
+			return e.ib.Snooze(ctx, du, id, until)
+		}
+		model = func() (bool, bool) {
+			changed, found, _ := p.m.snooze(u, en.ID, until, now)
+			return changed, found
+		}
+	}
+	p.logf("%s %s for %s racing the bulk action", name, en.ID, u)
+	p.race.race(func([]driver.Mark) {
+		wantChanged, wantFound := model()
+		changed, err := call(e.ctx, p.user(u), en.ID)
+		p.wantChange(name, u, en.ID, changed, err, wantChanged, wantFound)
+	})
+	p.stats.raced++
 }
 
 // randomView returns random List filters for u: a category, the archived

@@ -55,6 +55,14 @@
 //	due           one page of the scheduled deliveries that came due in
 //	              [--from, --to) (RFC 3339 times; --to defaults to now):
 //	              --tenant, --inbox, --from [--to] [--limit N] [--cursor C]
+//	backfill-scheduled
+//	              give the scheduled messages not yet due that an earlier
+//	              version wrote without the scheduled index's keys their
+//	              keys, so that scheduled and due list them (--tenant,
+//	              --inbox [--parallel N]): a Scan finds the inbox's
+//	              partitions, a Query of each reads its messages not yet
+//	              due, one conditional UpdateItem a message; a summary
+//	              goes to stdout
 //
 // Global flags, accepted before or after the command:
 //
@@ -168,6 +176,7 @@ func commands() []command {
 		{"redact", "--tenant T --inbox I (--id ID | --host-id H) [--user U ...] [--group G]", "remove a message from every inbox that holds it", setupRedact},
 		{"scheduled", "--tenant T --inbox I [--limit N] [--cursor C]", "print what an inbox has scheduled and not yet due", setupScheduled},
 		{"due", "--tenant T --inbox I --from TIME [--to TIME] [--limit N] [--cursor C]", "print the scheduled deliveries that came due in a window", setupDue},
+		{"backfill-scheduled", "--tenant T --inbox I [--parallel N]", "give scheduled messages an earlier version wrote the scheduled index's keys", setupBackfillScheduled},
 	}
 }
 
@@ -376,8 +385,12 @@ func report(stderr io.Writer, name string, err error) int {
 func mainUsage(w io.Writer, top *flag.FlagSet) {
 	fmt.Fprintln(w, "Usage: inbox [global flags] <command> [flags]")
 	fmt.Fprintln(w, "\nCommands:")
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nGlobal flags (also accepted after the command):")
 	printFlags(w, top, isGlobal)

@@ -198,12 +198,14 @@ func (h *handler) publish(r *http.Request, u inbox.User) (reply, error) {
 	res, err := h.ib.Publish(r.Context(), h.scope, req.Users, d)
 	var perr *inbox.PublishError
 	if errors.As(err, &perr) {
-		// Some recipients got it: say who did not, so the client can retry
-		// them (safely, with a host_system_id).
+		// Some recipients got it: say who did not, and whose outcome is
+		// unknown, so the client can retry them (safely, with the same
+		// host_system_id).
 		slog.ErrorContext(r.Context(), "publish failed for some recipients", "err", err)
 		body := publishBody{Message: newMessageBody(res.Message), Delivered: res.Delivered, Duplicates: res.Duplicates}
 		body.Failed = slices.Sorted(maps.Keys(perr.Failed))
-		body.Error = fmt.Sprintf("publish failed for %d recipient(s)", len(body.Failed))
+		body.Unknown = slices.Sorted(maps.Keys(perr.Unknown))
+		body.Error = fmt.Sprintf("publish failed for %d recipient(s), outcome unknown for %d", len(body.Failed), len(body.Unknown))
 		return reply{http.StatusInternalServerError, body}, nil
 	}
 	if err != nil {

@@ -131,6 +131,7 @@ type publishBody struct {
 	Delivered  []string    `json:"delivered,omitempty"`
 	Duplicates []string    `json:"duplicates,omitempty"`
 	Failed     []string    `json:"failed,omitempty"`
+	Unknown    []string    `json:"unknown,omitempty"`
 }
 
 // changedBody is the reply of a per-user mark (read, archive, unarchive,
