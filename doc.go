@@ -37,26 +37,45 @@
 // # Cost
 //
 // Publish costs one transaction per recipient (bounded parallel);
-// Broadcast and BroadcastGroup one transaction whatever the audience; List
-// (but an unread-only page: see below) and Counts one round trip each in
-// the usual case (parallel queries: the user's partition,
-// the public one and one per group the call names, and for Counts the
-// user's unseen records from the unread index; Counts takes a second when
-// a shared partition's snapshot lacks a broadcast the user marked through
-// another process, the first time a user meets a removed broadcast, or
-// when more records lie above the seen watermark than its first read
-// reaches: its cost follows what it reports, never the read history); Get
-// one; MarkRead, Archive, Unarchive and Delete two (a
-// read, then one transaction); MarkSeen one small write; MarkAllRead one
-// unread-only page and one transaction per MaxMarkBatch unread messages;
-// an unread-only page takes two round trips and costs what it returns and
-// the broadcasts it passes, not the direct messages the user has read
-// (the dynamo Store keeps a sparse index of unread direct messages, and
-// the user's receipts of the broadcasts passed are read by key); Redact
-// one transaction per record removed; StreamHandler one transaction per
-// removed record, and no request for events. The README gives the
-// capacity units AWS bills for each, as the benchmarks of the dynamo
-// package measure them.
+// Broadcast and BroadcastGroup one transaction whatever the audience. A
+// read costs what it returns, whatever the user's history holds besides:
+//
+//   - Counts: one round trip in the usual case, the stats of the user's
+//     partition, the public one and each group's, in parallel. Every
+//     figure is counter arithmetic: the user's counter keeps Above, her
+//     unread messages above her seen watermark, with every write; each
+//     shared partition counts its messages in time buckets (by day, and
+//     by second within an hour), so the broadcasts above a watermark are
+//     read from the buckets, not the messages; snoozed and scheduled
+//     messages are tallied on the counters where they wait, and their
+//     entries are read only once due. A second round trip reads the hour
+//     bucket of the watermark when that hour holds broadcasts, the
+//     user's receipts of a broadcast removed early the first time the
+//     user meets it, or a snapshot the cache must renew.
+//   - List: one round trip a page in the usual case (the user's
+//     partition, the public one and each group's, in parallel, beside a
+//     read of the user's counters for her latest receipts). Every read
+//     starts below the ID of now (feed bound): a message scheduled ahead,
+//     whose ID is its delivery time, is not read until it is due, so a
+//     campaign scheduled ahead leaves the first page full. An unread-only
+//     page takes two round trips and costs what it returns and the
+//     broadcasts it passes, not the direct messages the user has read (the
+//     dynamo Store keeps a sparse index of unread messages, and the user's
+//     receipts of the broadcasts passed are read by key).
+//   - ListThreads: two round trips a page: each partition's newest
+//     threads by activity (an index of thread rows), then, by key, the
+//     listed threads' user counters and previews.
+//   - Get one round trip; MarkRead, Archive, Unarchive and Delete two (a
+//     read, then one transaction); MarkSeen two (a read of the user's
+//     counters and of the messages of the current second, then one small
+//     write); MarkAllRead one unread-only page and one transaction per
+//     MaxMarkBatch unread messages; Redact one transaction per record
+//     removed; StreamHandler one transaction per removed record, and no
+//     request for events.
+//
+// The README gives the capacity units AWS bills for each, as the
+// benchmarks measure them (storetest.Benchmarks runs the read-cost cases
+// on any Store).
 //
 // # Shared partitions
 //
@@ -206,9 +225,18 @@
 // concurrent calls move the counters once; each reports whether it changed
 // anything, and each makes its change event.
 //
-//   - Seen: MarkSeen raises the user's watermark (cs#seen) to now, one
-//     small write whatever the feed holds. Counts.Unseen is the unread,
-//     unarchived messages above it; reading a message makes it seen.
+//   - Seen: MarkSeen raises the user's watermark (cs#seen) to now: to
+//     the last ID of the current second (SeenAt), so that a message
+//     published in the same second by a clock a little behind is seen
+//     too. Counts.Unseen is the unread, unarchived messages above it;
+//     reading a message makes it seen. It is counter arithmetic: MarkSeen
+//     sets the user's Above to what lies above the new watermark (the
+//     messages of the current second, read with her counters), in the
+//     one write that raises it, conditional on her counters' version;
+//     every later write adds its change to Above if its message is above
+//     the watermark; the broadcasts above it are counted from their
+//     partitions' time buckets. So MarkSeen costs two round trips and
+//     Counts one, whatever lies above the watermark.
 //   - Read: MarkRead one message; MarkAllRead every unread message a List
 //     with the same ListOptions shows (category, UpTo, archived), so a
 //     tab's button marks that tab only. There is no read watermark: a
@@ -250,13 +278,16 @@
 //     message published meanwhile is below it. Its TTL counts from
 //     DeliverAt.
 //   - It is counted when stored, like any message, and in the same write
-//     the Store keeps its pending entry, dq#<deliver at>#<id>#<tag>, in its
-//     partition. The entries sort between the tombstones and the ledger,
-//     so Counts reads them with the counters, in the same Query (of the
-//     user's partition, and of each shared one, from the same snapshot as
-//     its records with the cache on), and subtracts the messages not due
-//     yet: one view, and no write at the due time. DynamoDB's TTL deletes
-//     an entry at its due time; until then it costs Counts its few bytes.
+//     the Store keeps its pending entry (driver.TimedKey) in its
+//     partition, tallied on the message's counters (Counter.Pending): so
+//     Counts takes the messages not due out of its figures by counter
+//     arithmetic, whatever their number, in the read of the counters
+//     (one view, with the cache on too). The entry sorts with the ledger
+//     by time: Counts reads only the entries whose time has come, and
+//     counts them in. At the due time the entry's timer expires
+//     (DynamoDB's TTL), and the stream function folds the entry back into
+//     the counters; a mark of the message does the same. List reads below
+//     the ID of now, so it never reads a message scheduled ahead.
 //   - Redact cancels it before it is due (and removes it after). A retry
 //     of its publish with the same HostSystemID is the same message, even
 //     after it is due.
@@ -324,16 +355,17 @@
 //   - The user's marks get SnoozedUntil, on the copy of a direct message
 //     or on the user's receipt of a broadcast or group message (a receipt
 //     is created for an unread one). No counter changes.
-//   - In the same atomic unit the Store writes a snooze entry,
-//     dz#<until>#<id>#<tag>, in the user's partition: the message as its
+//   - In the same atomic unit the Store writes a snooze entry
+//     (driver.TimedKey) in the user's partition: the message as its
 //     ledger entry holds it, keyed by that entry's tag too, so that it
-//     belongs to one record and not to another written later at its key.
-//     The entries sort between the tombstones and the ledger, so Counts
-//     reads them with the counters in its one Query, takes out those not
-//     returned yet, and reports them as Counts.Snoozed. An entry whose time
-//     has passed hides nothing; DynamoDB's TTL deletes it. So a snooze
-//     costs Counts one item read while it lasts, and at most until TTL
-//     deletes it after.
+//     belongs to one record and not to another written later at its key,
+//     and tallied on the message's counters (Counter.Snoozed): Counts
+//     takes the snoozed messages out, and reports them as Counts.Snoozed,
+//     by counter arithmetic, whatever their number. The entry sorts with
+//     the ledger by time, so Counts reads it only once its time has come,
+//     and counts the message back in; its timer's expiry (DynamoDB's TTL),
+//     through the stream function, or the next mark of the message folds
+//     it into the counters.
 //   - List leaves snoozed messages out of every view but
 //     ListOptions.Snoozed, which lists them from the entries (two round
 //     trips). Marks on a snoozed message keep the snooze and write the
@@ -500,4 +532,19 @@
 //     thread's, a group's or the archived tallies twice. Once every
 //     process and the stream handler run this version, recount every
 //     inbox (cmd/inbox recount --all).
+//   - A table written by a version before the counters kept Above, the
+//     timed tallies, the time buckets and the threads' activity keys
+//     works as it is, at the earlier costs where it lacks them: a user
+//     whose watermark was set before (her c#* holds no seen) has her
+//     unseen messages counted one by one until her next MarkSeen; a
+//     shared partition not marked bkt has its broadcasts above a
+//     watermark counted one by one; the snooze and pending entries of the
+//     earlier layout (dz#, dq#) are read and taken out one by one; a
+//     thread counter without its activity key is listed by ListThreads
+//     once a message or a recount writes it. A Recount of each inbox
+//     (cmd/inbox recount --all) brings all of it to this version's
+//     costs: it rewrites the entries, tallies them, buckets the shared
+//     partitions, keys the threads and drops the counters of threads
+//     whose messages are all gone. The stream function's filter must let
+//     the timers' removals through (kind TM: see examples/template.yaml).
 package inbox

@@ -58,6 +58,30 @@
 //     archived, archivedread and hidden (the user's archived, archived and
 //     read, and deleted shared messages; absent until used), tenant_key,
 //     inbox_key, uid; c#* also holds ver, the partition's counter version.
+//     A counter also holds the tallies of the timed entries that hide its
+//     messages (zp, zr, za, zar, zh for snoozes; qp, qr, qa, qar, qh for
+//     messages not yet due: driver.Counter.Snoozed and Pending) and, on
+//     a user's c#* and c#*#<group>, above (driver.Counter.Above: the
+//     unread messages above the seen watermark, kept by every write).
+//     A user's c#* holds seen, the watermark its above counts from
+//     (driver.Stats.Fence); a shared c#* holds bkt once the partition's
+//     messages are counted in time buckets. A thread counter (b#<thread>)
+//     carries unread ~t<latest>#<thread>: its key in the unread index,
+//     above every message, so that the newest threads are one Query.
+//   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the
+//     day's messages by hour (h00..h23) and a version per hour (v00..v23);
+//     k#<yyyymmddhh> the hour's by second (s0000..s3599) and its version
+//     (v) (driver.DayBucket, driver.HourBucket). Counts reads them to count
+//     the broadcasts above a user's watermark.
+//   - timed entry (kind SZ for a snooze, SQ for a message not yet due, the
+//     record's partition, driver.TimedKey: e#<time>#<id>#<tag>#z or #q):
+//     the record as its ledger entry counts it, tallied on its counters
+//     (see above); a snooze entry carries unread ~z<id> (the snoozed
+//     view's key in the unread index). Its timer (kind TM, w#<entry's
+//     key>) expires by TTL at the entry's time; the stream function, on
+//     the timer's REMOVE, folds the entry back into its counters.
+//     Entries of an earlier version (dz#..., dq#..., not tallied) are
+//     still read, and Recount rewrites them.
 //   - tombstone (kind TB, public partition, d#<id>): taxonomy, expiredat
 //     (the removed broadcast's).
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
