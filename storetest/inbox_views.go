@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/stak/inbox"
@@ -13,6 +14,7 @@ func viewTests() []suiteTest {
 	return []suiteTest{
 		{"ListCatchesUpWithCounts", testListCatchesUpWithCounts},
 		{"ScheduledAheadOutOfTheWay", testScheduledAheadOutOfTheWay},
+		{"ThreadsPagedAcrossProcesses", testThreadsPagedAcrossProcesses},
 	}
 }
 
@@ -86,4 +88,54 @@ func testScheduledAheadOutOfTheWay(e *env) {
 		e.t.Errorf("ann's first page once two came due: %+v, %v; want them above the 3", page.Messages, err)
 	}
 	e.wantCountsFromFeed(ann)
+}
+
+// testThreadsPagedAcrossProcesses: ann pages her chats one a page, the
+// first page served by process B, the next ones by process A (behind a
+// load balancer). A's snapshot of the group's partition is older than
+// B's: the group chat moved to the top since, through B. Paging never
+// repeats a chat, nor skips one: B's first page has the group chat, A's
+// next pages the two others, although A's own view still has the group
+// chat between them.
+func testThreadsPagedAcrossProcesses(e *env) {
+	ann := e.member("ann", "eu")
+	dm := func(thread string) {
+		res := e.publish(inbox.Draft{Title: "hi", Thread: thread}, "ann")
+		e.active(res.Message, "", e.part("ann"))
+		e.clock.Advance(time.Second)
+	}
+	dm("d1")
+	e.active(e.broadcastTo("eu", inbox.Draft{Title: "hello all", Thread: "g"}), "eu")
+	e.clock.Advance(time.Second)
+	dm("d2")
+	a := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
+	b := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
+	if got := threadNames(listThreads(e.t, e.ctx, a, ann, 0)); !slices.Equal(got, []string{"d2", "g", "d1"}) {
+		e.t.Fatalf("A's chats: %v, want d2, g, d1", got)
+	}
+	m, err := b.BroadcastGroup(e.ctx, e.scope, "eu", inbox.Draft{Title: "again", Thread: "g"})
+	if err != nil {
+		e.t.Fatalf("B's BroadcastGroup: %v", err)
+	}
+	e.active(m, "eu")
+	var got []string
+	o := inbox.ThreadOptions{Limit: 1}
+	for page := 0; page < 10; page++ {
+		ib := a
+		if page == 0 {
+			ib = b
+		}
+		p, err := ib.ListThreads(e.ctx, ann, o)
+		if err != nil {
+			e.t.Fatalf("ListThreads page %d: %v", page+1, err)
+		}
+		got = append(got, threadNames(p.Threads)...)
+		if p.Cursor == "" {
+			break
+		}
+		o.Cursor = p.Cursor
+	}
+	if !slices.Equal(got, []string{"g", "d2", "d1"}) {
+		e.t.Errorf("ann's chats, the first page through B, the next through A: %v; want g, d2, d1, each once", got)
+	}
 }
