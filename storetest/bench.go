@@ -30,8 +30,12 @@ func Benchmarks(b *testing.B, newStore NewStore, sizes ...int) {
 //
 //   - Counts/<history>: the badge of a user with a seen watermark and
 //     size messages above it, unseen, read, snoozed, scheduled ahead for
-//     her, or broadcasts scheduled ahead; one new message beside them. The
-//     shared cache is off: every call pays its reads.
+//     her, broadcasts scheduled ahead, or broadcasts redacted before they
+//     expired (their tombstones); one new message beside them. The shared
+//     cache is off: every call pays its reads. Counts/redacted is the one
+//     case whose cost grows: each tombstone is read with its partition's
+//     stats until the broadcast would have expired (Redact is for rare
+//     removals; with the cache on, a snapshot holds them).
 //   - List/scheduled-ahead: a first page of 20 among 30 visible messages,
 //     with size messages scheduled ahead (half hers, half broadcasts),
 //     the shared cache on and off.
@@ -40,7 +44,7 @@ func Benchmarks(b *testing.B, newStore NewStore, sizes ...int) {
 //   - MarkRead/messages: marking one of her unread messages read in a
 //     feed of size messages.
 var BenchCases = []string{
-	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled",
+	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled", "Counts/redacted",
 	"List/scheduled-ahead", "ListThreads/threads", "MarkRead/messages",
 }
 
@@ -227,6 +231,12 @@ func (e *benchEnv) history(b *testing.B, kind string, n int) {
 		case "broadcast-scheduled":
 			d.DeliverAt = later.Add(time.Duration(i) * time.Second)
 			_, err := e.setup.Broadcast(e.ctx, benchScope, d)
+			return err
+		case "redacted":
+			m, err := e.setup.Broadcast(e.ctx, benchScope, d)
+			if err == nil {
+				_, err = e.setup.Redact(e.ctx, benchScope, inbox.Redaction{ID: m.ID, Group: inbox.PublicGroup})
+			}
 			return err
 		}
 		panic("storetest: no history " + kind)
