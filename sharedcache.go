@@ -891,7 +891,8 @@ func (v *view) threads(ctx context.Context, p Partition, before string, limit in
 		return driver.QueryResult{}, err
 	}
 	if s == nil || !s.threadsComplete && (len(s.threads) == 0 || before != "" && before <= s.threads[len(s.threads)-1].Latest) {
-		return v.c.Store.Query(ctx, driver.Query{Partition: p, Threads: true, Before: before, Limit: limit})
+		// With the cache off, ListThreads reads the counters by key.
+		return v.c.Store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: v.c.fresh == 0, Before: before, Limit: limit})
 	}
 	var res driver.QueryResult
 	for i, c := range s.threads {

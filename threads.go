@@ -184,7 +184,8 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 				if s.p.IsShared() {
 					res, err = v.threads(gctx, s.p, s.next, n)
 				} else {
-					res, err = ib.store.Query(gctx, driver.Query{Partition: s.p, Threads: true, Before: s.next, Limit: n})
+					// Their keys: threadCounts reads the counters by key.
+					res, err = ib.store.Query(gctx, driver.Query{Partition: s.p, Threads: true, ActivityOnly: true, Before: s.next, Limit: n})
 				}
 				s.buf, s.next, s.more = res.Threads, res.Next, res.Next != ""
 				return err
@@ -333,8 +334,11 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	for _, c := range cands {
 		own[driver.Key{Partition: c.Partition, ID: c.Thread}] = c
 	}
-	// The view: each candidate's counter as it was read with the stats,
-	// u's receipts' counters as read now.
+	// The view: each candidate's counter as read again by key (the
+	// candidates of a partition read with ActivityOnly have no tallies)
+	// or, from a snapshot, as it was read with its stats; u's receipts'
+	// counters as read now. Equal versions make the two rounds one view.
+	reread := map[driver.Key]driver.Counter{}
 	view := make([]driver.Stats, len(parts))
 	for i := range parts {
 		view[i] = driver.Stats{Expired: stats[i].Expired}
@@ -349,13 +353,22 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 				view[i].Counters = append(view[i].Counters, c) // u's receipts of a shared thread's messages
 				continue
 			}
-			if read, ok := own[driver.Key{Partition: parts[i], ID: c.Thread}]; !ok || read.Tallies() != c.Tallies() || read.Latest != c.Latest {
+			k := driver.Key{Partition: parts[i], ID: c.Thread}
+			if read, ok := own[k]; !ok || read.Latest != c.Latest {
 				return nil, nil, false, nil
 			}
+			reread[k] = c
 		}
 	}
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
+		if len(keys[i]) > 0 {
+			again, ok := reread[driver.Key{Partition: c.Partition, ID: c.Thread}]
+			if !ok {
+				return nil, nil, false, nil // gone since the first round
+			}
+			c = again
+		}
 		view[i].Counters = append(view[i].Counters, c)
 	}
 	return threadTallies(parts, view, dead), byKey, true, nil

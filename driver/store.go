@@ -327,6 +327,11 @@ type Query struct {
 	// page, not with the partition's threads (the dynamo Store reads its
 	// unread index, where each thread counter is kept under its activity).
 	Threads bool
+	// ActivityOnly, with Threads, returns each thread's Partition, Thread
+	// and Latest alone, its tallies zero: for a caller that reads the
+	// counters it lists again by key. (The dynamo Store then reads its
+	// index's entries alone, not the counters they point to.)
+	ActivityOnly bool
 }
 
 // Keeps reports whether q's filters keep rec (its Category, Thread,
@@ -366,6 +371,9 @@ func ValidateQuery(q Query) error {
 	}
 	if q.Threads && (q.Category != "" || q.Thread != "" || q.UnreadOnly || q.Archived != AnyArchived || q.Unseen || q.After != "" || !q.Now.IsZero()) {
 		return fmt.Errorf("%w: a query of the threads of %s with other filters", ErrInvalidInput, q.Partition.PK())
+	}
+	if q.ActivityOnly && !q.Threads {
+		return fmt.Errorf("%w: ActivityOnly in a query of %s without Threads", ErrInvalidInput, q.Partition.PK())
 	}
 	if q.Threads && q.Before != "" {
 		if err := ValidateMessageID(q.Before); err != nil {

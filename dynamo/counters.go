@@ -841,6 +841,42 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 	return av, nil
 }
 
+// decodeActivity returns the thread counter whose unread index entry is
+// av (its keys and index key alone), with its Thread and Latest and no
+// tallies.
+func (s *Store) decodeActivity(p driver.Partition, av map[string]types.AttributeValue) (driver.Counter, error) {
+	_, sk, err := s.itemKey(av)
+	if err != nil {
+		return driver.Counter{}, err
+	}
+	key, _ := av[attrUnread].(*types.AttributeValueMemberS)
+	c, err := driver.ParseCounterSK(sk)
+	if err == nil && key == nil {
+		err = fmt.Errorf("%w: no activity key", driver.ErrInvalidInput)
+	}
+	var latest string
+	if err == nil {
+		rest, marked := strings.CutPrefix(key.Value, activityMark)
+		var thread string
+		var ok bool
+		latest, thread, ok = strings.Cut(rest, "#")
+		if !marked || !ok || thread != c.Thread {
+			err = fmt.Errorf("%w: activity key %q", driver.ErrInvalidInput, key.Value)
+		}
+	}
+	if err == nil {
+		err = driver.ValidateMessageID(latest)
+	}
+	if err != nil {
+		return driver.Counter{}, fmt.Errorf("dynamo: thread activity %s/%s: %w", p.PK(), sk, err)
+	}
+	c.Partition, c.Latest = p, latest
+	if err := driver.ValidateCounter(c); err != nil {
+		return driver.Counter{}, fmt.Errorf("dynamo: thread activity %s/%s: %w", p.PK(), sk, err)
+	}
+	return c, nil
+}
+
 // activityMark begins the unread index's key of a thread's own counter:
 // ~t<latest>#<thread>, above every message ID and receipt key, below the
 // snooze entries' (~z).
@@ -876,12 +912,22 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 		}
 		return res, nil
 	}
-	out, err := s.markedQuery(ctx, q.Partition.PK(), activityMark, q.Before, q.Limit)
+	sel := types.SelectAllAttributes
+	if q.ActivityOnly {
+		sel = types.SelectAllProjectedAttributes // the keys: no fetch from the table
+	}
+	out, err := s.markedQuery(ctx, q.Partition.PK(), activityMark, q.Before, q.Limit, sel)
 	if err != nil {
 		return driver.QueryResult{}, err
 	}
 	for _, av := range out.Items {
-		c, _, _, err := s.decodeCounter(q.Partition, av)
+		var c driver.Counter
+		var err error
+		if q.ActivityOnly {
+			c, err = s.decodeActivity(q.Partition, av)
+		} else {
+			c, _, _, err = s.decodeCounter(q.Partition, av)
+		}
 		if err != nil {
 			return driver.QueryResult{}, err
 		}

@@ -281,7 +281,7 @@ func (s *Store) queryFilter(q driver.Query) (f expression.ConditionBuilder, ok b
 // unread index (mark, then an ID or an activity key), newest first, at or
 // below mark+before if before is set, evaluating at most limit items,
 // fetching them from the table.
-func (s *Store) markedQuery(ctx context.Context, pk, mark, before string, limit int) (*dynamodb.QueryOutput, error) {
+func (s *Store) markedQuery(ctx context.Context, pk, mark, before string, limit int, sel types.Select) (*dynamodb.QueryOutput, error) {
 	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(mark))
 	if before != "" {
 		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(mark), expression.Value(mark+before)))
@@ -298,7 +298,7 @@ func (s *Store) markedQuery(ctx context.Context, pk, mark, before string, limit 
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(false),
 		ConsistentRead:            aws.Bool(true),
-		Select:                    types.SelectAllAttributes,
+		Select:                    sel,
 		Limit:                     aws.Int32(int32(min(limit, 1<<30))),
 		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
 	})
@@ -349,7 +349,7 @@ func (s *Store) snoozeQuery(ctx context.Context, q driver.Query) (driver.QueryRe
 		}
 		return res, nil
 	}
-	out, err := s.markedQuery(ctx, pk, snoozeMark, q.Before, q.Limit+1)
+	out, err := s.markedQuery(ctx, pk, snoozeMark, q.Before, q.Limit+1, types.SelectAllAttributes)
 	if err != nil {
 		return driver.QueryResult{}, err
 	}

@@ -216,6 +216,9 @@ func (s *Store) threadsQuery(q driver.Query) driver.QueryResult {
 		}
 		latest, t, _ := strings.Cut(key, "#")
 		if c, ok := s.counters[q.Partition][driver.ThreadCounterSK(t, "")]; ok && c.Latest == latest {
+			if q.ActivityOnly {
+				c = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
+			}
 			res.Threads = append(res.Threads, c)
 		}
 		return true

@@ -21,6 +21,7 @@ func contractTests() []suiteTest {
 		{"QueryLimitBeforeFilter", testQueryLimitBeforeFilter},
 		{"QueryFilters", testQueryFilters},
 		{"QueryThread", testQueryThread},
+		{"QueryThreadsActivity", testQueryThreadsActivity},
 		{"QueryScheduled", testQueryScheduled},
 		{"QueryScheduledBadInput", testQueryScheduledBadInput},
 		{"MarkReadDirect", testMarkReadDirect},

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 )
 
@@ -393,5 +396,60 @@ func testQueryThread(e *env) {
 	d.Message.Thread = "a#b"
 	if err := e.store.PutMessage(e.ctx, d, delta(annP, "", 1, 0)); !errors.Is(err, driver.ErrInvalidKey) {
 		e.t.Errorf("PutMessage of thread %q: %v, want ErrInvalidKey", d.Message.Thread, err)
+	}
+}
+
+// testQueryThreadsActivity: a Query with Threads lists a partition's
+// threads' own counters, latest activity first, page by page; with
+// ActivityOnly it lists the same threads (Partition, Thread, Latest) in
+// the same pages, their tallies zero. ActivityOnly without Threads is
+// ErrInvalidInput.
+func testQueryThreadsActivity(e *env) {
+	for i, th := range []string{"t1", "t2", "t3", "t1", "t4", "t2", "t5"} {
+		e.publish(inbox.Draft{Title: "dm", Thread: th}, "ann")
+		if i%2 == 0 {
+			e.broadcast(inbox.Draft{Title: "everyone", Thread: th})
+		}
+		e.clock.Advance(time.Second)
+	}
+	for _, p := range []driver.Partition{e.part("ann"), e.pub()} {
+		for _, limit := range []int{1, 2, 10} {
+			var full, keys []driver.Counter
+			for _, activityOnly := range []bool{false, true} {
+				q := driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: limit}
+				for pages := 0; ; pages++ {
+					if pages > 10 {
+						e.t.Fatalf("%s: more than 10 pages of %d", describe(q), limit)
+					}
+					res, err := e.store.Query(e.ctx, q)
+					if err != nil {
+						e.t.Fatalf("%s: %v", describe(q), err)
+					}
+					for _, c := range res.Threads {
+						if activityOnly {
+							if diff := cmp.Diff(driver.Counter{Partition: p, Thread: c.Thread, Latest: c.Latest}, c); diff != "" {
+								e.t.Errorf("%s: thread %s with more than its activity (-want +got):\n%s", describe(q), c.Thread, diff)
+							}
+							keys = append(keys, c)
+						} else {
+							full = append(full, driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest})
+						}
+					}
+					if res.Next == "" {
+						break
+					}
+					q.Before = res.Next
+				}
+			}
+			if len(full) != 5 && p == e.part("ann") || len(full) != 4 && p == e.pub() {
+				e.t.Errorf("%s: %d threads, want 5 (hers) or 4 (everyone's)", p.PK(), len(full))
+			}
+			if diff := cmp.Diff(full, keys); diff != "" {
+				e.t.Errorf("%s, limit %d: ActivityOnly lists other threads (-full +activity):\n%s", p.PK(), limit, diff)
+			}
+		}
+	}
+	if _, err := e.store.Query(e.ctx, driver.Query{Partition: e.part("ann"), ActivityOnly: true, Limit: 10}); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Query with ActivityOnly, no Threads: %v, want ErrInvalidInput", err)
 	}
 }
