@@ -1,59 +1,101 @@
-// Package readmecheck type-checks the Go examples of the repository's
-// README.md, for the tests of each module that a README example uses: the
-// example is written into a package through a go build overlay and vetted
-// there, so nothing is written to the repository.
+// Package readmecheck keeps the repository's Markdown docs (README.md and
+// docs/*.md) from rotting, for the tests of each module:
+//
+//   - Compile type-checks every Go block of the docs against the module as
+//     it is: each block is written into a package of its own through a go
+//     build overlay, so nothing is written to the repository;
+//   - BrokenLinks finds the links to files and headings that do not exist;
+//   - Benchmarks lists the benchmarks a text names, for a test to check
+//     that each exists.
 package readmecheck
 
 import (
-	"encoding/json"
+	"bufio"
+	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// Snippet returns the first Go code block of the README at path under
-// the heading "## <heading>" (before the next one), or fails t.
-func Snippet(t testing.TB, path, heading string) string {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(raw), "\n## "+heading+"\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, code, ok2 := strings.Cut(section, "```go\n")
-	code, _, ok3 := strings.Cut(code, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatalf("%s has no Go example under ## %s", path, heading)
-	}
-	return code
+// Block is a fenced code block of a Markdown file.
+type Block struct {
+	File string // the Markdown file, as passed to Blocks
+	Line int    // the line of the block's first line of code, from 1
+	Lang string // the fence's info string: "go", "sh", ...
+	Code string // the block's lines, each ending in "\n"
 }
 
-// Vet runs go vet on package dir (relative to the working directory) with
-// src in place of the file at, which need not exist, and fails t with the
-// output if it does not pass. It skips t in -short mode.
-func Vet(t testing.TB, dir, at, src string) {
+func (b Block) String() string { return fmt.Sprintf("%s:%d", b.File, b.Line) }
+
+// Blocks returns the fenced code blocks (``` fences) of the Markdown files
+// in order, or fails t.
+func Blocks(t testing.TB, files ...string) []Block {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs go vet")
+	var out []Block
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := parseBlocks(f, string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, bs...)
 	}
-	tmp := t.TempDir()
-	file := filepath.Join(tmp, "readme.go")
-	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	return out
+}
+
+// parseBlocks returns the fenced blocks of the Markdown text src of file.
+func parseBlocks(file, src string) ([]Block, error) {
+	var out []Block
+	var cur *Block
+	sc := bufio.NewScanner(strings.NewReader(src))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		fence := strings.HasPrefix(strings.TrimLeft(line, " "), "```")
+		switch {
+		case cur == nil && fence:
+			cur = &Block{File: file, Line: n + 1, Lang: strings.TrimSpace(strings.TrimLeft(line, " `"))}
+		case cur != nil && fence:
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.Code += line + "\n"
+		}
 	}
-	abs, err := filepath.Abs(at)
-	if err != nil {
-		t.Fatal(err)
+	if cur != nil {
+		return nil, fmt.Errorf("%s:%d: a code block is not closed", file, cur.Line-1)
 	}
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{abs: file}})
-	overlayFile := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		t.Fatal(err)
+	return out, sc.Err()
+}
+
+// Go returns the blocks of language go.
+func Go(blocks []Block) []Block {
+	var out []Block
+	for _, b := range blocks {
+		if b.Lang == "go" {
+			out = append(out, b)
+		}
 	}
-	if out, err := exec.Command("go", "vet", "-overlay", overlayFile, dir).CombinedOutput(); err != nil {
-		t.Errorf("the README example does not compile: %v\n%s\n%s", err, out, src)
+	return out
+}
+
+// benchRE matches a benchmark's name, without its sub-benchmarks.
+var benchRE = regexp.MustCompile(`\bBenchmark[A-Z][A-Za-z0-9_]*`)
+
+// Benchmarks returns the names of the benchmarks text names
+// ("BenchmarkStates", for "BenchmarkStates/seen"), each once, in order.
+func Benchmarks(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range benchRE.FindAllString(text, -1) {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
 	}
+	return out
 }
