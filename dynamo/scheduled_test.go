@@ -124,6 +124,33 @@ func TestScheduledIndex(t *testing.T) {
 	}
 }
 
+// TestTemplateHasTheLocalIndexes: the SAM template's table has the local
+// indexes CreateTable gives it, unread and thread, with their keys,
+// projections and key attributes.
+func TestTemplateHasTheLocalIndexes(t *testing.T) {
+	raw, err := os.ReadFile("../examples/template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ix := range [][2]string{{dynamo.DefaultUnreadIndex, "unread"}, {dynamo.DefaultThreadIndex, "tsk"}} {
+		if !strings.Contains(string(raw), "- AttributeName: "+ix[1]+"\n          AttributeType: S") {
+			t.Errorf("examples/template.yaml: no definition of the attribute %s", ix[1])
+		}
+		_, index, ok := strings.Cut(string(raw), "- IndexName: "+ix[0]+"\n")
+		index, _, _ = strings.Cut(index, "- IndexName: ")
+		for _, w := range []string{
+			"- AttributeName: pk\n              KeyType: HASH",
+			"- AttributeName: " + ix[1] + "\n              KeyType: RANGE",
+			"ProjectionType: INCLUDE",
+			"NonKeyAttributes: [taxonomy, " + driver.TTLAttribute + "]",
+		} {
+			if !ok || !strings.Contains(index, w) {
+				t.Errorf("examples/template.yaml: the %s index lacks %q", ix[0], w)
+			}
+		}
+	}
+}
+
 // TestTemplateHasTheScheduledIndex: the SAM template's scheduled index
 // has the keys and projection CreateTable gives it.
 func TestTemplateHasTheScheduledIndex(t *testing.T) {
