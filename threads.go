@@ -80,15 +80,16 @@ type ThreadPage struct {
 //
 // Cost: it reads each partition's threads in order of activity, a page
 // at a time (the dynamo Store keeps each thread's counter in its unread
-// index under its activity; the shared partitions' newest come from the
-// snapshots of WithSharedCache), with the stats of u's partition and of
-// each shared one, in one round trip; then, in a second, each listed
-// thread's newest message (and u's receipt of it), u's counters of the
-// listed shared threads and, to check that the two rounds read one view,
-// the listed threads' counters again, by key. Its read units grow with the
-// threads it lists and those it passes (a thread of u's it shows nothing
-// of), about 1 read unit a thread, never with the number of threads or
-// messages of the partitions. A thread whose newest message u cannot see
+// index under its activity, and reads the index's entries alone; the
+// shared partitions' newest come from the snapshots of WithSharedCache),
+// with the stats of u's partition and of each shared one, in one round
+// trip; then, in a second, each listed thread's newest message (and u's
+// receipt of it), u's counters of the listed shared threads and the
+// listed threads' own counters, by key, one view with the first round by
+// their versions. Its read units grow with the threads it lists and those
+// it passes (a thread of u's it shows nothing of), about 2 read units a
+// thread (its counter and its newest message), never with the number of
+// threads or messages of the partitions. A thread whose newest message u cannot see
 // any more (expired, removed, archived or deleted by u) costs a read of
 // that thread's newest messages from the thread index, in one more round
 // trip; so does, once per Inbox, a broadcast removed before its expiry,
