@@ -290,6 +290,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	}
 
 	res := PublishResult{Message: msg}
+	sender := senderOf(d)
 	outcome := make([]error, len(uniq))
 	sent := make([]bool, len(uniq))
 	ib.each(len(uniq), func(i int) {
@@ -299,6 +300,9 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
+		if uniq[i] == sender {
+			m.ReadAt = m.DeliveredAt // her own message: read, in the same write
+		}
 		p := s.User(uniq[i]).Partition()
 		rec := newRecord(p, m)
 		sent[i] = true
@@ -324,6 +328,9 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
+	if uniq[0] == sender {
+		res.Message.ReadAt = msg.DeliveredAt
+	}
 	if len(res.Duplicates) > 0 {
 		stored, err := ib.stored(ctx, driver.Key{Partition: s.User(res.Duplicates[0]).Partition(), ID: msg.ID})
 		if err != nil {
@@ -421,7 +428,17 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	}
 	p := s.Group(group)
 	rec := newRecord(p, msg)
-	err = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
+	deltas := driver.PutDeltas(rec)
+	var receipts []driver.Mark
+	if sender := senderOf(d); sender != "" {
+		// The sender's read of her own message, in the same write: her
+		// receipt and her counters as MarkRead would leave them (the
+		// store applies her Above only if her watermark is below it).
+		mk := markFor(s.User(sender), rec, nil, driver.State{ReadAt: msg.DeliveredAt}, msg.DeliveredAt)
+		receipts = append(receipts, mk)
+		deltas = driver.MergeCounters(slices.Concat(deltas, driver.MarkDeltas(mk), driver.AboveDeltas(mk, "")))
+	}
+	err = ib.store.PutMessage(ctx, rec, deltas, receipts...)
 	switch {
 	case errors.Is(err, driver.ErrExists):
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
@@ -431,6 +448,15 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 		return Message{}, err
 	}
 	return msg, nil
+}
+
+// senderOf returns the user who sends d, whose own message is read for
+// her: d's Sender in a thread, else "" (see Draft.Sender).
+func senderOf(d Draft) string {
+	if d.Thread == "" {
+		return ""
+	}
+	return d.Sender
 }
 
 // newRecord returns the record of m in p, with a new ledger entry (and,

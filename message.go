@@ -20,7 +20,21 @@ type Draft struct {
 	// outcome (ErrOutcomeUnknown) only a retry with it is safe.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
-	// Sender names who sent the message, e.g. an admin ID.
+	// Sender names who sent the message, e.g. an admin ID: free text,
+	// shown with the message. In a thread (Thread set) it is the ID of
+	// the user who sends it, a chat's member ("" for none; else a key,
+	// ErrInvalidKey otherwise), and her own message is read for her at
+	// once: the message is hers, so it is neither unread nor unseen for
+	// her. A message to users gives the sender's copy, if she is one of
+	// them, its ReadAt (the publish time), written as the copy is; a
+	// sender who is not one gets nothing. A broadcast or group message
+	// gets the sender's read receipt, in the same atomic write as the
+	// message (no extra round trip): the library does not know who is in
+	// a group, so it is written whether or not she is a member, and, as
+	// any receipt of a group she does not name, counts nowhere until she
+	// does. The field is reused, not a new one, because a chat's sender
+	// is one of its users (the chat seed's senderId), and List then tells
+	// a user's own messages by it; outside a thread it keeps its meaning.
 	Sender string
 	// Label is the audience's label, e.g. "on-call".
 	Label string
@@ -75,6 +89,11 @@ func validateDraft(d Draft) (Draft, error) {
 	}
 	if err := driver.ValidateHostSystemID(d.HostSystemID); err != nil {
 		return d, err
+	}
+	if d.Thread != "" && d.Sender != "" {
+		if err := driver.ValidateUserID(d.Sender); err != nil {
+			return d, fmt.Errorf("the sender of a message in a thread: %w", err)
+		}
 	}
 	if d.TTL < 0 {
 		return d, fmt.Errorf("%w: negative message ttl %v", ErrInvalidTTL, d.TTL)

@@ -239,8 +239,8 @@ type countRetries struct {
 	n atomic.Int64
 }
 
-func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	err := s.Store.PutMessage(ctx, rec, deltas)
+func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	err := s.Store.PutMessage(ctx, rec, deltas, receipts...)
 	if errors.Is(err, driver.ErrExists) {
 		id := fmt.Sprintf("retry-%d", s.n.Add(1))
 		// A record without an entry is accounted by event ID: a way to add
@@ -452,8 +452,8 @@ func (s aboveDropped) Mark(ctx context.Context, marks []driver.Mark, deltas []dr
 	return s.Store.Mark(ctx, marks, withoutAbove(deltas))
 }
 
-func (s aboveDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	return s.Store.PutMessage(ctx, rec, withoutAbove(deltas))
+func (s aboveDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, withoutAbove(deltas), receipts...)
 }
 
 // timedUntallied drops the snoozed and pending tallies of every write:
@@ -472,8 +472,8 @@ func (s timedUntallied) Mark(ctx context.Context, marks []driver.Mark, deltas []
 	return s.Store.Mark(ctx, marks, withoutTimed(deltas))
 }
 
-func (s timedUntallied) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	return s.Store.PutMessage(ctx, rec, withoutTimed(deltas))
+func (s timedUntallied) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, withoutTimed(deltas), receipts...)
 }
 
 // bucketsEmpty reads a shared partition's time buckets as empty: it counts
