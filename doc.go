@@ -180,6 +180,16 @@
 // apply as in the whole feed. A host system ID's retry must name the same
 // thread.
 //
+// In a thread, Draft.Sender is the sending user's ID (a key), and her
+// own message is read for her from its write on, as MarkRead would leave
+// it, with no extra round trip: her copy of a message to users is stored
+// read (ReadAt, the publish time); a broadcast or group message is put
+// with her read receipt in one atomic unit (driver.Store.PutMessage's
+// receipts). It is neither unread nor unseen for her. A sender who is not
+// among the users gets nothing; the library does not know groups, so a
+// sender not in the group gets a receipt that counts nowhere (as any
+// receipt of a group the user does not name) until she names it.
+//
 // ListThreads lists a user's conversations, latest activity first, each
 // with its newest visible message and exact counts. Decisions:
 //

@@ -250,7 +250,7 @@ func refused(err error) bool {
 // Publish stores one message for each of users in inbox s, under one ID
 // shared by every copy. Each copy and its counters (the user's c#* and
 // c#<category>) are written atomically, up to WithConcurrency copies at a
-// time.
+// time. In a thread, the sender's copy is written read (see Draft.Sender).
 //
 // All input is validated first; bad input writes nothing. A store failure
 // for some recipients does not undo the others: the result lists who got
@@ -392,7 +392,8 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (_ Message, er
 
 // BroadcastGroup stores one message for the members of group in inbox s,
 // once, in the group's partition, with the group's counters, in one atomic
-// write: the cost is the same for a group of ten or of ten million. Members
+// write (with, in a thread, the sender's read receipt: see Draft.Sender):
+// the cost is the same for a group of ten or of ten million. Members
 // see it in List and Counts when the User they pass lists the group (the
 // host application knows who is in it); a user who leaves the group stops
 // seeing it, and the reads of it stop counting.

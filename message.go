@@ -20,21 +20,20 @@ type Draft struct {
 	// outcome (ErrOutcomeUnknown) only a retry with it is safe.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
-	// Sender names who sent the message, e.g. an admin ID: free text,
-	// shown with the message. In a thread (Thread set) it is the ID of
-	// the user who sends it, a chat's member ("" for none; else a key,
-	// ErrInvalidKey otherwise), and her own message is read for her at
-	// once: the message is hers, so it is neither unread nor unseen for
-	// her. A message to users gives the sender's copy, if she is one of
-	// them, its ReadAt (the publish time), written as the copy is; a
-	// sender who is not one gets nothing. A broadcast or group message
-	// gets the sender's read receipt, in the same atomic write as the
-	// message (no extra round trip): the library does not know who is in
-	// a group, so it is written whether or not she is a member, and, as
-	// any receipt of a group she does not name, counts nowhere until she
-	// does. The field is reused, not a new one, because a chat's sender
-	// is one of its users (the chat seed's senderId), and List then tells
-	// a user's own messages by it; outside a thread it keeps its meaning.
+	// Sender names who sent the message, e.g. an admin ID: free text
+	// shown with it. In a thread (Thread set) it is the sending user's ID,
+	// a key (ErrInvalidKey otherwise; "" for none), and her own message is
+	// read for her from its write on, neither unread nor unseen, with no
+	// extra round trip: her copy of a message to users is written read
+	// (ReadAt, the publish time); a broadcast or group message is written
+	// with her read receipt, in the same atomic write. A sender who is not
+	// among the users gets nothing. The library does not know groups: a
+	// sender not in the group gets the receipt all the same, which, as any
+	// receipt of a group the user does not name, counts nowhere until she
+	// names it. The field is reused rather than a new one added because a
+	// chat's sender is one of its users (the chat seed's senderId), so a
+	// chat's List tells a user's own messages by it; outside a thread its
+	// meaning is unchanged.
 	Sender string
 	// Label is the audience's label, e.g. "on-call".
 	Label string
