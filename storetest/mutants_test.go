@@ -45,6 +45,10 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return &countRetries{Store: s} },
 			wantFail: []string{"Store/PutMessageExists", "Inbox/HostSystemID"},
 		},
+		"PutMessageDropsReceipts": {
+			wrap:     func(s driver.Store) driver.Store { return receiptsDropped{s} },
+			wantFail: []string{"Store/PutMessageReceipts", "Inbox/SenderRead", "Inbox/SenderNotInAudience"},
+		},
 		"QueryLimitAfterFilter": {
 			wrap:     func(s driver.Store) driver.Store { return limitAfterFilter{s} },
 			wantFail: []string{"Store/QueryLimitBeforeFilter", "Store/QueryPaging"},
@@ -484,4 +488,12 @@ func (s bucketsEmpty) Stats(ctx context.Context, q driver.StatsQuery) (driver.St
 	st, err := s.Store.Stats(ctx, q)
 	st.Days, st.Hour = nil, nil
 	return st, err
+}
+
+// receiptsDropped puts a shared record and every counter change, but not
+// the receipts PutMessage is asked to create with it.
+type receiptsDropped struct{ driver.Store }
+
+func (s receiptsDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, _ ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, deltas)
 }
