@@ -18,7 +18,10 @@ const (
 	// EventCreated: a message was stored. A direct message has one event
 	// per recipient (each copy is a write of its own), in the user's
 	// partition; a broadcast or group message has one event for its whole
-	// audience, in the shared partition, which the host fans out.
+	// audience, in the shared partition, which the host fans out. The
+	// sender's copy of her own message in a thread is created read
+	// (Message.ReadAt set); her read of her group message comes as
+	// EventRead (see Draft.Sender).
 	EventCreated EventKind = "created"
 	// EventRead: a user read a message, in the user's partition: a direct
 	// copy marked read, or a read receipt of a broadcast or group message.

@@ -250,7 +250,7 @@ func refused(err error) bool {
 // Publish stores one message for each of users in inbox s, under one ID
 // shared by every copy. Each copy and its counters (the user's c#* and
 // c#<category>) are written atomically, up to WithConcurrency copies at a
-// time.
+// time. In a thread, the sender's copy is written read (see Draft.Sender).
 //
 // All input is validated first; bad input writes nothing. A store failure
 // for some recipients does not undo the others: the result lists who got
@@ -290,6 +290,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	}
 
 	res := PublishResult{Message: msg}
+	sender := senderOf(d)
 	outcome := make([]error, len(uniq))
 	sent := make([]bool, len(uniq))
 	ib.each(len(uniq), func(i int) {
@@ -299,6 +300,9 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 		m := msg
 		m.Audience.UIDs = []string{uniq[i]}
+		if uniq[i] == sender {
+			m.ReadAt = m.DeliveredAt // her own message: read, in the same write
+		}
 		p := s.User(uniq[i]).Partition()
 		rec := newRecord(p, m)
 		sent[i] = true
@@ -324,6 +328,9 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 	}
 	res.Message.Audience.UIDs = []string{uniq[0]}
+	if uniq[0] == sender {
+		res.Message.ReadAt = msg.DeliveredAt
+	}
 	if len(res.Duplicates) > 0 {
 		stored, err := ib.stored(ctx, driver.Key{Partition: s.User(res.Duplicates[0]).Partition(), ID: msg.ID})
 		if err != nil {
@@ -385,7 +392,8 @@ func (ib *Inbox) Broadcast(ctx context.Context, s Scope, d Draft) (_ Message, er
 
 // BroadcastGroup stores one message for the members of group in inbox s,
 // once, in the group's partition, with the group's counters, in one atomic
-// write: the cost is the same for a group of ten or of ten million. Members
+// write (with, in a thread, the sender's read receipt: see Draft.Sender):
+// the cost is the same for a group of ten or of ten million. Members
 // see it in List and Counts when the User they pass lists the group (the
 // host application knows who is in it); a user who leaves the group stops
 // seeing it, and the reads of it stop counting.
@@ -421,7 +429,17 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	}
 	p := s.Group(group)
 	rec := newRecord(p, msg)
-	err = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
+	deltas := driver.PutDeltas(rec)
+	var receipts []driver.Mark
+	if sender := senderOf(d); sender != "" {
+		// The sender's read of her own message, in the same write: her
+		// receipt and her counters as MarkRead would leave them (the
+		// store applies her Above only if her watermark is below it).
+		mk := markFor(s.User(sender), rec, nil, driver.State{ReadAt: msg.DeliveredAt}, msg.DeliveredAt)
+		receipts = append(receipts, mk)
+		deltas = driver.MergeCounters(slices.Concat(deltas, driver.MarkDeltas(mk), driver.AboveDeltas(mk, "")))
+	}
+	err = ib.store.PutMessage(ctx, rec, deltas, receipts...)
 	switch {
 	case errors.Is(err, driver.ErrExists):
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
@@ -431,6 +449,15 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 		return Message{}, err
 	}
 	return msg, nil
+}
+
+// senderOf returns the user who sends d, whose own message is read for
+// her: d's Sender in a thread, else "" (see Draft.Sender).
+func senderOf(d Draft) string {
+	if d.Thread == "" {
+		return ""
+	}
+	return d.Sender
 }
 
 // newRecord returns the record of m in p, with a new ledger entry (and,

@@ -20,7 +20,20 @@ type Draft struct {
 	// outcome (ErrOutcomeUnknown) only a retry with it is safe.
 	// Optional; at most MaxHostSystemIDLen bytes of printable UTF-8.
 	HostSystemID string
-	// Sender names who sent the message, e.g. an admin ID.
+	// Sender names who sent the message, e.g. an admin ID: free text
+	// shown with it. In a thread (Thread set) it is the sending user's ID,
+	// a key (ErrInvalidKey otherwise; "" for none), and her own message is
+	// read for her from its write on, neither unread nor unseen, with no
+	// extra round trip: her copy of a message to users is written read
+	// (ReadAt, the publish time); a broadcast or group message is written
+	// with her read receipt, in the same atomic write. A sender who is not
+	// among the users gets nothing. The library does not know groups: a
+	// sender not in the group gets the receipt all the same, which, as any
+	// receipt of a group the user does not name, counts nowhere until she
+	// names it. The field is reused rather than a new one added because a
+	// chat's sender is one of its users (the chat seed's senderId), so a
+	// chat's List tells a user's own messages by it; outside a thread its
+	// meaning is unchanged.
 	Sender string
 	// Label is the audience's label, e.g. "on-call".
 	Label string
@@ -75,6 +88,11 @@ func validateDraft(d Draft) (Draft, error) {
 	}
 	if err := driver.ValidateHostSystemID(d.HostSystemID); err != nil {
 		return d, err
+	}
+	if d.Thread != "" && d.Sender != "" {
+		if err := driver.ValidateUserID(d.Sender); err != nil {
+			return d, fmt.Errorf("the sender of a message in a thread: %w", err)
+		}
 	}
 	if d.TTL < 0 {
 		return d, fmt.Errorf("%w: negative message ttl %v", ErrInvalidTTL, d.TTL)

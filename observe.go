@@ -492,10 +492,10 @@ func firstPartition(keys []driver.Key) Partition {
 }
 
 // PutMessage reports the Store's PutMessage.
-func (s observedStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) (err error) {
+func (s observedStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) (err error) {
 	ctx, end := s.begin(ctx, "PutMessage", rec.Partition)
 	defer func() { end(err) }()
-	return s.Store.PutMessage(ctx, rec, deltas)
+	return s.Store.PutMessage(ctx, rec, deltas, receipts...)
 }
 
 // GetRecords reports the Store's GetRecords.

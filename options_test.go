@@ -101,11 +101,11 @@ type refusingStore struct {
 	err func(user string) error
 }
 
-func (s refusingStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+func (s refusingStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if err := s.err(rec.Partition.User); err != nil {
 		return err
 	}
-	return s.Store.PutMessage(ctx, rec, deltas)
+	return s.Store.PutMessage(ctx, rec, deltas, receipts...)
 }
 
 // TestPublishReturnsCommonBadInput: when every recipient fails for the

@@ -22,11 +22,11 @@ type putFailStore struct {
 	user string
 }
 
-func (f putFailStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+func (f putFailStore) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if rec.Partition.User == f.user {
 		return errOutage
 	}
-	return f.Store.PutMessage(ctx, rec, deltas)
+	return f.Store.PutMessage(ctx, rec, deltas, receipts...)
 }
 
 func TestPublishPartialFailure(t *testing.T) {
@@ -71,7 +71,7 @@ type faultyPuts struct {
 	cancel  context.CancelFunc
 }
 
-func (f faultyPuts) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+func (f faultyPuts) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	who := rec.Partition.User
 	if who == "" {
 		who = rec.Partition.Group
@@ -81,9 +81,9 @@ func (f faultyPuts) PutMessage(ctx context.Context, rec driver.Record, deltas []
 	}
 	err, ok := f.applied[who]
 	if !ok {
-		return f.Store.PutMessage(ctx, rec, deltas)
+		return f.Store.PutMessage(ctx, rec, deltas, receipts...)
 	}
-	if err := f.Store.PutMessage(ctx, rec, deltas); err != nil {
+	if err := f.Store.PutMessage(ctx, rec, deltas, receipts...); err != nil {
 		return err
 	}
 	if f.cancel != nil {
@@ -229,11 +229,11 @@ type lateWrite struct {
 	held *func() error
 }
 
-func (l lateWrite) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+func (l lateWrite) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if rec.Partition.User != "ann" {
-		return l.Store.PutMessage(ctx, rec, deltas)
+		return l.Store.PutMessage(ctx, rec, deltas, receipts...)
 	}
-	*l.held = func() error { return l.Store.PutMessage(context.Background(), rec, deltas) }
+	*l.held = func() error { return l.Store.PutMessage(context.Background(), rec, deltas, receipts...) }
 	return context.Canceled
 }
 

@@ -320,8 +320,8 @@ func (c *sharedCache) invalidate(ctx context.Context, p Partition) {
 
 // PutMessage passes to the Store, and drops the snapshot of a shared
 // record's partition.
-func (c *sharedCache) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	err := c.Store.PutMessage(ctx, rec, deltas)
+func (c *sharedCache) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	err := c.Store.PutMessage(ctx, rec, deltas, receipts...)
 	c.invalidate(ctx, rec.Partition)
 	return err
 }

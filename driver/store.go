@@ -56,18 +56,30 @@ type Store interface {
 	// true)) and gets it in the same unit: the record as its ledger entry
 	// holds it, with DeliverAt; and the entry's timer (TimerSK), which
 	// expires (on DynamoDB, by TTL) at DeliverAt. A shared partition's
-	// record counts in its time buckets (see DayBucket). The deltas'
-	// Above (see Counter.Above) apply only if rec's partition's seen
-	// watermark (Stats.Fence) is below rec's ID, the rest in any case. In
+	// record counts in its time buckets (see DayBucket).
+	//
+	// receipts (at most MaxPutReceipts, see ValidatePutReceipts) create,
+	// in the same unit, users' receipts of rec, a shared partition's
+	// record delivered now: each as Mark would create it (its ledger
+	// entry, To.Counted() as its Counted, and, if it RecordsRecent, the
+	// broadcast's key among its partition's recent receipts), rec's
+	// existence standing for the check of its broadcast. The Inbox writes
+	// the sender's read of her own group message so (see inbox.Draft.Sender),
+	// with the receipt's counter changes (MarkDeltas, AboveDeltas) among
+	// deltas.
+	//
+	// The deltas' Above (see Counter.Above) of a user's partition apply
+	// only if that partition's seen watermark (Stats.Fence) is below rec's
+	// ID, the rest in any case. In
 	// this and every other method deltas name each counter at most once.
-	// If a record with rec's key already exists it returns an error
-	// matching ErrExists and changes nothing. A retry of a PutMessage that
+	// If a record with rec's key, or a receipt's, already exists it
+	// returns an error matching ErrExists and changes nothing. A retry of a PutMessage that
 	// succeeded (e.g. after a lost response) must not apply twice. An
 	// error matching a sentinel (ErrInvalidInput, ErrThrottled, ...) and
 	// not a context's error says that nothing was written; any other error
 	// leaves it unknown, and the Inbox reports it so
 	// (inbox.ErrOutcomeUnknown).
-	PutMessage(ctx context.Context, rec Record, deltas []Counter) error
+	PutMessage(ctx context.Context, rec Record, deltas []Counter, receipts ...Mark) error
 
 	// GetRecords returns the records that exist at keys, expired or not, in
 	// one round trip, in no particular order; missing keys are left out.
@@ -234,6 +246,56 @@ type Store interface {
 
 	// PutInboxConfig creates or replaces an inbox's config.
 	PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) error
+}
+
+// MaxPutReceipts is the most receipts one Store.PutMessage creates with
+// its record, so that the record, its buckets, the receipts, their ledger
+// entries and every counter they change fit in one DynamoDB transaction
+// (100 items): a receipt takes two items and at most five counters.
+const MaxPutReceipts = 8
+
+// ValidatePutReceipts checks what receipts may ask of Store.PutMessage
+// with rec, whatever is stored, as every Store must before it writes: at
+// most MaxPutReceipts, each in its own user partition, and each a valid
+// mark (ValidateMark) that creates a receipt of rec: rec is a shared
+// partition's record, not scheduled, and each mark is a receipt of it
+// (Shared its partition, Key.ID its ID, its Category, Thread and
+// ExpiresAt, Now before its expiry), with no From, Counted, Timed or
+// Adopts, and To's marks set but for a snooze (which would need a timed
+// entry) or a deletion. Anything else is ErrInvalidInput.
+func ValidatePutReceipts(rec Record, receipts []Mark) error {
+	if len(receipts) == 0 {
+		return nil
+	}
+	bad := func(mk Mark, what string) error {
+		return fmt.Errorf("%w: receipt of %q in %s put with %s: %s", ErrInvalidInput, mk.Key.ID, mk.Key.Partition.PK(), rec.Partition.PK(), what)
+	}
+	if len(receipts) > MaxPutReceipts {
+		return fmt.Errorf("%w: %d receipts put with %s, at most %d", ErrInvalidInput, len(receipts), rec.Message.ID, MaxPutReceipts)
+	}
+	users := make(map[Partition]bool, len(receipts))
+	for _, mk := range receipts {
+		if err := ValidateMark(mk); err != nil {
+			return err
+		}
+		m := rec.Message
+		switch {
+		case !rec.Partition.IsShared() || rec.Receipt || !m.DeliverAt.IsZero():
+			return bad(mk, "a record that is not a shared partition's, delivered now")
+		case !mk.Receipt || mk.Shared != rec.Partition || mk.Key.ID != m.ID:
+			return bad(mk, "not a receipt of the record")
+		case mk.Category != m.Category || mk.Thread != m.Thread || !mk.ExpiresAt.Equal(m.ExpiresAt) || !mk.Now.Before(m.ExpiresAt):
+			return bad(mk, "another category, thread or expiry than the record's, or expired")
+		case !mk.From.IsZero() || mk.Counted != 0 || mk.Timed != "" || mk.Adopts:
+			return bad(mk, "marks of a receipt that stands")
+		case mk.To.IsZero() || !mk.To.DeletedAt.IsZero() || !mk.To.SnoozedUntil.IsZero():
+			return bad(mk, "no marks, a deletion or a snooze")
+		case users[mk.Key.Partition]:
+			return bad(mk, "a second receipt in one partition")
+		}
+		users[mk.Key.Partition] = true
+	}
+	return nil
 }
 
 // MaxMarkBatch is the most marks an Inbox passes to one Store.Mark, so

@@ -579,8 +579,10 @@ func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 //
 //   - send: one message to a group chat of 5 and of 1,000 members. The
 //     library stores it once in the group's partition with the thread's
-//     counter (no-thread: the same message in no thread, for what a
-//     thread adds); the seed writes the message, updates the chat, and updates
+//     counter and, in the same transaction, the sender's read receipt
+//     (no-thread: the same message in no thread, for what a thread and
+//     the sender's read add; one-to-one: a message to both users of a
+//     chat, the sender's copy read); the seed writes the message, updates the chat, and updates
 //     each member's UserChatMapping item (last message, unread count + 1):
 //     one write per member, the least the seed's design can do.
 //   - list: a member's chat list of 20 chats (the group's and 19
@@ -609,6 +611,11 @@ func BenchmarkChat(b *testing.B) {
 			if err != nil || len(c.Threads) != 1 || c.Threads[0].Unread != int64(b.N) {
 				b.Fatalf("ListThreads = %+v, %v; want one thread with %d unread", c, err, b.N)
 			}
+			// The sender's own messages are read for her, in the same write.
+			c, err = ib.ListThreads(ctx, scope.User("user0").InGroups("group-789"), inbox.ThreadOptions{})
+			if err != nil || len(c.Threads) != 1 || c.Threads[0].Unread != 0 || c.Threads[0].Read != int64(b.N) {
+				b.Fatalf("the sender's ListThreads = %+v, %v; want one thread with %d read", c, err, b.N)
+			}
 		})
 		b.Run(fmt.Sprintf("send/no-thread/members=%d", n), func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
@@ -632,6 +639,25 @@ func BenchmarkChat(b *testing.B) {
 			m.report(b)
 		})
 	}
+	b.Run("send/library/one-to-one", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		m.measure()
+		for i := range b.N {
+			d := chat(i)
+			d.Thread = "dm-user0-user1"
+			if _, err := ib.Publish(ctx, scope, []string{"user0", "user1"}, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+		m.pause()
+		for u, unread := range map[string]int64{"user0": 0, "user1": int64(b.N)} {
+			c, err := ib.ListThreads(ctx, scope.User(u), inbox.ThreadOptions{})
+			if err != nil || len(c.Threads) != 1 || c.Threads[0].Unread != unread || c.Threads[0].Total != int64(b.N) {
+				b.Fatalf("ListThreads(%s) = %+v, %v; want one thread with %d unread of %d", u, c, err, unread, b.N)
+			}
+		}
+	})
 	b.Run("list/library", func(b *testing.B) {
 		ib, m, scope := benchInbox(b)
 		u := scope.User("user0").InGroups("group-789")

@@ -260,6 +260,17 @@ func withoutAbove(deltas []driver.Counter) []driver.Counter {
 	return out
 }
 
+// withoutAboveOf returns deltas with no Above changes of partition p.
+func withoutAboveOf(deltas []driver.Counter, p driver.Partition) []driver.Counter {
+	out := slices.Clone(deltas)
+	for i := range out {
+		if out[i].Partition == p {
+			out[i].Above = 0
+		}
+	}
+	return out
+}
+
 // hasAbove reports whether deltas change an Above.
 func hasAbove(deltas []driver.Counter) bool {
 	for _, d := range deltas {

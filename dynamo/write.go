@@ -68,17 +68,24 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 // item conditional on no item at rec's key, a Put of the entry
 // conditional on none at its key, for a scheduled record a Put of its
 // pending entry and one of its timer, for a shared partition's record the
-// updates of its time buckets, and an Update per counter (ADD of the
-// tallies, and the version). The deltas' Above apply on condition that
-// the partition's Fence is below rec's ID (else the transaction is made
-// again without them); a shared partition's total is marked Bucketed on
-// condition that it is new or was already (else without). A record
-// already there is ErrExists; a receipt is ErrInvalidInput.
-func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+// updates of its time buckets, for each of receipts a Put of the receipt
+// and one of its ledger entry, each conditional on no item at its key,
+// and an Update per counter (ADD of the tallies, and the version; a user
+// partition's c#* also records the receipts of recent broadcasts). The
+// deltas' Above of a user's partition apply on condition that its Fence
+// is below rec's ID (else the transaction is made again without them); a
+// shared partition's total is marked Bucketed on condition that it is new
+// or was already (else without). A record or receipt already there is
+// ErrExists; a receipt as rec, or receipts driver.ValidatePutReceipts
+// refuses, is ErrInvalidInput.
+func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)
 	}
 	if err := driver.ValidateRecord(rec); err != nil {
+		return err
+	}
+	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
 		return err
 	}
 	rec.Timed = ""
@@ -120,18 +127,42 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	exists := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
+	var made []types.TransactWriteItem
+	var madeMeanings []onFail
+	for _, mk := range receipts {
+		receipt, err := s.markRecord(mk) // a Put on condition that no item is there
+		if err != nil {
+			return err
+		}
+		entry, err := s.ledgerEntry(mk.EntryRecord())
+		if err != nil {
+			return err
+		}
+		putEntry, err := s.conditionalPut(entry, s.notExists())
+		if err != nil {
+			return err
+		}
+		there := func(map[string]types.AttributeValue) error {
+			return fmt.Errorf("%w: receipt %s in %s", driver.ErrExists, mk.Key.ID, mk.Key.Partition.PK())
+		}
+		made = append(made, receipt, types.TransactWriteItem{Put: putEntry})
+		madeMeanings = append(madeMeanings, there, there)
+	}
 	p := rec.Partition
 	totals := map[driver.Partition]counterWrite{}
-	switch {
-	case p.IsShared():
+	if p.IsShared() {
 		c := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), expression.Name(attrBucketed).AttributeExists())
 		totals[p] = counterWrite{cond: &c, bucketed: true}
-	case hasAbove(deltas):
-		c := seenBelow(rec.Message.ID)
-		totals[p] = counterWrite{cond: &c}
 	}
+	for _, d := range deltas {
+		if d.Above != 0 && !d.Partition.IsShared() {
+			c := seenBelow(rec.Message.ID)
+			totals[d.Partition] = counterWrite{cond: &c}
+		}
+	}
+	recent := recentChanges(receipts)
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, nil, totals)
+		counters, err := s.guardedCounterUpdates(deltas, recent, totals)
 		if err != nil {
 			return err
 		}
@@ -140,19 +171,24 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		for range timed {
 			meanings = append(meanings, nil)
 		}
+		items = append(items, made...)
+		meanings = append(meanings, madeMeanings...)
 		items = append(items, counters...)
 		for _, it := range counters {
 			var m onFail
 			switch {
 			case it.Update.ConditionExpression == nil:
 			case isTotal(it.Update.Key, s):
-				m = func(map[string]types.AttributeValue) error { return errTotalRefused }
+				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
+				total, _ := driver.ParsePartitionKey(pk)
+				m = func(map[string]types.AttributeValue) error { return &totalRefused{p: total} }
 			default:
 				m = func(map[string]types.AttributeValue) error { return errLatestAhead } // a thread's Latest rises
 			}
 			meanings = append(meanings, m)
 		}
 		err = s.transact(ctx, "put message", items, meanings)
+		var refused *totalRefused
 		switch {
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
@@ -161,17 +197,29 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			for i := range deltas {
 				deltas[i].Latest = ""
 			}
-		case errors.Is(err, errTotalRefused) && p.IsShared():
-			totals[p] = counterWrite{} // a partition of an earlier version: not Bucketed until recounted
-		case errors.Is(err, errTotalRefused):
-			// The watermark is at or above rec's ID (it only rises): rec
-			// counts in no Above.
-			deltas, totals = withoutAbove(deltas), nil
+		case errors.As(err, &refused) && refused.p.IsShared():
+			totals[refused.p] = counterWrite{} // a partition of an earlier version: not Bucketed until recounted
+		case errors.As(err, &refused):
+			// The watermark is at or above rec's ID (it only rises): rec,
+			// or its receipt, counts in no Above of that partition.
+			deltas = withoutAboveOf(deltas, refused.p)
+			delete(totals, refused.p)
 		default:
 			return err
 		}
 	}
 }
+
+// totalRefused reports that the condition of partition p's total (c#*)
+// failed in a PutMessage: p's watermark is not below the record's ID, or
+// a shared p is not new and not Bucketed. It matches errTotalRefused.
+type totalRefused struct{ p driver.Partition }
+
+// Error names the partition.
+func (e *totalRefused) Error() string { return errTotalRefused.Error() + ": " + e.p.PK() }
+
+// Is reports whether target is errTotalRefused.
+func (e *totalRefused) Is(target error) bool { return target == errTotalRefused }
 
 // errLatestAhead reports that a thread counter's Latest is at or above the
 // one a PutMessage raises it to.

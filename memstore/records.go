@@ -10,11 +10,13 @@ import (
 // maxGetKeys is the most keys of one GetRecords, as DynamoDB's BatchGetItem.
 const maxGetKeys = 100
 
-// PutMessage creates rec and its ledger entry and adds deltas to their
-// counters, all or nothing. A receipt is ErrInvalidInput; a record already
-// at rec's key is ErrExists and changes nothing, so a retry never applies
+// PutMessage creates rec and its ledger entry, and the receipts of rec
+// that receipts create, and adds deltas to their counters, all or
+// nothing. A receipt as rec is ErrInvalidInput, and so are receipts
+// driver.ValidatePutReceipts refuses; a record already at rec's key or a
+// receipt's is ErrExists and changes nothing, so a retry never applies
 // twice.
-func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
+func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
@@ -34,11 +36,23 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err := driver.ValidateRecord(rec); err != nil {
 		return err
 	}
+	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
+		return err
+	}
 	if _, ok := s.records[rec.Key()]; ok {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
 	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
+	}
+	made := make([]driver.Record, 0, len(receipts))
+	for _, mk := range receipts {
+		r := mk.EntryRecord()
+		r.Counted = mk.To.Counted()
+		if _, ok := s.records[r.Key()]; ok || s.ledger.has(entryOf(r)) {
+			return fmt.Errorf("%w: receipt %s in %s", driver.ErrExists, r.Message.ID, r.Partition.PK())
+		}
+		made = append(made, r)
 	}
 	r := rec.Clone()
 	r.Counted, r.Timed = driver.CountedOf(r), ""
@@ -51,6 +65,12 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	s.insert(r)
 	if r.Partition.IsShared() {
 		s.bucket(r.Partition, r.Message.ID, 1)
+	}
+	for i, mk := range receipts {
+		s.insert(made[i])
+		if mk.RecordsRecent() {
+			s.recordRecent(mk)
+		}
 	}
 	s.addDeltas(s.aboveIf(deltas, r.Message.ID))
 	return nil

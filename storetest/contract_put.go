@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -13,6 +15,8 @@ func contractTests() []suiteTest {
 	return []suiteTest{
 		{"PutMessage", testPutMessage},
 		{"PutMessageExists", testPutMessageExists},
+		{"PutMessageReceipts", testPutMessageReceipts},
+		{"PutMessageReceiptsBadInput", testPutMessageReceiptsBadInput},
 		{"GetRecords", testGetRecords},
 		{"GetRecordsExpired", testGetRecordsExpired},
 		{"QueryOrder", testQueryOrder},
@@ -159,4 +163,118 @@ func reversed(recs []driver.Record) []driver.Record {
 		out[len(recs)-1-i] = r
 	}
 	return out
+}
+
+// putWithReceipt puts shared record b with the receipts marks make, and
+// their counter changes as the Inbox gives them (MarkDeltas, and
+// AboveDeltas for a watermark below b).
+func (e *env) putWithReceipts(b driver.Record, marks ...driver.Mark) error {
+	deltas := driver.PutDeltas(b)
+	for _, mk := range marks {
+		deltas = slices.Concat(deltas, driver.MarkDeltas(mk), driver.AboveDeltas(mk, ""))
+	}
+	return e.store.PutMessage(e.ctx, b, driver.MergeCounters(deltas), marks...)
+}
+
+// testPutMessageReceipts: PutMessage of a group's message, in a thread,
+// with users' receipts of it creates each receipt in the same unit, as
+// Mark would: with its ledger entry, its counted marks, the user's
+// counters (the group's and the thread's too) and the broadcast among
+// the user's recent receipts; a user's Above changes only if her
+// watermark is below the message. A receipt at a key already taken fails
+// the put with ErrExists, and nothing is written. A mark that takes the
+// read back (the receipt deleted) works afterwards.
+func testPutMessageReceipts(e *env) {
+	annP, bobP := e.part("ann"), e.part("bob")
+	group := groupOf(e.scope, "admins")
+	e.used[group] = true
+	// bob's watermark is above the messages put below: his receipts count
+	// in no Above.
+	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: bobP}, Now: e.clock.Now(), Seen: driver.SeenAt(e.clock.Now().Add(time.Hour))}}, nil); err != nil {
+		e.t.Fatalf("watermark of bob: %v", err)
+	}
+	g := e.message(group, "chat", 3*time.Hour)
+	g.Message.Thread = "team"
+	now := e.clock.Now()
+	ann, bob := receiptMark(annP, g, now, now), receiptMark(bobP, g, now, now)
+	if err := e.putWithReceipts(g, ann, bob); err != nil {
+		e.t.Fatalf("PutMessage with receipts: %v", err)
+	}
+	e.wantRecords("the message and its receipts", sorted(g, receipt(annP, g, now), receipt(bobP, g, now)), e.get(g.Key(), ann.Key, bob.Key))
+	e.wantCounters(annP, counter(annP, "", 0, 1), counter(annP, "chat", 0, 1),
+		driver.Counter{Partition: annP, Group: "admins", Read: 1}, driver.Counter{Partition: annP, Category: "chat", Group: "admins", Read: 1},
+		driver.Counter{Partition: annP, Group: "admins", Thread: "team", Read: 1})
+	if got, want := e.recentKeys(annP), []string{"admins/" + g.Message.ID}; !slices.Equal(got, want) {
+		e.t.Errorf("Stats.Recent of ann after the put: %v, want %v", got, want)
+	}
+	e.checkInvariant() // the thread's counters, the Above of each, the ledger
+
+	// A put whose receipt's key is taken (by ann's direct message of the
+	// same ID) writes nothing.
+	g2 := e.message(group, "chat", 3*time.Hour)
+	d := e.message(annP, "", time.Hour)
+	d.Message.ID, d.Entry = g2.Message.ID, driver.LedgerSK(d.Message.ExpiresAt, g2.Message.ID, "other")
+	e.put(d)
+	before := e.snapshot()
+	if err := e.putWithReceipts(g2, receiptMark(annP, g2, now, now)); !errors.Is(err, driver.ErrExists) {
+		e.t.Errorf("PutMessage with a receipt at a taken key: %v, want ErrExists", err)
+	}
+	e.wantUnchanged("PutMessage with a receipt at a taken key", before)
+
+	// Taking ann's read back: her receipt goes, and her counts with it.
+	unread := ann
+	unread.From, unread.To = ann.To, driver.State{}
+	if err := e.markFenced(annP, []driver.Mark{unread}, driver.MarkDeltas(unread)); err != nil {
+		e.t.Fatalf("mark of ann's receipt unread: %v", err)
+	}
+	e.wantRecords("ann's receipt after it was read back", nil, e.get(ann.Key))
+	e.checkInvariant()
+}
+
+// testPutMessageReceiptsBadInput: receipts PutMessage cannot create (of
+// another message, of a direct message, of a scheduled one, with marks
+// to change, with no marks, two in one partition, more than
+// MaxPutReceipts) are ErrInvalidInput, and nothing is written.
+func testPutMessageReceiptsBadInput(e *env) {
+	annP, bobP := e.part("ann"), e.part("bob")
+	group := groupOf(e.scope, "admins")
+	e.used[group] = true
+	now := e.clock.Now()
+	g := e.message(group, "chat", time.Hour)
+	other := e.message(group, "chat", time.Hour)
+	d := e.message(annP, "chat", time.Hour)
+	scheduled := e.message(group, "chat", time.Hour)
+	scheduled.Message.DeliverAt = now.Add(time.Minute)
+	many := make([]driver.Mark, driver.MaxPutReceipts+1)
+	for i := range many {
+		many[i] = receiptMark(e.part(fmt.Sprintf("u%d", i)), g, now, now)
+	}
+	changed := func(f func(*driver.Mark)) driver.Mark {
+		mk := receiptMark(annP, g, now, now)
+		f(&mk)
+		return mk
+	}
+	before := e.snapshot()
+	for name, c := range map[string]struct {
+		rec   driver.Record
+		marks []driver.Mark
+	}{
+		"of another message":       {g, []driver.Mark{receiptMark(annP, other, now, now)}},
+		"of a direct message":      {d, []driver.Mark{changed(func(mk *driver.Mark) { mk.Key.ID, mk.Shared = d.Message.ID, annP })}},
+		"of a scheduled message":   {scheduled, []driver.Mark{receiptMark(annP, scheduled, now, now)}},
+		"with marks to change":     {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.From = mk.To })}},
+		"with no marks":            {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.To = driver.State{} })}},
+		"deleted":                  {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.To = driver.State{DeletedAt: now} })}},
+		"of another category":      {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.Category = "other" })}},
+		"of another thread":        {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.Thread = "other" })}},
+		"two in one partition":     {g, []driver.Mark{receiptMark(annP, g, now, now), receiptMark(annP, g, now, now)}},
+		"in a shared partition":    {g, []driver.Mark{changed(func(mk *driver.Mark) { mk.Key.Partition = e.pub() })}},
+		"more than MaxPutReceipts": {g, many},
+	} {
+		if err := e.store.PutMessage(e.ctx, c.rec, driver.PutDeltas(c.rec), c.marks...); !errors.Is(err, driver.ErrInvalidInput) {
+			e.t.Errorf("PutMessage with a receipt %s: %v, want ErrInvalidInput", name, err)
+		}
+	}
+	e.wantUnchanged("PutMessage with receipts it cannot create", before)
+	e.wantRecords("bob's partition", nil, e.records(bobP))
 }

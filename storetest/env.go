@@ -509,9 +509,7 @@ func (e *env) wantCounters(p driver.Partition, want ...driver.Counter) {
 			cs[i].Snoozed, cs[i].Pending, cs[i].Above = driver.Tallies{}, driver.Tallies{}, 0
 		}
 	}
-	sort.Slice(want, func(i, j int) bool {
-		return driver.CounterSK(want[i].Category, want[i].Group) < driver.CounterSK(want[j].Category, want[j].Group)
-	})
+	sort.Slice(want, func(i, j int) bool { return want[i].SK() < want[j].SK() })
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		e.t.Errorf("Counters(%s) (-want +got):\n%s", p.PK(), diff)
 	}

@@ -270,7 +270,7 @@ func (f *fleet) publish() {
 		// Scheduled, due within a minute: it shows in every process at once.
 		d.DeliverAt = f.now().Add(time.Duration(1+f.rng.IntN(60)) * time.Second)
 	}
-	f.logf("p%d publish to %v (category %q, ttl %v, deliver at %v)", i, to, d.Category, d.TTL, d.DeliverAt.Format("15:04:05"))
+	f.logf("p%d publish to %v (category %q, thread %q, sender %q, ttl %v, deliver at %v)", i, to, d.Category, d.Thread, d.Sender, d.TTL, d.DeliverAt.Format("15:04:05"))
 	res, err := ib.Publish(f.e.ctx, f.e.scope, to, d)
 	if err != nil {
 		f.fail("Publish", err)
@@ -279,6 +279,7 @@ func (f *fleet) publish() {
 	for _, u := range to {
 		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt}
 		f.m.published(res.Message.ID, d.Thread, u, "")
+		f.m.sent(d, u, res.Message.ID, res.Message.DeliveredAt)
 	}
 	f.count("publish")
 }
@@ -297,7 +298,7 @@ func (f *fleet) broadcast() {
 		// once, whatever its snapshot of the partition.
 		d.DeliverAt = f.now().Add(time.Duration(1+f.rng.IntN(60)) * time.Second)
 	}
-	f.logf("p%d broadcast to %q (category %q, ttl %v, deliver at %v)", i, g, d.Category, d.TTL, d.DeliverAt.Format("15:04:05"))
+	f.logf("p%d broadcast to %q (category %q, thread %q, sender %q, ttl %v, deliver at %v)", i, g, d.Category, d.Thread, d.Sender, d.TTL, d.DeliverAt.Format("15:04:05"))
 	var m driver.Message
 	var err error
 	if g == "" {
@@ -311,6 +312,7 @@ func (f *fleet) broadcast() {
 	}
 	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g, deliverAt: m.DeliverAt}
 	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup))
+	f.m.sent(d, d.Sender, m.ID, m.DeliveredAt)
 	f.count("broadcast")
 }
 
@@ -320,8 +322,12 @@ var fleetThreads = []string{"", "t1"}
 
 // draft returns a random draft.
 func (f *fleet) draft() inbox.Draft {
-	return inbox.Draft{Title: "m" + strconv.Itoa(f.step), Category: f.categories[f.rng.IntN(len(f.categories))],
+	d := inbox.Draft{Title: "m" + strconv.Itoa(f.step), Category: f.categories[f.rng.IntN(len(f.categories))],
 		Thread: fleetThreads[f.rng.IntN(len(fleetThreads))], TTL: f.ttls[f.rng.IntN(len(f.ttls))]}
+	if d.Thread != "" && f.rng.IntN(2) == 0 {
+		d.Sender = f.users[f.rng.IntN(len(f.users))] // her own message is read for her
+	}
+	return d
 }
 
 // pick returns a random message ID u could mark: one of u's feed, archived

@@ -276,6 +276,23 @@ func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 	})
 }
 
+// sent predicts what a new message id of draft d, just written at now,
+// gives its sender (see inbox.Draft.Sender): in a thread, her copy if u
+// is she (a message to users), or her receipt (a broadcast, u her too:
+// whether or not she is in its group), read at now.
+func (m *model) sent(d inbox.Draft, u, id string, now time.Time) {
+	if d.Thread == "" || d.Sender == "" || u != d.Sender {
+		return
+	}
+	if c, ok := m.direct[u][id]; ok {
+		c.state.ReadAt = now
+		return
+	}
+	if _, ok := m.broadcasts[id]; ok {
+		m.receipts[u][id] = &driver.State{ReadAt: now}
+	}
+}
+
 // hostReusable reports whether a retry of host h would find every copy
 // still there: none has expired (so no store may have deleted one) or been
 // removed.

@@ -45,6 +45,10 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return &countRetries{Store: s} },
 			wantFail: []string{"Store/PutMessageExists", "Inbox/HostSystemID"},
 		},
+		"PutMessageDropsReceipts": {
+			wrap:     func(s driver.Store) driver.Store { return receiptsDropped{s} },
+			wantFail: []string{"Store/PutMessageReceipts", "Inbox/SenderRead", "Inbox/SenderNotInAudience"},
+		},
 		"QueryLimitAfterFilter": {
 			wrap:     func(s driver.Store) driver.Store { return limitAfterFilter{s} },
 			wantFail: []string{"Store/QueryLimitBeforeFilter", "Store/QueryPaging"},
@@ -239,8 +243,8 @@ type countRetries struct {
 	n atomic.Int64
 }
 
-func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	err := s.Store.PutMessage(ctx, rec, deltas)
+func (s *countRetries) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	err := s.Store.PutMessage(ctx, rec, deltas, receipts...)
 	if errors.Is(err, driver.ErrExists) {
 		id := fmt.Sprintf("retry-%d", s.n.Add(1))
 		// A record without an entry is accounted by event ID: a way to add
@@ -452,8 +456,8 @@ func (s aboveDropped) Mark(ctx context.Context, marks []driver.Mark, deltas []dr
 	return s.Store.Mark(ctx, marks, withoutAbove(deltas))
 }
 
-func (s aboveDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	return s.Store.PutMessage(ctx, rec, withoutAbove(deltas))
+func (s aboveDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, withoutAbove(deltas), receipts...)
 }
 
 // timedUntallied drops the snoozed and pending tallies of every write:
@@ -472,8 +476,8 @@ func (s timedUntallied) Mark(ctx context.Context, marks []driver.Mark, deltas []
 	return s.Store.Mark(ctx, marks, withoutTimed(deltas))
 }
 
-func (s timedUntallied) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter) error {
-	return s.Store.PutMessage(ctx, rec, withoutTimed(deltas))
+func (s timedUntallied) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, withoutTimed(deltas), receipts...)
 }
 
 // bucketsEmpty reads a shared partition's time buckets as empty: it counts
@@ -484,4 +488,12 @@ func (s bucketsEmpty) Stats(ctx context.Context, q driver.StatsQuery) (driver.St
 	st, err := s.Store.Stats(ctx, q)
 	st.Days, st.Hour = nil, nil
 	return st, err
+}
+
+// receiptsDropped puts a shared record and every counter change, but not
+// the receipts PutMessage is asked to create with it.
+type receiptsDropped struct{ driver.Store }
+
+func (s receiptsDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, _ ...driver.Mark) error {
+	return s.Store.PutMessage(ctx, rec, deltas)
 }

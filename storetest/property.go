@@ -504,6 +504,9 @@ func (p *property) newDraft(broadcast bool) inbox.Draft {
 		Thread:   p.threads[p.rng.IntN(len(p.threads))],
 		TTL:      p.ttls[p.rng.IntN(len(p.ttls))],
 	}
+	if d.Thread != "" && p.rng.IntN(2) == 0 {
+		d.Sender = p.users[p.rng.IntN(len(p.users))] // her own message is read for her
+	}
 	if p.rng.IntN(2) == 0 {
 		p.hostSeq++
 		d.HostSystemID = fmt.Sprintf("host-%d", p.hostSeq)
@@ -550,7 +553,7 @@ func (p *property) publish() {
 			d.DeliverAt = p.deliverAt(now)
 		}
 	}
-	p.logf("publish %q to %v (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
+	p.logf("publish %q to %v (category %q, thread %q, sender %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.Thread, d.Sender, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
 	res, err := e.ib.Publish(e.ctx, e.scope, to, d)
 	if err != nil {
 		e.t.Errorf("step %d: Publish: %v", p.step, err)
@@ -576,6 +579,7 @@ func (p *property) publish() {
 		}
 		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt}
 		p.m.published(id, d.Thread, u, "")
+		p.m.sent(d, u, id, now)
 		p.stats.published++
 	}
 	if diff := cmp.Diff([]any{wantDelivered, wantDup}, []any{res.Delivered, res.Duplicates}); diff != "" {
@@ -618,7 +622,7 @@ func (p *property) broadcast() {
 			d.DeliverAt = p.deliverAt(now)
 		}
 	}
-	p.logf("broadcast %q to group %q (category %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, group, d.Category, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
+	p.logf("broadcast %q to group %q (category %q, thread %q, sender %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, group, d.Category, d.Thread, d.Sender, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
 	var msg driver.Message
 	var err error
 	if group == "" {
@@ -643,6 +647,7 @@ func (p *property) broadcast() {
 	exp := deliveredAt(now, d).Add(ttlOf(d))
 	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, group: group, deliverAt: d.DeliverAt}
 	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup))
+	p.m.sent(d, d.Sender, msg.ID, now)
 	p.stats.broadcasts++
 	if group != "" {
 		p.stats.groupMessages++

@@ -42,11 +42,10 @@ ann's chats:
   ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
   team      group   09:04  erin   Running late                     unread 0 of 3
 
-events for ann's page (12):
+events for ann's page (11):
   created  chat ann-bob  Hello!
   created  chat team     Hey everyone!
   created  chat ann-bob  Hi bob
-  read     chat ann-bob  Hi bob
   created  chat team     Standup in 5
   created  chat team     Running late
   created  chat ann-dave Got a minute?
