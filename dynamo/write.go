@@ -470,9 +470,11 @@ func setTimed(upd expression.UpdateBuilder, sk string) expression.UpdateBuilder 
 func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	key := s.messageKey(mk.Key)
 	if mk.Receipt {
-		cond := s.notExists()
-		if !mk.From.IsZero() {
-			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts, true), ownEntry(mk.Entry), timedIs(mk.Timed)), mk.Counted)
+		// The receipt as read: with From's marks, or, for none, a
+		// receipt without marks or none at all.
+		cond := countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts && !mk.From.IsZero(), true), ownEntry(mk.Entry), timedIs(mk.Timed)), mk.Counted)
+		if mk.From.IsZero() {
+			cond = expression.Or(s.notExists(), cond)
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)

@@ -38,6 +38,7 @@ func contractTests() []suiteTest {
 		{"RecountTime", testRecountTime},
 		{"ResetAfterForeignChange", testResetAfterForeignChange},
 		{"Counted", testCounted},
+		{"MarklessReceipt", testMarklessReceipt},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},
