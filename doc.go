@@ -487,7 +487,11 @@
 //     default key is public.
 //   - Records another program wrote following the seeds are read as the
 //     seeds lay them out: readat null is unread, and seed 000's headers at
-//     the top level of an item are read like seed 001's nested ones. They
+//     the top level of an item are read like seed 001's nested ones. A
+//     time attribute of an item that holds no epoch seconds from 1970 to
+//     9999 (a string, a negative number, 1e30, milliseconds) reads as
+//     absent, in reads, filters and conditions alike, and fails nothing
+//     (see driver.ParseTimeAttr; expiredat: driver.ParseExpiryAttr). They
 //     have no ledger entry, so their removal is accounted by the stream
 //     event's ID; a mark, Recount, or the stream handler (when the stream
 //     reports the item's INSERT or MODIFY) adopts them, after which their

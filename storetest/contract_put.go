@@ -38,6 +38,7 @@ func contractTests() []suiteTest {
 		{"RecountTime", testRecountTime},
 		{"ResetAfterForeignChange", testResetAfterForeignChange},
 		{"Counted", testCounted},
+		{"ForeignTimes", testForeignTimes},
 		{"MarklessReceipt", testMarklessReceipt},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
