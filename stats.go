@@ -391,6 +391,9 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (int64, bool
 // false if p's hour bucket was read at another instant than its stats:
 // the caller reads again.
 func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (int64, bool, error) {
+	if !hasTotal(st) {
+		return 0, true, nil // nothing was ever written there: no record, no bucket
+	}
 	s, err := v.snapshot(ctx, p)
 	if err != nil {
 		return 0, false, err
@@ -431,6 +434,18 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 		}
 	}
 	return n, true, nil
+}
+
+// hasTotal reports whether st holds its partition's total counter (c#*),
+// which every write of a record creates, the library's and, following the
+// seeds, another program's.
+func hasTotal(st driver.Stats) bool {
+	for _, c := range st.Counters {
+		if c.Category == "" && c.Group == "" && c.Thread == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // hourHolds reports whether days count records in t's hour.

@@ -876,29 +876,9 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 		}
 		return res, nil
 	}
-	pk := q.Partition.PK()
-	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(activityMark))
-	if q.Before != "" {
-		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(activityMark), expression.Value(activityMark+q.Before)))
-	}
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	out, err := s.markedQuery(ctx, q.Partition.PK(), activityMark, q.Before, q.Limit)
 	if err != nil {
-		return driver.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
-	}
-	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(s.o.unread),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		ConsistentRead:            aws.Bool(true),
-		Select:                    types.SelectAllAttributes,
-		Limit:                     aws.Int32(int32(min(q.Limit, 1<<30))),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-	})
-	if err != nil {
-		return driver.QueryResult{}, opError("query", err)
+		return driver.QueryResult{}, err
 	}
 	for _, av := range out.Items {
 		c, _, _, err := s.decodeCounter(q.Partition, av)

@@ -277,6 +277,37 @@ func (s *Store) queryFilter(q driver.Query) (f expression.ConditionBuilder, ok b
 	return expression.And(conds[0], conds[1], conds[2:]...), true
 }
 
+// markedQuery is one Query of partition pk's keys under mark in the
+// unread index (mark, then an ID or an activity key), newest first, at or
+// below mark+before if before is set, evaluating at most limit items,
+// fetching them from the table.
+func (s *Store) markedQuery(ctx context.Context, pk, mark, before string, limit int) (*dynamodb.QueryOutput, error) {
+	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(mark))
+	if before != "" {
+		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(mark), expression.Value(mark+before)))
+	}
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: query expression: %w", err)
+	}
+	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(s.o.unread),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(false),
+		ConsistentRead:            aws.Bool(true),
+		Select:                    types.SelectAllAttributes,
+		Limit:                     aws.Int32(int32(min(limit, 1<<30))),
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		return nil, opError("query", err)
+	}
+	return out, nil
+}
+
 // snoozeQuery serves a Query with Snoozed: the user partition's snooze
 // entries, from the unread index, where each is under snoozeMark and its
 // record's ID, newest first, below q.Before, at most q.Limit (one Query,
@@ -318,28 +349,9 @@ func (s *Store) snoozeQuery(ctx context.Context, q driver.Query) (driver.QueryRe
 		}
 		return res, nil
 	}
-	kc := expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).BeginsWith(snoozeMark))
-	if q.Before != "" {
-		kc = expression.Key(s.o.pk).Equal(expression.Value(pk)).And(expression.Key(attrUnread).Between(expression.Value(snoozeMark), expression.Value(snoozeMark+q.Before)))
-	}
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	out, err := s.markedQuery(ctx, pk, snoozeMark, q.Before, q.Limit+1)
 	if err != nil {
-		return driver.QueryResult{}, fmt.Errorf("dynamo: query expression: %w", err)
-	}
-	out, err := s.client.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(s.o.unread),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		ConsistentRead:            aws.Bool(true),
-		Select:                    types.SelectAllAttributes,
-		Limit:                     aws.Int32(int32(min(q.Limit+1, 1<<30))),
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-	})
-	if err != nil {
-		return driver.QueryResult{}, opError("query", err)
+		return driver.QueryResult{}, err
 	}
 	var res driver.QueryResult
 	for _, av := range out.Items {

@@ -448,16 +448,8 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 	}
 	empties := 0
 	for iter != nil {
-		start := time.Now()
-		out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(streamBatchSize)})
-		n := 0
-		if out != nil {
-			n = len(out.Records)
-		}
-		r.cfg.call(ctx, "GetRecords", s.id, n, start, err)
-		var expired *types.ExpiredIteratorException
-		var trimmed *types.TrimmedDataAccessException
-		if !renewed && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
+		out, err := r.getRecords(ctx, s, iter, streamBatchSize)
+		if !renewed && lostIterator(err) {
 			// Renew once from the checkpoint (at the trim horizon if
 			// that is trimmed too).
 			s.iter, renewed, fresh = nil, true, true
@@ -575,29 +567,21 @@ func (r *StreamReader) probeShard(ctx context.Context, s *shardState) error {
 			}
 			p.iter, p.read, p.empties = it, false, 0
 		}
-		start := time.Now()
-		out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: p.iter, Limit: aws.Int32(probeBatchSize)})
-		n := 0
-		if out != nil {
-			n = len(out.Records)
-		}
-		r.cfg.call(ctx, "GetRecords", s.id, n, start, err)
-		var expired *types.ExpiredIteratorException
-		var trimmed *types.TrimmedDataAccessException
-		if !renewed && (errors.As(err, &expired) || errors.As(err, &trimmed)) {
+		out, err := r.getRecords(ctx, s, p.iter, probeBatchSize)
+		if !renewed && lostIterator(err) {
 			p.iter, renewed = nil, true
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("dynamo: records of shard %s: %w", s.id, err)
 		}
-		if n > 0 {
+		if n := len(out.Records); n > 0 {
 			p.last, p.read, p.empties = sequenceOf(out.Records[n-1]), true, 0
 		} else {
 			p.empties++
 		}
 		p.iter = out.NextShardIterator
-		p.done = p.iter == nil || n == 0 && (p.read || p.empties >= maxEmptyPages)
+		p.done = p.iter == nil || len(out.Records) == 0 && (p.read || p.empties >= maxEmptyPages)
 	}
 	return nil
 }
@@ -744,3 +728,24 @@ func sequenceOf(rec types.Record) string {
 type recordError struct{ error }
 
 func (e recordError) Unwrap() error { return e.error }
+
+// getRecords reads up to limit records of shard s at iter, reporting the
+// call to the reader's hooks.
+func (r *StreamReader) getRecords(ctx context.Context, s *shardState, iter *string, limit int32) (*dynamodbstreams.GetRecordsOutput, error) {
+	start := time.Now()
+	out, err := r.client.GetRecords(r.requests(ctx), &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(limit)})
+	n := 0
+	if out != nil {
+		n = len(out.Records)
+	}
+	r.cfg.call(ctx, "GetRecords", s.id, n, start, err)
+	return out, err
+}
+
+// lostIterator reports whether err says a shard iterator expired, or its
+// position was trimmed: the iterator is renewed.
+func lostIterator(err error) bool {
+	var expired *types.ExpiredIteratorException
+	var trimmed *types.TrimmedDataAccessException
+	return errors.As(err, &expired) || errors.As(err, &trimmed)
+}

@@ -79,9 +79,17 @@ func (s *Store) indexQuery(q driver.Query) driver.QueryResult {
 // below q.Before and above q.After, at most q.Limit of them evaluated,
 // newest first, then q's other filters. s.mu must be held.
 func (s *Store) threadQuery(q driver.Query) driver.QueryResult {
+	return s.evaluate(q, s.threadIDs.get(threadKey{q.Partition, q.Thread}))
+}
+
+// evaluate reads q's partition's records whose IDs ids holds, as DynamoDB
+// evaluates a Query: at most q.Limit of them below q.Before and above
+// q.After, newest first, keeping those q's filters keep; Next is the last
+// evaluated, if more remain. s.mu must be held.
+func (s *Store) evaluate(q driver.Query, ids *sortedSet) driver.QueryResult {
 	res := driver.QueryResult{}
 	evaluated, last := 0, ""
-	s.threadIDs.get(threadKey{q.Partition, q.Thread}).descend(q.Before, func(id string) bool {
+	ids.descend(q.Before, func(id string) bool {
 		if q.After != "" && id <= q.After {
 			return false
 		}

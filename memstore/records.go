@@ -115,25 +115,7 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	if q.Unseen || q.UnreadOnly && q.Archived == driver.NotArchived && !q.Partition.IsShared() {
 		return s.indexQuery(q), nil
 	}
-	// Evaluated: at most Limit records below Before and above After,
-	// newest first; Next is the last evaluated, if records remain.
-	res := driver.QueryResult{}
-	evaluated, last := 0, ""
-	s.ids.get(q.Partition).descend(q.Before, func(id string) bool {
-		if q.After != "" && id <= q.After {
-			return false
-		}
-		if evaluated == q.Limit {
-			res.Next = last
-			return false
-		}
-		evaluated, last = evaluated+1, id
-		if rec := s.records[driver.Key{Partition: q.Partition, ID: id}].rec; q.Keeps(rec) {
-			res.Records = append(res.Records, rec.Clone())
-		}
-		return true
-	})
-	return res, nil
+	return s.evaluate(q, s.ids.get(q.Partition)), nil
 }
 
 // Mark checks every mark's condition, then applies all marks, writes or

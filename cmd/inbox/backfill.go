@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"sync"
 	"time"
 
@@ -83,32 +82,8 @@ func (e *env) backfillScheduled(ctx context.Context, s inbox.Scope, parallel int
 	if sum.Errors == nil {
 		sum.Errors = []partitionErrorJSON{}
 	}
-	if err := e.writeBackfill(sum); err != nil {
+	if err := e.writeSummary(sum, sum.Tenant, sum.Inbox, sum.Partitions, "INDEXED", sum.Indexed, sum.Failed, sum.Errors); err != nil {
 		return err
 	}
-	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted after %d of %d partitions: %w", done, sum.Partitions, ctx.Err())
-	case sum.Failed > 0:
-		return fmt.Errorf("%d of %d partitions failed", sum.Failed, sum.Partitions)
-	}
-	return nil
-}
-
-// writeBackfill prints backfill-scheduled's summary in the format of e.
-func (e *env) writeBackfill(sum backfillJSON) error {
-	if e.output == outputJSON {
-		return writeJSON(e.stdout, sum)
-	}
-	err := writeTable(e.stdout, []string{"TENANT", "INBOX", "PARTITIONS", "INDEXED", "FAILED"},
-		[][]string{{sum.Tenant, sum.Inbox, fmt.Sprint(sum.Partitions), fmt.Sprint(sum.Indexed), fmt.Sprint(sum.Failed)}})
-	if err != nil || len(sum.Errors) == 0 {
-		return err
-	}
-	rows := make([][]string, len(sum.Errors))
-	for i, pe := range sum.Errors {
-		rows[i] = []string{pe.Partition, pe.Error}
-	}
-	fmt.Fprintln(e.stdout)
-	return writeTable(e.stdout, []string{"PARTITION", "ERROR"}, rows)
+	return partitionsErr(ctx, done, sum.Partitions, sum.Failed)
 }

@@ -123,34 +123,44 @@ func (e *env) recountAll(ctx context.Context, s inbox.Scope, parallel int) error
 	if sum.Errors == nil {
 		sum.Errors = []partitionErrorJSON{}
 	}
-	if err := e.writeRecount(sum); err != nil {
+	if err := e.writeSummary(sum, sum.Tenant, sum.Inbox, sum.Partitions, "REPAIRED", sum.Repaired, sum.Failed, sum.Errors); err != nil {
 		return err
 	}
-	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted after %d of %d partitions: %w", sum.Repaired+sum.Failed, sum.Partitions, ctx.Err())
-	case sum.Failed > 0:
-		return fmt.Errorf("%d of %d partitions failed", sum.Failed, sum.Partitions)
-	}
-	return nil
+	return partitionsErr(ctx, sum.Repaired+sum.Failed, sum.Partitions, sum.Failed)
 }
 
-// writeRecount prints recount --all's summary in the format of e.
-func (e *env) writeRecount(sum recountJSON) error {
+// writeSummary prints the summary sum of a command run on every
+// partition of an inbox (recount --all, backfill-scheduled) in the format
+// of e: sum as JSON, or a table of its figures, the partitions it
+// completed in the column named done, then one of the partitions' errors.
+func (e *env) writeSummary(sum any, tenant, inbox string, partitions int, done string, n, failed int, errs []partitionErrorJSON) error {
 	if e.output == outputJSON {
 		return writeJSON(e.stdout, sum)
 	}
-	err := writeTable(e.stdout, []string{"TENANT", "INBOX", "PARTITIONS", "REPAIRED", "FAILED"},
-		[][]string{{sum.Tenant, sum.Inbox, fmt.Sprint(sum.Partitions), fmt.Sprint(sum.Repaired), fmt.Sprint(sum.Failed)}})
-	if err != nil || len(sum.Errors) == 0 {
+	err := writeTable(e.stdout, []string{"TENANT", "INBOX", "PARTITIONS", done, "FAILED"},
+		[][]string{{tenant, inbox, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(failed)}})
+	if err != nil || len(errs) == 0 {
 		return err
 	}
-	rows := make([][]string, len(sum.Errors))
-	for i, pe := range sum.Errors {
+	rows := make([][]string, len(errs))
+	for i, pe := range errs {
 		rows[i] = []string{pe.Partition, pe.Error}
 	}
 	fmt.Fprintln(e.stdout)
 	return writeTable(e.stdout, []string{"PARTITION", "ERROR"}, rows)
+}
+
+// partitionsErr is the outcome of such a command that went through done
+// of total partitions, failed of them failing: interrupted (ctx's error),
+// failed, or nil.
+func partitionsErr(ctx context.Context, done, total, failed int) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("interrupted after %d of %d partitions: %w", done, total, ctx.Err())
+	case failed > 0:
+		return fmt.Errorf("%d of %d partitions failed", failed, total)
+	}
+	return nil
 }
 
 // forEach calls f for each partition, at most n at a time, until ctx is
