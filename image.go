@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -16,14 +15,19 @@ import (
 // seeds: headers nested (seed 001, as package dynamo writes) or flat at the
 // top level (seed 000); readat NULL or absent is unread. The user's marks
 // (readat, archivedat, interactedat, a receipt's deletedat, and a
-// library record's snoozeduntil) are read too.
+// library record's snoozeduntil) are read too, in a user's partition, and
+// a library record's deliverat: the times as the Stores read them
+// (driver.ParseTimeAttr, driver.ParseExpiryAttr), so that what holds no
+// time, or marks on a broadcast, deletedat on a direct message, fail
+// nothing and the removal of such an item is accounted as the Stores
+// count it.
 //
 // Everything that decides where a change is accounted or announced comes
 // from the keys: the partition and the message ID. Attributes that
 // disagree with the keys, or that the design does not allow (a broadcast
-// outside a shared partition, readat in one, a ledger entry of another
-// message), are ErrInvalidInput: a writer confined to one tenant's keys
-// cannot steer the accounting, or an event, to another tenant.
+// outside a shared partition, a ledger entry of another message), are
+// ErrInvalidInput: a writer confined to one tenant's keys cannot steer the
+// accounting, or an event, to another tenant.
 func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
 	key, err := keyOf(keys)
 	if err != nil {
@@ -64,17 +68,7 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, fmt.Errorf("item: %w", err)
 		}
 		m.HostSystemID, m.Sender = str(headers, "host_system_id"), str(headers, "sender")
-		if m.ReceivedAt, err = epochAttr(headers, "received"); err != nil {
-			return driver.Record{}, err
-		}
-		if m.DeliveredAt, err = epochAttr(headers, "delivered"); err != nil {
-			return driver.Record{}, err
-		}
-		if _, ok := img["deliverat"]; ok {
-			if m.DeliverAt, err = epochAttr(img, "deliverat"); err != nil {
-				return driver.Record{}, err
-			}
-		}
+		m.ReceivedAt, m.DeliveredAt = timeAttr(headers, "received"), timeAttr(headers, "delivered")
 		if body, ok := member(img, "message", events.DataTypeMap); ok {
 			m.Title, m.CTAURI = str(body.Map(), "title"), str(body.Map(), "cta_uri")
 			if b, ok := body.Map()["body"]; ok {
@@ -99,21 +93,13 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		}
 		m.Thread = t.String()
 	}
-	for _, mark := range []struct {
-		attr string
-		to   *time.Time
-	}{{"readat", &m.ReadAt}, {"archivedat", &m.ArchivedAt}, {"deletedat", &rec.DeletedAt}, {"interactedat", &m.InteractedAt}} {
-		if _, ok := member(img, mark.attr, events.DataTypeNumber); !ok {
-			continue
-		}
-		if p.IsShared() || mark.attr == "deletedat" && !rec.Receipt {
-			return driver.Record{}, fmt.Errorf("%w: item: %s on a broadcast, or deletedat on a message", ErrInvalidInput, mark.attr)
-		}
-		if *mark.to, err = epochAttr(img, mark.attr); err != nil {
-			return driver.Record{}, err
-		}
-		if mark.to.IsZero() {
-			*mark.to = time.Unix(0, 0).UTC() // marked at the epoch: still marked
+	if !p.IsShared() {
+		// The user's marks, which mean nothing on a broadcast, as
+		// deletedat means nothing on a direct message: the Stores read
+		// no such marks.
+		m.ReadAt, m.ArchivedAt, m.InteractedAt = timeAttr(img, "readat"), timeAttr(img, "archivedat"), timeAttr(img, "interactedat")
+		if rec.Receipt {
+			rec.DeletedAt = timeAttr(img, "deletedat")
 		}
 	}
 	if v, ok := img[driver.LedgerAttribute]; ok {
@@ -125,20 +111,27 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, driver.LedgerAttribute, v.String())
 		}
 		rec.Entry, m.ExpiresAt = v.String(), exp
-	} else if m.ExpiresAt, err = epochAttr(img, driver.TTLAttribute); err != nil {
+	} else {
 		// Without a ledger entry (another program's item), the seed's TTL
 		// attribute: it decides whether a removed broadcast leaves a
 		// tombstone, and the expiry an event reports.
-		return driver.Record{}, err
+		ttl := ""
+		if v, ok := member(img, driver.TTLAttribute, events.DataTypeNumber); ok {
+			ttl = v.Number()
+		}
+		m.ExpiresAt = driver.ParseExpiryAttr(ttl)
 	}
 	if !rec.Ledgered() {
-		m.Thread = "" // another program's item is in no thread (see driver.Record)
-	} else if !p.IsShared() {
+		// Another program's item is in no thread (see driver.Record), and
+		// not scheduled (a scheduled record has a pending entry).
+		m.Thread = ""
+	} else if isMsg {
+		m.DeliverAt = timeAttr(img, "deliverat")
+	}
+	if rec.Ledgered() && !p.IsShared() {
 		// A user's snooze (only a mark, which adopts, sets it): the
 		// removal of a snoozed record takes its snooze entry with it.
-		if m.SnoozedUntil, err = epochAttr(img, "snoozeduntil"); err != nil {
-			return driver.Record{}, err
-		}
+		m.SnoozedUntil = timeAttr(img, "snoozeduntil")
 		// The marks its ledger entry counts: another program's change of
 		// its marks leaves them (see driver.Record.Edited). What is no set
 		// of marks of the record is unknown, as the Stores read it (see
@@ -149,33 +142,34 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		}
 	}
 	if rec.Ledgered() {
-		// The timed entry it notes: a key of its own entry, or none.
+		// The timed entry it notes: a key of its own entry, or none. A
+		// snoozeduntil or deliverat that holds no time, or none at all,
+		// reads as that entry's time, as the Stores read it.
 		if v, ok := member(img, driver.TimedAttribute, events.DataTypeString); ok {
-			if _, e, _, err := driver.ParseTimedKey(v.String(), m.ExpiresAt); err == nil && e == rec.Entry {
+			if at, e, pending, err := driver.ParseTimedKey(v.String(), m.ExpiresAt); err == nil && e == rec.Entry {
 				rec.Timed = v.String()
+				switch {
+				case pending && isMsg && m.DeliverAt.IsZero():
+					m.DeliverAt = at
+				case !pending && !p.IsShared() && m.SnoozedUntil.IsZero():
+					m.SnoozedUntil = at
+				}
 			}
 		}
 	}
 	return rec, nil
 }
 
-// epochAttr returns img[name], a number of epoch seconds, as a time: zero
-// if it is missing or not a number (NULL, say), ErrInvalidInput if it is a
-// number out of range.
-func epochAttr(img map[string]events.DynamoDBAttributeValue, name string) (time.Time, error) {
+// timeAttr returns the time img[name] holds (driver.ParseTimeAttr): zero
+// if it is missing or holds none (NULL, a string, a number out of range).
+func timeAttr(img map[string]events.DynamoDBAttributeValue, name string) time.Time {
 	v, ok := member(img, name, events.DataTypeNumber)
 	if !ok {
-		return time.Time{}, nil
+		return time.Time{}
 	}
-	f, err := strconv.ParseFloat(v.Number(), 64)
-	if err != nil || math.Abs(f) > maxEpoch {
-		return time.Time{}, fmt.Errorf("%w: item's %s %q is not a time in epoch seconds", ErrInvalidInput, name, v.Number())
-	}
-	return time.Unix(int64(f), 0).UTC(), nil
+	t, _ := driver.ParseTimeAttr(v.Number())
+	return t
 }
-
-// maxEpoch bounds the epoch seconds an item may hold: year 9999.
-const maxEpoch = 253402300799
 
 // bodyValue converts a message body from its stream image to the Go value
 // package dynamo decodes it to: strings, float64 numbers, bools, nil,

@@ -57,7 +57,7 @@ type Draft struct {
 	// CTAURI is an optional call-to-action URI.
 	CTAURI string
 	// ReceivedAt is when the host system received the message; zero means
-	// now.
+	// now. Before 1970 or after 9999 is ErrInvalidInput.
 	ReceivedAt time.Time
 	// TTL overrides the inbox and tenant TTLs for this message; zero means
 	// unset. Longer than MaxTTL is capped; negative is ErrInvalidTTL.

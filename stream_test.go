@@ -343,7 +343,6 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		{"uid not a string", record("r5", "REMOVE", with(valid(), "uid", n("7")))},
 		{"broadcast in a user's partition", record("r6", "REMOVE", messageImage("ann", "everyone", "", false))},
 		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicGroup, "users", "", false))},
-		{"readat in the public partition", record("r8", "REMOVE", with(messageImage(inbox.PublicGroup, "everyone", "", false), "readat", n("1")))},
 		{"category with #", record("r9", "REMOVE", with(valid(), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": s("a#b")})))},
 		{"ledger naming another record", record("r10", "REMOVE", with(valid(), driver.LedgerAttribute, s(driver.LedgerSK(time.Unix(1700000100, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAW", "x"))))},
 		{"ledger not a ledger key", record("r11", "REMOVE", with(valid(), driver.LedgerAttribute, s("e#1#2")))},

@@ -44,7 +44,9 @@ const itemReserve = 1024
 // ValidateRecord reports whether rec, a message, broadcast or receipt, can
 // be written as DynamoDB accepts it, with room for every attribute it can
 // gain later: a body nested deeper than MaxBodyDepth, with a number out of
-// DynamoDB's range or an empty object key, is ErrInvalidInput; an item
+// DynamoDB's range or an empty object key, or a time a Store would not
+// read back (before 1970 or after 9999: see ValidTime), is
+// ErrInvalidInput; an item
 // whose size plus that room exceeds MaxItemSize is ErrTooLarge. Stores call
 // it on every record they write.
 func ValidateRecord(rec Record) error {
@@ -54,7 +56,14 @@ func ValidateRecord(rec Record) error {
 	if err := validateBody(rec.Message.Body, 0); err != nil {
 		return err
 	}
-	if m := rec.Message; !m.DeliverAt.IsZero() && (rec.Receipt || !m.DeliverAt.Equal(m.DeliveredAt) || !m.DeliverAt.Before(m.ExpiresAt) || !m.DeliverAt.Equal(m.DeliverAt.Truncate(time.Second))) {
+	m := rec.Message
+	for name, t := range map[string]time.Time{"received": m.ReceivedAt, "delivered": m.DeliveredAt, "read": m.ReadAt, "archived": m.ArchivedAt,
+		"interacted": m.InteractedAt, "snoozed until": m.SnoozedUntil, "deliver at": m.DeliverAt, "deleted": rec.DeletedAt} {
+		if !ValidTime(t) {
+			return fmt.Errorf("%w: record %s: %s time %v is before 1970 or after 9999", ErrInvalidInput, m.ID, name, t)
+		}
+	}
+	if !m.DeliverAt.IsZero() && (rec.Receipt || !m.DeliverAt.Equal(m.DeliveredAt) || !m.DeliverAt.Before(m.ExpiresAt) || !m.DeliverAt.Equal(m.DeliverAt.Truncate(time.Second))) {
 		return fmt.Errorf("%w: scheduled record %s: its delivery time must be a whole second, its DeliveredAt, before its expiry, and not a receipt's", ErrInvalidInput, m.ID)
 	}
 	if n := ItemSize(rec) + itemReserve; n > MaxItemSize {

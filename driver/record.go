@@ -371,13 +371,15 @@ func (r Record) withState(s State) Record {
 
 // records returns the record mk finds and the one it leaves, as the
 // ledger records them (nil where there is none: a receipt not yet
-// created, or removed; a direct message deleted).
+// created, or removed; a direct message deleted). A receipt without marks
+// that mk finds (see Store.Mark) is one if its entry counts marks of it
+// (mk.Counted), so that they are taken out.
 func (mk Mark) records() (before, after *Record) {
 	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Entry: mk.Entry, Message: Message{ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread, ExpiresAt: mk.ExpiresAt}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
-	if !mk.Receipt || !mk.From.IsZero() {
+	if !mk.Receipt || !mk.From.IsZero() || mk.Counted != 0 {
 		b := rec.withState(mk.From)
 		if mk.Adopts {
 			// Counted by another program: in no thread, as it counts.

@@ -113,11 +113,13 @@ type Store interface {
 	// For a receipt mark, the broadcast with Key.ID in Shared (of Key's
 	// tenant and inbox) must exist, expire after Now and have the mark's
 	// Category and ExpiresAt (else ErrNotFound, if the receipt's own
-	// condition, below, holds; else ErrStateChanged). If From is zero no
-	// record may exist at Key, else the receipt at Key must have exactly
-	// From's marks and the entry Mark.Entry and, unless Mark.Counted is
-	// zero, that Counted. The receipt gets To's marks, of Shared's group,
-	// and To.Counted(); if To is zero it is deleted with its entry.
+	// condition, below, holds; else ErrStateChanged). The receipt at Key
+	// must have exactly From's marks, the entry Mark.Entry (or none, then
+	// it is adopted) and, unless Mark.Counted is zero, that Counted; if
+	// From is zero there may be no record at Key instead (a receipt
+	// without marks is the seeds' unread receipt, readat NULL). The
+	// receipt gets To's marks, of Shared's group, and To.Counted(); if To
+	// is zero it is deleted with its entry.
 	//
 	// A mark whose From and To are the same rewrites the record's ledger
 	// entry, snooze entry (and, with DeliverAt, pending entry) as the

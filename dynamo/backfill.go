@@ -95,7 +95,7 @@ func (s *Store) setScheduledKeys(ctx context.Context, rec driver.Record) (bool, 
 	spk, ssk := scheduledKeys(rec)
 	upd := expression.Set(expression.Name(attrSPK), expression.Value(spk)).Set(expression.Name(attrSSK), expression.Value(ssk))
 	cond := expression.AttributeNotExists(expression.Name(attrSPK)).
-		And(expression.Name("deliverat").Equal(expression.Value(rec.Message.DeliverAt.Unix())))
+		And(timeIs(attrDeliverAt, rec.Message.DeliverAt))
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
 	if err != nil {
 		return false, fmt.Errorf("dynamo: update expression: %w", err)

@@ -33,7 +33,7 @@ func (s *Store) ClaimHostID(ctx context.Context, c driver.HostClaim) (driver.Hos
 	if err != nil {
 		return driver.HostClaim{}, err
 	}
-	cond := expression.Or(s.notExists(), expression.NameNoDotSplit(s.o.ttl).LessThanEqual(expression.Value(c.Now.Unix())))
+	cond := expression.Or(s.notExists(), expression.Not(s.expiresAfter(c.Now))) // expired, as expiry reads it
 	put, err := s.conditionalPut(item, cond)
 	if err != nil {
 		return driver.HostClaim{}, err
@@ -71,8 +71,8 @@ func (s *Store) peekClaim(ctx context.Context, c driver.HostClaim) (driver.HostC
 	if len(items) == 0 {
 		return driver.HostClaim{}, nil
 	}
-	if exp, err := s.expiry(items[0]); err != nil || !c.Now.Before(exp) {
-		return driver.HostClaim{}, err // expired: none stands
+	if !c.Now.Before(s.expiry(items[0])) {
+		return driver.HostClaim{}, nil // expired: none stands
 	}
 	got, err := s.decodeClaim(c, items[0])
 	got.Peek = false
@@ -112,9 +112,10 @@ func (s *Store) retireClaim(ctx context.Context, c driver.HostClaim) (driver.Hos
 		if old == nil {
 			return nil // no claim
 		}
-		if exp, err := s.expiry(old); err != nil || !c.Now.Before(exp) {
-			return err // expired: none stands
+		if !c.Now.Before(s.expiry(old)) {
+			return nil // expired: none stands
 		}
+		var err error
 		got, err = s.decodeClaim(c, old)
 		return err
 	})
@@ -127,10 +128,7 @@ func (s *Store) decodeClaim(c driver.HostClaim, av map[string]types.AttributeVal
 	if err := attributevalue.UnmarshalMap(av, &prev); err != nil || prev.ID == "" {
 		return driver.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: no ID in the existing claim", c.HostSystemID)
 	}
-	exp, err := s.expiry(av)
-	if err != nil {
-		return driver.HostClaim{}, fmt.Errorf("dynamo: claim of host id %q: %w", c.HostSystemID, err)
-	}
+	exp := s.expiry(av)
 	got := c
 	got.Retire = false
 	got.ID, got.Group, got.Digest, got.ExpiresAt = prev.ID, prev.Group, prev.Digest, exp

@@ -144,7 +144,8 @@ func TestConformancePropertyCached(t *testing.T) {
 var _ storetest.ForeignWriter = (*localHarness)(nil)
 
 // PutForeign writes rec as another program following the seeds does, with
-// the plain SDK: the item, headers nested, readat null while unread, no
+// the plain SDK: the item, headers nested, readat null while unread (its
+// other marks, when set, in epoch seconds whatever they are), no
 // ledger entry and no unread index key (and rec.Counted, if set, as its
 // counted attribute); then that program's changes to the
 // seeds' counters, one UpdateItem each (ADD published, read), which do not
@@ -160,8 +161,10 @@ func (h *localHarness) PutForeign(ctx context.Context, rec driver.Record, deltas
 		"tenant_key": s(p.Tenant), "inbox_key": s(p.Inbox), "uid": s(p.User + p.Group),
 		"readat": &types.AttributeValueMemberNULL{Value: true},
 	}
-	if !m.ReadAt.IsZero() {
-		item["readat"] = n(m.ReadAt)
+	for attr, t := range map[string]time.Time{"readat": m.ReadAt, "archivedat": m.ArchivedAt, "interactedat": m.InteractedAt, "deletedat": rec.DeletedAt} {
+		if !t.IsZero() {
+			item[attr] = n(t)
+		}
 	}
 	if rec.Counted != 0 {
 		// Another program's counted, which the library ignores.

@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
@@ -231,4 +233,53 @@ func (c *capacityClient) TransactWriteItems(ctx context.Context, in *dynamodb.Tr
 		c.note("TransactWriteItems", in.ReturnConsumedCapacity)
 	}
 	return out, err
+}
+
+// countsVsList returns an error if Counts or a List of u fails, or if
+// Counts differs from what the feed, the archive and the snoozed view
+// show.
+func countsVsList(ctx context.Context, ib *inbox.Inbox, u inbox.User) error {
+	c, err := ib.Counts(ctx, u)
+	if err != nil {
+		return fmt.Errorf("Counts: %w", err)
+	}
+	list := func(o inbox.ListOptions) (tl inbox.Tally, n int, err error) {
+		o.Limit = inbox.MaxPageSize
+		for {
+			p, err := ib.List(ctx, u, o)
+			if err != nil {
+				return tl, n, fmt.Errorf("List(%+v): %w", o, err)
+			}
+			for _, m := range p.Messages {
+				n++
+				tl.Total++
+				if m.IsRead() {
+					tl.Read++
+				} else {
+					tl.Unread++
+				}
+			}
+			if p.Cursor == "" {
+				return tl, n, nil
+			}
+			o.Cursor = p.Cursor
+		}
+	}
+	feed, _, err := list(inbox.ListOptions{})
+	if err != nil {
+		return err
+	}
+	_, archived, err := list(inbox.ListOptions{Archived: true})
+	if err != nil {
+		return err
+	}
+	_, snoozed, err := list(inbox.ListOptions{Snoozed: true})
+	if err != nil {
+		return err
+	}
+	feed.Archived = int64(archived)
+	if c.Tally != feed || c.Snoozed != int64(snoozed) {
+		return fmt.Errorf("Counts %+v, snoozed %d; List shows %+v, snoozed view %d", c.Tally, c.Snoozed, feed, snoozed)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ const (
 	attrReadAt    = "readat"
 	attrArchived  = "archivedat"
 	attrDeleted   = "deletedat"
+	attrDeliverAt = "deliverat"
 	attrCategory  = "taxonomy.category"
 	attrVersion   = "ver"
 	attrRecounted = "recounted"
@@ -47,9 +49,9 @@ const (
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
-// TTL attributes. A receipt has no headers and no message. ReadAt is a
-// pointer to a pointer so that readat NULL (the seed's "number | null",
-// unread) decodes apart from a number.
+// TTL attributes. A receipt has no headers and no message. Its times are
+// written from it, and read apart from it (see decodeRecord), whatever
+// another program put there.
 type messageItem struct {
 	Kind      string        `dynamodbav:"kind"`
 	Headers   *headersAttr  `dynamodbav:"headers,omitempty"`
@@ -76,14 +78,13 @@ type messageItem struct {
 }
 
 // flatItem holds what seed 000 puts at the top level of a message item
-// (seed 001, and this Store, nest it under headers).
+// (seed 001, and this Store, nest it under headers), but the times, which
+// decodeRecord reads apart.
 type flatItem struct {
 	ID           string         `dynamodbav:"id"`
 	HostSystemID string         `dynamodbav:"host_system_id"`
 	Sender       string         `dynamodbav:"sender"`
 	Audiences    *audiencesAttr `dynamodbav:"audiences"`
-	Received     int64          `dynamodbav:"received"`
-	Delivered    int64          `dynamodbav:"delivered"`
 }
 
 // ledgerItem is a ledger entry without its key: what its record adds to
@@ -529,11 +530,7 @@ func (s *Store) decodeTombstone(p driver.Partition, av map[string]types.Attribut
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: decode tombstone %s/%s: %w", p.PK(), sk, err)
 	}
-	exp, err := s.expiry(av)
-	if err != nil {
-		return driver.Record{}, fmt.Errorf("dynamo: tombstone %s/%s: %w", p.PK(), sk, err)
-	}
-	rec := driver.Record{Partition: p, Message: driver.Message{ID: strings.TrimPrefix(sk, driver.TombstonePrefix), Thread: it.Thread, ExpiresAt: exp}}
+	rec := driver.Record{Partition: p, Message: driver.Message{ID: strings.TrimPrefix(sk, driver.TombstonePrefix), Thread: it.Thread, ExpiresAt: s.expiry(av)}}
 	if it.Taxonomy != nil {
 		rec.Message.Category = it.Taxonomy.Category
 	}
@@ -560,7 +557,10 @@ func readAt(t time.Time) *int64 {
 // decodeRecord returns the record of a message, broadcast or receipt item
 // of partition p. It reads both layouts of the seeds: headers nested (seed
 // 001, as this Store writes) or flat at the top level (seed 000); and
-// readat NULL, or absent, as unread.
+// readat NULL, or absent, as unread. Its times are read apart, whatever
+// another program put there (see driver.ParseTimeAttr): a time attribute
+// that holds no time is read as absent, an expiredat that holds no number
+// as expired (driver.ParseExpiryAttr), and neither fails the read.
 func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
@@ -570,35 +570,28 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if !ok {
 		return driver.Record{}, fmt.Errorf("dynamo: item %s/%s is not a message", p.PK(), sk)
 	}
-	for _, attr := range []string{attrReadAt, attrArchived, attrDeleted, attrInteract} {
-		if _, null := av[attr].(*types.AttributeValueMemberNULL); null {
-			av = withoutAttr(av, attr)
-		}
+	av, times := takeTimes(av, attrReadAt, attrArchived, attrDeleted, attrInteract, attrSnoozed, attrDeliverAt, "received", "delivered")
+	if h, ok := av[attrHeaders].(*types.AttributeValueMemberM); ok {
+		hv, ht := takeTimes(h.Value, "received", "delivered")
+		av[attrHeaders] = &types.AttributeValueMemberM{Value: hv} // av is a copy
+		times["received"], times["delivered"] = ht["received"], ht["delivered"]
 	}
 	// counted is read apart, whatever another program put there: see
 	// driver.ParseCountedAttr.
-	counted := ""
-	if v, ok := av[driver.CountedAttribute]; ok {
-		if n, ok := v.(*types.AttributeValueMemberN); ok {
-			counted = n.Value
-		}
-		av = withoutAttr(av, driver.CountedAttribute)
-	}
+	counted := number(av[driver.CountedAttribute])
+	delete(av, driver.CountedAttribute)
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
 	}
-	expires, err := s.expiry(av)
-	if err != nil {
-		return driver.Record{}, fmt.Errorf("dynamo: item %s/%s: %w", p.PK(), sk, err)
-	}
+	expires := s.expiry(av)
 	if it.Headers == nil {
 		if _, flat := av[attrAudiences]; flat {
 			var f flatItem
 			if err := attributevalue.UnmarshalMap(av, &f); err != nil {
 				return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
 			}
-			it.Headers = &headersAttr{HostSystemID: f.HostSystemID, Sender: f.Sender, Received: f.Received, Delivered: f.Delivered}
+			it.Headers = &headersAttr{HostSystemID: f.HostSystemID, Sender: f.Sender}
 			if f.Audiences != nil {
 				it.Headers.Audiences = *f.Audiences
 			}
@@ -626,10 +619,21 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		// scheduled (a scheduled record has a pending entry).
 		m.Thread = it.Thread
 		if !p.IsShared() {
-			m.SnoozedUntil = fromEpochPtr(it.Snoozed)
+			m.SnoozedUntil = times[attrSnoozed]
 		}
 		if it.Headers != nil {
-			m.DeliverAt = fromEpochPtr(it.DeliverAt)
+			m.DeliverAt = times[attrDeliverAt]
+		}
+		// A snoozeduntil or deliverat that holds no time, or none at
+		// all, reads as the time of the timed entry the record notes,
+		// which the library writes with it (see driver.ParseTimeAttr).
+		if at, _, pending, err := driver.ParseTimedKey(rec.Timed, expires); err == nil {
+			switch {
+			case pending && it.Headers != nil && m.DeliverAt.IsZero():
+				m.DeliverAt = at
+			case !pending && !p.IsShared() && m.SnoozedUntil.IsZero():
+				m.SnoozedUntil = at
+			}
 		}
 	}
 	if !p.IsShared() {
@@ -637,17 +641,16 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		// deletedat means nothing on a direct message (one the user
 		// deletes is removed): another program's stray attributes are
 		// not marks.
-		m.ReadAt, m.ArchivedAt, m.InteractedAt = fromEpochPtr(it.ReadAt), fromEpochPtr(it.Archived), fromEpochPtr(it.Interact)
+		m.ReadAt, m.ArchivedAt, m.InteractedAt = times[attrReadAt], times[attrArchived], times[attrInteract]
 		if rec.Receipt {
-			rec.DeletedAt = fromEpochPtr(it.Deleted)
+			rec.DeletedAt = times[attrDeleted]
 		}
 	}
 	if h := it.Headers; h != nil {
 		m.HostSystemID = h.HostSystemID
 		m.Sender = h.Sender
 		m.Audience = driver.Audience{Kind: driver.AudienceKind(h.Audiences.Kind), Label: h.Audiences.Label, UIDs: h.Audiences.UIDs, Group: h.Audiences.Group}
-		m.ReceivedAt = fromEpoch(h.Received)
-		m.DeliveredAt = fromEpoch(h.Delivered)
+		m.ReceivedAt, m.DeliveredAt = times["received"], times["delivered"]
 	}
 	if b := it.Message; b != nil {
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI
@@ -666,19 +669,35 @@ func withoutAttr(av map[string]types.AttributeValue, name string) map[string]typ
 	return out
 }
 
-// expiry returns the TTL attribute of av; zero if it has none.
-func (s *Store) expiry(av map[string]types.AttributeValue) (time.Time, error) {
-	v, ok := av[s.o.ttl]
-	if !ok {
-		return time.Time{}, nil
+// expiry returns the expiry the TTL attribute of av holds
+// (driver.ParseExpiryAttr): the zero time, expired, if it holds no number
+// or av has none.
+func (s *Store) expiry(av map[string]types.AttributeValue) time.Time {
+	return driver.ParseExpiryAttr(number(av[s.o.ttl]))
+}
+
+// number returns v's decimal if it is a number, else "".
+func number(v types.AttributeValue) string {
+	if n, ok := v.(*types.AttributeValueMemberN); ok {
+		return n.Value
 	}
-	n, ok := v.(*types.AttributeValueMemberN)
-	if !ok {
-		return time.Time{}, fmt.Errorf("TTL attribute %q is not a number", s.o.ttl)
+	return ""
+}
+
+// takeTimes returns av without the time attributes names (a copy), and the
+// time each holds (driver.ParseTimeAttr), absent for none.
+func takeTimes(av map[string]types.AttributeValue, names ...string) (map[string]types.AttributeValue, map[string]time.Time) {
+	out := maps.Clone(av)
+	times := make(map[string]time.Time, len(names))
+	for _, name := range names {
+		v, ok := out[name]
+		if !ok {
+			continue
+		}
+		delete(out, name)
+		if t, ok := driver.ParseTimeAttr(number(v)); ok {
+			times[name] = t
+		}
 	}
-	sec, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("TTL attribute %q: %w", s.o.ttl, err)
-	}
-	return fromEpoch(sec), nil
+	return out, times
 }

@@ -435,13 +435,41 @@ func isMessage() expression.ConditionBuilder {
 	return expression.Or(expression.Name(attrHeaders).AttributeExists(), expression.Name(attrAudiences).AttributeExists())
 }
 
-// has is the condition that attribute attr holds a time (a number), or
-// none (missing, or NULL as the seeds write an unread readat).
+// has is the condition that attribute attr holds a time, or none (missing,
+// NULL as the seeds write an unread readat, or whatever else holds no
+// time), as decodeRecord reads it (driver.ParseTimeAttr): a number at
+// least 0 and below driver.MaxEpoch+1. A comparison with an
+// attribute that is missing or not a number is false.
 func has(attr string, set bool) expression.ConditionBuilder {
+	name := expression.Name(attr)
+	c := expression.And(name.GreaterThanEqual(expression.Value(0)), name.LessThan(expression.Value(driver.MaxEpoch+1)))
 	if set {
-		return expression.Name(attr).AttributeType(expression.Number)
+		return c
 	}
-	return expression.Or(expression.Name(attr).AttributeNotExists(), expression.Name(attr).AttributeType(expression.Null))
+	return expression.Not(c)
+}
+
+// timeIs is the condition that attribute attr holds time t (a whole
+// second), as decodeRecord reads it: a number from t to below the next
+// second.
+func timeIs(attr string, t time.Time) expression.ConditionBuilder {
+	name := expression.Name(attr)
+	return expression.And(name.GreaterThanEqual(expression.Value(t.Unix())), name.LessThan(expression.Value(t.Unix()+1)))
+}
+
+// expiryIs is the condition that the TTL attribute holds expiry t, as
+// Store.expiry reads it (driver.ParseExpiryAttr): a number above the
+// second before t and at most t, or beyond the bound t is clamped to.
+func (s *Store) expiryIs(t time.Time) expression.ConditionBuilder {
+	name, sec := expression.NameNoDotSplit(s.o.ttl), t.Unix()
+	above, upTo := name.GreaterThan(expression.Value(sec-1)), name.LessThanEqual(expression.Value(sec))
+	switch {
+	case sec >= driver.MaxExpiryEpoch:
+		return above
+	case sec <= 0:
+		return expression.Not(name.GreaterThan(expression.Value(0))) // none, or a number at most 0
+	}
+	return expression.And(above, upTo)
 }
 
 // marksAre is the condition that the item has exactly st's marks (a
@@ -459,7 +487,9 @@ func marksAre(st driver.State, ledgered, receipt bool) expression.ConditionBuild
 	}
 	snooze := has(attrSnoozed, false)
 	if !st.SnoozedUntil.IsZero() {
-		snooze = expression.Name(attrSnoozed).Equal(expression.Value(st.SnoozedUntil.Unix()))
+		// Or none: the record reads its snooze entry's time, which the
+		// mark's condition on its timed entry checks (see decodeRecord).
+		snooze = expression.Or(timeIs(attrSnoozed, st.SnoozedUntil), snooze)
 	}
 	return expression.And(c, snooze)
 }
@@ -487,9 +517,11 @@ func (s *Store) sameMessage(mk driver.Mark) expression.ConditionBuilder {
 	if mk.Category == "" {
 		cat = expression.Or(expression.Name(attrCategory).AttributeNotExists(), cat)
 	}
-	cond := expression.And(expression.NameNoDotSplit(s.o.ttl).Equal(expression.Value(mk.ExpiresAt.Unix())), cat)
+	cond := expression.And(s.expiryIs(mk.ExpiresAt), cat)
 	if !mk.DeliverAt.IsZero() {
-		cond = expression.And(cond, expression.Name("deliverat").Equal(expression.Value(mk.DeliverAt.Unix())))
+		// Or none: the message reads its pending entry's time (see
+		// decodeRecord).
+		cond = expression.And(cond, expression.Or(timeIs(attrDeliverAt, mk.DeliverAt), has(attrDeliverAt, false)))
 	}
 	return cond
 }
@@ -518,9 +550,11 @@ func setTimed(upd expression.UpdateBuilder, sk string) expression.UpdateBuilder 
 func (s *Store) markRecord(mk driver.Mark) (types.TransactWriteItem, error) {
 	key := s.messageKey(mk.Key)
 	if mk.Receipt {
-		cond := s.notExists()
-		if !mk.From.IsZero() {
-			cond = countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts, true), ownEntry(mk.Entry), timedIs(mk.Timed)), mk.Counted)
+		// The receipt as read: with From's marks, or, for none, a
+		// receipt without marks or none at all.
+		cond := countedIs(expression.And(expression.NameNoDotSplit(s.o.pk).AttributeExists(), expression.Not(isMessage()), marksAre(mk.From, !mk.Adopts && !mk.From.IsZero(), true), ownEntry(mk.Entry), timedIs(mk.Timed)), mk.Counted)
+		if mk.From.IsZero() {
+			cond = expression.Or(s.notExists(), cond)
 		}
 		if mk.To.IsZero() {
 			del, err := s.conditionalDelete(key, cond)
@@ -600,7 +634,7 @@ func (s *Store) markFailed(mk driver.Mark) onFail {
 		if old == nil {
 			return notFound
 		}
-		if exp, err := s.expiry(old); err != nil || !mk.Now.Before(exp) || !exp.Equal(mk.ExpiresAt) {
+		if exp := s.expiry(old); !mk.Now.Before(exp) || !exp.Equal(mk.ExpiresAt) {
 			return notFound
 		}
 		_, headers := old[attrHeaders]
@@ -609,23 +643,21 @@ func (s *Store) markFailed(mk driver.Mark) onFail {
 			return notFound
 		}
 		var cat struct {
-			Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy"`
-			DeliverAt *int64        `dynamodbav:"deliverat"`
+			Taxonomy *taxonomyAttr `dynamodbav:"taxonomy"`
 		}
 		if err := attributevalue.UnmarshalMap(old, &cat); err != nil || cat.Taxonomy != nil && cat.Taxonomy.Category != mk.Category || cat.Taxonomy == nil && mk.Category != "" {
 			return notFound
 		}
-		if !mk.DeliverAt.IsZero() && (cat.DeliverAt == nil || *cat.DeliverAt != mk.DeliverAt.Unix()) {
-			return notFound
+		if at, ok := driver.ParseTimeAttr(number(old[attrDeliverAt])); !mk.DeliverAt.IsZero() && ok && !at.Equal(mk.DeliverAt) {
+			return notFound // due at another time: none reads as its pending entry's
 		}
 		return changed // other marks, other counted marks, or another entry (adopted meanwhile)
 	}
 }
 
-// unread is the condition that the item has no readat, or readat NULL.
-func unread() expression.ConditionBuilder {
-	return expression.Or(expression.Name(attrReadAt).AttributeNotExists(), expression.Name(attrReadAt).AttributeType(expression.Null))
-}
+// unread is the condition that the item's readat holds no time (missing,
+// NULL, or no time at all: see has).
+func unread() expression.ConditionBuilder { return has(attrReadAt, false) }
 
 // broadcastCheck returns the ConditionCheck that broadcast k exists,
 // expires after mk.Now and has mk's expiry and category.

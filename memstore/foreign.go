@@ -15,7 +15,11 @@ import (
 // (the seeds' published and read). A record already at rec's key is
 // ErrExists. rec.Counted, whatever it holds, is not kept: a record with no
 // ledger entry has no counted marks (see driver.Record), as package dynamo
-// ignores the counted attribute of such an item. It lets a test show what
+// ignores the counted attribute of such an item. Its times are kept as
+// package dynamo reads them back from epoch seconds (driver.StoredTime):
+// to the second, and a mark or header time outside the years 1970 to 9999
+// holds none (the mark is unset); an expiry is clamped as
+// driver.StoredExpiry says. It lets a test show what
 // the library makes of other programs' items: List shows them, Counts
 // counts them as their counters say, and a mark, Recount or the stream
 // handler adopts them. Its expiry and removal are accounted like any
@@ -41,9 +45,14 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	sr := &storedRecord{rec: rec.Clone(), seq: s.nextSeq()}
 	sr.rec.Counted = 0 // another program's counted means nothing: package dynamo reads none
+	m := &sr.rec.Message
+	for _, t := range []*time.Time{&m.ReadAt, &m.ArchivedAt, &m.InteractedAt, &sr.rec.DeletedAt, &m.ReceivedAt, &m.DeliveredAt} {
+		*t = driver.StoredTime(*t)
+	}
+	m.ExpiresAt = driver.StoredExpiry(m.ExpiresAt)
 	s.records[k] = sr
 	s.ids.insert(k.Partition, k.ID)
-	s.expire(expiry{at: rec.Message.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
+	s.expire(expiry{at: m.ExpiresAt, kind: expireRecord, seq: sr.seq, key: k})
 	s.noteChange(driver.ChangeInsert, nil, &sr.rec, false)
 	s.addCounts(deltas, false) // another program moves no version
 	return nil
@@ -51,11 +60,13 @@ func (s *Store) PutForeign(ctx context.Context, rec driver.Record, deltas []driv
 
 // ReadForeign marks the record at k read at, as another program following
 // the seeds marks a message or receipt read: it sets the record's ReadAt
-// if it has none, and makes that program's counter changes deltas (the
-// seeds' read), moving no version. It returns the stream's MODIFY record
-// of the change, for a test to hand to the stream handler
-// (inbox.Inbox.HandleChange) when the stream would; ok is false, and
-// nothing is written, if there is no record at k or it is read already.
+// if it has none (at as package dynamo reads it back, driver.StoredTime:
+// an at outside the years 1970 to 9999 leaves it unread), and makes that
+// program's counter changes deltas (the seeds' read), moving no version.
+// It returns the stream's MODIFY record of the change, for a test to hand
+// to the stream handler (inbox.Inbox.HandleChange) when the stream would;
+// ok is false, and nothing is written, if there is no record at k or it
+// is read already.
 // The record keeps its ledger entry, if it has one, which then counts
 // other marks than it carries (driver.Record.Edited) until the stream
 // handler, a mark or a Recount rewrites it.
@@ -72,7 +83,7 @@ func (s *Store) ReadForeign(ctx context.Context, k driver.Key, at time.Time, del
 		return driver.Change{}, false, nil
 	}
 	old := sr.rec.Clone()
-	sr.rec.Message.ReadAt = at.UTC().Truncate(time.Second)
+	sr.rec.Message.ReadAt = driver.StoredTime(at) // none outside the years 1970 to 9999, as package dynamo reads it
 	s.indexed(&old, &sr.rec)
 	id := s.noteChange(driver.ChangeModify, &old, &sr.rec, false)
 	if id == "" {

@@ -252,9 +252,10 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 		shared := driver.Key{Partition: mk.Shared, ID: mk.Key.ID}
 		b, found := get(shared)
 		switch {
-		case mk.From.IsZero() && exists:
-			return fmt.Errorf("%w: receipt %s in %s exists", driver.ErrStateChanged, mk.Key.ID, p.PK())
-		case !mk.From.IsZero() && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted || rec.Timed != mk.Timed):
+		case (exists || !mk.From.IsZero()) && (!exists || !rec.Receipt || rec.Ledgered() && rec.Entry != mk.Entry || !sameMarks(rec, mk.From) || mk.Counted != 0 && rec.Counted != mk.Counted || rec.Timed != mk.Timed):
+			// Another receipt than read: with other marks (a receipt
+			// without marks for From zero, or none), entry, counted
+			// marks or timed entry.
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case !found || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk):
 			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())

@@ -43,6 +43,8 @@ func contractTests() []suiteTest {
 		{"RecountTime", testRecountTime},
 		{"ResetAfterForeignChange", testResetAfterForeignChange},
 		{"Counted", testCounted},
+		{"ForeignTimes", testForeignTimes},
+		{"MarklessReceipt", testMarklessReceipt},
 		{"ClaimHostID", testClaimHostID},
 		{"ClaimHostIDPeek", testClaimHostIDPeek},
 		{"Config", testConfig},

@@ -121,6 +121,8 @@ func testBadInput(e *env) {
 		{"body number 1e126", broadcast(inbox.Draft{HostSystemID: "bad-11", Body: []any{1, 1e126}}), driver.ErrInvalidInput},
 		{"body number 1e-131", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-12", Body: map[string]any{"x": 1e-131}}), driver.ErrInvalidInput},
 		{"body with an empty key", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-13", Body: map[string]any{"": 1}}), driver.ErrInvalidInput},
+		{"received before 1970", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-15", ReceivedAt: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}), driver.ErrInvalidInput},
+		{"received after 9999", broadcast(inbox.Draft{HostSystemID: "bad-16", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}), driver.ErrInvalidInput},
 		{"body integer float64 cannot hold", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-14", Body: map[string]any{"id": int64(1<<53 + 1)}}), driver.ErrInvalidInput},
 		{"body of negatives over 400 KB", broadcast(inbox.Draft{HostSystemID: "bad-15", Body: negatives(driver.MaxItemSize / 3)}), driver.ErrTooLarge},
 		{"body too large", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-4", Body: strings.Repeat("x", big)}), driver.ErrTooLarge},
