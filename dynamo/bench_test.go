@@ -667,7 +667,9 @@ func BenchmarkChat(b *testing.B) {
 			}
 		}
 		for i := range 3 {
-			if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(i)); err != nil {
+			d := chat(i)
+			d.Sender = "user1" // to user0, who reads
+			if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -709,7 +711,9 @@ func BenchmarkChat(b *testing.B) {
 		for i := range b.N {
 			m.pause()
 			for j := range 3 {
-				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(3*i+j)); err != nil {
+				d := chat(3*i + j)
+				d.Sender = "user1" // to user0, who marks them read
+				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
 					b.Fatal(err)
 				}
 			}
