@@ -71,8 +71,16 @@ func TestHostileTimes(t *testing.T) {
 	attrs := []string{"readat", "archivedat", "interactedat", "deletedat", "snoozeduntil", "deliverat", "expiredat", "headers.received", "headers.delivered"}
 	var users []inbox.User
 	n := 0
-	for _, attr := range attrs {
-		for _, hv := range hostileAttrValues {
+	for ai, attr := range attrs {
+		for vi, hv := range hostileAttrValues {
+			if attr != "readat" && (ai+vi)%4 != 0 {
+				// Every value on readat, a quarter of them in turn on each
+				// other attribute: each value on two or more, within the
+				// test's time (driver's tests parse every value alike, and
+				// storetest's ForeignTimes runs the attributes on both
+				// stores).
+				continue
+			}
 			v := hv.v
 			_, isTime := v.(*types.AttributeValueMemberN)
 			isTime = isTime && (hv.name == "1.5e-3" || hv.name == "a fraction")
