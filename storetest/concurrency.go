@@ -187,13 +187,15 @@ func (e *env) concurrent(n int, op func(i int) (bool, error)) int {
 	return count
 }
 
-// testConcurrentStates: 50 concurrent calls of each per-user mark on one
-// message (direct, broadcast, group) change it once; 50 mixed archive,
+// testConcurrentStates: 24 concurrent calls of each per-user mark on one
+// message (direct, broadcast, group) change it once; 24 mixed archive,
 // read, delete and seen calls leave counts that List and a recount agree
-// with, one delete reporting the change; 50 concurrent MarkSeen calls at
-// one instant move the watermark once.
+// with, one delete reporting the change; 24 concurrent MarkSeen calls at
+// one instant move the watermark once. (24 callers on one item already
+// collide on every write; each collision costs DynamoDB Local a retry
+// with backoff.)
 func testConcurrentStates(e *env) {
-	const n = 50
+	const n = 24
 	ann := e.member("ann", "admins")
 	msgs := []string{
 		e.publish(inbox.Draft{Title: "direct", Category: "d"}, "ann", "bob").Message.ID,
