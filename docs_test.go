@@ -157,9 +157,7 @@ func tableRows(src, heading string) []string {
 // removedBenchmarks are benchmarks the docs still name that no longer
 // exist, each with why it is allowed. Remove an entry when the docs stop
 // naming it: the test fails on an entry no doc names.
-var removedBenchmarks = map[string]string{
-	"BenchmarkCountsHistory": "the Counts row of docs/costs.md, being re-measured (its cases now run in BenchmarkReads)",
-}
+var removedBenchmarks = map[string]string{}
 
 // TestDocsCostsNameBenchmarks fails when a row of a cost table (the
 // README's and docs/costs.md's) names no benchmark, or says no benchmark
