@@ -364,5 +364,6 @@ func BenchmarkFleetSteady(b *testing.B) {
 }
 
 // refreshReads is what one refresh of a shared partition reads: two reads
-// that agree, each of its newest records and its stats.
-const refreshReads = 4
+// that agree, each of its newest records, its newest threads and its
+// stats.
+const refreshReads = 6
