@@ -21,6 +21,37 @@ import (
 // setAttr runs UpdateItem with expression expr (":v" bound to v, if not
 // nil) on the item at p and sk, as another program, or an earlier
 // version of the library, would.
+// deleteItem deletes the item at p and sk, as another program would.
+func deleteItem(t *testing.T, c *dynamodb.Client, table string, p driver.Partition, sk string) {
+	t.Helper()
+	if _, err := c.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk},
+	}}); err != nil {
+		t.Fatalf("DeleteItem %s: %v", sk, err)
+	}
+}
+
+// handleStream hands the table's stream, from its start, to the
+// StreamHandler of an Inbox over store with events on, fails t for each
+// record it fails, and returns that Inbox.
+func handleStream(t *testing.T, store *dynamo.Store, arn string) *inbox.Inbox {
+	t.Helper()
+	failed := 0
+	ib := inbox.New(store, inbox.WithSharedCache(0), inbox.WithEvents(func(context.Context, inbox.Event) error { return nil }))
+	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		resp, err := ib.StreamHandler(ctx, ev)
+		failed += len(resp.BatchItemFailures)
+		return resp, err
+	}
+	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(context.Background(), handler); err != nil {
+		t.Errorf("Poll: %v", err)
+	}
+	if failed != 0 {
+		t.Errorf("the stream handler failed %d records", failed)
+	}
+	return ib
+}
+
 func setAttr(t *testing.T, c *dynamodb.Client, table string, p driver.Partition, sk, expr string, v types.AttributeValue) {
 	t.Helper()
 	in := &dynamodb.UpdateItemInput{
@@ -378,25 +409,9 @@ func TestHostileCounted(t *testing.T) {
 		// deletes a message of the library's: the stream's REMOVE
 		// accounts it.
 		setAttr(t, c, table, p, driver.MessageSK(doomed.Message.ID), "SET counted = :v", v)
-		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-			"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: driver.MessageSK(doomed.Message.ID)},
-		}}); err != nil {
-			t.Fatal(err)
-		}
+		deleteItem(t, c, table, p, driver.MessageSK(doomed.Message.ID))
 	}
-	failed := 0
-	ib = inbox.New(store, inbox.WithSharedCache(0), inbox.WithEvents(func(context.Context, inbox.Event) error { return nil }))
-	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := ib.StreamHandler(ctx, ev)
-		failed += len(resp.BatchItemFailures)
-		return resp, err
-	}
-	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, handler); err != nil {
-		t.Errorf("Poll: %v", err)
-	}
-	if failed != 0 {
-		t.Errorf("the stream handler failed %d records", failed)
-	}
+	ib = handleStream(t, store, arn)
 	for _, u := range users {
 		wantAgree(t, ib, u, u.ID+" after the stream")
 	}

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
@@ -242,26 +239,10 @@ func TestHostileTimes(t *testing.T) {
 				}
 			}
 			setAttr(t, c, table, p, driver.MessageSK(doomed), "SET "+attr+" = :v", v)
-			if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: driver.MessageSK(doomed)},
-			}}); err != nil {
-				t.Fatal(err)
-			}
+			deleteItem(t, c, table, p, driver.MessageSK(doomed))
 		}
 	}
-	failed := 0
-	ib = inbox.New(store, inbox.WithSharedCache(0), inbox.WithEvents(func(context.Context, inbox.Event) error { return nil }))
-	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := ib.StreamHandler(ctx, ev)
-		failed += len(resp.BatchItemFailures)
-		return resp, err
-	}
-	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, handler); err != nil {
-		t.Errorf("Poll: %v", err)
-	}
-	if failed != 0 {
-		t.Errorf("the stream handler failed %d records", failed)
-	}
+	ib = handleStream(t, store, arn)
 	for i, u := range users {
 		if err := countsVsList(ctx, ib, u); err != nil {
 			t.Errorf("case %d (%s) after the stream: %v", i+1, u.Scope.Inbox, err)

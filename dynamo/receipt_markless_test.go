@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox"
@@ -80,19 +79,7 @@ func TestMarklessReceipt(t *testing.T) {
 	if err := h.addForeign(ctx, []driver.Counter{{Partition: p, Read: -1}, {Partition: p, Category: "news", Read: -1}}); err != nil {
 		t.Fatal(err)
 	}
-	failed := 0
-	ib = inbox.New(store, inbox.WithSharedCache(0), inbox.WithEvents(func(context.Context, inbox.Event) error { return nil }))
-	handler := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		resp, err := ib.StreamHandler(ctx, ev)
-		failed += len(resp.BatchItemFailures)
-		return resp, err
-	}
-	if _, err := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn).Poll(ctx, handler); err != nil {
-		t.Errorf("Poll: %v", err)
-	}
-	if failed != 0 {
-		t.Errorf("the stream handler failed %d records", failed)
-	}
+	ib = handleStream(t, store, arn)
 	if err := countsVsList(ctx, ib, u); err != nil {
 		t.Errorf("after the stream: %v", err)
 	}
