@@ -12,7 +12,7 @@ import (
 	"github.com/stak/inbox/dynamo"
 )
 
-// tenantPolicy reads examples/iam/tenant-policy.json, the policy the README
+// tenantPolicy reads examples/iam/tenant-policy.json, the policy docs/operations.md
 // gives for confining a service to one tenant, and returns its
 // dynamodb:LeadingKeys patterns for tenant.
 func tenantPolicy(t testing.TB, tenant string) []string {

@@ -23,7 +23,7 @@ import (
 // keys, so that Scheduled and Due list them, and returns how many it gave
 // keys. Earlier versions of the library wrote such records: scheduled
 // copies before the index existed, scheduled broadcasts and group
-// messages before it held them (see the README's upgrade notes).
+// messages before it held them (see docs/operations.md, "Upgrades and migrations").
 //
 // A scheduled message's ID is minted at its delivery time, so it reads
 // only p's messages with IDs from now's millisecond on, those not yet
