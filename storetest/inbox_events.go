@@ -49,18 +49,7 @@ type wantEvent struct {
 // partition it changed, with the message it concerns, each once and with
 // an ID of its own; a second delivery hands on nothing new.
 func testEvents(e *env) {
-	src, ok := e.store.(EventSource)
-	if !ok {
-		e.t.Skip("the store is not a storetest.EventSource: its changes do not reach events")
-	}
-	var mu sync.Mutex
-	var got []inbox.Event
-	ib := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0), inbox.WithEvents(func(_ context.Context, ev inbox.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, ev)
-		return nil
-	}))
+	src, ib, events := e.eventInbox()
 	ann, bob := e.member("ann", "admins"), e.user("bob")
 	d := e.publish(inbox.Draft{Title: "direct", Category: "billing"}, "ann", "bob").Message
 	b := e.broadcast(inbox.Draft{Title: "broadcast"})
@@ -120,6 +109,7 @@ func testEvents(e *env) {
 		{Kind: inbox.EventSeen, Partition: annPK, Seen: true},
 		{Kind: inbox.EventRemoved, Partition: groupOf(e.scope, "admins").PK(), Message: "group"},
 	}
+	got := events.take()
 	have := make([]wantEvent, 0, len(got))
 	ids := map[string]bool{}
 	for _, ev := range got {
@@ -142,12 +132,43 @@ func testEvents(e *env) {
 	if diff := cmp.Diff(want, have); diff != "" {
 		e.t.Errorf("events (-want +got):\n%s", diff)
 	}
-	mu.Lock()
-	got = nil
-	mu.Unlock()
-	if _, err := src.DeliverEvents(e.ctx, ib); err != nil || len(got) != 0 {
-		e.t.Errorf("DeliverEvents again: %d events, %v; want none", len(got), err)
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil || len(events.take()) != 0 {
+		e.t.Errorf("DeliverEvents again: events, or %v; want none", err)
 	}
 	e.wantCountsFromFeed(ann)
 	e.wantCountsFromFeed(bob)
+}
+
+// eventLog keeps the events an Inbox hands it. It is safe for
+// concurrent use.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []inbox.Event
+}
+
+// take returns the events kept, and forgets them.
+func (l *eventLog) take() []inbox.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	evs := l.evs
+	l.evs = nil
+	return evs
+}
+
+// eventInbox returns e's store as an EventSource, and an Inbox over it
+// (shared cache off) whose events go to the log returned; it skips the
+// test for a store that is not an EventSource.
+func (e *env) eventInbox() (EventSource, *inbox.Inbox, *eventLog) {
+	src, ok := e.store.(EventSource)
+	if !ok {
+		e.t.Skip("the store is not a storetest.EventSource: its changes do not reach events")
+	}
+	l := &eventLog{}
+	ib := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0), inbox.WithEvents(func(_ context.Context, ev inbox.Event) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.evs = append(l.evs, ev)
+		return nil
+	}))
+	return src, ib, l
 }

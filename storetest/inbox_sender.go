@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stak/inbox"
@@ -139,18 +138,7 @@ func testSenderBadInput(e *env) {
 // read of a group message comes as read, in her partition, with the
 // message's one created event; nothing says unread for her.
 func testSenderEvents(e *env) {
-	src, ok := e.store.(EventSource)
-	if !ok {
-		e.t.Skip("the store is not a storetest.EventSource: its changes do not reach events")
-	}
-	var mu sync.Mutex
-	var got []inbox.Event
-	ib := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0), inbox.WithEvents(func(_ context.Context, ev inbox.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, ev)
-		return nil
-	}))
+	src, ib, events := e.eventInbox()
 	ann, bob := e.member("ann", "team"), e.member("bob", "team")
 	at := e.clock.Now()
 	dm := e.publish(inbox.Draft{Sender: "ann", Title: "hi", Thread: "ann-bob"}, "ann", "bob").Message
@@ -170,7 +158,7 @@ func testSenderEvents(e *env) {
 		{inbox.EventCreated, groupOf(e.scope, "team").PK(), g.ID, time.Time{}}: true,
 		{inbox.EventRead, partitionOf(ann).PK(), g.ID, at}:                     true,
 	}
-	for _, ev := range got {
+	for _, ev := range events.take() {
 		k := seen{ev.Kind, ev.Partition.PK(), ev.Message.ID, ev.Message.ReadAt}
 		if !want[k] {
 			e.t.Errorf("event %s in %s of %s (read at %v): not expected", ev.Kind, k.p, k.id, k.read)
