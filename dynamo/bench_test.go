@@ -588,15 +588,15 @@ func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 //   - list: a member's chat list of 20 chats (the group's and 19
 //     one-to-one chats), latest activity first, with previews and unread
 //     counts: ListThreads against the seed's Query of UserChatMapping.
-//   - read: marking the group chat read after 3 new messages:
-//     MarkAllRead with the thread (a receipt per message) against the
-//     seed's reset of the member's unread count.
+//   - read: marking the group chat read after 3 and after 50 new
+//     messages: MarkAllRead with the thread (a receipt per message)
+//     against the seed's reset of the member's unread count.
 func BenchmarkChat(b *testing.B) {
 	ctx := context.Background()
 	chat := func(i int) inbox.Draft {
 		return inbox.Draft{Sender: "user0", Title: "Hey everyone! " + strconv.Itoa(i), Thread: "group-789", Category: "chat"}
 	}
-	for _, n := range []int{5, 1_000} {
+	for _, n := range []int{5, 100, 1_000} {
 		b.Run(fmt.Sprintf("send/library/members=%d", n), func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
 			m.measure()
@@ -704,42 +704,48 @@ func BenchmarkChat(b *testing.B) {
 		}
 		m.report(b)
 	})
-	b.Run("read/library", func(b *testing.B) {
-		ib, m, scope := benchInbox(b)
-		u := scope.User("user0").InGroups("group-789")
-		m.measure()
-		for i := range b.N {
-			m.pause()
-			for j := range 3 {
-				d := chat(3*i + j)
-				d.Sender = "user1" // to user0, who marks them read
-				if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
+	for _, unread := range []int{3, 50} {
+		b.Run(fmt.Sprintf("read/library/unread=%d", unread), func(b *testing.B) {
+			ib, m, scope := benchInbox(b)
+			u := scope.User("user0").InGroups("group-789")
+			m.measure()
+			for i := range b.N {
+				m.pause()
+				for j := range unread {
+					d := chat(unread*i + j)
+					d.Sender = "user1" // to user0, who marks them read
+					if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m.resume()
+				if n, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: "group-789"}); err != nil || n != unread {
+					b.Fatalf("MarkAllRead = %d, %v; want %d", n, err, unread)
+				}
+			}
+			m.report(b)
+		})
+		b.Run(fmt.Sprintf("read/seed-copy/unread=%d", unread), func(b *testing.B) {
+			_, m, _ := benchInbox(b)
+			table := benchTable(b, m)
+			m.measure()
+			for i := range b.N {
+				m.pause()
+				for j := range unread {
+					seedSend(b, m, table, "group-789", 1, unread*i+j)
+				}
+				m.resume()
+				if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+					TableName: &table, Key: seedKey("user0", "chat#group-789"), UpdateExpression: aws.String("SET unreadCount = :z"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"}},
+					ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+				}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			m.resume()
-			if n, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: "group-789"}); err != nil || n != 3 {
-				b.Fatalf("MarkAllRead = %d, %v", n, err)
-			}
-		}
-		m.report(b)
-	})
-	b.Run("read/seed-copy", func(b *testing.B) {
-		_, m, _ := benchInbox(b)
-		table := benchTable(b, m)
-		seedSend(b, m, table, "group-789", 1, 0)
-		m.measure()
-		for range b.N {
-			if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: &table, Key: seedKey("user0", "chat#group-789"), UpdateExpression: aws.String("SET unreadCount = :z"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"}},
-				ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
-			}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		m.report(b)
-	})
+			m.report(b)
+		})
+	}
 }
 
 // benchTable returns a new table of DynamoDB Local for the seed's design,
