@@ -78,8 +78,10 @@ type Event struct {
 	// Message is the message as the item holds it: after the change for
 	// created, read, archived and unarchived, before it for deleted,
 	// removed and expired. A mark on a broadcast or group message carries
-	// what the user's receipt holds: ID, Category, the marks, ExpiresAt and
-	// Audience.Group.
+	// what the user's receipt holds: ID, Category, Thread, the marks,
+	// ExpiresAt and Audience.Group. So a read of a thread's message, in the
+	// reader's partition, tells a host which chat's pages to push the
+	// second tick to (see Inbox.ReadBy).
 	Message Message
 	// At is when the change was made, to the second, as the stream
 	// records it.

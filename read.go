@@ -211,7 +211,8 @@ const maxTransactItems = 100
 // chunkMarks splits marks into runs of at most MaxMarkBatch whose
 // transaction fits in maxTransactItems items: a direct mark takes two (the
 // message and its ledger entry), a receipt two and one check of its
-// broadcast, and each counter changed one.
+// broadcast (and one more for its reader item, in a thread), and each
+// counter changed one.
 func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 	var out [][]driver.Mark
 	for len(marks) > 0 {
@@ -222,6 +223,9 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 			cost := 2 // the record and its entry
 			if marks[n].Receipt {
 				cost++ // the check of the broadcast
+			}
+			if _, ok := marks[n].ReaderChange(); ok {
+				cost++ // its reader item
 			}
 			puts, del := marks[n].TimedWrites()
 			cost += len(puts) + len(del) // its snooze or pending entries

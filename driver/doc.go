@@ -39,7 +39,9 @@
 // (LedgerSK), tombstones of broadcasts removed before they expired d#<id>,
 // the seen watermark cs#seen, a host system ID's claim h#<host id> in a
 // partition of its own (ClaimPK, spread by a hash of the ID), tenant
-// settings and inbox configs under t#<tenant>. A scheduled message also
+// settings and inbox configs under t#<tenant>. A user's read of a
+// thread's broadcast also keeps a reader item beside the broadcast,
+// r#<thread>#<id>#<user> (ReaderSK), for inbox.Inbox.ReadBy. A scheduled message also
 // carries the keys of the dynamo Store's scheduled index, a global one:
 // its inbox's t#<tenant>S#<inbox> (ScheduledPK) and its position
 // (ScheduledKey), <id>#<user> for each user's copy, <id>##<group> for a

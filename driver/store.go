@@ -63,10 +63,11 @@ type Store interface {
 	// record delivered now: each as Mark would create it (its ledger
 	// entry, To.Counted() as its Counted, and, if it RecordsRecent, the
 	// broadcast's key among its partition's recent receipts), rec's
-	// existence standing for the check of its broadcast. The Inbox writes
-	// the sender's read of her own group message so (see inbox.Draft.Sender),
-	// with the receipt's counter changes (MarkDeltas, AboveDeltas) among
-	// deltas.
+	// existence standing for the check of its broadcast, but with no
+	// reader item (see Mark.ReaderChange). The Inbox writes the sender's
+	// read of her own group message so (see inbox.Draft.Sender), with the
+	// receipt's counter changes (MarkDeltas, AboveDeltas) among deltas;
+	// her reads are implied, and never listed (see inbox.Inbox.ReadBy).
 	//
 	// The deltas' Above (see Counter.Above) of a user's partition apply
 	// only if that partition's seen watermark (Stats.Fence) is below rec's
@@ -89,7 +90,8 @@ type Store interface {
 	// Query returns records (messages, broadcasts and receipts) of one
 	// partition in descending ID order, see Query, strongly consistent.
 	// Counters, ledger entries and other non-message items are never
-	// returned. With q.Scheduled it lists instead the scheduled direct
+	// returned. With q.Readers it lists a thread's reader items instead
+	// (see Query.Readers). With q.Scheduled it lists instead the scheduled direct
 	// messages of a whole inbox, in ascending order, eventually
 	// consistent (see Query.Scheduled); a Store over storage that cannot
 	// list them returns an error matching ErrUnsupported.
@@ -126,6 +128,14 @@ type Store interface {
 	// record stands, whatever marks another program gave it: after that
 	// program changed its marks (Record.Edited), that is how they come to
 	// count the record as it is.
+	//
+	// A receipt mark of a thread's message keeps, in the same atomic unit,
+	// the user's reader item of it (see Reader) in step with the
+	// receipt's read mark, as Mark.ReaderChange says: written at
+	// ReaderSK(Thread, Key.ID, user) in Shared, with To.ReadAt, Entry and
+	// ExpiresAt as its expiry, when the mark makes the receipt read (or
+	// adopts it, or keeps its marks, read), deleted when it makes it
+	// unread, whatever item is there.
 	//
 	// A receipt mark that creates a receipt of a recent broadcast
 	// (Mark.RecordsRecent) also records, in the same atomic unit, the
@@ -193,6 +203,11 @@ type Store interface {
 	// partition after the record left counted it out already, and one
 	// whose time is that close to the record's removal may have (see
 	// Repair.Recounted): the Inbox then recounts the partition.
+	//
+	// A removal that applies to a read receipt of a thread's message
+	// also deletes, in the same unit, its reader item (Removal.ReaderRemoval)
+	// if that item's Entry is the receipt's: one a later receipt at the
+	// same key wrote stays.
 	//
 	// A removal that applies to a record with an Entry also deletes, in
 	// the same unit, its timed entry (r.Record.Timed) and the entries an
@@ -303,8 +318,9 @@ func ValidatePutReceipts(rec Record, receipts []Mark) error {
 // MaxMarkBatch is the most marks an Inbox passes to one Store.Mark, so
 // that marks, their ledger entries, conditions and counters fit in one
 // DynamoDB transaction (100 items): a receipt takes three items (the
-// receipt, its entry and the check of its broadcast), and each mark can
-// add counters.
+// receipt, its entry and the check of its broadcast), four with its
+// reader item, and each mark can add counters; an Inbox splits a batch
+// whose items would not fit.
 const MaxMarkBatch = 24
 
 // Query selects records of one partition for Store.Query.
@@ -396,6 +412,17 @@ type Query struct {
 	// counters it lists again by key. (The dynamo Store then reads its
 	// index's entries alone, not the counters they point to.)
 	ActivityOnly bool
+	// Readers selects, instead of records, the reader items (see Reader)
+	// of the shared partition's messages of Thread whose IDs are strictly
+	// between After and Before ("" bounds none), in QueryResult.Readers,
+	// in ascending order of message ID, then user; at most Limit
+	// evaluated; Next is the After of the following page (a position,
+	// <id>#<user>, which After may be), "" when none remain. Now drops
+	// those that expire at or before it. Only Thread, After, Before,
+	// Limit and Now may be set with it, of a shared partition. A Store
+	// reads them at a cost that grows with them, not with the partition
+	// (the dynamo Store: one Query of a range of sort keys, ReaderSK).
+	Readers bool
 }
 
 // Keeps reports whether q's filters keep rec (its Category, Thread,
@@ -424,9 +451,13 @@ func (q Query) Keeps(rec Record) bool {
 // partition, without Category, Thread, UnreadOnly or Archived, and a
 // Category or Thread is a key; a Scheduled query names a scope alone,
 // with no other filter, and bounds that are message IDs or ScheduledKey
-// positions, After below Before. Anything else is ErrInvalidInput (or
-// ErrInvalidKey).
+// positions, After below Before; a Readers query is of a shared
+// partition and a thread, with ID bounds (After may be a position).
+// Anything else is ErrInvalidInput (or ErrInvalidKey).
 func ValidateQuery(q Query) error {
+	if q.Readers {
+		return validateReadersQuery(q)
+	}
 	if q.Scheduled {
 		return validateScheduledQuery(q)
 	}
@@ -470,6 +501,9 @@ type QueryResult struct {
 	// Threads are, for a Query with Threads, the threads' counters, by
 	// activity, latest first.
 	Threads []Counter
+	// Readers are, for a Query with Readers, the reader items, by message
+	// ID, then user.
+	Readers []Reader
 }
 
 // ArchiveFilter selects records of a Store.Query by the archive mark.

@@ -199,11 +199,14 @@ func unread(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User, ki
 			ids[i] = res.Message.ID
 			continue
 		}
-		group := driver.PublicGroup
-		if kind == "group" {
+		group, d := driver.PublicGroup, draft(i)
+		switch kind {
+		case "group":
 			group = "admins"
+		case "group-thread":
+			group, d.Thread = "admins", "admins"
 		}
-		msg, err := ib.BroadcastGroup(ctx, scope, group, draft(i))
+		msg, err := ib.BroadcastGroup(ctx, scope, group, d)
 		if err != nil {
 			b.Fatalf("BroadcastGroup: %v", err)
 		}
@@ -214,9 +217,11 @@ func unread(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User, ki
 
 // BenchmarkMarkRead marks unread messages read: a direct message (its
 // readat is set), a broadcast or a group message (a receipt is written; a
-// group's also moves the user's counters of the group).
+// group's also moves the user's counters of the group), and a group
+// chat's message (group-thread: the thread's counters, and the reader
+// item that Inbox.ReadBy reads).
 func BenchmarkMarkRead(b *testing.B) {
-	for _, kind := range []string{"direct", "broadcast", "group"} {
+	for _, kind := range []string{"direct", "broadcast", "group", "group-thread"} {
 		b.Run(kind, func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
 			ann := scope.User("ann").InGroups("admins")
@@ -746,6 +751,61 @@ func BenchmarkChat(b *testing.B) {
 			m.report(b)
 		})
 	}
+	// Read by: who has read each message of a page of 20, in a group chat
+	// of 5 (each read by the 4 others) and a one-to-one chat (read by the
+	// other user).
+	b.Run("readby/library/members=5", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		for i := range 20 {
+			if _, err := ib.BroadcastGroup(ctx, scope, "group-789", chat(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for u := 1; u < 5; u++ {
+			if n, err := ib.MarkAllRead(ctx, scope.User("user"+strconv.Itoa(u)).InGroups("group-789"), inbox.ListOptions{Thread: "group-789"}); err != nil || n != 20 {
+				b.Fatalf("MarkAllRead = %d, %v", n, err)
+			}
+		}
+		u := scope.User("user0").InGroups("group-789")
+		page, err := ib.List(ctx, u, inbox.ListOptions{Thread: "group-789"})
+		if err != nil || len(page.Messages) != 20 {
+			b.Fatalf("List = %d, %v", len(page.Messages), err)
+		}
+		m.measure()
+		for range b.N {
+			rb, err := ib.ReadBy(ctx, u, page.Messages)
+			if err != nil || len(rb) != 20 || len(rb[0].Readers) != 4 || len(rb[19].Readers) != 4 {
+				b.Fatalf("ReadBy = %+v, %v; want 4 readers of each of 20", rb, err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("readby/library/one-to-one", func(b *testing.B) {
+		ib, m, scope := benchInbox(b)
+		for i := range 20 {
+			d := chat(i)
+			d.Thread = "dm-user0-user1"
+			if _, err := ib.Publish(ctx, scope, []string{"user0", "user1"}, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if n, err := ib.MarkAllRead(ctx, scope.User("user1"), inbox.ListOptions{Thread: "dm-user0-user1"}); err != nil || n != 20 {
+			b.Fatalf("MarkAllRead = %d, %v", n, err)
+		}
+		u := scope.User("user0")
+		page, err := ib.List(ctx, u, inbox.ListOptions{Thread: "dm-user0-user1"})
+		if err != nil || len(page.Messages) != 20 {
+			b.Fatalf("List = %d, %v", len(page.Messages), err)
+		}
+		m.measure()
+		for range b.N {
+			rb, err := ib.ReadBy(ctx, u, page.Messages, "user1")
+			if err != nil || len(rb) != 20 || len(rb[0].Readers) != 1 || len(rb[19].Readers) != 1 {
+				b.Fatalf("ReadBy = %+v, %v; want user1 as the reader of each of 20", rb, err)
+			}
+		}
+		m.report(b)
+	})
 }
 
 // benchTable returns a new table of DynamoDB Local for the seed's design,

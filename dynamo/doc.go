@@ -84,6 +84,11 @@
 //     still read, and Recount rewrites them.
 //   - tombstone (kind TB, public partition, d#<id>): taxonomy, expiredat
 //     (the removed broadcast's).
+//   - reader item (kind RD, the shared partition of a thread's message,
+//     r#<thread>#<id>#<user>, driver.ReaderSK): readat, ledger (the
+//     receipt's entry), expiredat (the message's). Kept by Mark in step
+//     with the user's receipt's read mark; Inbox.ReadBy reads a page's
+//     in one Query of the range.
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
 //     ttl, tenant_key, uid (who last changed it); inbox config (kind IC,
 //     t#<tenant> / si#<inbox>): title, description, ttl (a map),

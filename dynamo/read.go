@@ -83,6 +83,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 	if err := driver.ValidateQuery(q); err != nil {
 		return driver.QueryResult{}, err
 	}
+	if q.Readers {
+		return s.readersQuery(ctx, q)
+	}
 	if q.Scheduled {
 		return s.scheduledQuery(ctx, q)
 	}

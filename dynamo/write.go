@@ -262,7 +262,9 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     first failed item).
 //   - Each of those puts its ledger entry, or deletes it with the record,
 //     and puts (with its timer) or deletes the timed entries
-//     driver.Mark.TimedWrites names.
+//     driver.Mark.TimedWrites names; a receipt mark of a thread's message
+//     puts or deletes its reader item (kind RD, in the broadcast's
+//     partition) as driver.Mark.ReaderChange says, unconditionally.
 //   - A watermark mark is a Put of the user's cs#seen item (kind SN) on
 //     condition that it is missing or below the mark's Seen (else
 //     ErrStateChanged), and sets the Fence on c#* (with Versioned, on
@@ -377,6 +379,13 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 				// A new entry: its timer (one written again keeps its own).
 				add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: timer}}, nil)
 			}
+		}
+		if r, ok := mk.ReaderChange(); ok {
+			w, err := s.readerWrite(r)
+			if err != nil {
+				return err
+			}
+			add(w, nil)
 		}
 		if !mk.Receipt {
 			continue
@@ -699,6 +708,10 @@ func timedEntries(rec driver.Record) []string {
 // errRecorded marks an ApplyRemoval that was applied before.
 var errRecorded = errors.New("dynamo: removal already applied")
 
+// errReaderMoved marks an ApplyRemoval whose receipt's reader item stands
+// for another receipt (a later one at the same key).
+var errReaderMoved = errors.New("dynamo: the reader item is a later receipt's")
+
 // errRecounted marks an ApplyRemoval of a record without an entry that a
 // recount counted out already.
 var errRecounted = errors.New("dynamo: removal recounted")
@@ -707,7 +720,10 @@ var errRecounted = errors.New("dynamo: removal recounted")
 // entry: a Delete of the entry on condition that it exists, of its timed
 // entries, r.Deltas, for a shared partition's record its time buckets,
 // with r.Tombstone a Put of the tombstone, with r.Delete a Delete of the
-// record on condition that it is gone or still notes that entry. For a
+// record on condition that it is gone or still notes that entry, for a
+// read receipt of a thread's message a Delete of its reader item on
+// condition that it is gone or notes that entry (else the transaction is
+// made again without it: a later receipt's item stays). For a
 // record without an entry: a Put of a marker (sort key x#<event id> in the
 // record's partition, kind RX, expiring RemovalMarkerTTL after r.Now) on
 // condition that none exists, r.Deltas and the tombstone, the update of
@@ -764,6 +780,16 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 			meanings = append(meanings, nil)
 		}
 	}
+	reader := -1 // the index of the reader item's Delete, if any
+	if rd, ok := r.ReaderRemoval(); ok {
+		del, err := s.readerRemoval(rd)
+		if err != nil {
+			return false, err
+		}
+		reader = len(items)
+		items = append(items, del)
+		meanings = append(meanings, func(map[string]types.AttributeValue) error { return errReaderMoved })
+	}
 	if r.Tombstone {
 		t, err := s.tombstone(rec)
 		if err != nil {
@@ -817,6 +843,11 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
 		switch {
+		case errors.Is(err, errReaderMoved):
+			// A later receipt's reader item stands: it stays.
+			base, baseMeanings = slices.Delete(base, reader, reader+1), slices.Delete(baseMeanings, reader, reader+1)
+			reader = -1
+			continue
 		case errors.Is(err, errTotalRefused):
 			deltas = withoutAbove(deltas) // the watermark is at or above it: in no Above
 			continue

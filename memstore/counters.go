@@ -120,6 +120,9 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 		if rec.Partition.IsShared() {
 			s.bucket(rec.Partition, rec.Message.ID, -1)
 		}
+		if rd, ok := r.ReaderRemoval(); ok {
+			s.delReader(rd, true)
+		}
 		if r.Delete && there {
 			s.drop(rec.Key(), false)
 		}

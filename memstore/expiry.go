@@ -17,6 +17,7 @@ const (
 	expireTombstone
 	expireTimer  // a timed entry's timer: the entry's time has come
 	expireLegacy // an earlier version's timed entry, deleted by TTL
+	expireReader // a reader item, deleted by TTL
 )
 
 // expiry schedules the removal of one stored entry at its ExpiresAt. Entries
@@ -29,7 +30,7 @@ type expiry struct {
 	key    driver.Key // a record's or a tombstone's
 	claim  claimKey
 	marker markerKey
-	timed  string // a timer's or a legacy entry's sort key
+	timed  string // a timer's, a legacy entry's or a reader item's sort key
 }
 
 // expiryHeap is a min-heap of expiries by time, for container/heap.
@@ -88,6 +89,10 @@ func (s *Store) sweep(now time.Time) int {
 			}
 		case expireLegacy:
 			s.delTimed(e.key.Partition, e.timed)
+		case expireReader:
+			if r, ok := s.readers[e.key.Partition][e.timed]; ok && r.seq == e.seq {
+				delete(s.readers[e.key.Partition], e.timed)
+			}
 		}
 	}
 	return n

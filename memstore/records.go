@@ -120,6 +120,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 		return driver.QueryResult{}, err
 	}
 	defer s.mu.Unlock()
+	if q.Readers {
+		return s.readersQuery(q), nil
+	}
 	if q.Scheduled {
 		return s.scheduledQuery(q), nil
 	}
@@ -306,6 +309,7 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 			s.recordRecent(mk)
 		}
 	}
+	s.readerChanges(marks)
 	s.addDeltas(deltas)
 	return nil
 }

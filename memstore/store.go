@@ -25,6 +25,7 @@ type Store struct {
 	threadIDs  sets[threadKey]        // the thread index: each thread's record IDs
 	ledger     *ledgerIndex
 	tombstones map[driver.Partition]map[string]*storedRecord // by message ID
+	readers    map[driver.Partition]map[string]storedReader  // reader items, by sort key
 	timed      map[driver.Partition]map[string]driver.Record // timed entries, by sort key
 	timedKeys  sets[driver.Partition]                        // each partition's TimedKeys
 	snoozeIDs  sets[driver.Partition]                        // its snooze entries': <id>\x00<TimedKey>
@@ -160,6 +161,7 @@ func New(opts ...Option) *Store {
 		threadIDs:  sets[threadKey]{},
 		ledger:     newLedgerIndex(),
 		tombstones: map[driver.Partition]map[string]*storedRecord{},
+		readers:    map[driver.Partition]map[string]storedReader{},
 		timed:      map[driver.Partition]map[string]driver.Record{},
 		timedKeys:  sets[driver.Partition]{},
 		snoozeIDs:  sets[driver.Partition]{},

@@ -28,6 +28,8 @@ func contractTests() []suiteTest {
 		{"QueryThreadsActivity", testQueryThreadsActivity},
 		{"QueryScheduled", testQueryScheduled},
 		{"QueryScheduledBadInput", testQueryScheduledBadInput},
+		{"Readers", testReaders},
+		{"ReadersBadInput", testReadersBadInput},
 		{"MarkReadDirect", testMarkReadDirect},
 		{"MarkReadReceipt", testMarkReadReceipt},
 		{"MarkReadAlreadyRead", testMarkReadAlreadyRead},
