@@ -39,7 +39,8 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // and it marks exactly that view.
 //
 // It pages through u's unread feed and writes each page of up to
-// MaxMarkBatch marks, with the summed counter changes, as one atomic unit;
+// MaxMarkBatch marks (22 in a thread, whose receipts write their reader
+// items too: see ReadBy), with the summed counter changes, as one atomic unit;
 // if another writer changed one of them meanwhile, that page falls back to
 // one write per message, so the counters stay exact. It changes exactly
 // what the view holds at the instant each message is changed, never more:
@@ -86,6 +87,9 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 	}
 	changed := 0
 	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
+	if o.Thread != "" {
+		o.Limit = threadMarkBatch
+	}
 	for {
 		recs, cursor, err := ib.page(ctx, u, o)
 		if err != nil {
@@ -203,6 +207,11 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 	}
 	return marked, nil
 }
+
+// threadMarkBatch is the page of a bulk action on one thread: a receipt
+// of a thread's broadcast takes its reader item besides (see chunkMarks),
+// so that a page's marks and their counters still fit one transaction.
+const threadMarkBatch = 22
 
 // maxTransactItems is DynamoDB's limit on the items of one transaction,
 // which one Store.Mark must fit in.
