@@ -57,6 +57,10 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return ignoresNow{s} },
 			wantFail: []string{"Store/QueryFilters", "Store/QueryPaging"},
 		},
+		"ReadersNotListed": {
+			wrap:     func(s driver.Store) driver.Store { return noReaders{s} },
+			wantFail: []string{"Store/Readers", "Inbox/ReadBy", "Inbox/ReadByGone"},
+		},
 		"StatsWithoutCategories": {
 			wrap:     func(s driver.Store) driver.Store { return totalsOnly{s} },
 			wantFail: []string{"Store/Stats", "Inbox/Counts", "Inbox/Recount"},
@@ -301,6 +305,15 @@ type ignoresNow struct{ driver.Store }
 func (s ignoresNow) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	q.Now = time.Time{}
 	return s.Store.Query(ctx, q)
+}
+
+// noReaders lists no reader items.
+type noReaders struct{ driver.Store }
+
+func (s noReaders) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	res.Readers = nil
+	return res, err
 }
 
 // totalsOnly leaves the category counters out of Stats.
