@@ -3,7 +3,8 @@
 // thread), a group chat of five (each message stored once, in the
 // group's partition), the chat list with previews and exact unread counts
 // (ListThreads), scrolling a chat's history (List with a thread), marking
-// a chat read (MarkAllRead with the thread), an ephemeral message that
+// a chat read (MarkAllRead with the thread), the read ticks of a user's
+// own messages (ReadBy), an ephemeral message that
 // leaves the counts the instant it expires, and the events that move a
 // chat to the top of a live page.
 //
@@ -22,6 +23,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,9 +51,14 @@ func run(ctx context.Context, w io.Writer) error {
 	var events []string
 	ib := inbox.New(mem, inbox.WithClock(clock), inbox.WithEntropy(rand.NewChaCha8([32]byte{})),
 		inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
-			if e.Partition.User == "ann" || e.Partition.Group == "team" {
+			switch {
+			case e.Partition.User == "ann" || e.Partition.Group == "team":
 				line := fmt.Sprintf("%-8s chat %-8s %s", e.Kind, e.Message.Thread, e.Message.Title)
 				events = append(events, strings.TrimSpace(line))
+			case e.Kind == inbox.EventRead && slices.Contains(strings.Split(e.Message.Thread, "-"), "ann"):
+				// Another member read a message of one of ann's chats: the
+				// second tick, live.
+				events = append(events, fmt.Sprintf("%-8s chat %-8s by %s", e.Kind, e.Message.Thread, e.Partition.User))
 			}
 			return nil
 		}))
@@ -122,6 +129,27 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
+	// Read ticks: who has read each of a user's own messages. carol sees
+	// who in the team has read hers; ann sees whether bob has read hers,
+	// before and after he opens their chat.
+	carol := scope.User("carol").InGroups("team")
+	fmt.Fprintln(w, "\ncarol's messages in the team chat:")
+	if err := ticks(ctx, w, ib, carol, "team", team...); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "ann's messages in her chat with bob:")
+	if err := ticks(ctx, w, ib, ann, chatID("ann", "bob"), "bob"); err != nil {
+		return err
+	}
+	if _, err := ib.MarkAllRead(ctx, scope.User("bob"), inbox.ListOptions{Thread: chatID("ann", "bob")}); err != nil {
+		return err
+	}
+	wait(time.Minute)
+	fmt.Fprintln(w, "bob opened the chat; ann's messages in it:")
+	if err := ticks(ctx, w, ib, ann, chatID("ann", "bob"), "bob"); err != nil {
+		return err
+	}
+
 	// Ephemeral messages: bob's self-destructing message counts until the
 	// instant it expires, with nothing running at that instant.
 	if err := say("bob", []string{"ann", "bob"}, "This message will self-destruct", 2*time.Minute); err != nil {
@@ -156,6 +184,43 @@ func chatID(users ...string) string {
 		u[0], u[1] = u[1], u[0]
 	}
 	return strings.Join(u, "-")
+}
+
+// ticks prints u's own messages in thread, newest first, with their read
+// ticks: one when sent, two when every other member (of members) has
+// read it, and who has.
+func ticks(ctx context.Context, w io.Writer, ib *inbox.Inbox, u inbox.User, thread string, members ...string) error {
+	p, err := ib.List(ctx, u, inbox.ListOptions{Thread: thread})
+	if err != nil {
+		return err
+	}
+	readBy, err := ib.ReadBy(ctx, u, p.Messages, members...)
+	if err != nil {
+		return err
+	}
+	others := len(members)
+	if slices.Contains(members, u.ID) {
+		others--
+	}
+	for i, m := range p.Messages {
+		if m.Sender != u.ID {
+			continue
+		}
+		var who []string
+		for _, r := range readBy[i].Readers {
+			who = append(who, r.User+" "+r.ReadAt.Format("15:04"))
+		}
+		tick := "✓ "
+		if len(who) == others {
+			tick = "✓✓"
+		}
+		seen := fmt.Sprintf("seen by %d of %d", len(who), others)
+		if len(who) > 0 {
+			seen += ": " + strings.Join(who, ", ")
+		}
+		fmt.Fprintf(w, "  %s  %-14s %s %s\n", m.DeliveredAt.Format("15:04"), m.Title, tick, seen)
+	}
+	return nil
 }
 
 // chatList prints u's chats, latest activity first, as Usecase 5's chat

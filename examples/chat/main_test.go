@@ -10,8 +10,9 @@ import (
 
 // The chat flows are deterministic: a fixed clock and seeded entropy give
 // the same IDs, times and counts on every run. The chat list is ordered
-// by last activity; an ephemeral message's chat keeps its place after the
-// message expires, and its count drops at that instant.
+// by last activity; a sender's ticks count who of the chat's other
+// members read her message; an ephemeral message's chat keeps its place
+// after the message expires, and its count drops at that instant.
 const wantOutput = `
 the team has 5 members; its chat's messages are stored once
 ann's chats:
@@ -30,9 +31,16 @@ ann's chats:
   team      group   09:04  erin   Running late                     unread 0 of 3
   ann-bob   private 09:02  ann    Hi bob                           unread 1 of 2
 
+carol's messages in the team chat:
+  09:01  Hey everyone!  ✓  seen by 1 of 4: ann 09:06
+ann's messages in her chat with bob:
+  09:02  Hi bob         ✓  seen by 0 of 1
+bob opened the chat; ann's messages in it:
+  09:02  Hi bob         ✓✓ seen by 1 of 1: bob 09:06
+
 bob sent an ephemeral message (2 minutes)
 ann's chats:
-  ann-bob   private 09:06  bob    This message will self-destruct  unread 2 of 3
+  ann-bob   private 09:07  bob    This message will self-destruct  unread 2 of 3
   ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
   team      group   09:04  erin   Running late                     unread 0 of 3
 
@@ -42,7 +50,7 @@ ann's chats:
   ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
   team      group   09:04  erin   Running late                     unread 0 of 3
 
-events for ann's page (11):
+events for ann's page (12):
   created  chat ann-bob  Hello!
   created  chat team     Hey everyone!
   created  chat ann-bob  Hi bob
@@ -52,6 +60,7 @@ events for ann's page (11):
   read     chat team
   read     chat team
   read     chat team
+  read     chat ann-bob  by bob
   created  chat ann-bob  This message will self-destruct
   expired  chat ann-bob  This message will self-destruct
 `
