@@ -23,7 +23,10 @@ const keepAlive = 15 * time.Second
 // Hub fans the inbox's change events out to the users' open event streams
 // (GET /events): a change in a user's partition to that user's streams, a
 // broadcast to every stream, a group message to the streams of the
-// group's members. Pass Hub.Publish to inbox.WithEvents. In one process
+// group's members. A member's read of a chat's message (a thread's) also
+// goes to the streams of the others who show its ticks (see
+// forwardsRead), so that a sender's page shows the second tick live.
+// Pass Hub.Publish to inbox.WithEvents. In one process
 // this is the whole fan-out; across processes, publish the events to a
 // pub/sub the processes share (Redis, SNS, API Gateway WebSocket) and
 // subscribe a Hub in each. A Hub is safe for concurrent use.
@@ -71,7 +74,8 @@ func (h *Hub) Publish(_ context.Context, e inbox.Event) error {
 	return nil
 }
 
-// concerns reports whether e changes what u sees.
+// concerns reports whether e changes what u sees: a change of u's inbox,
+// or another member's read of a chat's message (forwardsRead).
 func concerns(e inbox.Event, u inbox.User) bool {
 	p := e.Partition
 	switch {
@@ -79,8 +83,35 @@ func concerns(e inbox.Event, u inbox.User) bool {
 		return true
 	case p.IsShared():
 		return slices.Contains(u.Groups, p.Group)
+	case p.User == u.ID:
+		return true
 	}
-	return p.User == u.ID
+	return forwardsRead(e, u)
+}
+
+// forwardsRead reports whether e, another user's change, is a read of a
+// chat's message that u's page shows the ticks of. The read is in the
+// reader's partition, which u's stream does not follow; the Hub forwards
+// it by the message it carries (inbox.Event.Message): a direct copy in a
+// thread (a one-to-one chat's) to its sender, whose message it is; a
+// receipt of a group's message in a thread to the group's members, and of
+// everyone's to every stream, since any member may ask who has read it
+// (inbox.Inbox.ReadBy; a receipt does not name the sender). So each read
+// is a push to each open page of the chat's members: in a large group a
+// host may rather push to the sender's pages alone, or batch the reads.
+// A forwarded read carries no more than the tick needs (see readEvent).
+func forwardsRead(e inbox.Event, u inbox.User) bool {
+	m := e.Message
+	if e.Kind != inbox.EventRead || m.Thread == "" || e.Partition.IsShared() {
+		return false
+	}
+	switch {
+	case m.Audience.Kind == inbox.AudienceUsers:
+		return m.Sender == u.ID
+	case m.Audience.Group == "":
+		return true // a receipt of everyone's message
+	}
+	return slices.Contains(u.Groups, m.Audience.Group)
 }
 
 // subscribe opens a stream of u's events.
@@ -112,6 +143,18 @@ type eventBody struct {
 	At      time.Time   `json:"at"`
 	// Seen is the new watermark of a "seen" event.
 	Seen string `json:"seen,omitempty"`
+}
+
+// readEvent returns e, another member's read that the Hub forwards (see
+// forwardsRead), as GET /events sends it: the reader (User), and of the
+// message only what a tick needs (its ID, thread, group, sender and
+// when it was read), not the reader's other marks or the message's body.
+func readEvent(e inbox.Event) eventBody {
+	m := e.Message
+	return eventBody{ID: e.ID, Kind: string(e.Kind), User: e.Partition.User, At: e.At, Message: messageBody{
+		ID: m.ID, Sender: m.Sender, Group: m.Audience.Group, Thread: m.Thread,
+		Read: m.IsRead(), ReadAt: m.ReadAt,
+	}}
 }
 
 // readyBody is the data of the first event of a stream, "ready": whether
@@ -168,10 +211,14 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, u inbox.User) {
 			}
 		case e := <-sub.events:
 			p := e.Partition
-			err = send(e.ID, string(e.Kind), eventBody{
+			body := eventBody{
 				ID: e.ID, Kind: string(e.Kind), User: p.User, Group: p.Group,
 				Message: newMessageBody(e.Message), At: e.At, Seen: e.Seen,
-			})
+			}
+			if !p.IsShared() && p.User != u.ID {
+				body = readEvent(e)
+			}
+			err = send(e.ID, string(e.Kind), body)
 		}
 		if err != nil {
 			return

@@ -164,6 +164,74 @@ func TestHubRoutesEvents(t *testing.T) {
 	bob.none(100 * time.Millisecond)
 }
 
+// TestHubForwardsReads: another member's read of a chat's message reaches
+// the streams that show its ticks, with only what a tick needs: a
+// one-to-one chat's (a direct copy in a thread) its sender's, a group
+// chat's (a receipt in a thread) the group's members', everyone's chat's
+// every stream. A read outside a thread, or another mark, stays the
+// reader's.
+func TestHubForwardsReads(t *testing.T) {
+	hub := NewHub(testScope, true)
+	a := newAPIWithHub(t, inbox.New(nil), nil, hub)
+	ann, bob, carol, dave := a.openEvents("ann|team", true), a.openEvents("bob|team", true), a.openEvents("carol", true), a.openEvents("dave|other", true)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	bobs := inbox.Partition{Tenant: testScope.Tenant, Inbox: testScope.Inbox, User: "bob"}
+	direct := func(sender, thread string) inbox.Message {
+		return inbox.Message{ID: "m-" + sender + "-" + thread, Sender: sender, Thread: thread, Title: "secret", Body: "body",
+			Audience: inbox.Audience{Kind: inbox.AudienceUsers, UIDs: []string{"bob"}}, ReadAt: at, ArchivedAt: at}
+	}
+	receipt := func(group, thread string) inbox.Message {
+		return inbox.Message{ID: "m-" + group + "-" + thread, Thread: thread, Audience: inbox.Audience{Group: group}, ReadAt: at}
+	}
+	send := func(id string, kind inbox.EventKind, m inbox.Message) {
+		if err := hub.Publish(ctx, inbox.Event{ID: id, Kind: kind, Partition: bobs, Message: m, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("dm-read", inbox.EventRead, direct("ann", "ann-bob"))
+	send("team-read", inbox.EventRead, receipt("team", "team"))
+	send("no-thread", inbox.EventRead, direct("ann", ""))
+	send("archived", inbox.EventArchived, direct("ann", "ann-bob"))
+	send("all-read", inbox.EventRead, receipt("", "town-hall"))
+	send("other-read", inbox.EventRead, receipt("other", "other"))
+	send("carols-read", inbox.EventRead, direct("carol", "bob-carol"))
+	got := func(s *sse, n int) (ids []string) {
+		for range n {
+			ids = append(ids, s.next().id)
+		}
+		return ids
+	}
+	for _, c := range []struct {
+		name string
+		s    *sse
+		want []string
+	}{
+		{"ann", ann, []string{"dm-read", "team-read", "all-read"}},
+		{"bob", bob, []string{"dm-read", "team-read", "no-thread", "archived", "all-read", "other-read", "carols-read"}},
+		{"carol", carol, []string{"all-read", "carols-read"}},
+		{"dave", dave, []string{"all-read", "other-read"}},
+	} {
+		if diff := cmp.Diff(c.want, got(c.s, len(c.want))); diff != "" {
+			t.Errorf("%s's events (-want +got):\n%s", c.name, diff)
+		}
+	}
+	for _, s := range []*sse{ann, bob, carol, dave} {
+		s.none(100 * time.Millisecond)
+	}
+
+	// What ann's stream got of bob's read is the tick's, not bob's other
+	// marks or the message's content; bob's own stream has it whole.
+	send("again", inbox.EventRead, direct("ann", "ann-bob"))
+	want := eventBody{ID: "again", Kind: "read", User: "bob", At: at, Message: messageBody{ID: "m-ann-ann-bob", Sender: "ann", Thread: "ann-bob", Read: true, ReadAt: at}}
+	if diff := cmp.Diff(want, ann.next().body(t)); diff != "" {
+		t.Errorf("ann's forwarded read (-want +got):\n%s", diff)
+	}
+	if own := bob.next().body(t); !own.Message.Archived || own.Message.Title != "secret" {
+		t.Errorf("bob's own read %+v, want his copy whole", own)
+	}
+}
+
 // TestHubDropsASlowStream: a stream that falls a buffer behind is closed,
 // for the client to reconnect, and publishing never blocks.
 func TestHubDropsASlowStream(t *testing.T) {

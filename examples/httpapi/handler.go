@@ -34,6 +34,7 @@ const maxRequestBody = 1 << 20
 //
 //	GET    /                        the inbox page (index.html): feed, badges, live updates
 //	GET    /messages?limit=&cursor=&unread=true&category=&upto=&archived=true  the caller's feed (or archived messages), a page at a time
+//	GET    /messages?thread=&readby=true&members=  a chat's messages, each with who has read it (read_by; see readByOptions)
 //	POST   /messages                publish to users: {"users": [...], "title": ..., ...}
 //	POST   /broadcasts              broadcast to everyone in the inbox, or to a group: {"group": ..., "title": ..., ...}
 //	POST   /messages/{id}/read      mark one message read
@@ -43,7 +44,7 @@ const maxRequestBody = 1 << 20
 //	POST   /messages/read-all?category=&upto=&archived=true  mark read what that view shows
 //	POST   /seen                    mark everything up to now seen (the page does on opening)
 //	GET    /counts                  total, read, unread, archived, unseen, overall and per category
-//	GET    /events                  server-sent events: the caller's inbox changed (see Hub)
+//	GET    /events                  server-sent events: the caller's inbox changed, or a member read a message of the caller's chats (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
 //	GET    /scheduled?limit=&cursor=  an operator's list of what the inbox has scheduled and not yet due
 //
@@ -54,8 +55,10 @@ const maxRequestBody = 1 << 20
 // message, 409 for a host_system_id reused for another message, 501 for
 // GET /scheduled on a table without the scheduled index, and 500
 // otherwise (logged, not shown). Events come from hub, which the Inbox's
-// EventHandler feeds (nil: /events sends none). The handler is safe for
-// concurrent use.
+// EventHandler feeds (nil: /events sends none): the caller's changes, and
+// another member's read of a chat's message, for its ticks (a one-to-one
+// chat's to the message's sender, a group chat's to the group's members;
+// see Hub). The handler is safe for concurrent use.
 func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	h := &handler{ib: ib, scope: scope, hub: hub}
 	mux := http.NewServeMux()
@@ -170,8 +173,43 @@ func (h *handler) threads(r *http.Request, u inbox.User) (reply, error) {
 	return reply{http.StatusOK, out}, nil
 }
 
+// readByOptions reads from r's query whether GET /messages asks who has
+// read each message (readby=true, only with a thread), and the chat's
+// members (members=bob,carol): the library does not know who is in a
+// chat, the host does, as it knows a user's groups (see GroupsHeader). A
+// one-to-one chat's messages are read by the members named (their
+// copies); a group chat's by every member who read them, or only those
+// named. members without readby, or readby without a thread, is bad input.
+func readByOptions(r *http.Request, opts inbox.ListOptions) (bool, []string, error) {
+	q := r.URL.Query()
+	var readBy bool
+	if v := q.Get("readby"); v != "" {
+		var err error
+		if readBy, err = strconv.ParseBool(v); err != nil {
+			return false, nil, fmt.Errorf("%w: readby %q is not true or false", inbox.ErrInvalidInput, v)
+		}
+	}
+	var members []string
+	if v := q.Get("members"); v != "" {
+		members = strings.Split(v, ",")
+	}
+	switch {
+	case readBy && opts.Thread == "":
+		return false, nil, fmt.Errorf("%w: readby is for a thread's messages: add thread", inbox.ErrInvalidInput)
+	case !readBy && q.Has("members"):
+		return false, nil, fmt.Errorf("%w: members is for readby=true", inbox.ErrInvalidInput)
+	}
+	return readBy, members, nil
+}
+
+// list answers GET /messages: a page of u's messages, and with readby who
+// has read each (one round trip more, Inbox.ReadBy's).
 func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {
 	opts, err := listOptions(r)
+	if err != nil {
+		return reply{}, err
+	}
+	readBy, members, err := readByOptions(r, opts)
 	if err != nil {
 		return reply{}, err
 	}
@@ -182,6 +220,15 @@ func (h *handler) list(r *http.Request, u inbox.User) (reply, error) {
 	out := pageBody{Messages: make([]messageBody, len(page.Messages)), Cursor: page.Cursor}
 	for i, m := range page.Messages {
 		out.Messages[i] = newMessageBody(m)
+	}
+	if readBy {
+		ticks, err := h.ib.ReadBy(r.Context(), u, page.Messages, members...)
+		if err != nil {
+			return reply{}, err
+		}
+		for i, t := range ticks {
+			out.Messages[i].ReadBy = newReadersBody(t.Readers)
+		}
 	}
 	return reply{http.StatusOK, out}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -292,4 +293,61 @@ func testChatPageLive(t *testing.T, a *api) {
 	one.wait("the archived view shows the chat", shows(again, "read")+" && "+shows(hi, "read"))
 	one.run("empty the archive", click(`#archive-all`))
 	two.wait("the archive is empty in tab two", badge("archived", 0)+" && "+badge("", 2))
+}
+
+// ticksShow returns the expression that the tab's feed shows message id
+// with n ticks, read by readers (comma-separated, by ID) and the text
+// seen ("seen by 1 of 2"); n 0 is no ticks.
+func ticksShow(id string, n int, readers, seen string) string {
+	if n == 0 {
+		return fmt.Sprintf(`(() => { const li = document.querySelector('#feed li[data-id="%s"]'); return !!li && li.querySelector(".ticks") === null; })()`, id)
+	}
+	return fmt.Sprintf(`(() => { const el = document.querySelector('#feed li[data-id="%s"] .ticks'); return !!el && el.dataset.ticks === "%d" && el.dataset.readers === %q && el.textContent.endsWith(%q); })()`, id, n, readers, seen)
+}
+
+// TestPageReadTicksLive drives ann's page in headless Chromium, against
+// each live setup of main: the read ticks of her own messages in a chat
+// (GET /messages with readby, the chats' members from the page's URL),
+// one when sent, two when every other member has read it. bob's and
+// carol's reads, made through the API in their own partitions, reach
+// ann's page (the Hub forwards them) and update the ticks without a
+// reload: in a one-to-one chat, bob's read of his copy; in the team's
+// chat, bob's read of the message and carol's mark of the chat read.
+// Other users' messages show no ticks. One browser serves both setups.
+func TestPageReadTicksLive(t *testing.T) {
+	browser := newBrowser(t)
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testPageReadTicksLive(t, b.api(t), browser) })
+	}
+}
+
+func testPageReadTicksLive(t *testing.T, a *api, browser context.Context) {
+	lunch := a.publish("ann", map[string]any{"users": []string{"ann", "bob"}, "thread": "ann-bob", "title": "lunch?"}).Message.ID
+	hi := a.publish("bob", map[string]any{"users": []string{"ann", "bob"}, "thread": "ann-bob", "title": "hi ann"}).Message.ID
+	standup := a.broadcast("ann", map[string]any{"group": "team", "thread": "team", "title": "standup"}).Message.ID
+	ann := openPage(t, browser, "ann's page", a.srv.URL+"/?user=ann&groups=team&members.ann-bob=ann,bob&members.team=ann,bob,carol")
+	ann.run("mark the page", chromedp.Evaluate(`window.loadedOnce = true`, nil))
+
+	ann.run("open the chat with bob", click(`#threads li[data-thread="ann-bob"]`))
+	ann.wait("one tick on her message, none on bob's", ticksShow(lunch, 1, "", "✓ seen by 0 of 1")+" && "+ticksShow(hi, 0, "", ""))
+	a.call("POST", "/messages/"+lunch+"/read", "bob", nil, http.StatusOK, nil)
+	ann.wait("two ticks once bob has read it", ticksShow(lunch, 2, "bob", "✓✓ seen by 1 of 1"))
+
+	ann.run("open the team chat", click(`#threads li[data-thread="team"]`))
+	ann.wait("one tick, seen by none", ticksShow(standup, 1, "", "✓ seen by 0 of 2"))
+	a.call("POST", "/messages/"+standup+"/read", "bob|team", nil, http.StatusOK, nil)
+	ann.wait("still one tick once bob has read it", ticksShow(standup, 1, "bob", "✓ seen by 1 of 2"))
+	a.call("POST", "/messages/read-all?thread=team", "carol|team", nil, http.StatusOK, nil)
+	ann.wait("two ticks once carol has read it too", ticksShow(standup, 2, "bob,carol", "✓✓ seen by 2 of 2"))
+
+	var hover string
+	ann.run("read the ticks' names", chromedp.Evaluate(fmt.Sprintf(`document.querySelector('#feed li[data-id="%s"] .ticks').title`, standup), &hover))
+	if !strings.HasPrefix(hover, "bob at ") || !strings.Contains(hover, ", carol at ") {
+		t.Errorf("the ticks' title %q, want bob's and carol's names and times", hover)
+	}
+	var loadedOnce bool
+	ann.run("check the page was not reloaded", chromedp.Evaluate(`window.loadedOnce === true`, &loadedOnce))
+	if !loadedOnce {
+		t.Error("ann's page was reloaded")
+	}
 }

@@ -89,6 +89,24 @@ type messageBody struct {
 	ExpiresAt    time.Time `json:"expires_at"`
 	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
 	InteractedAt time.Time `json:"interacted_at,omitzero"`
+	// ReadBy is who has read the message, its sender left out, when GET
+	// /messages of a thread asks (readby=true): empty if no one has.
+	ReadBy []readerBody `json:"read_by,omitzero"`
+}
+
+// readerBody is a member who has read a message (inbox.Reader).
+type readerBody struct {
+	User   string    `json:"user"`
+	ReadAt time.Time `json:"read_at"`
+}
+
+// newReadersBody returns rs as the API shows them, never nil.
+func newReadersBody(rs []inbox.Reader) []readerBody {
+	out := make([]readerBody, len(rs))
+	for i, r := range rs {
+		out[i] = readerBody(r)
+	}
+	return out
 }
 
 func newMessageBody(m inbox.Message) messageBody {
