@@ -57,8 +57,8 @@ const maxRequestBody = 1 << 20
 // otherwise (logged, not shown). Events come from hub, which the Inbox's
 // EventHandler feeds (nil: /events sends none): the caller's changes, and
 // another member's read of a chat's message, for its ticks (a one-to-one
-// chat's to the message's sender, a group chat's to the group's members;
-// see Hub). The handler is safe for concurrent use.
+// chat's to the message's sender, a group chat's to the group's members,
+// everyone's to every stream; see Hub). The handler is safe for concurrent use.
 func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	h := &handler{ib: ib, scope: scope, hub: hub}
 	mux := http.NewServeMux()
