@@ -54,23 +54,39 @@ func ParseReaderSK(sk string) (thread, id, user string, err error) {
 // ReaderChange returns what Store.Mark does, with mk, to the reader item
 // of mk's receipt: ok is false if it leaves it alone; else it writes r,
 // or, if r.ReadAt is zero, deletes the item at r's key. Only a receipt
-// mark of a thread's message (Receipt and Thread set) touches one: a mark
-// that makes the receipt read writes it, with To.ReadAt; one that makes it
-// unread (a deletion for the user, the receipt's removal) deletes it; and
-// a mark that adopts the receipt or keeps its marks (From equal to To: a
-// recount after another program changed them) writes it as To stands,
-// read or not. A mark that leaves the read mark as it is (an archive, a
-// snooze) leaves the item alone.
+// mark of a thread's message (Receipt and Thread set) touches one. The
+// item follows the read the receipt's ledger entry counts (Counted, or,
+// if that is unknown, From's marks) as the counters do: read, and not
+// deleted (a deleted receipt is hidden, whatever readat another program
+// set on it). A mark that makes the receipt read so writes it, with
+// To.ReadAt; one that makes it unread (a deletion for the user, the
+// receipt's removal) deletes it; and a mark that adopts the receipt or
+// keeps its marks (From equal to To: a recount after another program
+// changed them) writes it as To stands, read or not. A mark that leaves
+// the read as its entry counts it (an archive, a snooze) leaves the item
+// alone.
 func (mk Mark) ReaderChange() (r Reader, ok bool) {
 	if !mk.Receipt || mk.Thread == "" || mk.Key.ID == "" {
 		return Reader{}, false
 	}
-	wasRead, isRead := !mk.From.ReadAt.IsZero(), !mk.To.ReadAt.IsZero()
+	was := mk.From
+	if mk.Counted != 0 {
+		was = mk.Counted.state()
+	}
+	wasRead, isRead := readerReads(was), readerReads(mk.To)
 	if wasRead == isRead && !mk.Adopts && mk.From != mk.To {
 		return Reader{}, false
 	}
-	return Reader{Partition: mk.Shared, Thread: mk.Thread, ID: mk.Key.ID, User: mk.Key.Partition.User, ReadAt: mk.To.ReadAt, ExpiresAt: mk.ExpiresAt, Entry: mk.Entry}, true
+	r = Reader{Partition: mk.Shared, Thread: mk.Thread, ID: mk.Key.ID, User: mk.Key.Partition.User, ExpiresAt: mk.ExpiresAt, Entry: mk.Entry}
+	if isRead {
+		r.ReadAt = mk.To.ReadAt
+	}
+	return r, true
 }
+
+// readerReads reports whether a receipt with marks s has a reader item:
+// read, and not deleted.
+func readerReads(s State) bool { return !s.ReadAt.IsZero() && s.DeletedAt.IsZero() }
 
 // ReaderRemoval returns the reader item that Store.ApplyRemoval deletes
 // with r, if r applies: ok is true for a receipt with a ledger entry, read,

@@ -130,12 +130,12 @@ type Store interface {
 	// count the record as it is.
 	//
 	// A receipt mark of a thread's message keeps, in the same atomic unit,
-	// the user's reader item of it (see Reader) in step with the
-	// receipt's read mark, as Mark.ReaderChange says: written at
-	// ReaderSK(Thread, Key.ID, user) in Shared, with To.ReadAt, Entry and
-	// ExpiresAt as its expiry, when the mark makes the receipt read (or
-	// adopts it, or keeps its marks, read), deleted when it makes it
-	// unread, whatever item is there.
+	// the user's reader item of it (see Reader) in step with the read its
+	// ledger entry counts (read and not deleted), as Mark.ReaderChange
+	// says: written at ReaderSK(Thread, Key.ID, user) in Shared, with
+	// To.ReadAt, Entry and ExpiresAt as its expiry, when the mark makes
+	// the receipt read (or adopts it, or keeps its marks, read), deleted
+	// when it makes it unread, whatever item is there.
 	//
 	// A receipt mark that creates a receipt of a recent broadcast
 	// (Mark.RecordsRecent) also records, in the same atomic unit, the

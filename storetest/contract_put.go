@@ -29,6 +29,7 @@ func contractTests() []suiteTest {
 		{"QueryScheduled", testQueryScheduled},
 		{"QueryScheduledBadInput", testQueryScheduledBadInput},
 		{"Readers", testReaders},
+		{"ReadersEdited", testReadersEdited},
 		{"ReadersBadInput", testReadersBadInput},
 		{"MarkReadDirect", testMarkReadDirect},
 		{"MarkReadReceipt", testMarkReadReceipt},

@@ -119,6 +119,74 @@ func testReaders(e *env) {
 	e.wantReaders("after b1 expired", driver.Query{Thread: "t", Now: e.clock.Now()}, b2Readers...)
 }
 
+// testReadersEdited: a reader item follows the read its receipt's
+// ledger entry counts (Mark.Counted), not the marks another program gave
+// the receipt since: a mark that keeps a read another program made, of a
+// receipt whose entry counts it unread, writes the item; and a deleted
+// receipt is unread, whatever readat another program set on it, so a
+// mark that keeps its marks (a recount of it) writes none.
+func testReadersEdited(e *env) {
+	w := e.foreignWriter()
+	ann, bob := e.part("ann"), e.part("bob")
+	team := groupOf(e.scope, "team")
+	e.used[team] = true
+	b := e.message(team, "", time.Hour)
+	b.Message.Thread = "t"
+	e.put(b)
+	now := e.clock.Now()
+	mark := func(mk driver.Mark, deltas []driver.Counter) {
+		e.t.Helper()
+		if err := e.markFenced(mk.Key.Partition, []driver.Mark{mk}, deltas); err != nil {
+			e.t.Fatalf("Mark(%s of %s, %+v to %+v, counted %04b): %v", mk.Key.ID, mk.Key.Partition.User, mk.From, mk.To, mk.Counted, err)
+		}
+	}
+	// As it stands: its marks, its entry's counted ones.
+	stands := func(p driver.Partition, to driver.State) driver.Mark {
+		e.t.Helper()
+		recs := e.get(driver.Key{Partition: p, ID: b.Message.ID})
+		if len(recs) != 1 {
+			e.t.Fatalf("%s's receipt: %d records", p.User, len(recs))
+		}
+		mk := receiptMark(p, b, now, now)
+		mk.Entry, mk.From, mk.To, mk.Counted = recs[0].Entry, recs[0].State(), to, recs[0].Counted
+		return mk
+	}
+	// ann archives it unread; another program reads her receipt; she
+	// unarchives it, keeping that read: her item is written. (That program
+	// counts read +1 in c#* alone, as the seeds do.)
+	archive := receiptMark(ann, b, now, now)
+	archive.To = driver.State{ArchivedAt: now}
+	mark(archive, driver.MarkDeltas(archive))
+	e.clock.Advance(time.Second)
+	readAt := e.clock.Now()
+	if _, ok, err := w.ReadForeign(e.ctx, archive.Key, readAt, delta(ann, "", 0, 1)); err != nil || !ok {
+		e.t.Fatalf("ReadForeign(ann's receipt): %v, %v", ok, err)
+	}
+	e.wantReaders("after another program read ann's archived receipt", driver.Query{Thread: "t"})
+	unarchive := stands(ann, driver.State{ReadAt: readAt})
+	mark(unarchive, driver.MarkDeltas(unarchive))
+	annItem := driver.Reader{Partition: team, Thread: "t", ID: b.Message.ID, User: "ann", ReadAt: readAt, ExpiresAt: b.Message.ExpiresAt, Entry: archive.Entry}
+	e.wantReaders("after ann unarchived it, keeping that read", driver.Query{Thread: "t"}, annItem)
+
+	// bob reads it, then deletes it: no item; another program reads his
+	// deleted receipt; a recount keeps its marks: still none.
+	read := receiptMark(bob, b, now, now)
+	mark(read, driver.MarkDeltas(read))
+	del := stands(bob, driver.State{DeletedAt: now})
+	mark(del, driver.MarkDeltas(del))
+	if _, ok, err := w.ReadForeign(e.ctx, read.Key, readAt, delta(bob, "", 0, 1)); err != nil || !ok {
+		e.t.Fatalf("ReadForeign(bob's deleted receipt): %v, %v", ok, err)
+	}
+	recs := e.get(read.Key)
+	if len(recs) != 1 || !recs[0].Edited() {
+		e.t.Fatalf("bob's receipt after another program read it: %+v, want one, edited", recs)
+	}
+	keep := stands(bob, recs[0].State())
+	mark(keep, driver.MergeCounters(driver.EditDeltas(recs[0])))
+	e.wantReaders("after a recount of bob's deleted receipt that another program read", driver.Query{Thread: "t"}, annItem)
+	e.checkInvariant()
+}
+
 // testReadersBadInput: a Readers query of a user's partition, without a
 // thread, with bounds that are not IDs (After may be a position), After
 // not below Before, or with another filter is refused with

@@ -16,6 +16,7 @@ func readByTests() []suiteTest {
 		{"ReadBy", testReadBy},
 		{"ReadByGone", testReadByGone},
 		{"ReadByForeign", testReadByForeign},
+		{"ReadByForeignEdited", testReadByForeignEdited},
 		{"ReadByBadInput", testReadByBadInput},
 		{"ReadByEvents", testReadByEvents},
 	}
@@ -205,6 +206,42 @@ func testReadByForeign(e *env) {
 	}
 	e.wantCountsFromFeed(dave)
 	e.wantCountsFromFeed(bob)
+}
+
+// testReadByForeignEdited: another program's read of a receipt the
+// user deleted does not make her a reader, once the stream handler
+// recounts it or before; its read of a receipt the user archived unread
+// does once she unarchives it, before the stream handler sees that read
+// (her mark keeps it).
+func testReadByForeignEdited(e *env) {
+	ann, bob, carol := e.member("ann", "team"), e.member("bob", "team"), e.member("carol", "team")
+	g := e.broadcastTo("team", inbox.Draft{Sender: "ann", Thread: "team", Title: "standup?"})
+	e.markRead(bob, g.ID, true)
+	if ok, err := e.ib.Delete(e.ctx, bob, g.ID); err != nil || !ok {
+		e.t.Fatalf("Delete(bob): %v, %v", ok, err)
+	}
+	if ok, err := e.ib.Archive(e.ctx, carol, g.ID); err != nil || !ok {
+		e.t.Fatalf("Archive(carol): %v, %v", ok, err)
+	}
+	e.clock.Advance(time.Second)
+	bobRead, carolRead := e.readForeign(partitionOf(bob), g), e.readForeign(partitionOf(carol), g)
+	if ok, err := e.ib.Unarchive(e.ctx, carol, g.ID); err != nil || !ok {
+		e.t.Fatalf("Unarchive(carol): %v, %v", ok, err)
+	}
+	page := e.listAll(ann, inbox.ListOptions{Thread: "team"})
+	if got, want := e.readBy(ann, page), short(g, "carol"); got != want {
+		e.t.Errorf("ReadBy(ann) before the stream handler saw the other program's reads: %s, want %s", got, want)
+	}
+	for _, c := range []driver.Change{bobRead, carolRead} {
+		if err := e.ib.HandleChange(e.ctx, c); err != nil {
+			e.t.Fatalf("HandleChange(MODIFY of %s's receipt): %v", c.New.Partition.User, err)
+		}
+	}
+	if got, want := e.readBy(ann, page), short(g, "carol"); got != want {
+		e.t.Errorf("ReadBy(ann) after the stream handler recounted them: %s, want %s", got, want)
+	}
+	e.wantCountsFromFeed(bob)
+	e.wantCountsFromFeed(carol)
 }
 
 // testReadByBadInput: a message of no thread, with a bad ID, not the
