@@ -51,6 +51,25 @@ func TestPropertyWithStreamLag(t *testing.T) {
 	storetest.RunProperty(t, newLagStore, 3000)
 }
 
+// TestFleetPropertyReadBySeeds replays fleet runs that found reader
+// items out of step with what the receipts' ledger entries count: seed 12,
+// a receipt another program read, unarchived by its user before the stream
+// handler saw that read, had no item (her mark kept the read, so it wrote
+// none); seed 15, a receipt its user had deleted, read by another program
+// and recounted by the stream handler, got one (ReadBy listed a user who
+// deleted the message).
+func TestFleetPropertyReadBySeeds(t *testing.T) {
+	for _, c := range []struct {
+		seed  string
+		steps int
+	}{{"12", 150}, {"15", 250}} {
+		t.Run("seed"+c.seed, func(t *testing.T) {
+			t.Setenv(storetest.PropertySeedEnv, c.seed)
+			storetest.RunFleetProperty(t, newLagStore, c.steps)
+		})
+	}
+}
+
 func TestFleetProperty(t *testing.T) {
 	steps := 400
 	if testing.Short() {

@@ -172,13 +172,20 @@ func reversed(recs []driver.Record) []driver.Record {
 
 // putWithReceipt puts shared record b with the receipts marks make, and
 // their counter changes as the Inbox gives them (MarkDeltas, and
-// AboveDeltas for a watermark below b).
+// AboveDeltas for a watermark below b), and notes them among the
+// receipts put read (env.putRead).
 func (e *env) putWithReceipts(b driver.Record, marks ...driver.Mark) error {
 	deltas := driver.PutDeltas(b)
 	for _, mk := range marks {
 		deltas = slices.Concat(deltas, driver.MarkDeltas(mk), driver.AboveDeltas(mk, ""))
 	}
-	return e.store.PutMessage(e.ctx, b, driver.MergeCounters(deltas), marks...)
+	err := e.store.PutMessage(e.ctx, b, driver.MergeCounters(deltas), marks...)
+	if err == nil {
+		for _, mk := range marks {
+			e.putRead[readerKey{mk.Shared, mk.Key.ID, mk.Key.Partition.User}] = true
+		}
+	}
+	return err
 }
 
 // testPutMessageReceipts: PutMessage of a group's message, in a thread,

@@ -32,6 +32,10 @@ type env struct {
 	seen  map[driver.Partition]string // the watermarks of the users the test marked seen
 	// activity holds the latest ID the test published in each thread.
 	activity map[threadOf]string
+	// putRead holds the receipts the test put read with their message
+	// (PutMessage), which have no reader item: the Inbox puts only its
+	// sender's (see checkReaders).
+	putRead map[readerKey]bool
 }
 
 // threadOf names a thread for env.activity: a user's direct messages of
@@ -90,6 +94,7 @@ func newEnvOver(t *testing.T, newStore NewStore, seed uint64, wrap func(driver.S
 		seen:  map[driver.Partition]string{},
 
 		activity: map[threadOf]string{},
+		putRead:  map[readerKey]bool{},
 	}
 	e.used[e.pub()] = true
 	return e

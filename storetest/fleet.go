@@ -73,8 +73,10 @@ const snapshotAge = fleetFreshness + time.Minute + time.Second
 // the tallies of a full List made right after it (the same view: totals,
 // categories, archived, and the unread listed above the user's seen
 // watermark); and whenever the stream is drained and the freshness bound
-// has passed, every process's List and Counts must equal the reference
-// model's. Records are removed behind the library's back only once
+// has passed, every process's List, Counts and ReadBy (of every user's
+// threads, page by page, and of her earlier pages) must equal the
+// reference model's, and the reader items the receipts' ledger entries
+// (see Run's invariant). Records are removed behind the library's back only once
 // expired (as TTL does), but for another program's deletes of its own live
 // messages, adopted or not, before or after a Recount: such a delete is
 // counted when the stream delivers it, by design, so a user's Counts is
@@ -101,6 +103,7 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 		ids:        ulid.Monotonic(rand.NewChaCha8(seedBytes(seed, 7)), 0),
 		unadopted:  map[string]map[string]bool{},
 	}
+	f.rb = &readByCheck{t: t, ctx: e.ctx, rng: rand.New(rand.NewPCG(seed, 0x4eadb7)), users: f.users}
 	backend := newMemBackend()
 	f.race = &markRace{Store: e.store}
 	for i := range 3 {
@@ -112,6 +115,7 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 		f.procs = append(f.procs, inbox.New(f.race, opts...))
 	}
 	f.m = newModel(f.users)
+	f.rb.m = f.m
 	for _, u := range f.users {
 		e.member(u, f.groups...)
 	}
@@ -127,6 +131,8 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 		}
 	}
 	f.settle()
+	f.count("readByPages")
+	f.stats["readByPages"], f.stats["readByReaders"] = f.rb.calls, f.rb.readers
 	t.Logf("%d steps over %d processes: %v", steps, len(f.procs), f.stats)
 }
 
@@ -138,7 +144,10 @@ type fleet struct {
 	procs []*inbox.Inbox
 	// race is the store under the processes: it runs a change racing a
 	// bulk action's first write.
-	race       *markRace
+	race *markRace
+	// rb checks ReadBy against the model, with a random source of its own
+	// (the operations drawn are those of the seed without it).
+	rb         *readByCheck
 	users      []string
 	categories []string
 	ttls       []time.Duration
@@ -277,7 +286,7 @@ func (f *fleet) publish() {
 		return
 	}
 	for _, u := range to {
-		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt}
+		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt, sender: d.Sender}
 		f.m.published(res.Message.ID, d.Thread, u, "")
 		f.m.sent(d, u, res.Message.ID, res.Message.DeliveredAt)
 	}
@@ -310,7 +319,7 @@ func (f *fleet) broadcast() {
 		f.fail("Broadcast", err)
 		return
 	}
-	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g, deliverAt: m.DeliverAt}
+	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g, deliverAt: m.DeliverAt, sender: d.Sender}
 	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup))
 	f.m.sent(d, d.Sender, m.ID, m.DeliveredAt)
 	f.count("broadcast")
@@ -1212,6 +1221,18 @@ func (f *fleet) settle() {
 		}
 		if diff := f.m.threadsDiff(name, now, threads); diff != "" {
 			f.e.t.Errorf("step %d: settled, ListThreads(%s) paged across the processes differs from the model:\n%s", f.step, name, diff)
+		}
+	}
+	// Every process tells who has read each message of every user's
+	// thread, page by page, and of her earlier pages (read, expired or
+	// removed since), as the model does.
+	for i, ib := range f.procs {
+		what := fmt.Sprintf("step %d: settled, p%d", f.step, i)
+		for _, name := range f.users {
+			for _, t := range fleetThreads[1:] {
+				f.rb.thread(what, ib, f.user(name), t, now)
+			}
+			f.rb.staleOnes(what, ib, f.user(name), now)
 		}
 	}
 	f.e.checkInvariant()

@@ -116,7 +116,9 @@ func tallies(cs []driver.Counter) map[string]tally {
 //   - an entry without a record is one whose removal the store holds (a
 //     Harness's Pending): with none pending, the counters equal a recount
 //     of the records, expired ones included (their removal has not been
-//     accounted while they exist).
+//     accounted while they exist);
+//   - the reader items of every shared partition are those its live
+//     thread's broadcasts' receipts say (see checkReaders).
 func (e *env) checkInvariant() {
 	e.t.Helper()
 	parts := make([]driver.Partition, 0, len(e.used))
@@ -129,8 +131,10 @@ func (e *env) checkInvariant() {
 		pending = h.Pending()
 	}
 	orphans := 0
+	recs, sts := map[driver.Partition][]driver.Record{}, map[driver.Partition]driver.Stats{}
 	for _, p := range parts {
 		st := e.stats(p, farFuture) // the whole ledger, every timed entry
+		sts[p] = st
 		entries := st.Expired
 		if want, got := recount(p, entries), tallies(st.Counters); !maps.Equal(want, got) {
 			e.t.Errorf("invariant: counters of %s differ from a tally of its ledger (-ledger +counters):\n%s", p.PK(), cmp.Diff(want, got))
@@ -143,6 +147,7 @@ func (e *env) checkInvariant() {
 			byEntry[en.Entry] = en
 		}
 		records := e.records(p)
+		recs[p] = records
 		for _, r := range records {
 			en, ok := byEntry[r.Entry]
 			delete(byEntry, r.Entry)
@@ -163,6 +168,7 @@ func (e *env) checkInvariant() {
 	if orphans > pending {
 		e.t.Errorf("invariant: %d ledger entries have no record, but only %d removals are pending", orphans, pending)
 	}
+	e.checkReaders(parts, recs, sts)
 }
 
 // sameEntry reports whether ledger entry en records rec: the same entry,

@@ -45,6 +45,7 @@ type modelCopy struct {
 	deliverAt time.Time    // a scheduled message's due time
 	state     driver.State // direct copies only; broadcasts use receipts
 	group     string       // a broadcast's group; "" for everyone
+	sender    string       // its Draft.Sender
 }
 
 // modelHost is a publish or broadcast made with a host system ID.

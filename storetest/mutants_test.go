@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ type mutant struct {
 	late     bool     // wrap a memstore that never deletes expired records
 	lag      bool     // wrap a memstore whose removals wait for the suite (a Harness)
 	property bool     // run RunProperty rather than Run
+	steps    int      // RunProperty's steps, if not 300
 	wantFail []string // subtests of Run that must fail (only these run)
 	wantOut  string   // what RunProperty's output must say
 }
@@ -60,6 +63,28 @@ func mutants() map[string]mutant {
 		"ReadersNotListed": {
 			wrap:     func(s driver.Store) driver.Store { return noReaders{s} },
 			wantFail: []string{"Store/Readers", "Inbox/ReadBy", "Inbox/ReadByGone"},
+		},
+		"ReadersKeptOnUnread": {
+			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onUnread: true} },
+			wantFail: []string{"Store/Readers", "Inbox/ReadBy"},
+		},
+		"ReadersKeptOnUnreadProperty": {
+			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onUnread: true} },
+			property: true,
+			steps:    1500,
+			wantOut:  "but her receipt is not read",
+		},
+		"ReaderRemovalSkipped": {
+			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onRemoval: true} },
+			lag:      true,
+			wantFail: []string{"Store/Readers", "Inbox/ReadByGone"},
+		},
+		"ReaderRemovalSkippedProperty": {
+			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onRemoval: true} },
+			lag:      true,
+			property: true,
+			steps:    1500,
+			wantOut:  "but her receipt is not read",
 		},
 		"StatsWithoutCategories": {
 			wrap:     func(s driver.Store) driver.Store { return totalsOnly{s} },
@@ -211,7 +236,7 @@ func TestMutant(t *testing.T) {
 		return m.wrap(memstore.New(memstore.WithClock(now)))
 	}
 	if m.property {
-		storetest.RunProperty(t, newStore, 300)
+		storetest.RunProperty(t, newStore, cmp.Or(m.steps, 300))
 		return
 	}
 	storetest.Run(t, newStore)
@@ -509,4 +534,115 @@ type receiptsDropped struct{ driver.Store }
 
 func (s receiptsDropped) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, _ ...driver.Mark) error {
 	return s.Store.PutMessage(ctx, rec, deltas)
+}
+
+// ghostReaders is a store that skips deleting reader items: those a mark
+// that unreads a receipt (a deletion for the user) should delete, with
+// onUnread; those the removal of a read receipt should delete
+// (driver.Removal.ReaderRemoval), with onRemoval. It keeps them, and
+// lists them with the items that stand, until a mark writes the item
+// again or it expires. It is safe for concurrent use.
+type ghostReaders struct {
+	driver.Store
+	onUnread, onRemoval bool
+	mu                  sync.Mutex
+	ghosts              map[string]driver.Reader // by partition key and ReaderSK
+}
+
+// ghostKey returns the key of reader item r among the ghosts.
+func ghostKey(r driver.Reader) string {
+	return r.Partition.PK() + "/" + driver.ReaderSK(r.Thread, r.ID, r.User)
+}
+
+// item returns the reader item that stands at r's key, if any.
+func (s *ghostReaders) item(ctx context.Context, r driver.Reader) (driver.Reader, bool) {
+	q := driver.Query{Partition: r.Partition, Readers: true, Thread: r.Thread, Limit: 100}
+	for {
+		res, err := s.Store.Query(ctx, q)
+		if err != nil {
+			return driver.Reader{}, false
+		}
+		for _, it := range res.Readers {
+			if it.ID == r.ID && it.User == r.User {
+				return it, true
+			}
+		}
+		if res.Next == "" {
+			return driver.Reader{}, false
+		}
+		q.After = res.Next
+	}
+}
+
+// keep keeps gone as ghosts, and forgets those written again by marks.
+func (s *ghostReaders) keep(marks []driver.Mark, gone []driver.Reader) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ghosts == nil {
+		s.ghosts = map[string]driver.Reader{}
+	}
+	for _, mk := range marks {
+		if r, ok := mk.ReaderChange(); ok && !r.ReadAt.IsZero() {
+			delete(s.ghosts, ghostKey(r))
+		}
+	}
+	for _, it := range gone {
+		s.ghosts[ghostKey(it)] = it
+	}
+}
+
+func (s *ghostReaders) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	var gone []driver.Reader
+	for _, mk := range marks {
+		if r, ok := mk.ReaderChange(); ok && s.onUnread && r.ReadAt.IsZero() {
+			if it, ok := s.item(ctx, r); ok {
+				gone = append(gone, it)
+			}
+		}
+	}
+	err := s.Store.Mark(ctx, marks, deltas)
+	if err == nil {
+		s.keep(marks, gone)
+	}
+	return err
+}
+
+func (s *ghostReaders) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
+	var gone []driver.Reader
+	if rd, ok := r.ReaderRemoval(); ok && s.onRemoval {
+		if it, ok := s.item(ctx, rd); ok && it.Entry == rd.Entry {
+			gone = append(gone, it)
+		}
+	}
+	applied, err := s.Store.ApplyRemoval(ctx, r)
+	if err == nil && applied {
+		s.keep(nil, gone)
+	}
+	return applied, err
+}
+
+func (s *ghostReaders) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	if err != nil || !q.Readers {
+		return res, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pos := func(r driver.Reader) string { return r.ID + "#" + r.User }
+	listed := map[string]bool{}
+	for _, r := range res.Readers {
+		listed[ghostKey(r)] = true
+	}
+	for k, g := range s.ghosts {
+		switch {
+		case listed[k] || g.Partition != q.Partition || g.Thread != q.Thread:
+		case strings.Contains(q.After, "#") && pos(g) <= q.After, q.After != "" && !strings.Contains(q.After, "#") && g.ID <= q.After:
+		case q.Before != "" && g.ID >= q.Before, res.Next != "" && pos(g) > res.Next:
+		case !q.Now.IsZero() && !q.Now.Before(g.ExpiresAt):
+		default:
+			res.Readers = append(res.Readers, g)
+		}
+	}
+	slices.SortFunc(res.Readers, func(a, b driver.Reader) int { return strings.Compare(pos(a), pos(b)) })
+	return res, nil
 }

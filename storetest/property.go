@@ -34,18 +34,23 @@ const (
 // idempotent), broadcasts to everyone and to groups, users joining and
 // leaving groups (the groups their calls list), marks read, archive and
 // unarchive, deletes for one user and mark-seens of known, foreign and
-// unknown IDs, mark-all-reads of random views (category, up to an ID or a
-// time, archived), redactions, and clock advances that make messages (with
-// short random TTLs) expire. With a Harness it also removes records, expired
-// or not, delivers and redelivers their removals, and recounts users while
+// unknown IDs, the same by the members of chats (threads' messages, of
+// groups, everyone or users, some sent by one of them), mark-all-reads of
+// random views (category, thread, up to an ID or a time, archived),
+// redactions, and clock advances that make messages (with short random
+// TTLs) expire. With a Harness it also removes records, expired or not,
+// delivers and redelivers their removals, and recounts users while
 // removals are pending.
 //
 // After every step it lists every user's feed through all pages, with a
 // random page size and random filters, and compares it with the model's
 // (IDs, categories, read and archive marks and expiry, newest first); it
 // checks every user's Counts (Unseen and Archived included) against the
-// model's feed, and every counter against a recount of the records (see
-// Run). At the end each user's Counts must add up the records.
+// model's feed, ReadBy of a random user's thread, page by page, and of an
+// earlier page of hers, against the model's reads, and every counter and
+// reader item against a recount of the records (see Run). At the end each
+// user's Counts must add up the records, and every user's threads' ReadBy
+// the model's reads.
 //
 // The seed is logged; set PropertySeedEnv to replay it.
 func RunProperty(t *testing.T, newStore NewStore, steps int) {
@@ -92,12 +97,14 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		groups:     []string{"admins", "eu"},
 	}
 	p.m = newModel(p.users)
+	p.rb = &readByCheck{t: t, ctx: p.e.ctx, m: p.m, rng: rand.New(rand.NewPCG(seed, 0x4eadb7)), users: p.users}
 	p.setup()
 	for p.step = 1; p.step <= steps; p.step++ {
 		p.randomOp()
 		p.checkFeeds()
 		p.checkCounts()
 		p.checkScheduled()
+		p.checkReadBy(false)
 		p.e.checkInvariant()
 		if t.Failed() {
 			t.Fatalf("step %d failed (seed %d); the last operations:\n%s", p.step, seed, strings.Join(p.history, "\n"))
@@ -109,12 +116,13 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		p.checkCounts()
 		p.e.checkInvariant()
 	}
+	p.checkReadBy(true)
 	for _, u := range p.users {
 		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves, %d bulk actions raced",
-		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves, st.raced)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves, %d bulk actions raced, %d chat marks, %d ReadBy pages checked (%d readers)",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves, st.raced, st.chat, p.rb.calls, p.rb.readers)
 }
 
 // property is the state of one RunProperty run.
@@ -125,6 +133,9 @@ type property struct {
 	// race is the store under the env's Inbox: it runs a change racing a
 	// bulk action's first write.
 	race *markRace
+	// rb checks ReadBy against the model, with a random source of its own
+	// (the operations drawn are those of the seed without it).
+	rb *readByCheck
 	// The pools operations draw from: users, categories and threads ("" for
 	// none), message TTLs (0 for the inbox config's), and groups.
 	users      []string
@@ -145,7 +156,7 @@ type property struct {
 		published, broadcasts, groupMessages, retries, changed int
 		alreadyRead, notFound, removed, delivered, redelivered int
 		recounts, joins, leaves, archived, deleted, seen       int
-		redacted, snoozed, raced                               int
+		redacted, snoozed, raced, chat                         int
 	}
 }
 
@@ -183,25 +194,27 @@ func (p *property) logf(format string, args ...any) {
 func (p *property) randomOp() {
 	h, harness := p.e.harness()
 	switch r := p.rng.IntN(100); {
-	case r < 22:
+	case r < 15:
 		p.publish()
-	case r < 26:
+	case r < 25:
+		p.chat(h, harness)
+	case r < 29:
 		p.snooze()
-	case r < 34:
+	case r < 37:
 		p.broadcast()
-	case r < 46:
-		p.markRead()
 	case r < 49:
+		p.markRead()
+	case r < 52:
 		p.markAllRead()
-	case r < 51:
+	case r < 54:
 		p.joinOrLeave()
-	case r < 55:
+	case r < 58:
 		p.archive()
-	case r < 57:
-		p.deleteForUser()
 	case r < 60:
+		p.deleteForUser()
+	case r < 63:
 		p.markSeen()
-	case r < 61:
+	case r < 64:
 		p.redact()
 	case r < 76:
 		p.advance()
@@ -215,6 +228,30 @@ func (p *property) randomOp() {
 		p.redeliver(h)
 	default:
 		p.recount()
+	}
+}
+
+// checkReadBy asks ReadBy who has read each message of a random user's
+// view of a random thread, page by page, and of one of her earlier pages
+// (read, expired or removed since), and compares the answers with the
+// model's; with all, of every user's view of every thread. It is skipped
+// while the removal of an unexpired record waits for delivery: a removed
+// receipt's reader item goes with its removal, and a removed broadcast's
+// readers with its tombstone.
+func (p *property) checkReadBy(all bool) {
+	if p.liveRemovals {
+		return
+	}
+	users, threads := []string{p.users[p.rb.rng.IntN(len(p.users))]}, []string{p.threads[1+p.rb.rng.IntN(len(p.threads)-1)]}
+	if all {
+		users, threads = p.users, p.threads[1:]
+	}
+	what := fmt.Sprintf("step %d", p.step)
+	for _, u := range users {
+		for _, t := range threads {
+			p.rb.thread(what, p.e.ib, p.user(u), t, p.now())
+		}
+		p.rb.staleOnes(what, p.e.ib, p.user(u), p.now())
 	}
 }
 
@@ -577,7 +614,7 @@ func (p *property) publish() {
 		if retry {
 			exp = h.expiresAt
 		}
-		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt}
+		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt, sender: d.Sender}
 		p.m.published(id, d.Thread, u, "")
 		p.m.sent(d, u, id, now)
 		p.stats.published++
@@ -645,7 +682,7 @@ func (p *property) broadcast() {
 		return
 	}
 	exp := deliveredAt(now, d).Add(ttlOf(d))
-	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, group: group, deliverAt: d.DeliverAt}
+	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, group: group, deliverAt: d.DeliverAt, sender: d.Sender}
 	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup))
 	p.m.sent(d, d.Sender, msg.ID, now)
 	p.stats.broadcasts++
@@ -700,6 +737,113 @@ func (p *property) markRead() {
 	default:
 		p.stats.alreadyRead++
 	}
+}
+
+// chat has a random user act on a random live message of a thread (a
+// group's or everyone's, or a direct one), as a chat's members do: read
+// it (or interact with it), archive or unarchive it, or delete it for
+// herself; mostly a user who sees it, sometimes one who does not (the
+// mark is then refused). With a Harness, a user's receipt of a group's or
+// everyone's (mostly a read one, not the sender's) may be deleted behind
+// the library's back instead (another program's delete). Its readers
+// (ReadBy) change with each.
+func (p *property) chat(h Harness, harness bool) {
+	e, now := p.e, p.now()
+	var ids []string
+	for id, c := range p.m.broadcasts {
+		if c.thread != "" && now.Before(c.expiresAt) {
+			ids = append(ids, id)
+		}
+	}
+	for _, copies := range p.m.direct {
+		for id, c := range copies {
+			if c.thread != "" && now.Before(c.expiresAt) && !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids) // map order is random: sorted for a deterministic replay
+	id := ids[p.rng.IntN(len(ids))]
+	var users []string
+	for _, u := range p.users {
+		if _, ok := p.m.lookup(u, id, now); ok {
+			users = append(users, u)
+		}
+	}
+	u := p.users[p.rng.IntN(len(p.users))]
+	if len(users) > 0 && p.rng.IntN(5) != 0 {
+		u = users[p.rng.IntN(len(users))]
+	}
+	name, call := "MarkRead", e.ib.MarkRead
+	model := func() (bool, bool) { return p.m.markRead(u, id, now) }
+	// The users with a receipt of id, read by them (not sent), first.
+	var receipts, read []string
+	for _, v := range p.users {
+		if st := p.m.receipts[v][id]; st != nil {
+			receipts = append(receipts, v)
+			if !st.ReadAt.IsZero() && st.DeletedAt.IsZero() && v != p.m.broadcasts[id].sender {
+				read = append(read, v)
+			}
+		}
+	}
+	switch r := p.rng.IntN(12); {
+	case r >= 10 && harness && len(receipts) > 0:
+		u = receipts[p.rng.IntN(len(receipts))]
+		if len(read) > 0 && p.rng.IntN(4) != 0 {
+			u = read[p.rng.IntN(len(read))]
+		}
+		k := driver.Key{Partition: p.e.part(u), ID: id}
+		p.logf("chat: remove %s's receipt of %s", u, id)
+		p.m.remove(u, id)
+		before := h.Pending()
+		if _, err := h.Delete(e.ctx, k); err != nil {
+			e.t.Errorf("step %d: Delete(%s/%s): %v", p.step, k.Partition.PK(), k.ID, err)
+		}
+		if h.Pending() > before {
+			p.liveRemovals = true
+		}
+		p.stats.removed++
+		return
+	case r == 0:
+		name, call, model = "MarkInteracted", e.ib.MarkInteracted, func() (bool, bool) { return p.m.interact(u, id, now) }
+	case r < 4:
+		on := r < 3
+		name, call = "Unarchive", e.ib.Unarchive
+		if on {
+			name, call = "Archive", e.ib.Archive
+		}
+		model = func() (bool, bool) {
+			return p.m.change(u, id, now, func(s driver.State) (driver.State, bool) {
+				if on == !s.ArchivedAt.IsZero() {
+					return s, false
+				}
+				s.ArchivedAt = time.Time{}
+				if on {
+					s.ArchivedAt = now
+				}
+				return s, true
+			})
+		}
+	case r < 6:
+		name, call = "Delete", e.ib.Delete
+		model = func() (bool, bool) {
+			return p.m.change(u, id, now, func(driver.State) (driver.State, bool) { return driver.State{DeletedAt: now}, true })
+		}
+	}
+	wantChanged, wantFound := model()
+	p.logf("chat: %s %s for %s (want changed %v, found %v)", name, id, u, wantChanged, wantFound)
+	changed, err := call(e.ctx, p.user(u), id)
+	if name == "Delete" {
+		if err != nil || changed != wantChanged {
+			e.t.Errorf("step %d: Delete(%s, %s) = %v, %v; want %v, nil", p.step, u, id, changed, err, wantChanged)
+		}
+	} else {
+		p.wantChange(name, u, id, changed, err, wantChanged, wantFound)
+	}
+	p.stats.chat++
 }
 
 // anyID returns the ID of a random message or broadcast ever published.
