@@ -383,13 +383,10 @@ func (p *property) pickMessage(u string) string {
 	return p.e.newID()
 }
 
-// archive archives or unarchives a random message for a random user.
-func (p *property) archive() {
-	e, now := p.e, p.now()
-	u := p.users[p.rng.IntN(len(p.users))]
-	id := p.pickMessage(u)
-	on := p.rng.IntN(3) != 0
-	wantChanged, wantFound := p.m.change(u, id, now, func(s driver.State) (driver.State, bool) {
+// archiveState returns the model's change of an archive (on) or unarchive
+// at now: it reports false, changing nothing, if the state is so already.
+func archiveState(on bool, now time.Time) func(driver.State) (driver.State, bool) {
+	return func(s driver.State) (driver.State, bool) {
 		if on == !s.ArchivedAt.IsZero() {
 			return s, false
 		}
@@ -398,7 +395,16 @@ func (p *property) archive() {
 			s.ArchivedAt = now
 		}
 		return s, true
-	})
+	}
+}
+
+// archive archives or unarchives a random message for a random user.
+func (p *property) archive() {
+	e, now := p.e, p.now()
+	u := p.users[p.rng.IntN(len(p.users))]
+	id := p.pickMessage(u)
+	on := p.rng.IntN(3) != 0
+	wantChanged, wantFound := p.m.change(u, id, now, archiveState(on, now))
 	p.logf("archive %v %s for %s (want changed %v, found %v)", on, id, u, wantChanged, wantFound)
 	op := e.ib.Unarchive
 	if on {
@@ -816,16 +822,7 @@ func (p *property) chat(h Harness, harness bool) {
 			name, call = "Archive", e.ib.Archive
 		}
 		model = func() (bool, bool) {
-			return p.m.change(u, id, now, func(s driver.State) (driver.State, bool) {
-				if on == !s.ArchivedAt.IsZero() {
-					return s, false
-				}
-				s.ArchivedAt = time.Time{}
-				if on {
-					s.ArchivedAt = now
-				}
-				return s, true
-			})
+			return p.m.change(u, id, now, archiveState(on, now))
 		}
 	case r < 6:
 		name, call = "Delete", e.ib.Delete
