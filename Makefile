@@ -24,7 +24,7 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 test:
 	scripts/chromium.sh
 	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
-		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 20m ./...); done'
+		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...); done'
 
 # bench runs every benchmark once, without tests.
 bench:
