@@ -42,7 +42,9 @@ const readersPage = 2000
 // read it, by user ID, and when. The message's sender (Message.Sender)
 // is left out: her own message is read for her (see Draft.Sender), so
 // "seen by" counts the others. A message that has expired, or that was
-// removed for everyone (Redact), has no readers.
+// removed for everyone (Redact), has no readers, but for u's own read of a
+// one-to-one copy, which ReadBy takes from msgs as given (a stale page
+// may still hold it).
 //
 // A group chat's message (a group's, or everyone's, stored once) is read
 // by the users whose receipts of it are read: each mark that reads or
