@@ -22,10 +22,12 @@ func newLateStore(testing.TB, func() time.Time) driver.Store {
 }
 
 func TestRunOnStoreThatDeletesLate(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, newLateStore)
 }
 
 func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
+	t.Parallel()
 	storetest.RunProperty(t, newLateStore, 500)
 }
 
@@ -51,6 +53,7 @@ func handledOver(ms *memstore.Store, st driver.Store, now func() time.Time) *mem
 }
 
 func TestRunPropertyOnStoreThatDeletesLateWithStreamLag(t *testing.T) {
+	t.Parallel()
 	storetest.RunProperty(t, newLateLagStore, 600)
 }
 
@@ -92,9 +95,11 @@ func newShortPageStore(_ testing.TB, now func() time.Time) driver.Store {
 }
 
 func TestRunOnStoreThatPagesShort(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, newShortPageStore)
 }
 
 func TestRunPropertyOnStoreThatPagesShort(t *testing.T) {
+	t.Parallel()
 	storetest.RunProperty(t, newShortPageStore, 500)
 }
