@@ -20,11 +20,16 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 
 # test runs go vet on every module, then every test of each with the race
 # detector, the live page's (examples/httpapi, in headless Chromium) with
-# the others, against the same DynamoDB Local and redis.
+# the others, against the same DynamoDB Local and redis. The modules' tests
+# run at the same time (in DynamoDB Local each test has a database of its
+# own), and each module's output is shown, in the order of MODULES, once
+# its tests end.
 test:
 	scripts/chromium.sh
 	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
-		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...); done'
+		out=$$(mktemp -d); trap "rm -rf $$out" EXIT; pids=(); \
+		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); done; \
+		status=0; for i in $${!pids[@]}; do wait $${pids[$$i]} || status=1; cat "$$out/$$i"; done; exit $$status'
 
 # bench runs every benchmark once, without tests.
 bench:

@@ -15,6 +15,7 @@ import (
 // broadcast read from 100 goroutines each: exactly one call reports the
 // change, and read moves by one per message.
 func TestConcurrentMarkReadCountsOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
 	ib := inbox.New(store)
@@ -72,6 +73,7 @@ func TestConcurrentMarkReadCountsOnce(t *testing.T) {
 // TestConcurrentPublishesCountEach publishes 30 messages to one user at
 // once: every one lands and counts, published == 30 == a recount.
 func TestConcurrentPublishesCountEach(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
 	ib := inbox.New(store)

@@ -325,6 +325,7 @@ func TestRecountRewritesStaleTimedEntries(t *testing.T) {
 // another program deleted while its counted was such), and Counts still
 // agrees with List after it.
 func TestHostileCounted(t *testing.T) {
+	t.Parallel()
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
 	c := ddblocal.Client(t)

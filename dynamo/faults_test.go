@@ -215,6 +215,7 @@ func TestThrottledTransactionIsRetried(t *testing.T) {
 // responses after being applied, and checks that every counter equals a
 // recount of the items it summarises, computed from raw Query results.
 func TestFaultsKeepCountersExact(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a few hundred operations against DynamoDB Local")
 	}
@@ -409,6 +410,7 @@ func (c *cancellingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 // retry with the same HostSystemID gives every user exactly one copy, and
 // the counters equal a recount of the items.
 func TestPublishCancelledInFlight(t *testing.T) {
+	t.Parallel()
 	raw := ddblocal.Client(t)
 	table, _ := ddblocal.NewTable(t, raw)
 	ctx, cancel := context.WithCancel(context.Background())

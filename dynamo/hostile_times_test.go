@@ -58,6 +58,7 @@ var hostileAttrValues = []struct {
 // with such an attribute), fails no record, after which Counts still
 // agrees with List.
 func TestHostileTimes(t *testing.T) {
+	t.Parallel()
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
 	c := ddblocal.Client(t)

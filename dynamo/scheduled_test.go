@@ -26,6 +26,7 @@ import (
 // messages still carry the keys: the index added afterwards with
 // UpdateTable lists them.
 func TestScheduledIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := ddblocal.Client(t)
 	now := time.Now().UTC().Truncate(time.Second)

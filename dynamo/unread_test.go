@@ -24,6 +24,7 @@ import (
 // without it at every step; a message another program wrote without the
 // index's attribute joins it when Recount adopts it.
 func TestUnreadIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, raw, table := newLocalStore(t)
 	desc, err := raw.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})

@@ -20,12 +20,14 @@ func newStore(_ testing.TB, now func() time.Time) driver.Store {
 // TestConformance runs the suite on a Store that feeds its changes, so
 // that the suite also checks the events they make.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(_ testing.TB, now func() time.Time) driver.Store {
 		return feedStore{memstore.New(memstore.WithClock(now), memstore.WithChanges())}
 	})
 }
 
 func TestProperty(t *testing.T) {
+	t.Parallel()
 	storetest.RunProperty(t, newStore, 3000)
 }
 
@@ -40,14 +42,17 @@ func newLagStore(_ testing.TB, now func() time.Time) driver.Store {
 }
 
 func TestConformanceWithStreamLag(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, newLagStore)
 }
 
 func TestPropertyCached(t *testing.T) {
+	t.Parallel()
 	storetest.RunPropertyCached(t, newLagStore, 3000)
 }
 
 func TestPropertyWithStreamLag(t *testing.T) {
+	t.Parallel()
 	storetest.RunProperty(t, newLagStore, 3000)
 }
 
@@ -71,6 +76,7 @@ func TestFleetPropertyReadBySeeds(t *testing.T) {
 }
 
 func TestFleetProperty(t *testing.T) {
+	t.Parallel()
 	steps := 400
 	if testing.Short() {
 		steps = 100

@@ -170,6 +170,7 @@ func mutants() map[string]mutant {
 // TestSuiteCatchesBrokenStores runs the suite on each mutant in a child
 // process and checks that it fails where it should.
 func TestSuiteCatchesBrokenStores(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the suite once per mutant")
 	}

@@ -30,13 +30,14 @@ type result struct {
 	stdout, stderr string
 }
 
-// hermetic makes config.LoadDefaultConfig see placeholder credentials and
-// nothing of the machine's AWS config: no region, no profile, no table.
+// hermetic makes config.LoadDefaultConfig see placeholder credentials (the
+// access key of t's database in DynamoDB Local, see ddblocal.AccessKey)
+// and nothing of the machine's AWS config: no region, no profile, no table.
 func hermetic(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID":           "local",
+		"AWS_ACCESS_KEY_ID":           ddblocal.AccessKey(t),
 		"AWS_SECRET_ACCESS_KEY":       "local",
 		"AWS_SESSION_TOKEN":           "",
 		"AWS_REGION":                  "",

@@ -37,7 +37,7 @@ func TestFunctionAccountsARemoval(t *testing.T) {
 	table, arn := ddblocal.NewTable(t, raw)
 	// What the Lambda environment provides, for config.LoadDefaultConfig.
 	t.Setenv("AWS_REGION", ddblocal.Region)
-	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_ACCESS_KEY_ID", ddblocal.AccessKey(t)) // raw's database
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	env := map[string]string{"TABLE_NAME": table, "DYNAMODB_ENDPOINT": ddblocal.Endpoint(t)}

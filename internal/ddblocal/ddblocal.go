@@ -6,12 +6,19 @@
 // still runs the rest; with CI=true a missing endpoint fails the test
 // instead, so CI cannot pass by skipping.
 //
+// Each test has a database of its own in DynamoDB Local: its clients sign
+// with AccessKey, and scripts/ddblocal.sh starts Local with a database per
+// access key. A test's tables are invisible to other tests, and its writes
+// do not slow down theirs (Local's cost of a write grows with the stream
+// records already in its database, which deleting a table keeps).
+//
 // Every function is safe for concurrent use by parallel tests.
 package ddblocal
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	mrand "math/rand/v2"
 	"os"
@@ -56,8 +63,18 @@ func Endpoint(t testing.TB) string {
 	return ""
 }
 
-// Config returns an AWS config for DynamoDB Local: static credentials,
-// region us-east-1, the endpoint, response checksums validated only when
+// AccessKey returns the access key t's clients sign with: one made from
+// t's name, so that t's clients share a database in DynamoDB Local that
+// no other test uses (a subtest has a name, and so a database, of its
+// own). Code under test that takes credentials from elsewhere, such as the
+// environment, must be given this key to see t's tables.
+func AccessKey(t testing.TB) string {
+	h := sha256.Sum256([]byte(t.Name()))
+	return "test" + hex.EncodeToString(h[:10])
+}
+
+// Config returns an AWS config for DynamoDB Local: static credentials
+// (AccessKey, secret "local"), region us-east-1, the endpoint, response checksums validated only when
 // required, and a standard retryer of MaxAttempts attempts with no retry
 // quota and a short backoff (see backoff). It skips or fails t as Endpoint does.
 func Config(t testing.TB) aws.Config {
@@ -66,7 +83,7 @@ func Config(t testing.TB) aws.Config {
 	return aws.Config{
 		Region:                     Region,
 		BaseEndpoint:               aws.String(ep),
-		Credentials:                credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Credentials:                credentials.NewStaticCredentialsProvider(AccessKey(t), "local", ""),
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		RetryMaxAttempts:           MaxAttempts,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -37,6 +38,31 @@ func TestNewTable(t *testing.T) {
 	if got := aws.ToString(ttl.TimeToLiveDescription.AttributeName); got != "expiredat" {
 		t.Errorf("TTL attribute %q, want expiredat", got)
 	}
+}
+
+// TestEachTestHasItsOwnDatabase: a table a test creates is seen by its
+// other clients, and not by another test's (a subtest's), whose access
+// key differs; DynamoDB Local started with -sharedDb would show it to all.
+func TestEachTestHasItsOwnDatabase(t *testing.T) {
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	describe := func(c *dynamodb.Client) error {
+		_, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		return err
+	}
+	if err := describe(ddblocal.Client(t)); err != nil {
+		t.Fatalf("another client of the test: %v", err)
+	}
+	parent := ddblocal.AccessKey(t)
+	t.Run("other", func(t *testing.T) {
+		if ddblocal.AccessKey(t) == parent {
+			t.Fatalf("the subtest signs with its parent's access key %s", parent)
+		}
+		var missing *types.ResourceNotFoundException
+		if err := describe(ddblocal.Client(t)); !errors.As(err, &missing) {
+			t.Errorf("another test's client described the table: err %v, want a ResourceNotFoundException", err)
+		}
+	})
 }
 
 // TestMissingEndpoint runs TestNewTable without the endpoint: it must skip
