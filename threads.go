@@ -391,6 +391,28 @@ type threadKey struct{ group, thread string }
 // counters) of parts, u's partition first, and dead, u's receipts of
 // broadcasts removed before they expired.
 func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record) []Thread {
+	sums := threadSums(parts, stats, dead)
+	out := make([]Thread, 0, len(sums))
+	for k, s := range sums {
+		t := Thread{Thread: k.thread, Group: k.group, Activity: s.Latest, Tally: newTally(*s)}
+		if t.Total > 0 && t.Activity != "" {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b Thread) int {
+		if c := strings.Compare(b.Activity, a.Activity); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Group+"\x00"+a.Thread, b.Group+"\x00"+b.Thread)
+	})
+	return out
+}
+
+// threadSums adds up, by thread and audience, the threads' counters of
+// stats (of parts, u's partition first), less the partitions' expired
+// entries and dead, u's receipts of broadcasts removed before they
+// expired: the sums threadTallies shows.
+func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) map[threadKey]*driver.Counter {
 	source := map[string]bool{"": true} // the audiences listed
 	for _, p := range parts[1:] {
 		source[p.Group] = true
@@ -432,20 +454,7 @@ func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record
 			add(parts[0], d)
 		}
 	}
-	out := make([]Thread, 0, len(sums))
-	for k, s := range sums {
-		t := Thread{Thread: k.thread, Group: k.group, Activity: s.Latest, Tally: newTally(*s)}
-		if t.Total > 0 && t.Activity != "" {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b Thread) int {
-		if c := strings.Compare(b.Activity, a.Activity); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Group+"\x00"+a.Thread, b.Group+"\x00"+b.Thread)
-	})
-	return out
+	return sums
 }
 
 // previews sets each thread's Latest: its activity's message, as byKey
