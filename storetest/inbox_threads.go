@@ -19,6 +19,7 @@ func threadTests() []suiteTest {
 		{"Threads", testThreads},
 		{"ThreadsBadInput", testThreadsBadInput},
 		{"MarkAllReadThreadStops", testMarkAllReadThreadStops},
+		{"ListThreadsDeepCached", testListThreadsDeepCached},
 		{"ListThreads", testListThreads},
 		{"ListThreadsBadInput", testListThreadsBadInput},
 	}
@@ -463,5 +464,50 @@ func testMarkAllReadThreadStops(e *env) {
 			e.publish(inbox.Draft{Title: "newer dm", Thread: "chat"}, "ann")
 			e.clock.Advance(time.Second)
 		}
+	}
+}
+
+// testListThreadsDeepCached: with the shared cache on, a page of
+// ListThreads below the threads a snapshot holds counts each thread as
+// the partition stands, when one of its messages expired and its removal
+// was accounted after the snapshot was read (the snapshot still lists the
+// expired entry): the thread keeps its place and its counts.
+func testListThreadsDeepCached(e *env) {
+	h := e.needHarness()
+	bob := e.user("bob")
+	e.broadcast(inbox.Draft{Title: "kept", Thread: "t00"})
+	e.clock.Advance(time.Second)
+	e.broadcast(inbox.Draft{Title: "expires", Thread: "t00", TTL: time.Hour})
+	e.clock.Advance(time.Second)
+	const threads = 30 // more than a snapshot holds
+	for i := 1; i < threads; i++ {
+		e.broadcast(inbox.Draft{Title: "x", Thread: fmt.Sprintf("t%02d", i)})
+		e.clock.Advance(time.Second)
+	}
+	e.clock.Advance(time.Hour)
+	cached := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
+	first, err := cached.ListThreads(e.ctx, bob, inbox.ThreadOptions{Limit: 10})
+	if err != nil || first.Cursor == "" {
+		e.t.Fatalf("ListThreads(bob) = %d threads, cursor %q, %v; want a page and a cursor", len(first.Threads), first.Cursor, err)
+	}
+	e.deliver(h) // the expired message's removal
+	got := first.Threads
+	for o := (inbox.ThreadOptions{Limit: 10, Cursor: first.Cursor}); o.Cursor != ""; {
+		p, err := cached.ListThreads(e.ctx, bob, o)
+		if err != nil {
+			e.t.Fatalf("ListThreads(bob, %+v): %v", o, err)
+		}
+		got, o.Cursor = append(got, p.Threads...), p.Cursor
+	}
+	want := listThreads(e.t, e.ctx, inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)), bob, 0)
+	tallies := func(ts []inbox.Thread) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, fmt.Sprintf("%s:%d/%d", t.Thread, t.Total, t.Unread))
+		}
+		return out
+	}
+	if g, w := tallies(got), tallies(want); !slices.Equal(g, w) || len(w) != threads {
+		e.t.Errorf("bob's threads paged with the cache: %v\nwith the cache off: %v (want %d threads)", g, w, threads)
 	}
 }
