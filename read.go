@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox/driver"
 )
@@ -50,7 +53,11 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // that call left it). Its cost grows with
 // the unread messages it marks (and the broadcasts it passes), not with
 // the direct messages u has read: one unread-only page (see List) and one
-// transaction per MaxMarkBatch messages.
+// transaction per MaxMarkBatch messages. Marking a chat read (a Thread,
+// no Category) reads, before each page, the thread's counts (one round
+// trip, as ListThreads counts it), and the page asks for no more than
+// they say are unread: it stops when none is left, and does not read the
+// thread's read history.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
@@ -67,13 +74,20 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 // still in the view, for a page another writer changed meanwhile. A page
 // lists what is left of the view below the previous one, so the changed
 // messages, which leave the view or not, are passed once; after a short
-// page, once u's counts say the view is empty, the rest is not read.
+// page, once u's counts say the view is empty, the rest is not read. On
+// a view of one thread (of every category), the thread's counts
+// (threadTally, one round trip) are read before each page, which asks
+// for no more messages than they say the view holds: the action stops
+// when none is left, without reading the thread's history below.
 func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err
 	}
 	if o.Snoozed {
 		return 0, fmt.Errorf("%w: a bulk action on the snoozed view", ErrInvalidInput)
+	}
+	if err := driver.ValidateThread(o.Thread); err != nil {
+		return 0, err // before threadTally reads with it
 	}
 	after := "" // the IDs below it are up to o.UpTo; "" bounds none
 	if o.UpTo != "" {
@@ -87,10 +101,21 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 	}
 	changed := 0
 	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
-	if o.Thread != "" {
-		o.Limit = threadMarkBatch
-	}
 	for {
+		if o.Thread != "" && o.Category == "" {
+			// The thread's counts say how many the view holds: a page
+			// asks for no more, so that it does not read on through the
+			// thread's history to fill itself.
+			t, err := ib.threadTally(ctx, u, o.Thread)
+			if err != nil {
+				return changed, err
+			}
+			left := viewTally(t, o)
+			if left == 0 {
+				return changed, nil
+			}
+			o.Limit = int(min(threadMarkBatch, left))
+		}
 		recs, cursor, err := ib.page(ctx, u, o)
 		if err != nil {
 			return changed, err
@@ -107,7 +132,7 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 		// may be long and hold nothing to change (archived messages below
 		// the default view's, say). Exact counts tell when nothing is
 		// left, at a round trip of stats.
-		if len(recs) < o.Limit {
+		if len(recs) < o.Limit && o.Thread == "" {
 			if empty, err := ib.viewEmpty(ctx, u, o); err != nil || empty {
 				return changed, err
 			}
@@ -118,7 +143,7 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 
 // viewEmpty reports whether List with o shows u nothing at all, from u's
 // Counts (exactly what List shows): a view of one thread is never said
-// empty.
+// empty (bulk counts those with threadTally).
 func (ib *Inbox) viewEmpty(ctx context.Context, u User, o ListOptions) (bool, error) {
 	if o.Thread != "" {
 		return false, nil
@@ -131,15 +156,22 @@ func (ib *Inbox) viewEmpty(ctx context.Context, u User, o ListOptions) (bool, er
 	if o.Category != "" {
 		t = c.Categories[o.Category]
 	}
-	switch {
-	case o.Snoozed:
+	if o.Snoozed {
 		return c.Snoozed == 0, nil // none at all; else the view may hold some
-	case o.Archived:
-		return t.Archived == 0, nil
-	case o.UnreadOnly:
-		return t.Unread == 0, nil
 	}
-	return t.Total == 0, nil
+	return viewTally(t, o) == 0, nil
+}
+
+// viewTally returns how many of the messages t counts List with o shows
+// (o not Snoozed): the archived, the unread, or all.
+func viewTally(t Tally, o ListOptions) int64 {
+	switch {
+	case o.Archived:
+		return t.Archived
+	case o.UnreadOnly:
+		return t.Unread
+	}
+	return t.Total
 }
 
 // markBatch gives recs (from u's feed, with u's receipts) the marks set
@@ -249,4 +281,110 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 		marks = marks[n:]
 	}
 	return out
+}
+
+// threadTally returns u's counts of thread, in every audience together:
+// what List with ListOptions.Thread shows, as ListThreads counts each
+// audience's (Thread.Tally). In one round trip it reads the stats of u's
+// partition and of each shared one (from the snapshots of
+// WithSharedCache when it is on) and, by key, u's counters of the thread;
+// the shared partitions' counters of it come from their snapshots when
+// these list it, else they are read by key too. Counters read by key make
+// one view with their partition's stats when their versions agree (else
+// it reads again, renewing a snapshot older than the partition). u's
+// receipts of broadcasts removed before they expired take one more round
+// trip, as in Counts.
+func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally, error) {
+	parts := append([]Partition{u.Partition()}, u.Shared()...)
+	keys := make([][]driver.Counter, len(parts))
+	keys[0] = []driver.Counter{{Thread: thread}}
+	for i, p := range parts[1:] {
+		// u's receipts of the thread's messages in p, and p's own counter.
+		keys[0] = append(keys[0], driver.Counter{Thread: thread, Group: p.Group})
+		keys[i+1] = []driver.Counter{{Thread: thread}}
+	}
+	byKey := func(ctx context.Context, i int) (driver.Stats, error) {
+		return ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[i], Keys: keys[i]})
+	}
+	for range countsAttempts {
+		now := ib.now()
+		v := ib.cache.newView(now)
+		again := make([]driver.Stats, len(parts))
+		read := make([]bool, len(parts))
+		stats, err := ib.feedStats(ctx, v, parts, now, false, func(ctx context.Context) error {
+			g, gctx := errgroup.WithContext(ctx)
+			for i := range parts {
+				if i > 0 && v.c.fresh > 0 {
+					continue // from the snapshot, below
+				}
+				read[i] = true
+				g.Go(func() (err error) { again[i], err = byKey(gctx, i); return err })
+			}
+			return g.Wait()
+		})
+		if err != nil {
+			return Tally{}, err
+		}
+		view := make([]driver.Stats, len(parts))
+		torn := false
+		for i, st := range stats {
+			view[i].Expired = st.Expired
+			if !read[i] {
+				s, err := v.snapshot(ctx, parts[i])
+				if err != nil {
+					return Tally{}, err
+				}
+				if s != nil {
+					if j := slices.IndexFunc(s.threads, func(c driver.Counter) bool { return c.Thread == thread }); j >= 0 {
+						view[i].Counters = []driver.Counter{s.threads[j]}
+						continue
+					}
+					if s.threadsComplete {
+						continue // p has none of it
+					}
+				}
+				if again[i], err = byKey(ctx, i); err != nil {
+					return Tally{}, err
+				}
+				if s != nil && again[i].Version != st.Version {
+					// The partition changed since its snapshot was read.
+					if err := v.renew(ctx, parts[i], nil); err != nil {
+						return Tally{}, err
+					}
+				}
+			}
+			if again[i].Version != st.Version {
+				torn = true // a write came between the reads
+				break
+			}
+			for _, c := range again[i].Counters {
+				if c.Thread == thread {
+					view[i].Counters = append(view[i].Counters, c)
+				}
+			}
+		}
+		if torn {
+			continue
+		}
+		var tombstones []driver.Record
+		for _, st := range stats[1:] {
+			tombstones = append(tombstones, st.Tombstones...)
+		}
+		dead, err := ib.deadReceipts(ctx, u, tombstones, now)
+		if err != nil {
+			return Tally{}, err
+		}
+		var t Tally
+		for k, s := range threadSums(parts, view, dead) {
+			if k.thread == thread {
+				n := newTally(*s)
+				t.Total += n.Total
+				t.Read += n.Read
+				t.Unread += n.Unread
+				t.Archived += n.Archived
+			}
+		}
+		return t, nil
+	}
+	return Tally{}, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
 }

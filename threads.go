@@ -86,7 +86,9 @@ type ThreadPage struct {
 // trip; then, in a second, each listed thread's newest message (and u's
 // receipt of it), u's counters of the listed shared threads and the
 // listed threads' own counters, by key, one view with the first round by
-// their versions. Its read units grow with the threads it lists and those
+// their versions (a shared thread served from a snapshot needs no read
+// of its counter; one below the threads a snapshot holds is read by key,
+// and a snapshot older than it is read anew). Its read units grow with the threads it lists and those
 // it passes (a thread of u's it shows nothing of), about 2 read units a
 // thread (its counter and its newest message), never with the number of
 // threads or messages of the partitions. A thread whose newest message u cannot see
@@ -287,6 +289,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // is false if a write came between.
 func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
 	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
+	byKeys := map[driver.Key]bool{}              // the candidates read again
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
 		if i < 0 {
@@ -295,11 +298,19 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		if c.Partition.IsShared() {
 			// u's receipts of its messages, in u's partition.
 			keys[0] = append(keys[0], driver.Counter{Thread: c.Thread, Group: c.Partition.Group})
-			if v.c.fresh > 0 {
+			s, err := v.snapshot(ctx, c.Partition)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if s != nil && slices.Contains(s.threads, c) {
 				continue // the snapshot is one view with its stats
 			}
+			// A thread below those the snapshot holds was read from the
+			// store, later than the snapshot's stats: read by key, it is
+			// checked against their version below.
 		}
 		keys[i] = append(keys[i], driver.Counter{Thread: c.Thread})
+		byKeys[driver.Key{Partition: c.Partition, ID: c.Thread}] = true
 	}
 	again := make([]driver.Stats, len(parts))
 	var dead, recs []driver.Record
@@ -347,7 +358,15 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			continue
 		}
 		if again[i].Version != stats[i].Version {
-			return nil, nil, false, nil // a write came between the rounds
+			// A write came between the rounds, or the partition's
+			// snapshot is older than it: the caller reads again, from a
+			// snapshot read anew.
+			if i > 0 {
+				if err := v.renew(ctx, parts[i], nil); err != nil {
+					return nil, nil, false, err
+				}
+			}
+			return nil, nil, false, nil
 		}
 		for _, c := range again[i].Counters {
 			if c.Group != "" {
@@ -363,7 +382,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	}
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
-		if len(keys[i]) > 0 {
+		if byKeys[driver.Key{Partition: c.Partition, ID: c.Thread}] {
 			again, ok := reread[driver.Key{Partition: c.Partition, ID: c.Thread}]
 			if !ok {
 				return nil, nil, false, nil // gone since the first round
@@ -391,6 +410,28 @@ type threadKey struct{ group, thread string }
 // counters) of parts, u's partition first, and dead, u's receipts of
 // broadcasts removed before they expired.
 func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record) []Thread {
+	sums := threadSums(parts, stats, dead)
+	out := make([]Thread, 0, len(sums))
+	for k, s := range sums {
+		t := Thread{Thread: k.thread, Group: k.group, Activity: s.Latest, Tally: newTally(*s)}
+		if t.Total > 0 && t.Activity != "" {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b Thread) int {
+		if c := strings.Compare(b.Activity, a.Activity); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Group+"\x00"+a.Thread, b.Group+"\x00"+b.Thread)
+	})
+	return out
+}
+
+// threadSums adds up, by thread and audience, the threads' counters of
+// stats (of parts, u's partition first), less the partitions' expired
+// entries and dead, u's receipts of broadcasts removed before they
+// expired: the sums threadTallies shows.
+func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) map[threadKey]*driver.Counter {
 	source := map[string]bool{"": true} // the audiences listed
 	for _, p := range parts[1:] {
 		source[p.Group] = true
@@ -432,20 +473,7 @@ func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record
 			add(parts[0], d)
 		}
 	}
-	out := make([]Thread, 0, len(sums))
-	for k, s := range sums {
-		t := Thread{Thread: k.thread, Group: k.group, Activity: s.Latest, Tally: newTally(*s)}
-		if t.Total > 0 && t.Activity != "" {
-			out = append(out, t)
-		}
-	}
-	slices.SortFunc(out, func(a, b Thread) int {
-		if c := strings.Compare(b.Activity, a.Activity); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Group+"\x00"+a.Thread, b.Group+"\x00"+b.Thread)
-	})
-	return out
+	return sums
 }
 
 // previews sets each thread's Latest: its activity's message, as byKey

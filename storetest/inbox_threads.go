@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/stak/inbox"
@@ -17,6 +18,8 @@ func threadTests() []suiteTest {
 	return []suiteTest{
 		{"Threads", testThreads},
 		{"ThreadsBadInput", testThreadsBadInput},
+		{"MarkAllReadThreadStops", testMarkAllReadThreadStops},
+		{"ListThreadsDeepCached", testListThreadsDeepCached},
 		{"ListThreads", testListThreads},
 		{"ListThreadsBadInput", testListThreadsBadInput},
 	}
@@ -397,5 +400,114 @@ func testListThreadsBadInput(e *env) {
 	}
 	if _, err := e.ib.List(e.ctx, ann, inbox.ListOptions{Cursor: page.Cursor}); !errors.Is(err, inbox.ErrInvalidCursor) {
 		e.t.Errorf("List with a ListThreads cursor: %v, want ErrInvalidCursor", err)
+	}
+}
+
+// queriedRecords is a Store that counts the records its Query calls of
+// one thread return (not a shared cache's reads of a partition's newest
+// records), and passes every call to the Store it wraps.
+type queriedRecords struct {
+	driver.Store
+	n atomic.Int64
+}
+
+// Query counts the records q returns if q is of a thread.
+func (s *queriedRecords) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	if q.Thread != "" {
+		s.n.Add(int64(len(res.Records)))
+	}
+	return res, err
+}
+
+// testMarkAllReadThreadStops: MarkAllRead of a thread marks its unread
+// messages, a group's and the user's own, and stops once the thread's
+// counts say none is left, without reading the thread's read history
+// below them.
+func testMarkAllReadThreadStops(e *env) {
+	ann := e.member("ann", "team")
+	const history = 200
+	for i := range history {
+		if i%2 == 0 {
+			e.broadcastTo("team", inbox.Draft{Title: "old", Thread: "chat"})
+		} else {
+			e.publish(inbox.Draft{Title: "old dm", Thread: "chat"}, "ann")
+		}
+		e.clock.Advance(time.Second)
+	}
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != history {
+		e.t.Fatalf("MarkAllRead(chat) of the history = %d, %v; want %d", n, err, history)
+	}
+	for range 3 {
+		e.broadcastTo("team", inbox.Draft{Title: "new", Thread: "chat"})
+		e.publish(inbox.Draft{Title: "new dm", Thread: "chat"}, "ann")
+		e.clock.Advance(time.Second)
+	}
+	counted := &queriedRecords{Store: e.store}
+	for _, ib := range []*inbox.Inbox{
+		inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)),
+		inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Minute)),
+	} {
+		counted.n.Store(0)
+		if n, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 6 {
+			e.t.Fatalf("MarkAllRead(chat) = %d, %v; want the 6 new messages", n, err)
+		}
+		// One page of the thread index of each partition: the 6 unread,
+		// and the read ones on the group's page; not the history below.
+		if n := counted.n.Load(); n > 2*(22+1) {
+			e.t.Errorf("MarkAllRead(chat) of 6 unread above %d read queried %d records, want at most a page of each partition", history, n)
+		}
+		e.wantFeed(ann, inbox.ListOptions{Thread: "chat", UnreadOnly: true})
+		e.wantCountsFromFeed(ann)
+		for range 3 {
+			e.broadcastTo("team", inbox.Draft{Title: "newer", Thread: "chat"})
+			e.publish(inbox.Draft{Title: "newer dm", Thread: "chat"}, "ann")
+			e.clock.Advance(time.Second)
+		}
+	}
+}
+
+// testListThreadsDeepCached: with the shared cache on, a page of
+// ListThreads below the threads a snapshot holds counts each thread as
+// the partition stands, when one of its messages expired and its removal
+// was accounted after the snapshot was read (the snapshot still lists the
+// expired entry): the thread keeps its place and its counts.
+func testListThreadsDeepCached(e *env) {
+	h := e.needHarness()
+	bob := e.user("bob")
+	e.broadcast(inbox.Draft{Title: "kept", Thread: "t00"})
+	e.clock.Advance(time.Second)
+	e.broadcast(inbox.Draft{Title: "expires", Thread: "t00", TTL: time.Hour})
+	e.clock.Advance(time.Second)
+	const threads = 30 // more than a snapshot holds
+	for i := 1; i < threads; i++ {
+		e.broadcast(inbox.Draft{Title: "x", Thread: fmt.Sprintf("t%02d", i)})
+		e.clock.Advance(time.Second)
+	}
+	e.clock.Advance(time.Hour)
+	cached := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
+	first, err := cached.ListThreads(e.ctx, bob, inbox.ThreadOptions{Limit: 10})
+	if err != nil || first.Cursor == "" {
+		e.t.Fatalf("ListThreads(bob) = %d threads, cursor %q, %v; want a page and a cursor", len(first.Threads), first.Cursor, err)
+	}
+	e.deliver(h) // the expired message's removal
+	got := first.Threads
+	for o := (inbox.ThreadOptions{Limit: 10, Cursor: first.Cursor}); o.Cursor != ""; {
+		p, err := cached.ListThreads(e.ctx, bob, o)
+		if err != nil {
+			e.t.Fatalf("ListThreads(bob, %+v): %v", o, err)
+		}
+		got, o.Cursor = append(got, p.Threads...), p.Cursor
+	}
+	want := listThreads(e.t, e.ctx, inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)), bob, 0)
+	tallies := func(ts []inbox.Thread) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, fmt.Sprintf("%s:%d/%d", t.Thread, t.Total, t.Unread))
+		}
+		return out
+	}
+	if g, w := tallies(got), tallies(want); !slices.Equal(g, w) || len(w) != threads {
+		e.t.Errorf("bob's threads paged with the cache: %v\nwith the cache off: %v (want %d threads)", g, w, threads)
 	}
 }
