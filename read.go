@@ -57,7 +57,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // no Category) reads, before each page, the thread's counts (one round
 // trip, as ListThreads counts it), and the page asks for no more than
 // they say are unread: it stops when none is left, and does not read the
-// thread's read history.
+// thread's read history. Once a page holds fewer (the counts hold
+// messages above UpTo, or arrived since it began), pages are of 22 again;
+// when the counts cannot be read as one view (the partitions kept
+// changing), it pages on without them rather than fail.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
@@ -101,20 +104,36 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 	}
 	changed := 0
 	o.Limit, o.Cursor = driver.MaxMarkBatch, ""
+	if o.Thread != "" {
+		o.Limit = threadMarkBatch
+	}
+	// counted says the thread's counts are read before each page, and
+	// tell when none is left; sized that they size the pages too: until a
+	// page comes back short, which says they count messages that the
+	// pages left do not hold (above UpTo, or arrived above the cursor
+	// since), so that pages of their number would read the rest a few
+	// messages at a time.
+	counted := o.Thread != "" && o.Category == ""
+	sized := counted
 	for {
-		if o.Thread != "" && o.Category == "" {
+		if counted {
 			// The thread's counts say how many the view holds: a page
 			// asks for no more, so that it does not read on through the
 			// thread's history to fill itself.
 			t, err := ib.threadTally(ctx, u, o.Thread)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrConflict):
+				// The partitions kept changing while they were read: the
+				// counts only save reads, so the action pages on without
+				// them, as on any other view, rather than fail.
+				counted, sized, o.Limit = false, false, threadMarkBatch
+			case err != nil:
 				return changed, err
-			}
-			left := viewTally(t, o)
-			if left == 0 {
+			case viewTally(t, o) == 0:
 				return changed, nil
+			case sized:
+				o.Limit = int(min(threadMarkBatch, viewTally(t, o)))
 			}
-			o.Limit = int(min(threadMarkBatch, left))
 		}
 		recs, cursor, err := ib.page(ctx, u, o)
 		if err != nil {
@@ -136,6 +155,9 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 			if empty, err := ib.viewEmpty(ctx, u, o); err != nil || empty {
 				return changed, err
 			}
+		}
+		if sized && len(recs) < o.Limit {
+			sized, o.Limit = false, threadMarkBatch
 		}
 		o.Cursor = cursor
 	}
@@ -326,42 +348,68 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			return Tally{}, err
 		}
 		view := make([]driver.Stats, len(parts))
+		snaps := make([]*snapshot, len(parts))
+		later := make([]bool, len(parts)) // read by key after the snapshot
+		for i := range stats {
+			if read[i] {
+				continue
+			}
+			s, err := v.snapshot(ctx, parts[i])
+			if err != nil {
+				return Tally{}, err
+			}
+			if s != nil {
+				if j := slices.IndexFunc(s.threads, func(c driver.Counter) bool { return c.Thread == thread }); j >= 0 {
+					view[i].Counters = []driver.Counter{s.threads[j]}
+					continue
+				}
+				if s.threadsComplete {
+					continue // p has none of it
+				}
+			}
+			snaps[i], read[i], later[i] = s, true, true
+		}
+		// The counters below the snapshots' threads, by key, at once; a
+		// partition that kept changing while a snapshot of it was read
+		// (none) has its stats read again beside, as with the cache off,
+		// so that a write lands between the two reads only if it lands
+		// while both are in flight.
+		g, gctx := errgroup.WithContext(ctx)
+		for i := range parts {
+			if later[i] {
+				g.Go(func() (err error) { again[i], err = byKey(gctx, i); return err })
+			}
+			if later[i] && snaps[i] == nil {
+				g.Go(func() (err error) { stats[i], err = v.stats(gctx, parts[i], false); return err })
+			}
+		}
+		if err := g.Wait(); err != nil {
+			return Tally{}, err
+		}
+		// A write came between the reads, or a snapshot is older than its
+		// partition: read again, every stale snapshot renewed at once.
 		torn := false
+		rg, rctx := errgroup.WithContext(ctx)
 		for i, st := range stats {
 			view[i].Expired = st.Expired
 			if !read[i] {
-				s, err := v.snapshot(ctx, parts[i])
-				if err != nil {
-					return Tally{}, err
-				}
-				if s != nil {
-					if j := slices.IndexFunc(s.threads, func(c driver.Counter) bool { return c.Thread == thread }); j >= 0 {
-						view[i].Counters = []driver.Counter{s.threads[j]}
-						continue
-					}
-					if s.threadsComplete {
-						continue // p has none of it
-					}
-				}
-				if again[i], err = byKey(ctx, i); err != nil {
-					return Tally{}, err
-				}
-				if s != nil && again[i].Version != st.Version {
-					// The partition changed since its snapshot was read.
-					if err := v.renew(ctx, parts[i], nil); err != nil {
-						return Tally{}, err
-					}
-				}
+				continue
 			}
 			if again[i].Version != st.Version {
-				torn = true // a write came between the reads
-				break
+				torn = true
+				if snaps[i] != nil {
+					rg.Go(func() error { return v.renew(rctx, parts[i], nil) })
+				}
+				continue
 			}
 			for _, c := range again[i].Counters {
 				if c.Thread == thread {
 					view[i].Counters = append(view[i].Counters, c)
 				}
 			}
+		}
+		if err := rg.Wait(); err != nil {
+			return Tally{}, err
 		}
 		if torn {
 			continue

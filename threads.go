@@ -346,6 +346,25 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	for _, c := range cands {
 		own[driver.Key{Partition: c.Partition, ID: c.Thread}] = c
 	}
+	// A write came between the rounds, or a partition's snapshot is older
+	// than it: the caller reads again, from snapshots read anew, every
+	// stale one at once (one a call would leave the next stale ones to
+	// the next attempts, and a user of more stale partitions than
+	// attempts with ErrConflict, with nothing written meanwhile).
+	torn := false
+	rg, rctx := errgroup.WithContext(ctx)
+	for i := range parts {
+		if len(keys[i]) == 0 || again[i].Version == stats[i].Version {
+			continue
+		}
+		torn = true
+		if i > 0 {
+			rg.Go(func() error { return v.renew(rctx, parts[i], nil) })
+		}
+	}
+	if err := rg.Wait(); err != nil || torn {
+		return nil, nil, false, err
+	}
 	// The view: each candidate's counter as read again by key (the
 	// candidates of a partition read with ActivityOnly have no tallies)
 	// or, from a snapshot, as it was read with its stats; u's receipts'
@@ -356,17 +375,6 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		view[i] = driver.Stats{Expired: stats[i].Expired}
 		if len(keys[i]) == 0 {
 			continue
-		}
-		if again[i].Version != stats[i].Version {
-			// A write came between the rounds, or the partition's
-			// snapshot is older than it: the caller reads again, from a
-			// snapshot read anew.
-			if i > 0 {
-				if err := v.renew(ctx, parts[i], nil); err != nil {
-					return nil, nil, false, err
-				}
-			}
-			return nil, nil, false, nil
 		}
 		for _, c := range again[i].Counters {
 			if c.Group != "" {

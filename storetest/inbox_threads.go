@@ -20,6 +20,12 @@ func threadTests() []suiteTest {
 		{"ThreadsBadInput", testThreadsBadInput},
 		{"MarkAllReadThreadStops", testMarkAllReadThreadStops},
 		{"ListThreadsDeepCached", testListThreadsDeepCached},
+		{"MarkAllReadThreadStaleSnapshots", testMarkAllReadThreadStaleSnapshots},
+		{"ListThreadsStaleSnapshots", testListThreadsStaleSnapshots},
+		{"MarkAllReadThreadUpToCost", testMarkAllReadThreadUpToCost},
+		{"MarkAllReadThreadCategoryBatch", testMarkAllReadThreadCategoryBatch},
+		{"MarkAllReadThreadChurn", testMarkAllReadThreadChurn},
+		{"MarkAllReadThreadSteadyWrites", testMarkAllReadThreadSteadyWrites},
 		{"ListThreads", testListThreads},
 		{"ListThreadsBadInput", testListThreadsBadInput},
 	}
