@@ -55,7 +55,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // the direct messages u has read: one unread-only page (see List) and one
 // transaction per MaxMarkBatch messages. Marking a chat read (a Thread,
 // no Category) reads, before each page, the thread's counts (one round
-// trip, as ListThreads counts it), and the page asks for no more than
+// trip, as ListThreads counts it; one more, an isolated read of the
+// thread's counters, while it has an expired message whose removal the
+// stream has not accounted yet, or a broadcast removed before its
+// expiry), and the page asks for no more than
 // they say are unread: it stops when none is left, and does not read the
 // thread's read history. Once a page holds fewer (the counts hold
 // messages above UpTo, or arrived since it began), pages are of 22 again;
@@ -316,6 +319,15 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // it reads again, renewing a snapshot older than the partition). u's
 // receipts of broadcasts removed before they expired take one more round
 // trip, as in Counts.
+//
+// Where the view takes something out of a partition's counters read by
+// key (its stats hold expired entries of the thread, or, for u's
+// partition, the shared ones hold tombstones of it: u's dead receipts),
+// equal versions make them one view with the stats only if they were
+// read as one isolated read with their version (see threadCounts): then
+// they are read so, and those read item by item beside the stats are
+// read again so, in one more round trip (on DynamoDB, a
+// TransactGetItems: 2 read units a counter).
 func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally, error) {
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	keys := make([][]driver.Counter, len(parts))
@@ -325,8 +337,8 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 		keys[0] = append(keys[0], driver.Counter{Thread: thread, Group: p.Group})
 		keys[i+1] = []driver.Counter{{Thread: thread}}
 	}
-	byKey := func(ctx context.Context, i int) (driver.Stats, error) {
-		return ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[i], Keys: keys[i]})
+	byKey := func(ctx context.Context, i int, isolated bool) (driver.Stats, error) {
+		return ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[i], Keys: keys[i], Isolated: isolated})
 	}
 	for range countsAttempts {
 		now := ib.now()
@@ -340,11 +352,27 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 					continue // from the snapshot, below
 				}
 				read[i] = true
-				g.Go(func() (err error) { again[i], err = byKey(gctx, i); return err })
+				g.Go(func() (err error) { again[i], err = byKey(gctx, i, false); return err })
 			}
 			return g.Wait()
 		})
 		if err != nil {
+			return Tally{}, err
+		}
+		var tombstones []driver.Record
+		for _, st := range stats[1:] {
+			tombstones = append(tombstones, st.Tombstones...)
+		}
+		isolated := func(i int) bool {
+			return takesOut(keys[i], stats[i].Expired) || i == 0 && takesOut(keys[i], tombstones)
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		for i := range parts {
+			if read[i] && isolated(i) && again[i].Version == stats[i].Version {
+				g.Go(func() (err error) { again[i], err = byKey(gctx, i, true); return err })
+			}
+		}
+		if err := g.Wait(); err != nil {
 			return Tally{}, err
 		}
 		view := make([]driver.Stats, len(parts))
@@ -374,10 +402,13 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 		// (none) has its stats read again beside, as with the cache off,
 		// so that a write lands between the two reads only if it lands
 		// while both are in flight.
-		g, gctx := errgroup.WithContext(ctx)
+		g, gctx = errgroup.WithContext(ctx)
 		for i := range parts {
 			if later[i] {
-				g.Go(func() (err error) { again[i], err = byKey(gctx, i); return err })
+				// Isolated where the view takes something out of them; a
+				// partition whose stats are read again beside them, too.
+				iso := isolated(i) || snaps[i] == nil
+				g.Go(func() (err error) { again[i], err = byKey(gctx, i, iso); return err })
 			}
 			if later[i] && snaps[i] == nil {
 				g.Go(func() (err error) { stats[i], err = v.stats(gctx, parts[i], false); return err })
@@ -413,10 +444,6 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 		}
 		if torn {
 			continue
-		}
-		var tombstones []driver.Record
-		for _, st := range stats[1:] {
-			tombstones = append(tombstones, st.Tombstones...)
 		}
 		dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 		if err != nil {

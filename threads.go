@@ -95,7 +95,13 @@ type ThreadPage struct {
 // any more (expired, removed, archived or deleted by u) costs a read of
 // that thread's newest messages from the thread index, in one more round
 // trip; so does, once per Inbox, a broadcast removed before its expiry,
-// as in Counts.
+// as in Counts. While a partition holds an expired message of a listed
+// thread whose removal the stream has not accounted yet (or, for u's
+// partition, a shared one holds a broadcast of one removed before its
+// expiry), its counters are read by key as one isolated read, at twice
+// the read units (on DynamoDB a TransactGetItems, 2 read units a
+// counter), so that the removal landing during the read is not counted
+// out twice.
 func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (_ ThreadPage, err error) {
 	defer ib.observe(&ctx, "ListThreads", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -287,6 +293,17 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // receipts' counters and, to check that they are one view with stats and
 // cands, the candidates' own counters and the versions again, by key: ok
 // is false if a write came between.
+//
+// Equal versions make the counters read by key one view with stats only
+// if they were read as of one instant with their version: a removal of a
+// record stats lists as expired (or of a dead receipt), landing between
+// a BatchGetItem's reads of c#* and of the thread's counter, would be
+// taken out twice. So a partition whose counters read by key the view
+// takes something out of (stats has expired entries of one of their
+// threads, or, for u's partition, tombstones of one: u's dead receipts)
+// has them read as one isolated read (driver.StatsQuery.Isolated: on
+// DynamoDB a TransactGetItems, 2 read units a counter); the others, as
+// a rule every partition, read them item by item (1 read unit each).
 func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
 	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
 	byKeys := map[driver.Key]bool{}              // the candidates read again
@@ -325,12 +342,14 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		}
 	}
 	g.Go(func() (err error) { recs, err = ib.getRecords(gctx, previews); return err })
+	same := make([]bool, len(parts))
 	for i, ks := range keys {
 		if len(ks) == 0 {
 			continue
 		}
+		isolated := takesOut(ks, stats[i].Expired) || i == 0 && takesOut(ks, tombstones)
 		g.Go(func() (err error) {
-			again[i], err = ib.store.Stats(gctx, driver.StatsQuery{Partition: parts[i], Keys: ks})
+			again[i], same[i], err = ib.countersByKey(gctx, parts[i], ks, isolated)
 			return err
 		})
 	}
@@ -354,7 +373,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	torn := false
 	rg, rctx := errgroup.WithContext(ctx)
 	for i := range parts {
-		if len(keys[i]) == 0 || again[i].Version == stats[i].Version {
+		if len(keys[i]) == 0 || same[i] && again[i].Version == stats[i].Version {
 			continue
 		}
 		torn = true
@@ -400,6 +419,46 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		view[i].Counters = append(view[i].Counters, c)
 	}
 	return threadTallies(parts, view, dead), byKey, true, nil
+}
+
+// takesOut reports whether recs, expired entries or tombstones of a
+// partition's records, are of one of the threads of keys (counters read
+// by key): a view that takes them out of that partition's counters (the
+// expired entries), or out of u's (the dead receipts of the tombstones),
+// needs those counters read as one isolated read with their version.
+func takesOut(keys []driver.Counter, recs []driver.Record) bool {
+	for _, r := range recs {
+		if t := r.Message.Thread; t != "" && slices.ContainsFunc(keys, func(k driver.Counter) bool { return k.Thread == t }) {
+			return true
+		}
+	}
+	return false
+}
+
+// countersByKey reads p's counters with keys (Store.Stats with Keys, each
+// key once, none of them p's total) and p's version, isolated if asked,
+// in one request per driver.MaxStatsKeys keys, made in parallel. same is
+// false if the requests read different versions: a write came between
+// them, and they are not one view.
+func (ib *Inbox) countersByKey(ctx context.Context, p Partition, keys []driver.Counter, isolated bool) (st driver.Stats, same bool, err error) {
+	chunks := slices.Collect(slices.Chunk(keys, driver.MaxStatsKeys))
+	read := make([]driver.Stats, len(chunks))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, ks := range chunks {
+		g.Go(func() (err error) {
+			read[i], err = ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Keys: ks, Isolated: isolated})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return driver.Stats{}, false, err
+	}
+	st.Version, same = read[0].Version, true
+	for _, r := range read {
+		st.Counters = append(st.Counters, r.Counters...)
+		same = same && r.Version == st.Version
+	}
+	return st, same, nil
 }
 
 // threadsBinding is what a cursor of ListThreads is valid for: the user

@@ -178,7 +178,12 @@ type Store interface {
 	// entries still stored, and, of a shared partition, its day buckets
 	// (on DynamoDB, one Query of adjacent sort keys; a read past one page
 	// is checked against the version, and read again if a write came
-	// between). With q.Hour it reads one hour bucket instead. See Stats.
+	// between). With q.Hour it reads one hour bucket instead. With q.Keys
+	// it reads the counters with those keys and the Version alone, by key
+	// in one round trip: one isolated read with q.Isolated, else each
+	// counter as it stands at some instant of the call (see
+	// StatsQuery.Keys). See Stats. A query ValidateStatsQuery refuses is
+	// ErrInvalidInput.
 	Stats(ctx context.Context, q StatsQuery) (Stats, error)
 
 	// ApplyRemoval accounts the removal of r.Record, at most once, all or
@@ -763,10 +768,56 @@ type StatsQuery struct {
 	// Keys, if set, asks instead for the partition's counters with these
 	// keys alone (their Category, Group and Thread; Partition ignored),
 	// read by key in one round trip, strongly consistent, in
-	// Stats.Counters (those missing left out), with the partition's
-	// Version (its total is read with them): nothing else is read. At
-	// most 100 keys.
+	// Stats.Counters (each once, those missing left out), with the
+	// partition's Version (its total is read with them): nothing else is
+	// read. At most MaxStatsKeys distinct keys besides the total (see
+	// ValidateStatsQuery).
+	//
+	// Without Isolated the counters need not be one view: each is read
+	// as it stands at some instant of the call, and a write that lands
+	// during the call may show in some of them and not in others, nor in
+	// Version (the dynamo Store reads them with one BatchGetItem, item by
+	// item).
 	Keys []Counter
+	// Isolated, with Keys, asks for the counters and the Version as one
+	// isolated read: as they all stood at one instant, no write landing
+	// between the reads of any two of them (the dynamo Store reads them
+	// with one TransactGetItems, which AWS bills 2 read units per 4 KB of
+	// each item, twice a BatchGetItem's). Without Keys it is
+	// ErrInvalidInput.
+	Isolated bool
+}
+
+// MaxStatsKeys is the most distinct keys, besides the partition's total,
+// of one Store.Stats with StatsQuery.Keys: with the total, read for its
+// version, they are DynamoDB's 100 items of one BatchGetItem or
+// TransactGetItems.
+const MaxStatsKeys = 99
+
+// ValidateStatsQuery checks what q may ask of Store.Stats, whatever is
+// stored, as every Store must before it reads: Isolated only with Keys;
+// each of Keys a counter's key (ValidateCounter, of q.Partition; their
+// tallies and Latest are ignored), at most MaxStatsKeys distinct ones
+// besides the partition's total (keys named twice count once). Anything
+// else is ErrInvalidInput.
+func ValidateStatsQuery(q StatsQuery) error {
+	if q.Isolated && len(q.Keys) == 0 {
+		return fmt.Errorf("%w: an isolated stats read of %s without keys", ErrInvalidInput, q.Partition.PK())
+	}
+	distinct := make(map[string]bool, len(q.Keys))
+	for _, k := range q.Keys {
+		k = Counter{Partition: q.Partition, Category: k.Category, Group: k.Group, Thread: k.Thread}
+		if err := ValidateCounter(k); err != nil {
+			return err
+		}
+		if sk := k.SK(); sk != CounterSK("", "") {
+			distinct[sk] = true
+		}
+	}
+	if len(distinct) > MaxStatsKeys {
+		return fmt.Errorf("%w: %d counter keys of %s besides its total, at most %d", ErrInvalidInput, len(distinct), q.Partition.PK(), MaxStatsKeys)
+	}
+	return nil
 }
 
 // Stats is what Store.Stats returns of one partition.

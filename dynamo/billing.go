@@ -27,6 +27,8 @@ import (
 //   - A read is billed 1 read unit per 4 KB read, strongly consistent,
 //     half that eventually consistent; a read that finds nothing is billed
 //     as one of 4 KB, and each key of a BatchGetItem is a read of its own.
+//     In a TransactGetItems each item (read or found missing) is billed
+//     twice a strongly consistent read of it.
 
 // billingKB is the unit of write billing.
 const billingKB = 1024
@@ -70,6 +72,24 @@ func batchGetLeast(in *dynamodb.BatchGetItemInput, out *dynamodb.BatchGetItemOut
 			n -= len(out.UnprocessedKeys[table].Keys)
 		}
 		u += float64(max(n, 0)) * readUnit(ka.ConsistentRead)
+	}
+	return u
+}
+
+// readKB is the unit of read billing.
+const readKB = 4 * 1024
+
+// transactGetLeast returns what AWS bills for TransactGetItems in, which
+// out answered (nil if it failed): 2 read units per 4 KB of each item
+// out returns, rounded up, and 2 for each item it found missing; with no
+// answer, 2 for each item of in.
+func transactGetLeast(in *dynamodb.TransactGetItemsInput, out *dynamodb.TransactGetItemsOutput) float64 {
+	if out == nil || len(out.Responses) != len(in.TransactItems) {
+		return 2 * float64(len(in.TransactItems))
+	}
+	u := 0.0
+	for _, r := range out.Responses {
+		u += 2 * max(math.Ceil(float64(itemSize(r.Item))/readKB), 1)
 	}
 	return u
 }

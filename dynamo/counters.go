@@ -290,14 +290,18 @@ func hasAbove(deltas []driver.Counter) bool {
 // e#<time>#<id>#<tag> and e#<time>#<id>#<tag>#q|z up to now. A read past
 // one page (1 MB) is not one view of the partition: it is checked against
 // the version of c#*, read again after it, and read again whole when a
-// write came between. With q.Hour it reads that hour's bucket alone.
+// write came between. With q.Hour it reads that hour's bucket alone;
+// with q.Keys, the counters by key (see counters).
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	if err := driver.ValidateStatsQuery(q); err != nil {
+		return driver.Stats{}, err
+	}
 	if !q.Hour.IsZero() {
 		hb, err := s.hourBucket(ctx, q.Partition, q.Hour)
 		return driver.Stats{Hour: hb}, err
 	}
 	if len(q.Keys) > 0 {
-		return s.counters(ctx, q.Partition, q.Keys)
+		return s.counters(ctx, q)
 	}
 	for range statsAttempts {
 		st, pages, err := s.stats(ctx, q)
@@ -953,33 +957,36 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 	return res, nil
 }
 
-// counters reads the counters of p with the keys of keys (and p's total,
-// for its version) by key, strongly consistent: Stats with Keys.
-func (s *Store) counters(ctx context.Context, p driver.Partition, keys []driver.Counter) (driver.Stats, error) {
-	if len(keys) > maxBatchGet {
-		return driver.Stats{}, fmt.Errorf("%w: %d counter keys, at most %d", driver.ErrInvalidInput, len(keys), maxBatchGet)
-	}
-	req := []map[string]types.AttributeValue{s.key(p.PK(), driver.CounterSK("", ""))}
+// counters reads the counters of p with the keys of q.Keys (and p's
+// total, for its version) by key, strongly consistent: Stats with Keys.
+// It reads them with one BatchGetItem, or, with q.Isolated, one
+// TransactGetItems (the total first), which DynamoDB reads as of one
+// instant: a write that lands during it shows in all of them or none.
+func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	p := q.Partition
+	total := driver.CounterSK("", "")
+	req := []map[string]types.AttributeValue{s.key(p.PK(), total)}
 	want := map[string]bool{}
-	for _, k := range keys {
-		k.Partition = p
-		if err := driver.ValidateCounter(k); err != nil {
-			return driver.Stats{}, err
-		}
-		if sk := k.SK(); !want[sk] && sk != driver.CounterSK("", "") {
+	wantTotal := false
+	for _, k := range q.Keys {
+		k = driver.Counter{Partition: p, Category: k.Category, Group: k.Group, Thread: k.Thread}
+		switch sk := k.SK(); {
+		case sk == total:
+			wantTotal = true
+		case !want[sk]:
 			want[sk] = true
 			req = append(req, s.key(p.PK(), sk))
 		}
 	}
-	wantTotal := false
-	for _, k := range keys {
-		if k.Category == "" && k.Group == "" && k.Thread == "" {
-			wantTotal = true
-		}
+	var items []map[string]types.AttributeValue
+	var err error
+	if q.Isolated {
+		items, err = s.transactGet(ctx, req)
+	} else if items, err = s.batchGet(ctx, req, true); err != nil {
+		err = opError("stats", err)
 	}
-	items, err := s.batchGet(ctx, req, true)
 	if err != nil {
-		return driver.Stats{}, opError("stats", err)
+		return driver.Stats{}, err
 	}
 	var st driver.Stats
 	for _, av := range items {
@@ -991,7 +998,7 @@ func (s *Store) counters(ctx context.Context, p driver.Partition, keys []driver.
 		if err != nil {
 			return driver.Stats{}, err
 		}
-		if sk == driver.CounterSK("", "") {
+		if sk == total {
 			st.Version = ver
 			if !wantTotal {
 				continue
@@ -1000,4 +1007,27 @@ func (s *Store) counters(ctx context.Context, p driver.Partition, keys []driver.
 		st.Counters = append(st.Counters, c)
 	}
 	return st, nil
+}
+
+// transactGet reads the items at keys (at most maxTransactItems, no
+// duplicates) with one TransactGetItems, as of one instant, and returns
+// those that exist. The client's retryer also retries a read cancelled
+// by throttling or a TransactionConflict (a transaction writing one of
+// the items at that moment), as for transactions that write.
+func (s *Store) transactGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	in := &dynamodb.TransactGetItemsInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}
+	for _, k := range keys {
+		in.TransactItems = append(in.TransactItems, types.TransactGetItem{Get: &types.Get{TableName: aws.String(s.table), Key: k}})
+	}
+	res, err := s.client.TransactGetItems(ctx, in, retryCancellations)
+	if err != nil {
+		return nil, txError("stats", err, nil)
+	}
+	var out []map[string]types.AttributeValue
+	for _, r := range res.Responses {
+		if len(r.Item) > 0 {
+			out = append(out, r.Item)
+		}
+	}
+	return out, nil
 }

@@ -180,9 +180,11 @@
 // unless the least AWS's rules give for what the request holds is more:
 // the size of each item it puts (and its entry in the unread or thread
 // index, for a new item), 1 KB for each item it updates, deletes or
-// checks, twice that in a transaction; and one read for a query or for
-// each key of a batch read, even one that finds nothing. On AWS that is
-// DynamoDB's figure. On DynamoDB Local, which under-reports, it is AWS's
+// checks, twice that in a transaction; one read for a query or for
+// each key of a batch read, even one that finds nothing; and two reads
+// per 4 KB of each item of a TransactGetItems (an isolated read of
+// counters, driver.StatsQuery.Isolated), two for one found missing. On
+// AWS that is DynamoDB's figure. On DynamoDB Local, which under-reports, it is AWS's
 // for the Inbox's transactions, but for items over 1 KB that a transaction
 // updates or deletes (a large message marked or deleted) and index entries
 // that an update or delete changes. Each report also holds DynamoDB's own
@@ -201,11 +203,12 @@
 //   - A transaction replayed with the same ClientRequestToken succeeds
 //     without applying again, as on AWS, but reports the capacity of the
 //     original write, where AWS reports read units for a replay.
-//   - Transactions report the sum of the distinct per-item amounts (and
-//     the same of each index's entries): three small items report 2
-//     units, where AWS bills 2 write units per KB of each item; a read
-//     that finds nothing reports 0. The Store's request reports correct
-//     both (see Capacity).
+//   - Transactions that write report the sum of the distinct per-item
+//     amounts (and the same of each index's entries): three small items
+//     report 2 units, where AWS bills 2 write units per KB of each item;
+//     a read that finds nothing reports 0. The Store's request reports
+//     correct both (see Capacity). A TransactGetItems reports what AWS
+//     bills (2 units per 4 KB of each item, 2 for one missing).
 //   - Tables are ACTIVE as soon as CreateTable returns; CreateTable waits
 //     when they are not, as on AWS.
 //   - Its TTL deletions reach the stream with eventName

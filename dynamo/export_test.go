@@ -26,11 +26,12 @@ var EventRecord = eventRecord
 
 // AWS's billing rules (billing.go), for the benchmarks' meter.
 var (
-	ItemSize      = itemSize
-	WriteUnits    = writeUnits
-	ReadUnit      = readUnit
-	QueryLeast    = queryLeast
-	BatchGetLeast = batchGetLeast
+	ItemSize         = itemSize
+	WriteUnits       = writeUnits
+	ReadUnit         = readUnit
+	QueryLeast       = queryLeast
+	BatchGetLeast    = batchGetLeast
+	TransactGetLeast = transactGetLeast
 )
 
 // IndexEntryUnits is what a write of an unread or thread index entry

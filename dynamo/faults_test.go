@@ -11,7 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -160,6 +162,39 @@ func TestTransactionConflictIsRetried(t *testing.T) {
 	}
 	if c.Total != 1 || c.Read != 1 {
 		t.Errorf("Counts = %+v, want total 1, read 1", c.Tally)
+	}
+}
+
+// TestIsolatedReadConflictIsRetried answers the first TransactGetItems of
+// an isolated read of counters with a TransactionConflict cancellation (a
+// transaction was writing one of its items), which the SDK alone does not
+// retry: the read is retried and returns the counters.
+func TestIsolatedReadConflictIsRetried(t *testing.T) {
+	ctx := context.Background()
+	var left atomic.Int32
+	left.Store(2)
+	store, ft, _ := faultyStore(t, func(op string) fault {
+		if op == "TransactGetItems" && left.Add(-1) >= 0 {
+			return conflict
+		}
+		return pass
+	})
+	p := driver.Partition{Tenant: "acme", Inbox: "alerts", User: "ann"}
+	now := time.Now().UTC().Truncate(time.Second)
+	rec := driver.Record{Partition: p, Message: driver.Message{
+		ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{"ann"}},
+		Category: "billing", Title: "hi", ReceivedAt: now, DeliveredAt: now, ExpiresAt: now.Add(time.Hour),
+	}}
+	rec.Entry = driver.NewLedgerSK(rec.Message.ExpiresAt, rec.Message.ID)
+	if err := store.PutMessage(ctx, rec, driver.RecordCounters(rec)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{Category: "billing"}}, Isolated: true})
+	if err != nil || len(st.Counters) != 1 || st.Counters[0].Published != 1 || st.Version == 0 {
+		t.Fatalf("Stats(Isolated) after two conflicts = %+v, %v; want billing's counter and a version", st, err)
+	}
+	if n := ft.count(conflict, "TransactGetItems"); n != 2 {
+		t.Errorf("%d TransactGetItems answered with a conflict, want 2", n)
 	}
 }
 

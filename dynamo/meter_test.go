@@ -49,11 +49,13 @@ import (
 // (the keys and the projected attributes), rounded up to the KB, when the
 // write puts, deletes or changes that entry, and nothing when the entry
 // stays as it was (a mark, which changes no projected attribute), as AWS
-// bills a global index. Reads are billed as
-// Local reports them, which follows AWS's rule (1 unit per 4 KB read,
-// strongly consistent; half that eventually consistent):
-// TestMeterBillsAsAWS checks both. SDK retries happen below the Client
-// and are not counted. The rules (an item's size, the units per KB, a
+// bills a global index. Reads are billed as Local reports them, which
+// follows AWS's rule (1 unit per 4 KB read, strongly consistent; half
+// that eventually consistent; a TransactGetItems 2 units per 4 KB of
+// each item read or found missing), but at least what the Store's rule
+// gives for what the request returns (a read that finds nothing: see
+// metered). TestMeterBillsAsAWS checks them. SDK retries happen below the
+// Client and are not counted. The rules (an item's size, the units per KB, a
 // read's least) are the Store's own (billing.go), which the requests it
 // reports to the Inbox's hooks follow without reading the items (see the
 // package's Capacity): TestReportsBillAsAWS compares the two.
@@ -346,6 +348,27 @@ func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 		func(out *dynamodb.TransactWriteItemsOutput) []types.ConsumedCapacity { return out.ConsumedCapacity })
 }
 
+// TransactGetItems is billed as Local reports it, but at least 2 units
+// per 4 KB of each item it returns, 2 for each it finds missing, as AWS
+// bills it (dynamo.TransactGetLeast).
+func (m *meter) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	for _, it := range in.TransactItems {
+		if it.Get != nil {
+			m.reads(it.Get.Key)
+		}
+	}
+	if !m.start() {
+		return m.c.TransactGetItems(ctx, in, optFns...)
+	}
+	out, err := m.c.TransactGetItems(ctx, in, optFns...)
+	if err != nil {
+		m.end(0, 0)
+		return out, err
+	}
+	m.end(max(readUnits(out.ConsumedCapacity...), dynamo.TransactGetLeast(in, out)), 0, out.ConsumedCapacity...)
+	return out, nil
+}
+
 // TestMeterBillsAsAWS checks the meter's AWS-billed figures on requests of
 // known sizes against AWS's published rules, and that Local reports reads
 // (which the meter takes from it) by the same rules, and transactions not.
@@ -421,6 +444,33 @@ func TestMeterBillsAsAWS(t *testing.T) {
 	check("an eventually consistent query of 7 KB", 1, 0, 1)
 	query("none", true)
 	check("a query that finds nothing", 1, 0, 0) // Local reports 0
+
+	// A TransactGetItems: 2 units per 4 KB of each item, 2 for one found
+	// missing, which Local reports alike (unlike a transaction's writes).
+	if _, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item("g", 5000), ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}); err != nil {
+		t.Fatal(err)
+	}
+	check("a 5 KB PutItem", 0, 5, 5)
+	transactGet := func(sks ...string) {
+		t.Helper()
+		in := &dynamodb.TransactGetItemsInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}
+		for _, sk := range sks {
+			in.TransactItems = append(in.TransactItems, types.TransactGetItem{Get: &types.Get{TableName: &table, Key: keyOf(item(sk, 0))}})
+		}
+		out, err := m.TransactGetItems(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Responses) != len(sks) {
+			t.Fatalf("TransactGetItems of %v answered %d items", sks, len(out.Responses))
+		}
+	}
+	transactGet("a", "d", "g", "none")
+	check("a TransactGetItems of items of 1.5, 2.5 and 5 KB and a missing one", 2+2+4+2, 0, 10)
+	transactGet("a", "b", "c")
+	check("a TransactGetItems of three items of 1.5 KB", 6, 0, 6)
+	transactGet("none", "none2")
+	check("a TransactGetItems that finds nothing", 4, 0, 4)
 
 	// An item in the unread index: its keys-only entry adds a unit when
 	// written and when removed.

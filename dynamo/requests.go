@@ -28,9 +28,11 @@ import (
 // DynamoDB's figure and the least AWS's rules (see billing) give for what
 // the request holds: the sizes of the items it puts, 1 KB for each item it
 // updates, deletes or checks, twice that in a transaction, and a read for
-// each key or query. On AWS that is DynamoDB's figure; on Local it is
-// AWS's for transactions that put new items and update or delete items of
-// 1 KB or less, as the Inbox's do (message bodies aside). A request the
+// each key or query, and 2 reads of each item a TransactGetItems returns,
+// by its size (see transactGetLeast). On AWS that is DynamoDB's figure; on
+// Local it is AWS's for transactions that put new items and update or
+// delete items of 1 KB or less, as the Inbox's do (message bodies aside),
+// and for every TransactGetItems. A request the
 // SDK retried is one request, with the units of its last attempt.
 type reporting struct {
 	Client
@@ -95,6 +97,18 @@ func (c reporting) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 		cc = out.ConsumedCapacity
 	}
 	end(c.request("TransactWriteItems", true, err, c.bill.transactLeast(in), cc...))
+	return out, err
+}
+
+// TransactGetItems calls the wrapped client and reports the request.
+func (c reporting) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	end := driver.StartRequest(ctx)
+	out, err := c.Client.TransactGetItems(ctx, in, optFns...)
+	var cc []types.ConsumedCapacity
+	if out != nil {
+		cc = out.ConsumedCapacity
+	}
+	end(c.request("TransactGetItems", false, err, transactGetLeast(in, out), cc...))
 	return out, err
 }
 

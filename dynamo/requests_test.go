@@ -225,4 +225,20 @@ func TestReportsBillAsAWS(t *testing.T) {
 	if r := log.Requests(); len(r) != 1 || r[0].Op != "BatchGetItem" || r[0].ReadUnits != 3 || r[0].ConsumedReadUnits != 1 {
 		t.Errorf("a batch read of one small item and two missing: %+v; want 3 RCU billed, Local's 1", r)
 	}
+
+	// An isolated read of counters: one TransactGetItems of c#*, the
+	// category's counter and a missing thread's, billed 2 units each.
+	m.measure()
+	log = driver.NewRequestLog(nil)
+	got, err := st.Stats(driver.WithRequestLog(ctx, log), driver.StatsQuery{Partition: p, Keys: []driver.Counter{{Category: "billing"}, {Thread: "none"}}, Isolated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Counters) != 1 || got.Counters[0].Category != "billing" || got.Version == 0 {
+		t.Errorf("the isolated read returned %+v; want the category's counter and a version", got)
+	}
+	r = log.Requests()[0]
+	if reqs := log.Requests(); len(reqs) != 1 || r.Op != "TransactGetItems" || r.ReadUnits != 6 || r.WriteUnits != 0 || r.ReadUnits != m.rcu || r.ConsumedReadUnits != 6 {
+		t.Errorf("an isolated read of three small counters, one missing: %+v; want one TransactGetItems billed 6 RCU, as the meter (%v) and Local (which reports it as AWS bills it)", reqs, m.rcu)
+	}
 }

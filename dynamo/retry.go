@@ -8,14 +8,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// retryCancellations is a per-operation option for TransactWriteItems:
-// the client's own retryer (its attempts, backoff and quota) also retries
-// a transaction cancelled only by throttling or a TransactionConflict (see
-// isRetryableCancellation), which the SDK does not retry by itself: DynamoDB
-// reports throttling inside a transaction as a cancellation, not as a
-// throttling error. That is safe because every transaction carries a
-// ClientRequestToken: an attempt that DynamoDB already applied is not
-// applied again. There is no retry loop besides the SDK's.
+// retryCancellations is a per-operation option for TransactWriteItems
+// and TransactGetItems: the client's own retryer (its attempts, backoff
+// and quota) also retries a transaction cancelled only by throttling or a
+// TransactionConflict (see isRetryableCancellation), which the SDK does
+// not retry by itself: DynamoDB reports throttling inside a transaction
+// as a cancellation, not as a throttling error. That is safe because
+// every transaction that writes carries a ClientRequestToken: an attempt
+// that DynamoDB already applied is not applied again (a read changes
+// nothing). There is no retry loop besides the SDK's.
 func retryCancellations(o *dynamodb.Options) {
 	if o.Retryer != nil {
 		o.Retryer = cancellationRetryer{o.Retryer}

@@ -17,25 +17,32 @@ import (
 // expiry, then ID), the timed entries due by then (by time), its
 // tombstones (by ID), the timed entries of an earlier version (by time),
 // and a shared partition's day buckets (by day); with q.Hour, the hour
-// bucket of that hour alone.
+// bucket of that hour alone; with q.Keys, the counters with those keys, in
+// their order, each once, and the version, as one view with or without
+// q.Isolated (the store is read under its lock).
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := s.begin(ctx); err != nil {
 		return driver.Stats{}, err
 	}
 	defer s.mu.Unlock()
+	if err := driver.ValidateStatsQuery(q); err != nil {
+		return driver.Stats{}, err
+	}
 	p, now := q.Partition, q.Now
 	if !q.Hour.IsZero() {
 		return driver.Stats{Hour: s.hourBucket(p, q.Hour)}, nil
 	}
 	if len(q.Keys) > 0 {
-		if len(q.Keys) > maxGetKeys {
-			return driver.Stats{}, fmt.Errorf("%w: %d counter keys, at most %d", driver.ErrInvalidInput, len(q.Keys), maxGetKeys)
-		}
+		// Read under the lock, with or without Isolated: one view.
 		st := driver.Stats{Version: s.versions[p]}
+		read := make(map[string]bool, len(q.Keys))
 		for _, k := range q.Keys {
 			k.Partition = p
-			if c, ok := s.counters[p][k.SK()]; ok {
-				st.Counters = append(st.Counters, c)
+			if sk := k.SK(); !read[sk] {
+				read[sk] = true
+				if c, ok := s.counters[p][sk]; ok {
+					st.Counters = append(st.Counters, c)
+				}
 			}
 		}
 		return st, nil

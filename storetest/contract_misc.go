@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,6 +34,77 @@ func testStats(e *env) {
 	e.wantCounters(pubP, counter(pubP, "", 1, 0), counter(pubP, "news", 1, 0))
 	other := driver.Partition{Tenant: e.scope.Tenant, Inbox: "other", User: "ann"}
 	e.wantCounters(other)
+}
+
+// testStatsKeys: Stats with Keys returns the partition's counters with
+// those keys (each once, the missing left out, the total only if named)
+// and its version, whether or not Isolated asks for one isolated read;
+// Isolated without Keys, a key that is not a counter's, and more than
+// driver.MaxStatsKeys distinct keys besides the total are ErrInvalidInput
+// on every store alike (DynamoDB reads 100 items at most, the total
+// among them).
+func testStatsKeys(e *env) {
+	annP := e.part("ann")
+	chat := e.message(annP, "billing", time.Hour)
+	chat.Message.Thread = "chat"
+	e.put(chat)
+	e.put(e.message(annP, "news", time.Hour))
+	all := e.stats(annP, e.clock.Now())
+	byKey := map[string]driver.Counter{}
+	for _, c := range all.Counters {
+		byKey[c.SK()] = c
+	}
+	keys := []driver.Counter{{Category: "billing"}, {Thread: "chat"}, {Category: "none"}, {Thread: "chat"}, {Thread: "gone", Group: driver.PublicGroup}}
+	for _, isolated := range []bool{false, true} {
+		for _, withTotal := range []bool{false, true} {
+			ks := keys
+			want := []driver.Counter{byKey[driver.CounterSK("billing", "")], byKey[driver.ThreadCounterSK("chat", "")]}
+			if withTotal {
+				ks = append([]driver.Counter{{}}, keys...)
+				want = append(want, byKey[driver.CounterSK("", "")])
+			}
+			st, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: annP, Keys: ks, Isolated: isolated})
+			if err != nil {
+				e.t.Fatalf("Stats(Keys, Isolated %v): %v", isolated, err)
+			}
+			sortCounters := func(cs []driver.Counter) {
+				slices.SortFunc(cs, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
+			}
+			sortCounters(want)
+			sortCounters(st.Counters)
+			if diff := cmp.Diff(want, st.Counters); diff != "" || st.Version != all.Version {
+				e.t.Errorf("Stats(Keys, Isolated %v, with the total %v): version %d (want %d), counters (-want +got):\n%s", isolated, withTotal, st.Version, all.Version, diff)
+			}
+			if st.Expired != nil || st.Tombstones != nil || st.Seen != "" || st.Recent != nil {
+				e.t.Errorf("Stats(Keys, Isolated %v) read more than the counters: %+v", isolated, st)
+			}
+		}
+	}
+
+	many := func(n int) []driver.Counter {
+		ks := []driver.Counter{{}} // the total, read anyway, counts in no limit
+		for i := range n {
+			ks = append(ks, driver.Counter{Thread: "t" + strconv.Itoa(i)}, driver.Counter{Thread: "t" + strconv.Itoa(i)})
+		}
+		return ks
+	}
+	for _, isolated := range []bool{false, true} {
+		if _, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: annP, Keys: many(driver.MaxStatsKeys), Isolated: isolated}); err != nil {
+			e.t.Errorf("Stats of %d distinct keys besides the total, each twice (Isolated %v): %v", driver.MaxStatsKeys, isolated, err)
+		}
+		for what, q := range map[string]driver.StatsQuery{
+			"too many keys":      {Partition: annP, Keys: many(driver.MaxStatsKeys + 1), Isolated: isolated},
+			"a key of no kind":   {Partition: annP, Keys: []driver.Counter{{Thread: "chat", Category: "billing"}}, Isolated: isolated},
+			"a thread not a key": {Partition: annP, Keys: []driver.Counter{{Thread: "a#b"}}, Isolated: isolated},
+		} {
+			if _, err := e.store.Stats(e.ctx, q); !errors.Is(err, driver.ErrInvalidInput) {
+				e.t.Errorf("Stats with %s (Isolated %v): %v, want ErrInvalidInput", what, isolated, err)
+			}
+		}
+	}
+	if _, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: annP, Now: e.clock.Now(), Isolated: true}); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Stats with Isolated and no keys: %v, want ErrInvalidInput", err)
+	}
 }
 
 // testStatsExpired: Stats returns the ledger entries of the records that

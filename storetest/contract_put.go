@@ -40,6 +40,7 @@ func contractTests() []suiteTest {
 		{"QueryUnseen", testQueryUnseen},
 		{"MarkAdoptedMeanwhile", testMarkAdoptedMeanwhile},
 		{"Stats", testStats},
+		{"StatsKeys", testStatsKeys},
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/stak/inbox"
@@ -409,23 +408,6 @@ func testListThreadsBadInput(e *env) {
 	}
 }
 
-// queriedRecords is a Store that counts the records its Query calls of
-// one thread return (not a shared cache's reads of a partition's newest
-// records), and passes every call to the Store it wraps.
-type queriedRecords struct {
-	driver.Store
-	n atomic.Int64
-}
-
-// Query counts the records q returns if q is of a thread.
-func (s *queriedRecords) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
-	res, err := s.Store.Query(ctx, q)
-	if q.Thread != "" {
-		s.n.Add(int64(len(res.Records)))
-	}
-	return res, err
-}
-
 // testMarkAllReadThreadStops: MarkAllRead of a thread marks its unread
 // messages, a group's and the user's own, and stops once the thread's
 // counts say none is left, without reading the thread's read history
@@ -449,18 +431,18 @@ func testMarkAllReadThreadStops(e *env) {
 		e.publish(inbox.Draft{Title: "new dm", Thread: "chat"}, "ann")
 		e.clock.Advance(time.Second)
 	}
-	counted := &queriedRecords{Store: e.store}
+	counted := &countingStore{Store: e.store}
 	for _, ib := range []*inbox.Inbox{
 		inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)),
 		inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Minute)),
 	} {
-		counted.n.Store(0)
+		counted.threadRecords.Store(0)
 		if n, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 6 {
 			e.t.Fatalf("MarkAllRead(chat) = %d, %v; want the 6 new messages", n, err)
 		}
 		// One page of the thread index of each partition: the 6 unread,
 		// and the read ones on the group's page; not the history below.
-		if n := counted.n.Load(); n > 2*(22+1) {
+		if n := counted.threadRecords.Load(); n > 2*(22+1) {
 			e.t.Errorf("MarkAllRead(chat) of 6 unread above %d read queried %d records, want at most a page of each partition", history, n)
 		}
 		e.wantFeed(ann, inbox.ListOptions{Thread: "chat", UnreadOnly: true})

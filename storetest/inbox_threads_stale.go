@@ -100,31 +100,6 @@ func (e *env) pagesShort(p driver.Partition) bool {
 	return len(res.Records) < 10 && res.Next != ""
 }
 
-// countingStore counts the calls of a Store's Query (of a thread, and
-// any), Stats and Mark, and passes every call to the Store it wraps.
-type countingStore struct {
-	driver.Store
-	threadQueries, queries, stats, marks atomic.Int64
-}
-
-func (s *countingStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
-	s.queries.Add(1)
-	if q.Thread != "" {
-		s.threadQueries.Add(1)
-	}
-	return s.Store.Query(ctx, q)
-}
-
-func (s *countingStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
-	s.stats.Add(1)
-	return s.Store.Stats(ctx, q)
-}
-
-func (s *countingStore) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
-	s.marks.Add(1)
-	return s.Store.Mark(ctx, marks, deltas)
-}
-
 // testMarkAllReadThreadUpToCost: MarkAllRead of a group chat up to the
 // newest message the user saw, one message having arrived since, costs
 // no more round trips than a page of threadMarkBatch (22) per 22 messages

@@ -1,0 +1,270 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+)
+
+// isolatedTests are the Inbox subtests about the counters it reads by
+// key against a partition's stats (driver.StatsQuery.Keys).
+func isolatedTests() []suiteTest {
+	return []suiteTest{
+		{"ListThreadsTornCounters", testListThreadsTornCounters},
+		{"MarkAllReadThreadTornCounters", testMarkAllReadThreadTornCounters},
+		{"ListThreadsIsolatedOnlyWhenNeeded", testListThreadsIsolatedOnlyWhenNeeded},
+		{"ListThreadsFullPage", testListThreadsFullPage},
+	}
+}
+
+// tearingStore is a Store whose Stats with Keys of partition part, not
+// Isolated, reads part's version first and the counters after between
+// has run (once, and after a Stats of part without Keys returned, so
+// that its write lands after those stats): what the contract allows of
+// such a read, and what DynamoDB's BatchGetItem does when a write lands
+// between its reads of c#* and of a counter (or between its first
+// request and that of its unprocessed keys). An Isolated one runs between
+// first, then reads as the Store it wraps: the write lands before it. It
+// counts the reads by key of part of each kind.
+type tearingStore struct {
+	driver.Store
+	part    driver.Partition
+	between func() error
+
+	once     sync.Once
+	err      error       // between's
+	full     atomic.Bool // a Stats of part without Keys has returned
+	isolated atomic.Int64
+	plain    atomic.Int64
+}
+
+// Stats reads as the type's doc says.
+func (s *tearingStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	switch {
+	case q.Partition != s.part:
+		return s.Store.Stats(ctx, q)
+	case len(q.Keys) == 0:
+		st, err := s.Store.Stats(ctx, q)
+		if q.Hour.IsZero() {
+			s.full.Store(true)
+		}
+		return st, err
+	case q.Isolated:
+		s.isolated.Add(1)
+		s.tear()
+		return s.Store.Stats(ctx, q)
+	}
+	s.plain.Add(1)
+	total, err := s.Store.Stats(ctx, driver.StatsQuery{Partition: q.Partition, Keys: []driver.Counter{{}}})
+	if err != nil {
+		return driver.Stats{}, err
+	}
+	s.tear()
+	st, err := s.Store.Stats(ctx, q)
+	st.Version = total.Version
+	return st, err
+}
+
+// tear runs between once, after a Stats of part without Keys returned
+// (waiting for one made beside the caller's read, up to 10 s).
+func (s *tearingStore) tear() {
+	s.once.Do(func() {
+		for deadline := time.Now().Add(10 * time.Second); !s.full.Load() && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		s.err = s.between()
+	})
+}
+
+// tearing returns an Inbox over a tearingStore of e's store that tears
+// p's reads by key with the delivery of the removals h holds, and the
+// store.
+func (e *env) tearing(h Harness, p driver.Partition) (*inbox.Inbox, *tearingStore) {
+	s := &tearingStore{Store: e.store, part: p, between: func() error {
+		_, err := h.Deliver(e.ctx)
+		return err
+	}}
+	return inbox.New(s, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)), s
+}
+
+// testListThreadsTornCounters: ListThreads counts a thread exactly when
+// the removal of one of its expired messages lands while the thread's
+// counters are read by key, after the stats that list the message as
+// expired: a read that took the counters as they stood after the removal,
+// with the version from before it, took the message out twice, and the
+// thread (of a user's direct messages, or of a group's) vanished from the
+// list. It asks for those counters as one isolated read.
+func testListThreadsTornCounters(e *env) {
+	h := e.needHarness()
+	ann := e.member("ann", "crew")
+	for _, c := range []struct {
+		what string
+		p    driver.Partition
+		send func(inbox.Draft) driver.Message
+	}{
+		{"ann's direct thread", e.part("ann"), func(d inbox.Draft) driver.Message {
+			d.Thread = "dm"
+			return copyFor(e.publish(d, "ann").Message, "ann")
+		}},
+		{"the group's thread", groupOf(e.scope, "crew"), func(d inbox.Draft) driver.Message {
+			d.Thread = "group"
+			return e.broadcastTo("crew", d)
+		}},
+	} {
+		gone := c.send(inbox.Draft{Title: "expires", TTL: time.Hour})
+		e.clock.Advance(time.Second)
+		c.send(inbox.Draft{Title: "stays"})
+		e.clock.Advance(time.Hour)
+		e.remove(h, driver.Key{Partition: c.p, ID: gone.ID}) // its removal waits for Deliver
+		pending := e.expiredIn(c.p, gone.ID)
+		ib, s := e.tearing(h, c.p)
+		got, err := ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{})
+		if err != nil || s.err != nil {
+			e.t.Fatalf("ListThreads(ann) with the removal in %s landing during its read: %v (the removal: %v)", c.what, err, s.err)
+		}
+		if pending && s.isolated.Load() == 0 {
+			e.t.Errorf("ListThreads(ann) with an expired message of %s pending read its counters by key %d times, none isolated", c.what, s.plain.Load())
+		}
+		feed := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize})
+		archived := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
+		if diff := threadsDiff(got.Threads, feed, archived, nil); diff != "" {
+			e.t.Errorf("ListThreads(ann) with the removal in %s landing during its read differs from List:\n%s", c.what, diff)
+		}
+	}
+	e.wantThreadsFromFeed(ann)
+}
+
+// testMarkAllReadThreadTornCounters: MarkAllRead of a thread marks its
+// unread messages when the removal of one of its expired messages lands
+// while the thread's counters are read by key: read with a version from
+// before the removal, the counters said the thread had none left, and it
+// marked nothing.
+func testMarkAllReadThreadTornCounters(e *env) {
+	h := e.needHarness()
+	ann := e.user("ann")
+	gone := copyFor(e.publish(inbox.Draft{Title: "expires", Thread: "dm", TTL: time.Hour}, "ann").Message, "ann")
+	e.clock.Advance(time.Second)
+	e.publish(inbox.Draft{Title: "stays", Thread: "dm"}, "ann")
+	e.clock.Advance(time.Hour)
+	e.remove(h, driver.Key{Partition: e.part("ann"), ID: gone.ID})
+	pending := e.expiredIn(e.part("ann"), gone.ID)
+	ib, s := e.tearing(h, e.part("ann"))
+	n, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"})
+	if err != nil || s.err != nil || n != 1 {
+		e.t.Errorf("MarkAllRead(ann, dm) with the removal landing during its read = %d, %v (the removal: %v); want 1, nil", n, err, s.err)
+	}
+	if pending && s.isolated.Load() == 0 {
+		e.t.Errorf("MarkAllRead(ann, dm) with an expired message pending read its counters by key %d times, none isolated", s.plain.Load())
+	}
+	e.wantFeed(ann, inbox.ListOptions{Thread: "dm", UnreadOnly: true})
+	e.wantCountsFromFeed(ann)
+	e.wantThreadsFromFeed(ann)
+}
+
+// expiredIn reports whether p's stats list the ledger entry of message
+// id as expired, its removal not accounted yet.
+func (e *env) expiredIn(p driver.Partition, id string) bool {
+	e.t.Helper()
+	return slices.ContainsFunc(e.stats(p, e.clock.Now()).Expired, func(r driver.Record) bool { return r.Message.ID == id })
+}
+
+// testListThreadsIsolatedOnlyWhenNeeded: ListThreads and MarkAllRead of a
+// thread read the counters by key item by item (on DynamoDB a
+// BatchGetItem, 1 read unit each) while nothing is taken out of them, and
+// as one isolated read (a TransactGetItems, 2 each) only while the
+// partition holds expired entries of a thread they read, or, for the
+// user's partition, while a shared one holds a tombstone of one (the
+// user's dead receipts); the counts are exact either way.
+func testListThreadsIsolatedOnlyWhenNeeded(e *env) {
+	ann := e.member("ann", "crew")
+	c := &countingStore{Store: e.store}
+	ib := inbox.New(c, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+	// check calls ListThreads, then MarkAllRead of thread, and checks
+	// whether each read counters by key isolated.
+	check := func(step, thread string, listIsolated, markIsolated bool) {
+		e.t.Helper()
+		for _, call := range []struct {
+			what     string
+			isolated bool
+			run      func() error
+		}{
+			{"ListThreads(ann)", listIsolated, func() error { _, err := ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{}); return err }},
+			{"MarkAllRead(ann, " + thread + ")", markIsolated, func() error {
+				_, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: thread})
+				return err
+			}},
+		} {
+			c.isolated.Store(0)
+			c.plain.Store(0)
+			if err := call.run(); err != nil {
+				e.t.Fatalf("%s %s: %v", call.what, step, err)
+			}
+			if got := c.isolated.Load() > 0; got != call.isolated || !call.isolated && c.plain.Load() == 0 {
+				e.t.Errorf("%s %s: %d isolated reads by key, %d item by item; want isolated ones %v", call.what, step, c.isolated.Load(), c.plain.Load(), call.isolated)
+			}
+		}
+		e.wantThreadsFromFeed(ann)
+		e.wantCountsFromFeed(ann)
+	}
+	e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
+	e.broadcastTo("crew", inbox.Draft{Title: "group", Thread: "group"})
+	e.clock.Advance(time.Second)
+	check("with nothing expired", "dm", false, false)
+
+	e.publish(inbox.Draft{Title: "ephemeral, elsewhere", TTL: time.Hour}, "ann") // in no thread
+	e.clock.Advance(time.Hour + time.Second)
+	check("with a message of no thread expired", "dm", false, false)
+
+	ephemeral := copyFor(e.publish(inbox.Draft{Title: "ephemeral", Thread: "dm", TTL: time.Hour}, "ann").Message, "ann")
+	e.clock.Advance(time.Hour + time.Second)
+	// A store that accounts a removal as the record expires (memstore
+	// without a lag) leaves no expired entry to take out.
+	pending := e.expiredIn(e.part("ann"), ephemeral.ID)
+	check("with a message of the thread expired", "dm", pending, pending)
+
+	h, ok := e.harness()
+	if !ok {
+		return
+	}
+	e.remove(h, driver.Key{Partition: e.part("ann"), ID: ephemeral.ID})
+	e.deliver(h) // the expired messages' removals
+	check("once the expired messages' removals are accounted", "dm", false, false)
+
+	// A broadcast ann read, removed before it expired: its tombstone stands
+	// in the group's stats, and ann's receipt of it is dead.
+	removed := e.broadcastTo("crew", inbox.Draft{Title: "removed", Thread: "group"})
+	e.clock.Advance(time.Second)
+	e.broadcastTo("crew", inbox.Draft{Title: "stays", Thread: "group"})
+	e.markRead(ann, removed.ID, true)
+	e.remove(h, driver.Key{Partition: groupOf(e.scope, "crew"), ID: removed.ID})
+	e.deliver(h)
+	check("with a tombstone of another thread", "dm", true, false)
+	check("with a tombstone of the thread", "group", true, true)
+}
+
+// testListThreadsFullPage: ListThreads pages of MaxPageSize threads, of
+// a user with more (each page reads more counters by key than one
+// Stats takes), list every thread once with its counts.
+func testListThreadsFullPage(e *env) {
+	ann := e.member("ann", "crew")
+	const threads = inbox.MaxPageSize + 5
+	for i := range threads {
+		if i%3 == 0 {
+			e.broadcastTo("crew", inbox.Draft{Title: "group", Thread: fmt.Sprintf("g%03d", i)})
+		} else {
+			e.publish(inbox.Draft{Title: "dm", Thread: fmt.Sprintf("d%03d", i)}, "ann")
+		}
+		e.clock.Advance(time.Second)
+	}
+	got := listThreads(e.t, e.ctx, e.ib, ann, inbox.MaxPageSize)
+	if len(got) != threads {
+		e.t.Errorf("ListThreads(ann) by pages of %d: %d threads, want %d", inbox.MaxPageSize, len(got), threads)
+	}
+	e.wantThreadsFromFeed(ann)
+}
