@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/stak/inbox/driver"
 )
@@ -74,7 +73,7 @@ func (ib *Inbox) SetPreferences(ctx context.Context, u User, p Preferences) (_ b
 	if err := u.Validate(); err != nil {
 		return false, err
 	}
-	p, err = normalPreferences(p)
+	p, err = p.Normal()
 	if err != nil {
 		return false, err
 	}
@@ -93,29 +92,6 @@ func (ib *Inbox) SetPreferences(ctx context.Context, u User, p Preferences) (_ b
 		}
 	}
 	return false, fmt.Errorf("inbox: preferences of %s kept changing: %w", u.ID, ErrConflict)
-}
-
-// normalPreferences checks p as SetPreferences takes it and returns it as
-// a Store keeps it: the muted groups sorted.
-func normalPreferences(p Preferences) (Preferences, error) {
-	if n := len(p.MutedGroups); n > MaxMutedGroups {
-		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
-	}
-	groups := slices.Clone(p.MutedGroups)
-	slices.Sort(groups)
-	for i, g := range groups {
-		if i > 0 && groups[i-1] == g {
-			return Preferences{}, fmt.Errorf("%w: group %q muted twice", ErrInvalidInput, g)
-		}
-	}
-	p = Preferences{MutedGroups: groups}
-	if err := driver.ValidatePreferences(p); err != nil {
-		return Preferences{}, err
-	}
-	if len(groups) == 0 {
-		p.MutedGroups = nil
-	}
-	return p, nil
 }
 
 // mutes reports whether u's preferences p mute the messages of record r

@@ -82,6 +82,32 @@ func ValidateRepairPreferences(p Partition, r Repair) error {
 	return nil
 }
 
+// Normal returns p as a Store keeps it, its muted groups sorted (nil for
+// none), after checking them as inbox.Inbox.SetPreferences takes them: in
+// any order, each once (else ErrInvalidInput), at most MaxMutedGroups
+// (else ErrInvalidInput), group keys other than PublicGroup (else
+// ErrInvalidKey).
+func (p Preferences) Normal() (Preferences, error) {
+	if n := len(p.MutedGroups); n > MaxMutedGroups {
+		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
+	}
+	groups := slices.Clone(p.MutedGroups)
+	slices.Sort(groups)
+	for i, g := range groups {
+		if i > 0 && groups[i-1] == g {
+			return Preferences{}, fmt.Errorf("%w: group %q muted twice", ErrInvalidInput, g)
+		}
+	}
+	if len(groups) == 0 {
+		groups = nil
+	}
+	p = Preferences{MutedGroups: groups}
+	if err := ValidatePreferences(p); err != nil {
+		return Preferences{}, err
+	}
+	return p, nil
+}
+
 // PreferencesChange is what a preferences mark changes: a user's
 // preferences, from From (as stored) to To.
 type PreferencesChange struct {
