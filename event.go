@@ -109,8 +109,8 @@ type EventHandler func(ctx context.Context, e Event) error
 // stream and pass them to h, after each record's accounting, in the order
 // of the batch's records. The stream must carry new and old images
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
-// INSERT and MODIFY records of kinds UM and SN through (see
-// examples/template.yaml).
+// INSERT and MODIFY records of kinds UM, SN and UP through (see
+// examples/template.yaml; without UP, no EventPreferences comes).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
