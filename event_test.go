@@ -425,7 +425,7 @@ func FuzzStreamRecord(f *testing.F) {
 		}
 		var pk string
 		for _, v := range r.Change.Keys {
-			if !strings.HasPrefix(v.String(), driver.MessagePrefix) && v.String() != driver.SeenSK {
+			if !strings.HasPrefix(v.String(), driver.MessagePrefix) && v.String() != driver.SeenSK && v.String() != driver.PreferencesSK {
 				pk = v.String()
 			}
 		}
