@@ -87,6 +87,16 @@
 // side. See [Scheduling]. Draft.Thread makes a conversation: ListThreads
 // lists a user's, by last activity, each with exact counts. See [Chat].
 //
+// # Preferences
+//
+// A user mutes groups with SetPreferences (at most MaxMutedGroups; read
+// them back with Preferences). A muted group's messages, stored once for
+// every member, stay in the user's feed, marked Message.Muted (and
+// Thread.Muted in ListThreads), but their unread leave Unread and Unseen
+// for Tally.Muted. The preferences are read with the user's counters, so
+// the counts follow the instant the call returns, in every process. See
+// [Concepts].
+//
 // # Operating it
 //
 // PutTenantSettings and PutInboxConfig set default TTLs; Recount and

@@ -47,6 +47,12 @@ const (
 	// EventSeen: a user marked their feed seen (Inbox.MarkSeen); Event.Seen
 	// is the new watermark. Message is zero.
 	EventSeen EventKind = "seen"
+	// EventPreferences: a user changed their preferences
+	// (Inbox.SetPreferences), in the user's partition; Event.Preferences
+	// holds them as set. Message is zero. A page that shows the user's
+	// badge calls Counts again: the muted groups' unread left it, or came
+	// back.
+	EventPreferences EventKind = "preferences"
 	// EventRemoved: a broadcast or group message was deleted for its whole
 	// audience (Redact, or any delete other than DynamoDB's TTL).
 	EventRemoved EventKind = "removed"
@@ -89,6 +95,8 @@ type Event struct {
 	// Seen is the new seen watermark of an EventSeen: every message ID up
 	// to it counts as seen.
 	Seen string
+	// Preferences are the user's new preferences, of an EventPreferences.
+	Preferences Preferences
 }
 
 // EventHandler receives the events StreamHandler derives. An error fails
@@ -101,13 +109,14 @@ type EventHandler func(ctx context.Context, e Event) error
 // stream and pass them to h, after each record's accounting, in the order
 // of the batch's records. The stream must carry new and old images
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
-// INSERT and MODIFY records of kinds UM and SN through (see
-// examples/template.yaml).
+// INSERT and MODIFY records of kinds UM, SN and UP through (see
+// examples/template.yaml; without UP, no EventPreferences comes).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
 // changeOf reads stream record r into a driver.Change: its kind UM images
-// as records, or the new image of a kind SN item (a seen watermark).
+// as records, or the new image of a kind SN item (a seen watermark) or of
+// a kind UP item (a user's preferences).
 // Images of other kinds are left out. A REMOVE needs its old image (a
 // stream configured KEYS_ONLY or NEW_IMAGE cannot be accounted); with
 // strict (events on), an INSERT or MODIFY needs the images events are made
@@ -139,6 +148,14 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 			}
 			c.Seen, c.SeenOf = w, p
+			return c, nil
+		}
+		if str(r.Change.NewImage, "kind") == "UP" {
+			p, prefs, err := prefsImage(r.Change.Keys, r.Change.NewImage)
+			if err != nil {
+				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+			}
+			c.Preferences, c.PreferencesOf = &prefs, p
 			return c, nil
 		}
 	default:
@@ -184,6 +201,11 @@ func eventsOf(c driver.Change) []Event {
 		if c.Seen != "" {
 			emit(EventSeen, nil)
 			out[0].Partition, out[0].Seen = c.SeenOf, c.Seen
+			return out
+		}
+		if c.Preferences != nil {
+			emit(EventPreferences, nil)
+			out[0].Partition, out[0].Preferences = c.PreferencesOf, c.Preferences.Clone()
 			return out
 		}
 		if c.New == nil {
@@ -309,6 +331,43 @@ func seenImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, s
 		return Partition{}, "", fmt.Errorf("%w: seen watermark %q of %s", ErrInvalidInput, w, p.PK())
 	}
 	return p, w, nil
+}
+
+// prefsImage reads a kind UP item (a user's preferences, as the dynamo
+// Store writes them with every change, at driver.PreferencesSK): the
+// user's partition, from the record's keys, and the preferences.
+// Attributes that name another partition, or preferences a Store cannot
+// keep, fail it.
+func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, Preferences, error) {
+	if len(keys) != 2 {
+		return Partition{}, Preferences{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+	}
+	var pk, sk string
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return Partition{}, Preferences{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+		}
+		if v.String() == driver.PreferencesSK {
+			sk = v.String()
+		} else {
+			pk = v.String()
+		}
+	}
+	p, err := driver.ParsePartitionKey(pk)
+	if err == nil && (sk == "" || p.IsShared()) {
+		err = fmt.Errorf("%w: preferences item %q of %q", ErrInvalidInput, sk, pk)
+	}
+	if err != nil {
+		return Partition{}, Preferences{}, err
+	}
+	if t, i, u := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"); t != p.Tenant || i != p.Inbox || u != p.User {
+		return Partition{}, Preferences{}, fmt.Errorf("%w: preferences of %s name tenant %q, inbox %q, uid %q", ErrInvalidInput, p.PK(), t, i, u)
+	}
+	prefs := Preferences{MutedGroups: driver.SplitGroups(str(img, "muted"))}
+	if err := driver.ValidatePreferences(prefs); err != nil {
+		return Partition{}, Preferences{}, fmt.Errorf("preferences of %s: %w", p.PK(), err)
+	}
+	return p, prefs, nil
 }
 
 // byTTL reports whether DynamoDB's TTL made r's deletion.

@@ -79,6 +79,19 @@ func seenItem(w string) map[string]events.DynamoDBAttributeValue {
 	}
 }
 
+// prefsItem is the image of ann's preferences item, muting the groups
+// muted ("" for none).
+func prefsItem(muted string) map[string]events.DynamoDBAttributeValue {
+	img := map[string]events.DynamoDBAttributeValue{
+		"pk": s(userPK("ann")), "sk": s(driver.PreferencesSK), "kind": s("UP"),
+		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}
+	if muted != "" {
+		img["muted"] = s(muted)
+	}
+	return img
+}
+
 // groupImage is the image of a message to group g.
 func groupImage(g string) map[string]events.DynamoDBAttributeValue {
 	img := messageImage("G:"+g, "group", "ops", false)
@@ -183,6 +196,14 @@ func TestStreamHandlerEvents(t *testing.T) {
 			change("e21", "MODIFY", seenItem("01ARZ3NDEKTSV4RRFFQ69G5FAV"), seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
 			[]inbox.Event{{ID: "e21/seen", Kind: inbox.EventSeen, Partition: partitionOf("ann"), At: at, Seen: "01ARZ3NDEKZZZZZZZZZZZZZZZZ"}},
 		},
+		"preferences set": {
+			change("e22", "INSERT", nil, prefsItem("admins#ops")),
+			[]inbox.Event{{ID: "e22/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at, Preferences: inbox.Preferences{MutedGroups: []string{"admins", "ops"}}}},
+		},
+		"preferences cleared": {
+			change("e23", "MODIFY", prefsItem("admins#ops"), prefsItem("")),
+			[]inbox.Event{{ID: "e23/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at}},
+		},
 		"broadcast expired": {
 			ttlRemoval,
 			[]inbox.Event{{ID: "e9/expired", Kind: inbox.EventExpired, Partition: partitionOf(inbox.PublicGroup), Message: imageMessage(inbox.Audience{Kind: inbox.AudienceEveryone}, ""), At: at}},
@@ -222,6 +243,10 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		"attribute disagrees with key":  change("r1", "INSERT", nil, foreign),
 		"broadcast in a user partition": change("r2", "INSERT", nil, wrongAudience),
 		"modify without old image":      change("r5", "MODIFY", nil, messageImage("ann", "users", "", true)),
+		"preferences of another user":   change("r7", "INSERT", nil, withAttr(prefsItem("ops"), "uid", s("bob"))),
+		"preferences unsorted":          change("r8", "INSERT", nil, prefsItem("ops#admins")),
+		"preferences muting everyone":   change("r9", "INSERT", nil, prefsItem(inbox.PublicGroup)),
+		"preferences of a group":        change("r10", "INSERT", nil, withAttr(withAttr(prefsItem("ops"), "pk", s(partitionOf("G:admins").PK())), "uid", s("admins"))),
 		"insert without new image":      change("r6", "INSERT", nil, nil),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -341,6 +366,7 @@ func FuzzStreamRecord(f *testing.F) {
 		record("e5", "REMOVE", messageImage(inbox.PublicGroup, "everyone", "", false)),
 		record("e6", "REMOVE", flatImage("ann", "x")),
 		change("e7", "INSERT", nil, seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
+		change("e22", "MODIFY", prefsItem("admins"), prefsItem("admins#ops")),
 		change("e8", "MODIFY", receiptImage("ann", ""), withAttr(receiptImage("ann", ""), "archivedat", n("1700000055"))),
 		change("e9", "MODIFY", edited, withAttr(edited, "readat", n("4102444000"))), // another program's read of the library's message
 		// Another program's counted, which is no set of marks.
@@ -399,7 +425,7 @@ func FuzzStreamRecord(f *testing.F) {
 		}
 		var pk string
 		for _, v := range r.Change.Keys {
-			if !strings.HasPrefix(v.String(), driver.MessagePrefix) && v.String() != driver.SeenSK {
+			if !strings.HasPrefix(v.String(), driver.MessagePrefix) && v.String() != driver.SeenSK && v.String() != driver.PreferencesSK {
 				pk = v.String()
 			}
 		}

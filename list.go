@@ -107,10 +107,12 @@ func (ib *Inbox) List(ctx context.Context, u User, o ListOptions) (_ Page, err e
 }
 
 // feedRecord is a message of a user's feed: u's direct message, or a
-// broadcast or group message with u's receipt of it (nil if none).
+// broadcast or group message with u's receipt of it (nil if none), and
+// whether u muted its group.
 type feedRecord struct {
 	driver.Record
 	receipt *driver.Record
+	muted   bool
 }
 
 // state returns u's marks on the message.
@@ -126,7 +128,16 @@ func (f feedRecord) message() Message {
 	m := f.Record.Message
 	st := f.state()
 	m.ReadAt, m.ArchivedAt, m.SnoozedUntil, m.InteractedAt = st.ReadAt, st.ArchivedAt, st.SnoozedUntil, st.InteractedAt
+	m.Muted = f.muted
 	return m
+}
+
+// markMuted notes, on each record of recs, whether prefs, its user's
+// preferences, mute it.
+func markMuted(recs []feedRecord, prefs Preferences) {
+	for i := range recs {
+		recs[i].muted = mutes(prefs, recs[i].Record)
+	}
 }
 
 // page returns a page of u's feed as records: u's direct messages, and
@@ -201,7 +212,8 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	g, gctx := errgroup.WithContext(ctx)
 	var renewed []int
-	g.Go(func() (err error) { renewed, err = ib.catchUp(gctx, v, parts, now); return err })
+	var prefs Preferences
+	g.Go(func() (err error) { renewed, prefs, err = ib.catchUp(gctx, v, parts, now); return err })
 	g.Go(func() error { return ib.fetch(gctx, v, m.streams) })
 	if err := g.Wait(); err != nil {
 		return nil, "", err
@@ -228,6 +240,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 			break
 		}
 	}
+	markMuted(out, prefs)
 	if !m.exhausted() {
 		if c := m.cursor(); c != "" {
 			cursor, err := ib.encodeCursor(c, binding)
@@ -252,13 +265,15 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 	}
 	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Thread: o.Thread, Now: now, Archived: driver.OnlyArchived}
 	var out []feedRecord
+	var prefs Preferences
+	defer func() { markMuted(out, prefs) }()
 	for round := 0; round < listRounds && len(out) < limit; round++ {
 		var res driver.QueryResult
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) { res, err = ib.store.Query(gctx, q); return err })
 		if round == 0 {
-			g.Go(func() error {
-				_, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
+			g.Go(func() (err error) {
+				_, prefs, err = ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
 				return err
 			})
 		}
@@ -530,9 +545,11 @@ func (m *merger) cursor() string {
 
 // Get returns message id as u sees it: a direct message of u's, or a
 // broadcast to everyone or to one of u's groups, with u's marks (read,
-// archived). It costs one round trip, a strongly consistent read of every
-// place the message can be. A message that does not exist, has expired,
-// was sent to a group u is not in, or that u deleted, is ErrNotFound.
+// archived) and, for a group's message, whether u muted the group
+// (Message.Muted). It costs one round trip, a strongly consistent read of
+// every place the message can be and, when u names groups, of u's
+// preferences. A message that does not exist, has expired, was sent to a
+// group u is not in, or that u deleted, is ErrNotFound.
 func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err error) {
 	defer ib.observe(&ctx, "Get", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -541,11 +558,19 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err err
 	if err := driver.ValidateMessageID(id); err != nil {
 		return Message{}, err
 	}
-	rec, receipt, err := ib.lookupState(ctx, u, id, ib.now(), false)
-	if err != nil {
+	var rec driver.Record
+	var receipt *driver.Record
+	var prefs Preferences
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { rec, receipt, err = ib.lookupState(gctx, u, id, ib.now(), false); return err })
+	g.Go(func() (err error) {
+		prefs, err = ib.pagePreferences(gctx, append([]Partition{u.Partition()}, u.Shared()...), nil)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return Message{}, err
 	}
-	return feedRecord{Record: rec, receipt: receipt}.message(), nil
+	return feedRecord{Record: rec, receipt: receipt, muted: mutes(prefs, rec)}.message(), nil
 }
 
 // lookupState reads message id from u's partition and the shared ones at

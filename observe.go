@@ -399,6 +399,8 @@ func changeScope(c driver.Change) Scope {
 		return c.New.Partition.Scope()
 	case c.Old != nil:
 		return c.Old.Partition.Scope()
+	case c.Preferences != nil:
+		return c.PreferencesOf.Scope()
 	}
 	return c.SeenOf.Scope()
 }

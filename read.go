@@ -194,7 +194,7 @@ func viewTally(t Tally, o ListOptions) int64 {
 	case o.Archived:
 		return t.Archived
 	case o.UnreadOnly:
-		return t.Unread
+		return t.Unread + t.Muted // the muted are in the view
 	}
 	return t.Total
 }

@@ -316,7 +316,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			return err
 		}
 	} else {
-		reset.Seen = st.Seen
+		reset.Seen, reset.Preferences = st.Seen, st.Preferences
 	}
 	if sameCounters(st.Counters, counters) && st.Fence == reset.Seen && (!p.IsShared() || st.Bucketed && sameDays(st.Days, reset.Days)) {
 		return ib.store.Repair(ctx, p, driver.Repair{Stamp: true, Version: st.Version, Recounted: recounted})

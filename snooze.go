@@ -212,6 +212,7 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 			out = append(out, f)
 		}
 	}
+	markMuted(out, st.Preferences)
 	if !more {
 		return out, "", nil
 	}

@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -12,21 +13,25 @@ import (
 	"github.com/stak/inbox/driver"
 )
 
-// Tally is the counts of a user's messages: Total, Read and Unread count
-// the messages List shows by default (not archived); Archived counts the
-// archived ones.
+// Tally is the counts of a user's messages: Total, Read, Unread and Muted
+// count the messages List shows by default (not archived), Total = Read +
+// Unread + Muted; Archived counts the archived ones.
 type Tally struct {
-	Total    int64
-	Read     int64
-	Unread   int64
+	Total  int64
+	Read   int64
+	Unread int64
+	// Archived counts the messages the user archived.
 	Archived int64
+	// Muted counts the unread messages of the groups the user muted (see
+	// Inbox.SetPreferences), which Unread leaves out.
+	Muted int64
 }
 
 // Counts is a user's counts in one inbox, direct messages and broadcasts
 // together: exactly what a full List of the user's feed shows.
 type Counts struct {
 	Tally
-	// Unseen counts the messages of Total that are unread and above the
+	// Unseen counts the messages of Unread (not of muted groups) above the
 	// user's seen watermark (see Inbox.MarkSeen): a badge's number.
 	Unseen int64
 	// Categories holds a Tally for each category of which the user's feed
@@ -80,7 +85,10 @@ func (s countSum) counts() Counts {
 // Counts returns u's counts, overall and per category: exactly what a full
 // List of u's feed shows at this instant (u's direct messages and the
 // messages of everyone and of u's groups, less what u archived or deleted),
-// the archived ones, and how many are unseen.
+// the archived ones, and how many are unseen. The unread messages of the
+// groups u muted (see SetPreferences) count in Muted, not in Unread or
+// Unseen: the preferences are read with u's counters, so the counts
+// follow a change the instant it is made.
 //
 // It reads the stats of u's partition and of each shared one
 // (Store.Stats, in parallel: one round trip, whatever the number of
@@ -160,6 +168,13 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	}
 	c, snoozed := f.tallies()
 	c.Snoozed = snoozed
+	// The feed as if u were not in the groups she muted: its unread
+	// are Unread, the rest of the whole feed's Muted.
+	q := f.unmuted()
+	if q != f {
+		m, _ := q.tallies()
+		c = withMuted(c, m)
+	}
 	st := f.stats[0]
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
 	if st.Seen == "" {
@@ -167,7 +182,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		c.Unseen = c.Unread
 		return c, true, nil
 	}
-	n, ok, err := ib.unseenAbove(ctx, v, f)
+	n, ok, err := ib.unseenAbove(ctx, v, q)
 	if err != nil || !ok {
 		return Counts{}, false, err
 	}
@@ -199,6 +214,51 @@ func (ib *Inbox) readFeed(ctx context.Context, v *view, u User, now time.Time) (
 		return nil, err
 	}
 	return f, nil
+}
+
+// unmuted returns f as if its user were not in the groups she muted (her
+// preferences, read with her stats): their partitions left out, and her
+// receipts of their messages with them, as for a group she does not name.
+// It returns f itself if she mutes none of the groups f reads.
+func (f *feed) unmuted() *feed {
+	prefs := f.stats[0].Preferences
+	if prefs.IsZero() {
+		return f
+	}
+	q := &feed{u: f.u, now: f.now, in: maps.Clone(f.in), removed: f.removed}
+	for i, p := range f.parts {
+		if i > 1 && prefs.Mutes(p.Group) {
+			delete(q.in, p.Group)
+			continue
+		}
+		q.parts, q.stats = append(q.parts, p), append(q.stats, f.stats[i])
+	}
+	if len(q.parts) == len(f.parts) {
+		return f
+	}
+	for _, r := range f.dead {
+		if q.counts(r) {
+			q.dead = append(q.dead, r)
+		}
+	}
+	return q
+}
+
+// withMuted returns all, the counts of a whole feed, with the unread
+// messages of the groups its user muted moved from Unread to Muted:
+// those not among the unread of unmuted, the counts of the feed without
+// them, overall and in each category.
+func withMuted(all, unmuted Counts) Counts {
+	split := func(a, u Tally) Tally {
+		a.Muted = max(a.Unread-u.Unread, 0)
+		a.Unread -= a.Muted
+		return a
+	}
+	all.Tally = split(all.Tally, unmuted.Tally)
+	for cat, t := range all.Categories {
+		all.Categories[cat] = split(t, unmuted.Categories[cat])
+	}
+	return all
 }
 
 // counts reports whether record r of u's partition (a direct message, or
@@ -550,19 +610,21 @@ func (ib *Inbox) behind(ctx context.Context, v *view, parts []Partition, recent 
 // process (u's recent receipts, read with u's stats), as Counts does, so
 // that a List made before a Counts in one process, nothing written
 // between, sees the view Counts sees. It returns the partitions renewed,
-// by index in parts. With the cache off it reads nothing: every read is
-// fresh.
-func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now time.Time) ([]int, error) {
+// by index in parts, and u's preferences (see pagePreferences). With the
+// cache off it reads nothing else: every read is fresh.
+func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now time.Time) ([]int, Preferences, error) {
 	if v.c.fresh == 0 {
-		return nil, nil
+		prefs, err := ib.pagePreferences(ctx, parts, nil)
+		return nil, prefs, err
 	}
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Now: now})
 	if err != nil {
-		return nil, err
+		return nil, Preferences{}, err
 	}
+	prefs, _ := ib.pagePreferences(ctx, parts, &st)
 	behind, err := ib.behind(ctx, v, parts, st.Recent, now)
 	if err != nil || len(behind) == 0 {
-		return nil, err
+		return nil, prefs, err
 	}
 	var out []int
 	g, gctx := errgroup.WithContext(ctx)
@@ -570,7 +632,22 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 		out = append(out, i)
 		g.Go(func() error { return v.renew(gctx, parts[i], ids) })
 	}
-	return out, g.Wait()
+	return out, prefs, g.Wait()
+}
+
+// pagePreferences returns the preferences of the user whose partition is
+// parts[0], for a page of her feed through parts: none if parts name no
+// group (none can be muted), else those of st, her stats if read, else
+// read by key.
+func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (Preferences, error) {
+	switch {
+	case len(parts) <= 2:
+		return Preferences{}, nil
+	case st != nil:
+		return st.Preferences, nil
+	}
+	s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
+	return s.Preferences, err
 }
 
 // unseen counts the messages of parts above the seen watermark seen that

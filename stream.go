@@ -22,7 +22,8 @@ import (
 // user's tallies of them; a broadcast removed before it expired leaves a
 // tombstone, so that its readers' receipts stop counting at once. With
 // events on, INSERT and MODIFY records of kind UM items (and of kind SN,
-// seen watermarks) make the events of their changes (see EventKind). An
+// seen watermarks, and UP, users' preferences) make the events of their
+// changes (see EventKind). An
 // INSERT or MODIFY of a message, broadcast or receipt that another
 // program wrote (no ledger entry) adopts it, as Recount would (one
 // transaction), with or without events: from then on Counts counts it out

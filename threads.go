@@ -34,9 +34,13 @@ type Thread struct {
 	// the thread changed between ListThreads' reads.
 	Latest Message
 	// Tally counts the thread's messages in this audience as Counts counts
-	// the feed: Total, Read and Unread of what List shows, and Archived.
-	// It is exact at the instant of the call.
+	// the feed: Total, Read and Unread of what List shows, and Archived;
+	// a muted group's unread count in Muted, not in Unread. It is exact at
+	// the instant of the call.
 	Tally
+	// Muted is set on a thread of a group the user muted (see
+	// Inbox.SetPreferences), and on its Latest.
+	Muted bool
 }
 
 // ThreadOptions selects a page of ListThreads.
@@ -280,6 +284,15 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 	}
 	if err := ib.previews(ctx, v, u, threads, byKey, now); err != nil {
 		return threadsPageResult{}, false, err
+	}
+	// u's preferences come with u's stats, and the counters read by key
+	// after them are of the same version: one view.
+	prefs := stats[0].Preferences
+	for i, t := range threads {
+		if t.Group != "" && prefs.Mutes(t.Group) {
+			threads[i].Muted, threads[i].Latest.Muted = true, true
+			threads[i].Tally.Muted, threads[i].Tally.Unread = t.Unread, 0
+		}
 	}
 	res.threads = threads
 	return res, true, nil

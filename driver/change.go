@@ -19,7 +19,7 @@ const (
 // it; memstore feeds its own (memstore.WithChanges).
 //
 // A Store that feeds changes feeds every write of a record (a message, a
-// copy or a receipt) and of a seen watermark, each item's changes in the
+// copy or a receipt), of a seen watermark and of a user's preferences, each item's changes in the
 // order they were made, at least once.
 type Change struct {
 	// ID names the change, the same each time it is delivered: a
@@ -39,6 +39,11 @@ type Change struct {
 	// change to it (Old and New are then nil).
 	Seen   string
 	SeenOf Partition
+	// Preferences are the new preferences of user partition
+	// PreferencesOf, for a change to them (a preferences mark; Old and
+	// New are then nil).
+	Preferences   *Preferences
+	PreferencesOf Partition
 	// Timer is, for the removal of a timed entry's timer (see TimerSK),
 	// the record whose entry it is, by its key alone (Partition and
 	// Message.ID set): the entry's time has come, and the handler folds it

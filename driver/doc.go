@@ -35,7 +35,8 @@
 // the broadcast's sort key. Each partition keeps stats records, c#* and
 // c#<category>, with published and read counts, as the seeds define them;
 // a user's partition also keeps c#*#<group> and c#<category>#<group>, the
-// marks on a group's messages. Ledger entries are e#<expiry>#<id>#<tag>
+// marks on a group's messages; a user's c#* also holds her preferences
+// (the groups she muted). Ledger entries are e#<expiry>#<id>#<tag>
 // (LedgerSK), tombstones of broadcasts removed before they expired d#<id>,
 // the seen watermark cs#seen, a host system ID's claim h#<host id> in a
 // partition of its own (ClaimPK, spread by a hash of the ID), tenant

@@ -78,6 +78,11 @@ type Message struct {
 	// action, say), apart from reading it; zero if the user did not. For
 	// a broadcast it comes from the user's receipt.
 	InteractedAt time.Time
+	// Muted is set by inbox.Inbox.List, Get and ListThreads on a message
+	// of a group the user muted (see inbox.Preferences): unread, it counts
+	// in inbox.Tally.Muted, not in Unread or Unseen. A Store neither keeps
+	// nor returns it.
+	Muted bool
 }
 
 // IsBroadcast reports whether m was broadcast, stored once for its whole

@@ -167,6 +167,18 @@ type Store interface {
 	// fence's watermark is not Seen: a *SeenError) or ErrNotFound (the
 	// message or broadcast is missing or expired). With several marks the
 	// error may name either reason.
+	//
+	// A preferences mark (Preferences set, Key.ID empty, nothing else)
+	// replaces the preferences of the user partition Key.Partition
+	// (Stats.Preferences) with Preferences.To if they are exactly
+	// Preferences.From (else ErrStateChanged), and changes the
+	// partition's counter version (Stats.Version; its total counter is
+	// created at zero if missing), in one atomic unit, so that a read
+	// checked against the version sees the change. It comes alone in its
+	// call, without deltas (see ValidateMarks), else ErrInvalidInput. A
+	// Store that feeds changes feeds it (Change.Preferences); the dynamo
+	// Store writes, in the same unit, the item PreferencesSK (kind UP),
+	// for its stream.
 	Mark(ctx context.Context, marks []Mark, deltas []Counter) error
 
 	// Stats returns, in one round trip and as one consistent read, every
@@ -175,7 +187,8 @@ type Store interface {
 	// watermark and Fence, the ledger entries of the partition that expire
 	// at or before q.Now, the timed entries whose time is at or before
 	// q.Now (Due), the tombstones, the earlier version's snooze and pending
-	// entries still stored, and, of a shared partition, its day buckets
+	// entries still stored, of a user partition its preferences, and, of
+	// a shared partition, its day buckets
 	// (on DynamoDB, one Query of adjacent sort keys; a read past one page
 	// is checked against the version, and read again if a write came
 	// between). With q.Hour it reads one hour bucket instead. With q.Keys
@@ -590,6 +603,10 @@ type Mark struct {
 	// applied and the error is a *SeenError with that watermark. A call
 	// whose deltas change a partition's Above needs one for it.
 	Fence bool
+	// Preferences makes the mark a preferences mark, which changes the
+	// user's preferences (see Store.Mark): Key names the user's partition
+	// alone, with no ID, and nothing else but Now is set.
+	Preferences *PreferencesChange
 	// Versioned makes a watermark mark that raises the watermark apply
 	// only if the partition's counter version is Version (Stats.Version),
 	// else ErrStateChanged: MarkSeen sets the partition's Above anew with
@@ -634,7 +651,8 @@ func (mk Mark) EntryRecord() Record {
 // as every Store must before it writes: a mark of a user's partition,
 // or a fold of a shared partition's scheduled broadcast (no marks, a
 // timed entry); a watermark mark (Seen or Fence, no ID) with nothing
-// else; otherwise a valid ledger entry, marks a record can have
+// else; a preferences mark (no ID) with nothing else, valid preferences
+// (ValidatePreferences) and To other than From; otherwise a valid ledger entry, marks a record can have
 // (DeletedAt only alone, and only on a receipt), no Delete of a receipt,
 // a receipt's broadcast in a shared partition of the same inbox, and a
 // Timed key of the record's own entry. Anything else is ErrInvalidInput.
@@ -644,6 +662,19 @@ func ValidateMark(mk Mark) error {
 		return fmt.Errorf("%w: mark of %q in %s: %s", ErrInvalidInput, mk.Key.ID, p.PK(), what)
 	}
 	fold := !mk.Receipt && !mk.Delete && mk.From.IsZero() && mk.To.IsZero() && (mk.Timed != "" || !mk.DeliverAt.IsZero()) && mk.Key.ID != ""
+	if mk.Preferences != nil {
+		rest := mk
+		rest.Key.Partition, rest.Now, rest.Preferences = Partition{}, time.Time{}, nil
+		switch {
+		case rest != Mark{} || p.IsShared():
+			return bad("a preferences mark with other changes, or of a shared partition")
+		case ValidatePreferences(mk.Preferences.From) != nil || ValidatePreferences(mk.Preferences.To) != nil:
+			return bad("preferences that cannot be")
+		case mk.Preferences.From.Equal(mk.Preferences.To):
+			return bad("a preferences mark that changes nothing")
+		}
+		return nil
+	}
 	switch {
 	case p.IsShared() && !fold:
 		return bad("a shared partition")
@@ -769,8 +800,9 @@ type StatsQuery struct {
 	// keys alone (their Category, Group and Thread; Partition ignored),
 	// read by key in one round trip, strongly consistent, in
 	// Stats.Counters (each once, those missing left out), with the
-	// partition's Version (its total is read with them): nothing else is
-	// read. At most MaxStatsKeys distinct keys besides the total (see
+	// partition's Version and, of a user partition, its Preferences (its
+	// total is read with them): nothing else is read. At most
+	// MaxStatsKeys distinct keys besides the total (see
 	// ValidateStatsQuery).
 	//
 	// Without Isolated the counters need not be one view: each is read
@@ -848,6 +880,11 @@ type Stats struct {
 	// the counters set it with the Above tallies; "" before. Above counts
 	// the records above Seen only if Fence is Seen.
 	Fence string
+	// Preferences are a user partition's preferences, as the last
+	// preferences mark set them (zero if none did), in the same
+	// consistent read as the counters and their version. On DynamoDB
+	// they are an attribute of the c#* item, read with the counters.
+	Preferences Preferences
 	// Recent holds, for a user partition, the broadcasts and group
 	// messages (their shared partition and ID) of which the user's
 	// receipts were created recently: every key Store.Mark recorded in a
@@ -984,6 +1021,11 @@ type Repair struct {
 	// not lose them.
 	Recent []Key
 	Now    time.Time
+	// Preferences are, with Reset of a user partition, its preferences
+	// as read with Version (Stats.Preferences): the reset keeps them
+	// (ValidatePreferences, else ErrInvalidInput), so that a Store that
+	// keeps them on the counters does not lose them.
+	Preferences Preferences
 	// Recounted is the time of the recount the counters stand for, taken
 	// after it read the partition: every record that was gone when the
 	// recount read the partition is not in them, and every one that stood

@@ -39,6 +39,9 @@ type counterWrite struct {
 	bucketed bool
 	// returnOld asks for the item as it was when its condition fails.
 	returnOld bool
+	// muted, if set, replaces a user's muted groups (c#* only; "" removes
+	// them).
+	muted *string
 }
 
 // Attributes of a stats item besides the seeds' tallies: its timed
@@ -48,6 +51,7 @@ const (
 	attrAbove    = "above"
 	attrFence    = "seen"
 	attrBucketed = "bkt"
+	attrMuted    = "muted"
 )
 
 // timedAttrs returns the attribute names of the tallies of timed entries,
@@ -109,6 +113,13 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	}
 	if w.bucketed {
 		upd = upd.Set(expression.Name(attrBucketed), expression.Value(true))
+	}
+	switch {
+	case w.muted == nil:
+	case *w.muted == "":
+		upd = upd.Remove(expression.Name(attrMuted))
+	default:
+		upd = upd.Set(expression.Name(attrMuted), expression.Value(*w.muted))
 	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
@@ -367,6 +378,9 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 				if !p.IsShared() {
 					st.Recent = recent
 					st.Fence = fenceOf(av)
+					if st.Preferences, err = s.decodePrefs(p, av); err != nil {
+						return driver.Stats{}, 0, err
+					}
 				} else {
 					_, st.Bucketed = av[attrBucketed]
 				}
@@ -440,6 +454,47 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 	c.Snoozed = driver.Tallies{Published: it.ZP, Read: it.ZR, Archived: it.ZA, ArchivedRead: it.ZAR, Hidden: it.ZH}
 	c.Pending = driver.Tallies{Published: it.QP, Read: it.QR, Archived: it.QA, ArchivedRead: it.QAR, Hidden: it.QH}
 	return c, it.Ver, it.recentKeys(p), nil
+}
+
+// decodePrefs returns the preferences a user's c#* item av holds.
+func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeValue) (driver.Preferences, error) {
+	v, ok := av[attrMuted].(*types.AttributeValueMemberS)
+	if !ok {
+		return driver.Preferences{}, nil
+	}
+	prefs := driver.Preferences{MutedGroups: driver.SplitGroups(v.Value)}
+	if err := driver.ValidatePreferences(prefs); err != nil {
+		return driver.Preferences{}, fmt.Errorf("dynamo: preferences of %s: %w", p.PK(), err)
+	}
+	return prefs, nil
+}
+
+// setPreferences applies preferences mark mk (valid, alone) in one
+// transaction: an Update of its partition's c#* that replaces the muted
+// groups (removes them, for none) on condition that they are mk's From
+// (else ErrStateChanged), and adds 1 to its version, creating it at zero
+// if missing; and a Put of the partition's preferences item
+// (driver.PreferencesSK, kind UP) with the new groups, whose INSERT or
+// MODIFY record on the table's stream makes the change's event.
+func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
+	p := mk.Key.Partition
+	from, to := driver.JoinGroups(mk.Preferences.From.MutedGroups), driver.JoinGroups(mk.Preferences.To.MutedGroups)
+	cond := expression.Name(attrMuted).AttributeNotExists()
+	if from != "" {
+		cond = expression.Name(attrMuted).Equal(expression.Value(from))
+	}
+	total, err := s.counterUpdate(driver.Counter{Partition: p}, counterWrite{bump: true, cond: &cond, muted: &to})
+	if err != nil {
+		return err
+	}
+	item, err := s.item(p.PK(), driver.PreferencesSK, prefsItem{Kind: kindPrefs, Muted: to, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
+	if err != nil {
+		return err
+	}
+	changed := func(map[string]types.AttributeValue) error {
+		return fmt.Errorf("%w: preferences of %s are not those read", driver.ErrStateChanged, p.PK())
+	}
+	return s.transact(ctx, "mark", []types.TransactWriteItem{total, {Put: &types.Put{TableName: aws.String(s.table), Item: item}}}, []onFail{changed, nil})
 }
 
 // queryAll returns every item matching key condition kc, strongly
@@ -531,6 +586,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {
 		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
+	}
+	if err := driver.ValidateRepairPreferences(p, r); err != nil {
+		return err
 	}
 	adopted := make([]driver.Record, len(r.Adopt))
 	for i, rec := range r.Adopt {
@@ -630,6 +688,10 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	}
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
+		if m := driver.JoinGroups(r.Preferences.MutedGroups); m != "" {
+			// The reset keeps the preferences, read with r.Version.
+			totalItem[attrMuted] = &types.AttributeValueMemberS{Value: m}
+		}
 	}
 	if !r.Recounted.IsZero() {
 		totalItem[attrRecounted] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.Recounted.Unix(), 10)}
@@ -1000,6 +1062,11 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 		}
 		if sk == total {
 			st.Version = ver
+			if !p.IsShared() {
+				if st.Preferences, err = s.decodePrefs(p, av); err != nil {
+					return driver.Stats{}, err
+				}
+			}
 			if !wantTotal {
 				continue
 			}

@@ -28,6 +28,7 @@ const (
 	kindPending   = "SQ" // pending entry of a scheduled record
 	kindTimer     = "TM" // a timed entry's timer: DynamoDB's TTL deletes it at the entry's time
 	kindBucket    = "UB" // a shared partition's time bucket (a day's or an hour's)
+	kindPrefs     = "UP" // a user's preferences, as last set, for the stream (they live on c#*)
 	attrTimed     = driver.TimedAttribute
 	attrSnoozed   = "snoozeduntil"
 	attrInteract  = "interactedat"
@@ -180,6 +181,21 @@ type counterItem struct {
 	Recent1 []string `dynamodbav:"rs1,omitempty,stringset"`
 	Recent2 []string `dynamodbav:"rs2,omitempty,stringset"`
 	Recent3 []string `dynamodbav:"rs3,omitempty,stringset"`
+	// Muted are a user's muted groups on c#* (driver.Stats.Preferences),
+	// joined by '#' (driver.JoinGroups), so that a condition compares
+	// them as one value.
+	Muted string `dynamodbav:"muted,omitempty"`
+}
+
+// prefsItem is a user's preferences item (driver.PreferencesSK), which
+// each change of the preferences writes with c#*, so that the table's
+// stream carries the change: the muted groups as on c#*.
+type prefsItem struct {
+	Kind      string `dynamodbav:"kind"`
+	Muted     string `dynamodbav:"muted,omitempty"`
+	TenantKey string `dynamodbav:"tenant_key"`
+	InboxKey  string `dynamodbav:"inbox_key"`
+	UID       string `dynamodbav:"uid"`
 }
 
 // recentAttr is the name of slot i of a user's recent receipts on c#*.

@@ -270,6 +270,11 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     ErrStateChanged), and sets the Fence on c#* (with Versioned, on
 //     condition that c#*'s version is Version); with Fence, a condition
 //     on c#* that its Fence is Seen (else a *driver.SeenError).
+//   - A preferences mark, alone, is an Update of the user's c#* that
+//     replaces its muted attribute (the groups joined by '#') on
+//     condition that it holds From's (else ErrStateChanged) and moves its
+//     version, with a Put of the user's preferences item (kind UP, see
+//     driver.PreferencesSK), for the stream.
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
@@ -289,10 +294,13 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		items = append(items, it)
 		meanings = append(meanings, meaning)
 	}
+	if err := driver.ValidateMarks(marks, deltas); err != nil {
+		return err
+	}
+	if len(marks) == 1 && marks[0].Preferences != nil {
+		return s.setPreferences(ctx, marks[0])
+	}
 	for _, mk := range marks {
-		if err := driver.ValidateMark(mk); err != nil {
-			return err
-		}
 		if mk.Key.ID != "" {
 			records++
 		}

@@ -85,6 +85,23 @@ func (s *Store) noteSeen(p driver.Partition, w string) {
 	s.changes = append(s.changes, driver.Change{ID: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), Op: op, At: s.changeTime(), Seen: w, SeenOf: p})
 }
 
+// notePreferences holds the change of p's preferences from old to to, if
+// the Store feeds changes: an insert when p had none before, as the
+// dynamo Store's first write of its preferences item is. s.mu must be
+// held.
+func (s *Store) notePreferences(p driver.Partition, old, to driver.Preferences) {
+	if !s.feed {
+		return
+	}
+	op := driver.ChangeModify
+	if !s.prefsSet[p] {
+		op = driver.ChangeInsert
+	}
+	s.prefsSet[p] = true
+	to = to.Clone()
+	s.changes = append(s.changes, driver.Change{ID: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), Op: op, At: s.changeTime(), Preferences: &to, PreferencesOf: p})
+}
+
 // changeTime is the time a change is made, to the second, as a stream
 // records it.
 func (s *Store) changeTime() time.Time { return s.clock().UTC().Truncate(time.Second) }

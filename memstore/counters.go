@@ -34,7 +34,7 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 	}
 	if len(q.Keys) > 0 {
 		// Read under the lock, with or without Isolated: one view.
-		st := driver.Stats{Version: s.versions[p]}
+		st := driver.Stats{Version: s.versions[p], Preferences: s.prefs[p].Clone()}
 		read := make(map[string]bool, len(q.Keys))
 		for _, k := range q.Keys {
 			k.Partition = p
@@ -47,7 +47,7 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 		}
 		return st, nil
 	}
-	st := driver.Stats{Version: s.versions[p], Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p]}
+	st := driver.Stats{Version: s.versions[p], Seen: s.seen[p], Fence: s.fence[p], Recounted: s.recounted[p], Preferences: s.prefs[p].Clone()}
 	if q.Threads {
 		st.Counters = make([]driver.Counter, 0, len(s.counters[p]))
 		for _, c := range s.counters[p] {
@@ -179,6 +179,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if len(r.AdoptAs) != len(r.Adopt) {
 		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
 	}
+	if err := driver.ValidateRepairPreferences(p, r); err != nil {
+		return err
+	}
 	for i, rec := range r.Adopt {
 		as := rec
 		as.Entry = r.AdoptAs[i]
@@ -238,6 +241,13 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	}
 	s.versions[p]++
 	s.fence[p] = r.Seen
+	if !p.IsShared() {
+		if r.Preferences.IsZero() {
+			delete(s.prefs, p)
+		} else {
+			s.prefs[p] = r.Preferences.Clone()
+		}
+	}
 	if p.IsShared() {
 		s.resetBuckets(p, r.Days, r.Hours)
 	}

@@ -151,12 +151,12 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 // ErrInvalidInput. A deleted record's removal reaches the stream (held
 // with WithStreamLag), where it finds no entry and changes nothing.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	if err := driver.ValidateMarks(marks, deltas); err != nil {
+		return err
+	}
 	records := 0
 	fenced := map[driver.Partition]bool{}
 	for _, mk := range marks {
-		if err := driver.ValidateMark(mk); err != nil {
-			return err
-		}
 		if mk.Key.ID != "" {
 			records++
 		} else {
@@ -178,7 +178,31 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		return err
 	}
 	defer s.mu.Unlock()
+	if len(marks) == 1 && marks[0].Preferences != nil {
+		return s.setPreferences(marks[0])
+	}
 	return s.mark(marks, deltas)
+}
+
+// setPreferences applies preferences mark mk, as Mark does, after its
+// validation: it replaces its partition's preferences if they are its
+// From, and changes the partition's version (creating its total at
+// zero). s.mu must be held.
+func (s *Store) setPreferences(mk driver.Mark) error {
+	p := mk.Key.Partition
+	old := s.prefs[p]
+	if !old.Equal(mk.Preferences.From) {
+		return fmt.Errorf("%w: preferences of %s changed", driver.ErrStateChanged, p.PK())
+	}
+	to := mk.Preferences.To.Clone()
+	if to.IsZero() {
+		delete(s.prefs, p)
+	} else {
+		s.prefs[p] = to
+	}
+	s.addDeltas([]driver.Counter{{Partition: p}})
+	s.notePreferences(p, old, to)
+	return nil
 }
 
 // mark checks and applies marks and deltas, as Mark does, after their

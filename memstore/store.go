@@ -39,6 +39,8 @@ type Store struct {
 	versions   map[driver.Partition]int64
 	recounted  map[driver.Partition]time.Time // recount times, to the second
 	seen       map[driver.Partition]string    // seen watermarks
+	prefs      map[driver.Partition]driver.Preferences
+	prefsSet   map[driver.Partition]bool // the partitions whose preferences were ever set
 	recent     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool
 	claims     map[claimKey]claim
 	markers    map[markerKey]uint64 // applied removals of unledgered records, by seq
@@ -175,6 +177,8 @@ func New(opts ...Option) *Store {
 		versions:   map[driver.Partition]int64{},
 		recounted:  map[driver.Partition]time.Time{},
 		seen:       map[driver.Partition]string{},
+		prefs:      map[driver.Partition]driver.Preferences{},
+		prefsSet:   map[driver.Partition]bool{},
 		recent:     map[driver.Partition]*[driver.RecentSlotCount]map[driver.Key]bool{},
 		claims:     map[claimKey]claim{},
 		markers:    map[markerKey]uint64{},

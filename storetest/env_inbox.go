@@ -191,21 +191,24 @@ func tallyOf(total, read int64) inbox.Tally {
 	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0)}
 }
 
-// state is everything the suite can see of the env's store: the records
-// and counters of every used partition, and the configs of its scope.
+// state is everything the suite can see of the env's store: the records,
+// counters and preferences of every used partition, and the configs of
+// its scope.
 type state struct {
-	Records  map[string][]driver.Record
-	Counters map[string][]driver.Counter
-	Config   driver.Config
+	Records     map[string][]driver.Record
+	Counters    map[string][]driver.Counter
+	Preferences map[string][]string
+	Config      driver.Config
 }
 
 // snapshot returns the store's state.
 func (e *env) snapshot() state {
 	e.t.Helper()
-	s := state{Records: map[string][]driver.Record{}, Counters: map[string][]driver.Counter{}}
+	s := state{Records: map[string][]driver.Record{}, Counters: map[string][]driver.Counter{}, Preferences: map[string][]string{}}
 	for p := range e.used {
 		s.Records[p.PK()] = e.records(p)
 		s.Counters[p.PK()] = e.counters(p)
+		s.Preferences[p.PK()] = e.stats(p, e.clock.Now()).Preferences.MutedGroups
 	}
 	cfg, err := e.store.Config(e.ctx, e.scope)
 	if err != nil {

@@ -262,9 +262,26 @@ func (f *fleet) randomOp() {
 		f.count("redeliver")
 	case r < 95:
 		f.recount()
+	case r < 97:
+		f.mute()
 	default:
 		f.mark()
 	}
+}
+
+// mute mutes or unmutes a random group for a random user through a random
+// process, and checks what SetPreferences reports: from then on every
+// process's views and counts show it, whatever its snapshots hold.
+func (f *fleet) mute() {
+	i, ib := f.proc()
+	u, g := f.users[f.rng.IntN(len(f.users))], f.groups[f.rng.IntN(len(f.groups))]
+	f.m.muted[u][g] = !f.m.muted[u][g]
+	groups := f.m.mutedGroups(u)
+	f.logf("p%d %s mutes %v", i, u, groups)
+	if changed, err := ib.SetPreferences(f.e.ctx, f.user(u), inbox.Preferences{MutedGroups: groups}); err != nil || !changed {
+		f.e.t.Errorf("step %d: p%d SetPreferences(%s, %v) = %v, %v; want true, nil", f.step, i, u, groups, changed, err)
+	}
+	f.count("mute")
 }
 
 // publish publishes a message to random users through a random process.

@@ -35,7 +35,7 @@ func inboxTests() []suiteTest {
 
 // allInboxTests are the Inbox subtests of Run.
 func allInboxTests() []suiteTest {
-	return append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...)
+	return append(append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...), muteTests()...)
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).
@@ -290,7 +290,8 @@ func (e *env) wantCountsFromFeed(u driver.User) {
 }
 
 // countsOf tallies listed messages as Counts should: feed (unarchived),
-// archived, and the watermark seen.
+// archived, and the watermark seen; the unread messages listed muted
+// count in Muted, not in Unread or Unseen.
 func countsOf(feed, archived []driver.Message, seen string) inbox.Counts {
 	sum := map[string]*inbox.Tally{"": {}}
 	add := func(m driver.Message, f func(t *inbox.Tally)) {
@@ -309,13 +310,16 @@ func countsOf(feed, archived []driver.Message, seen string) inbox.Counts {
 	for _, m := range feed {
 		add(m, func(t *inbox.Tally) {
 			t.Total++
-			if m.IsRead() {
+			switch {
+			case m.IsRead():
 				t.Read++
-			} else {
+			case m.Muted:
+				t.Muted++
+			default:
 				t.Unread++
 			}
 		})
-		if !m.IsRead() && m.ID > seen {
+		if !m.IsRead() && !m.Muted && m.ID > seen {
 			out.Unseen++
 		}
 	}

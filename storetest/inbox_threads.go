@@ -147,14 +147,17 @@ func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity f
 		k := key{threadGroup(m), m.Thread}
 		t := want[k]
 		if t == nil {
-			t = &inbox.Thread{Thread: k.thread, Group: k.group, Latest: m}
+			t = &inbox.Thread{Thread: k.thread, Group: k.group, Latest: m, Muted: m.Muted}
 			want[k] = t
 			order = append(order, k)
 		}
 		t.Total++
-		if m.IsRead() {
+		switch {
+		case m.IsRead():
 			t.Read++
-		} else {
+		case m.Muted:
+			t.Tally.Muted++
+		default:
 			t.Unread++
 		}
 	}
@@ -179,6 +182,9 @@ func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity f
 		seen[k] = true
 		if t.Tally != w.Tally {
 			out = append(out, fmt.Sprintf("thread %q of %q: counts %+v, List shows %+v", t.Thread, t.Group, t.Tally, w.Tally))
+		}
+		if t.Muted != w.Muted || t.Latest.Muted != w.Latest.Muted {
+			out = append(out, fmt.Sprintf("thread %q of %q: muted %v (latest %v), List shows %v (latest %v)", t.Thread, t.Group, t.Muted, t.Latest.Muted, w.Muted, w.Latest.Muted))
 		}
 		if t.Latest.ID != w.Latest.ID || t.Latest.IsRead() != w.Latest.IsRead() || t.Latest.Thread != t.Thread {
 			out = append(out, fmt.Sprintf("thread %q of %q: latest %s (read %v), List shows %s (read %v)", t.Thread, t.Group, t.Latest.ID, t.Latest.IsRead(), w.Latest.ID, w.Latest.IsRead()))

@@ -24,6 +24,8 @@ type model struct {
 	receipts map[string]map[string]*driver.State
 	// seen holds each user's seen watermark ("" for none).
 	seen map[string]string
+	// muted holds, per user, the groups the user muted.
+	muted map[string]map[string]bool
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
 	// lastID is the highest message ID published so far.
@@ -71,6 +73,8 @@ type entry struct {
 	// SnoozedUntil is the user's snooze, as it stands (past or not).
 	SnoozedUntil time.Time
 	InteractedAt time.Time
+	// Muted is set on a message of a group the user muted.
+	Muted bool
 }
 
 func newModel(users []string) *model {
@@ -80,6 +84,7 @@ func newModel(users []string) *model {
 		receipts:   map[string]map[string]*driver.State{},
 		member:     map[string]map[string]bool{},
 		seen:       map[string]string{},
+		muted:      map[string]map[string]bool{},
 		hosts:      map[string]modelHost{},
 		activity:   map[threadOf]string{},
 		unsure:     map[threadOf]bool{},
@@ -88,6 +93,7 @@ func newModel(users []string) *model {
 		m.direct[u] = map[string]*modelCopy{}
 		m.receipts[u] = map[string]*driver.State{}
 		m.member[u] = map[string]bool{}
+		m.muted[u] = map[string]bool{}
 	}
 	return m
 }
@@ -117,6 +123,7 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt, SnoozedUntil: st.SnoozedUntil, InteractedAt: st.InteractedAt}
 		if broadcast {
 			en.Group = cmpOr(c.group, driver.PublicGroup)
+			en.Muted = c.group != "" && m.muted[u][c.group]
 		}
 		out = append(out, en)
 	}
@@ -135,6 +142,18 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 // sees reports whether u sees broadcast c: it is to everyone, or to one of
 // u's groups.
 func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
+
+// mutedGroups returns the groups u muted, sorted.
+func (m *model) mutedGroups(u string) []string {
+	var out []string
+	for g, on := range m.muted[u] {
+		if on {
+			out = append(out, g)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // groups returns u's groups now, sorted.
 func (m *model) groups(u string) []string {
@@ -336,14 +355,15 @@ func (m *model) remove(u, id string) {
 // equal reports whether en and o are the same, times compared as instants.
 func (en entry) equal(o entry) bool {
 	return en.ID == o.ID && en.Category == o.Category && en.Thread == o.Thread && en.Group == o.Group && en.Broadcast == o.Broadcast &&
-		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt) && en.SnoozedUntil.Equal(o.SnoozedUntil) && en.InteractedAt.Equal(o.InteractedAt)
+		en.ReadAt.Equal(o.ReadAt) && en.ArchivedAt.Equal(o.ArchivedAt) && en.ExpiresAt.Equal(o.ExpiresAt) && en.SnoozedUntil.Equal(o.SnoozedUntil) && en.InteractedAt.Equal(o.InteractedAt) &&
+		en.Muted == o.Muted
 }
 
 // entries projects listed messages for comparison with feed.
 func entries(msgs []driver.Message) []entry {
 	var out []entry
 	for _, m := range msgs {
-		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: m.SnoozedUntil, InteractedAt: m.InteractedAt})
+		out = append(out, entry{ID: m.ID, Category: m.Category, Thread: m.Thread, Group: threadGroup(m), Broadcast: m.IsBroadcast(), ReadAt: m.ReadAt, ArchivedAt: m.ArchivedAt, ExpiresAt: m.ExpiresAt, SnoozedUntil: m.SnoozedUntil, InteractedAt: m.InteractedAt, Muted: m.Muted})
 	}
 	return out
 }
@@ -394,7 +414,7 @@ func (m *model) counts(u string, now time.Time) inbox.Counts {
 	msgs := func(o inbox.ListOptions) []driver.Message {
 		var out []driver.Message
 		for _, en := range m.feed(u, now, o) {
-			out = append(out, driver.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt})
+			out = append(out, driver.Message{ID: en.ID, Category: en.Category, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt, Muted: en.Muted})
 		}
 		return out
 	}
@@ -435,7 +455,7 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 	msgs := func(o inbox.ListOptions) []driver.Message {
 		var out []driver.Message
 		for _, en := range m.feed(u, now, o) {
-			msg := driver.Message{ID: en.ID, Category: en.Category, Thread: en.Thread, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt}
+			msg := driver.Message{ID: en.ID, Category: en.Category, Thread: en.Thread, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt, Muted: en.Muted}
 			switch {
 			case en.Group == driver.PublicGroup:
 				msg.Audience.Kind = driver.AudienceEveryone

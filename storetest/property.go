@@ -121,8 +121,8 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 		p.e.wantCountsFromFeed(p.user(u))
 	}
 	st := p.stats
-	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves, %d bulk actions raced, %d chat marks, %d ReadBy pages checked (%d readers)",
-		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves, st.raced, st.chat, p.rb.calls, p.rb.readers)
+	t.Logf("%d steps: %d copies published, %d broadcasts (%d to groups), %d retries by host ID, %d marked read, %d marks of read messages, %d of missing or expired ones, %d archived, %d deleted for a user, %d marks seen, %d redactions, %d snoozes, %d removals, %d deliveries, %d redeliveries, %d recounts, %d joins, %d leaves, %d bulk actions raced, %d chat marks, %d mutes or unmutes, %d ReadBy pages checked (%d readers)",
+		steps, st.published, st.broadcasts, st.groupMessages, st.retries, st.changed, st.alreadyRead, st.notFound, st.archived, st.deleted, st.seen, st.redacted, st.snoozed, st.removed, st.delivered, st.redelivered, st.recounts, st.joins, st.leaves, st.raced, st.chat, st.mutes, p.rb.calls, p.rb.readers)
 }
 
 // property is the state of one RunProperty run.
@@ -156,7 +156,7 @@ type property struct {
 		published, broadcasts, groupMessages, retries, changed int
 		alreadyRead, notFound, removed, delivered, redelivered int
 		recounts, joins, leaves, archived, deleted, seen       int
-		redacted, snoozed, raced, chat                         int
+		redacted, snoozed, raced, chat, mutes                  int
 	}
 }
 
@@ -218,6 +218,8 @@ func (p *property) randomOp() {
 		p.redact()
 	case r < 76:
 		p.advance()
+	case r < 78:
+		p.mute()
 	case r < 82 || !harness && r < 95:
 		p.listFiltered()
 	case r < 88:
@@ -268,6 +270,27 @@ func (p *property) joinOrLeave() {
 		p.logf("%s leaves %s", u, g)
 		p.stats.leaves++
 	}
+}
+
+// mute mutes or unmutes a random group for a random user, in or out of
+// it (one time in six it sets her preferences as they stand: no change),
+// with the groups in a random order, and checks what SetPreferences
+// reports. From then on List, Get, ListThreads and Counts show that
+// group's messages to her muted, or not.
+func (p *property) mute() {
+	u, g := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
+	same := p.rng.IntN(6) == 0
+	if !same {
+		p.m.muted[u][g] = !p.m.muted[u][g]
+	}
+	groups := p.m.mutedGroups(u)
+	p.rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
+	p.logf("%s mutes %v (no change %v)", u, groups, same)
+	changed, err := p.e.ib.SetPreferences(p.e.ctx, p.user(u), inbox.Preferences{MutedGroups: groups})
+	if err != nil || changed == same {
+		p.e.t.Errorf("step %d: SetPreferences(%s, %v): %v, %v; want %v, nil", p.step, u, groups, changed, err, !same)
+	}
+	p.stats.mutes++
 }
 
 // remove deletes a random record, as a delete or DynamoDB's TTL would: a

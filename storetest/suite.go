@@ -42,7 +42,9 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 // for stores that delete them as soon as they expire (and account the
 // removal) and for stores that delete them late.
 func Run(t *testing.T, newStore NewStore) {
-	t.Run("Store", func(t *testing.T) { runAll(t, newStore, append(contractTests(), stateTests()...), false) })
+	t.Run("Store", func(t *testing.T) {
+		runAll(t, newStore, append(append(contractTests(), stateTests()...), preferencesTests()...), false)
+	})
 	t.Run("RoundTrip", func(t *testing.T) { runAll(t, newStore, roundTripTests(), true) })
 	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, allInboxTests(), true) })
 	t.Run("Concurrency", func(t *testing.T) { runAll(t, newStore, concurrencyTests(), true) })

@@ -391,10 +391,10 @@ func TestFeedAndCounts(t *testing.T) {
 	}
 	r = cli(t, slices.Concat([]string{"counts", "-o", "table"}, annFlags)...).ok(t)
 	for _, row := range [][]string{
-		{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED"},
-		{"*", "3", "2", "1", "1", "1"},
-		{"ops", "1", "0", "1", "-", "0"},
-		{"security", "0", "0", "0", "-", "1"},
+		{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED", "MUTED"},
+		{"*", "3", "2", "1", "1", "1", "0"},
+		{"ops", "1", "0", "1", "-", "0", "0"},
+		{"security", "0", "0", "0", "-", "1", "0"},
 	} {
 		if !hasRow(r.stdout, row...) {
 			t.Errorf("counts -o table has no row %q:\n%s", row, r.stdout)
@@ -485,7 +485,7 @@ func TestRecountAll(t *testing.T) {
 
 	// One user, in a table.
 	r = cli(t, with(f.g, "-o", "table", "recount", "--tenant", "acme", "--inbox", "other", "--user", "ann")...).ok(t)
-	if !hasRow(r.stdout, "*", "1", "0", "1", "1", "0") {
+	if !hasRow(r.stdout, "*", "1", "0", "1", "1", "0", "0") {
 		t.Errorf("recount --user -o table printed:\n%s", r.stdout)
 	}
 	if got := f.counts(t, elsewhere[0].User("ann")).Total; got != 1 {
@@ -680,6 +680,11 @@ func TestBadInput(t *testing.T) {
 		{"broadcast bad body", with(g, "broadcast", "--tenant", "acme", "--inbox", "alerts", "--body", "[1,"), "--body: not JSON"},
 		{"redact id and host id", with(g, "redact", "--tenant", "acme", "--inbox", "alerts", "--id", "x", "--host-id", "y"), "one of --id and --host-id"},
 		{"redact neither", with(g, "redact", "--tenant", "acme", "--inbox", "alerts"), "one of --id and --host-id"},
+		{"preferences without user", with(g, "preferences", "--tenant", "acme", "--inbox", "alerts"), "missing --user"},
+		{"mute without set", slices.Concat(g, []string{"preferences", "--mute", "devs"}, user), "--mute goes with --set"},
+		{"mute invalid group", slices.Concat(g, []string{"preferences", "--set", "--mute", "a#b"}, user), `--mute: invalid key: muted group "a#b"`},
+		{"mute everyone", slices.Concat(g, []string{"preferences", "--set", "--mute", inbox.PublicGroup}, user), "--mute: invalid key"},
+		{"mute twice", slices.Concat(g, []string{"preferences", "--set", "--mute", "devs", "--mute", "devs"}, user), `--mute: invalid input: group "devs" muted twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := cli(t, c.args...)

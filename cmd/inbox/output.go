@@ -83,6 +83,7 @@ type messageJSON struct {
 	Archived     bool      `json:"archived"`
 	ArchivedAt   time.Time `json:"archived_at,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at,omitzero"`
+	Muted        bool      `json:"muted,omitempty"` // of a group the user muted
 }
 
 // newMessageJSON returns m as the command prints it.
@@ -106,6 +107,7 @@ func newMessageJSON(m inbox.Message) messageJSON {
 		Archived:     m.IsArchived(),
 		ArchivedAt:   m.ArchivedAt,
 		ExpiresAt:    m.ExpiresAt,
+		Muted:        m.Muted,
 	}
 }
 
@@ -122,7 +124,7 @@ func audienceCell(m inbox.Message) string {
 	}
 }
 
-// stateCell is m's state for a table: read or unread, and archived.
+// stateCell is m's state for a table: read or unread, archived, muted.
 func stateCell(m inbox.Message) string {
 	s := "unread"
 	if m.IsRead() {
@@ -130,6 +132,9 @@ func stateCell(m inbox.Message) string {
 	}
 	if m.IsArchived() {
 		s += ",archived"
+	}
+	if m.Muted {
+		s += ",muted"
 	}
 	return s
 }
@@ -147,11 +152,12 @@ type tallyJSON struct {
 	Read     int64 `json:"read"`
 	Unread   int64 `json:"unread"`
 	Archived int64 `json:"archived"`
+	Muted    int64 `json:"muted"`
 }
 
 // newTallyJSON returns t as the command prints it.
 func newTallyJSON(t inbox.Tally) tallyJSON {
-	return tallyJSON{Total: t.Total, Read: t.Read, Unread: t.Unread, Archived: t.Archived}
+	return tallyJSON{Total: t.Total, Read: t.Read, Unread: t.Unread, Archived: t.Archived, Muted: t.Muted}
 }
 
 // countsJSON is inbox.Counts as the command prints it.
@@ -160,6 +166,7 @@ type countsJSON struct {
 	Read       int64                `json:"read"`
 	Unread     int64                `json:"unread"`
 	Archived   int64                `json:"archived"`
+	Muted      int64                `json:"muted"`
 	Unseen     int64                `json:"unseen"`
 	Categories map[string]tallyJSON `json:"categories"`
 }
@@ -167,7 +174,7 @@ type countsJSON struct {
 // newCountsJSON returns c as the command prints it; Categories is never
 // nil, so JSON shows {} rather than null.
 func newCountsJSON(c inbox.Counts) countsJSON {
-	out := countsJSON{Total: c.Total, Read: c.Read, Unread: c.Unread, Archived: c.Archived, Unseen: c.Unseen, Categories: map[string]tallyJSON{}}
+	out := countsJSON{Total: c.Total, Read: c.Read, Unread: c.Unread, Archived: c.Archived, Muted: c.Muted, Unseen: c.Unseen, Categories: map[string]tallyJSON{}}
 	for cat, t := range c.Categories {
 		out.Categories[cat] = newTallyJSON(t)
 	}
@@ -180,11 +187,11 @@ func (e *env) writeCounts(c inbox.Counts) error {
 		return writeJSON(e.stdout, newCountsJSON(c))
 	}
 	row := func(cat string, t inbox.Tally, unseen string) []string {
-		return []string{cat, fmt.Sprint(t.Total), fmt.Sprint(t.Read), fmt.Sprint(t.Unread), unseen, fmt.Sprint(t.Archived)}
+		return []string{cat, fmt.Sprint(t.Total), fmt.Sprint(t.Read), fmt.Sprint(t.Unread), unseen, fmt.Sprint(t.Archived), fmt.Sprint(t.Muted)}
 	}
 	rows := [][]string{row("*", c.Tally, fmt.Sprint(c.Unseen))}
 	for _, cat := range slices.Sorted(maps.Keys(c.Categories)) {
 		rows = append(rows, row(cat, c.Categories[cat], "-"))
 	}
-	return writeTable(e.stdout, []string{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED"}, rows)
+	return writeTable(e.stdout, []string{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED", "MUTED"}, rows)
 }

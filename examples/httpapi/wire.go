@@ -185,6 +185,7 @@ type tallyBody struct {
 	Read     int64 `json:"read"`
 	Unread   int64 `json:"unread"`
 	Archived int64 `json:"archived"`
+	Muted    int64 `json:"muted"` // the unread of the groups the user muted
 }
 
 func newTallyBody(t inbox.Tally) tallyBody { return tallyBody(t) }

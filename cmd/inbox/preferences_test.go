@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+)
+
+// TestPreferences: preferences prints a user's muted groups; with --set
+// it replaces them and says whether they changed; counts and feed then
+// show the muted group's message muted, and unmuting brings it back.
+func TestPreferences(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	deploy, err := f.ib.BroadcastGroup(ctx, f.scope, "devs", inbox.Draft{Title: "Deploy", Category: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.publish(t, f.scope, []string{"ann"}, inbox.Draft{Title: "Invoice"})
+	ann := with(f.g, "--tenant", "acme", "--inbox", "alerts", "--user", "ann")
+	prefs := func(args ...string) preferencesJSON {
+		t.Helper()
+		var p preferencesJSON
+		cli(t, slices.Concat([]string{"preferences"}, ann, args)...).ok(t).decode(t, &p)
+		return p
+	}
+	yes, no := true, false
+	for _, c := range []struct {
+		args []string
+		want preferencesJSON
+	}{
+		{nil, preferencesJSON{MutedGroups: []string{}}},
+		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, Changed: &yes}},
+		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, Changed: &no}},
+		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}}},
+	} {
+		if diff := cmp.Diff(c.want, prefs(c.args...)); diff != "" {
+			t.Errorf("preferences %q (-want +got):\n%s", c.args, diff)
+		}
+	}
+	if got, err := f.ib.Preferences(ctx, f.scope.User("ann")); err != nil || !slices.Equal(got.MutedGroups, []string{"devs", "ops"}) {
+		t.Errorf("Preferences(ann) after the command = %v, %v; want [devs ops]", got.MutedGroups, err)
+	}
+	inDevs := with(ann, "--group", "devs")
+	var counts countsJSON
+	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
+	want := countsJSON{Total: 2, Unread: 1, Muted: 1, Unseen: 1, Categories: map[string]tallyJSON{"ops": {Total: 1, Muted: 1}}}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("counts of ann muting devs (-want +got):\n%s", diff)
+	}
+	var page pageJSON
+	cli(t, slices.Concat([]string{"feed"}, inDevs)...).ok(t).decode(t, &page)
+	if len(page.Messages) != 2 || page.Messages[1].ID != deploy.ID || !page.Messages[1].Muted || page.Messages[0].Muted {
+		t.Errorf("feed of ann muting devs: %+v; want Invoice, then Deploy muted", page.Messages)
+	}
+	r := cli(t, slices.Concat([]string{"-o", "table", "feed"}, inDevs)...).ok(t)
+	if !hasRow(r.stdout, deploy.ID, timeCell(deploy.DeliveredAt), "group:devs", "ops", "unread,muted", "Deploy") {
+		t.Errorf("feed -o table shows no muted row for Deploy:\n%s", r.stdout)
+	}
+	r = cli(t, slices.Concat([]string{"preferences", "-o", "table"}, ann)...).ok(t)
+	for _, row := range [][]string{{"MUTED", "GROUP"}, {"devs"}, {"ops"}} {
+		if !hasRow(r.stdout, row...) {
+			t.Errorf("preferences -o table has no row %q:\n%s", row, r.stdout)
+		}
+	}
+
+	// --set without --mute unmutes every group.
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
+		t.Errorf("preferences --set (-want +got):\n%s", diff)
+	}
+	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
+	if counts.Unread != 2 || counts.Muted != 0 {
+		t.Errorf("counts after unmuting: unread %d, muted %d; want 2, 0", counts.Unread, counts.Muted)
+	}
+}

@@ -1,0 +1,144 @@
+package driver
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Preferences are a user's preferences in one inbox, kept in the user's
+// partition: Stats returns them with every read of the partition's stats,
+// and a preferences mark (Mark.Preferences) replaces them.
+type Preferences struct {
+	// MutedGroups are the groups the user muted: their messages stay in
+	// the user's feed, marked muted, but leave the unread and unseen
+	// counts (see inbox.Inbox.SetPreferences). In a Store they are sorted,
+	// each once, at most MaxMutedGroups group keys, never PublicGroup.
+	MutedGroups []string
+}
+
+// MaxMutedGroups is the most groups a user can mute. Every Stats of the
+// user's partition reads them (on DynamoDB, from the partition's c#*
+// item), so they stay small: at most 50 keys of MaxKeyLen bytes, 6.4 KB.
+const MaxMutedGroups = 50
+
+// PreferencesSK is the sort key of the item the dynamo Store writes with
+// every change of a user's preferences, in the user's partition, for the
+// table's stream (kind UP): the preferences themselves live on c#*.
+const PreferencesSK = "p#preferences"
+
+// Mutes reports whether p mutes group g.
+func (p Preferences) Mutes(g string) bool {
+	_, ok := slices.BinarySearch(p.MutedGroups, g)
+	return ok
+}
+
+// Equal reports whether p and o hold the same preferences (a nil and an
+// empty list alike).
+func (p Preferences) Equal(o Preferences) bool { return slices.Equal(p.MutedGroups, o.MutedGroups) }
+
+// IsZero reports whether p sets nothing.
+func (p Preferences) IsZero() bool { return len(p.MutedGroups) == 0 }
+
+// Clone returns p with nothing shared with it.
+func (p Preferences) Clone() Preferences {
+	return Preferences{MutedGroups: slices.Clone(p.MutedGroups)}
+}
+
+// ValidatePreferences checks preferences as a Store keeps them: at most
+// MaxMutedGroups muted groups, each a group key other than PublicGroup
+// (else ErrInvalidKey), sorted, each once. Anything else is
+// ErrInvalidInput.
+func ValidatePreferences(p Preferences) error {
+	if n := len(p.MutedGroups); n > MaxMutedGroups {
+		return fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
+	}
+	for i, g := range p.MutedGroups {
+		if err := ValidateKey("muted group", g); err != nil {
+			return err
+		}
+		if g == PublicGroup {
+			return fmt.Errorf("%w: muted group %q: everyone's messages cannot be muted", ErrInvalidKey, g)
+		}
+		if i > 0 && p.MutedGroups[i-1] >= g {
+			return fmt.Errorf("%w: muted groups %q, %q not sorted, or repeated", ErrInvalidInput, p.MutedGroups[i-1], g)
+		}
+	}
+	return nil
+}
+
+// ValidateRepairPreferences checks r.Preferences, of a Repair of
+// partition p, as every Store must before it writes: valid preferences
+// (ValidatePreferences), none for a shared partition. Anything else is
+// ErrInvalidInput.
+func ValidateRepairPreferences(p Partition, r Repair) error {
+	err := ValidatePreferences(r.Preferences)
+	if err == nil && p.IsShared() && !r.Preferences.IsZero() {
+		err = fmt.Errorf("%w: preferences of a shared partition", ErrInvalidInput)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: preferences reset in %s: %v", ErrInvalidInput, p.PK(), err)
+	}
+	return nil
+}
+
+// Normal returns p as a Store keeps it, its muted groups sorted (nil for
+// none), after checking them as inbox.Inbox.SetPreferences takes them: in
+// any order, each once (else ErrInvalidInput), at most MaxMutedGroups
+// (else ErrInvalidInput), group keys other than PublicGroup (else
+// ErrInvalidKey).
+func (p Preferences) Normal() (Preferences, error) {
+	if n := len(p.MutedGroups); n > MaxMutedGroups {
+		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
+	}
+	groups := slices.Clone(p.MutedGroups)
+	slices.Sort(groups)
+	for i, g := range groups {
+		if i > 0 && groups[i-1] == g {
+			return Preferences{}, fmt.Errorf("%w: group %q muted twice", ErrInvalidInput, g)
+		}
+	}
+	if len(groups) == 0 {
+		groups = nil
+	}
+	p = Preferences{MutedGroups: groups}
+	if err := ValidatePreferences(p); err != nil {
+		return Preferences{}, err
+	}
+	return p, nil
+}
+
+// PreferencesChange is what a preferences mark changes: a user's
+// preferences, from From (as stored) to To.
+type PreferencesChange struct {
+	From, To Preferences
+}
+
+// JoinGroups returns groups as one string, each separated by '#' (no key
+// holds one): how the dynamo Store keeps muted groups, so that a
+// condition compares them as one value.
+func JoinGroups(groups []string) string { return strings.Join(groups, "#") }
+
+// SplitGroups is JoinGroups' inverse: "" is none.
+func SplitGroups(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "#")
+}
+
+// ValidateMarks checks what marks and deltas may ask of one Store.Mark,
+// whatever is stored, as every Store must before it writes: each mark
+// valid (ValidateMark), and a preferences mark alone in its call, without
+// deltas. Anything else is ErrInvalidInput.
+func ValidateMarks(marks []Mark, deltas []Counter) error {
+	for _, mk := range marks {
+		if err := ValidateMark(mk); err != nil {
+			return err
+		}
+		if mk.Preferences != nil && (len(marks) > 1 || len(deltas) > 0) {
+			return fmt.Errorf("%w: a preferences mark of %s with other marks or deltas", ErrInvalidInput, mk.Key.Partition.PK())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package dynamo_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+)
+
+// BenchmarkPreferences measures what muting groups costs, for a user in
+// 4 groups with 40 messages (direct, everyone's, and 5 in each group):
+//
+//   - set: SetPreferences, muting 5 groups and unmuting them in turn (a
+//     change each time): a read of the user's c#*, then one transaction
+//     (c#* and the preferences item for the stream);
+//   - Counts, List (a page of 20, the cache off) and Get (a group
+//     message) with muted=0, 5 and 50 groups muted (keys of 20 bytes, two
+//     of them the user's): the preferences come with the user's c#*, so
+//     Counts reads nothing more; List with the cache off, and Get, read
+//     c#* by key beside their own reads, in the same round trip.
+func BenchmarkPreferences(b *testing.B) {
+	ctx := context.Background()
+	groups := []string{"group-000000000000-0", "group-000000000000-1", "group-000000000000-2", "group-000000000000-3"}
+	muted := func(n int) inbox.Preferences {
+		var p inbox.Preferences
+		for i := range n {
+			if i < 2 {
+				p.MutedGroups = append(p.MutedGroups, groups[i]) // two of hers
+			} else {
+				p.MutedGroups = append(p.MutedGroups, fmt.Sprintf("other-000000000-%04d", i))
+			}
+		}
+		return p
+	}
+	setup := func(b *testing.B, opts ...inbox.Option) (*inbox.Inbox, *meter, driver.User, string) {
+		ib, m, scope := benchInbox(b)
+		if len(opts) > 0 {
+			ib = inbox.New(ib.Store(), opts...)
+		}
+		ann := scope.User("ann").InGroups(groups...)
+		var last string
+		for i := range 20 {
+			var err error
+			if i%2 == 0 {
+				_, err = ib.Publish(ctx, scope, []string{"ann"}, draft(i))
+			} else {
+				_, err = ib.Broadcast(ctx, scope, draft(i))
+			}
+			if err != nil {
+				b.Fatalf("set up the feed: %v", err)
+			}
+		}
+		for i := range 20 {
+			msg, err := ib.BroadcastGroup(ctx, scope, groups[i%len(groups)], draft(i))
+			if err != nil {
+				b.Fatalf("set up the groups: %v", err)
+			}
+			if i%len(groups) == 0 {
+				last = msg.ID // in a group she mutes, from muted=5 on
+			}
+		}
+		return ib, m, ann, last
+	}
+	b.Run("set", func(b *testing.B) {
+		ib, m, ann, _ := setup(b)
+		m.measure()
+		b.ResetTimer()
+		for i := range b.N {
+			p := muted(5)
+			if i%2 == 1 {
+				p = inbox.Preferences{}
+			}
+			if ok, err := ib.SetPreferences(ctx, ann, p); err != nil || !ok {
+				b.Fatalf("SetPreferences = %v, %v", ok, err)
+			}
+		}
+		b.StopTimer()
+		m.report(b)
+	})
+	for _, n := range []int{0, 5, 50} {
+		b.Run(fmt.Sprintf("Counts/muted=%d", n), func(b *testing.B) {
+			ib, m, ann, _ := setup(b)
+			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
+				b.Fatal(err)
+			}
+			want := int64(min(n, 2) * 5)
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				c, err := ib.Counts(ctx, ann)
+				if err != nil || c.Total != 40 || c.Muted != want {
+					b.Fatalf("Counts = %+v, %v; want total 40, muted %d", c.Tally, err, want)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+		b.Run(fmt.Sprintf("List/cache=off/muted=%d", n), func(b *testing.B) {
+			ib, m, ann, _ := setup(b, inbox.WithSharedCache(0))
+			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
+				b.Fatal(err)
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				p, err := ib.List(ctx, ann, inbox.ListOptions{})
+				mutedOnes := 0
+				for _, msg := range p.Messages {
+					if msg.Muted {
+						mutedOnes++
+					}
+				}
+				if err != nil || len(p.Messages) != 20 || mutedOnes != min(n, 2)*5 {
+					b.Fatalf("List = %d messages (%d muted), %v; want 20 (%d muted)", len(p.Messages), mutedOnes, err, min(n, 2)*5)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+		b.Run(fmt.Sprintf("Get/muted=%d", n), func(b *testing.B) {
+			ib, m, ann, id := setup(b)
+			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
+				b.Fatal(err)
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				msg, err := ib.Get(ctx, ann, id)
+				if err != nil || msg.Muted != (n > 0) {
+					b.Fatalf("Get = muted %v, %v; want %v", msg.Muted, err, n > 0)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+}

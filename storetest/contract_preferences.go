@@ -1,0 +1,216 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stak/inbox/driver"
+)
+
+// preferencesTests are the contract's tests of a user's preferences.
+func preferencesTests() []suiteTest {
+	return []suiteTest{
+		{"MarkPreferences", testMarkPreferences},
+		{"MarkPreferencesBadInput", testMarkPreferencesBadInput},
+		{"RepairKeepsPreferences", testRepairKeepsPreferences},
+	}
+}
+
+// prefsMark returns the preferences mark of p from from's muted groups to
+// to's.
+func prefsMark(p driver.Partition, now time.Time, from, to []string) driver.Mark {
+	return driver.Mark{Key: driver.Key{Partition: p}, Now: now, Preferences: &driver.PreferencesChange{
+		From: driver.Preferences{MutedGroups: from}, To: driver.Preferences{MutedGroups: to}}}
+}
+
+// wantPreferences checks that every kind of Stats of p (the whole read,
+// and by key, whatever keys) returns muted as p's muted groups, with the
+// same version; it returns that version.
+func (e *env) wantPreferences(p driver.Partition, muted ...string) int64 {
+	e.t.Helper()
+	want := driver.Preferences{MutedGroups: muted}
+	st := e.stats(p, e.clock.Now())
+	for _, q := range []driver.StatsQuery{
+		{Partition: p, Now: e.clock.Now()},
+		{Partition: p, Keys: []driver.Counter{{}}},
+		{Partition: p, Keys: []driver.Counter{{Category: "billing"}}},
+	} {
+		got, err := e.store.Stats(e.ctx, q)
+		if err != nil {
+			e.t.Fatalf("Stats(%s, keys %v): %v", p.PK(), q.Keys, err)
+		}
+		if !got.Preferences.Equal(want) || got.Version != st.Version {
+			e.t.Errorf("Stats(%s, keys %v): preferences %v, version %d; want %v, version %d", p.PK(), q.Keys, got.Preferences.MutedGroups, got.Version, muted, st.Version)
+		}
+	}
+	if !st.Preferences.Equal(want) {
+		e.t.Errorf("Stats(%s) with threads: preferences %v, want %v", p.PK(), st.Preferences.MutedGroups, muted)
+	}
+	return st.Version
+}
+
+// testMarkPreferences: a preferences mark replaces a user's muted groups
+// if they are its From, moves the partition's version (creating its total
+// at zero), and changes nothing else; one whose From is not what is
+// stored is ErrStateChanged and changes nothing. Another user's
+// partition is untouched.
+func testMarkPreferences(e *env) {
+	annP, bobP := e.part("ann"), e.part("bob")
+	now := e.clock.Now()
+	v0 := e.wantPreferences(annP)
+	mark := func(from, to []string) error {
+		return e.store.Mark(e.ctx, []driver.Mark{prefsMark(annP, now, from, to)}, nil)
+	}
+	if err := mark(nil, []string{"devs", "ops"}); err != nil {
+		e.t.Fatalf("Mark(preferences: mute devs, ops): %v", err)
+	}
+	v1 := e.wantPreferences(annP, "devs", "ops")
+	if v1 == v0 {
+		e.t.Errorf("a preferences mark left the version at %d", v0)
+	}
+	// The total is created at zero, as any counter a change touches.
+	e.wantCounters(annP, driver.Counter{Partition: annP})
+	e.wantPreferences(bobP)
+
+	// A From that is not what is stored: refused, nothing changes.
+	for _, from := range [][]string{nil, {"devs"}, {"devs", "ops", "sales"}} {
+		if err := mark(from, []string{"sales"}); !errors.Is(err, driver.ErrStateChanged) {
+			e.t.Errorf("Mark(preferences from %v, stored devs, ops): %v, want ErrStateChanged", from, err)
+		}
+	}
+	if v := e.wantPreferences(annP, "devs", "ops"); v != v1 {
+		e.t.Errorf("a refused preferences mark moved the version from %d to %d", v1, v)
+	}
+
+	// Records and counters written since stay as they are; the version
+	// moves again with the next change.
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	before := e.counters(annP)
+	if err := mark([]string{"devs", "ops"}, []string{"ops"}); err != nil {
+		e.t.Fatalf("Mark(preferences: devs, ops to ops): %v", err)
+	}
+	v2 := e.wantPreferences(annP, "ops")
+	if diff := cmp.Diff(before, e.counters(annP), cmpopts.EquateEmpty()); diff != "" {
+		e.t.Errorf("a preferences mark changed the counters (-before +after):\n%s", diff)
+	}
+	e.wantRecords("ann's records", []driver.Record{d}, e.records(annP))
+	if err := mark([]string{"ops"}, nil); err != nil {
+		e.t.Fatalf("Mark(preferences: unmute ops): %v", err)
+	}
+	if v := e.wantPreferences(annP); v == v2 {
+		e.t.Errorf("unmuting left the version at %d", v)
+	}
+}
+
+// testMarkPreferencesBadInput: preferences a Store cannot keep (unsorted,
+// repeated, everyone's, an invalid key, more than MaxMutedGroups), a mark
+// that changes nothing, a preferences mark of a shared partition, with
+// an ID or a watermark, with other marks or with deltas: each is
+// ErrInvalidInput (or ErrInvalidKey), and nothing is written.
+func testMarkPreferencesBadInput(e *env) {
+	annP := e.part("ann")
+	now := e.clock.Now()
+	if err := e.store.Mark(e.ctx, []driver.Mark{prefsMark(annP, now, nil, []string{"devs"})}, nil); err != nil {
+		e.t.Fatalf("Mark(preferences: mute devs): %v", err)
+	}
+	v := e.wantPreferences(annP, "devs")
+	var many []string
+	for i := range driver.MaxMutedGroups + 1 {
+		many = append(many, fmt.Sprintf("g%03d", i))
+	}
+	devs := []string{"devs"}
+	withID := prefsMark(annP, now, devs, nil)
+	withID.Key.ID = e.newID()
+	withSeen := prefsMark(annP, now, devs, nil)
+	withSeen.Seen = driver.SeenAt(now)
+	withFence := withSeen
+	withFence.Fence = true
+	withReceipt := prefsMark(annP, now, devs, nil)
+	withReceipt.Receipt, withReceipt.Shared = true, groupOf(e.scope, "devs")
+	seen := driver.Mark{Key: driver.Key{Partition: annP}, Now: now, Seen: driver.SeenAt(now)}
+	for _, c := range []struct {
+		what   string
+		marks  []driver.Mark
+		deltas []driver.Counter
+	}{
+		{"unsorted groups", []driver.Mark{prefsMark(annP, now, devs, []string{"ops", "devs"})}, nil},
+		{"a repeated group", []driver.Mark{prefsMark(annP, now, devs, []string{"ops", "ops"})}, nil},
+		{"everyone's group", []driver.Mark{prefsMark(annP, now, devs, []string{driver.PublicGroup})}, nil},
+		{"a group key with '#'", []driver.Mark{prefsMark(annP, now, devs, []string{"a#b"})}, nil},
+		{"an empty group key", []driver.Mark{prefsMark(annP, now, devs, []string{""})}, nil},
+		{"more than MaxMutedGroups", []driver.Mark{prefsMark(annP, now, devs, many)}, nil},
+		{"a From that cannot be", []driver.Mark{prefsMark(annP, now, []string{"z", "a"}, nil)}, nil},
+		{"no change", []driver.Mark{prefsMark(annP, now, devs, devs)}, nil},
+		{"a shared partition", []driver.Mark{prefsMark(e.pub(), now, nil, devs)}, nil},
+		{"a message ID", []driver.Mark{withID}, nil},
+		{"a watermark", []driver.Mark{withSeen}, nil},
+		{"a fence", []driver.Mark{withFence}, nil},
+		{"a receipt", []driver.Mark{withReceipt}, nil},
+		{"another mark", []driver.Mark{prefsMark(annP, now, devs, nil), seen}, nil},
+		{"deltas", []driver.Mark{prefsMark(annP, now, devs, nil)}, []driver.Counter{{Partition: annP, Published: 1}}},
+	} {
+		err := e.store.Mark(e.ctx, c.marks, c.deltas)
+		if !errors.Is(err, driver.ErrInvalidInput) && !errors.Is(err, driver.ErrInvalidKey) {
+			e.t.Errorf("Mark(preferences with %s): %v, want ErrInvalidInput", c.what, err)
+		}
+	}
+	if got := e.wantPreferences(annP, "devs"); got != v {
+		e.t.Errorf("refused preferences marks moved the version from %d to %d", v, got)
+	}
+	if st := e.stats(annP, now); st.Seen != "" {
+		e.t.Errorf("a refused mark set the watermark %q", st.Seen)
+	}
+	e.wantPreferences(e.pub())
+	e.wantCounters(annP, driver.Counter{Partition: annP})
+}
+
+// testRepairKeepsPreferences: a reset of a user's counters keeps the
+// preferences it read with their version (Repair.Preferences); a reset
+// with preferences a Store cannot keep, or with preferences of a shared
+// partition, is ErrInvalidInput and changes nothing.
+func testRepairKeepsPreferences(e *env) {
+	annP := e.part("ann")
+	now := e.clock.Now()
+	d := e.message(annP, "billing", time.Hour)
+	e.put(d)
+	if err := e.store.Mark(e.ctx, []driver.Mark{prefsMark(annP, now, nil, []string{"devs", "ops"})}, nil); err != nil {
+		e.t.Fatalf("Mark(preferences): %v", err)
+	}
+	st := e.stats(annP, now)
+	reset := driver.Repair{Reset: true, Version: st.Version, Counters: e.counters(annP), Before: st.Counters, Now: now, Recounted: now, Preferences: st.Preferences}
+	for _, bad := range []driver.Preferences{{MutedGroups: []string{"ops", "devs"}}, {MutedGroups: []string{driver.PublicGroup}}} {
+		r := reset
+		r.Preferences = bad
+		if err := e.store.Repair(e.ctx, annP, r); !errors.Is(err, driver.ErrInvalidInput) {
+			e.t.Errorf("Repair(reset with preferences %v): %v, want ErrInvalidInput", bad.MutedGroups, err)
+		}
+	}
+	shared := driver.Repair{Reset: true, Preferences: driver.Preferences{MutedGroups: []string{"devs"}}, Now: now, Recounted: now}
+	if err := e.store.Repair(e.ctx, e.pub(), shared); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("Repair(reset of a shared partition with preferences): %v, want ErrInvalidInput", err)
+	}
+	if v := e.wantPreferences(annP, "devs", "ops"); v != st.Version {
+		e.t.Errorf("refused resets moved the version from %d to %d", st.Version, v)
+	}
+	if err := e.store.Repair(e.ctx, annP, reset); err != nil {
+		e.t.Fatalf("Repair(reset): %v", err)
+	}
+	e.wantPreferences(annP, "devs", "ops")
+	e.wantCounters(annP, slices.Clone(st.Counters)...)
+	// A reset read before a change of the preferences is refused: the
+	// change moved the version.
+	st = e.stats(annP, now)
+	if err := e.store.Mark(e.ctx, []driver.Mark{prefsMark(annP, now, []string{"devs", "ops"}, nil)}, nil); err != nil {
+		e.t.Fatalf("Mark(preferences: unmute): %v", err)
+	}
+	stale := driver.Repair{Reset: true, Version: st.Version, Counters: st.Counters, Before: st.Counters, Now: now, Recounted: now, Preferences: st.Preferences}
+	if err := e.store.Repair(e.ctx, annP, stale); !errors.Is(err, driver.ErrConflict) {
+		e.t.Errorf("Repair(reset read before a preferences mark): %v, want ErrConflict", err)
+	}
+	e.wantPreferences(annP)
+}
