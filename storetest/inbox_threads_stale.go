@@ -183,6 +183,23 @@ func (s *noisyStats) Stats(ctx context.Context, q driver.StatsQuery) (driver.Sta
 	return st, err
 }
 
+// noisyGroupFixture gives ann, a member of group g, an unread message of
+// a one-to-one chat with bob, and returns a Store over the env's that
+// writes to g after reads of g's stats (as many as its left says).
+func (e *env) noisyGroupFixture() (driver.User, *noisyStats) {
+	ann := e.member("ann", "g")
+	e.user("bob")
+	e.broadcastTo("g", inbox.Draft{Title: "x"})
+	e.publish(inbox.Draft{Title: "hi", Thread: "chat"}, "ann", "bob")
+	e.clock.Advance(time.Second)
+	w := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+	return ann, &noisyStats{Store: e.store, p: groupOf(e.scope, "g"), now: e.clock.Now, write: func() {
+		if _, err := w.BroadcastGroup(context.Background(), e.scope, "g", inbox.Draft{Title: "noise"}); err != nil {
+			panic(err)
+		}
+	}}
+}
+
 // testMarkAllReadThreadChurn: with the cache on, a group partition that
 // churns (no snapshot of it can be taken) is read from the store, as with
 // the cache off. MarkAllRead of a one-to-one chat of a member of the
@@ -192,17 +209,7 @@ func (s *noisyStats) Stats(ctx context.Context, q driver.StatsQuery) (driver.Sta
 // the attempts left after the writes agree. Read one after the other,
 // each of the four writes lands between them: ErrConflict.
 func testMarkAllReadThreadChurn(e *env) {
-	ann := e.member("ann", "g")
-	e.user("bob")
-	e.broadcastTo("g", inbox.Draft{Title: "x"})
-	e.publish(inbox.Draft{Title: "hi", Thread: "chat"}, "ann", "bob")
-	e.clock.Advance(time.Second)
-	w := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
-	noisy := &noisyStats{Store: e.store, p: groupOf(e.scope, "g"), now: e.clock.Now, write: func() {
-		if _, err := w.BroadcastGroup(context.Background(), e.scope, "g", inbox.Draft{Title: "noise"}); err != nil {
-			panic(err)
-		}
-	}}
+	ann, noisy := e.noisyGroupFixture()
 	noisy.left.Store(4)
 	a := inbox.New(noisy, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
 	if n, err := a.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 1 {
@@ -216,17 +223,7 @@ func testMarkAllReadThreadChurn(e *env) {
 // the action reads, cannot be read as one view, and it pages on without
 // them, as it did before it read them. It failed with ErrConflict.
 func testMarkAllReadThreadSteadyWrites(e *env) {
-	ann := e.member("ann", "g")
-	e.user("bob")
-	e.broadcastTo("g", inbox.Draft{Title: "x"})
-	e.publish(inbox.Draft{Title: "hi", Thread: "chat"}, "ann", "bob")
-	e.clock.Advance(time.Second)
-	w := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
-	noisy := &noisyStats{Store: e.store, p: groupOf(e.scope, "g"), now: e.clock.Now, write: func() {
-		if _, err := w.BroadcastGroup(context.Background(), e.scope, "g", inbox.Draft{Title: "noise"}); err != nil {
-			panic(err)
-		}
-	}}
+	ann, noisy := e.noisyGroupFixture()
 	noisy.left.Store(1 << 40)
 	for _, fresh := range []time.Duration{0, time.Hour} {
 		e.publish(inbox.Draft{Title: "again", Thread: "chat"}, "ann", "bob")

@@ -144,23 +144,17 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
 
 // mutedGroups returns the groups u muted, sorted.
-func (m *model) mutedGroups(u string) []string {
-	var out []string
-	for g, on := range m.muted[u] {
-		if on {
-			out = append(out, g)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (m *model) mutedGroups(u string) []string { return setKeys(m.muted[u]) }
 
 // groups returns u's groups now, sorted.
-func (m *model) groups(u string) []string {
+func (m *model) groups(u string) []string { return setKeys(m.member[u]) }
+
+// setKeys returns the keys of set that are in it (true), sorted.
+func setKeys(set map[string]bool) []string {
 	var out []string
-	for g, in := range m.member[u] {
+	for k, in := range set {
 		if in {
-			out = append(out, g)
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)
