@@ -298,8 +298,9 @@ func (e *env) checkTimed(p driver.Partition, st driver.Stats, recs []driver.Reco
 // entries above its Fence: a direct message adds 1 if it is neither read
 // nor archived, a receipt -1 if it has any mark (read, archived,
 // deleted); each less, if its timed entry is stored, what that entry's
-// message would add (1 if it is neither read nor archived). A receipt of a
-// group's message counts in the group's Above too.
+// message would add (1 if it is neither read nor archived). Each counts
+// in its category's Above too, and a receipt of a group's message in the
+// group's (and the group's category's).
 func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	if p.IsShared() {
@@ -326,15 +327,28 @@ func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 		if t, ok := timed[en.Entry]; ok {
 			n -= b2i(t.Message.ReadAt.IsZero() && t.Message.ArchivedAt.IsZero())
 		}
-		want[""] += n
-		if g := m.Audience.Group; en.Receipt && g != "" {
-			want[g] += n
+		cats := []string{"*"}
+		if m.Category != "" {
+			cats = append(cats, m.Category)
+		}
+		for _, c := range cats {
+			want[c] += n
+			if g := m.Audience.Group; en.Receipt && g != "" {
+				want[c+"/"+g] += n
+			}
 		}
 	}
 	got := map[string]int64{}
 	for _, c := range st.Counters {
-		if c.Category == "" && c.Thread == "" && c.Above != 0 {
-			got[c.Group] = c.Above
+		if c.Thread == "" && c.Above != 0 {
+			k := c.Category
+			if k == "" {
+				k = "*"
+			}
+			if c.Group != "" {
+				k += "/" + c.Group
+			}
+			got[k] = c.Above
 		}
 	}
 	for g, n := range want {
