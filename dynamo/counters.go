@@ -750,6 +750,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if err := driver.ValidateRepairPreferences(p, r); err != nil {
 		return err
 	}
+	if err := driver.ValidateRepairBuckets(r); err != nil {
+		return err
+	}
 	adopted := make([]driver.Record, len(r.Adopt))
 	for i, rec := range r.Adopt {
 		if rec.Partition != p {
@@ -990,7 +993,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	switch {
 	case rec.Ledgered():
 	case rec.Partition.IsShared():
-		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,7 @@ func contractTests() []suiteTest {
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},
+		{"Buckets", testBuckets},
 		{"RecountTime", testRecountTime},
 		{"ResetAfterForeignChange", testResetAfterForeignChange},
 		{"Counted", testCounted},
