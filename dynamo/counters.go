@@ -169,9 +169,12 @@ func withCategoryAbove(cs []driver.Counter, above map[driver.Counter]int64, want
 // entries' tallies (see driver.Counter.Snoozed and Pending), Above, and,
 // on c#*, the Fence and whether the partition is Bucketed.
 const (
-	attrAbove    = "above"
-	attrFence    = "seen"
-	attrBucketed = "bkt"
+	attrAbove = "above"
+	attrFence = "seen"
+	// attrBucketed marks a shared partition whose time buckets count its
+	// records and each category's ("bkt", of a version whose buckets had
+	// no categories, reads as not bucketed: a Recount buckets it again).
+	attrBucketed = "bkc"
 	attrMuted    = "muted"
 )
 

@@ -69,8 +69,8 @@
 //     unread messages above the seen watermark, kept by every write).
 //     A user's c#* holds seen, the watermark its above counts from
 //     (driver.Stats.Fence), and muted, the groups she muted joined by '#'
-//     (driver.Stats.Preferences); a shared c#* holds bkt once the partition's
-//     messages are counted in time buckets. A thread counter (b#<thread>)
+//     (driver.Stats.Preferences); a shared c#* holds bkc once the partition's
+//     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
 //     above every message, so that the newest threads are one Query.
 //   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the

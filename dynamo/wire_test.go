@@ -236,7 +236,7 @@ func TestWireFormat(t *testing.T) {
 		{"public stats", pubPK, "c#*", map[string]any{
 			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "ver": "N:1",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
-			"bkt": "BOOL:true", // its time buckets count every broadcast
+			"bkc": "BOOL:true", // its time buckets count every broadcast, by category too
 		}},
 	}
 	for _, tc := range tests {
