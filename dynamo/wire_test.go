@@ -228,6 +228,8 @@ func TestWireFormat(t *testing.T) {
 			"unread":   "S:~", // in the unread index, above every message
 			recentSlot: "SS:$public#" + bc.ID,
 			"above":    "N:-1", // no watermark: every record is above it; the read receipt takes its broadcast out
+			// billing's above, on c#* (base64url-named): its message, read, adds nothing
+			"a#YmlsbGluZw": "N:0",
 		}},
 		{"user category stats", annPK, "c#billing", map[string]any{
 			"pk": "S:" + annPK, "sk": "S:c#billing", "kind": "S:US", "published": "N:1", "read": "N:1",
