@@ -21,12 +21,14 @@ import (
 //     of them the user's): the preferences come with the user's c#*, so
 //     Counts reads nothing more; List with the cache off, and Get, read
 //     c#* by key beside their own reads, in the same round trip;
-//   - Counts/seen/categories=0, 5 and 50: categories muted (keys of 20
-//     bytes, one of them "ops", every message's), for a user who marked
-//     her feed seen before its messages, so that Unseen is counted from
-//     her categories' Above and the shared partitions' time buckets by
-//     category: the muted categories are read with her c#*, so Counts
-//     reads nothing more.
+//   - Counts/seen/cache=on and off/categories=0, 5 and 50: categories
+//     muted (keys of 20 bytes, one of them "ops", every message's), for a
+//     user who marked her feed seen before its messages, so that each
+//     category's Unseen comes from her categories' Above and from the
+//     shared partitions' snapshots (cache on) or their time buckets by
+//     category (cache off, with the watermark's hour bucket: a second
+//     round trip): the muted categories are read with her c#*, so Counts
+//     reads nothing more for them.
 func BenchmarkPreferences(b *testing.B) {
 	ctx := context.Background()
 	groups := []string{"group-000000000000-0", "group-000000000000-1", "group-000000000000-2", "group-000000000000-3"}
@@ -104,23 +106,29 @@ func BenchmarkPreferences(b *testing.B) {
 		m.report(b)
 	})
 	for _, n := range []int{0, 5, 50} {
-		b.Run(fmt.Sprintf("Counts/seen/categories=%d", n), func(b *testing.B) {
-			ib, m, ann, _ := setup(b, true)
-			if _, err := ib.SetPreferences(ctx, ann, mutedCategories(n)); err != nil {
-				b.Fatal(err)
-			}
-			want := int64(min(n, 1) * 40)
-			m.measure()
-			b.ResetTimer()
-			for range b.N {
-				c, err := ib.Counts(ctx, ann)
-				if err != nil || c.Total != 40 || c.Muted != want || c.Unseen != 40-want || c.Categories["ops"].Unseen != 40-want {
-					b.Fatalf("Counts = %+v, %v; want total 40, muted %d, unseen %d", c, err, want, 40-want)
+		for _, cache := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("Counts/seen/cache=%s/categories=%d", cache, n), func(b *testing.B) {
+				var opts []inbox.Option
+				if cache == "off" {
+					opts = append(opts, inbox.WithSharedCache(0))
 				}
-			}
-			b.StopTimer()
-			m.report(b)
-		})
+				ib, m, ann, _ := setup(b, true, opts...)
+				if _, err := ib.SetPreferences(ctx, ann, mutedCategories(n)); err != nil {
+					b.Fatal(err)
+				}
+				want := int64(min(n, 1) * 40)
+				m.measure()
+				b.ResetTimer()
+				for range b.N {
+					c, err := ib.Counts(ctx, ann)
+					if err != nil || c.Total != 40 || c.Muted != want || c.Unseen != 40-want || c.Categories["ops"].Unseen != 40-want {
+						b.Fatalf("Counts = %+v, %v; want total 40, muted %d, unseen %d", c, err, want, 40-want)
+					}
+				}
+				b.StopTimer()
+				m.report(b)
+			})
+		}
 		b.Run(fmt.Sprintf("Counts/muted=%d", n), func(b *testing.B) {
 			ib, m, ann, _ := setup(b, false)
 			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {

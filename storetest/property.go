@@ -910,6 +910,12 @@ func (p *property) markAllRead() {
 	default:
 		o.UnreadOnly = true
 	}
+	if h, ok := p.e.harness(); ok && o.Thread != "" && o.Category == "" && p.liveRemovals {
+		// A chat's action follows the thread's counts, which count a
+		// record deleted behind the library's back until its removal is
+		// delivered (as Counts does: see checkCounts).
+		p.deliver(h)
+	}
 	view := p.m.feed(u, now, o)
 	raced := len(view) > 0 && p.rng.IntN(2) == 0
 	if raced {
