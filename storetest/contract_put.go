@@ -41,6 +41,7 @@ func contractTests() []suiteTest {
 		{"MarkAdoptedMeanwhile", testMarkAdoptedMeanwhile},
 		{"Stats", testStats},
 		{"StatsKeys", testStatsKeys},
+		{"StatsCategoryAbove", testStatsCategoryAbove},
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},
 		{"Repair", testRepair},
