@@ -21,14 +21,14 @@ import (
 type Preferences = driver.Preferences
 
 // MaxMutedCategories is the most categories a user can mute (50), kept
-// and read with the muted groups.
+// and read with the muted groups (see MaxMutedGroups).
 const MaxMutedCategories = driver.MaxMutedCategories
 
 // MaxMutedGroups is the most groups a user can mute (50): the muted
-// groups are read with the user's counters by every Counts, so they stay
-// small (on DynamoDB at most 6.4 KB on the user's c#* item, at most two
-// read units more; about 0.1 KB for five groups of 20 bytes, nothing
-// more).
+// groups and categories are read with the user's counters by every
+// Counts, so they stay small (on DynamoDB at most 13 KB on the user's c#*
+// item with 50 of each of 128 bytes, at most four read units more; about
+// 0.1 KB for five keys of 20 bytes, nothing more).
 const MaxMutedGroups = driver.MaxMutedGroups
 
 // Preferences returns u's preferences, as SetPreferences last set them

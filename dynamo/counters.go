@@ -54,9 +54,11 @@ type counterWrite struct {
 // number attribute per category and group, not on the categories' items:
 // every change of an Above changes the total's too, so it costs no item
 // more, and MarkSeen sets every Above anew in one item, whatever the
-// number of categories. The c#* item grows by about 20 bytes per
-// category (and group of receipts) that ever held a message above the
-// watermark.
+// number of categories. The c#* item grows by an attribute per category
+// (and per category and group of receipts) that ever held a message
+// above the watermark: its name, 4/3 of the keys' bytes and 3 more, and
+// a number (a category of 10 bytes: about 20 bytes); MarkSeen leaves an
+// Above at zero, and a Recount drops the zeros.
 
 // categoryAbovePrefix begins the names of the attributes of c#* that keep
 // the Above of a category: a#<category>, a#<category>#<group>, each key
@@ -75,13 +77,14 @@ func categoryAboveAttr(c driver.Counter) string {
 }
 
 // parseCategoryAboveAttr returns the counter (of p, its Category and
-// Group) whose Above attribute of c#* is name; ok is false for another
-// attribute. A name of the prefix that does not decode to valid keys is
-// an error.
-func parseCategoryAboveAttr(p driver.Partition, name string) (c driver.Counter, ok bool, err error) {
+// Group) whose Above attribute of c#* is name; ok is false for any other
+// attribute, one of the prefix that is not in categoryAboveAttr's one form
+// of valid keys included (not the library's: left alone, as the seeds'
+// own attributes are).
+func parseCategoryAboveAttr(p driver.Partition, name string) (c driver.Counter, ok bool) {
 	rest, ok := strings.CutPrefix(name, categoryAbovePrefix)
 	if !ok {
-		return driver.Counter{}, false, nil
+		return driver.Counter{}, false
 	}
 	cat, group, _ := strings.Cut(rest, "#")
 	c.Partition = p
@@ -93,24 +96,10 @@ func parseCategoryAboveAttr(p driver.Partition, name string) (c driver.Counter, 
 			c.Group = string(b)
 		}
 	}
-	if err == nil && c.Category == "" {
-		err = errors.New("no category")
+	if err != nil || c.Category == "" || driver.ValidateCounter(c) != nil || categoryAboveAttr(c) != name {
+		return driver.Counter{}, false
 	}
-	if err == nil {
-		err = driver.ValidateCounter(c)
-	}
-	if err != nil || categoryAboveAttr(c) != name {
-		return driver.Counter{}, true, fmt.Errorf("dynamo: counter %s/%s: attribute %q: %w", p.PK(), driver.CounterSK("", ""), name, cmpErr(err))
-	}
-	return c, true, nil
-}
-
-// cmpErr returns err, or an error saying a name is not in its one form.
-func cmpErr(err error) error {
-	if err != nil {
-		return err
-	}
-	return errors.New("not in its canonical form")
+	return c, true
 }
 
 // categoryAbove returns the Above of each category a user's c#* item av
@@ -118,16 +107,13 @@ func cmpErr(err error) error {
 func categoryAbove(p driver.Partition, av map[string]types.AttributeValue) (map[driver.Counter]int64, error) {
 	var out map[driver.Counter]int64
 	for name := range av {
-		c, ok, err := parseCategoryAboveAttr(p, name)
-		if err != nil {
-			return nil, err
-		}
+		c, ok := parseCategoryAboveAttr(p, name)
 		if !ok {
 			continue
 		}
 		n, err := numAttr(av, name)
 		if err != nil {
-			return nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), driver.CounterSK("", ""), err)
+			return nil, fmt.Errorf("dynamo: counter %s/%s: %w: %v", p.PK(), driver.CounterSK("", ""), driver.ErrInvalidInput, err)
 		}
 		if n != 0 {
 			if out == nil {
