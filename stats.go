@@ -488,10 +488,23 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (unseenSum, 
 			n.add(e.Message.Category, -driver.Unseen(asFeedMessage(e)))
 		}
 	}
+	// The shared partitions in parallel: each may read its watermark's
+	// hour bucket, all in one round trip.
+	shared := make([]unseenSum, len(f.parts)-1)
+	oks := make([]bool, len(shared))
+	g, gctx := errgroup.WithContext(ctx)
 	for i, p := range f.parts[1:] {
-		m, ok, err := ib.sharedAbove(ctx, v, p, f.stats[i+1], seen, f.now)
-		if err != nil || !ok {
-			return nil, ok, err
+		g.Go(func() (err error) {
+			shared[i], oks[i], err = ib.sharedAbove(gctx, v, p, f.stats[i+1], seen, f.now)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, false, err
+	}
+	for i, m := range shared {
+		if !oks[i] {
+			return nil, false, nil
 		}
 		n.merge(m)
 	}
