@@ -363,8 +363,8 @@ func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, 
 	if t, i, u := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"); t != p.Tenant || i != p.Inbox || u != p.User {
 		return Partition{}, Preferences{}, fmt.Errorf("%w: preferences of %s name tenant %q, inbox %q, uid %q", ErrInvalidInput, p.PK(), t, i, u)
 	}
-	prefs := Preferences{MutedGroups: driver.SplitGroups(str(img, "muted"))}
-	if err := driver.ValidatePreferences(prefs); err != nil {
+	prefs, err := driver.DecodePreferences(str(img, "muted"))
+	if err != nil {
 		return Partition{}, Preferences{}, fmt.Errorf("preferences of %s: %w", p.PK(), err)
 	}
 	return p, prefs, nil

@@ -151,9 +151,9 @@ func ExampleInbox_Counts() {
 	}
 	// Output:
 	// total 3, read 1, unread 2
-	// billing: {Total:1 Read:0 Unread:1 Archived:0 Muted:0}
-	// incident: {Total:1 Read:0 Unread:1 Archived:0 Muted:0}
-	// news: {Total:1 Read:1 Unread:0 Archived:0 Muted:0}
+	// billing: {Total:1 Read:0 Unread:1 Archived:0 Muted:0 Unseen:1}
+	// incident: {Total:1 Read:0 Unread:1 Archived:0 Muted:0 Unseen:1}
+	// news: {Total:1 Read:1 Unread:0 Archived:0 Muted:0 Unseen:0}
 }
 
 // A badge shows what the user has not seen: opening the feed marks

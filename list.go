@@ -545,11 +545,11 @@ func (m *merger) cursor() string {
 
 // Get returns message id as u sees it: a direct message of u's, or a
 // broadcast to everyone or to one of u's groups, with u's marks (read,
-// archived) and, for a group's message, whether u muted the group
+// archived) and whether u muted its group or its category
 // (Message.Muted). It costs one round trip, a strongly consistent read of
-// every place the message can be and, when u names groups, of u's
-// preferences. A message that does not exist, has expired, was sent to a
-// group u is not in, or that u deleted, is ErrNotFound.
+// every place the message can be and of u's preferences. A message that
+// does not exist, has expired, was sent to a group u is not in, or that u
+// deleted, is ErrNotFound.
 func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err error) {
 	defer ib.observe(&ctx, "Get", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {

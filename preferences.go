@@ -9,20 +9,26 @@ import (
 )
 
 // Preferences are a user's preferences in one inbox, kept in the user's
-// partition. MutedGroups are the groups the user muted: a muted group's
-// messages stay in the user's feed (List and Get show them with
-// Message.Muted set, ListThreads shows its threads with Thread.Muted),
-// but leave Unread and Unseen: Counts counts their unread in Tally.Muted
-// instead. The mute holds for the groups the user names (User.InGroups),
-// at read time, so it covers a group message stored once for every
-// member, and the messages stored before the change alike.
+// partition. MutedGroups are the groups the user muted, MutedCategories
+// the categories: their messages stay in the user's feed (List and Get
+// show them with Message.Muted set; ListThreads shows a muted group's
+// threads with Thread.Muted), but leave Unread and Unseen: Counts counts
+// their unread in Tally.Muted instead, overall and in their category.
+// A mute holds at read time, so it covers a broadcast or a group message
+// stored once for everyone, and the messages stored before the change
+// alike. A muted category's messages in a thread are marked muted, but
+// ListThreads counts a thread whole: its counts are not kept by category.
 type Preferences = driver.Preferences
 
+// MaxMutedCategories is the most categories a user can mute (50), kept
+// and read with the muted groups (see MaxMutedGroups).
+const MaxMutedCategories = driver.MaxMutedCategories
+
 // MaxMutedGroups is the most groups a user can mute (50): the muted
-// groups are read with the user's counters by every Counts, so they stay
-// small (on DynamoDB at most 6.4 KB on the user's c#* item, at most two
-// read units more; about 0.1 KB for five groups of 20 bytes, nothing
-// more).
+// groups and categories are read with the user's counters by every
+// Counts, so they stay small (on DynamoDB at most 13 KB on the user's c#*
+// item with 50 of each of 128 bytes, at most four read units more; about
+// 0.1 KB for five keys of 20 bytes, nothing more).
 const MaxMutedGroups = driver.MaxMutedGroups
 
 // Preferences returns u's preferences, as SetPreferences last set them
@@ -50,14 +56,15 @@ func (ib *Inbox) readPreferences(ctx context.Context, u User) (Preferences, erro
 // SetPreferences replaces u's preferences with p, and reports whether it
 // changed them (false if they were p already). p.MutedGroups are group
 // keys, in any order, each once, at most MaxMutedGroups, never everyone's
-// (PublicGroup): an invalid key is ErrInvalidKey, a repeated group or
-// more than MaxMutedGroups ErrInvalidInput, and nothing is written.
+// (PublicGroup); p.MutedCategories category keys, each once, at most
+// MaxMutedCategories: an invalid key is ErrInvalidKey, a repeated key or
+// more than the limit ErrInvalidInput, and nothing is written.
 //
 // The change is exact the instant the call returns, in every process:
 // Counts, ListThreads, List and Get read the preferences with u's
 // counters, in the same consistent read, whatever the shared cache holds.
-// Unmuting a group gives back its messages' unread and unseen counts as
-// they stand (marks made while it was muted included). A muted group's
+// Unmuting a group or a category gives back its messages' unread and
+// unseen counts as they stand (marks made while it was muted included). A muted group's
 // messages stay in every view, so MarkAllRead, ArchiveAll and DeleteAll
 // act on them as before. The change makes an EventPreferences.
 //
@@ -96,7 +103,7 @@ func (ib *Inbox) SetPreferences(ctx context.Context, u User, p Preferences) (_ b
 
 // mutes reports whether u's preferences p mute the messages of record r
 // of u's feed: a group message (in its group's partition) of a group u
-// muted.
+// muted, or a message of a category u muted.
 func mutes(p Preferences, r driver.Record) bool {
-	return r.Partition.IsShared() && !r.Partition.IsPublic() && p.Mutes(r.Partition.Group)
+	return r.Partition.IsShared() && !r.Partition.IsPublic() && p.Mutes(r.Partition.Group) || p.MutesCategory(r.Message.Category)
 }

@@ -63,7 +63,11 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // thread's read history. Once a page holds fewer (the counts hold
 // messages above UpTo, or arrived since it began), pages are of 22 again;
 // when the counts cannot be read as one view (the partitions kept
-// changing), it pages on without them rather than fail.
+// changing), it pages on without them rather than fail. So a chat's
+// action follows the thread's counts, which, as Counts, lag one thing:
+// a record deleted behind the library's back (an operator's delete of a
+// receipt brings its broadcast back unread in List at once) counts as it
+// stood until the stream delivers its removal.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true

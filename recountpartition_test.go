@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
@@ -78,5 +79,55 @@ func TestRecountPartition(t *testing.T) {
 	}
 	if got := total(); got != 0 {
 		t.Errorf("after the removals' late delivery, total %d; want 0", got)
+	}
+}
+
+// TestRecountPartitionBucketsCategories: a shared partition whose time
+// buckets count its records by hour but not by category (as a version
+// before per-category buckets left them) is reset by its recount to
+// buckets that count each category's records, not found right.
+func TestRecountPartitionBucketsCategories(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	now := time.Now().UTC().Truncate(time.Hour) // one hour: one day bucket
+	ib := inbox.New(st, inbox.WithSharedCache(0), inbox.WithClock(func() time.Time { return now }))
+	s := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	pub := inbox.Partition{Tenant: "acme", Inbox: "alerts", Group: inbox.PublicGroup}
+	var recs []driver.Record
+	for _, c := range []string{"billing", "news", ""} {
+		b, err := ib.Broadcast(ctx, s, inbox.Draft{Title: "t", Category: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, driver.Record{Message: driver.Message{ID: b.ID, Category: c}})
+	}
+	want, _, err := driver.Buckets(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncategorised := make([]driver.Record, len(recs))
+	for i, r := range recs {
+		uncategorised[i] = driver.Record{Message: driver.Message{ID: r.Message.ID}}
+	}
+	days, hours, err := driver.Buckets(uncategorised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Stats(ctx, driver.StatsQuery{Partition: pub, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Repair(ctx, pub, driver.Repair{Reset: true, Version: before.Version, Before: before.Counters, Counters: before.Counters, Days: days, Hours: hours}); err != nil {
+		t.Fatalf("Repair to buckets without categories: %v", err)
+	}
+	if err := ib.RecountPartition(ctx, pub); err != nil {
+		t.Fatalf("RecountPartition: %v", err)
+	}
+	after, err := st.Stats(ctx, driver.StatsQuery{Partition: pub, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Days) != 1 || after.Days[0].Categories == nil || after.Days[0].Categories["billing"] != want[0].Categories["billing"] || after.Days[0].Categories["news"] != want[0].Categories["news"] || len(after.Days[0].Categories) != 2 {
+		t.Errorf("after the recount, day buckets %+v; want the categories of %+v", after.Days, want)
 	}
 }

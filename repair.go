@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -361,23 +362,26 @@ func sameCounters(stored, want []driver.Counter) bool {
 }
 
 // sameDays reports whether two sets of day buckets count the same records
-// per hour (their versions aside), days counting none aside.
+// per hour, and per category and hour (their versions aside), days
+// counting none aside.
 func sameDays(a, b []driver.DayBucket) bool {
-	hours := func(ds []driver.DayBucket) map[time.Time][24]int64 {
-		out := map[time.Time][24]int64{}
+	counts := func(ds []driver.DayBucket) map[time.Time]driver.DayBucket {
+		out := map[time.Time]driver.DayBucket{}
 		for _, d := range ds {
-			if d.Count() != 0 || d.Hours != [24]int64{} {
-				out[d.Day] = d.Hours
+			if d = d.Clone(); d.Hours != [24]int64{} || d.Categories != nil {
+				d.Versions = [24]int64{}
+				out[d.Day] = d
 			}
 		}
 		return out
 	}
-	ha, hb := hours(a), hours(b)
-	if len(ha) != len(hb) {
+	ca, cb := counts(a), counts(b)
+	if len(ca) != len(cb) {
 		return false
 	}
-	for d, h := range ha {
-		if hb[d] != h {
+	for d, x := range ca {
+		y, ok := cb[d]
+		if !ok || x.Hours != y.Hours || !maps.Equal(x.Categories, y.Categories) {
 			return false
 		}
 	}

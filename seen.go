@@ -119,12 +119,11 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 // scheduled (st.Pending). A record the library keeps a timed entry of
 // (scheduled, beyond bound) adds nothing, and is not read.
 func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) []driver.Counter {
-	want := map[string]int64{"": 0}
+	type key struct{ category, group string }
+	want := map[key]int64{{}: 0}
 	add := func(r driver.Record) {
-		n := driver.AboveOf(r)
-		want[""] += n
-		if r.Receipt && r.Message.Audience.Group != "" {
-			want[r.Message.Audience.Group] += n
+		for _, d := range driver.AboveCounters(r) {
+			want[key{d.Category, d.Group}] += d.Above
 		}
 	}
 	read := map[string]bool{}
@@ -142,19 +141,20 @@ func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound str
 			add(e)
 		}
 	}
-	have := map[string]int64{}
+	have := map[key]int64{}
 	for _, c := range st.Counters {
-		if c.Category == "" && c.Thread == "" {
-			have[c.Group] = c.Above
-			if _, ok := want[c.Group]; !ok {
-				want[c.Group] = 0
+		if c.Thread == "" {
+			k := key{c.Category, c.Group}
+			have[k] = c.Above
+			if _, ok := want[k]; !ok {
+				want[k] = 0
 			}
 		}
 	}
 	var out []driver.Counter
-	for g, n := range want {
-		if d := n - have[g]; d != 0 || g == "" {
-			out = append(out, driver.Counter{Partition: p, Group: g, Above: d})
+	for k, n := range want {
+		if d := n - have[k]; d != 0 || k == (key{}) {
+			out = append(out, driver.Counter{Partition: p, Category: k.category, Group: k.group, Above: d})
 		}
 	}
 	return driver.MergeCounters(out)

@@ -64,7 +64,11 @@ func countsAgree(t *testing.T, ib *inbox.Inbox, u inbox.User, what string) inbox
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tallies(t, ib, u); c.Tally != got {
+	// The tallies of a List leave Unseen out (zero): the watermark is
+	// not theirs to know.
+	ct := c.Tally
+	ct.Unseen = 0
+	if got := tallies(t, ib, u); ct != got {
 		t.Errorf("%s: Counts %+v, List shows %+v", what, c.Tally, got)
 	}
 	return c
@@ -96,7 +100,7 @@ func TestCountsCatchUpWithTheUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := countsAgree(t, x, ann, "after y's broadcast and ann's read of it")
-	if want := (inbox.Tally{Total: 2, Read: 1, Unread: 1}); c.Tally != want {
+	if want := (inbox.Tally{Total: 2, Read: 1, Unread: 1, Unseen: 1}); c.Tally != want {
 		t.Errorf("x's Counts %+v, want %+v", c.Tally, want)
 	}
 	// The same with a group, and an archive instead of a read, on an old

@@ -126,8 +126,8 @@ func ExampleInbox_ArchiveAll() {
 	fmt.Printf("incident: %+v\n", c.Categories["incident"])
 	// Output:
 	// 3 <nil>
-	// billing: {Total:0 Read:0 Unread:0 Archived:3 Muted:0}
-	// incident: {Total:1 Read:0 Unread:1 Archived:0 Muted:0}
+	// billing: {Total:0 Read:0 Unread:0 Archived:3 Muted:0 Unseen:0}
+	// incident: {Total:1 Read:0 Unread:1 Archived:0 Muted:0 Unseen:1}
 }
 
 // DeleteAll is the archive's "empty" button.

@@ -22,18 +22,19 @@ type Tally struct {
 	Unread int64
 	// Archived counts the messages the user archived.
 	Archived int64
-	// Muted counts the unread messages of the groups the user muted (see
-	// Inbox.SetPreferences), which Unread leaves out.
+	// Muted counts the unread messages of the groups and categories the
+	// user muted (see Inbox.SetPreferences), which Unread leaves out.
 	Muted int64
+	// Unseen counts the messages of Unread above the user's seen
+	// watermark (see Inbox.MarkSeen): a badge's number, overall or a
+	// category's.
+	Unseen int64
 }
 
 // Counts is a user's counts in one inbox, direct messages and broadcasts
 // together: exactly what a full List of the user's feed shows.
 type Counts struct {
 	Tally
-	// Unseen counts the messages of Unread (not of muted groups) above the
-	// user's seen watermark (see Inbox.MarkSeen): a badge's number.
-	Unseen int64
 	// Categories holds a Tally for each category of which the user's feed
 	// holds a message.
 	Categories map[string]Tally
@@ -85,10 +86,11 @@ func (s countSum) counts() Counts {
 // Counts returns u's counts, overall and per category: exactly what a full
 // List of u's feed shows at this instant (u's direct messages and the
 // messages of everyone and of u's groups, less what u archived or deleted),
-// the archived ones, and how many are unseen. The unread messages of the
-// groups u muted (see SetPreferences) count in Muted, not in Unread or
-// Unseen: the preferences are read with u's counters, so the counts
-// follow a change the instant it is made.
+// the archived ones, and how many are unseen (overall and per category).
+// The unread messages of the groups and categories u muted (see
+// SetPreferences) count in Muted, not in Unread or Unseen: the
+// preferences are read with u's counters, so the counts follow a change
+// the instant it is made.
 //
 // It reads the stats of u's partition and of each shared one
 // (Store.Stats, in parallel: one round trip, whatever the number of
@@ -101,13 +103,14 @@ func (s countSum) counts() Counts {
 // accounted yet, are not counted.
 //
 // Unseen (u has a seen watermark) comes from the same reads: u's
-// partition keeps, on its counters, the unread messages above the
-// watermark less the broadcasts above it that u's receipts mark
-// (Counter.Above, kept with every write and set anew by MarkSeen); each
-// shared partition's records above it are counted from its snapshot's
-// newest records when they reach down to the watermark, else from its
-// time buckets (driver.DayBucket, read with its stats), with one more
-// read, of the watermark's hour bucket, when that hour holds records. So
+// partition keeps, on its counters (its total and each category's), the
+// unread messages above the watermark less the broadcasts above it that
+// u's receipts mark (Counter.Above, kept with every write and set anew by
+// MarkSeen); each shared partition's records above it are counted from
+// its snapshot's newest records when they reach down to the watermark,
+// else from its time buckets (driver.DayBucket, by category, read with
+// its stats), with one more read, of the watermark's hour bucket, when
+// that hour holds records. So
 // its cost is the same for 10 or 10,000 unseen messages; a user without a
 // watermark costs nothing more (Unseen is Unread).
 //
@@ -179,15 +182,67 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
 	if st.Seen == "" {
 		// No watermark: nothing was ever marked seen.
-		c.Unseen = c.Unread
-		return c, true, nil
+		return c.withUnseen(nil, st.Preferences), true, nil
 	}
 	n, ok, err := ib.unseenAbove(ctx, v, q)
 	if err != nil || !ok {
 		return Counts{}, false, err
 	}
-	c.Unseen = min(max(n, 0), c.Unread)
-	return c, true, nil
+	return c.withUnseen(n, st.Preferences), true, nil
+}
+
+// withUnseen returns c with the unread messages of the categories prefs
+// mute moved from Unread to Muted, overall and in each of those
+// categories, and with the Unseen of n, overall (less the muted
+// categories') and of each category (none of a muted one); nil n means
+// no watermark: every unread message is unseen. Counts are exact, so an
+// Unseen is never negative nor above its Unread unless the table was
+// changed behind the library's back (or, for a moment, another program
+// marked a message and the stream has not told the library yet): it is
+// then bounded so.
+func (c Counts) withUnseen(n unseenSum, prefs Preferences) Counts {
+	for _, cat := range prefs.MutedCategories {
+		t, ok := c.Categories[cat]
+		if !ok {
+			continue
+		}
+		c.Unread, c.Muted = c.Unread-t.Unread, c.Muted+t.Unread
+		t.Muted, t.Unread = t.Muted+t.Unread, 0
+		c.Categories[cat] = t
+		if n != nil {
+			n[""] -= n[cat]
+		}
+	}
+	set := func(t Tally, k string) Tally {
+		t.Unseen = t.Unread
+		if n != nil {
+			t.Unseen = min(max(n[k], 0), t.Unread)
+		}
+		return t
+	}
+	c.Tally = set(c.Tally, "")
+	for cat, t := range c.Categories {
+		c.Categories[cat] = set(t, cat)
+	}
+	return c
+}
+
+// unseenSum adds up unseen messages overall ("") and by category.
+type unseenSum map[string]int64
+
+// add adds n messages of category cat.
+func (s unseenSum) add(cat string, n int64) {
+	s[""] += n
+	if cat != "" {
+		s[cat] += n
+	}
+}
+
+// merge adds o to s.
+func (s unseenSum) merge(o unseenSum) {
+	for k, n := range o {
+		s[k] += n
+	}
 }
 
 // readFeed reads what Counts needs of u's feed at now, through v: the
@@ -392,52 +447,66 @@ func (f *feed) legacyHidden() []driver.Record {
 
 // unseenAbove returns f's unseen count: the unread messages of its feed
 // above its user's watermark. ok is false if its reads were not one view.
-func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (int64, bool, error) {
+func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (unseenSum, bool, error) {
 	st := f.stats[0]
 	seen := st.Seen
 	if st.Fence != seen {
 		// An earlier version kept no Above: the records are counted.
 		return ib.unseen(ctx, v, f.parts, nil, st.Version, seen, f.now)
 	}
-	var n int64
+	n := unseenSum{}
 	for _, c := range st.Counters {
+		// The total's and each category's Above (see driver.Counter).
 		switch {
-		case c.Category != "" || c.Thread != "":
+		case c.Thread != "":
 		case c.Group == "":
-			n += c.Above
+			n[c.Category] += c.Above
 		case !f.in[c.Group]:
-			n -= c.Above
+			n[c.Category] -= c.Above
 		}
 	}
 	for _, e := range due(st, f.now) {
 		if e.Message.ID > seen && f.counts(e) {
-			n += driver.Unseen(asFeedMessage(e)) // hidden no more
+			n.add(e.Message.Category, driver.Unseen(asFeedMessage(e))) // hidden no more
 		}
 	}
 	for _, e := range st.Expired {
 		if e.Message.ID > seen && f.counts(e) {
-			n -= driver.Unseen(e)
+			n.add(e.Message.Category, -driver.Unseen(e))
 		}
 	}
 	for _, r := range f.dead {
 		if r.Message.ID > seen {
-			n -= driver.AboveOf(r)
+			n.add(r.Message.Category, -driver.AboveOf(r))
 			if e, ok := r.TimedEntry(); ok && !f.now.Before(driver.TimedAt(e)) {
-				n -= driver.Unseen(asFeedMessage(e)) // added back as due
+				n.add(r.Message.Category, -driver.Unseen(asFeedMessage(e))) // added back as due
 			}
 		}
 	}
 	for _, e := range f.legacyHidden() {
 		if !e.Partition.IsShared() && e.Message.ID > seen {
-			n -= driver.Unseen(asFeedMessage(e))
+			n.add(e.Message.Category, -driver.Unseen(asFeedMessage(e)))
 		}
 	}
+	// The shared partitions in parallel: each may read its watermark's
+	// hour bucket, all in one round trip.
+	shared := make([]unseenSum, len(f.parts)-1)
+	oks := make([]bool, len(shared))
+	g, gctx := errgroup.WithContext(ctx)
 	for i, p := range f.parts[1:] {
-		m, ok, err := ib.sharedAbove(ctx, v, p, f.stats[i+1], seen, f.now)
-		if err != nil || !ok {
-			return 0, ok, err
+		g.Go(func() (err error) {
+			shared[i], oks[i], err = ib.sharedAbove(gctx, v, p, f.stats[i+1], seen, f.now)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, false, err
+	}
+	for i, m := range shared {
+		if !oks[i] {
+			return nil, false, nil
 		}
-		n += m
+		n.merge(m)
 	}
 	return n, true, nil
 }
@@ -450,13 +519,13 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (int64, bool
 // this version kept buckets, by counting the records one by one. ok is
 // false if p's hour bucket was read at another instant than its stats:
 // the caller reads again.
-func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (int64, bool, error) {
+func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (unseenSum, bool, error) {
 	if !hasTotal(st) {
-		return 0, true, nil // nothing was ever written there: no record, no bucket
+		return nil, true, nil // nothing was ever written there: no record, no bucket
 	}
 	s, err := v.snapshot(ctx, p)
 	if err != nil {
-		return 0, false, err
+		return nil, false, err
 	}
 	if s != nil && s.covers(driver.Query{Before: idAbove(seen)}) || !st.Bucketed {
 		n, err := ib.countAbove(ctx, v, p, seen, now)
@@ -466,31 +535,37 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 	if t, err := driver.BucketTime(seen); err == nil && hourHolds(st.Days, t) {
 		hs, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Hour: t})
 		if err != nil {
-			return 0, false, err
+			return nil, false, err
 		}
 		hour = hs.Hour
 	}
-	n, ok, err := driver.CountAbove(st.Days, hour, seen)
-	if err != nil || !ok {
-		if err == nil && v.c.fresh > 0 {
-			err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket
-		}
-		return 0, false, err
-	}
+	n := unseenSum{}
 	for _, c := range st.Counters {
-		if c.Category == "" && c.Group == "" && c.Thread == "" {
-			n -= c.Pending.Published // not due: above every watermark
+		if c.Group != "" || c.Thread != "" {
+			continue
 		}
+		// The partition's total and each of its categories: the records
+		// its buckets count above the watermark.
+		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, c.Category)
+		if err != nil || !ok {
+			if err == nil && v.c.fresh > 0 {
+				err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket
+			}
+			return nil, false, err
+		}
+		n[c.Category] += m - c.Pending.Published // not due: above every watermark
 	}
-	n += int64(len(due(st, now))) // due, while its tallies still count it pending
+	for _, e := range due(st, now) {
+		n.add(e.Message.Category, 1) // due, while its tallies still count it pending
+	}
 	for _, e := range st.Expired {
 		if e.Message.ID > seen {
-			n--
+			n.add(e.Message.Category, -1)
 		}
 	}
 	for _, e := range notDue(st, now) {
 		if e.Message.ID > seen {
-			n-- // an earlier version's scheduled broadcast
+			n.add(e.Message.Category, -1) // an earlier version's scheduled broadcast
 		}
 	}
 	return n, true, nil
@@ -521,17 +596,17 @@ func hourHolds(days []driver.DayBucket, t time.Time) bool {
 
 // countAbove counts the records of shared partition p above seen that
 // List shows at now, one by one, through v.
-func (ib *Inbox) countAbove(ctx context.Context, v *view, p Partition, seen string, now time.Time) (int64, error) {
-	var n int64
+func (ib *Inbox) countAbove(ctx context.Context, v *view, p Partition, seen string, now time.Time) (unseenSum, error) {
+	n := unseenSum{}
 	sq := driver.Query{Partition: p, After: seen, Before: feedBound(now), Limit: unseenPage, Now: now, Archived: driver.NotArchived}
 	for {
 		res, err := v.query(ctx, sq)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, r := range res.Records {
 			if r.Message.ID > seen {
-				n++
+				n.add(r.Message.Category, 1)
 			}
 		}
 		if res.Next == "" || res.Next <= seen {
@@ -636,14 +711,11 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 }
 
 // pagePreferences returns the preferences of the user whose partition is
-// parts[0], for a page of her feed through parts: none if parts name no
-// group (none can be muted), else those of st, her stats if read, else
-// read by key.
+// parts[0], for a page of her feed through parts: those of st, her stats
+// if read, else read by key (a muted category concerns every user, in
+// groups or not).
 func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (Preferences, error) {
-	switch {
-	case len(parts) <= 2:
-		return Preferences{}, nil
-	case st != nil:
+	if st != nil {
 		return st.Preferences, nil
 	}
 	s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
@@ -657,19 +729,20 @@ func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *dri
 // first page of u's unseen records (nil if not read), read with the stats
 // of counter version version; ok is false if a page of u's records was of
 // another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n int64, ok bool, err error) {
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n unseenSum, ok bool, err error) {
+	n = unseenSum{}
 	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
 	if probe == nil {
 		res, err := ib.store.Query(ctx, q)
 		if err != nil {
-			return 0, false, err
+			return nil, false, err
 		}
 		probe = &res
 	}
 	marked := map[string]bool{} // shared messages u has a receipt of
 	for res := *probe; ; {
 		if res.Versioned && res.Version != version {
-			return 0, false, nil
+			return nil, false, nil
 		}
 		for _, r := range res.Records {
 			switch {
@@ -682,7 +755,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 				}
 				marked[r.Message.ID] = true
 			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt) && r.Message.Due(now) && !r.Message.Snoozed(now):
-				n++
+				n.add(r.Message.Category, 1)
 			}
 		}
 		if res.Next == "" || res.Next <= seen {
@@ -690,7 +763,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 		}
 		q.Before = res.Next
 		if res, err = ib.store.Query(ctx, q); err != nil {
-			return 0, false, err
+			return nil, false, err
 		}
 	}
 	for _, p := range parts[1:] {
@@ -698,11 +771,11 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 		for {
 			res, err := v.query(ctx, sq)
 			if err != nil {
-				return 0, false, err
+				return nil, false, err
 			}
 			for _, r := range res.Records {
 				if r.Message.ID > seen && !marked[r.Message.ID] {
-					n++
+					n.add(r.Message.Category, 1)
 				}
 			}
 			if res.Next == "" || res.Next <= seen {

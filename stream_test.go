@@ -302,7 +302,7 @@ func TestStreamHandlerLedger(t *testing.T) {
 	want := []driver.Counter{
 		{Partition: pubP, Published: 0}, {Partition: pubP, Category: "news", Published: 0},
 		// ann's receipt stands: it takes her broadcast out of her Above.
-		{Partition: annP, Published: 0, Read: 1, Above: -1}, {Partition: annP, Category: "billing", Published: 0, Read: 0}, {Partition: annP, Category: "news", Read: 1},
+		{Partition: annP, Published: 0, Read: 1, Above: -1}, {Partition: annP, Category: "billing", Published: 0, Read: 0}, {Partition: annP, Category: "news", Read: 1, Above: -1},
 	}
 	if diff := cmp.Diff(want, counters(t, st, inbox.PublicGroup, "ann")); diff != "" {
 		t.Errorf("counters (-want +got):\n%s", diff)

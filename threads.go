@@ -35,8 +35,10 @@ type Thread struct {
 	Latest Message
 	// Tally counts the thread's messages in this audience as Counts counts
 	// the feed: Total, Read and Unread of what List shows, and Archived;
-	// a muted group's unread count in Muted, not in Unread. It is exact at
-	// the instant of the call.
+	// a muted group's unread count in Muted, not in Unread. A muted
+	// category's leave them whole (a thread's counts are not kept by
+	// category), and Unseen is not counted (zero). It is exact at the
+	// instant of the call.
 	Tally
 	// Muted is set on a thread of a group the user muted (see
 	// Inbox.SetPreferences), and on its Latest.
@@ -292,6 +294,11 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		if t.Group != "" && prefs.Mutes(t.Group) {
 			threads[i].Muted, threads[i].Latest.Muted = true, true
 			threads[i].Tally.Muted, threads[i].Tally.Unread = t.Unread, 0
+		}
+		// A category's mute marks the preview, as List does, and leaves
+		// the thread's counts whole: they are not kept by category.
+		if prefs.MutesCategory(t.Latest.Category) {
+			threads[i].Latest.Muted = true
 		}
 	}
 	res.threads = threads

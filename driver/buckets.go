@@ -24,7 +24,10 @@ import (
 // day (both from the day buckets, which Stats returns with the counters),
 // and of the seconds after its second in its hour (one hour bucket, read
 // apart: StatsQuery.Hour), whatever their number. Watermarks end a second
-// (SeenAt), so that no record is read for it.
+// (SeenAt), so that no record is read for it. The buckets count each
+// category's records apart too (DayBucket.Categories,
+// HourBucket.Categories), so that the records of one category above a
+// watermark are read from the same items (see CountAboveIn).
 
 // DayBucket is the time bucket of one day of a shared partition.
 type DayBucket struct {
@@ -32,6 +35,12 @@ type DayBucket struct {
 	Day time.Time
 	// Hours are the partition's records by hour of the day (UTC).
 	Hours [24]int64
+	// Categories are the records of each category (but "", whose records
+	// Hours alone counts) by hour of the day; a category none of whose
+	// hours counts a record is left out, and Categories is nil when none
+	// is left. A bucket grows with the categories its day's records use:
+	// a Store keeps a count per category and hour that holds one.
+	Categories map[string][24]int64
 	// Versions are, per hour, the version of that hour's counts: a new
 	// value (any, unique to the change) with every change of them, set in
 	// the hour's HourBucket too, so that the two agree when they were read
@@ -55,6 +64,11 @@ type HourBucket struct {
 	// Seconds are the partition's records by second of the hour (0 to
 	// 3599); seconds without records are left out.
 	Seconds map[int]int64
+	// Categories are the records of each category (but "") by second of
+	// the hour, as Seconds; seconds without records of the category, and
+	// categories without any, are left out, and Categories is nil when
+	// none is left.
+	Categories map[string]map[int]int64
 	// Version is the version of the hour's counts, set with every change
 	// of them (and by a Repair that resets them) in the same atomic unit
 	// as the Versions entry of the hour in its day's DayBucket: a reader
@@ -121,9 +135,130 @@ func parseBucketSK(sk, prefix, layout string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// Add adds n records of category at t, an instant of d's day, to d's
+// counts (Hours, and Categories unless category is ""), leaving out a
+// category it brings to zero. It leaves Versions as they are.
+func (d *DayBucket) Add(t time.Time, category string, n int64) {
+	h := t.UTC().Hour()
+	d.Hours[h] += n
+	if category == "" {
+		return
+	}
+	c := d.Categories[category]
+	c[h] += n
+	if c != [24]int64{} {
+		if d.Categories == nil {
+			d.Categories = map[string][24]int64{}
+		}
+		d.Categories[category] = c
+		return
+	}
+	delete(d.Categories, category)
+	if len(d.Categories) == 0 {
+		d.Categories = nil
+	}
+}
+
+// Clone returns a copy of d that shares no map with it, without the
+// categories that count no record.
+func (d DayBucket) Clone() DayBucket {
+	c := d
+	c.Categories = nil
+	for k, v := range d.Categories {
+		if v != [24]int64{} {
+			if c.Categories == nil {
+				c.Categories = map[string][24]int64{}
+			}
+			c.Categories[k] = v
+		}
+	}
+	return c
+}
+
+// hoursOf returns d's records of category by hour; all its records if
+// category is "".
+func (d DayBucket) hoursOf(category string) [24]int64 {
+	if category == "" {
+		return d.Hours
+	}
+	return d.Categories[category]
+}
+
+// Add adds n records of category at t, an instant of h's hour, to h's
+// counts (Seconds, and Categories unless category is ""), leaving out
+// the seconds and the category it brings to zero. It leaves Version as
+// it is.
+func (h *HourBucket) Add(t time.Time, category string, n int64) {
+	sec := int(t.Sub(h.Hour) / time.Second)
+	if h.Seconds == nil {
+		h.Seconds = map[int]int64{}
+	}
+	if h.Seconds[sec] += n; h.Seconds[sec] == 0 {
+		delete(h.Seconds, sec)
+	}
+	if category == "" {
+		return
+	}
+	if h.Categories == nil {
+		h.Categories = map[string]map[int]int64{}
+	}
+	c := h.Categories[category]
+	if c == nil {
+		c = map[int]int64{}
+		h.Categories[category] = c
+	}
+	if c[sec] += n; c[sec] == 0 {
+		delete(c, sec)
+	}
+	if len(c) == 0 {
+		delete(h.Categories, category)
+	}
+	if len(h.Categories) == 0 {
+		h.Categories = nil
+	}
+}
+
+// Clone returns a copy of h that shares no map with it, without the
+// seconds and categories that count no record (Seconds never nil).
+func (h HourBucket) Clone() HourBucket {
+	c := h
+	c.Seconds = nonzero(h.Seconds)
+	c.Categories = nil
+	for k, v := range h.Categories {
+		if s := nonzero(v); len(s) > 0 {
+			if c.Categories == nil {
+				c.Categories = map[string]map[int]int64{}
+			}
+			c.Categories[k] = s
+		}
+	}
+	return c
+}
+
+// nonzero returns a copy of m without its zero counts.
+func nonzero(m map[int]int64) map[int]int64 {
+	out := make(map[int]int64, len(m))
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// secondsOf returns h's records of category by second; all its records
+// if category is "".
+func (h *HourBucket) secondsOf(category string) map[int]int64 {
+	if category == "" {
+		return h.Seconds
+	}
+	return h.Categories[category]
+}
+
 // Buckets returns the time buckets of recs, records of one shared
 // partition: what a Store keeps of them (Versions and Version zero), by
-// day and by hour. Recount resets a partition's buckets to these.
+// day and by hour, each category's records counted apart (by
+// r.Message.Category). Recount resets a partition's buckets to these.
 func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 	days := map[time.Time]*DayBucket{}
 	hours := map[time.Time]*HourBucket{}
@@ -139,12 +274,12 @@ func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 			days[d] = &DayBucket{Day: d}
 			dayOrder = append(dayOrder, d)
 		}
-		days[d].Hours[t.Hour()]++
+		days[d].Add(t, r.Message.Category, 1)
 		if hours[h] == nil {
 			hours[h] = &HourBucket{Hour: h, Seconds: map[int]int64{}}
 			hourOrder = append(hourOrder, h)
 		}
-		hours[h].Seconds[int(t.Sub(h)/time.Second)]++
+		hours[h].Add(t, r.Message.Category, 1)
 	}
 	outD := make([]DayBucket, 0, len(days))
 	for _, d := range dayOrder {
@@ -163,28 +298,47 @@ func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 // the seconds of hour (seen's hour bucket; nil if it holds none) after
 // its second. ok is false if hour is not of seen's hour, or disagrees
 // with its day bucket (another version: read at another instant), and
-// its day counts records in that hour.
+// its day counts records in that hour. It is CountAboveIn of all
+// categories.
 func CountAbove(days []DayBucket, hour *HourBucket, seen string) (n int64, ok bool, err error) {
+	return CountAboveIn(days, hour, seen, "")
+}
+
+// CountAboveIn returns, as CountAbove, how many records of category the
+// time buckets count above seen; category "" counts all records, as
+// CountAbove. hour is needed only if seen's day counts records of
+// category in seen's hour: ok is false if it is then not of seen's hour,
+// or disagrees with its day bucket (another version: read at another
+// instant). An hour that holds records of other categories alone needs
+// no hour bucket, since the day bucket counts none of category in it. A
+// category that is not a key is ErrInvalidKey.
+func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n int64, ok bool, err error) {
+	if err := ValidateCategory(category); err != nil {
+		return 0, false, err
+	}
 	t, err := BucketTime(seen)
 	if err != nil {
 		return 0, false, err
 	}
 	d, h := DayOf(t), HourOf(t)
 	for _, b := range days {
+		hours := b.hoursOf(category)
 		switch {
 		case b.Day.After(d):
-			n += b.Count()
+			for _, c := range hours {
+				n += c
+			}
 		case b.Day.Equal(d):
 			for i := t.Hour() + 1; i < 24; i++ {
-				n += b.Hours[i]
+				n += hours[i]
 			}
-			if b.Hours[t.Hour()] == 0 {
-				continue // no record in seen's hour: no hour bucket needed
+			if hours[t.Hour()] == 0 {
+				continue // no record of category in seen's hour: no hour bucket needed
 			}
 			if hour == nil || !hour.Hour.Equal(h) || hour.Version != b.Versions[t.Hour()] {
 				return 0, false, nil
 			}
-			for s, c := range hour.Seconds {
+			for s, c := range hour.secondsOf(category) {
 				if s > int(t.Sub(h)/time.Second) {
 					n += c
 				}
@@ -206,4 +360,45 @@ func SeenAt(t time.Time) string {
 		id[i] = 0xff
 	}
 	return id.String()
+}
+
+// ValidateRepairBuckets checks r.Days and r.Hours, of a Repair, as every
+// Store must before it writes: each category a key, each second of an
+// hour between 0 and 3599. Anything else is ErrInvalidInput.
+func ValidateRepairBuckets(r Repair) error {
+	category := func(c string) error {
+		if err := ValidateKey("category", c); err != nil {
+			return fmt.Errorf("%w: bucket reset: %v", ErrInvalidInput, err)
+		}
+		return nil
+	}
+	seconds := func(h HourBucket, m map[int]int64) error {
+		for s := range m {
+			if s < 0 || s >= 3600 {
+				return fmt.Errorf("%w: bucket reset: second %d of hour %v", ErrInvalidInput, s, h.Hour)
+			}
+		}
+		return nil
+	}
+	for _, d := range r.Days {
+		for c := range d.Categories {
+			if err := category(c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range r.Hours {
+		if err := seconds(h, h.Seconds); err != nil {
+			return err
+		}
+		for c, m := range h.Categories {
+			if err := category(c); err != nil {
+				return err
+			}
+			if err := seconds(h, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

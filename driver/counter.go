@@ -60,13 +60,14 @@ type Counter struct {
 	// one counter, whatever their number.
 	Snoozed Tallies
 	Pending Tallies
-	// Above is, on a user partition's total (c#*) and on the totals of its
-	// receipts of each group (c#*#<group>), the sum of Unseen over the
-	// records it counts whose ID is above the partition's seen watermark
-	// (Stats.Fence), each less the Unseen of its stored snooze or pending
-	// entry (see AboveOf): the unread messages of the feed above the
+	// Above is, on a user partition's total (c#*), its categories'
+	// (c#<category>) and those of its receipts of each group (c#*#<group>,
+	// c#<category>#<group>), the sum of Unseen over the records it counts
+	// whose ID is above the partition's seen watermark (Stats.Fence), each
+	// less the Unseen of its stored snooze or pending entry (see AboveOf):
+	// the unread messages of the feed (of the category) above the
 	// watermark, less the broadcasts above it that the user's receipts
-	// mark. It is zero elsewhere. Store.Mark adds it only under a fence of
+	// mark. It is zero elsewhere (a shared partition's, a thread's). Store.Mark adds it only under a fence of
 	// the watermark, PutMessage and ApplyRemoval only if the watermark is
 	// below the record's ID (see Store).
 	Above int64
@@ -235,8 +236,8 @@ func ValidateCounter(c Counter) error {
 		return bad("a thread's counter of a category")
 	case c.Latest != "" && (c.Thread == "" || c.Group != "" || ValidateMessageID(c.Latest) != nil):
 		return bad("a latest message that cannot be")
-	case c.Above != 0 && (c.Partition.IsShared() || c.Category != "" || c.Thread != ""):
-		return bad("an above tally off a user's totals")
+	case c.Above != 0 && (c.Partition.IsShared() || c.Thread != ""):
+		return bad("an above tally off a user's totals and categories")
 	case c.Thread != "" && (c.Snoozed != Tallies{} || c.Pending != Tallies{}):
 		return bad("a thread's counter of timed entries")
 	}

@@ -15,7 +15,16 @@ type Preferences struct {
 	// counts (see inbox.Inbox.SetPreferences). In a Store they are sorted,
 	// each once, at most MaxMutedGroups group keys, never PublicGroup.
 	MutedGroups []string
+	// MutedCategories are the categories the user muted: their messages
+	// stay in the user's feed, marked muted, but leave the unread and
+	// unseen counts. In a Store they are sorted, each once, at most
+	// MaxMutedCategories category keys.
+	MutedCategories []string
 }
+
+// MaxMutedCategories is the most categories a user can mute: they are
+// read with the muted groups, so they stay as small.
+const MaxMutedCategories = 50
 
 // MaxMutedGroups is the most groups a user can mute. Every Stats of the
 // user's partition reads them (on DynamoDB, from the partition's c#*
@@ -33,23 +42,43 @@ func (p Preferences) Mutes(g string) bool {
 	return ok
 }
 
+// MutesCategory reports whether p mutes category c ("" never is).
+func (p Preferences) MutesCategory(c string) bool {
+	_, ok := slices.BinarySearch(p.MutedCategories, c)
+	return ok && c != ""
+}
+
 // Equal reports whether p and o hold the same preferences (a nil and an
 // empty list alike).
-func (p Preferences) Equal(o Preferences) bool { return slices.Equal(p.MutedGroups, o.MutedGroups) }
+func (p Preferences) Equal(o Preferences) bool {
+	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories)
+}
 
 // IsZero reports whether p sets nothing.
-func (p Preferences) IsZero() bool { return len(p.MutedGroups) == 0 }
+func (p Preferences) IsZero() bool { return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 }
 
 // Clone returns p with nothing shared with it.
 func (p Preferences) Clone() Preferences {
-	return Preferences{MutedGroups: slices.Clone(p.MutedGroups)}
+	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories)}
 }
 
 // ValidatePreferences checks preferences as a Store keeps them: at most
 // MaxMutedGroups muted groups, each a group key other than PublicGroup
-// (else ErrInvalidKey), sorted, each once. Anything else is
-// ErrInvalidInput.
+// (else ErrInvalidKey), sorted, each once; at most MaxMutedCategories
+// muted categories, each a key (else ErrInvalidKey), sorted, each once.
+// Anything else is ErrInvalidInput.
 func ValidatePreferences(p Preferences) error {
+	if n := len(p.MutedCategories); n > MaxMutedCategories {
+		return fmt.Errorf("%w: %d muted categories, at most %d", ErrInvalidInput, n, MaxMutedCategories)
+	}
+	for i, c := range p.MutedCategories {
+		if err := ValidateKey("muted category", c); err != nil {
+			return err
+		}
+		if i > 0 && p.MutedCategories[i-1] >= c {
+			return fmt.Errorf("%w: muted categories %q, %q not sorted, or repeated", ErrInvalidInput, p.MutedCategories[i-1], c)
+		}
+	}
 	if n := len(p.MutedGroups); n > MaxMutedGroups {
 		return fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
 	}
@@ -82,26 +111,41 @@ func ValidateRepairPreferences(p Partition, r Repair) error {
 	return nil
 }
 
-// Normal returns p as a Store keeps it, its muted groups sorted (nil for
-// none), after checking them as inbox.Inbox.SetPreferences takes them: in
-// any order, each once (else ErrInvalidInput), at most MaxMutedGroups
-// (else ErrInvalidInput), group keys other than PublicGroup (else
-// ErrInvalidKey).
+// Normal returns p as a Store keeps it, its muted groups and categories
+// sorted (nil for none), after checking them as
+// inbox.Inbox.SetPreferences takes them: in any order, each once (else
+// ErrInvalidInput), at most MaxMutedGroups groups and MaxMutedCategories
+// categories (else ErrInvalidInput), keys (else ErrInvalidKey), the groups
+// other than PublicGroup (else ErrInvalidKey).
 func (p Preferences) Normal() (Preferences, error) {
 	if n := len(p.MutedGroups); n > MaxMutedGroups {
 		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
 	}
-	groups := slices.Clone(p.MutedGroups)
-	slices.Sort(groups)
-	for i, g := range groups {
-		if i > 0 && groups[i-1] == g {
-			return Preferences{}, fmt.Errorf("%w: group %q muted twice", ErrInvalidInput, g)
+	if n := len(p.MutedCategories); n > MaxMutedCategories {
+		return Preferences{}, fmt.Errorf("%w: %d muted categories, at most %d", ErrInvalidInput, n, MaxMutedCategories)
+	}
+	sorted := func(what string, keys []string) ([]string, error) {
+		keys = slices.Clone(keys)
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 && keys[i-1] == k {
+				return nil, fmt.Errorf("%w: %s %q muted twice", ErrInvalidInput, what, k)
+			}
 		}
+		if len(keys) == 0 {
+			return nil, nil
+		}
+		return keys, nil
 	}
-	if len(groups) == 0 {
-		groups = nil
+	groups, err := sorted("group", p.MutedGroups)
+	if err != nil {
+		return Preferences{}, err
 	}
-	p = Preferences{MutedGroups: groups}
+	cats, err := sorted("category", p.MutedCategories)
+	if err != nil {
+		return Preferences{}, err
+	}
+	p = Preferences{MutedGroups: groups, MutedCategories: cats}
 	if err := ValidatePreferences(p); err != nil {
 		return Preferences{}, err
 	}
@@ -114,17 +158,41 @@ type PreferencesChange struct {
 	From, To Preferences
 }
 
-// JoinGroups returns groups as one string, each separated by '#' (no key
-// holds one): how the dynamo Store keeps muted groups, so that a
-// condition compares them as one value.
-func JoinGroups(groups []string) string { return strings.Join(groups, "#") }
-
-// SplitGroups is JoinGroups' inverse: "" is none.
-func SplitGroups(s string) []string {
-	if s == "" {
-		return nil
+// Encode returns p as one string: its muted groups, then its muted
+// categories each after a '?', all separated by '#' (no key holds either):
+// how the dynamo Store keeps preferences, so that a condition compares
+// them as one value. "" is none.
+func (p Preferences) Encode() string {
+	parts := slices.Clone(p.MutedGroups)
+	for _, c := range p.MutedCategories {
+		parts = append(parts, "?"+c)
 	}
-	return strings.Split(s, "#")
+	return strings.Join(parts, "#")
+}
+
+// DecodePreferences is Encode's inverse; what Encode cannot return is
+// ErrInvalidInput.
+func DecodePreferences(s string) (Preferences, error) {
+	var p Preferences
+	if s == "" {
+		return p, nil
+	}
+	for _, part := range strings.Split(s, "#") {
+		if c, ok := strings.CutPrefix(part, "?"); ok {
+			p.MutedCategories = append(p.MutedCategories, c)
+		} else if len(p.MutedCategories) == 0 {
+			p.MutedGroups = append(p.MutedGroups, part)
+		} else {
+			return Preferences{}, fmt.Errorf("%w: preferences %q: a group after a category", ErrInvalidInput, s)
+		}
+	}
+	if err := ValidatePreferences(p); err != nil {
+		return Preferences{}, err
+	}
+	if p.Encode() != s {
+		return Preferences{}, fmt.Errorf("%w: preferences %q not in their one form", ErrInvalidInput, s)
+	}
+	return p, nil
 }
 
 // ValidateMarks checks what marks and deltas may ask of one Store.Mark,

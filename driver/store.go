@@ -1046,7 +1046,9 @@ type Repair struct {
 	// buckets as recounted (see Buckets): the reset replaces its day
 	// buckets with Days (the others go) and writes each of Hours (an hour
 	// bucket Days counts no record in is never read), with the versions
-	// of each hour equal, and records the partition as Bucketed.
+	// of each hour equal, and records the partition as Bucketed. A
+	// category that is no key, or a second outside 0 to 3599, is
+	// ErrInvalidInput (see ValidateRepairBuckets).
 	Days  []DayBucket
 	Hours []HourBucket
 	// Drop are sort keys of timed entries of the partition that no record

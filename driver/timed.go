@@ -190,14 +190,22 @@ func AboveOf(rec Record) int64 {
 }
 
 // aboveDeltas returns the change n to the Above of rec's partition: on
-// its total, and on its group's for a receipt of a group's message.
+// its total and its category's, and on its group's (and its group's
+// category's) for a receipt of a group's message.
 func aboveDeltas(rec Record, n int64) []Counter {
 	if n == 0 {
 		return nil
 	}
-	out := []Counter{{Partition: rec.Partition, Above: n}}
-	if g := rec.Message.Audience.Group; rec.Receipt && g != "" {
-		out = append(out, Counter{Partition: rec.Partition, Group: g, Above: n})
+	cats := []string{""}
+	if c := rec.Message.Category; c != "" {
+		cats = append(cats, c)
+	}
+	var out []Counter
+	for _, c := range cats {
+		out = append(out, Counter{Partition: rec.Partition, Category: c, Above: n})
+		if g := rec.Message.Audience.Group; rec.Receipt && g != "" {
+			out = append(out, Counter{Partition: rec.Partition, Category: c, Group: g, Above: n})
+		}
 	}
 	return out
 }
@@ -282,7 +290,7 @@ func AboveDeltas(mk Mark, seen string) []Counter {
 		}
 		n += AboveOf(a)
 	}
-	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt}
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Message: Message{Category: mk.Category}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
@@ -336,6 +344,7 @@ func Fold(rec Record, now time.Time) (mk Mark, ok bool) {
 }
 
 // AboveCounters returns what rec, a record of a user's partition above its
-// seen watermark, adds to the partition's Above (AboveOf): on its total,
-// and on its group's for a receipt of a group's message. Recount sums them.
+// seen watermark, adds to the partition's Above (AboveOf): on its total
+// and its category's, and on its group's for a receipt of a group's
+// message. Recount sums them.
 func AboveCounters(rec Record) []Counter { return aboveDeltas(rec, AboveOf(rec)) }

@@ -17,22 +17,69 @@ import (
 
 // A shared partition's time buckets (see driver.DayBucket) are items of
 // kind UB: a day's, at driver.DayBucketSK, with the counts of its hours
-// (h00 to h23) and their versions (v00 to v23); an hour's, at
-// driver.HourBucketSK, with the counts of its seconds (s0000 to s3599) and
-// its version (v). A change of an hour's counts sets, in both items, the
-// hour's version to a new random number, so that a reader tells the two
-// apart when a write came between its reads of them.
+// (h00 to h23), each category's (h00#<category> to h23#<category>) and
+// the hours' versions (v00 to v23); an hour's, at driver.HourBucketSK,
+// with the counts of its seconds (s0000 to s3599), each category's
+// (s0000#<category> to s3599#<category>) and its version (v). A change
+// of an hour's counts sets, in both items, the hour's version to a new
+// random number, so that a reader tells the two apart when a write came
+// between its reads of them. A category's counts cost an attribute per
+// hour, and per second, that holds its records: about 8 bytes and the
+// category's length each, so a bucket item grows with the categories its
+// records use (an hour item of every second of 5 categories of 10 bytes
+// is about 350 KB, near DynamoDB's 400 KB item limit).
 
 // hourAttr, versionAttr and secondAttr name a bucket item's attributes.
 func hourAttr(h int) string    { return fmt.Sprintf("h%02d", h) }
 func versionAttr(h int) string { return fmt.Sprintf("v%02d", h) }
 func secondAttr(s int) string  { return fmt.Sprintf("s%04d", s) }
 
+// categoryAttr names the attribute of category's count of an hour or a
+// second whose attribute is name: name#<category>. A category has no '#'
+// (driver.ValidateKey), so the name parses back (parseBucketAttr).
+func categoryAttr(name, category string) string { return name + "#" + category }
+
+// parseBucketAttr parses a bucket item's count attribute name of prefix
+// ('h' or 's') and width digits, below limit: its hour or second, and its
+// category ("" for the total). Any other name is not ok.
+func parseBucketAttr(name string, prefix byte, width, limit int) (i int, category string, ok bool) {
+	if len(name) < 1+width || name[0] != prefix {
+		return 0, "", false
+	}
+	for _, c := range []byte(name[1 : 1+width]) {
+		if c < '0' || c > '9' {
+			return 0, "", false
+		}
+		i = i*10 + int(c-'0')
+	}
+	if i >= limit {
+		return 0, "", false
+	}
+	rest := name[1+width:]
+	if rest == "" {
+		return i, "", true
+	}
+	category, found := strings.CutPrefix(rest, "#")
+	if !found || driver.ValidateKey("category", category) != nil {
+		return 0, "", false
+	}
+	return i, category, true
+}
+
+// categoryStandIn stands, in a bucket update as the expression builder
+// makes it, for the name of a category's count, which the builder would
+// misread (a category may hold '.', '[' or ']'); the name takes its place
+// among the expression's names.
+const categoryStandIn = "category_count"
+
 // bucketUpdates returns the transaction items that add n to the time
-// buckets of record id of shared partition p.
-func (s *Store) bucketUpdates(p driver.Partition, id string, n int64) ([]types.TransactWriteItem, error) {
+// buckets of record id, of category, of shared partition p.
+func (s *Store) bucketUpdates(p driver.Partition, id, category string, n int64) ([]types.TransactWriteItem, error) {
 	t, err := driver.BucketTime(id)
 	if err != nil {
+		return nil, err
+	}
+	if err := driver.ValidateCategory(category); err != nil {
 		return nil, err
 	}
 	v := rand.Int64()
@@ -46,20 +93,30 @@ func (s *Store) bucketUpdates(p driver.Partition, id string, n int64) ([]types.T
 	}
 	day := common(expression.Add(expression.Name(hourAttr(t.Hour())), expression.Value(n)).Set(expression.Name(versionAttr(t.Hour())), expression.Value(v)))
 	hour := common(expression.Add(expression.Name(secondAttr(sec)), expression.Value(n)).Set(expression.Name("v"), expression.Value(v)))
+	if category != "" {
+		day = day.Add(expression.Name(categoryStandIn), expression.Value(n))
+		hour = hour.Add(expression.Name(categoryStandIn), expression.Value(n))
+	}
 	var out []types.TransactWriteItem
 	for _, it := range []struct {
-		sk  string
-		upd expression.UpdateBuilder
-	}{{driver.DayBucketSK(t), day}, {driver.HourBucketSK(t), hour}} {
+		sk, count string
+		upd       expression.UpdateBuilder
+	}{{driver.DayBucketSK(t), hourAttr(t.Hour()), day}, {driver.HourBucketSK(t), secondAttr(sec), hour}} {
 		expr, err := expression.NewBuilder().WithUpdate(it.upd).Build()
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: bucket update: %w", err)
+		}
+		names := expr.Names()
+		for k, name := range names {
+			if name == categoryStandIn {
+				names[k] = categoryAttr(it.count, category)
+			}
 		}
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
 			TableName:                 aws.String(s.table),
 			Key:                       s.key(p.PK(), it.sk),
 			UpdateExpression:          expr.Update(),
-			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: expr.Values(),
 		}})
 	}
@@ -87,14 +144,31 @@ func (s *Store) decodeDay(p driver.Partition, sk string, av map[string]types.Att
 	}
 	d := driver.DayBucket{Day: day}
 	for h := range 24 {
-		if d.Hours[h], err = numAttr(av, hourAttr(h)); err == nil {
-			d.Versions[h], err = numAttr(av, versionAttr(h))
-		}
-		if err != nil {
+		if d.Versions[h], err = numAttr(av, versionAttr(h)); err != nil {
 			return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), sk, err)
 		}
 	}
-	return d, nil
+	for name := range av {
+		h, category, ok := parseBucketAttr(name, 'h', 2, 24)
+		if !ok {
+			continue
+		}
+		n, err := numAttr(av, name)
+		if err != nil {
+			return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), sk, err)
+		}
+		if category == "" {
+			d.Hours[h] = n
+			continue
+		}
+		if d.Categories == nil {
+			d.Categories = map[string][24]int64{}
+		}
+		c := d.Categories[category]
+		c[h] = n
+		d.Categories[category] = c
+	}
+	return d.Clone(), nil // without the categories that count none
 }
 
 // hourBucket reads the hour bucket of t's hour of partition p, strongly
@@ -111,22 +185,27 @@ func (s *Store) hourBucket(ctx context.Context, p driver.Partition, t time.Time)
 	item := items[0]
 	hb := &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
 	for name := range item {
-		sec, ok := strings.CutPrefix(name, "s")
-		if !ok || len(sec) != 4 {
-			continue
-		}
-		i, err := strconv.Atoi(sec)
-		if err != nil || i < 0 || i >= 3600 {
+		sec, category, ok := parseBucketAttr(name, 's', 4, 3600)
+		if !ok {
 			continue
 		}
 		n, err := numAttr(item, name)
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
 		}
-		if n != 0 {
-			hb.Seconds[i] = n
+		if category == "" {
+			hb.Seconds[sec] = n
+			continue
 		}
+		if hb.Categories == nil {
+			hb.Categories = map[string]map[int]int64{}
+		}
+		if hb.Categories[category] == nil {
+			hb.Categories[category] = map[int]int64{}
+		}
+		hb.Categories[category][sec] = n
 	}
+	*hb = hb.Clone() // without the seconds and categories that count none
 	if hb.Version, err = numAttr(item, "v"); err != nil {
 		return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
 	}
@@ -155,6 +234,13 @@ func (s *Store) bucketItems(p driver.Partition, days []driver.DayBucket, hours [
 				it[hourAttr(h)], it[versionAttr(h)] = num(n), num(v)
 			}
 		}
+		for c, hours := range d.Categories {
+			for h, n := range hours {
+				if n != 0 {
+					it[categoryAttr(hourAttr(h), c)], it[versionAttr(h)] = num(n), num(v)
+				}
+			}
+		}
 		out = append(out, it)
 	}
 	for _, h := range hours {
@@ -162,6 +248,13 @@ func (s *Store) bucketItems(p driver.Partition, days []driver.DayBucket, hours [
 		for sec, n := range h.Seconds {
 			if n != 0 {
 				it[secondAttr(sec)] = num(n)
+			}
+		}
+		for c, secs := range h.Categories {
+			for sec, n := range secs {
+				if n != 0 {
+					it[categoryAttr(secondAttr(sec), c)] = num(n)
+				}
 			}
 		}
 		it["v"] = num(v)

@@ -2,8 +2,10 @@ package dynamo
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -42,15 +44,123 @@ type counterWrite struct {
 	// muted, if set, replaces a user's muted groups (c#* only; "" removes
 	// them).
 	muted *string
+	// above adds to the Above of the partition's categories (c#* only; by
+	// attribute name: see categoryAboveAttr).
+	above map[string]int64
+}
+
+// The Above of a user's categories (driver.Counter.Above of c#<category>
+// and c#<category>#<group>) is kept on the partition's c#* item, one
+// number attribute per category and group, not on the categories' items:
+// every change of an Above changes the total's too, so it costs no item
+// more, and MarkSeen sets every Above anew in one item, whatever the
+// number of categories. The c#* item grows by an attribute per category
+// (and per category and group of receipts) that ever held a message
+// above the watermark: its name, 4/3 of the keys' bytes and 3 more, and
+// a number (a category of 10 bytes: about 20 bytes); MarkSeen leaves an
+// Above at zero, and a Recount drops the zeros.
+
+// categoryAbovePrefix begins the names of the attributes of c#* that keep
+// the Above of a category: a#<category>, a#<category>#<group>, each key
+// base64url-encoded (without padding) so that the name is plain to an
+// expression whatever the key holds.
+const categoryAbovePrefix = "a#"
+
+// categoryAboveAttr returns the attribute name of c#* that keeps the
+// Above of counter c of a category.
+func categoryAboveAttr(c driver.Counter) string {
+	name := categoryAbovePrefix + base64.RawURLEncoding.EncodeToString([]byte(c.Category))
+	if c.Group != "" {
+		name += "#" + base64.RawURLEncoding.EncodeToString([]byte(c.Group))
+	}
+	return name
+}
+
+// parseCategoryAboveAttr returns the counter (of p, its Category and
+// Group) whose Above attribute of c#* is name; ok is false for any other
+// attribute, one of the prefix that is not in categoryAboveAttr's one form
+// of valid keys included (not the library's: left alone, as the seeds'
+// own attributes are).
+func parseCategoryAboveAttr(p driver.Partition, name string) (c driver.Counter, ok bool) {
+	rest, ok := strings.CutPrefix(name, categoryAbovePrefix)
+	if !ok {
+		return driver.Counter{}, false
+	}
+	cat, group, _ := strings.Cut(rest, "#")
+	c.Partition = p
+	b, err := base64.RawURLEncoding.Strict().DecodeString(cat)
+	if err == nil {
+		c.Category = string(b)
+		if group != "" {
+			b, err = base64.RawURLEncoding.Strict().DecodeString(group)
+			c.Group = string(b)
+		}
+	}
+	if err != nil || c.Category == "" || driver.ValidateCounter(c) != nil || categoryAboveAttr(c) != name {
+		return driver.Counter{}, false
+	}
+	return c, true
+}
+
+// categoryAbove returns the Above of each category a user's c#* item av
+// keeps, by counter key (Category and Group).
+func categoryAbove(p driver.Partition, av map[string]types.AttributeValue) (map[driver.Counter]int64, error) {
+	var out map[driver.Counter]int64
+	for name := range av {
+		c, ok := parseCategoryAboveAttr(p, name)
+		if !ok {
+			continue
+		}
+		n, err := numAttr(av, name)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: counter %s/%s: %w: %v", p.PK(), driver.CounterSK("", ""), driver.ErrInvalidInput, err)
+		}
+		if n != 0 {
+			if out == nil {
+				out = map[driver.Counter]int64{}
+			}
+			out[c] = n
+		}
+	}
+	return out, nil
+}
+
+// withCategoryAbove sets, on the counters of cs (of one partition), the
+// Above of each category that above holds (see categoryAbove); a category
+// with an Above but no counter read gets a counter of its Above alone,
+// if want says the read asked for it (nil: any).
+func withCategoryAbove(cs []driver.Counter, above map[driver.Counter]int64, want func(driver.Counter) bool) []driver.Counter {
+	if len(above) == 0 {
+		return cs
+	}
+	seen := map[driver.Counter]bool{}
+	for i, c := range cs {
+		if c.Thread == "" && c.Category != "" {
+			k := driver.Counter{Partition: c.Partition, Category: c.Category, Group: c.Group}
+			cs[i].Above, seen[k] = above[k], true
+		}
+	}
+	var extra []driver.Counter
+	for k, n := range above {
+		if !seen[k] && (want == nil || want(k)) {
+			k.Above = n
+			extra = append(extra, k)
+		}
+	}
+	slices.SortFunc(extra, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
+	return append(cs, extra...)
 }
 
 // Attributes of a stats item besides the seeds' tallies: its timed
 // entries' tallies (see driver.Counter.Snoozed and Pending), Above, and,
 // on c#*, the Fence and whether the partition is Bucketed.
 const (
-	attrAbove    = "above"
-	attrFence    = "seen"
-	attrBucketed = "bkt"
+	attrAbove = "above"
+	attrFence = "seen"
+	// attrBucketed marks a shared partition whose time buckets count its
+	// records and each category's ("bkt", of a version whose buckets had
+	// no categories, reads as not bucketed: a Recount buckets it again).
+	attrBucketed = "bkc"
 	attrMuted    = "muted"
 )
 
@@ -113,6 +223,11 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	}
 	if w.bucketed {
 		upd = upd.Set(expression.Name(attrBucketed), expression.Value(true))
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.above)) {
+		if n := w.above[name]; n != 0 {
+			upd = upd.Add(expression.NameNoDotSplit(name), expression.Value(n))
+		}
 	}
 	switch {
 	case w.muted == nil:
@@ -202,7 +317,30 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 			total[d.Partition] = true
 		}
 	}
-	deltas = slices.Clone(deltas)
+	// A category's Above goes to its partition's c#* (see
+	// categoryAboveAttr); a category's change of nothing else writes no
+	// item of its own.
+	above := map[driver.Partition]map[string]int64{}
+	kept := make([]driver.Counter, 0, len(deltas))
+	for _, d := range deltas {
+		if d.Category != "" && d.Above != 0 {
+			if above[d.Partition] == nil {
+				above[d.Partition] = map[string]int64{}
+			}
+			above[d.Partition][categoryAboveAttr(d)] += d.Above
+			if d.Above = 0; d == (driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}) {
+				continue
+			}
+		}
+		kept = append(kept, d)
+	}
+	deltas = kept
+	for p := range above {
+		if !total[p] {
+			total[p] = true
+			deltas = append(deltas, driver.Counter{Partition: p})
+		}
+	}
 	for _, d := range deltas {
 		if !total[d.Partition] {
 			total[d.Partition] = true
@@ -227,7 +365,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 		w := counterWrite{bump: isTotal}
 		if isTotal {
 			w = totals[d.Partition]
-			w.bump, w.recent = true, recent[d.Partition]
+			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
 		}
 		it, err := s.counterUpdate(d, w)
 		if err != nil {
@@ -354,6 +492,7 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 		return driver.Stats{}, 0, opError("stats", err)
 	}
 	var st driver.Stats
+	var above map[driver.Counter]int64
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
@@ -379,6 +518,9 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 					st.Recent = recent
 					st.Fence = fenceOf(av)
 					if st.Preferences, err = s.decodePrefs(p, av); err != nil {
+						return driver.Stats{}, 0, err
+					}
+					if above, err = categoryAbove(p, av); err != nil {
 						return driver.Stats{}, 0, err
 					}
 				} else {
@@ -424,6 +566,7 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 			st.Expired = append(st.Expired, e)
 		}
 	}
+	st.Counters = withCategoryAbove(st.Counters, above, nil)
 	return st, pages, nil
 }
 
@@ -462,8 +605,8 @@ func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeVal
 	if !ok {
 		return driver.Preferences{}, nil
 	}
-	prefs := driver.Preferences{MutedGroups: driver.SplitGroups(v.Value)}
-	if err := driver.ValidatePreferences(prefs); err != nil {
+	prefs, err := driver.DecodePreferences(v.Value)
+	if err != nil {
 		return driver.Preferences{}, fmt.Errorf("dynamo: preferences of %s: %w", p.PK(), err)
 	}
 	return prefs, nil
@@ -478,7 +621,7 @@ func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeVal
 // MODIFY record on the table's stream makes the change's event.
 func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
 	p := mk.Key.Partition
-	from, to := driver.JoinGroups(mk.Preferences.From.MutedGroups), driver.JoinGroups(mk.Preferences.To.MutedGroups)
+	from, to := mk.Preferences.From.Encode(), mk.Preferences.To.Encode()
 	cond := expression.Name(attrMuted).AttributeNotExists()
 	if from != "" {
 		cond = expression.Name(attrMuted).Equal(expression.Value(from))
@@ -554,6 +697,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	keep := map[string]bool{driver.CounterSK("", ""): false}
 	var total *driver.Counter
 	var writes []types.TransactWriteItem
+	resetAbove := map[string]int64{}
 	before := make(map[string]driver.Counter, len(r.Before))
 	for _, c := range r.Before {
 		before[c.SK()] = c
@@ -574,6 +718,11 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			total = &c
 			continue
 		}
+		if c.Above != 0 && c.Category != "" {
+			// Kept on c#* (see categoryAboveAttr).
+			resetAbove[categoryAboveAttr(c)] = c.Above
+			c.Above = 0
+		}
 		av, err := s.counterItem(c, 0)
 		if err != nil {
 			return err
@@ -588,6 +737,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		return fmt.Errorf("%w: %d records to adopt, %d entries", driver.ErrInvalidInput, len(r.Adopt), len(r.AdoptAs))
 	}
 	if err := driver.ValidateRepairPreferences(p, r); err != nil {
+		return err
+	}
+	if err := driver.ValidateRepairBuckets(r); err != nil {
 		return err
 	}
 	adopted := make([]driver.Record, len(r.Adopt))
@@ -686,9 +838,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if p.IsShared() {
 		totalItem[attrBucketed] = &types.AttributeValueMemberBOOL{Value: true}
 	}
+	for name, n := range resetAbove {
+		totalItem[name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	}
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
-		if m := driver.JoinGroups(r.Preferences.MutedGroups); m != "" {
+		if m := r.Preferences.Encode(); m != "" {
 			// The reset keeps the preferences, read with r.Version.
 			totalItem[attrMuted] = &types.AttributeValueMemberS{Value: m}
 		}
@@ -827,7 +982,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	switch {
 	case rec.Ledgered():
 	case rec.Partition.IsShared():
-		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
 		if err != nil {
 			return err
 		}
@@ -1051,6 +1206,7 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 		return driver.Stats{}, err
 	}
 	var st driver.Stats
+	var above map[driver.Counter]int64
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
@@ -1066,6 +1222,9 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 				if st.Preferences, err = s.decodePrefs(p, av); err != nil {
 					return driver.Stats{}, err
 				}
+				if above, err = categoryAbove(p, av); err != nil {
+					return driver.Stats{}, err
+				}
 			}
 			if !wantTotal {
 				continue
@@ -1073,6 +1232,7 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 		}
 		st.Counters = append(st.Counters, c)
 	}
+	st.Counters = withCategoryAbove(st.Counters, above, func(c driver.Counter) bool { return want[c.SK()] })
 	return st, nil
 }
 

@@ -69,15 +69,18 @@
 //     unread messages above the seen watermark, kept by every write).
 //     A user's c#* holds seen, the watermark its above counts from
 //     (driver.Stats.Fence), and muted, the groups she muted joined by '#'
-//     (driver.Stats.Preferences); a shared c#* holds bkt once the partition's
-//     messages are counted in time buckets. A thread counter (b#<thread>)
+//     (driver.Stats.Preferences); a shared c#* holds bkc once the partition's
+//     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
 //     above every message, so that the newest threads are one Query.
 //   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the
-//     day's messages by hour (h00..h23) and a version per hour (v00..v23);
-//     k#<yyyymmddhh> the hour's by second (s0000..s3599) and its version
-//     (v) (driver.DayBucket, driver.HourBucket). Counts reads them to count
-//     the broadcasts above a user's watermark.
+//     day's messages by hour (h00..h23), each category's
+//     (h00#<category>..), and a version per hour (v00..v23);
+//     k#<yyyymmddhh> the hour's by second (s0000..s3599), each category's
+//     (s0000#<category>..), and its version (v) (driver.DayBucket,
+//     driver.HourBucket). Counts reads them to count the broadcasts above a
+//     user's watermark. They grow with the categories an hour's messages
+//     use: an attribute per category and second that holds its messages.
 //   - timed entry (kind SZ for a snooze, SQ for a message not yet due, the
 //     record's partition, driver.TimedKey: e#<time>#<id>#<tag>#z or #q):
 //     the record as its ledger entry counts it, tallied on its counters

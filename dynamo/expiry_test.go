@@ -122,8 +122,10 @@ func rawCounts(t *testing.T, c *dynamodb.Client, table string, u driver.User) in
 	return out
 }
 
+// tally returns the Tally of total messages, read of them read, of a user
+// with no seen watermark: every unread one unseen.
 func tally(total, read int64) inbox.Tally {
-	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0)}
+	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0), Unseen: max(total-read, 0)}
 }
 
 // sameCounts compares counts, a category missing on one side counting as

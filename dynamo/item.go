@@ -181,9 +181,10 @@ type counterItem struct {
 	Recent1 []string `dynamodbav:"rs1,omitempty,stringset"`
 	Recent2 []string `dynamodbav:"rs2,omitempty,stringset"`
 	Recent3 []string `dynamodbav:"rs3,omitempty,stringset"`
-	// Muted are a user's muted groups on c#* (driver.Stats.Preferences),
-	// joined by '#' (driver.JoinGroups), so that a condition compares
-	// them as one value.
+	// Muted are a user's preferences on c#* (driver.Stats.Preferences),
+	// their muted groups and categories as one string
+	// (driver.Preferences.Encode), so that a condition compares them as
+	// one value.
 	Muted string `dynamodbav:"muted,omitempty"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
@@ -19,7 +20,15 @@ import (
 //     message) with muted=0, 5 and 50 groups muted (keys of 20 bytes, two
 //     of them the user's): the preferences come with the user's c#*, so
 //     Counts reads nothing more; List with the cache off, and Get, read
-//     c#* by key beside their own reads, in the same round trip.
+//     c#* by key beside their own reads, in the same round trip;
+//   - Counts/seen/cache=on and off/categories=0, 5 and 50: categories
+//     muted (keys of 20 bytes, one of them "ops", every message's), for a
+//     user who marked her feed seen before its messages, so that each
+//     category's Unseen comes from her categories' Above and from the
+//     shared partitions' snapshots (cache on) or their time buckets by
+//     category (cache off, with the watermark's hour bucket: a second
+//     round trip): the muted categories are read with her c#*, so Counts
+//     reads nothing more for them.
 func BenchmarkPreferences(b *testing.B) {
 	ctx := context.Background()
 	groups := []string{"group-000000000000-0", "group-000000000000-1", "group-000000000000-2", "group-000000000000-3"}
@@ -34,12 +43,29 @@ func BenchmarkPreferences(b *testing.B) {
 		}
 		return p
 	}
-	setup := func(b *testing.B, opts ...inbox.Option) (*inbox.Inbox, *meter, driver.User, string) {
+	mutedCategories := func(n int) inbox.Preferences {
+		var p inbox.Preferences
+		for i := range n {
+			c := fmt.Sprintf("category-000000-%04d", i)
+			if i == 0 {
+				c = "ops"
+			}
+			p.MutedCategories = append(p.MutedCategories, c)
+		}
+		return p
+	}
+	setup := func(b *testing.B, seen bool, opts ...inbox.Option) (*inbox.Inbox, *meter, driver.User, string) {
 		ib, m, scope := benchInbox(b)
 		if len(opts) > 0 {
 			ib = inbox.New(ib.Store(), opts...)
 		}
 		ann := scope.User("ann").InGroups(groups...)
+		if seen {
+			if _, err := ib.MarkSeen(ctx, ann); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(time.Second) // every message above the watermark (SeenAt ends the second)
+		}
 		var last string
 		for i := range 20 {
 			var err error
@@ -64,7 +90,7 @@ func BenchmarkPreferences(b *testing.B) {
 		return ib, m, ann, last
 	}
 	b.Run("set", func(b *testing.B) {
-		ib, m, ann, _ := setup(b)
+		ib, m, ann, _ := setup(b, false)
 		m.measure()
 		b.ResetTimer()
 		for i := range b.N {
@@ -80,8 +106,31 @@ func BenchmarkPreferences(b *testing.B) {
 		m.report(b)
 	})
 	for _, n := range []int{0, 5, 50} {
+		for _, cache := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("Counts/seen/cache=%s/categories=%d", cache, n), func(b *testing.B) {
+				var opts []inbox.Option
+				if cache == "off" {
+					opts = append(opts, inbox.WithSharedCache(0))
+				}
+				ib, m, ann, _ := setup(b, true, opts...)
+				if _, err := ib.SetPreferences(ctx, ann, mutedCategories(n)); err != nil {
+					b.Fatal(err)
+				}
+				want := int64(min(n, 1) * 40)
+				m.measure()
+				b.ResetTimer()
+				for range b.N {
+					c, err := ib.Counts(ctx, ann)
+					if err != nil || c.Total != 40 || c.Muted != want || c.Unseen != 40-want || c.Categories["ops"].Unseen != 40-want {
+						b.Fatalf("Counts = %+v, %v; want total 40, muted %d, unseen %d", c, err, want, 40-want)
+					}
+				}
+				b.StopTimer()
+				m.report(b)
+			})
+		}
 		b.Run(fmt.Sprintf("Counts/muted=%d", n), func(b *testing.B) {
-			ib, m, ann, _ := setup(b)
+			ib, m, ann, _ := setup(b, false)
 			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
 				b.Fatal(err)
 			}
@@ -98,7 +147,7 @@ func BenchmarkPreferences(b *testing.B) {
 			m.report(b)
 		})
 		b.Run(fmt.Sprintf("List/cache=off/muted=%d", n), func(b *testing.B) {
-			ib, m, ann, _ := setup(b, inbox.WithSharedCache(0))
+			ib, m, ann, _ := setup(b, false, inbox.WithSharedCache(0))
 			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
 				b.Fatal(err)
 			}
@@ -120,7 +169,7 @@ func BenchmarkPreferences(b *testing.B) {
 			m.report(b)
 		})
 		b.Run(fmt.Sprintf("Get/muted=%d", n), func(b *testing.B) {
-			ib, m, ann, id := setup(b)
+			ib, m, ann, id := setup(b, false)
 			if _, err := ib.SetPreferences(ctx, ann, muted(n)); err != nil {
 				b.Fatal(err)
 			}

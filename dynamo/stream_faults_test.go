@@ -322,7 +322,7 @@ func TestStreamReaderUnderFaults(t *testing.T) {
 				read++
 			}
 		}
-		want := inbox.Tally{Total: int64(len(live[u])), Read: read, Unread: int64(len(live[u])) - read}
+		want := inbox.Tally{Total: int64(len(live[u])), Read: read, Unread: int64(len(live[u])) - read, Unseen: int64(len(live[u])) - read} // nothing marked seen
 		if cs.Tally != want || len(listed) != len(live[u]) {
 			t.Errorf("%s: Counts %+v, List shows %d (%d read), %d written and standing", u, cs.Tally, len(listed), read, len(live[u]))
 		}

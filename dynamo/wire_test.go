@@ -228,6 +228,8 @@ func TestWireFormat(t *testing.T) {
 			"unread":   "S:~", // in the unread index, above every message
 			recentSlot: "SS:$public#" + bc.ID,
 			"above":    "N:-1", // no watermark: every record is above it; the read receipt takes its broadcast out
+			// billing's above, on c#* (base64url-named): its message, read, adds nothing
+			"a#YmlsbGluZw": "N:0",
 		}},
 		{"user category stats", annPK, "c#billing", map[string]any{
 			"pk": "S:" + annPK, "sk": "S:c#billing", "kind": "S:US", "published": "N:1", "read": "N:1",
@@ -236,7 +238,7 @@ func TestWireFormat(t *testing.T) {
 		{"public stats", pubPK, "c#*", map[string]any{
 			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "ver": "N:1",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
-			"bkt": "BOOL:true", // its time buckets count every broadcast
+			"bkc": "BOOL:true", // its time buckets count every broadcast, by category too
 		}},
 	}
 	for _, tc := range tests {

@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -87,6 +86,11 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	if err := driver.ValidateEntry(r.Record); err != nil {
 		return false, err
 	}
+	if r.Record.Ledgered() {
+		if err := validateBucketed(r.Record); err != nil {
+			return false, err
+		}
+	}
 	if r.Delete && !r.Record.Ledgered() {
 		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", driver.ErrInvalidInput, r.Record.Message.ID)
 	}
@@ -125,7 +129,7 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 			s.delTimed(rec.Partition, driver.PendingSK(at, rec.Entry))
 		}
 		if rec.Partition.IsShared() {
-			s.bucket(rec.Partition, rec.Message.ID, -1)
+			s.bucket(rec.Partition, rec.Message.ID, rec.Message.Category, -1)
 		}
 		if rd, ok := r.ReaderRemoval(); ok {
 			s.delReader(rd, true)
@@ -182,11 +186,19 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if err := driver.ValidateRepairPreferences(p, r); err != nil {
 		return err
 	}
+	if err := driver.ValidateRepairBuckets(r); err != nil {
+		return err
+	}
 	for i, rec := range r.Adopt {
 		as := rec
 		as.Entry = r.AdoptAs[i]
 		if err := driver.ValidateEntry(as); err != nil || rec.Partition != p || !as.Ledgered() {
 			return fmt.Errorf("%w: record %s of %s adopted in %s as %q", driver.ErrInvalidInput, rec.Message.ID, rec.Partition.PK(), p.PK(), r.AdoptAs[i])
+		}
+		if !rec.Ledgered() {
+			if err := validateBucketed(rec); err != nil {
+				return err
+			}
 		}
 	}
 	if err := s.begin(ctx); err != nil {
@@ -206,7 +218,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		switch {
 		case old.Ledgered():
 		case p.IsShared():
-			s.bucket(p, old.Message.ID, 1) // adopted: counted in the buckets
+			s.bucket(p, old.Message.ID, old.Message.Category, 1) // adopted: counted in the buckets
 		case old.Message.ID > s.fence[p]:
 			s.addDeltas(driver.AboveCounters(sr.rec)) // adopted: counted in Above
 		}
@@ -261,14 +273,15 @@ func (s *Store) resetBuckets(p driver.Partition, days []driver.DayBucket, hours 
 	s.days[p] = map[time.Time]*driver.DayBucket{}
 	s.hours[p] = map[time.Time]*driver.HourBucket{}
 	for _, d := range days {
+		d = d.Clone()
 		for i := range d.Versions {
 			d.Versions[i] = v
 		}
 		s.days[p][d.Day] = &d
 	}
 	for _, h := range hours {
+		h = h.Clone()
 		h.Version = v
-		h.Seconds = maps.Clone(h.Seconds)
 		s.hours[p][h.Hour] = &h
 	}
 }

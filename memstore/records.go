@@ -36,6 +36,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err := driver.ValidateRecord(rec); err != nil {
 		return err
 	}
+	if err := validateBucketed(rec); err != nil {
+		return err
+	}
 	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	s.insert(r)
 	if r.Partition.IsShared() {
-		s.bucket(r.Partition, r.Message.ID, 1)
+		s.bucket(r.Partition, r.Message.ID, r.Message.Category, 1)
 	}
 	for i, mk := range receipts {
 		s.insert(made[i])

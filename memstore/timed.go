@@ -119,9 +119,19 @@ func (s *Store) aboveIf(deltas []driver.Counter, id string) []driver.Counter {
 	return out
 }
 
-// bucket adds n to the time buckets of record id of shared partition p.
-// s.mu must be held.
-func (s *Store) bucket(p driver.Partition, id string, n int64) {
+// validateBucketed refuses, as the dynamo Store does, to count in its
+// partition's time buckets a shared record whose category is not a key
+// (it names the category's counts there): ErrInvalidKey.
+func validateBucketed(rec driver.Record) error {
+	if !rec.Partition.IsShared() {
+		return nil
+	}
+	return driver.ValidateCategory(rec.Message.Category)
+}
+
+// bucket adds n to the time buckets of record id, of category, of shared
+// partition p. s.mu must be held.
+func (s *Store) bucket(p driver.Partition, id, category string, n int64) {
 	t, err := driver.BucketTime(id)
 	if err != nil {
 		return // IDs are validated before writes
@@ -137,7 +147,7 @@ func (s *Store) bucket(p driver.Partition, id string, n int64) {
 		s.days[p][d] = db
 	}
 	v := int64(s.nextSeq()) // the hour's version, set in both buckets
-	db.Hours[t.Hour()] += n
+	db.Add(t, category, n)
 	db.Versions[t.Hour()] = v
 	h := driver.HourOf(t)
 	hb := s.hours[p][h]
@@ -145,15 +155,16 @@ func (s *Store) bucket(p driver.Partition, id string, n int64) {
 		hb = &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
 		s.hours[p][h] = hb
 	}
-	hb.Seconds[int(t.Sub(h)/time.Second)] += n
+	hb.Add(t, category, n)
 	hb.Version = v
 }
 
-// dayBuckets returns p's day buckets, by day. s.mu must be held.
+// dayBuckets returns copies of p's day buckets, by day. s.mu must be
+// held.
 func (s *Store) dayBuckets(p driver.Partition) []driver.DayBucket {
 	var out []driver.DayBucket
 	for _, d := range s.days[p] {
-		out = append(out, *d)
+		out = append(out, d.Clone())
 	}
 	slices.SortFunc(out, func(a, b driver.DayBucket) int { return a.Day.Compare(b.Day) })
 	return out
@@ -166,13 +177,7 @@ func (s *Store) hourBucket(p driver.Partition, t time.Time) *driver.HourBucket {
 	if hb == nil {
 		return nil
 	}
-	c := *hb
-	c.Seconds = make(map[int]int64, len(hb.Seconds))
-	for k, v := range hb.Seconds {
-		if v != 0 {
-			c.Seconds[k] = v
-		}
-	}
+	c := hb.Clone()
 	return &c
 }
 

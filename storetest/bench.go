@@ -254,7 +254,7 @@ func benchCounts(b *testing.B, newStore NewStore, kind string, n int) {
 	if _, err := e.publish(benchDraft(n)); err != nil {
 		b.Fatal(err)
 	}
-	want := inbox.Counts{Tally: inbox.Tally{Total: 1, Unread: 1}, Unseen: 1}
+	want := inbox.Counts{Tally: inbox.Tally{Total: 1, Unread: 1, Unseen: 1}}
 	switch kind {
 	case "unseen":
 		want.Total, want.Unread, want.Unseen = int64(n+1), int64(n+1), int64(n+1)

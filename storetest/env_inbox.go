@@ -169,7 +169,7 @@ func (e *env) wantCounts(u driver.User, want inbox.Counts) {
 		want.Categories = map[string]inbox.Tally{}
 	}
 	if _, ok := e.seen[partitionOf(u)]; !ok {
-		want.Unseen = want.Unread
+		want = allUnseen(want)
 	}
 	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
 		e.t.Errorf("Counts(%s) (-want +got):\n%s", u.ID, diff)
@@ -189,6 +189,12 @@ func (e *env) markSeen(u driver.User) {
 // tallyOf returns a Tally of total and read.
 func tallyOf(total, read int64) inbox.Tally {
 	return inbox.Tally{Total: total, Read: read, Unread: max(total-read, 0)}
+}
+
+// unseenOf returns t with Unseen n.
+func unseenOf(t inbox.Tally, n int64) inbox.Tally {
+	t.Unseen = n
+	return t
 }
 
 // state is everything the suite can see of the env's store: the records,

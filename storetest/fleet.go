@@ -274,12 +274,15 @@ func (f *fleet) randomOp() {
 // process's views and counts show it, whatever its snapshots hold.
 func (f *fleet) mute() {
 	i, ib := f.proc()
-	u, g := f.users[f.rng.IntN(len(f.users))], f.groups[f.rng.IntN(len(f.groups))]
-	f.m.muted[u][g] = !f.m.muted[u][g]
-	groups := f.m.mutedGroups(u)
-	f.logf("p%d %s mutes %v", i, u, groups)
-	if changed, err := ib.SetPreferences(f.e.ctx, f.user(u), inbox.Preferences{MutedGroups: groups}); err != nil || !changed {
-		f.e.t.Errorf("step %d: p%d SetPreferences(%s, %v) = %v, %v; want true, nil", f.step, i, u, groups, changed, err)
+	u, k := f.users[f.rng.IntN(len(f.users))], f.groups[f.rng.IntN(len(f.groups))]
+	if f.rng.IntN(2) == 0 {
+		k = "?" + f.categories[1+f.rng.IntN(len(f.categories)-1)]
+	}
+	f.m.muted[u][k] = !f.m.muted[u][k]
+	prefs := f.m.preferences(u)
+	f.logf("p%d %s mutes %+v", i, u, prefs)
+	if changed, err := ib.SetPreferences(f.e.ctx, f.user(u), prefs); err != nil || !changed {
+		f.e.t.Errorf("step %d: p%d SetPreferences(%s, %+v) = %v, %v; want true, nil", f.step, i, u, prefs, changed, err)
 	}
 	f.count("mute")
 }
@@ -1098,24 +1101,36 @@ func (f *fleet) checkViews() {
 			if f.live[name] || f.reading(name) {
 				continue
 			}
-			if diff := threadsDiff(threads, listed, archived, nil); diff != "" && len(f.unadopted[name]) == 0 {
+			if diff := threadsDiff(threads, listed, archived, nil, f.m.mutedGroups(name)...); diff != "" && len(f.unadopted[name]) == 0 {
 				f.e.t.Errorf("step %d: p%d ListThreads(%s) differs from its List:\n%s", f.step, i, name, diff)
 			}
 			want := countsOf(listed, archived, f.m.seen[name])
 			want.Snoozed = int64(len(f.listIn(ib, u, inbox.ListOptions{Snoozed: true})))
 			if f.m.seen[name] == "" {
-				want.Unseen = want.Unread
+				want = allUnseen(want)
 			} else {
-				for _, m := range listed {
-					switch {
-					case !f.unadopted[name][m.ID] || m.ID <= f.m.seen[name]:
-					case !m.IsBroadcast() && !m.IsRead():
-						want.Unseen-- // not counted above the watermark until adopted
-					case m.IsBroadcast():
-						want.Unseen++ // its receipt is not counted above the watermark until adopted
+				unseen := func(cat string, d int64) {
+					want.Unseen += d
+					if t, ok := want.Categories[cat]; ok {
+						t.Unseen += d
+						want.Categories[cat] = t
 					}
 				}
-				want.Unseen = min(max(want.Unseen, 0), want.Unread) // as Counts bounds it
+				for _, m := range listed {
+					switch {
+					case !f.unadopted[name][m.ID] || m.ID <= f.m.seen[name] || m.Muted:
+					case !m.IsBroadcast() && !m.IsRead():
+						unseen(m.Category, -1) // not counted above the watermark until adopted
+					case m.IsBroadcast():
+						unseen(m.Category, 1) // its receipt is not counted above the watermark until adopted
+					}
+				}
+				// as Counts bounds them
+				want.Unseen = min(max(want.Unseen, 0), want.Unread)
+				for c, t := range want.Categories {
+					t.Unseen = min(max(t.Unseen, 0), t.Unread)
+					want.Categories[c] = t
+				}
 			}
 			if !cmp.Equal(want, got) {
 				f.e.t.Errorf("step %d: p%d Counts(%s) differ from its List (-List +Counts):\n%s", f.step, i, name, cmp.Diff(want, got))

@@ -23,8 +23,8 @@ func (e *env) countsFixture() (ann, bob inbox.Counts) {
 	e.markRead(annU, bills[0], true)
 	e.markRead(annU, news.ID, true)
 	e.markRead(bobU, news.ID, true)
-	ann = inbox.Counts{Tally: tallyOf(8, 2), Unseen: 6, Categories: map[string]inbox.Tally{"billing": tallyOf(5, 1), "news": tallyOf(1, 1)}}
-	bob = inbox.Counts{Tally: tallyOf(4, 1), Unseen: 3, Categories: map[string]inbox.Tally{"billing": tallyOf(2, 0), "news": tallyOf(1, 1)}}
+	ann = inbox.Counts{Tally: unseenOf(tallyOf(8, 2), 6), Categories: map[string]inbox.Tally{"billing": unseenOf(tallyOf(5, 1), 4), "news": tallyOf(1, 1)}}
+	bob = inbox.Counts{Tally: unseenOf(tallyOf(4, 1), 3), Categories: map[string]inbox.Tally{"billing": unseenOf(tallyOf(2, 0), 2), "news": tallyOf(1, 1)}}
 	return ann, bob
 }
 

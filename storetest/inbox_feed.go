@@ -35,7 +35,7 @@ func inboxTests() []suiteTest {
 
 // allInboxTests are the Inbox subtests of Run.
 func allInboxTests() []suiteTest {
-	return append(append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...), muteTests()...)
+	return append(append(append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...), muteTests()...), muteCategoryTests()...)
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).
@@ -281,12 +281,23 @@ func (e *env) wantCountsFromFeed(u driver.User) {
 	want := countsOf(feed, archived, seen)
 	want.Snoozed = int64(len(e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Snoozed: true})))
 	if !marked {
-		want.Unseen = want.Unread
+		want = allUnseen(want)
 	}
 	if diff := cmp.Diff(want, e.counts(u)); diff != "" {
 		e.t.Errorf("Counts(%s) differ from what List shows (-List +Counts):\n%s", u.ID, diff)
 	}
 	e.wantThreadsFromFeed(u)
+}
+
+// allUnseen returns c with every unread message unseen, overall and in
+// each category: the counts of a user without a seen watermark.
+func allUnseen(c inbox.Counts) inbox.Counts {
+	c.Unseen = c.Unread
+	for cat, t := range c.Categories {
+		t.Unseen = t.Unread
+		c.Categories[cat] = t
+	}
+	return c
 }
 
 // countsOf tallies listed messages as Counts should: feed (unarchived),
@@ -320,7 +331,7 @@ func countsOf(feed, archived []driver.Message, seen string) inbox.Counts {
 			}
 		})
 		if !m.IsRead() && !m.Muted && m.ID > seen {
-			out.Unseen++
+			add(m, func(t *inbox.Tally) { t.Unseen++ })
 		}
 	}
 	for _, m := range archived {

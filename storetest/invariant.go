@@ -298,8 +298,9 @@ func (e *env) checkTimed(p driver.Partition, st driver.Stats, recs []driver.Reco
 // entries above its Fence: a direct message adds 1 if it is neither read
 // nor archived, a receipt -1 if it has any mark (read, archived,
 // deleted); each less, if its timed entry is stored, what that entry's
-// message would add (1 if it is neither read nor archived). A receipt of a
-// group's message counts in the group's Above too.
+// message would add (1 if it is neither read nor archived). Each counts
+// in its category's Above too, and a receipt of a group's message in the
+// group's (and the group's category's).
 func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	if p.IsShared() {
@@ -326,15 +327,28 @@ func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 		if t, ok := timed[en.Entry]; ok {
 			n -= b2i(t.Message.ReadAt.IsZero() && t.Message.ArchivedAt.IsZero())
 		}
-		want[""] += n
-		if g := m.Audience.Group; en.Receipt && g != "" {
-			want[g] += n
+		cats := []string{"*"}
+		if m.Category != "" {
+			cats = append(cats, m.Category)
+		}
+		for _, c := range cats {
+			want[c] += n
+			if g := m.Audience.Group; en.Receipt && g != "" {
+				want[c+"/"+g] += n
+			}
 		}
 	}
 	got := map[string]int64{}
 	for _, c := range st.Counters {
-		if c.Category == "" && c.Thread == "" && c.Above != 0 {
-			got[c.Group] = c.Above
+		if c.Thread == "" && c.Above != 0 {
+			k := c.Category
+			if k == "" {
+				k = "*"
+			}
+			if c.Group != "" {
+				k += "/" + c.Group
+			}
+			got[k] = c.Above
 		}
 	}
 	for g, n := range want {
@@ -349,11 +363,14 @@ func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 
 // checkBuckets checks a shared partition's time buckets against a count of
 // its ledger entries by the second of their IDs: each day's hours, and
-// each hour's seconds, with the hour's versions in both equal.
+// each hour's seconds, with the hour's versions in both equal, and so
+// each category's (Categories nil when none counts a record).
 func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	entries := st.Expired
-	want := map[time.Time]map[int]int64{} // by hour, by second
+	want := map[time.Time]map[int]int64{}               // by hour, by second
+	wantCat := map[time.Time]map[string]map[int]int64{} // by hour, by category, by second
+	wantDay := map[time.Time]map[string][24]int64{}     // by day, by category
 	for _, en := range entries {
 		u, err := ulid.ParseStrict(en.Message.ID)
 		if err != nil {
@@ -366,12 +383,42 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 			want[h] = map[int]int64{}
 		}
 		want[h][int(t.Sub(h)/time.Second)]++
+		if c := en.Message.Category; c != "" {
+			if wantCat[h] == nil {
+				wantCat[h] = map[string]map[int]int64{}
+			}
+			if wantCat[h][c] == nil {
+				wantCat[h][c] = map[int]int64{}
+			}
+			wantCat[h][c][int(t.Sub(h)/time.Second)]++
+			d := t.Truncate(24 * time.Hour)
+			if wantDay[d] == nil {
+				wantDay[d] = map[string][24]int64{}
+			}
+			hours := wantDay[d][c]
+			hours[t.Hour()]++
+			wantDay[d][c] = hours
+		}
 	}
 	days := map[time.Time]driver.DayBucket{}
 	for _, d := range st.Days {
 		days[d.Day] = d
 	}
 	for _, d := range st.Days {
+		if d.Categories != nil && len(d.Categories) == 0 {
+			e.t.Errorf("invariant: the day bucket of %s at %v has empty Categories, not nil", p.PK(), d.Day)
+		}
+		got := map[string][24]int64{}
+		for c, hours := range d.Categories {
+			if hours == ([24]int64{}) {
+				e.t.Errorf("invariant: the day bucket of %s at %v keeps category %q, which counts no record", p.PK(), d.Day, c)
+				continue
+			}
+			got[c] = hours
+		}
+		if !maps.Equal(wantDay[d.Day], got) {
+			e.t.Errorf("invariant: the day bucket of %s at %v counts by category %v, its ledger %v", p.PK(), d.Day, got, wantDay[d.Day])
+		}
 		for i, n := range d.Hours {
 			h := d.Day.Add(time.Duration(i) * time.Hour)
 			var w int64
@@ -397,6 +444,12 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 			}
 			if !maps.Equal(want[h], got) || hb.Hour.Version != d.Versions[i] {
 				e.t.Errorf("invariant: the hour bucket of %s at %v (version %d, its day's %d) counts %v, its ledger %v", p.PK(), h, hb.Hour.Version, d.Versions[i], got, want[h])
+			}
+			if hb.Hour.Categories != nil && len(hb.Hour.Categories) == 0 {
+				e.t.Errorf("invariant: the hour bucket of %s at %v has empty Categories, not nil", p.PK(), h)
+			}
+			if !maps.EqualFunc(wantCat[h], hb.Hour.Categories, maps.Equal) || len(wantCat[h]) != len(hb.Hour.Categories) {
+				e.t.Errorf("invariant: the hour bucket of %s at %v counts by category %v, its ledger %v", p.PK(), h, hb.Hour.Categories, wantCat[h])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/stak/inbox"
@@ -24,7 +25,8 @@ type model struct {
 	receipts map[string]map[string]*driver.State
 	// seen holds each user's seen watermark ("" for none).
 	seen map[string]string
-	// muted holds, per user, the groups the user muted.
+	// muted holds, per user, the groups the user muted, and the
+	// categories, each as "?" and its key (no key holds a '?').
 	muted map[string]map[string]bool
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
@@ -73,7 +75,7 @@ type entry struct {
 	// SnoozedUntil is the user's snooze, as it stands (past or not).
 	SnoozedUntil time.Time
 	InteractedAt time.Time
-	// Muted is set on a message of a group the user muted.
+	// Muted is set on a message of a group or a category the user muted.
 	Muted bool
 }
 
@@ -125,6 +127,7 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 			en.Group = cmpOr(c.group, driver.PublicGroup)
 			en.Muted = c.group != "" && m.muted[u][c.group]
 		}
+		en.Muted = en.Muted || c.category != "" && m.muted[u]["?"+c.category]
 		out = append(out, en)
 	}
 	for id, c := range m.direct[u] {
@@ -144,7 +147,27 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
 
 // mutedGroups returns the groups u muted, sorted.
-func (m *model) mutedGroups(u string) []string { return setKeys(m.muted[u]) }
+func (m *model) mutedGroups(u string) []string {
+	var out []string
+	for _, k := range setKeys(m.muted[u]) {
+		if !strings.HasPrefix(k, "?") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// preferences returns u's preferences as the model holds them: the
+// groups and categories u muted, sorted.
+func (m *model) preferences(u string) inbox.Preferences {
+	p := inbox.Preferences{MutedGroups: m.mutedGroups(u)}
+	for _, k := range setKeys(m.muted[u]) {
+		if c, ok := strings.CutPrefix(k, "?"); ok {
+			p.MutedCategories = append(p.MutedCategories, c)
+		}
+	}
+	return p
+}
 
 // groups returns u's groups now, sorted.
 func (m *model) groups(u string) []string { return setKeys(m.member[u]) }
@@ -466,5 +489,5 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 			k = threadOf{p: driver.Partition{User: u}, thread: t}
 		}
 		return m.activity[k], !m.unsure[k]
-	})
+	}, m.mutedGroups(u)...)
 }

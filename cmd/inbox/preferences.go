@@ -10,8 +10,9 @@ import (
 // preferencesJSON is a user's preferences as the command prints them.
 // Changed is set by --set alone: whether the call changed them.
 type preferencesJSON struct {
-	MutedGroups []string `json:"muted_groups"`
-	Changed     *bool    `json:"changed,omitempty"`
+	MutedGroups     []string `json:"muted_groups"`
+	MutedCategories []string `json:"muted_categories"`
+	Changed         *bool    `json:"changed,omitempty"`
 }
 
 // setupPreferences is preferences: a user's preferences, with
@@ -20,11 +21,12 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 	var sf scopeFlags
 	sf.register(fs)
 	var user string
-	var muted stringList
+	var muted, mutedCats stringList
 	var set bool
 	fs.StringVar(&user, "user", "", "the `user` ID (required)")
-	fs.BoolVar(&set, "set", false, "replace the user's preferences: the groups muted are the --mute ones (none unmutes every group)")
+	fs.BoolVar(&set, "set", false, "replace the user's preferences: the groups and categories muted are the --mute and --mute-category ones (none unmutes every one)")
 	fs.Var(&muted, "mute", "with --set, a `group` to mute (repeat for each)")
+	fs.Var(&mutedCats, "mute-category", "with --set, a `category` to mute (repeat for each)")
 	return func(ctx context.Context, e *env) error {
 		s, err := sf.scope()
 		if err != nil {
@@ -37,12 +39,15 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err := u.Validate(); err != nil {
 			return asUsage(err)
 		}
-		if len(muted) > 0 && !set {
-			return usagef("--mute goes with --set")
+		if (len(muted) > 0 || len(mutedCats) > 0) && !set {
+			return usagef("--mute and --mute-category go with --set")
 		}
-		want, err := inbox.Preferences{MutedGroups: muted}.Normal()
-		if err != nil {
+		if _, err := (inbox.Preferences{MutedGroups: muted}).Normal(); err != nil {
 			return &usageError{flag: "mute", err: err}
+		}
+		want, err := inbox.Preferences{MutedGroups: muted, MutedCategories: mutedCats}.Normal()
+		if err != nil {
+			return &usageError{flag: "mute-category", err: err}
 		}
 		ib, _, _, err := e.openInbox(ctx)
 		if err != nil {
@@ -61,13 +66,17 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 			return err
 		}
 		out.MutedGroups = append([]string{}, p.MutedGroups...)
+		out.MutedCategories = append([]string{}, p.MutedCategories...)
 		if e.output == outputJSON {
 			return writeJSON(e.stdout, out)
 		}
-		rows := make([][]string, len(out.MutedGroups))
-		for i, g := range out.MutedGroups {
-			rows[i] = []string{g}
+		var rows [][]string
+		for _, g := range out.MutedGroups {
+			rows = append(rows, []string{"group", g})
 		}
-		return writeTable(e.stdout, []string{"MUTED GROUP"}, rows)
+		for _, c := range out.MutedCategories {
+			rows = append(rows, []string{"category", c})
+		}
+		return writeTable(e.stdout, []string{"MUTED", "KEY"}, rows)
 	}
 }

@@ -33,10 +33,10 @@ func TestPreferences(t *testing.T) {
 		args []string
 		want preferencesJSON
 	}{
-		{nil, preferencesJSON{MutedGroups: []string{}}},
-		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, Changed: &yes}},
-		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, Changed: &no}},
-		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}}},
+		{nil, preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}}},
+		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, Changed: &yes}},
+		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, Changed: &no}},
+		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}}},
 	} {
 		if diff := cmp.Diff(c.want, prefs(c.args...)); diff != "" {
 			t.Errorf("preferences %q (-want +got):\n%s", c.args, diff)
@@ -62,14 +62,30 @@ func TestPreferences(t *testing.T) {
 		t.Errorf("feed -o table shows no muted row for Deploy:\n%s", r.stdout)
 	}
 	r = cli(t, slices.Concat([]string{"preferences", "-o", "table"}, ann)...).ok(t)
-	for _, row := range [][]string{{"MUTED", "GROUP"}, {"devs"}, {"ops"}} {
+	for _, row := range [][]string{{"MUTED", "KEY"}, {"group", "devs"}, {"group", "ops"}} {
 		if !hasRow(r.stdout, row...) {
 			t.Errorf("preferences -o table has no row %q:\n%s", row, r.stdout)
 		}
 	}
 
+	// A muted category: its message muted, whatever the groups.
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{"ops"}, Changed: &yes}, prefs("--set", "--mute-category", "ops")); diff != "" {
+		t.Errorf("preferences --set --mute-category ops (-want +got):\n%s", diff)
+	}
+	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("counts of ann muting ops (-want +got):\n%s", diff)
+	}
+	r = cli(t, slices.Concat([]string{"preferences", "-o", "table"}, ann)...).ok(t)
+	if !hasRow(r.stdout, "category", "ops") {
+		t.Errorf("preferences -o table has no row for the muted category:\n%s", r.stdout)
+	}
+	if r := cli(t, slices.Concat([]string{"preferences"}, ann, []string{"--set", "--mute-category", "a#b"})...); r.code != 2 {
+		t.Errorf("preferences --mute-category a#b: exit %d, want 2 (usage)", r.code)
+	}
+
 	// --set without --mute unmutes every group.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
 		t.Errorf("preferences --set (-want +got):\n%s", diff)
 	}
 	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)

@@ -21,3 +21,13 @@ func TestFlowDynamoDB(t *testing.T) {
 	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(clock.Now))
 	testFlow(t, newAPI(t, ib, clock))
 }
+
+// TestPreferencesAPIDynamoDB runs TestPreferencesAPI on the DynamoDB store
+// against DynamoDB Local (skipped without it, failed with CI=true).
+func TestPreferencesAPIDynamoDB(t *testing.T) {
+	c := ddblocal.Client(t)
+	table, _ := ddblocal.NewTable(t, c)
+	clock := storetest.NewClock(time.Now().UTC().Truncate(time.Second))
+	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(clock.Now))
+	testPreferencesAPI(t, newAPI(t, ib, clock))
+}

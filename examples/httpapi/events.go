@@ -143,6 +143,9 @@ type eventBody struct {
 	At      time.Time   `json:"at"`
 	// Seen is the new watermark of a "seen" event.
 	Seen string `json:"seen,omitempty"`
+	// Preferences are the user's new preferences, of a "preferences"
+	// event (a mute or an unmute: the page reloads its counts).
+	Preferences *preferencesBody `json:"preferences,omitempty"`
 }
 
 // readEvent returns e, another member's read that the Hub forwards (see
@@ -214,6 +217,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, u inbox.User) {
 			body := eventBody{
 				ID: e.ID, Kind: string(e.Kind), User: p.User, Group: p.Group,
 				Message: newMessageBody(e.Message), At: e.At, Seen: e.Seen,
+			}
+			if e.Kind == inbox.EventPreferences {
+				pb := newPreferencesBody(e.Preferences)
+				body.Preferences = &pb
 			}
 			if !p.IsShared() && p.User != u.ID {
 				body = readEvent(e)

@@ -355,6 +355,11 @@ func testLiveEvents(t *testing.T, a *api) {
 			t.Errorf("%s's event %+v, want created of the broadcast", name, ev)
 		}
 	}
+	a.call("PUT", "/preferences", "ann", map[string]any{"muted_groups": []string{"admins"}}, http.StatusOK, nil)
+	want := &preferencesBody{MutedGroups: []string{"admins"}, MutedCategories: []string{}}
+	if ev := ann.next().body(t); ev.Kind != "preferences" || ev.User != "ann" || !cmp.Equal(ev.Preferences, want) {
+		t.Errorf("ann's event %+v, want her preferences %+v", ev, want)
+	}
 	bob.none(500 * time.Millisecond) // none of ann's changes
 }
 

@@ -43,7 +43,9 @@ const maxRequestBody = 1 << 20
 //	DELETE /messages/{id}           delete it from the caller's inbox
 //	POST   /messages/read-all?category=&upto=&archived=true  mark read what that view shows
 //	POST   /seen                    mark everything up to now seen (the page does on opening)
-//	GET    /counts                  total, read, unread, archived, unseen, overall and per category
+//	GET    /counts                  total, read, unread, archived, muted, unseen, overall and per category
+//	GET    /preferences             the groups and categories the caller muted
+//	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...]}
 //	GET    /events                  server-sent events: the caller's inbox changed, or a member read a message of the caller's chats (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
 //	GET    /scheduled?limit=&cursor=  an operator's list of what the inbox has scheduled and not yet due
@@ -80,6 +82,8 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /redactions", h.endpoint(h.redact))
 	mux.Handle("GET /scheduled", h.endpoint(h.scheduled))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
+	mux.Handle("GET /preferences", h.endpoint(h.preferences))
+	mux.Handle("PUT /preferences", h.endpoint(h.setPreferences))
 	mux.Handle("GET /threads", h.endpoint(h.threads))
 	mux.Handle("GET /events", h.authenticated(h.events))
 	return mux
@@ -168,7 +172,7 @@ func (h *handler) threads(r *http.Request, u inbox.User) (reply, error) {
 	}
 	out := threadsBody{Threads: make([]threadBody, len(page.Threads)), Cursor: page.Cursor}
 	for i, t := range page.Threads {
-		out.Threads[i] = threadBody{Thread: t.Thread, Group: t.Group, Activity: t.Activity, Latest: newMessageBody(t.Latest), tallyBody: newTallyBody(t.Tally)}
+		out.Threads[i] = threadBody{Thread: t.Thread, Group: t.Group, Activity: t.Activity, Latest: newMessageBody(t.Latest), tallyBody: newTallyBody(t.Tally), GroupMuted: t.Muted}
 	}
 	return reply{http.StatusOK, out}, nil
 }
@@ -375,11 +379,40 @@ func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	out := countsBody{tallyBody: newTallyBody(c.Tally), Unseen: c.Unseen, Snoozed: c.Snoozed, Categories: make(map[string]tallyBody, len(c.Categories))}
+	out := countsBody{tallyBody: newTallyBody(c.Tally), Unseen: c.Unseen, Snoozed: c.Snoozed, Categories: make(map[string]categoryBody, len(c.Categories))}
 	for cat, t := range c.Categories {
-		out.Categories[cat] = newTallyBody(t)
+		out.Categories[cat] = categoryBody{tallyBody: newTallyBody(t), Unseen: t.Unseen}
 	}
 	return reply{http.StatusOK, out}, nil
+}
+
+// preferences answers GET /preferences: the groups and categories u muted.
+func (h *handler) preferences(r *http.Request, u inbox.User) (reply, error) {
+	p, err := h.ib.Preferences(r.Context(), u)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, newPreferencesBody(p)}, nil
+}
+
+// setPreferences answers PUT /preferences: it replaces the groups and
+// categories u muted with the body's (a missing list is none), and
+// replies with them as set and whether that changed them.
+func (h *handler) setPreferences(r *http.Request, u inbox.User) (reply, error) {
+	var req preferencesBody
+	if err := decodeBody(r, &req); err != nil {
+		return reply{}, err
+	}
+	p := inbox.Preferences{MutedGroups: req.MutedGroups, MutedCategories: req.MutedCategories}
+	changed, err := h.ib.SetPreferences(r.Context(), u, p)
+	if err != nil {
+		return reply{}, err
+	}
+	p, err = p.Normal() // as SetPreferences keeps them: sorted
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{http.StatusOK, setPreferencesBody{Changed: changed, preferencesBody: newPreferencesBody(p)}}, nil
 }
 
 // decodeBody decodes r's JSON body into v. Malformed JSON and unknown

@@ -66,6 +66,12 @@ type tab struct {
 // openPage opens the page of user in a new tab of browser and waits until
 // its event stream is live.
 func openPage(t *testing.T, browser context.Context, name, url string) *tab {
+	return openPageStatus(t, browser, name, url, "live")
+}
+
+// openPageStatus is openPage for a page whose status line ends up status
+// ("not live: …" for an API without events).
+func openPageStatus(t *testing.T, browser context.Context, name, url, status string) *tab {
 	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
 	// The first Run opens the tab, which lives as long as the context
@@ -75,7 +81,7 @@ func openPage(t *testing.T, browser context.Context, name, url string) *tab {
 	}
 	tb := &tab{t: t, name: name, ctx: ctx}
 	tb.run("open the page", chromedp.Navigate(url))
-	tb.wait("the event stream is live", `document.getElementById("status").textContent === "live"`)
+	tb.wait("the event stream is "+status, fmt.Sprintf(`document.getElementById("status").textContent === %q`, status))
 	return tb
 }
 

@@ -89,6 +89,10 @@ type messageBody struct {
 	ExpiresAt    time.Time `json:"expires_at"`
 	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
 	InteractedAt time.Time `json:"interacted_at,omitzero"`
+	// Muted is set on a message of a group or category the user muted
+	// (see GET /preferences): it stays in the feed, out of the unread
+	// count.
+	Muted bool `json:"muted"`
 	// ReadBy is who has read the message, its sender left out, when GET
 	// /messages of a thread asks (readby=true): empty if no one has.
 	ReadBy []readerBody `json:"read_by,omitzero"`
@@ -132,6 +136,7 @@ func newMessageBody(m inbox.Message) messageBody {
 		ExpiresAt:    m.ExpiresAt,
 		SnoozedUntil: m.SnoozedUntil,
 		InteractedAt: m.InteractedAt,
+		Muted:        m.Muted,
 	}
 }
 
@@ -180,23 +185,55 @@ type markAllReadBody struct {
 	Marked int `json:"marked"`
 }
 
+// tallyBody is a tally (inbox.Tally) as the API shows it: Total = Read +
+// Unread + Muted.
 type tallyBody struct {
 	Total    int64 `json:"total"`
 	Read     int64 `json:"read"`
 	Unread   int64 `json:"unread"`
 	Archived int64 `json:"archived"`
-	Muted    int64 `json:"muted"` // the unread of the groups the user muted
+	Muted    int64 `json:"muted"` // the unread of the groups and categories the user muted
 }
 
-func newTallyBody(t inbox.Tally) tallyBody { return tallyBody(t) }
+func newTallyBody(t inbox.Tally) tallyBody {
+	return tallyBody{Total: t.Total, Read: t.Read, Unread: t.Unread, Archived: t.Archived, Muted: t.Muted}
+}
+
+// categoryBody is a category's tally in GET /counts, with its unseen
+// count (a tab's "new" badge).
+type categoryBody struct {
+	tallyBody
+	Unseen int64 `json:"unseen"`
+}
 
 // countsBody is the reply of GET /counts: the feed's tallies, the unseen
 // count (the badge), the snoozed count, and a tally per category.
 type countsBody struct {
 	tallyBody
-	Unseen     int64                `json:"unseen"`
-	Snoozed    int64                `json:"snoozed"`
-	Categories map[string]tallyBody `json:"categories"`
+	Unseen     int64                   `json:"unseen"`
+	Snoozed    int64                   `json:"snoozed"`
+	Categories map[string]categoryBody `json:"categories"`
+}
+
+// preferencesBody is the body of PUT /preferences and the reply of GET
+// /preferences: the groups and categories the user muted (see
+// inbox.Preferences). A missing list is none; a reply's lists are sorted,
+// never null.
+type preferencesBody struct {
+	MutedGroups     []string `json:"muted_groups"`
+	MutedCategories []string `json:"muted_categories"`
+}
+
+// newPreferencesBody returns p as the API shows it.
+func newPreferencesBody(p inbox.Preferences) preferencesBody {
+	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...)}
+}
+
+// setPreferencesBody is the reply of PUT /preferences: the preferences as
+// set, and whether the call changed them.
+type setPreferencesBody struct {
+	Changed bool `json:"changed"`
+	preferencesBody
 }
 
 // threadBody is one conversation of GET /threads: its key, its audience
@@ -208,6 +245,9 @@ type threadBody struct {
 	Activity string      `json:"activity"`
 	Latest   messageBody `json:"latest"`
 	tallyBody
+	// GroupMuted is set on the chat of a group the user muted
+	// (inbox.Thread.Muted): its unread count in muted, not unread.
+	GroupMuted bool `json:"group_muted"`
 }
 
 // threadsBody is the reply of GET /threads, latest activity first.

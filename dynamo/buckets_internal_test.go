@@ -1,0 +1,122 @@
+package dynamo
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stak/inbox/driver"
+)
+
+// idAt returns a message ID of instant t.
+func idAt(t time.Time) string {
+	return ulid.MustNew(ulid.Timestamp(t), strings.NewReader(strings.Repeat("\x00", 10))).String()
+}
+
+// TestParseBucketAttr: a bucket item's count attribute names its hour or
+// second in exactly its digits, and a category after '#' that is a key;
+// anything else is no count (a sign, too few digits, out of range, an
+// empty category or one that is not a key).
+func TestParseBucketAttr(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		prefix       byte
+		width, limit int
+		i            int
+		category     string
+		ok           bool
+	}{
+		{"h05", 'h', 2, 24, 5, "", true},
+		{"h23#billing", 'h', 2, 24, 23, "billing", true},
+		{"h05#a.b[1]", 'h', 2, 24, 5, "a.b[1]", true},
+		{"s3599#x y", 's', 4, 3600, 3599, "x y", true},
+		{"s0000", 's', 4, 3600, 0, "", true},
+		{"h24", 'h', 2, 24, 0, "", false},
+		{"s3600#a", 's', 4, 3600, 0, "", false},
+		{"h5", 'h', 2, 24, 0, "", false},
+		{"h+5", 'h', 2, 24, 0, "", false},
+		{"s+123", 's', 4, 3600, 0, "", false},
+		{"s-001", 's', 4, 3600, 0, "", false},
+		{"h05#", 'h', 2, 24, 0, "", false},
+		{"h05#a#b", 'h', 2, 24, 0, "", false},
+		{"h05#a*b", 'h', 2, 24, 0, "", false},
+		{"h05x", 'h', 2, 24, 0, "", false},
+		{"h05" + "#" + strings.Repeat("c", driver.MaxKeyLen+1), 'h', 2, 24, 0, "", false},
+		{"v05", 'h', 2, 24, 0, "", false},
+		{"", 'h', 2, 24, 0, "", false},
+	} {
+		i, category, ok := parseBucketAttr(c.name, c.prefix, c.width, c.limit)
+		if i != c.i || category != c.category || ok != c.ok {
+			t.Errorf("parseBucketAttr(%q) = %d, %q, %v; want %d, %q, %v", c.name, i, category, ok, c.i, c.category, c.ok)
+		}
+	}
+}
+
+// FuzzParseBucketAttr: whatever another program names an attribute of a
+// bucket item, it parses without panic, and what parses is the name the
+// Store writes for its hour or second and category: no two names read as
+// one count.
+func FuzzParseBucketAttr(f *testing.F) {
+	for _, s := range []string{"h05", "h05#a", "h05#", "h05#a#b", "h+1", "s+123", "s0123#x.y[1]", "h24", "s3600", "v", "s0001#é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		for _, k := range []struct {
+			prefix       byte
+			width, limit int
+			format       func(int) string
+		}{{'h', 2, 24, hourAttr}, {'s', 4, 3600, secondAttr}} {
+			i, category, ok := parseBucketAttr(name, k.prefix, k.width, k.limit)
+			if !ok {
+				continue
+			}
+			if i < 0 || i >= k.limit || driver.ValidateCategory(category) != nil {
+				t.Fatalf("parseBucketAttr(%q) = %d, %q", name, i, category)
+			}
+			want := k.format(i)
+			if category != "" {
+				want = categoryAttr(want, category)
+			}
+			if want != name {
+				t.Fatalf("parseBucketAttr(%q) = %d, %q, which the Store names %q", name, i, category, want)
+			}
+		}
+	})
+}
+
+// TestBucketItemSize: the bucket items of a day, and of an hour, whose
+// every hour and second hold records of 5 categories of 10 bytes, as a
+// reset writes them, are within DynamoDB's 400 KB (the sizes the
+// buckets' doc states).
+func TestBucketItemSize(t *testing.T) {
+	s := New(nil, "t")
+	p := driver.Partition{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}
+	day := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	var recs []driver.Record
+	for sec := range 3600 {
+		for c := range 5 {
+			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(sec) * time.Second)), Category: fmt.Sprintf("category-%d", c)}})
+		}
+	}
+	for h := 1; h < 24; h++ {
+		for c := range 5 {
+			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(h) * time.Hour)), Category: fmt.Sprintf("category-%d", c)}})
+		}
+	}
+	days, hours, err := driver.Buckets(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.bucketItems(p, days, hours[:1], 1<<62)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daySize, hourSize := itemSize(items[0]), itemSize(items[1])
+	t.Logf("5 categories of 10 bytes: a day item of every hour %d bytes, an hour item of every second %d bytes", daySize, hourSize)
+	if daySize > 4<<10 || hourSize > 360<<10 || hourSize < 300<<10 {
+		t.Errorf("bucket items of 5 categories: day %d bytes, hour %d; want at most 4 KB, and about 350 KB", daySize, hourSize)
+	}
+}

@@ -1,0 +1,109 @@
+package dynamo_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+)
+
+// TestBucketCategoryAttrs: a broadcast's category counts in attributes of
+// its bucket items named after it (h<hour>#<category> on the day's,
+// s<second>#<category> on the hour's), a category with '.' and '[1]' by
+// its very name. Attributes another program wrote there that the Store
+// does not name (a sign, an hour out of range, an empty category, a
+// category that is no key) are not read; a count of another type than a
+// number is an error of the read, not a panic.
+func TestBucketCategoryAttrs(t *testing.T) {
+	ctx := context.Background()
+	store, raw, table := newLocalStore(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	ib := inbox.New(store, inbox.WithClock(func() time.Time { return now }), inbox.WithSharedCache(0))
+	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+	p := scope.Public()
+	var ids []string
+	for _, c := range []string{"billing", "a.b[1]", ""} {
+		b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "t", Category: c})
+		if err != nil {
+			t.Fatalf("Broadcast(%q): %v", c, err)
+		}
+		ids = append(ids, b.ID)
+	}
+	bt, err := driver.BucketTime(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	daySK, hourSK := driver.DayBucketSK(bt), driver.HourBucketSK(bt)
+	day := shapeMap(getRaw(t, raw, table, p.PK(), daySK), true)
+	hh := fmt.Sprintf("h%02d", bt.Hour())
+	for _, c := range []string{"billing", "a.b[1]"} {
+		if day[hh+"#"+c] != "N:1" {
+			t.Errorf("day bucket %v: want %s#%s 1", day, hh, c)
+		}
+	}
+	if day[hh] != "N:3" || len(day) != 10 {
+		t.Errorf("day bucket %v: want %s 3, the two categories', a version and the keys", day, hh)
+	}
+	hour := shapeMap(getRaw(t, raw, table, p.PK(), hourSK), true)
+	for i, c := range []string{"billing", "a.b[1]"} {
+		st, _ := driver.BucketTime(ids[i])
+		if s := fmt.Sprintf("s%04d#%s", int(st.Sub(driver.HourOf(st))/time.Second), c); hour[s] != "N:1" {
+			t.Errorf("hour bucket %v: want %s 1", hour, s)
+		}
+	}
+
+	stats := func() (driver.Stats, *driver.HourBucket, error, error) {
+		t.Helper()
+		st, err := store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
+		hs, herr := store.Stats(ctx, driver.StatsQuery{Partition: p, Hour: bt})
+		return st, hs.Hour, err, herr
+	}
+	before, hb, err, herr := stats()
+	if err != nil || herr != nil || hb == nil || len(before.Days) != 1 || before.Days[0].Categories["billing"][bt.Hour()] != 1 || before.Days[0].Categories["a.b[1]"][bt.Hour()] != 1 || len(hb.Categories) != 2 {
+		t.Fatalf("Stats: %+v, %+v, %v, %v; want the day's and the hour's counts of both categories", before.Days, hb, err, herr)
+	}
+	set := func(sk, name string, v types.AttributeValue) {
+		t.Helper()
+		_, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(table),
+			Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
+			UpdateExpression:          aws.String("SET #n = :v"),
+			ExpressionAttributeNames:  map[string]string{"#n": name},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
+		})
+		if err != nil {
+			t.Fatalf("UpdateItem %s %s: %v", sk, name, err)
+		}
+	}
+	one := &types.AttributeValueMemberN{Value: "1"}
+	for _, name := range []string{"h24#billing", "h+1#billing", hh + "#", hh + "#a#b", hh + "#a*b", hh + "x", "h0#billing"} {
+		set(daySK, name, one)
+	}
+	for _, name := range []string{"s3600#billing", "s+123", "s0001#", "s0001#a#b", "s01#billing"} {
+		set(hourSK, name, one)
+	}
+	after, hb2, err, herr := stats()
+	if err != nil || herr != nil {
+		t.Fatalf("Stats with attributes the Store does not name: %v, %v", err, herr)
+	}
+	if diff := cmp.Diff(before.Days, after.Days); diff != "" {
+		t.Errorf("day buckets with attributes the Store does not name (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(hb, hb2); diff != "" {
+		t.Errorf("hour bucket with attributes the Store does not name (-before +after):\n%s", diff)
+	}
+
+	set(daySK, hh+"#billing", &types.AttributeValueMemberS{Value: "1"})
+	set(hourSK, fmt.Sprintf("s%04d#billing", int(bt.Sub(driver.HourOf(bt))/time.Second)), &types.AttributeValueMemberBOOL{Value: true})
+	if _, _, err, herr := stats(); err == nil || herr == nil {
+		t.Errorf("Stats with a category's count not a number: %v, %v; want errors", err, herr)
+	}
+}
