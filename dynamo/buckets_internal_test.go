@@ -88,22 +88,24 @@ func FuzzParseBucketAttr(f *testing.F) {
 }
 
 // TestBucketItemSize: the bucket items of a day, and of an hour, whose
-// every hour and second hold records of 5 categories of 10 bytes, as a
-// reset writes them, are within DynamoDB's 400 KB (the sizes the
-// buckets' doc states).
+// every hour and second hold records of 6 categories of 128 bytes (the
+// longest key), as a reset writes them, are within DynamoDB's 400 KB:
+// the hour item names a category by its tag, so its size does not grow
+// with the category's length (the sizes the buckets' doc states).
 func TestBucketItemSize(t *testing.T) {
 	s := New(nil, "t")
 	p := driver.Partition{Tenant: "acme", Inbox: "alerts", Group: driver.PublicGroup}
 	day := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	category := func(c int) string { return fmt.Sprintf("%d", c) + strings.Repeat("c", driver.MaxKeyLen-1) }
 	var recs []driver.Record
 	for sec := range 3600 {
-		for c := range 5 {
-			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(sec) * time.Second)), Category: fmt.Sprintf("category-%d", c)}})
+		for c := range 6 {
+			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(sec) * time.Second)), Category: category(c)}})
 		}
 	}
 	for h := 1; h < 24; h++ {
-		for c := range 5 {
-			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(h) * time.Hour)), Category: fmt.Sprintf("category-%d", c)}})
+		for c := range 6 {
+			recs = append(recs, driver.Record{Message: driver.Message{ID: idAt(day.Add(time.Duration(h) * time.Hour)), Category: category(c)}})
 		}
 	}
 	days, hours, err := driver.Buckets(recs)
@@ -115,8 +117,8 @@ func TestBucketItemSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	daySize, hourSize := itemSize(items[0]), itemSize(items[1])
-	t.Logf("5 categories of 10 bytes: a day item of every hour %d bytes, an hour item of every second %d bytes", daySize, hourSize)
-	if daySize > 4<<10 || hourSize > 360<<10 || hourSize < 300<<10 {
-		t.Errorf("bucket items of 5 categories: day %d bytes, hour %d; want at most 4 KB, and about 350 KB", daySize, hourSize)
+	t.Logf("6 categories of 128 bytes: a day item of every hour %d bytes, an hour item of every second %d bytes", daySize, hourSize)
+	if daySize > 24<<10 || hourSize > driver.MaxItemSize || hourSize < 300<<10 {
+		t.Errorf("bucket items of 6 categories: day %d bytes, hour %d; want at most 24 KB, and about 390 KB, within %d", daySize, hourSize, driver.MaxItemSize)
 	}
 }

@@ -2,7 +2,9 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,11 +54,20 @@ func TestBucketCategoryAttrs(t *testing.T) {
 	if day[hh] != "N:3" || len(day) != 10 {
 		t.Errorf("day bucket %v: want %s 3, the two categories', a version and the keys", day, hh)
 	}
+	// The hour item names a category's counts by its tag, c#<tag> holding
+	// the category.
 	hour := shapeMap(getRaw(t, raw, table, p.PK(), hourSK), true)
+	tags := map[string]string{}
+	for name, v := range hour {
+		if tag, ok := strings.CutPrefix(name, "c#"); ok {
+			tags[strings.TrimPrefix(fmt.Sprint(v), "S:")] = tag
+		}
+	}
 	for i, c := range []string{"billing", "a.b[1]"} {
 		st, _ := driver.BucketTime(ids[i])
-		if s := fmt.Sprintf("s%04d#%s", int(st.Sub(driver.HourOf(st))/time.Second), c); hour[s] != "N:1" {
-			t.Errorf("hour bucket %v: want %s 1", hour, s)
+		tag := tags[c]
+		if s := fmt.Sprintf("s%04d#%s", int(st.Sub(driver.HourOf(st))/time.Second), tag); tag == "" || len(tag) != 9 || hour[s] != "N:1" {
+			t.Errorf("hour bucket %v: want %s 1, %q the tag of %q", hour, s, tag, c)
 		}
 	}
 
@@ -83,6 +94,18 @@ func TestBucketCategoryAttrs(t *testing.T) {
 			t.Fatalf("UpdateItem %s %s: %v", sk, name, err)
 		}
 	}
+	remove := func(sk, name string) {
+		t.Helper()
+		_, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                aws.String(table),
+			Key:                      map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
+			UpdateExpression:         aws.String("REMOVE #n"),
+			ExpressionAttributeNames: map[string]string{"#n": name},
+		})
+		if err != nil {
+			t.Fatalf("UpdateItem %s REMOVE %s: %v", sk, name, err)
+		}
+	}
 	one := &types.AttributeValueMemberN{Value: "1"}
 	for _, name := range []string{"h24#billing", "h+1#billing", hh + "#", hh + "#a#b", hh + "#a*b", hh + "x", "h0#billing"} {
 		set(daySK, name, one)
@@ -101,8 +124,19 @@ func TestBucketCategoryAttrs(t *testing.T) {
 		t.Errorf("hour bucket with attributes the Store does not name (-before +after):\n%s", diff)
 	}
 
+	// A count under a tag the item holds no category of.
+	set(hourSK, "s0001#~AAAAAAAA", one)
+	if _, _, _, herr := stats(); !errors.Is(herr, driver.ErrInvalidInput) {
+		t.Errorf("Stats of an hour with a count of an unknown tag: %v; want ErrInvalidInput", herr)
+	}
+	set(hourSK, "c#~AAAAAAAA", &types.AttributeValueMemberS{Value: "billing"}) // not billing's tag
+	if _, _, _, herr := stats(); !errors.Is(herr, driver.ErrInvalidInput) {
+		t.Errorf("Stats of an hour whose tag holds another category: %v; want ErrInvalidInput", herr)
+	}
+	remove(hourSK, "s0001#~AAAAAAAA")
+
 	set(daySK, hh+"#billing", &types.AttributeValueMemberS{Value: "1"})
-	set(hourSK, fmt.Sprintf("s%04d#billing", int(bt.Sub(driver.HourOf(bt))/time.Second)), &types.AttributeValueMemberBOOL{Value: true})
+	set(hourSK, fmt.Sprintf("s%04d#%s", int(bt.Sub(driver.HourOf(bt))/time.Second), tags["billing"]), &types.AttributeValueMemberBOOL{Value: true})
 	if _, _, err, herr := stats(); err == nil || herr == nil {
 		t.Errorf("Stats with a category's count not a number: %v, %v; want errors", err, herr)
 	}

@@ -429,10 +429,11 @@ func TestRecountAll(t *testing.T) {
 	for _, s := range elsewhere {
 		f.publish(t, s, []string{"ann"}, inbox.Draft{Title: "Elsewhere"})
 	}
+	// No one marked seen: the unread are unseen.
 	want := map[string]inbox.Tally{
-		"ann":   {Total: 3, Read: 2, Unread: 1},
-		"bob":   {Total: 2, Read: 1, Unread: 1},
-		"carol": {Total: 2, Unread: 2},
+		"ann":   {Total: 3, Read: 2, Unread: 1, Unseen: 1},
+		"bob":   {Total: 2, Read: 1, Unread: 1, Unseen: 1},
+		"carol": {Total: 2, Unread: 2, Unseen: 2},
 	}
 	users := []inbox.User{ann, bob, carol}
 	for _, u := range users {
@@ -471,7 +472,7 @@ func TestRecountAll(t *testing.T) {
 			t.Errorf("recount --all progress lacks %q:\n%s", line, r.stderr)
 		}
 	}
-	want["carol"] = inbox.Tally{Total: 1, Unread: 1} // her invoice is gone
+	want["carol"] = inbox.Tally{Total: 1, Unread: 1, Unseen: 1} // her invoice is gone
 	for _, u := range users {
 		if got := f.counts(t, u).Tally; got != want[u.ID] {
 			t.Errorf("after recount --all, %s's counts are %+v, want %+v", u.ID, got, want[u.ID])
@@ -681,7 +682,7 @@ func TestBadInput(t *testing.T) {
 		{"redact id and host id", with(g, "redact", "--tenant", "acme", "--inbox", "alerts", "--id", "x", "--host-id", "y"), "one of --id and --host-id"},
 		{"redact neither", with(g, "redact", "--tenant", "acme", "--inbox", "alerts"), "one of --id and --host-id"},
 		{"preferences without user", with(g, "preferences", "--tenant", "acme", "--inbox", "alerts"), "missing --user"},
-		{"mute without set", slices.Concat(g, []string{"preferences", "--mute", "devs"}, user), "--mute goes with --set"},
+		{"mute without set", slices.Concat(g, []string{"preferences", "--mute", "devs"}, user), "--mute and --mute-category go with --set"},
 		{"mute invalid group", slices.Concat(g, []string{"preferences", "--set", "--mute", "a#b"}, user), `--mute: invalid key: muted group "a#b"`},
 		{"mute everyone", slices.Concat(g, []string{"preferences", "--set", "--mute", inbox.PublicGroup}, user), "--mute: invalid key"},
 		{"mute twice", slices.Concat(g, []string{"preferences", "--set", "--mute", "devs", "--mute", "devs"}, user), `--mute: invalid input: group "devs" muted twice`},
