@@ -89,11 +89,12 @@
 //
 // # Preferences
 //
-// A user mutes groups with SetPreferences (at most MaxMutedGroups; read
-// them back with Preferences). A muted group's messages, stored once for
-// every member, stay in the user's feed, marked Message.Muted (and
-// Thread.Muted in ListThreads), but their unread leave Unread and Unseen
-// for Tally.Muted. The preferences are read with the user's counters, so
+// A user mutes groups and categories with SetPreferences (at most
+// MaxMutedGroups and MaxMutedCategories; read them back with
+// Preferences). A muted group's or category's messages, stored once for
+// everyone or not, stay in the user's feed, marked Message.Muted (and a
+// group's chats Thread.Muted in ListThreads), but their unread leave
+// Unread and Unseen, overall and in their category, for Tally.Muted. The preferences are read with the user's counters, so
 // the counts follow the instant the call returns, in every process. See
 // [Concepts].
 //

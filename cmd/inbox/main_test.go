@@ -374,7 +374,7 @@ func TestFeedAndCounts(t *testing.T) {
 		Categories: map[string]tallyJSON{
 			"billing":  {Total: 1, Read: 1},
 			"news":     {Total: 1, Read: 1},
-			"ops":      {Total: 1, Unread: 1},
+			"ops":      {Total: 1, Unread: 1, Unseen: 1},
 			"security": {Archived: 1},
 		},
 	}
@@ -393,8 +393,8 @@ func TestFeedAndCounts(t *testing.T) {
 	for _, row := range [][]string{
 		{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED", "MUTED"},
 		{"*", "3", "2", "1", "1", "1", "0"},
-		{"ops", "1", "0", "1", "-", "0", "0"},
-		{"security", "0", "0", "0", "-", "1", "0"},
+		{"ops", "1", "0", "1", "1", "0", "0"},
+		{"security", "0", "0", "0", "0", "1", "0"},
 	} {
 		if !hasRow(r.stdout, row...) {
 			t.Errorf("counts -o table has no row %q:\n%s", row, r.stdout)

@@ -153,11 +153,12 @@ type tallyJSON struct {
 	Unread   int64 `json:"unread"`
 	Archived int64 `json:"archived"`
 	Muted    int64 `json:"muted"`
+	Unseen   int64 `json:"unseen"`
 }
 
 // newTallyJSON returns t as the command prints it.
 func newTallyJSON(t inbox.Tally) tallyJSON {
-	return tallyJSON{Total: t.Total, Read: t.Read, Unread: t.Unread, Archived: t.Archived, Muted: t.Muted}
+	return tallyJSON{Total: t.Total, Read: t.Read, Unread: t.Unread, Archived: t.Archived, Muted: t.Muted, Unseen: t.Unseen}
 }
 
 // countsJSON is inbox.Counts as the command prints it.
@@ -186,12 +187,12 @@ func (e *env) writeCounts(c inbox.Counts) error {
 	if e.output == outputJSON {
 		return writeJSON(e.stdout, newCountsJSON(c))
 	}
-	row := func(cat string, t inbox.Tally, unseen string) []string {
-		return []string{cat, fmt.Sprint(t.Total), fmt.Sprint(t.Read), fmt.Sprint(t.Unread), unseen, fmt.Sprint(t.Archived), fmt.Sprint(t.Muted)}
+	row := func(cat string, t inbox.Tally) []string {
+		return []string{cat, fmt.Sprint(t.Total), fmt.Sprint(t.Read), fmt.Sprint(t.Unread), fmt.Sprint(t.Unseen), fmt.Sprint(t.Archived), fmt.Sprint(t.Muted)}
 	}
-	rows := [][]string{row("*", c.Tally, fmt.Sprint(c.Unseen))}
+	rows := [][]string{row("*", c.Tally)}
 	for _, cat := range slices.Sorted(maps.Keys(c.Categories)) {
-		rows = append(rows, row(cat, c.Categories[cat], "-"))
+		rows = append(rows, row(cat, c.Categories[cat]))
 	}
 	return writeTable(e.stdout, []string{"CATEGORY", "TOTAL", "READ", "UNREAD", "UNSEEN", "ARCHIVED", "MUTED"}, rows)
 }
