@@ -292,24 +292,14 @@ func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 	return outD, outH, nil
 }
 
-// CountAbove returns how many records the time buckets count above seen,
-// a watermark that ends a second (SeenAt): those of the days of days
-// after seen's day, of the hours of seen's day after its hour, and of
-// the seconds of hour (seen's hour bucket; nil if it holds none) after
-// its second. ok is false if hour is not of seen's hour, or disagrees
-// with its day bucket (another version: read at another instant), and
-// its day counts records in that hour. It is CountAboveIn of all
-// categories.
-func CountAbove(days []DayBucket, hour *HourBucket, seen string) (n int64, ok bool, err error) {
-	return CountAboveIn(days, hour, seen, "")
-}
-
-// CountAboveIn returns, as CountAbove, how many records of category the
-// time buckets count above seen; category "" counts all records, as
-// CountAbove. hour is needed only if seen's day counts records of
-// category in seen's hour: ok is false if it is then not of seen's hour,
-// or disagrees with its day bucket (another version: read at another
-// instant). An hour that holds records of other categories alone needs
+// CountAboveIn returns how many records of category ("" for all) the
+// time buckets count above seen, a watermark that ends a second (SeenAt):
+// those of the days of days after seen's day, of the hours of seen's day
+// after its hour, and of the seconds of hour (seen's hour bucket; nil if
+// it holds none) after its second. hour is needed only if seen's day
+// counts records of category in seen's hour: ok is false if it is then
+// not of seen's hour, or disagrees with its day bucket (another version:
+// read at another instant). An hour that holds records of other categories alone needs
 // no hour bucket, since the day bucket counts none of category in it. A
 // category that is not a key is ErrInvalidKey.
 func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n int64, ok bool, err error) {
@@ -352,7 +342,7 @@ func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n 
 // ID of t's second (of its last millisecond), so that every message
 // published in that second, before or after t, counts as seen, and the
 // unseen count of a watermark is read from per-second counts (see
-// CountAbove) and from records' IDs alike.
+// CountAboveIn) and from records' IDs alike.
 func SeenAt(t time.Time) string {
 	var id ulid.ULID
 	_ = id.SetTime(ulid.Timestamp(t.UTC().Truncate(time.Second).Add(time.Second - time.Millisecond)))

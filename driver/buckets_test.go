@@ -177,12 +177,6 @@ func TestCountAboveIn(t *testing.T) {
 		if n != c.want || ok != c.ok || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
 			t.Errorf("%s: CountAboveIn = %d, %v, %v; want %d, %v, %v", c.name, n, ok, err, c.want, c.ok, c.err)
 		}
-		if c.category == "" {
-			n2, ok2, err2 := CountAbove(days, c.hour, c.seen)
-			if n2 != n || ok2 != ok || !errors.Is(err2, c.err) {
-				t.Errorf("%s: CountAbove = %d, %v, %v; CountAboveIn of all %d, %v, %v", c.name, n2, ok2, err2, n, ok, err)
-			}
-		}
 	}
 	// The counts of the categories and of those without one add up to
 	// the total, at every watermark.
@@ -201,9 +195,9 @@ func TestCountAboveIn(t *testing.T) {
 				}
 			}
 		}
-		all, ok, err := CountAbove(days, hb, seen)
+		all, ok, err := CountAboveIn(days, hb, seen, "")
 		if err != nil || !ok {
-			t.Fatalf("CountAbove(%v) = %d, %v, %v", s, all, ok, err)
+			t.Fatalf("CountAboveIn(%v, all) = %d, %v, %v", s, all, ok, err)
 		}
 		sum := int64(0)
 		for _, r := range recs {
@@ -225,7 +219,7 @@ func TestCountAboveIn(t *testing.T) {
 			}
 		}
 		if all != sum || byCat != sum {
-			t.Errorf("above %v: CountAbove %d, the categories' and the uncategorised %d; the records above %d", s, all, byCat, sum)
+			t.Errorf("above %v: CountAboveIn of all %d, the categories' and the uncategorised %d; the records above %d", s, all, byCat, sum)
 		}
 	}
 }

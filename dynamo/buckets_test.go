@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
@@ -81,31 +79,8 @@ func TestBucketCategoryAttrs(t *testing.T) {
 	if err != nil || herr != nil || hb == nil || len(before.Days) != 1 || before.Days[0].Categories["billing"][bt.Hour()] != 1 || before.Days[0].Categories["a.b[1]"][bt.Hour()] != 1 || len(hb.Categories) != 2 {
 		t.Fatalf("Stats: %+v, %+v, %v, %v; want the day's and the hour's counts of both categories", before.Days, hb, err, herr)
 	}
-	set := func(sk, name string, v types.AttributeValue) {
-		t.Helper()
-		_, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(table),
-			Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
-			UpdateExpression:          aws.String("SET #n = :v"),
-			ExpressionAttributeNames:  map[string]string{"#n": name},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
-		})
-		if err != nil {
-			t.Fatalf("UpdateItem %s %s: %v", sk, name, err)
-		}
-	}
-	remove := func(sk, name string) {
-		t.Helper()
-		_, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                aws.String(table),
-			Key:                      map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
-			UpdateExpression:         aws.String("REMOVE #n"),
-			ExpressionAttributeNames: map[string]string{"#n": name},
-		})
-		if err != nil {
-			t.Fatalf("UpdateItem %s REMOVE %s: %v", sk, name, err)
-		}
-	}
+	set := func(sk, name string, v types.AttributeValue) { t.Helper(); setNamed(t, raw, table, p, sk, name, v) }
+	remove := func(sk, name string) { t.Helper(); setNamed(t, raw, table, p, sk, name, nil) }
 	one := &types.AttributeValueMemberN{Value: "1"}
 	for _, name := range []string{"h24#billing", "h+1#billing", hh + "#", hh + "#a#b", hh + "#a*b", hh + "x", "h0#billing"} {
 		set(daySK, name, one)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
@@ -41,19 +39,7 @@ func TestHostileCategoryAbove(t *testing.T) {
 	}
 	set := func(name string, v types.AttributeValue) {
 		t.Helper()
-		_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(table),
-			Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: ann.Partition().PK()},
-				"sk": &types.AttributeValueMemberS{Value: driver.CounterSK("", "")},
-			},
-			UpdateExpression:          aws.String("SET #n = :v"),
-			ExpressionAttributeNames:  map[string]string{"#n": name},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
-		})
-		if err != nil {
-			t.Fatalf("set %s: %v", name, err)
-		}
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), name, v)
 	}
 	five := &types.AttributeValueMemberN{Value: "5"}
 	// "", "!!", padded, a trailing '#', "#" (no key), "b" and "?" (a key

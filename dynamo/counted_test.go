@@ -67,6 +67,26 @@ func setAttr(t *testing.T, c *dynamodb.Client, table string, p driver.Partition,
 	}
 }
 
+// setNamed sets attribute name of item (p, sk) to v, or removes it if v
+// is nil, behind the Store's back: name is passed as it is, whatever it
+// holds.
+func setNamed(t *testing.T, c *dynamodb.Client, table string, p driver.Partition, sk, name string, v types.AttributeValue) {
+	t.Helper()
+	in := &dynamodb.UpdateItemInput{
+		TableName:                aws.String(table),
+		Key:                      map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: sk}},
+		UpdateExpression:         aws.String("REMOVE #n"),
+		ExpressionAttributeNames: map[string]string{"#n": name},
+	}
+	if v != nil {
+		in.UpdateExpression = aws.String("SET #n = :v")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": v}
+	}
+	if _, err := c.UpdateItem(context.Background(), in); err != nil {
+		t.Fatalf("UpdateItem %s %s: %v", sk, name, err)
+	}
+}
+
 func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }

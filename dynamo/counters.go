@@ -335,28 +335,19 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 		kept = append(kept, d)
 	}
 	deltas = kept
-	for p := range above {
+	// Every partition changed, or asked for, gets its c#* update.
+	withTotal := func(p driver.Partition) {
 		if !total[p] {
 			total[p] = true
 			deltas = append(deltas, driver.Counter{Partition: p})
 		}
 	}
-	for _, d := range deltas {
-		if !total[d.Partition] {
-			total[d.Partition] = true
-			deltas = append(deltas, driver.Counter{Partition: d.Partition})
-		}
+	for _, d := range slices.Clone(deltas) {
+		withTotal(d.Partition)
 	}
-	for p := range recent {
-		if !total[p] {
-			total[p] = true
-			deltas = append(deltas, driver.Counter{Partition: p})
-		}
-	}
-	for p := range totals {
-		if !total[p] {
-			total[p] = true
-			deltas = append(deltas, driver.Counter{Partition: p})
+	for _, ps := range [][]driver.Partition{slices.Collect(maps.Keys(above)), slices.Collect(maps.Keys(recent)), slices.Collect(maps.Keys(totals))} {
+		for _, p := range ps {
+			withTotal(p)
 		}
 	}
 	var out []types.TransactWriteItem
