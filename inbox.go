@@ -159,6 +159,11 @@ type PublishResult struct {
 	// Duplicates lists users who already had this message: a retry with
 	// the same HostSystemID.
 	Duplicates []string
+	// OptedOut lists users who opted out of the message's category (see
+	// Preferences.OptedOut, as they stood at the write): no copy was
+	// stored for them, and none will be on a retry while they stay opted
+	// out.
+	OptedOut []string
 	// Failed maps each user whose copy was not written to the error: the
 	// store refused the write (bad input, throttling after the client's
 	// retries), or ctx was done before the write began. Retrying them
@@ -251,6 +256,9 @@ func refused(err error) bool {
 // shared by every copy. Each copy and its counters (the user's c#* and
 // c#<category>) are written atomically, up to WithConcurrency copies at a
 // time. In a thread, the sender's copy is written read (see Draft.Sender).
+// A user who opted out of the draft's category gets no copy (the write's
+// condition on her counters, at no cost more): PublishResult.OptedOut
+// names her, and that is no error.
 //
 // All input is validated first; bad input writes nothing. A store failure
 // for some recipients does not undo the others: the result lists who got
@@ -314,6 +322,8 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 			res.Delivered = append(res.Delivered, u)
 		case errors.Is(err, driver.ErrExists):
 			res.Duplicates = append(res.Duplicates, u)
+		case errors.Is(err, driver.ErrOptedOut):
+			res.OptedOut = append(res.OptedOut, u)
 		case !sent[i] || refused(err):
 			res.Failed = setErr(res.Failed, u, err)
 		default:

@@ -218,6 +218,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if err := g.Wait(); err != nil {
 		return nil, "", err
 	}
+	if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+		return nil, "", nil // u opted out of the view's category
+	}
 	for _, i := range renewed {
 		s := m.streams[i]
 		s.buf, s.receipts, s.next, s.more = nil, nil, start, true
@@ -232,7 +235,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 			if !progressed {
 				break
 			}
-			if ok && visible(rec, o, now) {
+			if ok && visible(rec, o, now) && !hides(prefs, o, rec.Record) {
 				out = append(out, rec)
 			}
 		}
@@ -280,6 +283,9 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 		if err := g.Wait(); err != nil {
 			return nil, "", err
 		}
+		if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+			return nil, "", nil // u opted out of the view's category
+		}
 		var keys []driver.Key
 		found := map[string]driver.Record{}
 		for _, r := range res.Records {
@@ -314,7 +320,7 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 				receipt := r
 				f = feedRecord{Record: b, receipt: &receipt}
 			}
-			if !visible(f, o, now) {
+			if !visible(f, o, now) || hides(prefs, o, f.Record) {
 				continue
 			}
 			out = append(out, f)
@@ -349,6 +355,13 @@ func idAfter(id string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// hides reports whether u's preferences prefs take record r out of List
+// with o: r is of a category u opted out of, and o is no thread's view
+// (which, as ListThreads, shows the thread whole).
+func hides(prefs Preferences, o ListOptions, r driver.Record) bool {
+	return o.Thread == "" && prefs.OptsOut(r.Message.Category)
 }
 
 // visible applies List's filters again, whatever the store did.

@@ -18,17 +18,37 @@ import (
 // stored once for everyone, and the messages stored before the change
 // alike. A muted category's messages in a thread are marked muted, but
 // ListThreads counts a thread whole: its counts are not kept by category.
+//
+// OptedOut are the categories the user opted out of: their messages
+// leave her feed and her counts. List without a Thread (the feed, a
+// category's view, the archived and snoozed views) leaves them out, and
+// Counts takes their tallies out of every figure, the instant
+// SetPreferences returns, for messages stored before or after, stored
+// once or copied; opting in again gives them back as they stand. Publish
+// stores no copy of a new one for her (PublishResult.OptedOut). Decided:
+// a thread is a conversation, not a category's feed, so List of one
+// thread and ListThreads show a thread whole, as for a muted category;
+// Get reads a message by ID whatever the preferences, and marks by ID
+// apply to it. A page of the feed reads past the messages stored once
+// (broadcasts, group messages) of a category she opted out of, as it
+// does past archived ones: a category she opted out of that fills most
+// of a shared partition costs her pages reads (see docs/costs.md).
 type Preferences = driver.Preferences
+
+// MaxOptedOut is the most categories a user can opt out of (50), kept
+// and read with her mutes (see MaxMutedGroups).
+const MaxOptedOut = driver.MaxOptedOut
 
 // MaxMutedCategories is the most categories a user can mute (50), kept
 // and read with the muted groups (see MaxMutedGroups).
 const MaxMutedCategories = driver.MaxMutedCategories
 
 // MaxMutedGroups is the most groups a user can mute (50): the muted
-// groups and categories are read with the user's counters by every
-// Counts, so they stay small (on DynamoDB at most 13 KB on the user's c#*
-// item with 50 of each of 128 bytes, at most four read units more; about
-// 0.1 KB for five keys of 20 bytes, nothing more).
+// groups and categories and the categories opted out of are read with
+// the user's counters by every Counts, so they stay small (on DynamoDB at
+// most 20 KB on the user's c#* item with 50 of each of 128 bytes, at most
+// five read units more; about 0.1 KB for five keys of 20 bytes, nothing
+// more).
 const MaxMutedGroups = driver.MaxMutedGroups
 
 // Preferences returns u's preferences, as SetPreferences last set them
@@ -57,8 +77,10 @@ func (ib *Inbox) readPreferences(ctx context.Context, u User) (Preferences, erro
 // changed them (false if they were p already). p.MutedGroups are group
 // keys, in any order, each once, at most MaxMutedGroups, never everyone's
 // (PublicGroup); p.MutedCategories category keys, each once, at most
-// MaxMutedCategories: an invalid key is ErrInvalidKey, a repeated key or
-// more than the limit ErrInvalidInput, and nothing is written.
+// MaxMutedCategories; p.OptedOut alike, at most MaxOptedOut, none of them
+// muted too: an invalid key is ErrInvalidKey, a repeated key, a category
+// both muted and opted out of or more than a limit ErrInvalidInput, and
+// nothing is written.
 //
 // The change is exact the instant the call returns, in every process:
 // Counts, ListThreads, List and Get read the preferences with u's

@@ -208,7 +208,7 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 			}
 			f = feedRecord{Record: b, receipt: &own}
 		}
-		if visible(f, o, now) {
+		if visible(f, o, now) && !hides(st.Preferences, o, f.Record) {
 			out = append(out, f)
 		}
 	}

@@ -88,7 +88,8 @@ func (s countSum) counts() Counts {
 // messages of everyone and of u's groups, less what u archived or deleted),
 // the archived ones, and how many are unseen (overall and per category).
 // The unread messages of the groups and categories u muted (see
-// SetPreferences) count in Muted, not in Unread or Unseen: the
+// SetPreferences) count in Muted, not in Unread or Unseen, and the
+// messages of the categories u opted out of count nowhere: the
 // preferences are read with u's counters, so the counts follow a change
 // the instant it is made.
 //
@@ -170,7 +171,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		return Counts{}, false, err
 	}
 	c, snoozed := f.tallies()
-	c.Snoozed = snoozed
+	c.Snoozed = snoozed[""]
 	// The feed as if u were not in the groups she muted: its unread
 	// are Unread, the rest of the whole feed's Muted.
 	q := f.unmuted()
@@ -182,25 +183,36 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
 	if st.Seen == "" {
 		// No watermark: nothing was ever marked seen.
-		return c.withUnseen(nil, st.Preferences), true, nil
+		return c.withUnseen(nil, snoozed, st.Preferences), true, nil
 	}
 	n, ok, err := ib.unseenAbove(ctx, v, q)
 	if err != nil || !ok {
 		return Counts{}, false, err
 	}
-	return c.withUnseen(n, st.Preferences), true, nil
+	return c.withUnseen(n, snoozed, st.Preferences), true, nil
 }
 
-// withUnseen returns c with the unread messages of the categories prefs
-// mute moved from Unread to Muted, overall and in each of those
-// categories, and with the Unseen of n, overall (less the muted
-// categories') and of each category (none of a muted one); nil n means
-// no watermark: every unread message is unseen. Counts are exact, so an
-// Unseen is never negative nor above its Unread unless the table was
-// changed behind the library's back (or, for a moment, another program
-// marked a message and the stream has not told the library yet): it is
-// then bounded so.
-func (c Counts) withUnseen(n unseenSum, prefs Preferences) Counts {
+// withUnseen returns c without the categories prefs opt out of (their
+// tallies, unseen and snoozed, of n and snoozed, taken out of the
+// totals), with the unread messages of the categories prefs mute moved
+// from Unread to Muted, overall and in each of those categories, and
+// with the Unseen of n, overall (less the muted categories') and of each
+// category (none of a muted one); nil n means no watermark: every unread
+// message is unseen. Counts are exact, so an Unseen is never negative
+// nor above its Unread unless the table was changed behind the library's
+// back (or, for a moment, another program marked a message and the
+// stream has not told the library yet): it is then bounded so.
+func (c Counts) withUnseen(n, snoozed catSum, prefs Preferences) Counts {
+	for _, cat := range prefs.OptedOut {
+		t := c.Categories[cat]
+		c.Total, c.Read, c.Unread = max(c.Total-t.Total, 0), max(c.Read-t.Read, 0), max(c.Unread-t.Unread, 0)
+		c.Archived, c.Muted = max(c.Archived-t.Archived, 0), max(c.Muted-t.Muted, 0)
+		c.Snoozed = max(c.Snoozed-snoozed[cat], 0)
+		delete(c.Categories, cat)
+		if n != nil {
+			n[""] -= n[cat]
+		}
+	}
 	for _, cat := range prefs.MutedCategories {
 		t, ok := c.Categories[cat]
 		if !ok {
@@ -227,11 +239,12 @@ func (c Counts) withUnseen(n unseenSum, prefs Preferences) Counts {
 	return c
 }
 
-// unseenSum adds up unseen messages overall ("") and by category.
-type unseenSum map[string]int64
+// catSum adds up a count of messages (unseen, or snoozed) overall ("")
+// and by category.
+type catSum map[string]int64
 
 // add adds n messages of category cat.
-func (s unseenSum) add(cat string, n int64) {
+func (s catSum) add(cat string, n int64) {
 	s[""] += n
 	if cat != "" {
 		s[cat] += n
@@ -239,7 +252,7 @@ func (s unseenSum) add(cat string, n int64) {
 }
 
 // merge adds o to s.
-func (s unseenSum) merge(o unseenSum) {
+func (s catSum) merge(o catSum) {
 	for k, n := range o {
 		s[k] += n
 	}
@@ -322,10 +335,10 @@ func withMuted(all, unmuted Counts) Counts {
 func (f *feed) counts(r driver.Record) bool { return !r.Receipt || f.in[r.Message.Audience.Group] }
 
 // tallies returns the feed's Counts but Unseen and Snoozed, and how many
-// messages are snoozed.
-func (f *feed) tallies() (Counts, int64) {
+// messages are snoozed, overall and by category.
+func (f *feed) tallies() (Counts, catSum) {
 	sum := countSum{"": {}}
-	var snoozed int64
+	snoozed := catSum{}
 	// hidden returns what c's messages add to the feed: its own tallies
 	// less those of its timed entries.
 	hidden := func(c driver.Counter) driver.Counter {
@@ -342,14 +355,10 @@ func (f *feed) tallies() (Counts, int64) {
 			// threads are counted by ListThreads
 		case c.Group == "":
 			sum.add(hidden(c))
-			if c.Category == "" {
-				snoozed += c.Snoozed.Published
-			}
+			snoozed[c.Category] += c.Snoozed.Published
 		case !f.in[c.Group]:
 			sum.add(hidden(c).Negated())
-			if c.Category == "" {
-				snoozed -= c.Snoozed.Published
-			}
+			snoozed[c.Category] -= c.Snoozed.Published
 		}
 	}
 	for _, st := range f.stats[1:] {
@@ -389,7 +398,7 @@ func (f *feed) tallies() (Counts, int64) {
 			}
 		}
 		if e.Message.DeliverAt.IsZero() {
-			snoozed -= sign
+			snoozed.add(e.Message.Category, -sign)
 		}
 	}
 	for _, st := range f.stats {
@@ -413,7 +422,7 @@ func (f *feed) tallies() (Counts, int64) {
 	for _, e := range legacy {
 		out(asFeedMessage(e))
 		if !e.Message.SnoozedUntil.IsZero() {
-			snoozed++
+			snoozed.add(e.Message.Category, 1)
 		}
 	}
 	return sum.counts(), snoozed
@@ -447,14 +456,14 @@ func (f *feed) legacyHidden() []driver.Record {
 
 // unseenAbove returns f's unseen count: the unread messages of its feed
 // above its user's watermark. ok is false if its reads were not one view.
-func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (unseenSum, bool, error) {
+func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (catSum, bool, error) {
 	st := f.stats[0]
 	seen := st.Seen
 	if st.Fence != seen {
 		// An earlier version kept no Above: the records are counted.
 		return ib.unseen(ctx, v, f.parts, nil, st.Version, seen, f.now)
 	}
-	n := unseenSum{}
+	n := catSum{}
 	for _, c := range st.Counters {
 		// The total's and each category's Above (see driver.Counter).
 		switch {
@@ -490,7 +499,7 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (unseenSum, 
 	}
 	// The shared partitions in parallel: each may read its watermark's
 	// hour bucket, all in one round trip.
-	shared := make([]unseenSum, len(f.parts)-1)
+	shared := make([]catSum, len(f.parts)-1)
 	oks := make([]bool, len(shared))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, p := range f.parts[1:] {
@@ -519,7 +528,7 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (unseenSum, 
 // this version kept buckets, by counting the records one by one. ok is
 // false if p's hour bucket was read at another instant than its stats:
 // the caller reads again.
-func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (unseenSum, bool, error) {
+func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st driver.Stats, seen string, now time.Time) (catSum, bool, error) {
 	if !hasTotal(st) {
 		return nil, true, nil // nothing was ever written there: no record, no bucket
 	}
@@ -539,7 +548,7 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 		}
 		hour = hs.Hour
 	}
-	n := unseenSum{}
+	n := catSum{}
 	for _, c := range st.Counters {
 		if c.Group != "" || c.Thread != "" {
 			continue
@@ -596,8 +605,8 @@ func hourHolds(days []driver.DayBucket, t time.Time) bool {
 
 // countAbove counts the records of shared partition p above seen that
 // List shows at now, one by one, through v.
-func (ib *Inbox) countAbove(ctx context.Context, v *view, p Partition, seen string, now time.Time) (unseenSum, error) {
-	n := unseenSum{}
+func (ib *Inbox) countAbove(ctx context.Context, v *view, p Partition, seen string, now time.Time) (catSum, error) {
+	n := catSum{}
 	sq := driver.Query{Partition: p, After: seen, Before: feedBound(now), Limit: unseenPage, Now: now, Archived: driver.NotArchived}
 	for {
 		res, err := v.query(ctx, sq)
@@ -729,8 +738,8 @@ func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *dri
 // first page of u's unseen records (nil if not read), read with the stats
 // of counter version version; ok is false if a page of u's records was of
 // another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n unseenSum, ok bool, err error) {
-	n = unseenSum{}
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
+	n = catSum{}
 	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
 	if probe == nil {
 		res, err := ib.store.Query(ctx, q)

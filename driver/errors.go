@@ -26,6 +26,10 @@ var (
 	// ErrExists is returned by Store.PutMessage when a record with the same
 	// key already exists.
 	ErrExists = errors.New("inbox: already exists")
+	// ErrOptedOut is returned by Store.PutMessage when the record is a
+	// user's copy of a message of a category the user opted out of
+	// (Preferences.OptedOut): nothing was written.
+	ErrOptedOut = errors.New("inbox: opted out")
 	// ErrStateChanged is returned by Store.Mark when a record's marks are
 	// not the mark's From (another writer changed them first), or a
 	// watermark is not below the mark's. The Inbox reads again and

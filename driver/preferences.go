@@ -20,7 +20,17 @@ type Preferences struct {
 	// unseen counts. In a Store they are sorted, each once, at most
 	// MaxMutedCategories category keys.
 	MutedCategories []string
+	// OptedOut are the categories the user opted out of: their messages
+	// leave the user's feed and counts, and a user's copy of a new one is
+	// not stored (PutMessage returns ErrOptedOut). In a Store they are
+	// sorted, each once, at most MaxOptedOut category keys, none of them
+	// muted as well.
+	OptedOut []string
 }
+
+// MaxOptedOut is the most categories a user can opt out of: they are
+// read with the muted groups, so they stay as small.
+const MaxOptedOut = 50
 
 // MaxMutedCategories is the most categories a user can mute: they are
 // read with the muted groups, so they stay as small.
@@ -48,35 +58,55 @@ func (p Preferences) MutesCategory(c string) bool {
 	return ok && c != ""
 }
 
+// OptsOut reports whether p opts out of category c ("" never is).
+func (p Preferences) OptsOut(c string) bool {
+	_, ok := slices.BinarySearch(p.OptedOut, c)
+	return ok && c != ""
+}
+
 // Equal reports whether p and o hold the same preferences (a nil and an
 // empty list alike).
 func (p Preferences) Equal(o Preferences) bool {
-	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories)
+	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories) && slices.Equal(p.OptedOut, o.OptedOut)
 }
 
 // IsZero reports whether p sets nothing.
-func (p Preferences) IsZero() bool { return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 }
+func (p Preferences) IsZero() bool {
+	return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 && len(p.OptedOut) == 0
+}
 
 // Clone returns p with nothing shared with it.
 func (p Preferences) Clone() Preferences {
-	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories)}
+	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories), OptedOut: slices.Clone(p.OptedOut)}
 }
 
 // ValidatePreferences checks preferences as a Store keeps them: at most
 // MaxMutedGroups muted groups, each a group key other than PublicGroup
 // (else ErrInvalidKey), sorted, each once; at most MaxMutedCategories
-// muted categories, each a key (else ErrInvalidKey), sorted, each once.
+// muted categories, each a key (else ErrInvalidKey), sorted, each once;
+// at most MaxOptedOut categories opted out of, alike, none of them muted.
 // Anything else is ErrInvalidInput.
 func ValidatePreferences(p Preferences) error {
-	if n := len(p.MutedCategories); n > MaxMutedCategories {
-		return fmt.Errorf("%w: %d muted categories, at most %d", ErrInvalidInput, n, MaxMutedCategories)
-	}
-	for i, c := range p.MutedCategories {
-		if err := ValidateKey("muted category", c); err != nil {
-			return err
+	for _, cats := range []struct {
+		what string
+		keys []string
+		max  int
+	}{{"muted categories", p.MutedCategories, MaxMutedCategories}, {"categories opted out of", p.OptedOut, MaxOptedOut}} {
+		if n := len(cats.keys); n > cats.max {
+			return fmt.Errorf("%w: %d %s, at most %d", ErrInvalidInput, n, cats.what, cats.max)
 		}
-		if i > 0 && p.MutedCategories[i-1] >= c {
-			return fmt.Errorf("%w: muted categories %q, %q not sorted, or repeated", ErrInvalidInput, p.MutedCategories[i-1], c)
+		for i, c := range cats.keys {
+			if err := ValidateKey("category", c); err != nil {
+				return err
+			}
+			if i > 0 && cats.keys[i-1] >= c {
+				return fmt.Errorf("%w: %s %q, %q not sorted, or repeated", ErrInvalidInput, cats.what, cats.keys[i-1], c)
+			}
+		}
+	}
+	for _, c := range p.OptedOut {
+		if p.MutesCategory(c) {
+			return fmt.Errorf("%w: category %q both muted and opted out of", ErrInvalidInput, c)
 		}
 	}
 	if n := len(p.MutedGroups); n > MaxMutedGroups {
@@ -112,17 +142,22 @@ func ValidateRepairPreferences(p Partition, r Repair) error {
 }
 
 // Normal returns p as a Store keeps it, its muted groups and categories
-// sorted (nil for none), after checking them as
-// inbox.Inbox.SetPreferences takes them: in any order, each once (else
-// ErrInvalidInput), at most MaxMutedGroups groups and MaxMutedCategories
-// categories (else ErrInvalidInput), keys (else ErrInvalidKey), the groups
-// other than PublicGroup (else ErrInvalidKey).
+// and the categories opted out of sorted (nil for none), after checking
+// them as inbox.Inbox.SetPreferences takes them: in any order, each once
+// (else ErrInvalidInput), at most MaxMutedGroups groups,
+// MaxMutedCategories muted categories and MaxOptedOut opted out of (else
+// ErrInvalidInput), no category both muted and opted out of (else
+// ErrInvalidInput), keys (else ErrInvalidKey), the groups other than
+// PublicGroup (else ErrInvalidKey).
 func (p Preferences) Normal() (Preferences, error) {
 	if n := len(p.MutedGroups); n > MaxMutedGroups {
 		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
 	}
 	if n := len(p.MutedCategories); n > MaxMutedCategories {
 		return Preferences{}, fmt.Errorf("%w: %d muted categories, at most %d", ErrInvalidInput, n, MaxMutedCategories)
+	}
+	if n := len(p.OptedOut); n > MaxOptedOut {
+		return Preferences{}, fmt.Errorf("%w: %d categories opted out of, at most %d", ErrInvalidInput, n, MaxOptedOut)
 	}
 	sorted := func(what string, keys []string) ([]string, error) {
 		keys = slices.Clone(keys)
@@ -145,7 +180,11 @@ func (p Preferences) Normal() (Preferences, error) {
 	if err != nil {
 		return Preferences{}, err
 	}
-	p = Preferences{MutedGroups: groups, MutedCategories: cats}
+	out, err := sorted("category opted out of", p.OptedOut)
+	if err != nil {
+		return Preferences{}, err
+	}
+	p = Preferences{MutedGroups: groups, MutedCategories: cats, OptedOut: out}
 	if err := ValidatePreferences(p); err != nil {
 		return Preferences{}, err
 	}
@@ -159,16 +198,26 @@ type PreferencesChange struct {
 }
 
 // Encode returns p as one string: its muted groups, then its muted
-// categories each after a '?', all separated by '#' (no key holds either):
-// how the dynamo Store keeps preferences, so that a condition compares
-// them as one value. "" is none.
+// categories each after a '?', then the categories opted out of each
+// between two '*' (OptOutToken), all separated by '#' (no key holds any
+// of them): how the dynamo Store keeps preferences, so that a condition
+// compares them as one value, and finds an opt-out as a substring. "" is
+// none.
 func (p Preferences) Encode() string {
 	parts := slices.Clone(p.MutedGroups)
 	for _, c := range p.MutedCategories {
 		parts = append(parts, "?"+c)
 	}
+	for _, c := range p.OptedOut {
+		parts = append(parts, OptOutToken(c))
+	}
 	return strings.Join(parts, "#")
 }
+
+// OptOutToken returns how Encode writes an opt-out of category c:
+// "*c*". Since no key holds a '*', '#' or '?', the token is a substring
+// of an encoding exactly when that encoding opts out of c.
+func OptOutToken(c string) string { return "*" + c + "*" }
 
 // DecodePreferences is Encode's inverse; what Encode cannot return is
 // ErrInvalidInput.
@@ -178,7 +227,15 @@ func DecodePreferences(s string) (Preferences, error) {
 		return p, nil
 	}
 	for _, part := range strings.Split(s, "#") {
-		if c, ok := strings.CutPrefix(part, "?"); ok {
+		if c, ok := strings.CutPrefix(part, "*"); ok {
+			c, ok = strings.CutSuffix(c, "*")
+			if !ok {
+				return Preferences{}, fmt.Errorf("%w: preferences %q: an opt-out without its closing '*'", ErrInvalidInput, s)
+			}
+			p.OptedOut = append(p.OptedOut, c)
+		} else if len(p.OptedOut) > 0 {
+			return Preferences{}, fmt.Errorf("%w: preferences %q: a mute after an opt-out", ErrInvalidInput, s)
+		} else if c, ok := strings.CutPrefix(part, "?"); ok {
 			p.MutedCategories = append(p.MutedCategories, c)
 		} else if len(p.MutedCategories) == 0 {
 			p.MutedGroups = append(p.MutedGroups, part)

@@ -74,7 +74,11 @@ type Store interface {
 	// ID, the rest in any case. In
 	// this and every other method deltas name each counter at most once.
 	// If a record with rec's key, or a receipt's, already exists it
-	// returns an error matching ErrExists and changes nothing. A retry of a PutMessage that
+	// returns an error matching ErrExists and changes nothing. A record of
+	// a user's partition whose category the partition's preferences opt
+	// out of (Preferences.OptsOut, as they stand at the write) is not
+	// written: it returns an error matching ErrOptedOut and changes
+	// nothing. A retry of a PutMessage that
 	// succeeded (e.g. after a lost response) must not apply twice. An
 	// error matching a sentinel (ErrInvalidInput, ErrThrottled, ...) and
 	// not a context's error says that nothing was written; any other error

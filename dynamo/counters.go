@@ -373,6 +373,20 @@ func seenBelow(id string) expression.ConditionBuilder {
 	return expression.Or(expression.Name(attrFence).AttributeNotExists(), expression.Name(attrFence).LessThan(expression.Value(id)))
 }
 
+// notOptedOut returns the condition that a user partition's preferences
+// (attrMuted, see driver.Preferences.Encode) do not hold token, an
+// opt-out (driver.OptOutToken).
+func notOptedOut(token string) expression.ConditionBuilder {
+	return expression.Or(expression.Name(attrMuted).AttributeNotExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
+}
+
+// optsOut reports whether old, a user's c#* as a failed condition
+// returned it, has preferences that hold token, an opt-out.
+func optsOut(old map[string]types.AttributeValue, token string) bool {
+	v, ok := old[attrMuted].(*types.AttributeValueMemberS)
+	return ok && strings.Contains(v.Value, token)
+}
+
 // seenIs returns the condition that a user partition's Fence is w ("" for
 // none).
 func seenIs(w string) expression.ConditionBuilder {

@@ -160,6 +160,20 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			totals[d.Partition] = counterWrite{cond: &c}
 		}
 	}
+	optOut := ""
+	if !p.IsShared() && rec.Message.Category != "" {
+		// The copy is written only if its user has not opted out of its
+		// category: a condition on her c#*, which the write updates
+		// anyway, so it costs nothing more.
+		optOut = driver.OptOutToken(rec.Message.Category)
+		w := totals[p]
+		c := notOptedOut(optOut)
+		if w.cond != nil {
+			c = expression.And(c, *w.cond)
+		}
+		w.cond, w.returnOld = &c, true
+		totals[p] = w
+	}
 	recent := recentChanges(receipts)
 	for {
 		counters, err := s.guardedCounterUpdates(deltas, recent, totals)
@@ -181,7 +195,12 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			case isTotal(it.Update.Key, s):
 				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
 				total, _ := driver.ParsePartitionKey(pk)
-				m = func(map[string]types.AttributeValue) error { return &totalRefused{p: total} }
+				m = func(old map[string]types.AttributeValue) error {
+					if optOut != "" && total == p && optsOut(old, optOut) {
+						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
+					}
+					return &totalRefused{p: total}
+				}
 			default:
 				m = func(map[string]types.AttributeValue) error { return errLatestAhead } // a thread's Latest rises
 			}
@@ -203,7 +222,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			// The watermark is at or above rec's ID (it only rises): rec,
 			// or its receipt, counts in no Above of that partition.
 			deltas = withoutAboveOf(deltas, refused.p)
-			delete(totals, refused.p)
+			w := totals[refused.p]
+			if optOut == "" || refused.p != p {
+				delete(totals, refused.p)
+				break
+			}
+			c := notOptedOut(optOut)
+			w.cond = &c
+			totals[refused.p] = w
 		default:
 			return err
 		}

@@ -48,6 +48,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
+	if !rec.Partition.IsShared() && s.prefs[rec.Partition].OptsOut(rec.Message.Category) {
+		return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, rec.Partition.PK(), rec.Message.Category)
+	}
 	made := make([]driver.Record, 0, len(receipts))
 	for _, mk := range receipts {
 		r := mk.EntryRecord()

@@ -17,6 +17,7 @@ func preferencesTests() []suiteTest {
 		{"MarkPreferences", testMarkPreferences},
 		{"MarkPreferencesBadInput", testMarkPreferencesBadInput},
 		{"RepairKeepsPreferences", testRepairKeepsPreferences},
+		{"PutMessageOptedOut", testPutMessageOptedOut},
 	}
 }
 
@@ -213,4 +214,69 @@ func testRepairKeepsPreferences(e *env) {
 		e.t.Errorf("Repair(reset read before a preferences mark): %v, want ErrConflict", err)
 	}
 	e.wantPreferences(annP)
+}
+
+// testPutMessageOptedOut: once ann opts out of promo, a PutMessage of her
+// copy of a promo message is ErrOptedOut and writes nothing, with or
+// without Above among its deltas (under a watermark below it, or above
+// it); a retry of a copy stored before the opt-out is ErrExists; her copy
+// of another category, bob's promo copy and a promo broadcast are
+// written. Opted in again, her promo copy is written.
+func testPutMessageOptedOut(e *env) {
+	annP, bobP, pub := e.part("ann"), e.part("bob"), e.pub()
+	before := e.message(annP, "promo", time.Hour)
+	e.put(before)
+	optOut := func(from, to []string) {
+		e.t.Helper()
+		mk := driver.Mark{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{
+			From: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: from}, To: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: to}}}
+		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); err != nil {
+			e.t.Fatalf("Mark(preferences: opt out of %v): %v", to, err)
+		}
+	}
+	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{
+		To: driver.Preferences{MutedCategories: []string{"news"}}}}}, nil); err != nil {
+		e.t.Fatalf("Mark(preferences: mute news): %v", err)
+	}
+	optOut(nil, []string{"promo", "promos"})
+	counters := e.counters(annP)
+	e.clock.Advance(time.Second)
+	below := e.message(annP, "promo", time.Hour)
+	e.clock.Advance(time.Second)
+	if err := e.markFenced(annP, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Seen: driver.SeenAt(e.clock.Now())}}, nil); err != nil {
+		e.t.Fatalf("Mark(seen): %v", err)
+	}
+	counters = e.counters(annP)
+	e.clock.Advance(time.Second)
+	above := e.message(annP, "promo", time.Hour)
+	for _, c := range []struct {
+		what   string
+		rec    driver.Record
+		deltas []driver.Counter
+	}{
+		{"without Above", above, driver.PutDeltas(above)},
+		{"with Above, above the watermark", above, driver.MergeCounters(append(driver.PutDeltas(above), driver.Counter{Partition: annP, Above: 1}, driver.Counter{Partition: annP, Category: "promo", Above: 1}))},
+		{"with Above, below the watermark", below, driver.MergeCounters(append(driver.PutDeltas(below), driver.Counter{Partition: annP, Above: 1}))},
+	} {
+		if err := e.store.PutMessage(e.ctx, c.rec, c.deltas); !errors.Is(err, driver.ErrOptedOut) {
+			e.t.Errorf("PutMessage of ann's promo copy %s, opted out: %v, want ErrOptedOut", c.what, err)
+		}
+	}
+	if err := e.store.PutMessage(e.ctx, before, driver.PutDeltas(before)); !errors.Is(err, driver.ErrExists) {
+		e.t.Errorf("PutMessage again of ann's promo copy stored before the opt-out: %v, want ErrExists", err)
+	}
+	if got := e.get(above.Key(), below.Key()); len(got) != 0 {
+		e.t.Errorf("records written though ann opted out: %v", got)
+	}
+	if diff := cmp.Diff(counters, e.counters(annP), cmpopts.EquateEmpty()); diff != "" {
+		e.t.Errorf("a refused PutMessage changed ann's counters (-before +after):\n%s", diff)
+	}
+	other, bobs, b := e.message(annP, "promo-x", time.Hour), e.message(bobP, "promo", time.Hour), e.message(pub, "promo", time.Hour)
+	for _, r := range []driver.Record{other, bobs, b} {
+		e.put(r)
+	}
+	e.wantRecords("records of another category, user or partition", sorted(other, bobs, b), e.get(other.Key(), bobs.Key(), b.Key()))
+	optOut([]string{"promo", "promos"}, []string{"promos"})
+	e.put(above)
+	e.wantRecords("ann's promo copy, opted in again", []driver.Record{above}, e.get(above.Key()))
 }

@@ -203,18 +203,18 @@ func unseenOf(t inbox.Tally, n int64) inbox.Tally {
 type state struct {
 	Records     map[string][]driver.Record
 	Counters    map[string][]driver.Counter
-	Preferences map[string][]string
+	Preferences map[string]string
 	Config      driver.Config
 }
 
 // snapshot returns the store's state.
 func (e *env) snapshot() state {
 	e.t.Helper()
-	s := state{Records: map[string][]driver.Record{}, Counters: map[string][]driver.Counter{}, Preferences: map[string][]string{}}
+	s := state{Records: map[string][]driver.Record{}, Counters: map[string][]driver.Counter{}, Preferences: map[string]string{}}
 	for p := range e.used {
 		s.Records[p.PK()] = e.records(p)
 		s.Counters[p.PK()] = e.counters(p)
-		s.Preferences[p.PK()] = e.stats(p, e.clock.Now()).Preferences.MutedGroups
+		s.Preferences[p.PK()] = e.stats(p, e.clock.Now()).Preferences.Encode()
 	}
 	cfg, err := e.store.Config(e.ctx, e.scope)
 	if err != nil {
