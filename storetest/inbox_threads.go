@@ -249,12 +249,20 @@ func (e *env) wantThreadsFromFeed(u driver.User) {
 	}
 	if len(prefs.OptedOut) > 0 {
 		// The feed leaves out the categories u opted out of; a thread's
-		// view, as ListThreads, shows the thread whole.
-		feed, archived = nil, nil
+		// view, as ListThreads, shows the thread whole: each thread the
+		// test published in, the feed shows or ListThreads lists.
 		names := map[string]bool{}
 		for k := range e.activity {
 			names[k.thread] = true
 		}
+		for _, m := range append(feed, archived...) {
+			names[m.Thread] = m.Thread != "" || names[m.Thread]
+		}
+		for _, t := range listThreads(e.t, e.ctx, e.ib, u, inbox.MaxPageSize) {
+			names[t.Thread] = true
+		}
+		delete(names, "")
+		feed, archived = nil, nil
 		for _, t := range slices.Sorted(maps.Keys(names)) {
 			feed = append(feed, e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Thread: t})...)
 			archived = append(archived, e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Thread: t, Archived: true})...)

@@ -25,8 +25,9 @@ type model struct {
 	receipts map[string]map[string]*driver.State
 	// seen holds each user's seen watermark ("" for none).
 	seen map[string]string
-	// muted holds, per user, the groups the user muted, and the
-	// categories, each as "?" and its key (no key holds a '?').
+	// muted holds, per user, the groups the user muted, the categories
+	// she muted, each as "?" and its key, and those she opted out of, as
+	// "*" and its key (no key holds a '?' or '*').
 	muted map[string]map[string]bool
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
@@ -113,12 +114,22 @@ func (m *model) stateOf(u, id string) driver.State {
 
 // feed returns u's visible feed at now with o's filters, newest first:
 // the snoozed messages with o.Snoozed, the archived ones with o.Archived,
-// else the others; never the deleted ones.
+// else the others; never the deleted ones, nor, but in a thread's view,
+// those of the categories u opted out of.
 func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
+	return m.view(u, now, o, o.Thread == "")
+}
+
+// optsOut reports whether u opted out of category cat.
+func (m *model) optsOut(u, cat string) bool { return cat != "" && m.muted[u]["*"+cat] }
+
+// view returns feed's messages, those of the categories u opted out of
+// too unless optOut is set.
+func (m *model) view(u string, now time.Time, o inbox.ListOptions, optOut bool) []entry {
 	var out []entry
 	add := func(id string, c *modelCopy, broadcast bool, st driver.State) {
 		switch {
-		case !now.Before(c.expiresAt), now.Before(c.deliverAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
+		case optOut && m.optsOut(u, c.category), !now.Before(c.expiresAt), now.Before(c.deliverAt), o.Category != "" && c.category != o.Category, o.Thread != "" && c.thread != o.Thread, o.UnreadOnly && !st.ReadAt.IsZero(),
 			!o.Snoozed && o.Archived == st.ArchivedAt.IsZero(), o.Snoozed != now.Before(st.SnoozedUntil), !st.DeletedAt.IsZero(), o.UpTo != "" && id > o.UpTo:
 			return
 		}
@@ -150,7 +161,7 @@ func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.me
 func (m *model) mutedGroups(u string) []string {
 	var out []string
 	for _, k := range setKeys(m.muted[u]) {
-		if !strings.HasPrefix(k, "?") {
+		if !strings.HasPrefix(k, "?") && !strings.HasPrefix(k, "*") {
 			out = append(out, k)
 		}
 	}
@@ -164,6 +175,9 @@ func (m *model) preferences(u string) inbox.Preferences {
 	for _, k := range setKeys(m.muted[u]) {
 		if c, ok := strings.CutPrefix(k, "?"); ok {
 			p.MutedCategories = append(p.MutedCategories, c)
+		}
+		if c, ok := strings.CutPrefix(k, "*"); ok {
+			p.OptedOut = append(p.OptedOut, c)
 		}
 	}
 	return p
@@ -466,12 +480,13 @@ func (m *model) recounted(p driver.Partition) {
 }
 
 // threadsDiff compares got, u's whole ListThreads at now, with the
-// model's feed of u and the latest publish in each thread (see
+// model's feed of u (whole, as a thread's view shows it: the categories
+// u opted out of too) and the latest publish in each thread (see
 // threadsDiff): "" if they agree.
 func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string {
 	msgs := func(o inbox.ListOptions) []driver.Message {
 		var out []driver.Message
-		for _, en := range m.feed(u, now, o) {
+		for _, en := range m.view(u, now, o, false) {
 			msg := driver.Message{ID: en.ID, Category: en.Category, Thread: en.Thread, ReadAt: en.ReadAt, ArchivedAt: en.ArchivedAt, Muted: en.Muted}
 			switch {
 			case en.Group == driver.PublicGroup:
@@ -490,4 +505,36 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 		}
 		return m.activity[k], !m.unsure[k]
 	}, m.mutedGroups(u)...)
+}
+
+// toggle mutes or unmutes key k of u (a group, "?" and a category to
+// mute, "*" and one to opt out of), as SetPreferences would be asked to:
+// a category both muted and opted out of is refused, so turning one on
+// turns the other off.
+func (m *model) toggle(u, k string) {
+	m.muted[u][k] = !m.muted[u][k]
+	if c, ok := strings.CutPrefix(k, "?"); ok && m.muted[u][k] {
+		m.muted[u]["*"+c] = false
+	}
+	if c, ok := strings.CutPrefix(k, "*"); ok && m.muted[u][k] {
+		m.muted[u]["?"+c] = false
+	}
+}
+
+// delivered returns to split by whether the model stores a new copy of
+// message id, of category cat, for each: those who have it already
+// (dup), those who opted out of cat (optedOut, as the store refuses
+// their copy), and the others (delivered).
+func (m *model) delivered(to []string, id, cat string) (delivered, dup, optedOut []string) {
+	for _, u := range to {
+		switch _, has := m.direct[u][id]; {
+		case has:
+			dup = append(dup, u)
+		case m.optsOut(u, cat):
+			optedOut = append(optedOut, u)
+		default:
+			delivered = append(delivered, u)
+		}
+	}
+	return delivered, dup, optedOut
 }

@@ -158,6 +158,14 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return categoryAboveZero{s} },
 			wantFail: []string{"Inbox/CategoryUnseen", "Inbox/MuteCategory"},
 		},
+		"OptOutForgotten": {
+			wrap:     func(s driver.Store) driver.Store { return optOutForgotten{s} },
+			wantFail: []string{"Inbox/OptOut"},
+		},
+		"OptOutWritten": {
+			wrap:     func(s driver.Store) driver.Store { return optOutWritten{s} },
+			wantFail: []string{"Store/PutMessageOptedOut", "Inbox/OptOut"},
+		},
 		"BucketsEmpty": {
 			wrap:     func(s driver.Store) driver.Store { return bucketsEmpty{s} },
 			wantFail: []string{"Inbox/Seen", "Inbox/Broadcast"},
@@ -549,6 +557,30 @@ func (s categoryAboveZero) Stats(ctx context.Context, q driver.StatsQuery) (driv
 		}
 	}
 	return st, err
+}
+
+// optOutForgotten reads a partition's whole stats without the categories
+// its user opted out of (a read by key keeps them, so that preferences
+// can still be changed).
+type optOutForgotten struct{ driver.Store }
+
+func (s optOutForgotten) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	st, err := s.Store.Stats(ctx, q)
+	if q.Keys == nil {
+		st.Preferences.OptedOut = nil
+	}
+	return st, err
+}
+
+// optOutWritten says it wrote a copy its user opted out of.
+type optOutWritten struct{ driver.Store }
+
+func (s optOutWritten) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
+	err := s.Store.PutMessage(ctx, rec, deltas, receipts...)
+	if errors.Is(err, driver.ErrOptedOut) {
+		return nil
+	}
+	return err
 }
 
 // receiptsDropped puts a shared record and every counter change, but not

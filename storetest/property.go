@@ -280,12 +280,12 @@ func (p *property) joinOrLeave() {
 // muted, or not.
 func (p *property) mute() {
 	u, k := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
-	if p.rng.IntN(2) == 0 {
-		k = "?" + p.categories[1+p.rng.IntN(len(p.categories)-1)]
+	if r := p.rng.IntN(3); r > 0 {
+		k = "?*"[r-1:r] + p.categories[1+p.rng.IntN(len(p.categories)-1)]
 	}
 	same := p.rng.IntN(6) == 0
 	if !same {
-		p.m.muted[u][k] = !p.m.muted[u][k]
+		p.m.toggle(u, k)
 	}
 	prefs := p.m.preferences(u)
 	p.rng.Shuffle(len(prefs.MutedGroups), func(i, j int) {
@@ -641,13 +641,8 @@ func (p *property) publish() {
 	if retry {
 		p.stats.retries++
 	}
-	var wantDelivered, wantDup []string
-	for _, u := range to {
-		if _, has := p.m.direct[u][id]; has {
-			wantDup = append(wantDup, u)
-			continue
-		}
-		wantDelivered = append(wantDelivered, u)
+	wantDelivered, wantDup, wantOptedOut := p.m.delivered(to, id, d.Category)
+	for _, u := range wantDelivered {
 		exp := deliveredAt(now, d).Add(ttlOf(d))
 		if retry {
 			exp = h.expiresAt
@@ -657,8 +652,8 @@ func (p *property) publish() {
 		p.m.sent(d, u, id, now)
 		p.stats.published++
 	}
-	if diff := cmp.Diff([]any{wantDelivered, wantDup}, []any{res.Delivered, res.Duplicates}); diff != "" {
-		e.t.Errorf("step %d: Publish delivered, duplicates (-want +got):\n%s", p.step, diff)
+	if diff := cmp.Diff([]any{wantDelivered, wantDup, wantOptedOut}, []any{res.Delivered, res.Duplicates, res.OptedOut}); diff != "" {
+		e.t.Errorf("step %d: Publish delivered, duplicates, opted out (-want +got):\n%s", p.step, diff)
 	}
 	if d.HostSystemID != "" && !retry {
 		p.m.hosts[d.HostSystemID] = modelHost{id: id, draft: d, expiresAt: deliveredAt(now, d).Add(ttlOf(d))}
