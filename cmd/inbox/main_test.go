@@ -682,7 +682,7 @@ func TestBadInput(t *testing.T) {
 		{"redact id and host id", with(g, "redact", "--tenant", "acme", "--inbox", "alerts", "--id", "x", "--host-id", "y"), "one of --id and --host-id"},
 		{"redact neither", with(g, "redact", "--tenant", "acme", "--inbox", "alerts"), "one of --id and --host-id"},
 		{"preferences without user", with(g, "preferences", "--tenant", "acme", "--inbox", "alerts"), "missing --user"},
-		{"mute without set", slices.Concat(g, []string{"preferences", "--mute", "devs"}, user), "--mute and --mute-category go with --set"},
+		{"mute without set", slices.Concat(g, []string{"preferences", "--mute", "devs"}, user), "--mute, --mute-category and --opt-out go with --set"},
 		{"mute invalid group", slices.Concat(g, []string{"preferences", "--set", "--mute", "a#b"}, user), `--mute: invalid key: muted group "a#b"`},
 		{"mute everyone", slices.Concat(g, []string{"preferences", "--set", "--mute", inbox.PublicGroup}, user), "--mute: invalid key"},
 		{"mute twice", slices.Concat(g, []string{"preferences", "--set", "--mute", "devs", "--mute", "devs"}, user), `--mute: invalid input: group "devs" muted twice`},

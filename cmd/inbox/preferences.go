@@ -12,6 +12,7 @@ import (
 type preferencesJSON struct {
 	MutedGroups     []string `json:"muted_groups"`
 	MutedCategories []string `json:"muted_categories"`
+	OptedOut        []string `json:"opted_out"`
 	Changed         *bool    `json:"changed,omitempty"`
 }
 
@@ -21,12 +22,13 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 	var sf scopeFlags
 	sf.register(fs)
 	var user string
-	var muted, mutedCats stringList
+	var muted, mutedCats, optedOut stringList
 	var set bool
 	fs.StringVar(&user, "user", "", "the `user` ID (required)")
-	fs.BoolVar(&set, "set", false, "replace the user's preferences: the groups and categories muted are the --mute and --mute-category ones (none unmutes every one)")
+	fs.BoolVar(&set, "set", false, "replace the user's preferences: the groups and categories muted are the --mute and --mute-category ones, the categories opted out of the --opt-out ones (none of a flag clears them)")
 	fs.Var(&muted, "mute", "with --set, a `group` to mute (repeat for each)")
 	fs.Var(&mutedCats, "mute-category", "with --set, a `category` to mute (repeat for each)")
+	fs.Var(&optedOut, "opt-out", "with --set, a `category` to opt out of: its messages leave the feed and counts, and new ones are not stored for the user (repeat for each)")
 	return func(ctx context.Context, e *env) error {
 		s, err := sf.scope()
 		if err != nil {
@@ -39,15 +41,18 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err := u.Validate(); err != nil {
 			return asUsage(err)
 		}
-		if (len(muted) > 0 || len(mutedCats) > 0) && !set {
-			return usagef("--mute and --mute-category go with --set")
+		if (len(muted) > 0 || len(mutedCats) > 0 || len(optedOut) > 0) && !set {
+			return usagef("--mute, --mute-category and --opt-out go with --set")
 		}
 		if _, err := (inbox.Preferences{MutedGroups: muted}).Normal(); err != nil {
 			return &usageError{flag: "mute", err: err}
 		}
-		want, err := inbox.Preferences{MutedGroups: muted, MutedCategories: mutedCats}.Normal()
-		if err != nil {
+		if _, err := (inbox.Preferences{MutedGroups: muted, MutedCategories: mutedCats}).Normal(); err != nil {
 			return &usageError{flag: "mute-category", err: err}
+		}
+		want, err := inbox.Preferences{MutedGroups: muted, MutedCategories: mutedCats, OptedOut: optedOut}.Normal()
+		if err != nil {
+			return &usageError{flag: "opt-out", err: err}
 		}
 		ib, _, _, err := e.openInbox(ctx)
 		if err != nil {
@@ -67,6 +72,7 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		}
 		out.MutedGroups = append([]string{}, p.MutedGroups...)
 		out.MutedCategories = append([]string{}, p.MutedCategories...)
+		out.OptedOut = append([]string{}, p.OptedOut...)
 		if e.output == outputJSON {
 			return writeJSON(e.stdout, out)
 		}
@@ -76,6 +82,9 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		}
 		for _, c := range out.MutedCategories {
 			rows = append(rows, []string{"category", c})
+		}
+		for _, c := range out.OptedOut {
+			rows = append(rows, []string{"opted-out", c})
 		}
 		return writeTable(e.stdout, []string{"MUTED", "KEY"}, rows)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/stak/inbox"
 )
@@ -33,10 +34,10 @@ func TestPreferences(t *testing.T) {
 		args []string
 		want preferencesJSON
 	}{
-		{nil, preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}}},
-		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, Changed: &yes}},
-		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, Changed: &no}},
-		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}}},
+		{nil, preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}},
+		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}},
+		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &no}},
+		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}}},
 	} {
 		if diff := cmp.Diff(c.want, prefs(c.args...)); diff != "" {
 			t.Errorf("preferences %q (-want +got):\n%s", c.args, diff)
@@ -69,7 +70,7 @@ func TestPreferences(t *testing.T) {
 	}
 
 	// A muted category: its message muted, whatever the groups.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{"ops"}, Changed: &yes}, prefs("--set", "--mute-category", "ops")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{"ops"}, OptedOut: []string{}, Changed: &yes}, prefs("--set", "--mute-category", "ops")); diff != "" {
 		t.Errorf("preferences --set --mute-category ops (-want +got):\n%s", diff)
 	}
 	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
@@ -84,8 +85,29 @@ func TestPreferences(t *testing.T) {
 		t.Errorf("preferences --mute-category a#b: exit %d, want 2 (usage)", r.code)
 	}
 
+	// Opted out of ops: the deploy leaves her feed and counts.
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{"ops"}, Changed: &yes}, prefs("--set", "--opt-out", "ops")); diff != "" {
+		t.Errorf("preferences --set --opt-out ops (-want +got):\n%s", diff)
+	}
+	var opted countsJSON // a fresh one: decoding into counts would keep its categories
+	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &opted)
+	if diff := cmp.Diff(countsJSON{Total: 1, Unread: 1, Unseen: 1, Categories: map[string]tallyJSON{}}, opted, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("counts of ann opted out of ops (-want +got):\n%s", diff)
+	}
+	cli(t, slices.Concat([]string{"feed"}, inDevs)...).ok(t).decode(t, &page)
+	if len(page.Messages) != 1 || page.Messages[0].ID == deploy.ID {
+		t.Errorf("feed of ann opted out of ops: %+v; want Invoice alone", page.Messages)
+	}
+	r = cli(t, slices.Concat([]string{"preferences", "-o", "table"}, ann)...).ok(t)
+	if !hasRow(r.stdout, "opted-out", "ops") {
+		t.Errorf("preferences -o table has no row for the category opted out of:\n%s", r.stdout)
+	}
+	if r := cli(t, slices.Concat([]string{"preferences"}, ann, []string{"--set", "--opt-out", "ops", "--mute-category", "ops"})...); r.code != 2 {
+		t.Errorf("preferences --opt-out ops --mute-category ops: exit %d, want 2 (usage)", r.code)
+	}
+
 	// --set without --mute unmutes every group.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
 		t.Errorf("preferences --set (-want +got):\n%s", diff)
 	}
 	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
