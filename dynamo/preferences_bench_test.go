@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,12 @@ import (
 //     shared partitions' snapshots (cache on) or their time buckets by
 //     category (cache off, with the watermark's hour bucket: a second
 //     round trip): the muted categories are read with her c#*, so Counts
-//     reads nothing more for them.
+//     reads nothing more for them;
+//   - Publish, Counts/seen and List (cache off) with 5 categories opted
+//     out of, every message's ("ops") among them or not
+//     (opted-out-of-all): a Publish to a user who opted out of its
+//     category is one refused transaction, which writes nothing; Counts
+//     reads nothing more; List reads past the messages it leaves out.
 func BenchmarkPreferences(b *testing.B) {
 	ctx := context.Background()
 	groups := []string{"group-000000000000-0", "group-000000000000-1", "group-000000000000-2", "group-000000000000-3"}
@@ -105,6 +111,78 @@ func BenchmarkPreferences(b *testing.B) {
 		b.StopTimer()
 		m.report(b)
 	})
+	optedOut := func(ops bool) inbox.Preferences {
+		p := inbox.Preferences{OptedOut: []string{"category-000000-0001", "category-000000-0002", "category-000000-0003", "category-000000-0004", "category-000000-0005"}}
+		if ops {
+			p.OptedOut[0] = "ops"
+			slices.Sort(p.OptedOut)
+		}
+		return p
+	}
+	for _, out := range []bool{false, true} {
+		b.Run(fmt.Sprintf("Publish/opted-out=%v", out), func(b *testing.B) {
+			ib, m, ann, _ := setup(b, false)
+			if _, err := ib.SetPreferences(ctx, ann, optedOut(out)); err != nil {
+				b.Fatal(err)
+			}
+			m.measure()
+			b.ResetTimer()
+			for i := range b.N {
+				res, err := ib.Publish(ctx, ann.Scope, []string{"ann"}, draft(i))
+				if err != nil || (len(res.OptedOut) == 1) != out {
+					b.Fatalf("Publish = opted out %v, %v; want opted out %v", res.OptedOut, err, out)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+		for _, cache := range []string{"on", "off"} {
+			b.Run(fmt.Sprintf("Counts/seen/cache=%s/opted-out-of-all=%v", cache, out), func(b *testing.B) {
+				var opts []inbox.Option
+				if cache == "off" {
+					opts = append(opts, inbox.WithSharedCache(0))
+				}
+				ib, m, ann, _ := setup(b, true, opts...)
+				if _, err := ib.SetPreferences(ctx, ann, optedOut(out)); err != nil {
+					b.Fatal(err)
+				}
+				want := int64(40)
+				if out {
+					want = 0
+				}
+				m.measure()
+				b.ResetTimer()
+				for range b.N {
+					c, err := ib.Counts(ctx, ann)
+					if err != nil || c.Total != want || c.Unseen != want {
+						b.Fatalf("Counts = %+v, %v; want total and unseen %d", c.Tally, err, want)
+					}
+				}
+				b.StopTimer()
+				m.report(b)
+			})
+		}
+		b.Run(fmt.Sprintf("List/cache=off/opted-out-of-all=%v", out), func(b *testing.B) {
+			ib, m, ann, _ := setup(b, false, inbox.WithSharedCache(0))
+			if _, err := ib.SetPreferences(ctx, ann, optedOut(out)); err != nil {
+				b.Fatal(err)
+			}
+			want := 20
+			if out {
+				want = 0
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				p, err := ib.List(ctx, ann, inbox.ListOptions{})
+				if err != nil || len(p.Messages) != want {
+					b.Fatalf("List = %d messages, %v; want %d", len(p.Messages), err, want)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
 	for _, n := range []int{0, 5, 50} {
 		for _, cache := range []string{"on", "off"} {
 			b.Run(fmt.Sprintf("Counts/seen/cache=%s/categories=%d", cache, n), func(b *testing.B) {
