@@ -94,9 +94,11 @@
 // Preferences). A muted group's or category's messages, stored once for
 // everyone or not, stay in the user's feed, marked Message.Muted (and a
 // group's chats Thread.Muted in ListThreads), but their unread leave
-// Unread and Unseen, overall and in their category, for Tally.Muted. The preferences are read with the user's counters, so
-// the counts follow the instant the call returns, in every process. See
-// [Concepts].
+// Unread and Unseen, overall and in their category, for Tally.Muted. A
+// category opted out of (Preferences.OptedOut) leaves the feed and the
+// counts, and Publish stores no copy for her. The preferences are read
+// with the user's counters, so the counts follow the instant the call
+// returns, in every process. See [Concepts].
 //
 // # Operating it
 //

@@ -45,7 +45,7 @@ const maxRequestBody = 1 << 20
 //	POST   /seen                    mark everything up to now seen (the page does on opening)
 //	GET    /counts                  total, read, unread, archived, muted, unseen, overall and per category
 //	GET    /preferences             the groups and categories the caller muted
-//	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...]}
+//	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...], "opted_out": [...]}
 //	GET    /events                  server-sent events: the caller's inbox changed, or a member read a message of the caller's chats (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
 //	GET    /scheduled?limit=&cursor=  an operator's list of what the inbox has scheduled and not yet due
@@ -403,7 +403,7 @@ func (h *handler) setPreferences(r *http.Request, u inbox.User) (reply, error) {
 	if err := decodeBody(r, &req); err != nil {
 		return reply{}, err
 	}
-	p := inbox.Preferences{MutedGroups: req.MutedGroups, MutedCategories: req.MutedCategories}
+	p := inbox.Preferences{MutedGroups: req.MutedGroups, MutedCategories: req.MutedCategories, OptedOut: req.OptedOut}
 	changed, err := h.ib.SetPreferences(r.Context(), u, p)
 	if err != nil {
 		return reply{}, err

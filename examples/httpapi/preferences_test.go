@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -28,7 +29,7 @@ func (a *api) preferences(user string) preferencesBody {
 func TestPreferencesAPI(t *testing.T) { testPreferencesAPI(t, newMemAPI(t)) }
 
 func testPreferencesAPI(t *testing.T, a *api) {
-	want := preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}}
+	want := preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}
 	if diff := cmp.Diff(want, a.preferences("ann")); diff != "" {
 		t.Errorf("preferences before any (-want +got):\n%s", diff)
 	}
@@ -38,7 +39,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 
 	var set setPreferencesBody
 	a.call("PUT", "/preferences", "ann|team", map[string]any{"muted_groups": []string{"team", "admins"}, "muted_categories": []string{"billing"}}, http.StatusOK, &set)
-	want = preferencesBody{MutedGroups: []string{"admins", "team"}, MutedCategories: []string{"billing"}}
+	want = preferencesBody{MutedGroups: []string{"admins", "team"}, MutedCategories: []string{"billing"}, OptedOut: []string{}}
 	if diff := cmp.Diff(setPreferencesBody{Changed: true, preferencesBody: want}, set, cmp.AllowUnexported(setPreferencesBody{})); diff != "" {
 		t.Errorf("PUT /preferences (-want +got):\n%s", diff)
 	}
@@ -83,6 +84,26 @@ func testPreferencesAPI(t *testing.T, a *api) {
 		t.Errorf("ann's counts after unmuting billing (changed %v): %+v, want billing read, the team's message muted", set.Changed, c)
 	}
 
+	// Opted out of news: the story leaves her feed and counts; a PUT
+	// without opted_out opts her in again.
+	a.call("PUT", "/preferences", "ann", map[string]any{"muted_groups": []string{"team"}, "opted_out": []string{"news"}}, http.StatusOK, &set)
+	if got := a.preferences("ann"); !set.Changed || !slices.Equal(got.OptedOut, []string{"news"}) {
+		t.Errorf("GET /preferences after opting out of news: %+v (changed %v)", got, set.Changed)
+	}
+	if c := a.counts("ann|team"); c.Total != 2 || c.Unread != 0 || c.Muted != 1 {
+		t.Errorf("ann's counts opted out of news: %+v; want 2, none unread, the team's muted", c)
+	}
+	a.call("GET", "/messages", "ann|team", nil, http.StatusOK, &page)
+	for _, m := range page.Messages {
+		if m.Title == "story" {
+			t.Errorf("ann's feed shows the news story, opted out of")
+		}
+	}
+	a.call("PUT", "/preferences", "ann", map[string]any{"muted_groups": []string{"team"}}, http.StatusOK, &set)
+	if c := a.counts("ann|team"); !set.Changed || c.Unread != 1 {
+		t.Errorf("ann's counts opted in again: %+v, want the story unread", c)
+	}
+
 	many := func(n int) []string {
 		keys := make([]string, n)
 		for i := range keys {
@@ -109,7 +130,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 	a.wantError("GET", "/preferences", "", nil, http.StatusUnauthorized)
 	a.wantError("PUT", "/preferences", "", map[string]any{}, http.StatusUnauthorized)
 	a.wantError("GET", "/preferences", "a#nn", nil, http.StatusBadRequest)
-	want = preferencesBody{MutedGroups: []string{"team"}, MutedCategories: []string{}}
+	want = preferencesBody{MutedGroups: []string{"team"}, MutedCategories: []string{}, OptedOut: []string{}}
 	if diff := cmp.Diff(want, a.preferences("ann")); diff != "" {
 		t.Errorf("preferences after the bad PUTs (-want +got):\n%s", diff)
 	}
@@ -120,7 +141,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 	}
 	// An empty body unmutes everything.
 	a.call("PUT", "/preferences", "ann", map[string]any{}, http.StatusOK, &set)
-	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}}, a.preferences("ann")); diff != "" || !set.Changed {
+	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}, a.preferences("ann")); diff != "" || !set.Changed {
 		t.Errorf("preferences after an empty PUT (changed %v) (-want +got):\n%s", set.Changed, diff)
 	}
 }
@@ -206,7 +227,7 @@ func testPageMuteLive(t *testing.T, a *api, browser context.Context) {
 	two.run("unmute the team's chat", click(teamChat+" button.mute"))
 	one.wait("the team's chat is back in tab one", muteButton(teamChat+" button.mute", false)+" && "+badge("", 4)+" && "+mutedMessage(standup, false))
 
-	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}}, a.preferences("ann|team")); diff != "" {
+	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}, a.preferences("ann|team")); diff != "" {
 		t.Errorf("ann's preferences at the end (-want +got):\n%s", diff)
 	}
 	var loadedOnce bool

@@ -222,11 +222,14 @@ type countsBody struct {
 type preferencesBody struct {
 	MutedGroups     []string `json:"muted_groups"`
 	MutedCategories []string `json:"muted_categories"`
+	// OptedOut are the categories the user opted out of: their messages
+	// leave her feed and counts.
+	OptedOut []string `json:"opted_out"`
 }
 
 // newPreferencesBody returns p as the API shows it.
 func newPreferencesBody(p inbox.Preferences) preferencesBody {
-	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...)}
+	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...)}
 }
 
 // setPreferencesBody is the reply of PUT /preferences: the preferences as
