@@ -367,6 +367,7 @@ func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, 
 	if err != nil {
 		return Partition{}, Preferences{}, fmt.Errorf("preferences of %s: %w", p.PK(), err)
 	}
+	_, prefs.Own = img["muted"] // her own, even if none; else the defaults
 	return p, prefs, nil
 }
 

@@ -198,7 +198,7 @@ func TestStreamHandlerEvents(t *testing.T) {
 		},
 		"preferences set": {
 			change("e22", "INSERT", nil, prefsItem("admins#ops")),
-			[]inbox.Event{{ID: "e22/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at, Preferences: inbox.Preferences{MutedGroups: []string{"admins", "ops"}}}},
+			[]inbox.Event{{ID: "e22/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at, Preferences: inbox.Preferences{MutedGroups: []string{"admins", "ops"}, Own: true}}},
 		},
 		"preferences cleared": {
 			change("e23", "MODIFY", prefsItem("admins#ops"), prefsItem("")),

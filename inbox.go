@@ -299,6 +299,14 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 
 	res := PublishResult{Message: msg}
 	sender := senderOf(d)
+	// A user without preferences of her own follows the defaults (read
+	// through the config cache, as prepare read them for the TTL): if
+	// they opt out of the category, she gets no copy unless hers opt in.
+	cfg, err := ib.config(ctx, s)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	optOutDefault := cfg.DefaultPreferences().OptsOut(d.Category)
 	outcome := make([]error, len(uniq))
 	sent := make([]bool, len(uniq))
 	ib.each(len(uniq), func(i int) {
@@ -313,6 +321,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		}
 		p := s.User(uniq[i]).Partition()
 		rec := newRecord(p, m)
+		rec.OptOutDefault = optOutDefault
 		sent[i] = true
 		outcome[i] = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
 	})

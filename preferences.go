@@ -51,19 +51,25 @@ const MaxMutedCategories = driver.MaxMutedCategories
 // more).
 const MaxMutedGroups = driver.MaxMutedGroups
 
-// Preferences returns u's preferences, as SetPreferences last set them
-// (zero if it never did). It costs one strongly consistent read of u's
-// total counter (u.Groups play no part).
+// Preferences returns the preferences in effect for u: her own, as
+// SetPreferences last set them (Own set), or, if she has none, the
+// defaults of her inbox, else of her tenant (InboxConfig.Preferences,
+// TenantSettings.Preferences; Own unset). It costs one strongly
+// consistent read of u's total counter (u.Groups play no part), and a
+// read of the config when the Inbox's config cache misses.
 func (ib *Inbox) Preferences(ctx context.Context, u User) (_ Preferences, err error) {
 	defer ib.observe(&ctx, "Preferences", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
 		return Preferences{}, err
 	}
-	st, err := ib.readPreferences(ctx, u)
-	return st, err
+	own, err := ib.readPreferences(ctx, u)
+	if err != nil {
+		return Preferences{}, err
+	}
+	return ib.inEffect(ctx, u.Scope, own)
 }
 
-// readPreferences reads u's preferences: Store.Stats of u's total
+// readPreferences reads u's own preferences: Store.Stats of u's total
 // counter, by key.
 func (ib *Inbox) readPreferences(ctx context.Context, u User) (Preferences, error) {
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
@@ -73,14 +79,31 @@ func (ib *Inbox) readPreferences(ctx context.Context, u User) (Preferences, erro
 	return st.Preferences, nil
 }
 
-// SetPreferences replaces u's preferences with p, and reports whether it
-// changed them (false if they were p already). p.MutedGroups are group
+// inEffect returns the preferences in effect for a user of scope s whose
+// own are own: own if they are hers, else the defaults of s's config
+// (Config.DefaultPreferences), read through the Inbox's config cache. A
+// change of the defaults reaches each Inbox when its cached config
+// expires (WithConfigCacheTTL); the Inbox that makes it, at once.
+func (ib *Inbox) inEffect(ctx context.Context, s Scope, own Preferences) (Preferences, error) {
+	if own.Own {
+		return own, nil
+	}
+	cfg, err := ib.config(ctx, s)
+	if err != nil {
+		return Preferences{}, err
+	}
+	return own.InEffect(cfg), nil
+}
+
+// SetPreferences replaces u's own preferences with p, and reports whether
+// it changed them (false if they were p already): from then on they are
+// hers (Own), whatever the defaults say, until ResetPreferences. p.MutedGroups are group
 // keys, in any order, each once, at most MaxMutedGroups, never everyone's
 // (PublicGroup); p.MutedCategories category keys, each once, at most
 // MaxMutedCategories; p.OptedOut alike, at most MaxOptedOut, none of them
 // muted too: an invalid key is ErrInvalidKey, a repeated key, a category
 // both muted and opted out of or more than a limit ErrInvalidInput, and
-// nothing is written.
+// nothing is written. p.Own is ignored.
 //
 // The change is exact the instant the call returns, in every process:
 // Counts, ListThreads, List and Get read the preferences with u's
@@ -106,6 +129,27 @@ func (ib *Inbox) SetPreferences(ctx context.Context, u User, p Preferences) (_ b
 	if err != nil {
 		return false, err
 	}
+	p.Own = true
+	return ib.changePreferences(ctx, u, p)
+}
+
+// ResetPreferences drops u's own preferences, and reports whether she had
+// any: from then on the defaults apply to her (see Preferences), as to a
+// user who never set any. It is exact at once, as SetPreferences, and
+// costs what it costs.
+func (ib *Inbox) ResetPreferences(ctx context.Context, u User) (_ bool, err error) {
+	defer ib.observe(&ctx, "ResetPreferences", u.Scope, u.ID).end(&err)
+	if err := u.Validate(); err != nil {
+		return false, err
+	}
+	return ib.changePreferences(ctx, u, Preferences{})
+}
+
+// changePreferences makes u's own preferences p (none of her own if
+// p.Own is unset), and reports whether they changed: a read of them, then
+// a preferences mark from what was read, read again if a concurrent change
+// came first.
+func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (bool, error) {
 	for range markAttempts {
 		cur, err := ib.readPreferences(ctx, u)
 		if err != nil {

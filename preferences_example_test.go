@@ -55,3 +55,33 @@ func ExampleInbox_Preferences() {
 	// Output:
 	// [devs sales] <nil>
 }
+
+// An inbox's config sets the default preferences: here, marketing is
+// opted out of. A user who never set her own follows them, so Publish
+// stores no copy for her; one who sets her own (even none) decides for
+// herself, until she resets them.
+func ExampleInbox_ResetPreferences() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ib.PutInboxConfig(ctx, alerts, inbox.InboxConfig{Preferences: inbox.Preferences{OptedOut: []string{"marketing"}}})
+	ann := alerts.User("ann")
+
+	res, _ := ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "sale", Category: "marketing"})
+	fmt.Println("opted out:", res.OptedOut)
+	ib.SetPreferences(ctx, ann, inbox.Preferences{}) // her own: none opted out
+	res, _ = ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "sale", Category: "marketing"})
+	fmt.Println("delivered:", res.Delivered)
+	c, _ := ib.Counts(ctx, ann)
+	fmt.Println("unread", c.Unread)
+
+	changed, err := ib.ResetPreferences(ctx, ann)
+	p, _ := ib.Preferences(ctx, ann)
+	c, _ = ib.Counts(ctx, ann)
+	fmt.Println(changed, err, p.OptedOut, p.Own, "unread", c.Unread)
+	// Output:
+	// opted out: [ann]
+	// delivered: [ann]
+	// unread 1
+	// true <nil> [marketing] false unread 0
+}

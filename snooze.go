@@ -162,6 +162,10 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 			return nil, "", err
 		}
 	}
+	prefs, err := ib.inEffect(ctx, u.Scope, st.Preferences)
+	if err != nil {
+		return nil, "", err
+	}
 	for _, e := range snoozing(st, in, nil, now) {
 		if keep(e) {
 			entries = append(entries, e)
@@ -208,11 +212,11 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 			}
 			f = feedRecord{Record: b, receipt: &own}
 		}
-		if visible(f, o, now) && !hides(st.Preferences, o, f.Record) {
+		if visible(f, o, now) && !hides(prefs, o, f.Record) {
 			out = append(out, f)
 		}
 	}
-	markMuted(out, st.Preferences)
+	markMuted(out, prefs)
 	if !more {
 		return out, "", nil
 	}

@@ -267,6 +267,9 @@ func (ib *Inbox) readFeed(ctx context.Context, v *view, u User, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	if stats[0].Preferences, err = ib.inEffect(ctx, u.Scope, stats[0].Preferences); err != nil {
+		return nil, err
+	}
 	f := &feed{u: u, now: now, parts: parts, stats: stats, in: map[string]bool{"": true}, removed: map[string]bool{}}
 	for _, p := range parts[2:] {
 		f.in[p.Group] = true
@@ -722,13 +725,17 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 // pagePreferences returns the preferences of the user whose partition is
 // parts[0], for a page of her feed through parts: those of st, her stats
 // if read, else read by key (a muted category concerns every user, in
-// groups or not).
+// groups or not), or the defaults if she has none of her own (see
+// inEffect).
 func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (Preferences, error) {
 	if st != nil {
-		return st.Preferences, nil
+		return ib.inEffect(ctx, parts[0].Scope(), st.Preferences)
 	}
 	s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
-	return s.Preferences, err
+	if err != nil {
+		return Preferences{}, err
+	}
+	return ib.inEffect(ctx, parts[0].Scope(), s.Preferences)
 }
 
 // unseen counts the messages of parts above the seen watermark seen that

@@ -289,7 +289,10 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 	}
 	// u's preferences come with u's stats, and the counters read by key
 	// after them are of the same version: one view.
-	prefs := stats[0].Preferences
+	prefs, err := ib.inEffect(ctx, u.Scope, stats[0].Preferences)
+	if err != nil {
+		return threadsPageResult{}, false, err
+	}
 	for i, t := range threads {
 		if t.Group != "" && prefs.Mutes(t.Group) {
 			threads[i].Muted, threads[i].Latest.Muted = true, true

@@ -124,12 +124,19 @@ func (ib *Inbox) Config(ctx context.Context, s Scope) (_ Config, err error) {
 }
 
 // PutTenantSettings validates and stores a tenant's settings. Other Inbox
-// instances see the change when their cached copy expires.
+// instances see the change when their cached copy expires. Its
+// Preferences (in any order, as SetPreferences takes them) are the
+// defaults of its users who set none of their own, in inboxes whose
+// config sets none.
 func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts TenantSettings) (err error) {
 	defer ib.observe(&ctx, "PutTenantSettings", Scope{Tenant: tenant}, "").end(&err)
 	if err := driver.ValidateKey("tenant", tenant); err != nil {
 		return err
 	}
+	if ts.Preferences, err = ts.Preferences.Normal(); err != nil {
+		return err
+	}
+	ts.Preferences.Own = false
 	if err := ts.Validate(); err != nil {
 		return err
 	}
@@ -141,12 +148,18 @@ func (ib *Inbox) PutTenantSettings(ctx context.Context, tenant string, ts Tenant
 }
 
 // PutInboxConfig validates and stores an inbox's config. Other Inbox
-// instances see the change when their cached copy expires.
+// instances see the change when their cached copy expires. Its
+// Preferences (in any order, as SetPreferences takes them) are the
+// defaults of its users who set none of their own.
 func (ib *Inbox) PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) (err error) {
 	defer ib.observe(&ctx, "PutInboxConfig", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	if ic.Preferences, err = ic.Preferences.Normal(); err != nil {
+		return err
+	}
+	ic.Preferences.Own = false
 	if err := ic.Validate(); err != nil {
 		return err
 	}

@@ -26,6 +26,13 @@ type Preferences struct {
 	// sorted, each once, at most MaxOptedOut category keys, none of them
 	// muted as well.
 	OptedOut []string
+	// Own reports that these are the user's own preferences, which she
+	// set (inbox.Inbox.SetPreferences), even to none: a user without
+	// preferences of her own follows the defaults of her inbox, else of
+	// her tenant (InboxConfig.Preferences, TenantSettings.Preferences).
+	// A Store keeps it (on DynamoDB, as the presence of c#*'s muted
+	// attribute, "" for none muted); it is not part of Encode.
+	Own bool
 }
 
 // MaxOptedOut is the most categories a user can opt out of: they are
@@ -64,20 +71,38 @@ func (p Preferences) OptsOut(c string) bool {
 	return ok && c != ""
 }
 
-// Equal reports whether p and o hold the same preferences (a nil and an
-// empty list alike).
+// Equal reports whether p and o hold the same preferences, Own included
+// (a nil and an empty list alike).
 func (p Preferences) Equal(o Preferences) bool {
+	return p.Own == o.Own && p.sameKeys(o)
+}
+
+// sameKeys reports whether p and o mute and opt out of the same keys.
+func (p Preferences) sameKeys(o Preferences) bool {
 	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories) && slices.Equal(p.OptedOut, o.OptedOut)
 }
 
-// IsZero reports whether p sets nothing.
-func (p Preferences) IsZero() bool {
+// IsZero reports whether p sets nothing, and is not a user's own.
+func (p Preferences) IsZero() bool { return !p.Own && p.None() }
+
+// None reports whether p mutes nothing and opts out of nothing.
+func (p Preferences) None() bool {
 	return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 && len(p.OptedOut) == 0
 }
 
 // Clone returns p with nothing shared with it.
 func (p Preferences) Clone() Preferences {
-	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories), OptedOut: slices.Clone(p.OptedOut)}
+	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories), OptedOut: slices.Clone(p.OptedOut), Own: p.Own}
+}
+
+// InEffect returns the preferences that apply to a user whose own are p:
+// p if they are hers (Own), else the defaults of cfg (see
+// Config.DefaultPreferences).
+func (p Preferences) InEffect(cfg Config) Preferences {
+	if p.Own {
+		return p
+	}
+	return cfg.DefaultPreferences()
 }
 
 // ValidatePreferences checks preferences as a Store keeps them: at most
@@ -128,12 +153,16 @@ func ValidatePreferences(p Preferences) error {
 
 // ValidateRepairPreferences checks r.Preferences, of a Repair of
 // partition p, as every Store must before it writes: valid preferences
-// (ValidatePreferences), none for a shared partition. Anything else is
+// (ValidatePreferences), the user's own if they hold any key, none for a
+// shared partition. Anything else is
 // ErrInvalidInput.
 func ValidateRepairPreferences(p Partition, r Repair) error {
 	err := ValidatePreferences(r.Preferences)
 	if err == nil && p.IsShared() && !r.Preferences.IsZero() {
 		err = fmt.Errorf("%w: preferences of a shared partition", ErrInvalidInput)
+	}
+	if err == nil && !r.Preferences.Own && !r.Preferences.None() {
+		err = fmt.Errorf("%w: preferences that are not the user's own", ErrInvalidInput)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: preferences reset in %s: %v", ErrInvalidInput, p.PK(), err)
@@ -142,7 +171,7 @@ func ValidateRepairPreferences(p Partition, r Repair) error {
 }
 
 // Normal returns p as a Store keeps it, its muted groups and categories
-// and the categories opted out of sorted (nil for none), after checking
+// and the categories opted out of sorted (nil for none), Own as p's, after checking
 // them as inbox.Inbox.SetPreferences takes them: in any order, each once
 // (else ErrInvalidInput), at most MaxMutedGroups groups,
 // MaxMutedCategories muted categories and MaxOptedOut opted out of (else
@@ -184,7 +213,7 @@ func (p Preferences) Normal() (Preferences, error) {
 	if err != nil {
 		return Preferences{}, err
 	}
-	p = Preferences{MutedGroups: groups, MutedCategories: cats, OptedOut: out}
+	p = Preferences{MutedGroups: groups, MutedCategories: cats, OptedOut: out, Own: p.Own}
 	if err := ValidatePreferences(p); err != nil {
 		return Preferences{}, err
 	}

@@ -150,6 +150,11 @@ type Record struct {
 	// SnoozeSK and PendingSK, are not tallied in the counters, and expire
 	// by TTL at their time (Stats.Snoozed, Stats.Pending).
 	Timed string
+	// OptOutDefault, on a record given to PutMessage, says that the
+	// default preferences in effect (Config.DefaultPreferences) opt out
+	// of its category: a user partition without preferences of its own
+	// gets no copy either. It is never stored, nor returned.
+	OptOutDefault bool
 }
 
 // Ledgered reports whether r has a ledger entry.

@@ -76,9 +76,10 @@ type Store interface {
 	// If a record with rec's key, or a receipt's, already exists it
 	// returns an error matching ErrExists and changes nothing. A record of
 	// a user's partition whose category the partition's preferences opt
-	// out of (Preferences.OptsOut, as they stand at the write) is not
-	// written: it returns an error matching ErrOptedOut and changes
-	// nothing. A retry of a PutMessage that
+	// out of (Preferences.OptsOut, as they stand at the write), or, if the
+	// partition has none of its own (Preferences.Own), whose
+	// rec.OptOutDefault is set, is not written: it returns an error
+	// matching ErrOptedOut and changes nothing. A retry of a PutMessage that
 	// succeeded (e.g. after a lost response) must not apply twice. An
 	// error matching a sentinel (ErrInvalidInput, ErrThrottled, ...) and
 	// not a context's error says that nothing was written; any other error
@@ -674,6 +675,8 @@ func ValidateMark(mk Mark) error {
 			return bad("a preferences mark with other changes, or of a shared partition")
 		case ValidatePreferences(mk.Preferences.From) != nil || ValidatePreferences(mk.Preferences.To) != nil:
 			return bad("preferences that cannot be")
+		case !mk.Preferences.From.Own && !mk.Preferences.From.None() || !mk.Preferences.To.Own && !mk.Preferences.To.None():
+			return bad("preferences that mute or opt out of something, and are not the user's own")
 		case mk.Preferences.From.Equal(mk.Preferences.To):
 			return bad("a preferences mark that changes nothing")
 		}

@@ -63,6 +63,10 @@ type TenantSettings struct {
 	Title string
 	// TTL is the tenant's default message TTL, e.g. "30d"; "" for none.
 	TTL string
+	// Preferences are the tenant's default preferences: those of a user
+	// who set none of her own, in an inbox whose config sets none (see
+	// Config.DefaultPreferences). Own is ignored.
+	Preferences Preferences
 	// UpdatedBy is the ID of whoever last changed the record (the seed's
 	// uid), "" if unset.
 	UpdatedBy string
@@ -74,6 +78,11 @@ type InboxConfig struct {
 	Description string
 	// TTL maps a category, or DefaultTTLKey, to a TTL such as "7d".
 	TTL map[string]string
+	// Preferences are the inbox's default preferences: those of a user
+	// who set none of her own; if they mute nothing and opt out of
+	// nothing, the tenant's apply (see Config.DefaultPreferences). Own is
+	// ignored.
+	Preferences Preferences
 	// UpdatedBy is the ID of whoever last changed the record (the seed's
 	// uid), "" if unset.
 	UpdatedBy string
@@ -104,9 +113,28 @@ type Config struct {
 	Inbox  *InboxConfig
 }
 
-// Validate reports whether ts's texts are valid UTF-8 and its TTL parses.
+// DefaultPreferences returns the preferences of a user who set none of
+// her own: the inbox's if they set any, else the tenant's, else none; as
+// the TTL falls back from the inbox to the tenant. Own is false.
+func (c Config) DefaultPreferences() Preferences {
+	var p Preferences
+	switch {
+	case c.Inbox != nil && !c.Inbox.Preferences.None():
+		p = c.Inbox.Preferences
+	case c.Tenant != nil:
+		p = c.Tenant.Preferences
+	}
+	p.Own = false
+	return p
+}
+
+// Validate reports whether ts's texts are valid UTF-8, its TTL parses
+// and its preferences are as a Store keeps them (ValidatePreferences).
 func (ts TenantSettings) Validate() error {
 	if err := validateText(map[string]string{"title": ts.Title, "updated by": ts.UpdatedBy}); err != nil {
+		return err
+	}
+	if err := ValidatePreferences(ts.Preferences); err != nil {
 		return err
 	}
 	if ts.TTL == "" {
@@ -120,6 +148,9 @@ func (ts TenantSettings) Validate() error {
 // every key is a category or DefaultTTLKey.
 func (ic InboxConfig) Validate() error {
 	if err := validateText(map[string]string{"title": ic.Title, "description": ic.Description, "updated by": ic.UpdatedBy}); err != nil {
+		return err
+	}
+	if err := ValidatePreferences(ic.Preferences); err != nil {
 		return err
 	}
 	for k, v := range ic.TTL {

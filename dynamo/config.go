@@ -157,23 +157,35 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 				return driver.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
 			}
-			cfg.Tenant = &driver.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID}
+			prefs, err := driver.DecodePreferences(it.Prefs)
+			if err != nil {
+				return driver.Config{}, fmt.Errorf("dynamo: default preferences of tenant %q: %w", sc.Tenant, err)
+			}
+			cfg.Tenant = &driver.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID, Preferences: prefs}
 			continue
 		}
 		var it inboxConfigItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return driver.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
 		}
-		cfg.Inbox = &driver.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID}
+		prefs, err := driver.DecodePreferences(it.Prefs)
+		if err != nil {
+			return driver.Config{}, fmt.Errorf("dynamo: default preferences of inbox %q/%q: %w", sc.Tenant, sc.Inbox, err)
+		}
+		cfg.Inbox = &driver.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID, Preferences: prefs}
 	}
 	return cfg, nil
 }
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing
-// any.
+// any; default preferences not as a Store keeps them
+// (driver.ValidatePreferences) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
+	if err := driver.ValidatePreferences(ts.Preferences); err != nil {
+		return err
+	}
 	item, err := s.item(driver.TenantPK(tenant), driver.TenantSettingsSK, tenantItem{
-		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, TenantKey: tenant, UID: ts.UpdatedBy,
+		Kind: kindTenant, Title: ts.Title, TTL: ts.TTL, Prefs: ts.Preferences.Encode(), TenantKey: tenant, UID: ts.UpdatedBy,
 	}, time.Time{})
 	if err != nil {
 		return err
@@ -181,10 +193,14 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 	return s.put(ctx, "put tenant settings", item)
 }
 
-// PutInboxConfig writes the inbox's config item (kind IC), replacing any.
+// PutInboxConfig writes the inbox's config item (kind IC), replacing any;
+// default preferences not as a Store keeps them are refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
+	if err := driver.ValidatePreferences(ic.Preferences); err != nil {
+		return err
+	}
 	item, err := s.item(driver.TenantPK(sc.Tenant), driver.InboxConfigSK(sc.Inbox), inboxConfigItem{
-		Kind: kindInbox, Title: ic.Title, Description: ic.Description, TTL: ic.TTL,
+		Kind: kindInbox, Title: ic.Title, Description: ic.Description, TTL: ic.TTL, Prefs: ic.Preferences.Encode(),
 		TenantKey: sc.Tenant, InboxKey: sc.Inbox, UID: ic.UpdatedBy,
 	}, time.Time{})
 	if err != nil {

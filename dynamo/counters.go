@@ -41,9 +41,10 @@ type counterWrite struct {
 	bucketed bool
 	// returnOld asks for the item as it was when its condition fails.
 	returnOld bool
-	// muted, if set, replaces a user's muted groups (c#* only; "" removes
-	// them).
-	muted *string
+	// muted, if set, replaces a user's preferences (c#* only): her own
+	// are written, even if none ("" for the attribute); else it is
+	// removed, and she follows the defaults.
+	muted *driver.Preferences
 	// above adds to the Above of the partition's categories (c#* only; by
 	// attribute name: see categoryAboveAttr).
 	above map[string]int64
@@ -231,10 +232,10 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	}
 	switch {
 	case w.muted == nil:
-	case *w.muted == "":
+	case !w.muted.Own:
 		upd = upd.Remove(expression.Name(attrMuted))
 	default:
-		upd = upd.Set(expression.Name(attrMuted), expression.Value(*w.muted))
+		upd = upd.Set(expression.Name(attrMuted), expression.Value(w.muted.Encode()))
 	}
 	upd = upd.Set(expression.Name("kind"), expression.Value(kindCounter)).
 		Set(expression.Name("tenant_key"), expression.Value(d.Partition.Tenant)).
@@ -375,16 +376,24 @@ func seenBelow(id string) expression.ConditionBuilder {
 
 // notOptedOut returns the condition that a user partition's preferences
 // (attrMuted, see driver.Preferences.Encode) do not hold token, an
-// opt-out (driver.OptOutToken).
-func notOptedOut(token string) expression.ConditionBuilder {
+// opt-out (driver.OptOutToken); with byDefault, that the partition has
+// preferences of its own too (the defaults in effect opt out).
+func notOptedOut(token string, byDefault bool) expression.ConditionBuilder {
+	if byDefault {
+		return expression.And(expression.Name(attrMuted).AttributeExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
+	}
 	return expression.Or(expression.Name(attrMuted).AttributeNotExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
 }
 
 // optsOut reports whether old, a user's c#* as a failed condition
-// returned it, has preferences that hold token, an opt-out.
-func optsOut(old map[string]types.AttributeValue, token string) bool {
+// returned it, has preferences that hold token, an opt-out, or, with
+// byDefault, none of its own.
+func optsOut(old map[string]types.AttributeValue, token string, byDefault bool) bool {
 	v, ok := old[attrMuted].(*types.AttributeValueMemberS)
-	return ok && strings.Contains(v.Value, token)
+	if !ok {
+		return byDefault // no own preferences (or no c#* at all)
+	}
+	return strings.Contains(v.Value, token)
 }
 
 // seenIs returns the condition that a user partition's Fence is w ("" for
@@ -614,6 +623,7 @@ func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeVal
 	if err != nil {
 		return driver.Preferences{}, fmt.Errorf("dynamo: preferences of %s: %w", p.PK(), err)
 	}
+	prefs.Own = true // present, even "": hers
 	return prefs, nil
 }
 
@@ -626,16 +636,21 @@ func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeVal
 // MODIFY record on the table's stream makes the change's event.
 func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
 	p := mk.Key.Partition
-	from, to := mk.Preferences.From.Encode(), mk.Preferences.To.Encode()
+	from, to := mk.Preferences.From, mk.Preferences.To
 	cond := expression.Name(attrMuted).AttributeNotExists()
-	if from != "" {
-		cond = expression.Name(attrMuted).Equal(expression.Value(from))
+	if from.Own {
+		cond = expression.Name(attrMuted).Equal(expression.Value(from.Encode()))
 	}
 	total, err := s.counterUpdate(driver.Counter{Partition: p}, counterWrite{bump: true, cond: &cond, muted: &to})
 	if err != nil {
 		return err
 	}
-	item, err := s.item(p.PK(), driver.PreferencesSK, prefsItem{Kind: kindPrefs, Muted: to, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
+	var muted *string
+	if to.Own {
+		m := to.Encode()
+		muted = &m
+	}
+	item, err := s.item(p.PK(), driver.PreferencesSK, prefsItem{Kind: kindPrefs, Muted: muted, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
 	if err != nil {
 		return err
 	}
@@ -848,9 +863,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	}
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
-		if m := r.Preferences.Encode(); m != "" {
+		if r.Preferences.Own {
 			// The reset keeps the preferences, read with r.Version.
-			totalItem[attrMuted] = &types.AttributeValueMemberS{Value: m}
+			totalItem[attrMuted] = &types.AttributeValueMemberS{Value: r.Preferences.Encode()}
 		}
 	}
 	if !r.Recounted.IsZero() {

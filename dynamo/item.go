@@ -190,13 +190,15 @@ type counterItem struct {
 
 // prefsItem is a user's preferences item (driver.PreferencesSK), which
 // each change of the preferences writes with c#*, so that the table's
-// stream carries the change: the muted groups as on c#*.
+// stream carries the change: the preferences as on c#*.
 type prefsItem struct {
-	Kind      string `dynamodbav:"kind"`
-	Muted     string `dynamodbav:"muted,omitempty"`
-	TenantKey string `dynamodbav:"tenant_key"`
-	InboxKey  string `dynamodbav:"inbox_key"`
-	UID       string `dynamodbav:"uid"`
+	Kind string `dynamodbav:"kind"`
+	// Muted is absent for a user who follows the defaults, "" for one
+	// whose own preferences mute nothing.
+	Muted     *string `dynamodbav:"muted,omitempty"`
+	TenantKey string  `dynamodbav:"tenant_key"`
+	InboxKey  string  `dynamodbav:"inbox_key"`
+	UID       string  `dynamodbav:"uid"`
 }
 
 // recentAttr is the name of slot i of a user's recent receipts on c#*.
@@ -232,9 +234,11 @@ func (ss stringSet) MarshalDynamoDBAttributeValue() (types.AttributeValue, error
 }
 
 type tenantItem struct {
-	Kind      string `dynamodbav:"kind"`
-	Title     string `dynamodbav:"title"`
-	TTL       string `dynamodbav:"ttl"`
+	Kind  string `dynamodbav:"kind"`
+	Title string `dynamodbav:"title"`
+	TTL   string `dynamodbav:"ttl"`
+	// Prefs are the default preferences (driver.Preferences.Encode).
+	Prefs     string `dynamodbav:"prefs,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	UID       string `dynamodbav:"uid"`
 }
@@ -244,9 +248,11 @@ type inboxConfigItem struct {
 	Title       string            `dynamodbav:"title"`
 	Description string            `dynamodbav:"description"`
 	TTL         map[string]string `dynamodbav:"ttl"`
-	TenantKey   string            `dynamodbav:"tenant_key"`
-	InboxKey    string            `dynamodbav:"inbox_key"`
-	UID         string            `dynamodbav:"uid"`
+	// Prefs are the default preferences (driver.Preferences.Encode).
+	Prefs     string `dynamodbav:"prefs,omitempty"`
+	TenantKey string `dynamodbav:"tenant_key"`
+	InboxKey  string `dynamodbav:"inbox_key"`
+	UID       string `dynamodbav:"uid"`
 }
 
 type claimItem struct {

@@ -167,7 +167,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		// anyway, so it costs nothing more.
 		optOut = driver.OptOutToken(rec.Message.Category)
 		w := totals[p]
-		c := notOptedOut(optOut)
+		c := notOptedOut(optOut, rec.OptOutDefault)
 		if w.cond != nil {
 			c = expression.And(c, *w.cond)
 		}
@@ -196,7 +196,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
 				total, _ := driver.ParsePartitionKey(pk)
 				m = func(old map[string]types.AttributeValue) error {
-					if optOut != "" && total == p && optsOut(old, optOut) {
+					if optOut != "" && total == p && optsOut(old, optOut, rec.OptOutDefault) {
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
 					return &totalRefused{p: total}
@@ -227,7 +227,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 				delete(totals, refused.p)
 				break
 			}
-			c := notOptedOut(optOut)
+			c := notOptedOut(optOut, rec.OptOutDefault)
 			w.cond = &c
 			totals[refused.p] = w
 		default:

@@ -58,6 +58,7 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 	defer s.mu.Unlock()
 	var cfg driver.Config
 	if ts, ok := s.tenants[sc.Tenant]; ok {
+		ts.Preferences = ts.Preferences.Clone()
 		cfg.Tenant = &ts
 	}
 	if ic, ok := s.inboxes[sc]; ok {
@@ -67,18 +68,28 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 	return cfg, nil
 }
 
-// PutTenantSettings creates or replaces a tenant's settings.
+// PutTenantSettings creates or replaces a tenant's settings, keeping a
+// copy; default preferences not as a Store keeps them
+// (driver.ValidatePreferences) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
+	if err := driver.ValidatePreferences(ts.Preferences); err != nil {
+		return err
+	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	ts.Preferences = ts.Preferences.Clone()
 	s.tenants[tenant] = ts
 	return nil
 }
 
-// PutInboxConfig creates or replaces an inbox's config, keeping a copy.
+// PutInboxConfig creates or replaces an inbox's config, keeping a copy;
+// default preferences not as a Store keeps them are refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
+	if err := driver.ValidatePreferences(ic.Preferences); err != nil {
+		return err
+	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}

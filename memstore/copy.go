@@ -9,5 +9,6 @@ import (
 // copyInboxConfig returns ic with its TTL map copied.
 func copyInboxConfig(ic driver.InboxConfig) driver.InboxConfig {
 	ic.TTL = maps.Clone(ic.TTL)
+	ic.Preferences = ic.Preferences.Clone()
 	return ic
 }

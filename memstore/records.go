@@ -48,7 +48,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if s.ledger.has(entryOf(rec)) {
 		return fmt.Errorf("%w: ledger entry of message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
-	if !rec.Partition.IsShared() && s.prefs[rec.Partition].OptsOut(rec.Message.Category) {
+	if own := s.prefs[rec.Partition]; !rec.Partition.IsShared() && rec.Message.Category != "" && (own.Own && own.OptsOut(rec.Message.Category) || !own.Own && rec.OptOutDefault) {
 		return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, rec.Partition.PK(), rec.Message.Category)
 	}
 	made := make([]driver.Record, 0, len(receipts))
@@ -61,7 +61,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		made = append(made, r)
 	}
 	r := rec.Clone()
-	r.Counted, r.Timed = driver.CountedOf(r), ""
+	r.Counted, r.Timed, r.OptOutDefault = driver.CountedOf(r), "", false
 	if at := rec.Message.DeliverAt; !at.IsZero() {
 		e := entry(rec)
 		e.Message.DeliverAt = at

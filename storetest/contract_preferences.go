@@ -25,7 +25,7 @@ func preferencesTests() []suiteTest {
 // to's.
 func prefsMark(p driver.Partition, now time.Time, from, to []string) driver.Mark {
 	return driver.Mark{Key: driver.Key{Partition: p}, Now: now, Preferences: &driver.PreferencesChange{
-		From: driver.Preferences{MutedGroups: from}, To: driver.Preferences{MutedGroups: to}}}
+		From: driver.Preferences{MutedGroups: from, Own: len(from) > 0}, To: driver.Preferences{MutedGroups: to, Own: len(to) > 0}}}
 }
 
 // wantPreferences checks that every kind of Stats of p (the whole read,
@@ -33,7 +33,7 @@ func prefsMark(p driver.Partition, now time.Time, from, to []string) driver.Mark
 // same version; it returns that version.
 func (e *env) wantPreferences(p driver.Partition, muted ...string) int64 {
 	e.t.Helper()
-	want := driver.Preferences{MutedGroups: muted}
+	want := driver.Preferences{MutedGroups: muted, Own: len(muted) > 0}
 	st := e.stats(p, e.clock.Now())
 	for _, q := range []driver.StatsQuery{
 		{Partition: p, Now: e.clock.Now()},
@@ -229,13 +229,13 @@ func testPutMessageOptedOut(e *env) {
 	optOut := func(from, to []string) {
 		e.t.Helper()
 		mk := driver.Mark{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{
-			From: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: from}, To: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: to}}}
+			From: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: from, Own: true}, To: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: to, Own: true}}}
 		if err := e.store.Mark(e.ctx, []driver.Mark{mk}, nil); err != nil {
 			e.t.Fatalf("Mark(preferences: opt out of %v): %v", to, err)
 		}
 	}
 	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{
-		To: driver.Preferences{MutedCategories: []string{"news"}}}}}, nil); err != nil {
+		To: driver.Preferences{MutedCategories: []string{"news"}, Own: true}}}}, nil); err != nil {
 		e.t.Fatalf("Mark(preferences: mute news): %v", err)
 	}
 	optOut(nil, []string{"promo", "promos"})
@@ -276,6 +276,27 @@ func testPutMessageOptedOut(e *env) {
 		e.put(r)
 	}
 	e.wantRecords("records of another category, user or partition", sorted(other, bobs, b), e.get(other.Key(), bobs.Key(), b.Key()))
+
+	// Defaults that opt out: bob (none of his own, his c#* there) and
+	// carol (no c#* at all) get no copy; ann's own preferences, which do
+	// not opt out of promo-y, win; a broadcast is no user's copy.
+	carolP := e.part("carol")
+	bobs2, carols, anns, b2 := e.message(bobP, "promo", time.Hour), e.message(carolP, "promo", time.Hour), e.message(annP, "promo-y", time.Hour), e.message(pub, "promo", time.Hour)
+	for _, r := range []driver.Record{bobs2, carols} {
+		r.OptOutDefault = true
+		if err := e.store.PutMessage(e.ctx, r, driver.PutDeltas(r)); !errors.Is(err, driver.ErrOptedOut) {
+			e.t.Errorf("PutMessage of %s's copy, the defaults opting out, none of her own: %v, want ErrOptedOut", r.Partition.User, err)
+		}
+	}
+	if got := e.get(bobs2.Key(), carols.Key()); len(got) != 0 {
+		e.t.Errorf("records written though the defaults opt out: %v", got)
+	}
+	e.wantCounters(carolP)
+	for _, r := range []driver.Record{anns, b2} {
+		r.OptOutDefault = true
+		e.put(r)
+	}
+	e.wantRecords("ann's own preferences and a broadcast, the defaults opting out", sorted(anns, b2), e.get(anns.Key(), b2.Key()))
 	optOut([]string{"promo", "promos"}, []string{"promos"})
 	e.put(above)
 	e.wantRecords("ann's promo copy, opted in again", []driver.Record{above}, e.get(above.Key()))

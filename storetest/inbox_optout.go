@@ -15,6 +15,7 @@ func optOutTests() []suiteTest {
 	return []suiteTest{
 		{"OptOut", testOptOut},
 		{"OptOutBadInput", testOptOutBadInput},
+		{"PreferenceDefaults", testPreferenceDefaults},
 	}
 }
 
@@ -161,4 +162,98 @@ func testOptOutBadInput(e *env) {
 		e.t.Errorf("Preferences(ann) = %+v, %v; want devs and %d categories opted out of", p, err, inbox.MaxOptedOut)
 	}
 	e.wantCountsFromFeed(ann)
+}
+
+// testPreferenceDefaults: a user without preferences of her own follows
+// her inbox's default preferences, else her tenant's (the inbox's, when
+// it sets any, replace the tenant's whole), in every view and count, in
+// this process and another (its config cache off); Publish stores no copy
+// for her of a category the defaults opt out of, but does for a user
+// whose own preferences opt in. Her own, once set (even to none), win;
+// ResetPreferences gives her the defaults again. Defaults that cannot be
+// are refused with a typed error and change nothing.
+func testPreferenceDefaults(e *env) {
+	other := e.withInbox(e.t, inbox.WithConfigCacheTTL(0), inbox.WithSharedCache(time.Hour))
+	ann, bob := e.member("ann", "devs"), e.member("bob", "devs")
+	e.setPreferences(bob, true, inbox.Preferences{}) // his own: none
+	e.publish(inbox.Draft{Title: "old promo", Category: "promo"}, "ann", "bob")
+	e.broadcast(inbox.Draft{Title: "everyone sale", Category: "promo"})
+	e.broadcast(inbox.Draft{Title: "news", Category: "news"})
+	e.broadcastTo("devs", inbox.Draft{Title: "build", Category: "build"})
+	e.publish(inbox.Draft{Title: "invoice", Category: "billing"}, "ann")
+
+	wantPrefs := func(x *env, u driver.User, want inbox.Preferences) {
+		e.t.Helper()
+		if got, err := x.ib.Preferences(x.ctx, u); err != nil || !got.Equal(want) {
+			e.t.Errorf("Preferences(%s) = %+v, %v; want %+v", u.ID, got, err, want)
+		}
+	}
+	if err := e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, inbox.TenantSettings{Preferences: inbox.Preferences{MutedCategories: []string{"news"}}}); err != nil {
+		e.t.Fatalf("PutTenantSettings: %v", err)
+	}
+	for _, x := range []*env{e, other} {
+		wantPrefs(x, ann, inbox.Preferences{MutedCategories: []string{"news"}})
+		x.wantTally(ann, inbox.Tally{Total: 5, Unread: 4, Muted: 1}, 4)
+		x.wantCountsFromFeed(ann)
+		x.wantTally(bob, inbox.Tally{Total: 4, Unread: 4}, 4)
+	}
+
+	// The inbox's defaults replace the tenant's.
+	if err := e.ib.PutInboxConfig(e.ctx, e.scope, inbox.InboxConfig{Preferences: inbox.Preferences{OptedOut: []string{"promo"}, MutedGroups: []string{"devs"}}}); err != nil {
+		e.t.Fatalf("PutInboxConfig: %v", err)
+	}
+	for _, x := range []*env{e, other} {
+		wantPrefs(x, ann, inbox.Preferences{OptedOut: []string{"promo"}, MutedGroups: []string{"devs"}})
+		x.wantNoCategory(ann, "promo")
+		x.wantTally(ann, inbox.Tally{Total: 3, Unread: 2, Muted: 1}, 2)
+		x.wantCountsFromFeed(ann)
+		x.wantTally(bob, inbox.Tally{Total: 4, Unread: 4}, 4)
+	}
+	res, err := other.ib.Publish(other.ctx, e.scope, []string{"ann", "bob"}, inbox.Draft{Title: "new sale", Category: "promo"})
+	if err != nil || !slices.Equal(res.OptedOut, []string{"ann"}) || !slices.Equal(res.Delivered, []string{"bob"}) {
+		e.t.Fatalf("Publish(promo, ann and bob) = opted out %v, delivered %v, %v; want ann, bob", res.OptedOut, res.Delivered, err)
+	}
+	if recs := e.get(driver.Key{Partition: ann.Partition(), ID: res.Message.ID}); len(recs) != 0 {
+		e.t.Errorf("ann's copy of %s stored though the defaults opt out", res.Message.ID)
+	}
+
+	// Her own, even none, win; reset, the defaults apply again.
+	other.setPreferences(ann, true, inbox.Preferences{})
+	wantPrefs(e, ann, inbox.Preferences{Own: true})
+	e.wantTally(ann, inbox.Tally{Total: 5, Unread: 5}, 5)
+	e.wantCountsFromFeed(ann)
+	if changed, err := e.ib.ResetPreferences(e.ctx, ann); err != nil || !changed {
+		e.t.Errorf("ResetPreferences(ann) = %v, %v; want true, nil", changed, err)
+	}
+	if changed, err := e.ib.ResetPreferences(e.ctx, ann); err != nil || changed {
+		e.t.Errorf("ResetPreferences(ann) again = %v, %v; want false, nil", changed, err)
+	}
+	other.wantTally(ann, inbox.Tally{Total: 3, Unread: 2, Muted: 1}, 2)
+	other.wantCountsFromFeed(ann)
+
+	before := e.snapshot()
+	for _, c := range []struct {
+		what string
+		p    inbox.Preferences
+		want error
+	}{
+		{"a category both muted and opted out of", inbox.Preferences{MutedCategories: []string{"a"}, OptedOut: []string{"a"}}, inbox.ErrInvalidInput},
+		{"a key with '#'", inbox.Preferences{MutedGroups: []string{"a#b"}}, inbox.ErrInvalidKey},
+		{"everyone's group", inbox.Preferences{MutedGroups: []string{driver.PublicGroup}}, inbox.ErrInvalidKey},
+	} {
+		if err := e.ib.PutInboxConfig(e.ctx, e.scope, inbox.InboxConfig{Preferences: c.p}); !errors.Is(err, c.want) {
+			e.t.Errorf("PutInboxConfig with %s: %v, want %v", c.what, err, c.want)
+		}
+		if err := e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, inbox.TenantSettings{Preferences: c.p}); !errors.Is(err, c.want) {
+			e.t.Errorf("PutTenantSettings with %s: %v, want %v", c.what, err, c.want)
+		}
+		// The Store refuses them too, unsorted ones included.
+		if err := e.store.PutInboxConfig(e.ctx, e.scope, driver.InboxConfig{Preferences: c.p}); err == nil {
+			e.t.Errorf("Store.PutInboxConfig with %s: nil, want an error", c.what)
+		}
+	}
+	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, driver.TenantSettings{Preferences: inbox.Preferences{OptedOut: []string{"b", "a"}}}); !errors.Is(err, inbox.ErrInvalidInput) {
+		e.t.Errorf("Store.PutTenantSettings with unsorted opt-outs: %v, want ErrInvalidInput", err)
+	}
+	e.wantUnchanged("config changes with bad preferences", before)
 }

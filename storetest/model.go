@@ -29,6 +29,9 @@ type model struct {
 	// she muted, each as "?" and its key, and those she opted out of, as
 	// "*" and its key (no key holds a '?' or '*').
 	muted map[string]map[string]bool
+	// own holds the users who set preferences of their own (and have not
+	// reset them since).
+	own map[string]bool
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
 	// lastID is the highest message ID published so far.
@@ -88,6 +91,7 @@ func newModel(users []string) *model {
 		member:     map[string]map[string]bool{},
 		seen:       map[string]string{},
 		muted:      map[string]map[string]bool{},
+		own:        map[string]bool{},
 		hosts:      map[string]modelHost{},
 		activity:   map[threadOf]string{},
 		unsure:     map[threadOf]bool{},

@@ -280,6 +280,17 @@ func (p *property) joinOrLeave() {
 // muted, or not.
 func (p *property) mute() {
 	u, k := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
+	if p.rng.IntN(8) == 0 {
+		// Back to the defaults (none here): her mutes and opt-outs go.
+		changed, err := p.e.ib.ResetPreferences(p.e.ctx, p.user(u))
+		p.logf("%s resets her preferences", u)
+		if err != nil || changed != p.m.own[u] {
+			p.e.t.Errorf("step %d: ResetPreferences(%s): %v, %v; want %v, nil", p.step, u, changed, err, p.m.own[u])
+		}
+		p.m.muted[u], p.m.own[u] = map[string]bool{}, false
+		p.stats.mutes++
+		return
+	}
 	if r := p.rng.IntN(3); r > 0 {
 		k = "?*"[r-1:r] + p.categories[1+p.rng.IntN(len(p.categories)-1)]
 	}
@@ -287,6 +298,8 @@ func (p *property) mute() {
 	if !same {
 		p.m.toggle(u, k)
 	}
+	wasOwn := p.m.own[u]
+	p.m.own[u] = true
 	prefs := p.m.preferences(u)
 	p.rng.Shuffle(len(prefs.MutedGroups), func(i, j int) {
 		prefs.MutedGroups[i], prefs.MutedGroups[j] = prefs.MutedGroups[j], prefs.MutedGroups[i]
@@ -296,8 +309,8 @@ func (p *property) mute() {
 	})
 	p.logf("%s mutes %+v (no change %v)", u, prefs, same)
 	changed, err := p.e.ib.SetPreferences(p.e.ctx, p.user(u), prefs)
-	if err != nil || changed == same {
-		p.e.t.Errorf("step %d: SetPreferences(%s, %+v): %v, %v; want %v, nil", p.step, u, prefs, changed, err, !same)
+	if want := !same || !wasOwn; err != nil || changed != want {
+		p.e.t.Errorf("step %d: SetPreferences(%s, %+v): %v, %v; want %v, nil", p.step, u, prefs, changed, err, want)
 	}
 	p.stats.mutes++
 }
