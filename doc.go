@@ -89,9 +89,9 @@
 //
 // # Preferences
 //
-// A user mutes groups and categories with SetPreferences (at most
-// MaxMutedGroups and MaxMutedCategories; read them back with
-// Preferences). A muted group's or category's messages, stored once for
+// A user mutes groups and categories with SetPreferences (read them back
+// with Preferences; without her own, her inbox's or tenant's defaults
+// apply, see InboxConfig). A muted group's or category's messages, stored once for
 // everyone or not, stay in the user's feed, marked Message.Muted (and a
 // group's chats Thread.Muted in ListThreads), but their unread leave
 // Unread and Unseen, overall and in their category, for Tally.Muted. A

@@ -61,6 +61,8 @@ type tenantJSON struct {
 	Title     string `json:"title"`
 	TTL       string `json:"ttl"`
 	UpdatedBy string `json:"updated_by"`
+	// Preferences are the tenant's default preferences.
+	Preferences preferencesJSON `json:"preferences"`
 }
 
 type inboxJSON struct {
@@ -68,6 +70,48 @@ type inboxJSON struct {
 	Description string            `json:"description"`
 	TTL         map[string]string `json:"ttl"`
 	UpdatedBy   string            `json:"updated_by"`
+	// Preferences are the inbox's default preferences.
+	Preferences preferencesJSON `json:"preferences"`
+}
+
+// newPreferencesJSON returns p as the command prints it: empty lists,
+// never null.
+func newPreferencesJSON(p inbox.Preferences) preferencesJSON {
+	return preferencesJSON{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...)}
+}
+
+// preferencesRows returns p as table rows of record rec: one per key.
+func preferencesRows(rec string, p preferencesJSON) [][]string {
+	var rows [][]string
+	for _, kind := range []struct {
+		name string
+		keys []string
+	}{{"mute", p.MutedGroups}, {"mute_category", p.MutedCategories}, {"opt_out", p.OptedOut}} {
+		for _, k := range kind.keys {
+			rows = append(rows, []string{rec, "preferences." + kind.name, k})
+		}
+	}
+	return rows
+}
+
+// prefsFlags are the flags of default preferences (set-tenant,
+// set-inbox).
+type prefsFlags struct{ muted, mutedCats, optedOut stringList }
+
+func (f *prefsFlags) register(fs *flag.FlagSet, whose string) {
+	fs.Var(&f.muted, "mute", "a `group` "+whose+" users mute by default (repeat for each)")
+	fs.Var(&f.mutedCats, "mute-category", "a `category` "+whose+" users mute by default (repeat for each)")
+	fs.Var(&f.optedOut, "opt-out", "a `category` "+whose+" users opt out of by default (repeat for each)")
+}
+
+// preferences returns the flags' preferences, checked as the Inbox takes
+// them: bad ones are a usage error.
+func (f *prefsFlags) preferences() (inbox.Preferences, error) {
+	p, err := inbox.Preferences{MutedGroups: f.muted, MutedCategories: f.mutedCats, OptedOut: f.optedOut}.Normal()
+	if err != nil {
+		return inbox.Preferences{}, asUsage(err)
+	}
+	return p, nil
 }
 
 // writeConfig writes c in the format of e: in a table, one row per
@@ -75,10 +119,10 @@ type inboxJSON struct {
 func (e *env) writeConfig(c inbox.Config) error {
 	var out configJSON
 	if t := c.Tenant; t != nil {
-		out.Tenant = &tenantJSON{Title: t.Title, TTL: t.TTL, UpdatedBy: t.UpdatedBy}
+		out.Tenant = &tenantJSON{Title: t.Title, TTL: t.TTL, UpdatedBy: t.UpdatedBy, Preferences: newPreferencesJSON(t.Preferences)}
 	}
 	if i := c.Inbox; i != nil {
-		out.Inbox = &inboxJSON{Title: i.Title, Description: i.Description, TTL: i.TTL, UpdatedBy: i.UpdatedBy}
+		out.Inbox = &inboxJSON{Title: i.Title, Description: i.Description, TTL: i.TTL, UpdatedBy: i.UpdatedBy, Preferences: newPreferencesJSON(i.Preferences)}
 		if out.Inbox.TTL == nil {
 			out.Inbox.TTL = map[string]string{}
 		}
@@ -89,6 +133,7 @@ func (e *env) writeConfig(c inbox.Config) error {
 	var rows [][]string
 	if t := out.Tenant; t != nil {
 		rows = append(rows, []string{"tenant", "title", t.Title}, []string{"tenant", "ttl", t.TTL}, []string{"tenant", "updated_by", t.UpdatedBy})
+		rows = append(rows, preferencesRows("tenant", t.Preferences)...)
 	}
 	if i := out.Inbox; i != nil {
 		rows = append(rows, []string{"inbox", "title", i.Title}, []string{"inbox", "description", i.Description})
@@ -96,6 +141,7 @@ func (e *env) writeConfig(c inbox.Config) error {
 			rows = append(rows, []string{"inbox", "ttl." + k, i.TTL[k]})
 		}
 		rows = append(rows, []string{"inbox", "updated_by", i.UpdatedBy})
+		rows = append(rows, preferencesRows("inbox", i.Preferences)...)
 	}
 	return writeTable(e.stdout, []string{"RECORD", "SETTING", "VALUE"}, rows)
 }
@@ -109,9 +155,15 @@ func setupSetTenant(fs *flag.FlagSet) func(context.Context, *env) error {
 	fs.StringVar(&ts.Title, "title", "", "the tenant's `title`")
 	fs.StringVar(&ts.TTL, "ttl", "", "the tenant's default message `TTL`, e.g. 30d (empty: none)")
 	fs.StringVar(&ts.UpdatedBy, "by", "", "who makes the change (the record's uid)")
+	var pf prefsFlags
+	pf.register(fs, "the tenant's")
 	return func(ctx context.Context, e *env) error {
 		if tenant == "" {
 			return usagef("missing --tenant")
+		}
+		var err error
+		if ts.Preferences, err = pf.preferences(); err != nil {
+			return err
 		}
 		if err := driver.ValidateKey("tenant", tenant); err != nil {
 			return asUsage(err)
@@ -154,9 +206,14 @@ func setupSetInbox(fs *flag.FlagSet) func(context.Context, *env) error {
 	fs.StringVar(&ic.Description, "description", "", "the inbox's `description`")
 	fs.Var(ttl, "ttl", "a `category=TTL` pair, e.g. ops=7d, or "+inbox.DefaultTTLKey+"=30d for the inbox's default (repeat for each)")
 	fs.StringVar(&ic.UpdatedBy, "by", "", "who makes the change (the record's uid)")
+	var pf prefsFlags
+	pf.register(fs, "the inbox's")
 	return func(ctx context.Context, e *env) error {
 		s, err := sf.scope()
 		if err != nil {
+			return err
+		}
+		if ic.Preferences, err = pf.preferences(); err != nil {
 			return err
 		}
 		if len(ttl) > 0 {

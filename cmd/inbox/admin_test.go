@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,9 +24,11 @@ func TestOperatorDay(t *testing.T) {
 		t.Errorf("config of a new inbox = %+v, want both null", cfg)
 	}
 	cli(t, with(f.g, "set-tenant", "--tenant", "acme", "--title", "Acme", "--ttl", "30d", "--by", "ops")...).ok(t)
-	cli(t, with(f.g, slices.Concat([]string{"set-inbox"}, scope, []string{"--title", "Alerts", "--ttl", "ops=7d", "--ttl", inbox.DefaultTTLKey + "=14d"})...)...).ok(t)
+	cli(t, with(f.g, slices.Concat([]string{"set-inbox"}, scope, []string{"--title", "Alerts", "--ttl", "ops=7d", "--ttl", inbox.DefaultTTLKey + "=14d", "--opt-out", "promo", "--mute", "devs"})...)...).ok(t)
 	cli(t, with(f.g, slices.Concat([]string{"config"}, scope)...)...).ok(t).decode(t, &cfg)
-	if cfg.Tenant == nil || *cfg.Tenant != (tenantJSON{Title: "Acme", TTL: "30d", UpdatedBy: "ops"}) ||
+	none := preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}
+	if cfg.Tenant == nil || !cmp.Equal(*cfg.Tenant, tenantJSON{Title: "Acme", TTL: "30d", UpdatedBy: "ops", Preferences: none}) ||
+		!cmp.Equal(cfg.Inbox.Preferences, preferencesJSON{MutedGroups: []string{"devs"}, MutedCategories: []string{}, OptedOut: []string{"promo"}}) ||
 		cfg.Inbox == nil || cfg.Inbox.Title != "Alerts" || cfg.Inbox.TTL["ops"] != "7d" || cfg.Inbox.TTL[inbox.DefaultTTLKey] != "14d" {
 		t.Errorf("config after setting = %+v %+v", cfg.Tenant, cfg.Inbox)
 	}
@@ -35,6 +38,15 @@ func TestOperatorDay(t *testing.T) {
 	}
 	if out := cli(t, with(f.g, slices.Concat([]string{"-o", "table", "config"}, scope)...)...).ok(t).stdout; !hasRow(out, "inbox", "ttl.ops", "7d") || !hasRow(out, "tenant", "title", "Acme") {
 		t.Errorf("config -o table:\n%s", out)
+	}
+	if p, err := f.ib.Preferences(t.Context(), f.scope.User("zed")); err != nil || !slices.Equal(p.OptedOut, []string{"promo"}) || p.Own {
+		t.Errorf("a user's preferences under the inbox's defaults = %+v, %v; want promo opted out, not her own", p, err)
+	}
+	if out := cli(t, with(f.g, slices.Concat([]string{"-o", "table", "config"}, scope)...)...).ok(t).stdout; !hasRow(out, "inbox", "preferences.opt_out", "promo") {
+		t.Errorf("config -o table has no default opt-out:\n%s", out)
+	}
+	if r := cli(t, with(f.g, slices.Concat([]string{"set-inbox"}, scope, []string{"--opt-out", "a#b"})...)...); r.code != 2 {
+		t.Errorf("set-inbox --opt-out a#b: exit %d, want 2 (usage)", r.code)
 	}
 
 	// An announcement to two users, retried.

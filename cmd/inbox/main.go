@@ -18,8 +18,8 @@
 //	preferences   a user's muted groups and categories and the categories
 //	              she opted out of (--tenant, --inbox, --user); with --set,
 //	              replace them first with the --mute G, --mute-category C
-//	              and --opt-out C flags (none clears them) and say whether
-//	              they changed
+//	              and --opt-out C flags (none clears them), or with --reset
+//	              drop them for the defaults, and say whether they changed
 //	recount       rebuild a user's counters and print the counts after
 //	              (--tenant, --inbox, --user, [--group G ...]), or every
 //	              partition of an inbox (--tenant, --inbox, --all
@@ -39,9 +39,12 @@
 //	config        an inbox's tenant settings and inbox config (--tenant,
 //	              --inbox); null for a record that does not exist
 //	set-tenant    replace a tenant's settings: --tenant [--title S]
-//	              [--ttl D] [--by U]; prints what was written
+//	              [--ttl D] [--by U], and its users' default preferences
+//	              [--mute G ...] [--mute-category C ...] [--opt-out C ...];
+//	              prints what was written
 //	set-inbox     replace an inbox's config: --tenant, --inbox [--title S]
-//	              [--description S] [--ttl CATEGORY=D ...] [--by U]
+//	              [--description S] [--ttl CATEGORY=D ...] [--by U], and
+//	              the default preferences, as set-tenant
 //	get           one record as stored, by key: --tenant, --inbox, --id, in
 //	              --user U's partition (a direct message or a receipt),
 //	              --group G's, or everyone's (neither); with its ledger entry
@@ -171,12 +174,12 @@ func commands() []command {
 		{"delete-table", "", "delete the table", setupDeleteTable},
 		{"feed", "--tenant T --inbox I --user U [--group G ...] [--unread] [--category C] [--archived] [--limit N] [--cursor C]", "print one page of a user's feed", setupFeed},
 		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
-		{"preferences", "--tenant T --inbox I --user U [--set [--mute G ...] [--mute-category C ...] [--opt-out C ...]]", "print, or with --set replace, a user's muted groups and categories and the categories opted out of", setupPreferences},
+		{"preferences", "--tenant T --inbox I --user U [--set [--mute G ...] [--mute-category C ...] [--opt-out C ...] | --reset]", "print, or with --set replace, a user's muted groups and categories and the categories opted out of", setupPreferences},
 		{"recount", "--tenant T --inbox I (--user U [--group G ...] | --all) [--parallel N]", "rebuild a user's, or a whole inbox's, counters", setupRecount},
 		{"stream", "[--from P] [--consumer C] [--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
 		{"config", "--tenant T --inbox I", "print an inbox's tenant settings and inbox config", setupConfig},
-		{"set-tenant", "--tenant T [--title S] [--ttl D] [--by U]", "replace a tenant's settings", setupSetTenant},
-		{"set-inbox", "--tenant T --inbox I [--title S] [--description S] [--ttl CATEGORY=D ...] [--by U]", "replace an inbox's config", setupSetInbox},
+		{"set-tenant", "--tenant T [--title S] [--ttl D] [--by U] [--mute G ...] [--mute-category C ...] [--opt-out C ...]", "replace a tenant's settings (with its users' default preferences)", setupSetTenant},
+		{"set-inbox", "--tenant T --inbox I [--title S] [--description S] [--ttl CATEGORY=D ...] [--by U] [--mute G ...] [--mute-category C ...] [--opt-out C ...]", "replace an inbox's config (with its users' default preferences)", setupSetInbox},
 		{"get", "--tenant T --inbox I --id ID [--user U | --group G]", "print one message, receipt or broadcast as it is stored", setupGet},
 		{"publish", "--tenant T --inbox I --user U [--user U ...] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to users", setupPublish},
 		{"broadcast", "--tenant T --inbox I [--group G] [--title S] [--body JSON] [--category C] [--host-id H] ...", "send a message to everyone, or a group, stored once", setupBroadcast},

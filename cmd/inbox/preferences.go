@@ -23,9 +23,10 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 	sf.register(fs)
 	var user string
 	var muted, mutedCats, optedOut stringList
-	var set bool
+	var set, reset bool
 	fs.StringVar(&user, "user", "", "the `user` ID (required)")
 	fs.BoolVar(&set, "set", false, "replace the user's preferences: the groups and categories muted are the --mute and --mute-category ones, the categories opted out of the --opt-out ones (none of a flag clears them)")
+	fs.BoolVar(&reset, "reset", false, "drop the user's own preferences: the defaults of her inbox, else her tenant, apply to her again (see set-inbox)")
 	fs.Var(&muted, "mute", "with --set, a `group` to mute (repeat for each)")
 	fs.Var(&mutedCats, "mute-category", "with --set, a `category` to mute (repeat for each)")
 	fs.Var(&optedOut, "opt-out", "with --set, a `category` to opt out of: its messages leave the feed and counts, and new ones are not stored for the user (repeat for each)")
@@ -44,6 +45,9 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		if (len(muted) > 0 || len(mutedCats) > 0 || len(optedOut) > 0) && !set {
 			return usagef("--mute, --mute-category and --opt-out go with --set")
 		}
+		if set && reset {
+			return usagef("--set or --reset, not both")
+		}
 		if _, err := (inbox.Preferences{MutedGroups: muted}).Normal(); err != nil {
 			return &usageError{flag: "mute", err: err}
 		}
@@ -61,6 +65,13 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		out := preferencesJSON{}
 		if set {
 			changed, err := ib.SetPreferences(ctx, u, want)
+			if err != nil {
+				return err
+			}
+			out.Changed = &changed
+		}
+		if reset {
+			changed, err := ib.ResetPreferences(ctx, u)
 			if err != nil {
 				return err
 			}

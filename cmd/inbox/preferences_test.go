@@ -106,6 +106,17 @@ func TestPreferences(t *testing.T) {
 		t.Errorf("preferences --opt-out ops --mute-category ops: exit %d, want 2 (usage)", r.code)
 	}
 
+	// --reset: she follows the defaults again (none here).
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}, prefs("--reset")); diff != "" {
+		t.Errorf("preferences --reset (-want +got):\n%s", diff)
+	}
+	if got, err := f.ib.Preferences(ctx, f.scope.User("ann")); err != nil || got.Own {
+		t.Errorf("Preferences(ann) after --reset = %+v, %v; want the defaults", got, err)
+	}
+	if r := cli(t, slices.Concat([]string{"preferences"}, ann, []string{"--set", "--reset"})...); r.code != 2 {
+		t.Errorf("preferences --set --reset: exit %d, want 2 (usage)", r.code)
+	}
+
 	// --set without --mute unmutes every group.
 	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
 		t.Errorf("preferences --set (-want +got):\n%s", diff)

@@ -46,6 +46,7 @@ const maxRequestBody = 1 << 20
 //	GET    /counts                  total, read, unread, archived, muted, unseen, overall and per category
 //	GET    /preferences             the groups and categories the caller muted
 //	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...], "opted_out": [...]}
+//	DELETE /preferences             drop them: the inbox's defaults apply
 //	GET    /events                  server-sent events: the caller's inbox changed, or a member read a message of the caller's chats (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
 //	GET    /scheduled?limit=&cursor=  an operator's list of what the inbox has scheduled and not yet due
@@ -84,6 +85,7 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("GET /counts", h.endpoint(h.counts))
 	mux.Handle("GET /preferences", h.endpoint(h.preferences))
 	mux.Handle("PUT /preferences", h.endpoint(h.setPreferences))
+	mux.Handle("DELETE /preferences", h.endpoint(h.resetPreferences))
 	mux.Handle("GET /threads", h.endpoint(h.threads))
 	mux.Handle("GET /events", h.authenticated(h.events))
 	return mux
@@ -409,6 +411,22 @@ func (h *handler) setPreferences(r *http.Request, u inbox.User) (reply, error) {
 		return reply{}, err
 	}
 	p, err = p.Normal() // as SetPreferences keeps them: sorted
+	if err != nil {
+		return reply{}, err
+	}
+	p.Own = true
+	return reply{http.StatusOK, setPreferencesBody{Changed: changed, preferencesBody: newPreferencesBody(p)}}, nil
+}
+
+// resetPreferences answers DELETE /preferences: the caller follows her
+// inbox's default preferences again (Inbox.ResetPreferences); it replies
+// with them, and whether she had her own.
+func (h *handler) resetPreferences(r *http.Request, u inbox.User) (reply, error) {
+	changed, err := h.ib.ResetPreferences(r.Context(), u)
+	if err != nil {
+		return reply{}, err
+	}
+	p, err := h.ib.Preferences(r.Context(), u)
 	if err != nil {
 		return reply{}, err
 	}

@@ -39,7 +39,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 
 	var set setPreferencesBody
 	a.call("PUT", "/preferences", "ann|team", map[string]any{"muted_groups": []string{"team", "admins"}, "muted_categories": []string{"billing"}}, http.StatusOK, &set)
-	want = preferencesBody{MutedGroups: []string{"admins", "team"}, MutedCategories: []string{"billing"}, OptedOut: []string{}}
+	want = preferencesBody{MutedGroups: []string{"admins", "team"}, MutedCategories: []string{"billing"}, OptedOut: []string{}, Own: true}
 	if diff := cmp.Diff(setPreferencesBody{Changed: true, preferencesBody: want}, set, cmp.AllowUnexported(setPreferencesBody{})); diff != "" {
 		t.Errorf("PUT /preferences (-want +got):\n%s", diff)
 	}
@@ -104,6 +104,14 @@ func testPreferencesAPI(t *testing.T, a *api) {
 		t.Errorf("ann's counts opted in again: %+v, want the story unread", c)
 	}
 
+	// DELETE: back to the inbox's defaults (none here), and her own no more.
+	var reset setPreferencesBody
+	a.call("DELETE", "/preferences", "ann", nil, http.StatusOK, &reset)
+	if !reset.Changed || reset.Own || len(reset.MutedGroups) != 0 {
+		t.Errorf("DELETE /preferences = %+v, want changed, the defaults", reset)
+	}
+	a.call("PUT", "/preferences", "ann", map[string]any{"muted_groups": []string{"team"}}, http.StatusOK, &set)
+
 	many := func(n int) []string {
 		keys := make([]string, n)
 		for i := range keys {
@@ -130,7 +138,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 	a.wantError("GET", "/preferences", "", nil, http.StatusUnauthorized)
 	a.wantError("PUT", "/preferences", "", map[string]any{}, http.StatusUnauthorized)
 	a.wantError("GET", "/preferences", "a#nn", nil, http.StatusBadRequest)
-	want = preferencesBody{MutedGroups: []string{"team"}, MutedCategories: []string{}, OptedOut: []string{}}
+	want = preferencesBody{MutedGroups: []string{"team"}, MutedCategories: []string{}, OptedOut: []string{}, Own: true}
 	if diff := cmp.Diff(want, a.preferences("ann")); diff != "" {
 		t.Errorf("preferences after the bad PUTs (-want +got):\n%s", diff)
 	}
@@ -141,7 +149,7 @@ func testPreferencesAPI(t *testing.T, a *api) {
 	}
 	// An empty body unmutes everything.
 	a.call("PUT", "/preferences", "ann", map[string]any{}, http.StatusOK, &set)
-	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}, a.preferences("ann")); diff != "" || !set.Changed {
+	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Own: true}, a.preferences("ann")); diff != "" || !set.Changed {
 		t.Errorf("preferences after an empty PUT (changed %v) (-want +got):\n%s", set.Changed, diff)
 	}
 }
@@ -227,7 +235,7 @@ func testPageMuteLive(t *testing.T, a *api, browser context.Context) {
 	two.run("unmute the team's chat", click(teamChat+" button.mute"))
 	one.wait("the team's chat is back in tab one", muteButton(teamChat+" button.mute", false)+" && "+badge("", 4)+" && "+mutedMessage(standup, false))
 
-	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}, a.preferences("ann|team")); diff != "" {
+	if diff := cmp.Diff(preferencesBody{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Own: true}, a.preferences("ann|team")); diff != "" {
 		t.Errorf("ann's preferences at the end (-want +got):\n%s", diff)
 	}
 	var loadedOnce bool

@@ -225,11 +225,14 @@ type preferencesBody struct {
 	// OptedOut are the categories the user opted out of: their messages
 	// leave her feed and counts.
 	OptedOut []string `json:"opted_out"`
+	// Own says they are the user's own; else they are her inbox's or
+	// tenant's defaults. A PUT ignores it: it always sets her own.
+	Own bool `json:"own"`
 }
 
 // newPreferencesBody returns p as the API shows it.
 func newPreferencesBody(p inbox.Preferences) preferencesBody {
-	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...)}
+	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...), Own: p.Own}
 }
 
 // setPreferencesBody is the reply of PUT /preferences: the preferences as
