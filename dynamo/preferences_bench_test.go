@@ -34,7 +34,9 @@ import (
 //     out of, every message's ("ops") among them or not
 //     (opted-out-of-all): a Publish to a user who opted out of its
 //     category is one refused transaction, which writes nothing; Counts
-//     reads nothing more; List reads past the messages it leaves out.
+//     reads nothing more; List reads past the messages it leaves out;
+//     Counts with the same opt-outs as the inbox's defaults, for a user
+//     without her own: the config comes from the Inbox's cache.
 func BenchmarkPreferences(b *testing.B) {
 	ctx := context.Background()
 	groups := []string{"group-000000000000-0", "group-000000000000-1", "group-000000000000-2", "group-000000000000-3"}
@@ -162,6 +164,26 @@ func BenchmarkPreferences(b *testing.B) {
 				m.report(b)
 			})
 		}
+		b.Run(fmt.Sprintf("Counts/seen/cache=on/defaults-opt-out-of-all=%v", out), func(b *testing.B) {
+			ib, m, ann, _ := setup(b, true)
+			if err := ib.PutInboxConfig(ctx, ann.Scope, inbox.InboxConfig{Preferences: optedOut(out)}); err != nil {
+				b.Fatal(err)
+			}
+			want := int64(40)
+			if out {
+				want = 0
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				c, err := ib.Counts(ctx, ann)
+				if err != nil || c.Total != want || c.Unseen != want {
+					b.Fatalf("Counts = %+v, %v; want total and unseen %d", c.Tally, err, want)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
 		b.Run(fmt.Sprintf("List/cache=off/opted-out-of-all=%v", out), func(b *testing.B) {
 			ib, m, ann, _ := setup(b, false, inbox.WithSharedCache(0))
 			if _, err := ib.SetPreferences(ctx, ann, optedOut(out)); err != nil {
