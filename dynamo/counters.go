@@ -375,9 +375,12 @@ func seenBelow(id string) expression.ConditionBuilder {
 
 // notOptedOut returns the condition that a user partition's preferences
 // (attrMuted, see driver.Preferences.Encode) do not hold token, an
-// opt-out (driver.OptOutToken).
+// opt-out (driver.OptOutToken) in a string: DynamoDB's contains also
+// finds an element of a set or a list, another program's value, which
+// optsOut would not explain (PutMessage would write again and again).
 func notOptedOut(token string) expression.ConditionBuilder {
-	return expression.Or(expression.Name(attrMuted).AttributeNotExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
+	muted := expression.Name(attrMuted)
+	return expression.Not(expression.And(muted.AttributeType(expression.String), expression.Contains(muted, token)))
 }
 
 // optsOut reports whether old, a user's c#* as a failed condition
@@ -604,10 +607,16 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 	return c, it.Ver, it.recentKeys(p), nil
 }
 
-// decodePrefs returns the preferences a user's c#* item av holds.
+// decodePrefs returns the preferences a user's c#* item av holds: its
+// muted groups and categories and the categories opted out of as one
+// string (driver.Preferences.Encode), so that a condition compares them
+// as one value. What holds no such string is ErrInvalidInput.
 func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeValue) (driver.Preferences, error) {
 	v, ok := av[attrMuted].(*types.AttributeValueMemberS)
 	if !ok {
+		if av[attrMuted] != nil {
+			return driver.Preferences{}, fmt.Errorf("dynamo: preferences of %s: %w: %T, not a string", p.PK(), driver.ErrInvalidInput, av[attrMuted])
+		}
 		return driver.Preferences{}, nil
 	}
 	prefs, err := driver.DecodePreferences(v.Value)
