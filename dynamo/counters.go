@@ -376,13 +376,18 @@ func seenBelow(id string) expression.ConditionBuilder {
 
 // notOptedOut returns the condition that a user partition's preferences
 // (attrMuted, see driver.Preferences.Encode) do not hold token, an
-// opt-out (driver.OptOutToken); with byDefault, that the partition has
-// preferences of its own too (the defaults in effect opt out).
+// opt-out (driver.OptOutToken) in a string; with byDefault, that the
+// partition has preferences of its own too, as a string (the defaults in
+// effect opt out). DynamoDB's contains also finds an element of a set or
+// a list, another program's value: the type is checked, so that the
+// condition fails exactly when optsOut explains it (else PutMessage would
+// write again and again).
 func notOptedOut(token string, byDefault bool) expression.ConditionBuilder {
+	muted := expression.Name(attrMuted)
 	if byDefault {
-		return expression.And(expression.Name(attrMuted).AttributeExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
+		return expression.And(muted.AttributeType(expression.String), expression.Not(expression.Contains(muted, token)))
 	}
-	return expression.Or(expression.Name(attrMuted).AttributeNotExists(), expression.Not(expression.Contains(expression.Name(attrMuted), token)))
+	return expression.Not(expression.And(muted.AttributeType(expression.String), expression.Contains(muted, token)))
 }
 
 // optsOut reports whether old, a user's c#* as a failed condition
@@ -613,10 +618,16 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 	return c, it.Ver, it.recentKeys(p), nil
 }
 
-// decodePrefs returns the preferences a user's c#* item av holds.
+// decodePrefs returns the preferences a user's c#* item av holds: its
+// muted groups and categories and the categories opted out of as one
+// string (driver.Preferences.Encode), so that a condition compares them
+// as one value. What holds no such string is ErrInvalidInput.
 func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeValue) (driver.Preferences, error) {
 	v, ok := av[attrMuted].(*types.AttributeValueMemberS)
 	if !ok {
+		if av[attrMuted] != nil {
+			return driver.Preferences{}, fmt.Errorf("dynamo: preferences of %s: %w: %T, not a string", p.PK(), driver.ErrInvalidInput, av[attrMuted])
+		}
 		return driver.Preferences{}, nil
 	}
 	prefs, err := driver.DecodePreferences(v.Value)
@@ -628,9 +639,10 @@ func (s *Store) decodePrefs(p driver.Partition, av map[string]types.AttributeVal
 }
 
 // setPreferences applies preferences mark mk (valid, alone) in one
-// transaction: an Update of its partition's c#* that replaces the muted
-// groups (removes them, for none) on condition that they are mk's From
-// (else ErrStateChanged), and adds 1 to its version, creating it at zero
+// transaction: an Update of its partition's c#* that replaces the
+// preferences (Encode, "" for her own that set nothing; removed for none
+// of her own) on condition that they are mk's From (else
+// ErrStateChanged), and adds 1 to its version, creating it at zero
 // if missing; and a Put of the partition's preferences item
 // (driver.PreferencesSK, kind UP) with the new groups, whose INSERT or
 // MODIFY record on the table's stream makes the change's event.

@@ -181,11 +181,9 @@ type counterItem struct {
 	Recent1 []string `dynamodbav:"rs1,omitempty,stringset"`
 	Recent2 []string `dynamodbav:"rs2,omitempty,stringset"`
 	Recent3 []string `dynamodbav:"rs3,omitempty,stringset"`
-	// Muted are a user's preferences on c#* (driver.Stats.Preferences),
-	// their muted groups and categories as one string
-	// (driver.Preferences.Encode), so that a condition compares them as
-	// one value.
-	Muted string `dynamodbav:"muted,omitempty"`
+	// A user's c#* also holds her preferences (attrMuted), read by
+	// decodePrefs: not a field, so that another program's value of
+	// another type is a typed error, not one of the decoding.
 }
 
 // prefsItem is a user's preferences item (driver.PreferencesSK), which

@@ -75,9 +75,11 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 // deltas' Above of a user's partition apply on condition that its Fence
 // is below rec's ID (else the transaction is made again without them); a
 // shared partition's total is marked Bucketed on condition that it is new
-// or was already (else without). A record or receipt already there is
-// ErrExists; a receipt as rec, or receipts driver.ValidatePutReceipts
-// refuses, is ErrInvalidInput.
+// or was already (else without). A user's copy of a message of a category
+// is conditional on her c#*'s preferences, a string, not holding the
+// category's opt-out (driver.OptOutToken; else ErrOptedOut). A record or
+// receipt already there is ErrExists; a receipt as rec, or receipts
+// driver.ValidatePutReceipts refuses, is ErrInvalidInput.
 func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)

@@ -219,9 +219,9 @@ func testRepairKeepsPreferences(e *env) {
 // testPutMessageOptedOut: once ann opts out of promo, a PutMessage of her
 // copy of a promo message is ErrOptedOut and writes nothing, with or
 // without Above among its deltas (under a watermark below it, or above
-// it); a retry of a copy stored before the opt-out is ErrExists; her copy
-// of another category, bob's promo copy and a promo broadcast are
-// written. Opted in again, her promo copy is written.
+// it), scheduled too; a retry of a copy stored before the opt-out is
+// ErrExists; her copy of another category, bob's promo copy and a promo
+// broadcast are written. Opted in again, her promo copy is written.
 func testPutMessageOptedOut(e *env) {
 	annP, bobP, pub := e.part("ann"), e.part("bob"), e.pub()
 	before := e.message(annP, "promo", time.Hour)
@@ -249,6 +249,10 @@ func testPutMessageOptedOut(e *env) {
 	counters = e.counters(annP)
 	e.clock.Advance(time.Second)
 	above := e.message(annP, "promo", time.Hour)
+	due := e.clock.Now().Add(time.Hour)
+	later := e.scheduledCopy(annP, e.scheduledID(due), due, time.Hour)
+	later.Message.Category = "promo"
+	refused := e.snapshot()
 	for _, c := range []struct {
 		what   string
 		rec    driver.Record
@@ -257,6 +261,7 @@ func testPutMessageOptedOut(e *env) {
 		{"without Above", above, driver.PutDeltas(above)},
 		{"with Above, above the watermark", above, driver.MergeCounters(append(driver.PutDeltas(above), driver.Counter{Partition: annP, Above: 1}, driver.Counter{Partition: annP, Category: "promo", Above: 1}))},
 		{"with Above, below the watermark", below, driver.MergeCounters(append(driver.PutDeltas(below), driver.Counter{Partition: annP, Above: 1}))},
+		{"scheduled", later, driver.PutDeltas(later)},
 	} {
 		if err := e.store.PutMessage(e.ctx, c.rec, c.deltas); !errors.Is(err, driver.ErrOptedOut) {
 			e.t.Errorf("PutMessage of ann's promo copy %s, opted out: %v, want ErrOptedOut", c.what, err)
@@ -265,8 +270,12 @@ func testPutMessageOptedOut(e *env) {
 	if err := e.store.PutMessage(e.ctx, before, driver.PutDeltas(before)); !errors.Is(err, driver.ErrExists) {
 		e.t.Errorf("PutMessage again of ann's promo copy stored before the opt-out: %v, want ErrExists", err)
 	}
-	if got := e.get(above.Key(), below.Key()); len(got) != 0 {
+	if got := e.get(above.Key(), below.Key(), later.Key()); len(got) != 0 {
 		e.t.Errorf("records written though ann opted out: %v", got)
+	}
+	e.wantUnchanged("a refused PutMessage", refused)
+	if got := e.scheduledAll(driver.Query{}, 10); len(got) != 0 {
+		e.t.Errorf("scheduled records written though ann opted out: %v", got)
 	}
 	if diff := cmp.Diff(counters, e.counters(annP), cmpopts.EquateEmpty()); diff != "" {
 		e.t.Errorf("a refused PutMessage changed ann's counters (-before +after):\n%s", diff)
