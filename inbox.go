@@ -160,9 +160,10 @@ type PublishResult struct {
 	// the same HostSystemID.
 	Duplicates []string
 	// OptedOut lists users who opted out of the message's category (see
-	// Preferences.OptedOut, as they stood at the write): no copy was
-	// stored for them, and none will be on a retry while they stay opted
-	// out.
+	// Preferences.OptedOut, as they stood at the write, or the defaults
+	// for a user without her own): no copy was stored for them, and none
+	// will be on a retry while they stay opted out. The sender is no
+	// exception: her preferences hold for her own copy too.
 	OptedOut []string
 	// Failed maps each user whose copy was not written to the error: the
 	// store refused the write (bad input, throttling after the client's

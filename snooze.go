@@ -166,6 +166,9 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 	if err != nil {
 		return nil, "", err
 	}
+	if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+		return nil, "", nil // u opted out of the view's category
+	}
 	for _, e := range snoozing(st, in, nil, now) {
 		if keep(e) {
 			entries = append(entries, e)

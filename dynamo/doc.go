@@ -50,8 +50,8 @@
 //   - seen watermark (kind SN, the user's partition, cs#seen): seen (a
 //     message ID: everything up to it is seen), tenant_key, inbox_key, uid.
 //   - preferences (kind UP, the user's partition, p#preferences): muted
-//     (the groups the user muted, joined by '#', as on her c#*; absent
-//     for none), tenant_key, inbox_key, uid. Written with each change of
+//     (her preferences as on her c#*; absent when she has none of her
+//     own), tenant_key, inbox_key, uid. Written with each change of
 //     them, for the stream's EventPreferences; never read by the library.
 //   - ledger entry (kind LE, the record's partition, e#<expiry>#<id>#<tag>):
 //     receipt (true for a receipt), taxonomy, readat; no TTL attribute, so
@@ -68,8 +68,10 @@
 //     a user's c#* and c#*#<group>, above (driver.Counter.Above: the
 //     unread messages above the seen watermark, kept by every write).
 //     A user's c#* holds seen, the watermark its above counts from
-//     (driver.Stats.Fence), and muted, the groups she muted joined by '#'
-//     (driver.Stats.Preferences); a shared c#* holds bkc once the partition's
+//     (driver.Stats.Fence), and muted, her own preferences
+//     (driver.Preferences.Encode: groups, '?' categories muted, '*c*'
+//     categories opted out of; "" for own preferences that set nothing,
+//     absent for none of her own); a shared c#* holds bkc once the partition's
 //     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
 //     above every message, so that the newest threads are one Query.

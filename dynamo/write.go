@@ -299,7 +299,8 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     condition that c#*'s version is Version); with Fence, a condition
 //     on c#* that its Fence is Seen (else a *driver.SeenError).
 //   - A preferences mark, alone, is an Update of the user's c#* that
-//     replaces its muted attribute (the groups joined by '#') on
+//     replaces its muted attribute (driver.Preferences.Encode: "" for her
+//     own that set nothing; removed when she has none of her own) on
 //     condition that it holds From's (else ErrStateChanged) and moves its
 //     version, with a Put of the user's preferences item (kind UP, see
 //     driver.PreferencesSK), for the stream.

@@ -76,8 +76,10 @@ func testOptOut(e *env) {
 		if c := x.counts(ann); c.Snoozed != 0 {
 			e.t.Errorf("Counts(ann).Snoozed = %d, want 0: the snoozed message is promo's", c.Snoozed)
 		}
-		if p, err := x.ib.List(x.ctx, ann, inbox.ListOptions{Category: "promo"}); err != nil || len(p.Messages) != 0 || p.Cursor != "" {
-			e.t.Errorf("List(ann, promo) = %d messages, cursor %q, %v; want an empty view", len(p.Messages), p.Cursor, err)
+		for _, o := range []inbox.ListOptions{{Category: "promo"}, {Category: "promo", Snoozed: true}, {Category: "promo", Archived: true}} {
+			if p, err := x.ib.List(x.ctx, ann, o); err != nil || len(p.Messages) != 0 || p.Cursor != "" {
+				e.t.Errorf("List(ann, %+v) = %d messages, cursor %q, %v; want an empty view", o, len(p.Messages), p.Cursor, err)
+			}
 		}
 		// A thread shows whole, as ListThreads counts it.
 		if got := ids(x.listAll(ann, inbox.ListOptions{Thread: "deals"})); !slices.Equal(got, []string{g.ID}) {
