@@ -708,7 +708,10 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 	if err != nil {
 		return nil, Preferences{}, err
 	}
-	prefs, _ := ib.pagePreferences(ctx, parts, &st)
+	prefs, err := ib.pagePreferences(ctx, parts, &st)
+	if err != nil {
+		return nil, Preferences{}, err
+	}
 	behind, err := ib.behind(ctx, v, parts, st.Recent, now)
 	if err != nil || len(behind) == 0 {
 		return nil, prefs, err

@@ -1,0 +1,63 @@
+package inbox_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/memstore"
+)
+
+// failingConfigStore fails every Config read, once fail is set, with
+// ErrThrottled.
+type failingConfigStore struct {
+	inbox.Store
+	fail atomic.Bool
+}
+
+func (s *failingConfigStore) Config(ctx context.Context, sc inbox.Scope) (inbox.Config, error) {
+	if s.fail.Load() {
+		return inbox.Config{}, inbox.ErrThrottled
+	}
+	return s.Store.Config(ctx, sc)
+}
+
+// TestDefaultsUnreadable: when the config that holds the default
+// preferences cannot be read, a List, Get, ListThreads or Counts of a
+// user without preferences of her own fails with the read's error,
+// with the shared cache on or off, rather than showing what the defaults
+// hide.
+func TestDefaultsUnreadable(t *testing.T) {
+	ctx := context.Background()
+	for _, fresh := range []time.Duration{0, time.Hour} {
+		st := &failingConfigStore{Store: memstore.New()}
+		ib := inbox.New(st, inbox.WithConfigCacheTTL(0), inbox.WithSharedCache(fresh))
+		if err := ib.PutInboxConfig(ctx, scope, inbox.InboxConfig{Preferences: inbox.Preferences{OptedOut: []string{"promo"}}}); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "sale", Category: "promo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ann := scope.User("ann")
+		if page, err := ib.List(ctx, ann, inbox.ListOptions{}); err != nil || len(page.Messages) != 0 {
+			t.Fatalf("shared cache %v: List(ann) = %d messages, %v; want none, the defaults opting out of promo", fresh, len(page.Messages), err)
+		}
+		st.fail.Store(true)
+		if page, err := ib.List(ctx, ann, inbox.ListOptions{}); !errors.Is(err, inbox.ErrThrottled) {
+			t.Errorf("shared cache %v: List(ann), the config unreadable = %d messages, %v; want ErrThrottled", fresh, len(page.Messages), err)
+		}
+		if _, err := ib.Get(ctx, ann, msg.ID); !errors.Is(err, inbox.ErrThrottled) {
+			t.Errorf("shared cache %v: Get(ann), the config unreadable: %v; want ErrThrottled", fresh, err)
+		}
+		if _, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrThrottled) {
+			t.Errorf("shared cache %v: ListThreads(ann), the config unreadable: %v; want ErrThrottled", fresh, err)
+		}
+		if _, err := ib.Counts(ctx, ann); !errors.Is(err, inbox.ErrThrottled) {
+			t.Errorf("shared cache %v: Counts(ann), the config unreadable: %v; want ErrThrottled", fresh, err)
+		}
+	}
+}
