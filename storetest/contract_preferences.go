@@ -17,6 +17,7 @@ func preferencesTests() []suiteTest {
 		{"MarkPreferences", testMarkPreferences},
 		{"MarkPreferencesBadInput", testMarkPreferencesBadInput},
 		{"RepairKeepsPreferences", testRepairKeepsPreferences},
+		{"OwnPreferencesOfNone", testOwnPreferencesOfNone},
 		{"PutMessageOptedOut", testPutMessageOptedOut},
 	}
 }
@@ -214,6 +215,78 @@ func testRepairKeepsPreferences(e *env) {
 		e.t.Errorf("Repair(reset read before a preferences mark): %v, want ErrConflict", err)
 	}
 	e.wantPreferences(annP)
+}
+
+// testOwnPreferencesOfNone: preferences of a user's own that mute and opt
+// out of nothing (Own, none) stay hers: every Stats returns them so, a
+// mark from none of her own is ErrStateChanged, a reset (Repair) keeps
+// them, and her copy of a record whose OptOutDefault is set is written,
+// before and after the reset. Once a mark drops them (back to the
+// defaults), such a copy is ErrOptedOut, and a reset keeps that too.
+func testOwnPreferencesOfNone(e *env) {
+	annP := e.part("ann")
+	now := e.clock.Now()
+	own, follows := driver.Preferences{Own: true}, driver.Preferences{}
+	mark := func(from, to driver.Preferences) error {
+		return e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: now, Preferences: &driver.PreferencesChange{From: from, To: to}}}, nil)
+	}
+	wantOwn := func(what string, want bool) {
+		e.t.Helper()
+		for _, q := range []driver.StatsQuery{
+			{Partition: annP, Now: now},
+			{Partition: annP, Now: now, Threads: true},
+			{Partition: annP, Keys: []driver.Counter{{}}},
+			{Partition: annP, Keys: []driver.Counter{{Category: "promo"}}},
+		} {
+			st, err := e.store.Stats(e.ctx, q)
+			if err != nil {
+				e.t.Fatalf("Stats(%s, %d keys): %v", annP.PK(), len(q.Keys), err)
+			}
+			if st.Preferences.Own != want || !st.Preferences.None() {
+				e.t.Errorf("%s: Stats(%s, %d keys, threads %v): preferences %+v; want none, own %v", what, annP.PK(), len(q.Keys), q.Threads, st.Preferences, want)
+			}
+		}
+	}
+	byDefault := func() driver.Record {
+		r := e.message(annP, "promo", time.Hour)
+		r.OptOutDefault = true
+		return r
+	}
+	reset := func(what string) {
+		e.t.Helper()
+		st := e.stats(annP, now)
+		r := driver.Repair{Reset: true, Version: st.Version, Counters: e.counters(annP), Before: st.Counters, Now: now, Recounted: now, Preferences: st.Preferences}
+		if err := e.store.Repair(e.ctx, annP, r); err != nil {
+			e.t.Fatalf("Repair(reset, %s): %v", what, err)
+		}
+	}
+
+	if err := mark(follows, own); err != nil {
+		e.t.Fatalf("Mark(preferences: her own, none): %v", err)
+	}
+	wantOwn("her own, none", true)
+	if err := mark(follows, driver.Preferences{Own: true, MutedGroups: []string{"devs"}}); !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("Mark(preferences from none of her own, hers stored): %v, want ErrStateChanged", err)
+	}
+	d1 := byDefault()
+	e.put(d1)
+	reset("her own, none")
+	wantOwn("her own, none, after a reset", true)
+	d2 := byDefault()
+	e.put(d2)
+	d1.OptOutDefault, d2.OptOutDefault = false, false // never stored
+	e.wantRecords("her copies, the defaults opting out, hers not", sorted(d1, d2), e.get(d1.Key(), d2.Key()))
+
+	if err := mark(own, follows); err != nil {
+		e.t.Fatalf("Mark(preferences: back to the defaults): %v", err)
+	}
+	wantOwn("back to the defaults", false)
+	reset("back to the defaults")
+	wantOwn("back to the defaults, after a reset", false)
+	if r := byDefault(); !errors.Is(e.store.PutMessage(e.ctx, r, driver.PutDeltas(r)), driver.ErrOptedOut) {
+		e.t.Errorf("PutMessage, the defaults opting out, none of her own: not ErrOptedOut")
+	}
+	e.wantRecords("her copies after the opted-out one", []driver.Record{d2, d1}, e.records(annP))
 }
 
 // testPutMessageOptedOut: once ann opts out of promo, a PutMessage of her
