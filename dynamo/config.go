@@ -153,28 +153,44 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 			return driver.Config{}, err
 		}
 		if sk == driver.TenantSettingsSK {
+			prefs, err := defaultPreferences(av)
+			if err != nil {
+				return driver.Config{}, fmt.Errorf("dynamo: default preferences of tenant %q: %w", sc.Tenant, err)
+			}
 			var it tenantItem
 			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 				return driver.Config{}, fmt.Errorf("dynamo: decode tenant settings of %q: %w", sc.Tenant, err)
 			}
-			prefs, err := driver.DecodePreferences(it.Prefs)
-			if err != nil {
-				return driver.Config{}, fmt.Errorf("dynamo: default preferences of tenant %q: %w", sc.Tenant, err)
-			}
 			cfg.Tenant = &driver.TenantSettings{Title: it.Title, TTL: it.TTL, UpdatedBy: it.UID, Preferences: prefs}
 			continue
+		}
+		prefs, err := defaultPreferences(av)
+		if err != nil {
+			return driver.Config{}, fmt.Errorf("dynamo: default preferences of inbox %q/%q: %w", sc.Tenant, sc.Inbox, err)
 		}
 		var it inboxConfigItem
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return driver.Config{}, fmt.Errorf("dynamo: decode inbox config of %q/%q: %w", sc.Tenant, sc.Inbox, err)
 		}
-		prefs, err := driver.DecodePreferences(it.Prefs)
-		if err != nil {
-			return driver.Config{}, fmt.Errorf("dynamo: default preferences of inbox %q/%q: %w", sc.Tenant, sc.Inbox, err)
-		}
 		cfg.Inbox = &driver.InboxConfig{Title: it.Title, Description: it.Description, TTL: it.TTL, UpdatedBy: it.UID, Preferences: prefs}
 	}
 	return cfg, nil
+}
+
+// defaultPreferences returns the default preferences a config item av
+// holds (its prefs attribute, see driver.Preferences.Encode; none if
+// absent). Any other attribute type, or a string Encode does not write, is
+// driver.ErrInvalidInput (or driver.ErrInvalidKey).
+func defaultPreferences(av map[string]types.AttributeValue) (driver.Preferences, error) {
+	v, ok := av["prefs"]
+	if !ok {
+		return driver.Preferences{}, nil
+	}
+	s, ok := v.(*types.AttributeValueMemberS)
+	if !ok {
+		return driver.Preferences{}, fmt.Errorf("%w: prefs of type %T, not a string", driver.ErrInvalidInput, v)
+	}
+	return driver.DecodePreferences(s.Value)
 }
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing
