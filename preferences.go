@@ -56,7 +56,8 @@ const MaxMutedGroups = driver.MaxMutedGroups
 // defaults of her inbox, else of her tenant (InboxConfig.Preferences,
 // TenantSettings.Preferences; Own unset). It costs one strongly
 // consistent read of u's total counter (u.Groups play no part), and a
-// read of the config when the Inbox's config cache misses.
+// read of the config when the Inbox's config cache misses. The result is
+// the caller's: changing it changes nothing else.
 func (ib *Inbox) Preferences(ctx context.Context, u User) (_ Preferences, err error) {
 	defer ib.observe(&ctx, "Preferences", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -66,7 +67,8 @@ func (ib *Inbox) Preferences(ctx context.Context, u User) (_ Preferences, err er
 	if err != nil {
 		return Preferences{}, err
 	}
-	return ib.inEffect(ctx, u.Scope, own)
+	p, err := ib.inEffect(ctx, u.Scope, own)
+	return p.Clone(), err // the defaults are the cached config's: the caller's own copy
 }
 
 // readPreferences reads u's own preferences: Store.Stats of u's total

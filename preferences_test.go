@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,5 +60,37 @@ func TestDefaultsUnreadable(t *testing.T) {
 		if _, err := ib.Counts(ctx, ann); !errors.Is(err, inbox.ErrThrottled) {
 			t.Errorf("shared cache %v: Counts(ann), the config unreadable: %v; want ErrThrottled", fresh, err)
 		}
+	}
+}
+
+// TestDefaultsNotShared: the preferences Preferences returns for a user
+// who follows the defaults are hers to change: editing them in place (as
+// a page that unmutes one group does) changes neither the defaults the
+// Inbox applies to other users nor what it returns next.
+func TestDefaultsNotShared(t *testing.T) {
+	ctx := context.Background()
+	ib := inbox.New(memstore.New()) // the config cache on, as by default
+	defaults := inbox.Preferences{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{"news"}, OptedOut: []string{"promo"}}
+	if err := ib.PutInboxConfig(ctx, scope, inbox.InboxConfig{Preferences: defaults}); err != nil {
+		t.Fatal(err)
+	}
+	ann, bob := scope.User("ann"), scope.User("bob")
+	p, err := ib.Preferences(ctx, ann)
+	if err != nil || !p.Equal(defaults) {
+		t.Fatalf("Preferences(ann) = %+v, %v; want the defaults %+v", p, err, defaults)
+	}
+	p.MutedGroups = slices.DeleteFunc(p.MutedGroups, func(g string) bool { return g == "devs" })
+	p.MutedCategories[0], p.OptedOut[0] = "sports", "ads"
+	if _, err := ib.SetPreferences(ctx, ann, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ib.Preferences(ctx, bob); err != nil || !got.Equal(defaults) {
+		t.Errorf("Preferences(bob) after ann edited hers = %+v, %v; want the defaults %+v", got, err, defaults)
+	}
+	if _, err := ib.Publish(ctx, scope, []string{"bob"}, inbox.Draft{Title: "sale", Category: "promo"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ib.Counts(ctx, bob); err != nil || c.Total != 0 {
+		t.Errorf("Counts(bob) = %+v, %v; want nothing, the defaults opting out of promo", c.Tally, err)
 	}
 }
