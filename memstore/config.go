@@ -69,8 +69,8 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 }
 
 // PutTenantSettings creates or replaces a tenant's settings, keeping a
-// copy; default preferences not as a Store keeps them
-// (driver.ValidatePreferences) are refused.
+// copy (its preferences' Own unset); default preferences not as a Store
+// keeps them (driver.ValidatePreferences) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
 	if err := driver.ValidatePreferences(ts.Preferences); err != nil {
 		return err
@@ -80,12 +80,14 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 	}
 	defer s.mu.Unlock()
 	ts.Preferences = ts.Preferences.Clone()
+	ts.Preferences.Own = false // ignored, as DynamoDB's prefs attribute has no room for it
 	s.tenants[tenant] = ts
 	return nil
 }
 
-// PutInboxConfig creates or replaces an inbox's config, keeping a copy;
-// default preferences not as a Store keeps them are refused.
+// PutInboxConfig creates or replaces an inbox's config, keeping a copy
+// (its preferences' Own unset); default preferences not as a Store keeps
+// them are refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
 	if err := driver.ValidatePreferences(ic.Preferences); err != nil {
 		return err

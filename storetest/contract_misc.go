@@ -439,7 +439,7 @@ func testClaimRetire(e *env) {
 
 // testConfig: Config returns nil for missing settings and configs, and
 // round-trips what PutTenantSettings and PutInboxConfig wrote, replacing
-// earlier values.
+// earlier values; their default preferences too, Own ignored (unset).
 func testConfig(e *env) {
 	want := func(s driver.Scope, w driver.Config) {
 		e.t.Helper()
@@ -455,18 +455,22 @@ func testConfig(e *env) {
 	globex := driver.Scope{Tenant: "globex", Inbox: e.scope.Inbox}
 	want(e.scope, driver.Config{})
 
-	ts := driver.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d", UpdatedBy: "admin-7"}
+	ts := driver.TenantSettings{Title: "Acme Corp — ünïcødé 🙂", TTL: "10d", UpdatedBy: "admin-7",
+		Preferences: driver.Preferences{MutedCategories: []string{"news"}, OptedOut: []string{"promo"}, Own: true}}
 	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, ts); err != nil {
 		e.t.Fatalf("PutTenantSettings: %v", err)
 	}
+	ts.Preferences.Own = false
 	want(e.scope, driver.Config{Tenant: &ts})
 	want(other, driver.Config{Tenant: &ts})
 	want(globex, driver.Config{})
 
-	ic := driver.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{driver.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}, UpdatedBy: "ops ü"}
+	ic := driver.InboxConfig{Title: "Alerts", Description: "Pages and outages", TTL: map[string]string{driver.DefaultTTLKey: "5d", "billing": "2d", "ünï": "300m"}, UpdatedBy: "ops ü",
+		Preferences: driver.Preferences{MutedGroups: []string{"devs", "ops"}, Own: true}}
 	if err := e.store.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
+	ic.Preferences.Own = false
 	want(e.scope, driver.Config{Tenant: &ts, Inbox: &ic})
 	want(other, driver.Config{Tenant: &ts})
 
