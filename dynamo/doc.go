@@ -100,9 +100,10 @@
 //     with the user's receipt's read mark; Inbox.ReadBy reads a page's
 //     in one Query of the range.
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
-//     ttl, tenant_key, uid (who last changed it); inbox config (kind IC,
-//     t#<tenant> / si#<inbox>): title, description, ttl (a map),
-//     tenant_key, inbox_key, uid.
+//     ttl, prefs (the default preferences, driver.Preferences.Encode;
+//     absent for none), tenant_key, uid (who last changed it); inbox
+//     config (kind IC, t#<tenant> / si#<inbox>): title, description, ttl
+//     (a map), prefs, tenant_key, inbox_key, uid.
 //   - host-system-ID claim (kind HC, driver.ClaimPK: t#<tenant>H#<shard>#<inbox>, h#<host id>): id,
 //     digest, expiredat, tenant_key, inbox_key; applied-removal marker of a
 //     record without a ledger entry (kind RX, the removed record's
