@@ -294,7 +294,10 @@ func testOwnPreferencesOfNone(e *env) {
 // without Above among its deltas (under a watermark below it, or above
 // it), scheduled too; a retry of a copy stored before the opt-out is
 // ErrExists; her copy of another category, bob's promo copy and a promo
-// broadcast are written. Opted in again, her promo copy is written.
+// broadcast are written. A copy whose OptOutDefault is set is ErrOptedOut
+// for a user without preferences of her own (with or without c#*),
+// ErrExists if it is there already, and written for one whose own do not
+// opt out. Opted in again, her promo copy is written.
 func testPutMessageOptedOut(e *env) {
 	annP, bobP, pub := e.part("ann"), e.part("bob"), e.pub()
 	before := e.message(annP, "promo", time.Hour)
@@ -372,6 +375,13 @@ func testPutMessageOptedOut(e *env) {
 	}
 	if got := e.get(bobs2.Key(), carols.Key()); len(got) != 0 {
 		e.t.Errorf("records written though the defaults opt out: %v", got)
+	}
+	// A retry of bob's copy stored before the defaults opted out: it is
+	// there.
+	retry := bobs
+	retry.OptOutDefault = true
+	if err := e.store.PutMessage(e.ctx, retry, driver.PutDeltas(retry)); !errors.Is(err, driver.ErrExists) {
+		e.t.Errorf("PutMessage again of bob's promo copy, stored before the defaults opted out: %v, want ErrExists", err)
 	}
 	e.wantCounters(carolP)
 	for _, r := range []driver.Record{anns, b2} {
