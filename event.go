@@ -48,8 +48,10 @@ const (
 	// is the new watermark. Message is zero.
 	EventSeen EventKind = "seen"
 	// EventPreferences: a user changed their preferences
-	// (Inbox.SetPreferences), in the user's partition; Event.Preferences
-	// holds them as set. Message is zero. A page that shows the user's
+	// (Inbox.SetPreferences, Inbox.ResetPreferences), in the user's
+	// partition; Event.Preferences holds them as set: her own (Own set),
+	// or none with Own unset after a reset, when her inbox's defaults
+	// apply (Inbox.Preferences returns them). Message is zero. A page that shows the user's
 	// badge calls Counts again: the muted groups' unread left it, or came
 	// back.
 	EventPreferences EventKind = "preferences"

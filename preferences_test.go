@@ -94,3 +94,33 @@ func TestDefaultsNotShared(t *testing.T) {
 		t.Errorf("Counts(bob) = %+v, %v; want nothing, the defaults opting out of promo", c.Tally, err)
 	}
 }
+
+// TestConfigNotShared: the Config that Inbox.Config returns is the
+// caller's own: changing its TTLs or default preferences in place
+// changes neither the next Config nor what the Inbox applies.
+func TestConfigNotShared(t *testing.T) {
+	ctx := context.Background()
+	ib := inbox.New(memstore.New())
+	ic := inbox.InboxConfig{TTL: map[string]string{"ops": "7d"}, Preferences: inbox.Preferences{OptedOut: []string{"promo"}}}
+	if err := ib.PutInboxConfig(ctx, scope, ic); err != nil {
+		t.Fatal(err)
+	}
+	if err := ib.PutTenantSettings(ctx, scope.Tenant, inbox.TenantSettings{Preferences: inbox.Preferences{MutedGroups: []string{"devs"}}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ib.Config(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Inbox.TTL["ops"] = "1d"
+	c.Inbox.Preferences.OptedOut[0] = "news"
+	c.Tenant.Preferences.MutedGroups[0] = "ops"
+	again, err := ib.Config(ctx, scope)
+	if err != nil || again.Inbox.TTL["ops"] != "7d" || again.Inbox.Preferences.OptedOut[0] != "promo" || again.Tenant.Preferences.MutedGroups[0] != "devs" {
+		t.Errorf("Config after editing the last one in place = %+v %+v, %v; want it as put", again.Inbox, again.Tenant, err)
+	}
+	res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "sale", Category: "promo"})
+	if err != nil || !slices.Equal(res.OptedOut, []string{"ann"}) {
+		t.Errorf("Publish(promo) = opted out %v, %v; want ann: the defaults as put", res.OptedOut, err)
+	}
+}

@@ -114,13 +114,14 @@ func (c *configCache) forget(tenant string) {
 }
 
 // Config returns s's tenant settings and inbox config, read through the
-// Inbox's cache (see WithConfigCacheTTL).
+// Inbox's cache (see WithConfigCacheTTL), as a copy of its own.
 func (ib *Inbox) Config(ctx context.Context, s Scope) (_ Config, err error) {
 	defer ib.observe(&ctx, "Config", s, "").end(&err)
 	if err := s.Validate(); err != nil {
 		return Config{}, err
 	}
-	return ib.config(ctx, s)
+	cfg, err := ib.config(ctx, s)
+	return cfg.Clone(), err
 }
 
 // PutTenantSettings validates and stores a tenant's settings. Other Inbox

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -111,6 +112,22 @@ func validateText(texts map[string]string) error {
 type Config struct {
 	Tenant *TenantSettings
 	Inbox  *InboxConfig
+}
+
+// Clone returns c with nothing shared with it.
+func (c Config) Clone() Config {
+	if c.Tenant != nil {
+		t := *c.Tenant
+		t.Preferences = t.Preferences.Clone()
+		c.Tenant = &t
+	}
+	if c.Inbox != nil {
+		i := *c.Inbox
+		i.TTL = maps.Clone(i.TTL)
+		i.Preferences = i.Preferences.Clone()
+		c.Inbox = &i
+	}
+	return c
 }
 
 // DefaultPreferences returns the preferences of a user who set none of
