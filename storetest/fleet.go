@@ -119,6 +119,13 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 	for _, u := range f.users {
 		e.member(u, f.groups...)
 	}
+	// Default preferences, one time in two, set before any process reads
+	// the config (each caches it): every process applies them.
+	f.m.defaults = randomDefaults(f.rng, f.groups, f.categories)
+	if err := f.procs[0].PutInboxConfig(e.ctx, e.scope, inbox.InboxConfig{Preferences: prefsOfKeys(f.m.defaults)}); err != nil {
+		t.Fatalf("PutInboxConfig: %v", err)
+	}
+	f.logf("inbox defaults %+v", prefsOfKeys(f.m.defaults))
 	for f.step = 1; f.step <= steps; f.step++ {
 		f.randomOp()
 		f.checkViews()

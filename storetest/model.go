@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -30,8 +32,10 @@ type model struct {
 	// "*" and its key (no key holds a '?' or '*').
 	muted map[string]map[string]bool
 	// own holds the users who set preferences of their own (and have not
-	// reset them since).
-	own map[string]bool
+	// reset them since); the others follow defaults, the inbox's default
+	// preferences, keyed as muted's.
+	own      map[string]bool
+	defaults map[string]bool
 	// hosts maps a host system ID to its message ID and draft, for retries.
 	hosts map[string]modelHost
 	// lastID is the highest message ID published so far.
@@ -92,6 +96,7 @@ func newModel(users []string) *model {
 		seen:       map[string]string{},
 		muted:      map[string]map[string]bool{},
 		own:        map[string]bool{},
+		defaults:   map[string]bool{},
 		hosts:      map[string]modelHost{},
 		activity:   map[threadOf]string{},
 		unsure:     map[threadOf]bool{},
@@ -125,7 +130,16 @@ func (m *model) feed(u string, now time.Time, o inbox.ListOptions) []entry {
 }
 
 // optsOut reports whether u opted out of category cat.
-func (m *model) optsOut(u, cat string) bool { return cat != "" && m.muted[u]["*"+cat] }
+func (m *model) optsOut(u, cat string) bool { return cat != "" && m.prefsOf(u)["*"+cat] }
+
+// prefsOf returns the preferences in effect for u, keyed as muted's: her
+// own, else the defaults.
+func (m *model) prefsOf(u string) map[string]bool {
+	if m.own[u] {
+		return m.muted[u]
+	}
+	return m.defaults
+}
 
 // view returns feed's messages, those of the categories u opted out of
 // too unless optOut is set.
@@ -140,9 +154,9 @@ func (m *model) view(u string, now time.Time, o inbox.ListOptions, optOut bool) 
 		en := entry{ID: id, Category: c.category, Thread: c.thread, Broadcast: broadcast, ReadAt: st.ReadAt, ArchivedAt: st.ArchivedAt, ExpiresAt: c.expiresAt, SnoozedUntil: st.SnoozedUntil, InteractedAt: st.InteractedAt}
 		if broadcast {
 			en.Group = cmpOr(c.group, driver.PublicGroup)
-			en.Muted = c.group != "" && m.muted[u][c.group]
+			en.Muted = c.group != "" && m.prefsOf(u)[c.group]
 		}
-		en.Muted = en.Muted || c.category != "" && m.muted[u]["?"+c.category]
+		en.Muted = en.Muted || c.category != "" && m.prefsOf(u)["?"+c.category]
 		out = append(out, en)
 	}
 	for id, c := range m.direct[u] {
@@ -162,29 +176,39 @@ func (m *model) view(u string, now time.Time, o inbox.ListOptions, optOut bool) 
 func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
 
 // mutedGroups returns the groups u muted, sorted.
-func (m *model) mutedGroups(u string) []string {
-	var out []string
-	for _, k := range setKeys(m.muted[u]) {
-		if !strings.HasPrefix(k, "?") && !strings.HasPrefix(k, "*") {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+func (m *model) mutedGroups(u string) []string { return prefsOfKeys(m.prefsOf(u)).MutedGroups }
 
-// preferences returns u's preferences as the model holds them: the
-// groups and categories u muted, sorted.
-func (m *model) preferences(u string) inbox.Preferences {
-	p := inbox.Preferences{MutedGroups: m.mutedGroups(u)}
-	for _, k := range setKeys(m.muted[u]) {
+// preferences returns u's preferences in effect as the model holds them:
+// the groups and categories u muted and those she opted out of, sorted.
+func (m *model) preferences(u string) inbox.Preferences { return prefsOfKeys(m.prefsOf(u)) }
+
+// prefsOfKeys returns the preferences that set, keyed as model.muted's,
+// holds.
+func prefsOfKeys(set map[string]bool) inbox.Preferences {
+	var p inbox.Preferences
+	for _, k := range setKeys(set) {
 		if c, ok := strings.CutPrefix(k, "?"); ok {
 			p.MutedCategories = append(p.MutedCategories, c)
-		}
-		if c, ok := strings.CutPrefix(k, "*"); ok {
+		} else if c, ok := strings.CutPrefix(k, "*"); ok {
 			p.OptedOut = append(p.OptedOut, c)
+		} else {
+			p.MutedGroups = append(p.MutedGroups, k)
 		}
 	}
 	return p
+}
+
+// randomDefaults returns, one time in two, default preferences for an
+// inbox, keyed as model.muted's: a group muted, a category muted and
+// another opted out of, drawn by rng; else none.
+func randomDefaults(rng *rand.Rand, groups, categories []string) map[string]bool {
+	if rng.IntN(2) == 0 {
+		return map[string]bool{}
+	}
+	cats := categories[1:] // not ""
+	i := rng.IntN(len(cats))
+	j := (i + 1 + rng.IntN(len(cats)-1)) % len(cats)
+	return map[string]bool{groups[rng.IntN(len(groups))]: true, "?" + cats[i]: true, "*" + cats[j]: true}
 }
 
 // groups returns u's groups now, sorted.
@@ -516,6 +540,11 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 // a category both muted and opted out of is refused, so turning one on
 // turns the other off.
 func (m *model) toggle(u, k string) {
+	if !m.own[u] {
+		// From the defaults in effect, as a page that reads Preferences,
+		// changes one key and sets them.
+		m.muted[u], m.own[u] = maps.Clone(m.defaults), true
+	}
 	m.muted[u][k] = !m.muted[u][k]
 	if c, ok := strings.CutPrefix(k, "?"); ok && m.muted[u][k] {
 		m.muted[u]["*"+c] = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -170,6 +171,11 @@ func (p *property) setup() {
 		driver.DefaultTTLKey: fmt.Sprintf("%ds", int(propDefaultTTL/time.Second)),
 		"alpha":              fmt.Sprintf("%dm", int(propAlphaTTL/time.Minute)),
 	}}
+	// Default preferences, one time in two: the users follow them until
+	// they set their own, and again after a reset.
+	p.m.defaults = randomDefaults(p.rng, p.groups, p.categories)
+	ic.Preferences = prefsOfKeys(p.m.defaults)
+	p.logf("inbox defaults %+v", ic.Preferences)
 	if err := e.ib.PutInboxConfig(e.ctx, e.scope, ic); err != nil {
 		e.t.Fatalf("PutInboxConfig: %v", err)
 	}
@@ -272,16 +278,18 @@ func (p *property) joinOrLeave() {
 	}
 }
 
-// mute mutes or unmutes a random group (in or out of it) or category for
-// a random user (one time in six it sets her preferences as they stand:
-// no change), with the groups and categories in a random order, and
-// checks what SetPreferences reports. From then on List, Get,
+// mute mutes or unmutes a random group (in or out of it) or category,
+// or opts in or out of a category, for a random user (one time in six it
+// sets her preferences as they stand: no change but for a user who had
+// none of her own; one time in eight it resets them to the inbox's
+// defaults), with the groups and categories in a random order, and
+// checks what SetPreferences or ResetPreferences reports. From then on List, Get,
 // ListThreads and Counts show that group's or category's messages to her
 // muted, or not.
 func (p *property) mute() {
 	u, k := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
 	if p.rng.IntN(8) == 0 {
-		// Back to the defaults (none here): her mutes and opt-outs go.
+		// Back to the inbox's defaults.
 		changed, err := p.e.ib.ResetPreferences(p.e.ctx, p.user(u))
 		p.logf("%s resets her preferences", u)
 		if err != nil || changed != p.m.own[u] {
@@ -295,11 +303,14 @@ func (p *property) mute() {
 		k = "?*"[r-1:r] + p.categories[1+p.rng.IntN(len(p.categories)-1)]
 	}
 	same := p.rng.IntN(6) == 0
+	wasOwn := p.m.own[u]
+	if !wasOwn {
+		// She starts from the defaults, as a page that reads Preferences.
+		p.m.muted[u], p.m.own[u] = maps.Clone(p.m.defaults), true
+	}
 	if !same {
 		p.m.toggle(u, k)
 	}
-	wasOwn := p.m.own[u]
-	p.m.own[u] = true
 	prefs := p.m.preferences(u)
 	p.rng.Shuffle(len(prefs.MutedGroups), func(i, j int) {
 		prefs.MutedGroups[i], prefs.MutedGroups[j] = prefs.MutedGroups[j], prefs.MutedGroups[i]
