@@ -248,28 +248,14 @@ func (e *env) wantThreadsFromFeed(u driver.User) {
 		e.t.Fatalf("Preferences(%s): %v", u.ID, err)
 	}
 	if len(prefs.OptedOut) > 0 {
-		// The feed leaves out the categories u opted out of; a thread's
-		// view, as ListThreads, shows the thread whole: each thread the
-		// test published in, the feed shows or ListThreads lists.
 		names := map[string]bool{}
 		for k := range e.activity {
 			names[k.thread] = true
 		}
-		for _, m := range append(feed, archived...) {
-			names[m.Thread] = m.Thread != "" || names[m.Thread]
-		}
-		for _, t := range listThreads(e.t, e.ctx, e.ib, u, inbox.MaxPageSize) {
-			names[t.Thread] = true
-		}
-		delete(names, "")
-		feed, archived = nil, nil
-		for _, t := range slices.Sorted(maps.Keys(names)) {
-			feed = append(feed, e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Thread: t})...)
-			archived = append(archived, e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Thread: t, Archived: true})...)
-		}
-		newest := func(a, b driver.Message) int { return strings.Compare(b.ID, a.ID) }
-		slices.SortFunc(feed, newest)
-		slices.SortFunc(archived, newest)
+		feed, archived = threadsWhole(func(o inbox.ListOptions) []driver.Message {
+			o.Limit = inbox.MaxPageSize
+			return e.listAll(u, o)
+		}, listThreads(e.t, e.ctx, e.ib, u, inbox.MaxPageSize), names, feed, archived)
 	}
 	for _, limit := range []int{1, inbox.MaxPageSize} {
 		got := listThreads(e.t, e.ctx, e.ib, u, limit)
@@ -283,6 +269,33 @@ func (e *env) wantThreadsFromFeed(u driver.User) {
 			e.t.Errorf("ListThreads(%s) by pages of %d differ from its List:\n%s", u.ID, limit, diff)
 		}
 	}
+}
+
+// threadsWhole returns a user's feed and archived view as her threads
+// show them, for threadsDiff, when she opted out of categories (the feed
+// leaves them out; a thread's view, as ListThreads, shows a thread
+// whole): the views of each thread that names holds, threads lists or
+// feed and archived show, listed with list, newest first.
+func threadsWhole(list func(inbox.ListOptions) []driver.Message, threads []inbox.Thread, names map[string]bool, feed, archived []driver.Message) (wholeFeed, wholeArchived []driver.Message) {
+	names = maps.Clone(names)
+	if names == nil {
+		names = map[string]bool{}
+	}
+	for _, m := range append(slices.Clone(feed), archived...) {
+		names[m.Thread] = true
+	}
+	for _, t := range threads {
+		names[t.Thread] = true
+	}
+	delete(names, "")
+	for _, t := range slices.Sorted(maps.Keys(names)) {
+		wholeFeed = append(wholeFeed, list(inbox.ListOptions{Thread: t})...)
+		wholeArchived = append(wholeArchived, list(inbox.ListOptions{Thread: t, Archived: true})...)
+	}
+	newest := func(a, b driver.Message) int { return strings.Compare(b.ID, a.ID) }
+	slices.SortFunc(wholeFeed, newest)
+	slices.SortFunc(wholeArchived, newest)
+	return wholeFeed, wholeArchived
 }
 
 // testingT is what the suite's helpers need of a *testing.T.
