@@ -28,7 +28,7 @@ type mutant struct {
 	lag      bool     // wrap a memstore whose removals wait for the suite (a Harness)
 	property bool     // run RunProperty rather than Run
 	steps    int      // RunProperty's steps, if not 300
-	seed     int      // RunProperty's seed, if not 1
+	seeds    []int    // RunProperty's seeds, tried in turn until one fails as wanted (default 1)
 	wantFail []string // subtests of Run that must fail (only these run)
 	wantOut  string   // what RunProperty's output must say
 }
@@ -74,7 +74,11 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onUnread: true} },
 			property: true,
 			steps:    1500,
-			seed:     2, // seed 1's run never meets the broken removal
+			// A run meets the broken removal or not as its operations
+			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
+			// three tried in turn keep the check when the test's draws
+			// change.
+			seeds: []int{1, 3, 5},
 			wantOut:  "but her receipt is not read",
 		},
 		"ReaderRemovalSkipped": {
@@ -87,7 +91,11 @@ func mutants() map[string]mutant {
 			lag:      true,
 			property: true,
 			steps:    1500,
-			seed:     2, // seed 1's run never meets the broken removal
+			// A run meets the broken removal or not as its operations
+			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
+			// three tried in turn keep the check when the test's draws
+			// change.
+			seeds: []int{1, 3, 5},
 			wantOut:  "but her receipt is not read",
 		},
 		"StatsWithoutCategories": {
@@ -192,9 +200,19 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 	}
 	for name, m := range mutants() {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run="+runPattern(m.wantFail), "-test.count=1")
-			cmd.Env = append(os.Environ(), mutantEnv+"="+name, storetest.PropertySeedEnv+"="+strconv.Itoa(max(m.seed, 1)))
-			out, err := cmd.CombinedOutput()
+			var out []byte
+			var err error
+			seeds := m.seeds
+			if len(seeds) == 0 {
+				seeds = []int{1}
+			}
+			for _, seed := range seeds {
+				cmd := exec.Command(os.Args[0], "-test.run="+runPattern(m.wantFail), "-test.count=1")
+				cmd.Env = append(os.Environ(), mutantEnv+"="+name, storetest.PropertySeedEnv+"="+strconv.Itoa(seed))
+				if out, err = cmd.CombinedOutput(); strings.Contains(string(out), m.wantOut) {
+					break
+				}
+			}
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) {
 				t.Fatalf("the suite did not fail on a store breaking %s (err %v):\n%s", name, err, out)
