@@ -78,8 +78,8 @@ func mutants() map[string]mutant {
 			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
 			// three tried in turn keep the check when the test's draws
 			// change.
-			seeds: []int{1, 3, 5},
-			wantOut:  "but her receipt is not read",
+			seeds:   []int{1, 3, 5},
+			wantOut: "but her receipt is not read",
 		},
 		"ReaderRemovalSkipped": {
 			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onRemoval: true} },
@@ -95,8 +95,8 @@ func mutants() map[string]mutant {
 			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
 			// three tried in turn keep the check when the test's draws
 			// change.
-			seeds: []int{1, 3, 5},
-			wantOut:  "but her receipt is not read",
+			seeds:   []int{1, 3, 5},
+			wantOut: "but her receipt is not read",
 		},
 		"StatsWithoutCategories": {
 			wrap:     func(s driver.Store) driver.Store { return totalsOnly{s} },
