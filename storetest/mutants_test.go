@@ -74,10 +74,9 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return &ghostReaders{Store: s, onUnread: true} },
 			property: true,
 			steps:    1500,
-			// A run meets the broken removal or not as its operations
-			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
-			// three tried in turn keep the check when the test's draws
-			// change.
+			// A run meets the kept reader item or not as its operations
+			// fall (each of seeds 1–8 did at 1500 steps); three tried in
+			// turn keep the check when the test's draws change.
 			seeds:   []int{1, 3, 5},
 			wantOut: "but her receipt is not read",
 		},
@@ -92,7 +91,7 @@ func mutants() map[string]mutant {
 			property: true,
 			steps:    1500,
 			// A run meets the broken removal or not as its operations
-			// fall: most seeds do (1, 3, 5 and 7 of 1–8 at 1500 steps);
+			// fall (seeds 1, 3, 5, 7 and 8 of 1–8 did at 1500 steps);
 			// three tried in turn keep the check when the test's draws
 			// change.
 			seeds:   []int{1, 3, 5},
