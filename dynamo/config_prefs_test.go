@@ -11,7 +11,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
 
@@ -24,9 +23,7 @@ import (
 func TestHostileDefaultPreferences(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, _ := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
+	store, c, table := newLocalStore(t)
 	ib := inbox.New(store, inbox.WithConfigCacheTTL(0))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	ann := scope.User("ann")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
 
@@ -28,9 +27,8 @@ func TestForeignMutedOptOut(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, _ := ddblocal.NewTable(t, c)
-	ib := inbox.New(dynamo.New(c, table), inbox.WithSharedCache(0))
+	store, c, table := newLocalStore(t)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
 	for i, v := range []types.AttributeValue{
 		&types.AttributeValueMemberSS{Value: []string{"*promo*"}},
 		&types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "*promo*"}}},
