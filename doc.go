@@ -89,16 +89,15 @@
 //
 // # Preferences
 //
-// A user mutes groups and categories with SetPreferences (read them back
-// with Preferences; without her own, her inbox's or tenant's defaults
-// apply, see InboxConfig). A muted group's or category's messages, stored once for
-// everyone or not, stay in the user's feed, marked Message.Muted (and a
-// group's chats Thread.Muted in ListThreads), but their unread leave
-// Unread and Unseen, overall and in their category, for Tally.Muted. A
-// category opted out of (Preferences.OptedOut) leaves the feed and the
-// counts, and Publish stores no copy for her. The preferences are read
-// with the user's counters, so the counts follow the instant the call
-// returns, in every process. See [Concepts].
+// A user mutes groups and categories with SetPreferences (without her
+// own, her inbox's or tenant's defaults apply, see InboxConfig). A muted
+// group's or category's messages, stored once or not, stay in her feed,
+// marked Message.Muted (a group's chats Thread.Muted in ListThreads), but
+// their unread leave Unread and Unseen for Tally.Muted. A category opted
+// out of (Preferences.OptedOut) leaves the feed and the counts, and
+// Publish stores no copy for her. The preferences are read with her
+// counters: the counts follow the instant the call returns, in every
+// process. See [Preferences].
 //
 // # Operating it
 //
@@ -125,6 +124,7 @@
 // [Events]: https://github.com/stak/inbox/blob/main/docs/events.md
 // [Scheduling]: https://github.com/stak/inbox/blob/main/docs/scheduling.md
 // [Chat]: https://github.com/stak/inbox/blob/main/docs/chat.md
+// [Preferences]: https://github.com/stak/inbox/blob/main/docs/preferences.md
 // [Operations]: https://github.com/stak/inbox/blob/main/docs/operations.md
 // [Writing a Store]: https://github.com/stak/inbox/blob/main/docs/writing-a-store.md
 package inbox
