@@ -293,20 +293,16 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 			uniq = append(uniq, u)
 		}
 	}
-	msg, err := ib.prepare(ctx, s, d, Audience{Kind: AudienceUsers, Label: d.Label})
+	msg, cfg, err := ib.prepare(ctx, s, d, Audience{Kind: AudienceUsers, Label: d.Label})
 	if err != nil {
 		return PublishResult{}, err
 	}
 
 	res := PublishResult{Message: msg}
 	sender := senderOf(d)
-	// A user without preferences of her own follows the defaults (read
-	// through the config cache, as prepare read them for the TTL): if
-	// they opt out of the category, she gets no copy unless hers opt in.
-	cfg, err := ib.config(ctx, s)
-	if err != nil {
-		return PublishResult{}, err
-	}
+	// A user without preferences of her own follows the defaults, of the
+	// config prepare read for the TTL: if they opt out of the category,
+	// she gets no copy unless hers opt in.
 	optOutDefault := cfg.DefaultPreferences().OptsOut(d.Category)
 	outcome := make([]error, len(uniq))
 	sent := make([]bool, len(uniq))
@@ -440,7 +436,7 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	if group != driver.PublicGroup {
 		aud = driver.Audience{Kind: AudienceGroup, Label: d.Label, Group: group}
 	}
-	msg, err := ib.prepare(ctx, s, d, aud)
+	msg, _, err := ib.prepare(ctx, s, d, aud)
 	if err != nil {
 		return Message{}, err
 	}
@@ -503,19 +499,20 @@ func (ib *Inbox) stored(ctx context.Context, k driver.Key) (Message, error) {
 }
 
 // prepare validates d and returns the message to store: its ID (claimed for
-// the host system ID, if any), times and expiry.
-func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (Message, error) {
+// the host system ID, if any), times and expiry; and the config it read
+// for them.
+func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (Message, Config, error) {
 	d, err := validateDraft(d)
 	if err != nil {
-		return Message{}, err
+		return Message{}, Config{}, err
 	}
 	cfg, err := ib.config(ctx, s)
 	if err != nil {
-		return Message{}, err
+		return Message{}, Config{}, err
 	}
 	ttl, err := resolveTTL(d.TTL, d.Category, cfg)
 	if err != nil {
-		return Message{}, err
+		return Message{}, Config{}, err
 	}
 	now := ib.now()
 	received := d.ReceivedAt.UTC().Truncate(time.Second)
@@ -527,14 +524,14 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	switch {
 	case d.DeliverAt.IsZero():
 	case d.Thread != "":
-		return Message{}, fmt.Errorf("%w: a message in a thread cannot be scheduled", ErrInvalidInput)
+		return Message{}, Config{}, fmt.Errorf("%w: a message in a thread cannot be scheduled", ErrInvalidInput)
 	case !at.After(now) && !ib.standingClaim(ctx, s, d, aud, now):
-		return Message{}, fmt.Errorf("%w: delivery time %v is not after now (%v)", ErrInvalidInput, at, now)
+		return Message{}, Config{}, fmt.Errorf("%w: delivery time %v is not after now (%v)", ErrInvalidInput, at, now)
 	case !at.After(now):
 		// A retry of a scheduled publish, now due: the same message.
 		delivered, idTime = at, at
 	case at.After(now.Add(MaxTTL)):
-		return Message{}, fmt.Errorf("%w: delivery time %v is more than %v ahead", ErrInvalidInput, at, MaxTTL)
+		return Message{}, Config{}, fmt.Errorf("%w: delivery time %v is more than %v ahead", ErrInvalidInput, at, MaxTTL)
 	default:
 		// Minted at its delivery time, it sorts there in the feed.
 		delivered, idTime = at, at
@@ -545,7 +542,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	}
 	id, err := newID(idTime)
 	if err != nil {
-		return Message{}, err
+		return Message{}, Config{}, err
 	}
 	expires := delivered.Add(ttl)
 	msg := driver.Message{
@@ -566,7 +563,7 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		msg.DeliverAt = at
 	}
 	if err := fits(s, msg); err != nil {
-		return Message{}, err
+		return Message{}, Config{}, err
 	}
 	if d.HostSystemID != "" {
 		// The claim lives as long as the message, and every copy made under
@@ -579,17 +576,17 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 		}
 		got, err := ib.store.ClaimHostID(ctx, claim)
 		if err != nil {
-			return Message{}, err
+			return Message{}, Config{}, err
 		}
 		if got.Digest == driver.RetiredDigest {
-			return Message{}, fmt.Errorf("%w: host system id %q names a message that was redacted", ErrConflict, d.HostSystemID)
+			return Message{}, Config{}, fmt.Errorf("%w: host system id %q names a message that was redacted", ErrConflict, d.HostSystemID)
 		}
 		if got.Digest != "" && got.Digest != claim.Digest {
-			return Message{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)
+			return Message{}, Config{}, fmt.Errorf("%w: host system id %q was used for a message with other content or audience", ErrConflict, d.HostSystemID)
 		}
 		msg.ID, msg.ExpiresAt = got.ID, got.ExpiresAt
 	}
-	return msg, nil
+	return msg, cfg, nil
 }
 
 // fits reports whether every copy of msg in scope s fits in an item

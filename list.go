@@ -218,7 +218,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	if err := g.Wait(); err != nil {
 		return nil, "", err
 	}
-	if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+	if hidesView(prefs, o) {
 		return nil, "", nil // u opted out of the view's category
 	}
 	for _, i := range renewed {
@@ -283,7 +283,7 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 		if err := g.Wait(); err != nil {
 			return nil, "", err
 		}
-		if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+		if hidesView(prefs, o) {
 			return nil, "", nil // u opted out of the view's category
 		}
 		var keys []driver.Key
@@ -362,6 +362,12 @@ func idAfter(id string) (string, error) {
 // (which, as ListThreads, shows the thread whole).
 func hides(prefs Preferences, o ListOptions, r driver.Record) bool {
 	return o.Thread == "" && prefs.OptsOut(r.Message.Category)
+}
+
+// hidesView reports whether prefs take every message out of List with o:
+// o is the view of a category u opted out of.
+func hidesView(prefs Preferences, o ListOptions) bool {
+	return o.Thread == "" && prefs.OptsOut(o.Category)
 }
 
 // visible applies List's filters again, whatever the store did.

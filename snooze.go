@@ -166,7 +166,7 @@ func (ib *Inbox) snoozedPage(ctx context.Context, v *view, u User, o ListOptions
 	if err != nil {
 		return nil, "", err
 	}
-	if hides(prefs, o, driver.Record{Message: Message{Category: o.Category}}) {
+	if hidesView(prefs, o) {
 		return nil, "", nil // u opted out of the view's category
 	}
 	for _, e := range snoozing(st, in, nil, now) {

@@ -183,16 +183,16 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
 	if st.Seen == "" {
 		// No watermark: nothing was ever marked seen.
-		return c.withUnseen(nil, snoozed, st.Preferences), true, nil
+		return c.withPreferences(nil, snoozed, st.Preferences), true, nil
 	}
 	n, ok, err := ib.unseenAbove(ctx, v, q)
 	if err != nil || !ok {
 		return Counts{}, false, err
 	}
-	return c.withUnseen(n, snoozed, st.Preferences), true, nil
+	return c.withPreferences(n, snoozed, st.Preferences), true, nil
 }
 
-// withUnseen returns c without the categories prefs opt out of (their
+// withPreferences returns c without the categories prefs opt out of (their
 // tallies, unseen and snoozed, of n and snoozed, taken out of the
 // totals), with the unread messages of the categories prefs mute moved
 // from Unread to Muted, overall and in each of those categories, and
@@ -202,7 +202,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 // nor above its Unread unless the table was changed behind the library's
 // back (or, for a moment, another program marked a message and the
 // stream has not told the library yet): it is then bounded so.
-func (c Counts) withUnseen(n, snoozed catSum, prefs Preferences) Counts {
+func (c Counts) withPreferences(n, snoozed catSum, prefs Preferences) Counts {
 	for _, cat := range prefs.OptedOut {
 		t := c.Categories[cat]
 		c.Total, c.Read, c.Unread = max(c.Total-t.Total, 0), max(c.Read-t.Read, 0), max(c.Unread-t.Unread, 0)

@@ -163,13 +163,15 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		}
 	}
 	optOut := ""
+	var optedIn expression.ConditionBuilder
 	if !p.IsShared() && rec.Message.Category != "" {
 		// The copy is written only if its user has not opted out of its
 		// category: a condition on her c#*, which the write updates
 		// anyway, so it costs nothing more.
 		optOut = driver.OptOutToken(rec.Message.Category)
+		optedIn = notOptedOut(optOut, rec.OptOutDefault)
 		w := totals[p]
-		c := notOptedOut(optOut, rec.OptOutDefault)
+		c := optedIn
 		if w.cond != nil {
 			c = expression.And(c, *w.cond)
 		}
@@ -224,14 +226,13 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			// The watermark is at or above rec's ID (it only rises): rec,
 			// or its receipt, counts in no Above of that partition.
 			deltas = withoutAboveOf(deltas, refused.p)
-			w := totals[refused.p]
 			if optOut == "" || refused.p != p {
 				delete(totals, refused.p)
 				break
 			}
-			c := notOptedOut(optOut, rec.OptOutDefault)
-			w.cond = &c
-			totals[refused.p] = w
+			w := totals[p]
+			w.cond = &optedIn // the opt-out's condition stays, alone
+			totals[p] = w
 		default:
 			return err
 		}
