@@ -85,29 +85,33 @@ type ThreadPage struct {
 // List's new messages do.
 //
 // Cost: it reads each partition's threads in order of activity, a page
-// at a time (the dynamo Store keeps each thread's counter in its unread
-// index under its activity, and reads the index's entries alone; the
-// shared partitions' newest come from the snapshots of WithSharedCache),
-// with the stats of u's partition and of each shared one, in one round
-// trip; then, in a second, each listed thread's newest message (and u's
-// receipt of it), u's counters of the listed shared threads and the
-// listed threads' own counters, by key, one view with the first round by
-// their versions (a shared thread served from a snapshot needs no read
-// of its counter; one below the threads a snapshot holds is read by key,
-// and a snapshot older than it is read anew). Its read units grow with the threads it lists and those
-// it passes (a thread of u's it shows nothing of), about 2 read units a
-// thread (its counter and its newest message), never with the number of
-// threads or messages of the partitions. A thread whose newest message u cannot see
-// any more (expired, removed, archived or deleted by u) costs a read of
-// that thread's newest messages from the thread index, in one more round
-// trip; so does, once per Inbox, a broadcast removed before its expiry,
-// as in Counts. While a partition holds an expired message of a listed
-// thread whose removal the stream has not accounted yet (or, for u's
-// partition, a shared one holds a broadcast of one removed before its
-// expiry), its counters are read by key as one isolated read, at twice
-// the read units (on DynamoDB a TransactGetItems, 2 read units a
-// counter), so that the removal landing during the read is not counted
-// out twice.
+// at a time, with the stats of u's partition and of each shared one, in
+// one round trip. The dynamo Store keeps each thread's counter in its
+// unread index under its activity, with its tallies, and reads the
+// index's entries alone (a few hundred bytes each); the shared
+// partitions' newest come from the snapshots of WithSharedCache. Then,
+// in a second round trip, it reads each listed thread's newest message
+// (and u's receipt of it), u's counters of the listed shared threads with
+// her c#* (its version), and u's threads' entries again (each counter's
+// driver.Counter.Rev): unchanged, they prove the first round one view,
+// whichever of its reads came first. A shared thread's counter that no
+// snapshot serves is read by key, one view with its partition's version.
+// So its read units grow with the threads it lists, about 1 read unit a
+// thread (its newest message), never with the number of threads or
+// messages of the partitions; a thread of u's it passes (u sees nothing
+// of it) costs its index entry alone. On a table whose unread index holds
+// no tallies (an earlier version's: see docs/operations.md) u's threads'
+// counters are read by key too, about 2 read units a thread. A thread
+// whose newest message u cannot see any more (expired, removed, archived
+// or deleted by u) costs a read of that thread's newest messages from the
+// thread index, in one more round trip; so does, once per Inbox, a
+// broadcast removed before its expiry, as in Counts. Counters read by key
+// that the view takes something out of (a partition's expired entries of
+// their thread whose removal the stream has not accounted yet, or, for
+// u's receipts, a shared partition's broadcast of it removed before its
+// expiry) are read as one isolated read, at twice the read units (on
+// DynamoDB a TransactGetItems, 2 read units a counter), so that the
+// removal landing during the read is not counted out twice.
 func (ib *Inbox) ListThreads(ctx context.Context, u User, o ThreadOptions) (_ ThreadPage, err error) {
 	defer ib.observe(&ctx, "ListThreads", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -176,6 +180,9 @@ type threadStream struct {
 	buf  []driver.Counter
 	next string // the Before of the next read
 	more bool
+	// tallied is set while every read of u's partition's stream had the
+	// tallies (driver.QueryResult.Tallied).
+	tallied bool
 }
 
 // threadsPage reads, through v, a page of u's threads below activity
@@ -184,7 +191,7 @@ type threadStream struct {
 func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Partition, start string, limit int, now time.Time) (threadsPageResult, bool, error) {
 	streams := make([]*threadStream, len(parts))
 	for i, p := range parts {
-		streams[i] = &threadStream{p: p, next: start, more: true}
+		streams[i] = &threadStream{p: p, next: start, more: true, tallied: i == 0}
 	}
 	var stats []driver.Stats
 	read := func(ctx context.Context, n int) error {
@@ -199,8 +206,11 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 				if s.p.IsShared() {
 					res, err = v.threads(gctx, s.p, s.next, n)
 				} else {
-					// Their keys: threadCounts reads the counters by key.
+					// Their keys, with their tallies where the Store has
+					// them at no cost; else threadCounts reads the
+					// counters by key.
 					res, err = ib.store.Query(gctx, driver.Query{Partition: s.p, Threads: true, ActivityOnly: true, Before: s.next, Limit: n})
+					s.tallied = s.tallied && res.Tallied
 				}
 				s.buf, s.next, s.more = res.Threads, res.Next, res.Next != ""
 				return err
@@ -261,7 +271,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 			}
 		}
 		var ok bool
-		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, now)
+		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, threadsRead{start: start, limit: limit, tallied: streams[0].tallied}, now)
 		if err != nil || !ok {
 			return threadsPageResult{}, ok, err
 		}
@@ -315,7 +325,13 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // receipts (of tombstones), as threadTallies adds them. It reads u's
 // receipts' counters and, to check that they are one view with stats and
 // cands, the candidates' own counters and the versions again, by key: ok
-// is false if a write came between.
+// is false if a write came between. u's threads read with their tallies
+// (r.tallied) are not read by key: the same Query reads them again, and
+// u's c#* is read by key for its version. Each Rev as read and the
+// version as stats read it prove them one view with stats: a write to
+// one of them after the first read changes its Rev, and one to the
+// partition after stats' read changes the version, so none came between
+// the two first reads, whichever was first.
 //
 // Equal versions make the counters read by key one view with stats only
 // if they were read as of one instant with their version: a removal of a
@@ -327,12 +343,17 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // has them read as one isolated read (driver.StatsQuery.Isolated: on
 // DynamoDB a TransactGetItems, 2 read units a counter); the others, as
 // a rule every partition, read them item by item (1 read unit each).
-func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
+func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, r threadsRead, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
 	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
 	byKeys := map[driver.Key]bool{}              // the candidates read again
+	var tallied []driver.Counter                 // u's threads read with their tallies
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
 		if i < 0 {
+			continue
+		}
+		if i == 0 && r.tallied {
+			tallied = append(tallied, c)
 			continue
 		}
 		if c.Partition.IsShared() {
@@ -352,19 +373,45 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		keys[i] = append(keys[i], driver.Counter{Thread: c.Thread})
 		byKeys[driver.Key{Partition: c.Partition, ID: c.Thread}] = true
 	}
+	if len(tallied) > 0 && len(keys[0]) == 0 {
+		keys[0] = []driver.Counter{{}} // u's total, for its version
+	}
 	again := make([]driver.Stats, len(parts))
 	var dead, recs []driver.Record
 	g, gctx := errgroup.WithContext(ctx)
-	// The newest message of each candidate, and u's receipt of it: the
-	// previews.
-	var previews []driver.Key
-	for _, c := range cands {
-		previews = append(previews, driver.Key{Partition: u.Partition(), ID: c.Latest})
-		if c.Partition.IsShared() {
-			previews = append(previews, driver.Key{Partition: c.Partition, ID: c.Latest})
+	g.Go(func() (err error) {
+		n := len(cands) // u's threads' counts come after this read: preview each
+		if r.tallied {
+			n = r.limit
 		}
+		recs, err = ib.getRecords(gctx, previewKeys(u, parts, stats[0], cands, tallied, n))
+		return err
+	})
+	unchanged := true
+	if len(tallied) > 0 {
+		// u's threads read with their tallies, read again: unchanged
+		// (each Rev as read) and c#*'s version as read with the stats,
+		// they are one view with the stats whichever was read first.
+		g.Go(func() error {
+			var again []driver.Counter
+			q := driver.Query{Partition: parts[0], Threads: true, ActivityOnly: true, Before: r.start}
+			for len(again) < len(tallied) {
+				q.Limit = len(tallied) - len(again)
+				res, err := ib.store.Query(gctx, q)
+				if err != nil {
+					return err
+				}
+				again = append(again, res.Threads...)
+				if q.Before = res.Next; q.Before == "" {
+					break
+				}
+			}
+			unchanged = slices.EqualFunc(again, tallied, func(a, b driver.Counter) bool {
+				return a.Thread == b.Thread && a.Latest == b.Latest && a.Rev == b.Rev
+			})
+			return nil
+		})
 	}
-	g.Go(func() (err error) { recs, err = ib.getRecords(gctx, previews); return err })
 	same := make([]bool, len(parts))
 	for i, ks := range keys {
 		if len(ks) == 0 {
@@ -393,7 +440,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	// stale one at once (one a call would leave the next stale ones to
 	// the next attempts, and a user of more stale partitions than
 	// attempts with ErrConflict, with nothing written meanwhile).
-	torn := false
+	torn := !unchanged
 	rg, rctx := errgroup.WithContext(ctx)
 	for i := range parts {
 		if len(keys[i]) == 0 || same[i] && again[i].Version == stats[i].Version {
@@ -419,6 +466,9 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			continue
 		}
 		for _, c := range again[i].Counters {
+			if c.Thread == "" {
+				continue // u's total, read for its version
+			}
 			if c.Group != "" {
 				view[i].Counters = append(view[i].Counters, c) // u's receipts of a shared thread's messages
 				continue
@@ -442,6 +492,49 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		view[i].Counters = append(view[i].Counters, c)
 	}
 	return threadTallies(parts, view, dead), byKey, true, nil
+}
+
+// threadsRead is what threadCounts needs of the reads of threadsPage: the
+// activity the page starts below, its limit, and whether every read of
+// u's partition's threads had their tallies.
+type threadsRead struct {
+	start   string
+	limit   int
+	tallied bool
+}
+
+// previewKeys returns the keys of the previews of cands to read: each
+// one's newest message (in u's partition, or its shared one's and u's
+// receipt of it), for the first limit candidates that u may see a message
+// of. Of u's threads read with their tallies (tallied), those whose
+// counters, less u's expired records (st, u's stats), count none are
+// passed: they are not listed.
+func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []driver.Counter, limit int) []driver.Key {
+	var none map[threadKey]bool
+	if len(tallied) > 0 {
+		none = map[threadKey]bool{}
+		for k, s := range threadSums(parts[:1], []driver.Stats{{Counters: tallied, Expired: st.Expired}}, nil) {
+			if k.group == "" && newTally(*s).Total <= 0 {
+				none[k] = true
+			}
+		}
+	}
+	var keys []driver.Key
+	n := 0
+	for _, c := range cands {
+		if n == limit {
+			break
+		}
+		if !c.Partition.IsShared() && none[threadKey{"", c.Thread}] {
+			continue
+		}
+		n++
+		keys = append(keys, driver.Key{Partition: u.Partition(), ID: c.Latest})
+		if c.Partition.IsShared() {
+			keys = append(keys, driver.Key{Partition: c.Partition, ID: c.Latest})
+		}
+	}
+	return keys
 }
 
 // takesOut reports whether recs, expired entries or tombstones of a

@@ -71,6 +71,13 @@ type Counter struct {
 	// the watermark, PutMessage and ApplyRemoval only if the watermark is
 	// below the record's ID (see Store).
 	Above int64
+	// Rev is set on the threads' own counters a Query with Threads
+	// returns with their tallies (QueryResult.Tallied; zero elsewhere, and
+	// in a change): a value the Store gives
+	// the counter anew at each write of it, never one it had before, so
+	// that two reads of the counter with one Rev read it unchanged between
+	// them (see Query.ActivityOnly). Stats leaves it zero.
+	Rev int64
 }
 
 // Tallies are the counts a Counter keeps of the entries of a partition

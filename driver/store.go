@@ -430,10 +430,13 @@ type Query struct {
 	// page, not with the partition's threads (the dynamo Store reads its
 	// unread index, where each thread counter is kept under its activity).
 	Threads bool
-	// ActivityOnly, with Threads, returns each thread's Partition, Thread
-	// and Latest alone, its tallies zero: for a caller that reads the
-	// counters it lists again by key. (The dynamo Store then reads its
-	// index's entries alone, not the counters they point to.)
+	// ActivityOnly, with Threads, asks for each thread's Partition,
+	// Thread and Latest alone: a Store returns the tallies and Rev too only
+	// if it reads them at no cost besides (the dynamo Store reads its
+	// index's entries alone, not the counters they point to, and a table
+	// whose index holds the tallies has them there), and then sets
+	// QueryResult.Tallied; else they are zero, for a caller that reads the
+	// counters it lists again by key.
 	ActivityOnly bool
 	// Readers selects, instead of records, the reader items (see Reader)
 	// of the shared partition's messages of Thread whose IDs are strictly
@@ -522,8 +525,11 @@ type QueryResult struct {
 	Version   int64
 	Versioned bool
 	// Threads are, for a Query with Threads, the threads' counters, by
-	// activity, latest first.
+	// activity, latest first, each with its Rev if Tallied.
 	Threads []Counter
+	// Tallied is set when Threads hold their tallies: always without
+	// ActivityOnly, and with it where the Store read them at no cost.
+	Tallied bool
 	// Readers are, for a Query with Readers, the reader items, by message
 	// ID, then user.
 	Readers []Reader

@@ -203,6 +203,10 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
+	if d.Thread != "" && d.Group == "" {
+		// A thread's own counter has a new Rev at each write.
+		upd = upd.Set(expression.Name(attrRev), expression.Value(newRev()))
+	}
 	if d.Latest != "" {
 		// A thread's Latest only rises: the update is conditional on it
 		// (PutMessage writes again without it if the condition fails).
@@ -1099,11 +1103,28 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 	if !hasRead(c) {
 		delete(av, "read")
 	}
-	if c.Thread != "" && c.Group == "" && c.Latest != "" {
-		av[attrUnread] = &types.AttributeValueMemberS{Value: activityMark + driver.ActivityKey(c.Latest, c.Thread)}
+	if c.Thread != "" && c.Group == "" {
+		av[attrRev] = &types.AttributeValueMemberN{Value: strconv.FormatInt(newRev(), 10)}
+		if c.Latest != "" {
+			av[attrUnread] = &types.AttributeValueMemberS{Value: activityMark + driver.ActivityKey(c.Latest, c.Thread)}
+		}
 	}
 	return av, nil
 }
+
+// attrRev holds a thread's own counter's driver.Counter.Rev: a random
+// value each write of the counter sets anew.
+const attrRev = "rev"
+
+// newRev returns a new Rev: random, so that a counter deleted and written
+// again does not have an earlier Rev again either.
+func newRev() int64 { return rand.Int64() }
+
+// tallyAttrs are the attributes of a counter that its tallies need
+// (driver.Counter's tallies but Above, its Latest and Rev): the unread
+// index projects them, so that a query of the threads' counters reads
+// them from the index's entries (see threadsQuery).
+var tallyAttrs = []string{"published", "read", "archived", "archivedread", "hidden", "zp", "zr", "za", "zar", "zh", "qp", "qr", "qa", "qar", "qh", attrLatest, attrRev}
 
 // decodeActivity returns the thread counter whose unread index entry is
 // av (its keys and index key alone), with its Thread and Latest and no
@@ -1139,6 +1160,24 @@ func (s *Store) decodeActivity(p driver.Partition, av map[string]types.Attribute
 		return driver.Counter{}, fmt.Errorf("dynamo: thread activity %s/%s: %w", p.PK(), sk, err)
 	}
 	return c, nil
+}
+
+// decodeRev returns the Rev of counter item av: 0 if it has none (an
+// earlier version wrote it), ErrInvalidInput if it is not a number.
+func decodeRev(av map[string]types.AttributeValue) (int64, error) {
+	v, ok := av[attrRev]
+	if !ok {
+		return 0, nil
+	}
+	n, isN := v.(*types.AttributeValueMemberN)
+	if !isN {
+		return 0, fmt.Errorf("%w: rev of type %T", driver.ErrInvalidInput, v)
+	}
+	r, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: rev %q", driver.ErrInvalidInput, n.Value)
+	}
+	return r, nil
 }
 
 // activityMark begins the unread index's key of a thread's own counter:
@@ -1178,27 +1217,46 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 	}
 	sel := types.SelectAllAttributes
 	if q.ActivityOnly {
-		sel = types.SelectAllProjectedAttributes // the keys: no fetch from the table
+		// The index's entries alone, with the tallies if the index
+		// projects them (a table this version created), no fetch.
+		sel = types.SelectAllProjectedAttributes
 	}
 	out, err := s.markedQuery(ctx, q.Partition.PK(), activityMark, q.Before, q.Limit, sel)
 	if err != nil {
 		return driver.QueryResult{}, err
 	}
+	res.Tallied = true
 	for _, av := range out.Items {
-		var c driver.Counter
-		var err error
-		if q.ActivityOnly {
-			c, err = s.decodeActivity(q.Partition, av)
-		} else {
-			c, _, _, err = s.decodeCounter(q.Partition, av)
-		}
+		c, err := s.decodeActivity(q.Partition, av)
 		if err != nil {
 			return driver.QueryResult{}, err
 		}
 		if c.Thread == "" || c.Group != "" || c.Latest == "" {
 			continue // not a thread's own counter
 		}
+		if _, tallied := av["published"]; tallied {
+			full, _, _, err := s.decodeCounter(q.Partition, av)
+			if err == nil && full.Latest != c.Latest {
+				err = fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", q.Partition.PK(), c.Thread, driver.ErrInvalidInput, full.Latest, c.Latest)
+			}
+			if err != nil {
+				return driver.QueryResult{}, err
+			}
+			c = full
+		} else {
+			res.Tallied = false
+		}
+		if c.Rev, err = decodeRev(av); err != nil {
+			return driver.QueryResult{}, fmt.Errorf("dynamo: thread counter %s/%s: %w", q.Partition.PK(), c.Thread, err)
+		}
 		res.Threads = append(res.Threads, c)
+	}
+	if !res.Tallied {
+		// A table whose index holds no tallies (an earlier version's):
+		// none has them, nor a Rev.
+		for i, c := range res.Threads {
+			res.Threads[i] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
+		}
 	}
 	if out.LastEvaluatedKey != nil && len(res.Threads) > 0 {
 		res.Next = res.Threads[len(res.Threads)-1].Latest

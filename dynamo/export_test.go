@@ -41,3 +41,14 @@ const IndexEntryUnits = indexEntryUnits
 // ScheduledProjection is scheduledProjection, for the tests that check
 // the SAM template and the meter against it.
 var ScheduledProjection = scheduledProjection
+
+// WithUntalliedIndex has CreateTable make the unread index as an earlier
+// version did, without the counters' tallies.
+func WithUntalliedIndex() Option { return func(o *options) { o.untallied = true } }
+
+// UnreadProjection returns the attributes CreateTable's unread index
+// projects.
+func UnreadProjection() []string {
+	o, _ := resolve(nil)
+	return o.indexes()[0].Projection.NonKeyAttributes
+}

@@ -21,6 +21,9 @@ type options struct {
 	unread      string // the unread index's name, "" for none
 	thread      string // the thread index's name, "" for none
 	scheduled   string // the scheduled index's name, "" for none
+	// untallied, for tests, has CreateTable make the unread index as an
+	// earlier version did: without the counters' tallies.
+	untallied bool
 }
 
 // DefaultUnreadIndex is the name of the unread index (see WithUnreadIndex).

@@ -108,12 +108,19 @@ func DeleteTable(ctx context.Context, c TableClient, table string) error {
 // and the thread index, unless turned off (see WithUnreadIndex and
 // WithThreadIndex). Each projects the attributes its queries' filters read
 // (category and expiry): the entries stay small, and DynamoDB fetches each
-// item a query returns from the table.
+// item a query returns from the table. The unread index projects the
+// counters' tallies too (tallyAttrs), which only counter items carry: a
+// page of ListThreads reads its threads' counts from the index's entries,
+// never from the table.
 func (o options) indexes() []types.LocalSecondaryIndex {
 	var out []types.LocalSecondaryIndex
 	for _, ix := range [][2]string{{o.unread, attrUnread}, {o.thread, attrTSK}} {
 		if ix[0] == "" {
 			continue
+		}
+		projected := []string{"taxonomy", o.ttl}
+		if ix[1] == attrUnread && !o.untallied {
+			projected = append(projected, tallyAttrs...)
 		}
 		out = append(out, types.LocalSecondaryIndex{
 			IndexName: aws.String(ix[0]),
@@ -121,7 +128,7 @@ func (o options) indexes() []types.LocalSecondaryIndex {
 				{AttributeName: aws.String(o.pk), KeyType: types.KeyTypeHash},
 				{AttributeName: aws.String(ix[1]), KeyType: types.KeyTypeRange},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"taxonomy", o.ttl}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: projected},
 		})
 	}
 	return out

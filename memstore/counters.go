@@ -240,7 +240,13 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if _, ok := cs[driver.CounterSK("", "")]; !ok {
 		cs[driver.CounterSK("", "")] = driver.Counter{Partition: p} // the total always stays, at zero
 	}
+	for _, c := range s.counters[p] {
+		s.revise(c) // counters dropped, and those kept, changed or not
+	}
 	s.counters[p] = cs
+	for _, c := range cs {
+		s.revise(c)
+	}
 	delete(s.plain, p)
 	for _, c := range cs {
 		s.notePlain(c)

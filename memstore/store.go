@@ -36,6 +36,8 @@ type Store struct {
 	activity   sets[driver.Partition]                         // each partition's threads by activity: driver.ActivityKey
 	counters   map[driver.Partition]map[string]driver.Counter // by CounterSK
 	plain      map[driver.Partition]map[string]bool           // the sort keys of the counters of no thread
+	revs       map[driver.Key]int64                           // the threads' own counters' Revs, by partition and thread
+	rev        int64                                          // the last Rev given
 	versions   map[driver.Partition]int64
 	recounted  map[driver.Partition]time.Time // recount times, to the second
 	seen       map[driver.Partition]string    // seen watermarks
@@ -174,6 +176,7 @@ func New(opts ...Option) *Store {
 		activity:   sets[driver.Partition]{},
 		counters:   map[driver.Partition]map[string]driver.Counter{},
 		plain:      map[driver.Partition]map[string]bool{},
+		revs:       map[driver.Key]int64{},
 		versions:   map[driver.Partition]int64{},
 		recounted:  map[driver.Partition]time.Time{},
 		seen:       map[driver.Partition]string{},
@@ -366,12 +369,22 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		was := c.Latest
 		c.Add(d)
 		cs[k] = c
+		s.revise(c)
 		if c.Latest != was {
 			s.noteActivity(d.Partition, c.Thread, was, c.Latest)
 		}
 		if bump {
 			s.versions[d.Partition]++
 		}
+	}
+}
+
+// revise gives c, if it is a thread's own counter, a new Rev (see
+// driver.Counter.Rev). s.mu must be held.
+func (s *Store) revise(c driver.Counter) {
+	if c.Thread != "" && c.Group == "" {
+		s.rev++
+		s.revs[driver.Key{Partition: c.Partition, ID: c.Thread}] = s.rev
 	}
 }
 

@@ -213,7 +213,7 @@ func (s *Store) noteActivity(p driver.Partition, t, was, latest string) {
 // activity, latest first, below q.Before, at most q.Limit, as the dynamo
 // Store reads them from its unread index. s.mu must be held.
 func (s *Store) threadsQuery(q driver.Query) driver.QueryResult {
-	var res driver.QueryResult
+	res := driver.QueryResult{Tallied: true} // with ActivityOnly too: they cost nothing more here
 	s.activity.get(q.Partition).descend(q.Before, func(key string) bool {
 		if len(res.Threads) == q.Limit {
 			res.Next = res.Threads[len(res.Threads)-1].Latest
@@ -221,9 +221,7 @@ func (s *Store) threadsQuery(q driver.Query) driver.QueryResult {
 		}
 		latest, t, _ := strings.Cut(key, "#")
 		if c, ok := s.counters[q.Partition][driver.ThreadCounterSK(t, "")]; ok && c.Latest == latest {
-			if q.ActivityOnly {
-				c = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
-			}
+			c.Rev = s.revs[driver.Key{Partition: c.Partition, ID: c.Thread}]
 			res.Threads = append(res.Threads, c)
 		}
 		return true

@@ -26,6 +26,7 @@ func contractTests() []suiteTest {
 		{"QueryFilters", testQueryFilters},
 		{"QueryThread", testQueryThread},
 		{"QueryThreadsActivity", testQueryThreadsActivity},
+		{"QueryThreadsRev", testQueryThreadsRev},
 		{"QueryScheduled", testQueryScheduled},
 		{"QueryScheduledBadInput", testQueryScheduledBadInput},
 		{"Readers", testReaders},

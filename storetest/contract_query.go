@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -400,10 +401,10 @@ func testQueryThread(e *env) {
 }
 
 // testQueryThreadsActivity: a Query with Threads lists a partition's
-// threads' own counters, latest activity first, page by page; with
-// ActivityOnly it lists the same threads (Partition, Thread, Latest) in
-// the same pages, their tallies zero. ActivityOnly without Threads is
-// ErrInvalidInput.
+// threads' own counters, latest activity first, page by page, Tallied;
+// with ActivityOnly it lists the same threads (Partition, Thread, Latest)
+// in the same pages, their tallies and Rev zero unless Tallied, and then
+// as without it. ActivityOnly without Threads is ErrInvalidInput.
 func testQueryThreadsActivity(e *env) {
 	for i, th := range []string{"t1", "t2", "t3", "t1", "t4", "t2", "t5"} {
 		e.publish(inbox.Draft{Title: "dm", Thread: th}, "ann")
@@ -415,6 +416,7 @@ func testQueryThreadsActivity(e *env) {
 	for _, p := range []driver.Partition{e.part("ann"), e.pub()} {
 		for _, limit := range []int{1, 2, 10} {
 			var full, keys []driver.Counter
+			var tallied []bool // of each of keys
 			for _, activityOnly := range []bool{false, true} {
 				q := driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: limit}
 				for pages := 0; ; pages++ {
@@ -425,14 +427,18 @@ func testQueryThreadsActivity(e *env) {
 					if err != nil {
 						e.t.Fatalf("%s: %v", describe(q), err)
 					}
+					if !activityOnly && !res.Tallied {
+						e.t.Errorf("%s: not Tallied", describe(q))
+					}
 					for _, c := range res.Threads {
+						if c.Rev == 0 && res.Tallied {
+							e.t.Errorf("%s: thread %s without a Rev", describe(q), c.Thread)
+						}
 						if activityOnly {
-							if diff := cmp.Diff(driver.Counter{Partition: p, Thread: c.Thread, Latest: c.Latest}, c); diff != "" {
-								e.t.Errorf("%s: thread %s with more than its activity (-want +got):\n%s", describe(q), c.Thread, diff)
-							}
 							keys = append(keys, c)
+							tallied = append(tallied, res.Tallied)
 						} else {
-							full = append(full, driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest})
+							full = append(full, c)
 						}
 					}
 					if res.Next == "" {
@@ -444,7 +450,13 @@ func testQueryThreadsActivity(e *env) {
 			if len(full) != 5 && p == e.part("ann") || len(full) != 4 && p == e.pub() {
 				e.t.Errorf("%s: %d threads, want 5 (hers) or 4 (everyone's)", p.PK(), len(full))
 			}
-			if diff := cmp.Diff(full, keys); diff != "" {
+			want := slices.Clone(full)
+			for j, c := range want {
+				if j < len(tallied) && !tallied[j] {
+					want[j] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
+				}
+			}
+			if diff := cmp.Diff(want, keys); diff != "" {
 				e.t.Errorf("%s, limit %d: ActivityOnly lists other threads (-full +activity):\n%s", p.PK(), limit, diff)
 			}
 		}
@@ -452,4 +464,56 @@ func testQueryThreadsActivity(e *env) {
 	if _, err := e.store.Query(e.ctx, driver.Query{Partition: e.part("ann"), ActivityOnly: true, Limit: 10}); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("Query with ActivityOnly, no Threads: %v, want ErrInvalidInput", err)
 	}
+}
+
+// testQueryThreadsRev: a thread's own counter has a new Rev after each
+// write of it (a message, a mark, a deletion), and keeps it while nothing
+// writes it; with and without ActivityOnly a Query reads the same Rev.
+func testQueryThreadsRev(e *env) {
+	p := e.part("ann")
+	ann := e.user("ann")
+	revs := func() map[string]int64 {
+		e.t.Helper()
+		out := map[string]int64{}
+		for _, activityOnly := range []bool{false, true} {
+			res, err := e.store.Query(e.ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: 10})
+			if err != nil {
+				e.t.Fatalf("Query threads: %v", err)
+			}
+			for _, c := range res.Threads {
+				if was, ok := out[c.Thread]; ok && was != c.Rev {
+					e.t.Errorf("thread %s: Rev %d, then %d with ActivityOnly", c.Thread, was, c.Rev)
+				}
+				out[c.Thread] = c.Rev
+			}
+		}
+		return out
+	}
+	seen := map[int64]bool{}
+	step := func(what, changed string, before map[string]int64) map[string]int64 {
+		e.t.Helper()
+		after := revs()
+		for th, r := range after {
+			switch {
+			case th == changed && (r == before[th] || seen[r]):
+				e.t.Errorf("%s: thread %s's Rev %d, one it had before", what, th, r)
+			case th != changed && r != before[th]:
+				e.t.Errorf("%s: thread %s's Rev changed (%d to %d), nothing written to it", what, th, before[th], r)
+			}
+			seen[r] = true
+		}
+		return after
+	}
+	one := e.publish(inbox.Draft{Title: "one", Thread: "t1"}, "ann").Message
+	e.clock.Advance(time.Second)
+	r := step("a message of t1", "t1", map[string]int64{})
+	e.publish(inbox.Draft{Title: "two", Thread: "t2"}, "ann")
+	r = step("a message of t2", "t2", r)
+	e.markRead(ann, one.ID, true)
+	r = step("t1's message read", "t1", r)
+	r = step("nothing", "", r)
+	if _, err := e.ib.Delete(e.ctx, ann, one.ID); err != nil {
+		e.t.Fatalf("Delete: %v", err)
+	}
+	step("t1's message deleted", "t1", r)
 }

@@ -109,10 +109,15 @@ func RunFleetProperty(t *testing.T, newStore NewStore, steps int) {
 	for i := range 3 {
 		opts := []inbox.Option{inbox.WithClock(e.clock.Now), inbox.WithSharedCache(fleetFreshness),
 			inbox.WithEntropy(rand.NewChaCha8(seedBytes(seed, 10+uint64(i))))}
+		var over driver.Store = f.race
 		if i < 2 {
 			opts = append(opts, inbox.WithSharedBackend(backend))
+		} else {
+			// One process reads threads' counters by key, as over a table
+			// whose index holds no tallies.
+			over = untallied{f.race}
 		}
-		f.procs = append(f.procs, inbox.New(f.race, opts...))
+		f.procs = append(f.procs, inbox.New(over, opts...))
 	}
 	f.m = newModel(f.users)
 	f.rb.m = f.m

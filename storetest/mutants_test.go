@@ -54,6 +54,11 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return receiptsDropped{s} },
 			wantFail: []string{"Store/PutMessageReceipts", "Inbox/SenderRead", "Inbox/SenderNotInAudience"},
 		},
+		"ThreadRevKept": {
+			wrap:     func(s driver.Store) driver.Store { return revKept{s} },
+			lag:      true,
+			wantFail: []string{"Store/QueryThreadsRev", "Inbox/ListThreadsTornCounters"},
+		},
 		"QueryLimitAfterFilter": {
 			wrap:     func(s driver.Store) driver.Store { return limitAfterFilter{s} },
 			wantFail: []string{"Store/QueryLimitBeforeFilter", "Store/QueryPaging"},
@@ -717,4 +722,16 @@ func (s *ghostReaders) Query(ctx context.Context, q driver.Query) (driver.QueryR
 	}
 	slices.SortFunc(res.Readers, func(a, b driver.Reader) int { return strings.Compare(pos(a), pos(b)) })
 	return res, nil
+}
+
+// revKept gives every thread's counter one Rev, whatever writes it: a
+// ListThreads that reads the counters twice cannot tell they changed.
+type revKept struct{ driver.Store }
+
+func (s revKept) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	for i := range res.Threads {
+		res.Threads[i].Rev = 1
+	}
+	return res, err
 }
