@@ -22,10 +22,10 @@ import (
 // benchInbox returns an Inbox over a fresh table through a paused meter,
 // and the scope to use. Its config cache is warmed, so that Publish and
 // Broadcast measure their own writes.
-func benchInbox(b *testing.B) (*inbox.Inbox, *meter, driver.Scope) {
+func benchInbox(b *testing.B, opts ...dynamo.Option) (*inbox.Inbox, *meter, driver.Scope) {
 	b.Helper()
 	c := ddblocal.Client(b)
-	table, _ := ddblocal.NewTable(b, c)
+	table, _ := ddblocal.NewTable(b, c, opts...)
 	m := &meter{c: c}
 	ib := inbox.New(dynamo.New(m, table))
 	scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
@@ -592,7 +592,9 @@ func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 //     one write per member, the least the seed's design can do.
 //   - list: a member's chat list of 20 chats (the group's and 19
 //     one-to-one chats), latest activity first, with previews and unread
-//     counts: ListThreads against the seed's Query of UserChatMapping.
+//     counts: ListThreads against the seed's Query of UserChatMapping
+//     (library-untallied-table: on a table of an earlier version, whose
+//     unread index holds no tallies).
 //   - read: marking the group chat read after 3 and after 50 new
 //     messages: MarkAllRead with the thread (a receipt per message)
 //     against the seed's reset of the member's unread count.
@@ -663,30 +665,15 @@ func BenchmarkChat(b *testing.B) {
 			}
 		}
 	})
-	b.Run("list/library", func(b *testing.B) {
-		ib, m, scope := benchInbox(b)
-		u := scope.User("user0").InGroups("group-789")
-		for i := range 19 {
-			if _, err := ib.Publish(ctx, scope, []string{"user0", "peer" + strconv.Itoa(i)}, inbox.Draft{Title: "Hello!", Thread: "dm-" + strconv.Itoa(i)}); err != nil {
-				b.Fatal(err)
-			}
+	for _, untallied := range []bool{false, true} {
+		name := "list/library"
+		var opts []dynamo.Option
+		if untallied {
+			// A table of an earlier version: the index holds no tallies.
+			name, opts = "list/library-untallied-table", []dynamo.Option{dynamo.WithUntalliedIndex()}
 		}
-		for i := range 3 {
-			d := chat(i)
-			d.Sender = "user1" // to user0, who reads
-			if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
-				b.Fatal(err)
-			}
-		}
-		m.measure()
-		for range b.N {
-			p, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{Limit: 20})
-			if err != nil || len(p.Threads) != 20 || p.Threads[0].Unread != 3 {
-				b.Fatalf("ListThreads = %d threads, %v", len(p.Threads), err)
-			}
-		}
-		m.report(b)
-	})
+		b.Run(name, func(b *testing.B) { benchChatList(b, opts...) })
+	}
 	b.Run("list/seed-copy", func(b *testing.B) {
 		_, m, _ := benchInbox(b)
 		table := benchTable(b, m)
@@ -938,4 +925,32 @@ func BenchmarkForeignRead(b *testing.B) {
 			m.report(b)
 		})
 	}
+}
+
+// benchChatList measures a member's chat list of BenchmarkChat, on a
+// table made with opts.
+func benchChatList(b *testing.B, opts ...dynamo.Option) {
+	ctx := context.Background()
+	ib, m, scope := benchInbox(b, opts...)
+	u := scope.User("user0").InGroups("group-789")
+	for i := range 19 {
+		if _, err := ib.Publish(ctx, scope, []string{"user0", "peer" + strconv.Itoa(i)}, inbox.Draft{Title: "Hello!", Thread: "dm-" + strconv.Itoa(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		// BenchmarkChat's group message, from user1 to user0, who reads.
+		d := inbox.Draft{Sender: "user1", Title: "Hey everyone! " + strconv.Itoa(i), Thread: "group-789", Category: "chat"}
+		if _, err := ib.BroadcastGroup(ctx, scope, "group-789", d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.measure()
+	for range b.N {
+		p, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{Limit: 20})
+		if err != nil || len(p.Threads) != 20 || p.Threads[0].Unread != 3 {
+			b.Fatalf("ListThreads = %d threads, %v", len(p.Threads), err)
+		}
+	}
+	m.report(b)
 }
