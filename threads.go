@@ -91,15 +91,17 @@ type ThreadPage struct {
 // index's entries alone (a few hundred bytes each); the shared
 // partitions' newest come from the snapshots of WithSharedCache. Then,
 // in a second round trip, it reads each listed thread's newest message
-// (and u's receipt of it), u's counters of the listed shared threads with
-// her c#* (its version), and u's threads' entries again (each counter's
+// (and u's receipt of it; a shared one's message comes from the snapshot
+// that holds it), u's counters of the listed shared threads with her c#*
+// (its version), and u's threads' entries again (each counter's
 // driver.Counter.Rev): unchanged, they prove the first round one view,
 // whichever of its reads came first. A shared thread's counter that no
 // snapshot serves is read by key, one view with its partition's version.
 // So its read units grow with the threads it lists, about 1 read unit a
-// thread (its newest message), never with the number of threads or
-// messages of the partitions; a thread of u's it passes (u sees nothing
-// of it) costs its index entry alone. On a table whose unread index holds
+// thread of u's (its newest message) and 2 a shared one's (u's receipt
+// of its newest message, and u's counter of it), never with the number
+// of threads or messages of the partitions; a thread of u's it passes (u
+// sees nothing of it) costs its index entry alone. On a table whose unread index holds
 // no tallies (an earlier version's: see docs/operations.md) u's threads'
 // counters are read by key too, about 2 read units a thread. A thread
 // whose newest message u cannot see any more (expired, removed, archived
@@ -377,14 +379,32 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		keys[0] = []driver.Counter{{}} // u's total, for its version
 	}
 	again := make([]driver.Stats, len(parts))
-	var dead, recs []driver.Record
+	var dead, recs, cached []driver.Record
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		n := len(cands) // u's threads' counts come after this read: preview each
 		if r.tallied {
 			n = r.limit
 		}
-		recs, err = ib.getRecords(gctx, previewKeys(u, parts, stats[0], cands, tallied, n))
+		var read []driver.Key
+		for _, k := range previewKeys(u, parts, stats[0], cands, tallied, n) {
+			// A shared thread's newest message, from the snapshot of its
+			// partition if it holds it (the view its counts are of).
+			if k.Partition.IsShared() {
+				rec, known, err := v.lookup(gctx, k)
+				if err != nil {
+					return err
+				}
+				if known {
+					if rec != nil {
+						cached = append(cached, *rec)
+					}
+					continue
+				}
+			}
+			read = append(read, k)
+		}
+		recs, err = ib.getRecords(gctx, read)
 		return err
 	})
 	unchanged := true
@@ -427,8 +447,8 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	if err := g.Wait(); err != nil {
 		return nil, nil, false, err
 	}
-	byKey := make(map[driver.Key]driver.Record, len(recs))
-	for _, r := range recs {
+	byKey := make(map[driver.Key]driver.Record, len(recs)+len(cached))
+	for _, r := range append(recs, cached...) {
 		byKey[r.Key()] = r
 	}
 	own := map[driver.Key]driver.Counter{}

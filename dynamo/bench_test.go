@@ -594,7 +594,8 @@ func seedRead(b *testing.B, store *dynamo.Store, u driver.User, n int) {
 //     one-to-one chats), latest activity first, with previews and unread
 //     counts: ListThreads against the seed's Query of UserChatMapping
 //     (library-untallied-table: on a table of an earlier version, whose
-//     unread index holds no tallies).
+//     unread index holds no tallies; library-groups: 20 group chats, 5 in
+//     each of 4 groups, and no one-to-one chat).
 //   - read: marking the group chat read after 3 and after 50 new
 //     messages: MarkAllRead with the thread (a receipt per message)
 //     against the seed's reset of the member's unread count.
@@ -674,6 +675,7 @@ func BenchmarkChat(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) { benchChatList(b, opts...) })
 	}
+	b.Run("list/library-groups", benchGroupChatList)
 	b.Run("list/seed-copy", func(b *testing.B) {
 		_, m, _ := benchInbox(b)
 		table := benchTable(b, m)
@@ -949,6 +951,29 @@ func benchChatList(b *testing.B, opts ...dynamo.Option) {
 	for range b.N {
 		p, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{Limit: 20})
 		if err != nil || len(p.Threads) != 20 || p.Threads[0].Unread != 3 {
+			b.Fatalf("ListThreads = %d threads, %v", len(p.Threads), err)
+		}
+	}
+	m.report(b)
+}
+
+// benchGroupChatList measures a member's chat list of 20 group chats, 5 in
+// each of 4 groups, each with a message to her from another member.
+func benchGroupChatList(b *testing.B) {
+	ctx := context.Background()
+	ib, m, scope := benchInbox(b)
+	groups := []string{"g0", "g1", "g2", "g3"}
+	u := scope.User("user0").InGroups(groups...)
+	for i := range 20 {
+		d := inbox.Draft{Sender: "user1", Title: "Hey everyone! " + strconv.Itoa(i), Thread: "chat-" + strconv.Itoa(i), Category: "chat"}
+		if _, err := ib.BroadcastGroup(ctx, scope, groups[i%4], d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m.measure()
+	for range b.N {
+		p, err := ib.ListThreads(ctx, u, inbox.ThreadOptions{Limit: 20})
+		if err != nil || len(p.Threads) != 20 || p.Threads[0].Unread != 1 {
 			b.Fatalf("ListThreads = %d threads, %v", len(p.Threads), err)
 		}
 	}
