@@ -636,8 +636,14 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 		return err
 	})
 	g.Go(func() (err error) {
-		// The newest threads, for a first page of ListThreads.
-		threads, err = c.Store.Query(gctx, driver.Query{Partition: p, Threads: true, Limit: sharedHead})
+		// The newest threads, for a first page of ListThreads, with
+		// their tallies: from the index's entries where they hold them
+		// (a table of an earlier version's: from the counters).
+		q := driver.Query{Partition: p, Threads: true, ActivityOnly: true, Limit: sharedHead}
+		if threads, err = c.Store.Query(gctx, q); err == nil && !threads.Tallied {
+			q.ActivityOnly = false
+			threads, err = c.Store.Query(gctx, q)
+		}
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -891,8 +897,9 @@ func (v *view) threads(ctx context.Context, p Partition, before string, limit in
 		return driver.QueryResult{}, err
 	}
 	if s == nil || !s.threadsComplete && (len(s.threads) == 0 || before != "" && before <= s.threads[len(s.threads)-1].Latest) {
-		// With the cache off, ListThreads reads the counters by key.
-		return v.c.Store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: v.c.fresh == 0, Before: before, Limit: limit})
+		// ListThreads reads the counters of threads no snapshot holds by
+		// key.
+		return v.c.Store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: true, Before: before, Limit: limit})
 	}
 	var res driver.QueryResult
 	for i, c := range s.threads {
