@@ -46,9 +46,13 @@ var ScheduledProjection = scheduledProjection
 // version did, without the counters' tallies.
 func WithUntalliedIndex() Option { return func(o *options) { o.untallied = true } }
 
-// UnreadProjection returns the attributes CreateTable's unread index
-// projects.
-func UnreadProjection() []string {
+// IndexProjections returns the attributes each local index CreateTable
+// makes projects, by index name.
+func IndexProjections() map[string][]string {
 	o, _ := resolve(nil)
-	return o.indexes()[0].Projection.NonKeyAttributes
+	out := map[string][]string{}
+	for _, ix := range o.indexes() {
+		out[*ix.IndexName] = ix.Projection.NonKeyAttributes
+	}
+	return out
 }

@@ -2,10 +2,6 @@ package dynamo_test
 
 import (
 	"context"
-	"os"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,30 +86,5 @@ func TestThreadTalliesInIndex(t *testing.T) {
 	}
 	if diff := cmp.Diff(shape(lists[false]), shape(lists[true])); diff != "" || len(lists[true]) != 4 {
 		t.Errorf("ListThreads with the tallies in the index lists %d threads, other ones than without (-without +with):\n%s", len(lists[true]), diff)
-	}
-}
-
-// TestTemplateProjectsTallies: examples/template.yaml's unread index
-// projects what CreateTable's does, the threads' tallies with them.
-func TestTemplateProjectsTallies(t *testing.T) {
-	src, err := os.ReadFile("../examples/template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(src)
-	i := strings.Index(text, "IndexName: unread")
-	if i < 0 {
-		t.Fatal("the template has no unread index")
-	}
-	m := regexp.MustCompile(`NonKeyAttributes: \[([^\]]*)\]`).FindStringSubmatch(text[i:])
-	if m == nil {
-		t.Fatal("the template's unread index has no NonKeyAttributes")
-	}
-	got := strings.Split(strings.ReplaceAll(m[1], " ", ""), ",")
-	want := dynamo.UnreadProjection()
-	slices.Sort(got)
-	slices.Sort(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the template's unread index projects other attributes than CreateTable's (-CreateTable +template):\n%s", diff)
 	}
 }
