@@ -517,10 +517,11 @@ type threadsRead struct {
 
 // previewKeys returns the keys of the previews of cands to read: each
 // one's newest message (in u's partition, or its shared one's and u's
-// receipt of it), for the first limit candidates that u may see a message
-// of. Of u's threads read with their tallies (tallied), those whose
-// counters, less u's expired records (st, u's stats), count none are
-// passed: they are not listed.
+// receipt of it), for the candidates that u may see a message of, down to
+// the limit-th of those she surely does (a shared thread's count waits
+// for u's receipts: it may be passed). Of u's threads read with their
+// tallies (tallied), those whose counters, less u's expired records (st,
+// u's stats), count none are passed: they are not listed.
 func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []driver.Counter, limit int) []driver.Key {
 	var none map[threadKey]bool
 	if len(tallied) > 0 {
@@ -532,15 +533,17 @@ func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []dr
 		}
 	}
 	var keys []driver.Key
-	n := 0
+	n := 0 // the candidates previewed that are surely listed
 	for _, c := range cands {
 		if n == limit {
 			break
 		}
-		if !c.Partition.IsShared() && none[threadKey{"", c.Thread}] {
-			continue
+		if !c.Partition.IsShared() {
+			if none[threadKey{"", c.Thread}] {
+				continue
+			}
+			n++
 		}
-		n++
 		keys = append(keys, driver.Key{Partition: u.Partition(), ID: c.Latest})
 		if c.Partition.IsShared() {
 			keys = append(keys, driver.Key{Partition: c.Partition, ID: c.Latest})

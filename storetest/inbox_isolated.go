@@ -22,6 +22,7 @@ func isolatedTests() []suiteTest {
 		{"ListThreadsIsolatedOnlyWhenNeeded", testListThreadsIsolatedOnlyWhenNeeded},
 		{"ListThreadsFullPage", testListThreadsFullPage},
 		{"ListThreadsTornThreadSet", testListThreadsTornThreadSet},
+		{"ListThreadsPreviewsListed", testListThreadsPreviewsListed},
 	}
 }
 
@@ -415,4 +416,29 @@ func testListThreadsTornThreadSet(e *env) {
 			}
 		}
 	}
+}
+
+// testListThreadsPreviewsListed: ListThreads reads the preview of each
+// thread it lists with the counters, when a newer thread of a group that
+// u sees nothing of (she deleted its message) comes first: no read of a
+// thread's newest messages from the thread index, one more round trip.
+func testListThreadsPreviewsListed(e *env) {
+	ann := e.member("ann", "crew")
+	e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
+	e.clock.Advance(time.Second)
+	gone := e.broadcastTo("crew", inbox.Draft{Title: "all", Thread: "crew-chat"})
+	e.clock.Advance(time.Second)
+	if _, err := e.ib.Delete(e.ctx, ann, gone.ID); err != nil {
+		e.t.Fatalf("Delete: %v", err)
+	}
+	counted := &countingStore{Store: e.store}
+	ib := inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+	page, err := ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{Limit: 1})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].Thread != "dm" || page.Threads[0].Latest.Title != "dm" {
+		e.t.Fatalf("ListThreads(ann, limit 1) = %+v, %v; want thread dm with its message", page, err)
+	}
+	if n := counted.threadQueries.Load(); n != 0 {
+		e.t.Errorf("ListThreads(ann, limit 1) read the thread index %d times, want none: the listed thread's preview is read with the counters", n)
+	}
+	e.wantThreadsFromFeed(ann)
 }
