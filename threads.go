@@ -273,7 +273,8 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 			}
 		}
 		var ok bool
-		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, threadsRead{start: start, limit: limit, tallied: streams[0].tallied}, now)
+		mine := streams[0]
+		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, threadsRead{start: start, limit: limit, tallied: mine.tallied, more: len(mine.buf) > 0 || mine.more}, now)
 		if err != nil || !ok {
 			return threadsPageResult{}, ok, err
 		}
@@ -349,10 +350,14 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
 	byKeys := map[driver.Key]bool{}              // the candidates read again
 	var tallied []driver.Counter                 // u's threads read with their tallies
+	var mine []driver.Counter                    // u's threads among cands, as the first round read them
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
 		if i < 0 {
 			continue
+		}
+		if i == 0 {
+			mine = append(mine, c)
 		}
 		if i == 0 && r.tallied {
 			tallied = append(tallied, c)
@@ -408,15 +413,19 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		return err
 	})
 	unchanged := true
-	if len(tallied) > 0 {
-		// u's threads read with their tallies, read again: unchanged
-		// (each Rev as read) and c#*'s version as read with the stats,
-		// they are one view with the stats whichever was read first.
+	if len(cands) > 0 {
+		// u's threads, read again with one more: unchanged (each Rev as
+		// read) and c#*'s version as read with the stats, those read with
+		// their tallies are one view with the stats whichever was read
+		// first; and the page's span of u's threads (down to the last
+		// candidate, or all of them if u's ran out) holds no other, so
+		// that no thread written before the stats' read is missing while
+		// the counters read by key show a later write.
 		g.Go(func() error {
 			var again []driver.Counter
 			q := driver.Query{Partition: parts[0], Threads: true, ActivityOnly: true, Before: r.start}
-			for len(again) < len(tallied) {
-				q.Limit = len(tallied) - len(again)
+			for len(again) <= len(mine) {
+				q.Limit = len(mine) + 1 - len(again)
 				res, err := ib.store.Query(gctx, q)
 				if err != nil {
 					return err
@@ -426,9 +435,10 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 					break
 				}
 			}
-			unchanged = slices.EqualFunc(again, tallied, func(a, b driver.Counter) bool {
-				return a.Thread == b.Thread && a.Latest == b.Latest && a.Rev == b.Rev
-			})
+			n := min(len(again), len(mine))
+			unchanged = n == len(mine) && slices.EqualFunc(again[:n], mine, func(a, b driver.Counter) bool {
+				return a.Thread == b.Thread && a.Latest == b.Latest && (!r.tallied || a.Rev == b.Rev)
+			}) && (len(again) == n || r.more && again[n].Latest < cands[len(cands)-1].Latest)
 			return nil
 		})
 	}
@@ -515,20 +525,23 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 }
 
 // threadsRead is what threadCounts needs of the reads of threadsPage: the
-// activity the page starts below, its limit, and whether every read of
-// u's partition's threads had their tallies.
+// activity the page starts below, its limit, whether every read of u's
+// partition's threads had their tallies, and whether u's partition has
+// threads besides the candidates.
 type threadsRead struct {
 	start   string
 	limit   int
 	tallied bool
+	more    bool
 }
 
 // previewKeys returns the keys of the previews of cands to read: each
 // one's newest message (in u's partition, or its shared one's and u's
-// receipt of it), for the first limit candidates that u may see a message
-// of. Of u's threads read with their tallies (tallied), those whose
-// counters, less u's expired records (st, u's stats), count none are
-// passed: they are not listed.
+// receipt of it), for the candidates that u may see a message of, down to
+// the limit-th of those she surely does (a shared thread's count waits
+// for u's receipts: it may be passed). Of u's threads read with their
+// tallies (tallied), those whose counters, less u's expired records (st,
+// u's stats), count none are passed: they are not listed.
 func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []driver.Counter, limit int) []driver.Key {
 	var none map[threadKey]bool
 	if len(tallied) > 0 {
@@ -540,15 +553,17 @@ func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []dr
 		}
 	}
 	var keys []driver.Key
-	n := 0
+	n := 0 // the candidates previewed that are surely listed
 	for _, c := range cands {
 		if n == limit {
 			break
 		}
-		if !c.Partition.IsShared() && none[threadKey{"", c.Thread}] {
-			continue
+		if !c.Partition.IsShared() {
+			if none[threadKey{"", c.Thread}] {
+				continue
+			}
+			n++
 		}
-		n++
 		keys = append(keys, driver.Key{Partition: u.Partition(), ID: c.Latest})
 		if c.Partition.IsShared() {
 			keys = append(keys, driver.Key{Partition: c.Partition, ID: c.Latest})

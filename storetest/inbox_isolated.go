@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,8 @@ func isolatedTests() []suiteTest {
 		{"MarkAllReadThreadTornCounters", testMarkAllReadThreadTornCounters},
 		{"ListThreadsIsolatedOnlyWhenNeeded", testListThreadsIsolatedOnlyWhenNeeded},
 		{"ListThreadsFullPage", testListThreadsFullPage},
+		{"ListThreadsTornThreadSet", testListThreadsTornThreadSet},
+		{"ListThreadsPreviewsListed", testListThreadsPreviewsListed},
 	}
 }
 
@@ -338,6 +341,104 @@ func testListThreadsFullPage(e *env) {
 	got := listThreads(e.t, e.ctx, e.ib, ann, inbox.MaxPageSize)
 	if len(got) != threads {
 		e.t.Errorf("ListThreads(ann) by pages of %d: %d threads, want %d", inbox.MaxPageSize, len(got), threads)
+	}
+	e.wantThreadsFromFeed(ann)
+}
+
+// testListThreadsTornThreadSet: ListThreads lists one view of u's
+// partition when writes land between its first round's read of u's
+// threads and its read of u's stats: a new thread of u's, then a mark
+// of a shared thread's message. A page that shows the mark (u's
+// receipts, read by key with the stats' version) without the new thread
+// (absent from the threads read before it) is of no instant: it must
+// read again. So whether u has a thread of her own besides or not, the
+// new thread's message is the newest or, from a publisher whose clock
+// lags, older than all (listed last), and the threads are read with
+// their tallies or by key.
+func testListThreadsTornThreadSet(e *env) {
+	n := 0
+	for _, byKey := range []bool{false, true} {
+		for _, c := range []struct {
+			own bool
+			lag time.Duration
+		}{{false, 0}, {true, 0}, {true, 3 * time.Second}} {
+			own := c.own
+			n++
+			id := fmt.Sprintf("u%d", n)
+			u := e.member(id, "crew")
+			if own {
+				e.publish(inbox.Draft{Title: "old", Thread: fmt.Sprintf("old%d", n)}, id)
+				e.clock.Advance(time.Second)
+			}
+			shared := e.broadcastTo("crew", inbox.Draft{Title: "all", Thread: fmt.Sprintf("crew%d", n)})
+			e.clock.Advance(time.Second)
+			type state struct{ feed, archived []driver.Message }
+			var states []state
+			snap := func() {
+				states = append(states, state{
+					e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize}),
+					e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true}),
+				})
+			}
+			snap()
+			late := inbox.New(e.store, inbox.WithClock(func() time.Time { return e.clock.Now().Add(-c.lag) }))
+			s := &tearingStore{Store: e.store, part: e.part(id), threads: tearThreadsFirst, between: func() error {
+				if _, err := late.Publish(e.ctx, e.scope, []string{id}, inbox.Draft{Title: "dm", Thread: fmt.Sprintf("dm%d", n)}); err != nil {
+					return err
+				}
+				snap()
+				if _, err := e.ib.MarkRead(e.ctx, u, shared.ID); err != nil {
+					return err
+				}
+				snap()
+				return nil
+			}}
+			var over driver.Store = s
+			if byKey {
+				over = untallied{s}
+			}
+			ib := inbox.New(over, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+			got, err := ib.ListThreads(e.ctx, u, inbox.ThreadOptions{})
+			if err != nil || s.err != nil {
+				e.t.Fatalf("ListThreads(%s) with writes landing during its first round: %v (the writes: %v)", id, err, s.err)
+			}
+			var diffs []string
+			for i, st := range states {
+				diff := threadsDiff(got.Threads, st.feed, st.archived, nil)
+				if diff == "" {
+					diffs = nil
+					break
+				}
+				diffs = append(diffs, fmt.Sprintf("instant %d:\n%s", i, diff))
+			}
+			if diffs != nil {
+				e.t.Errorf("ListThreads(%s) (by key %v, a thread of her own %v, its clock %v behind) with a new thread and a mark landing during its first round lists what she had at no instant:\n%s", id, byKey, own, c.lag, strings.Join(diffs, "\n"))
+			}
+		}
+	}
+}
+
+// testListThreadsPreviewsListed: ListThreads reads the preview of each
+// thread it lists with the counters, when a newer thread of a group that
+// u sees nothing of (she deleted its message) comes first: no read of a
+// thread's newest messages from the thread index, one more round trip.
+func testListThreadsPreviewsListed(e *env) {
+	ann := e.member("ann", "crew")
+	e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
+	e.clock.Advance(time.Second)
+	gone := e.broadcastTo("crew", inbox.Draft{Title: "all", Thread: "crew-chat"})
+	e.clock.Advance(time.Second)
+	if _, err := e.ib.Delete(e.ctx, ann, gone.ID); err != nil {
+		e.t.Fatalf("Delete: %v", err)
+	}
+	counted := &countingStore{Store: e.store}
+	ib := inbox.New(counted, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+	page, err := ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{Limit: 1})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].Thread != "dm" || page.Threads[0].Latest.Title != "dm" {
+		e.t.Fatalf("ListThreads(ann, limit 1) = %+v, %v; want thread dm with its message", page, err)
+	}
+	if n := counted.threadQueries.Load(); n != 0 {
+		e.t.Errorf("ListThreads(ann, limit 1) read the thread index %d times, want none: the listed thread's preview is read with the counters", n)
 	}
 	e.wantThreadsFromFeed(ann)
 }
