@@ -72,8 +72,9 @@ type Counter struct {
 	// below the record's ID (see Store).
 	Above int64
 	// Rev is set on the threads' own counters a Query with Threads
-	// returns with their tallies (QueryResult.Tallied; zero elsewhere, and
-	// in a change): a value the Store gives
+	// returns with their tallies (QueryResult.Tallied; zero elsewhere, in
+	// a change, and where the Store keeps none, as the dynamo Store on a
+	// counter an earlier version wrote last): a value the Store gives
 	// the counter anew at each write of it, never one it had before, so
 	// that two reads of the counter with one Rev read it unchanged between
 	// them (see Query.ActivityOnly). Stats leaves it zero.

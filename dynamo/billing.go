@@ -1,9 +1,11 @@
 package dynamo
 
 import (
+	"maps"
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,7 +25,9 @@ import (
 //     twice that.
 //   - A write that puts an item's entry in a local secondary index is
 //     billed for the entry too: the unread and thread indexes' entries
-//     (keys, category and expiry) are under 1 KB, 1 unit.
+//     (keys, category and expiry; a thread counter's tallies) are under
+//     1 KB, 1 unit. An update of a thread's own counter changes its
+//     entry in the unread index (its Rev at least), billed so too.
 //   - A read is billed 1 read unit per 4 KB read, strongly consistent,
 //     half that eventually consistent; a read that finds nothing is billed
 //     as one of 4 KB, and each key of a BatchGetItem is a read of its own.
@@ -141,13 +145,18 @@ func (b billing) putLeast(item map[string]types.AttributeValue, cond *string, na
 // transactLeast returns the least AWS bills for transaction in, from what
 // the request holds: each put as putLeast says, and each update, delete or
 // condition check as an item of 1 KB (its size is not in the request), in
-// the table and not in an index (whether its entry changes is not either).
+// the table and not in an index (whether its entry changes is not
+// either), but an update of a thread's own counter, which sets its Rev:
+// its unread index entry too.
 func (b billing) transactLeast(in *dynamodb.TransactWriteItemsInput) float64 {
 	u := 0.0
 	for _, it := range in.TransactItems {
-		if it.Put != nil {
+		switch {
+		case it.Put != nil:
 			u += b.putLeast(it.Put.Item, it.Put.ConditionExpression, it.Put.ExpressionAttributeNames, true)
-		} else {
+		case it.Update != nil && slices.Contains(b.indexed, attrUnread) && slices.Contains(slices.Collect(maps.Values(it.Update.ExpressionAttributeNames)), attrRev):
+			u += writeUnits(0, true) + indexEntryUnits
+		default:
 			u += writeUnits(0, true)
 		}
 	}

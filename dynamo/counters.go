@@ -204,8 +204,14 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
 	if d.Thread != "" && d.Group == "" {
-		// A thread's own counter has a new Rev at each write.
+		// A thread's own counter has a new Rev at each write, and its
+		// tallies again under the names the unread index projects.
 		upd = upd.Set(expression.Name(attrRev), expression.Value(newRev()))
+		for _, t := range threadTallies(d) {
+			if t.v != 0 {
+				upd = upd.Add(expression.Name(t.name), expression.Value(t.v))
+			}
+		}
 	}
 	if d.Latest != "" {
 		// A thread's Latest only rises: the update is conditional on it
@@ -1105,6 +1111,11 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 	}
 	if c.Thread != "" && c.Group == "" {
 		av[attrRev] = &types.AttributeValueMemberN{Value: strconv.FormatInt(newRev(), 10)}
+		for _, t := range threadTallies(c) {
+			if t.v != 0 {
+				av[t.name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(t.v, 10)}
+			}
+		}
 		if c.Latest != "" {
 			av[attrUnread] = &types.AttributeValueMemberS{Value: activityMark + driver.ActivityKey(c.Latest, c.Thread)}
 		}
@@ -1120,11 +1131,51 @@ const attrRev = "rev"
 // again does not have an earlier Rev again either.
 func newRev() int64 { return rand.Int64() }
 
-// tallyAttrs are the attributes of a counter that its tallies need
-// (driver.Counter's tallies but Above, its Latest and Rev): the unread
-// index projects them, so that a query of the threads' counters reads
-// them from the index's entries (see threadsQuery).
-var tallyAttrs = []string{"published", "read", "archived", "archivedread", "hidden", "zp", "zr", "za", "zar", "zh", "qp", "qr", "qa", "qar", "qh", attrLatest, attrRev}
+// A thread's own counter holds its tallies twice: as every counter does,
+// and under names of their own, which no other item carries (tp, tr, ta,
+// tar, th: a thread's counter has no timed tallies and no Above). The
+// unread index projects the second set with the counter's Latest and Rev
+// (tallyAttrs), so that a query of the threads' counters reads them from
+// the index's entries (see threadsQuery), while a write of c#*, in the
+// index too, changes no attribute its entry holds, and so writes no
+// entry.
+var tallyAttrs = []string{"tp", "tr", "ta", "tar", "th", attrLatest, attrRev}
+
+// threadTallies returns the attribute names and values of the second set
+// of tallies of thread counter c (see tallyAttrs).
+func threadTallies(c driver.Counter) []struct {
+	name string
+	v    int64
+} {
+	return []struct {
+		name string
+		v    int64
+	}{{"tp", c.Published}, {"tr", c.Read}, {"ta", c.Archived}, {"tar", c.ArchivedRead}, {"th", c.Hidden}}
+}
+
+// decodeThreadEntry returns the tallies of thread counter c from av, its
+// unread index entry (see tallyAttrs), and whether av holds them.
+func decodeThreadEntry(c driver.Counter, av map[string]types.AttributeValue) (driver.Counter, bool, error) {
+	if _, ok := av[attrRev]; !ok {
+		return c, false, nil // an earlier version's index: no tallies
+	}
+	var it struct {
+		Latest string `dynamodbav:"latest"`
+		TP     int64  `dynamodbav:"tp"`
+		TR     int64  `dynamodbav:"tr"`
+		TA     int64  `dynamodbav:"ta"`
+		TAR    int64  `dynamodbav:"tar"`
+		TH     int64  `dynamodbav:"th"`
+	}
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: %v", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, err)
+	}
+	if it.Latest != c.Latest {
+		return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, it.Latest, c.Latest)
+	}
+	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.TP, it.TR, it.TA, it.TAR, it.TH
+	return c, true, nil
+}
 
 // decodeActivity returns the thread counter whose unread index entry is
 // av (its keys and index key alone), with its Thread and Latest and no
@@ -1193,16 +1244,25 @@ const activityMark = "~t"
 func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	var res driver.QueryResult
 	if s.o.unread == "" {
-		st, err := s.Stats(ctx, driver.StatsQuery{Partition: q.Partition, Now: time.Unix(0, 0), Threads: true})
+		kc := expression.Key(s.o.pk).Equal(expression.Value(q.Partition.PK())).And(expression.Key(s.o.sk).BeginsWith(driver.ThreadStatsPrefix))
+		items, err := s.queryAll(ctx, kc, nil)
 		if err != nil {
-			return driver.QueryResult{}, err
+			return driver.QueryResult{}, opError("query", err)
 		}
 		var ts []driver.Counter
-		for _, c := range st.Counters {
+		for _, av := range items {
+			c, _, _, err := s.decodeCounter(q.Partition, av)
+			if err == nil {
+				c.Rev, err = decodeRev(av)
+			}
+			if err != nil {
+				return driver.QueryResult{}, err
+			}
 			if c.Thread != "" && c.Group == "" && c.Latest != "" && (q.Before == "" || c.Latest < q.Before) {
 				ts = append(ts, c)
 			}
 		}
+		res.Tallied = true // read from the table, all of them
 		slices.SortFunc(ts, func(a, b driver.Counter) int {
 			return strings.Compare(driver.ActivityKey(b.Latest, b.Thread), driver.ActivityKey(a.Latest, a.Thread))
 		})
@@ -1234,18 +1294,21 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 		if c.Thread == "" || c.Group != "" || c.Latest == "" {
 			continue // not a thread's own counter
 		}
-		if _, tallied := av["published"]; tallied {
+		var tallied bool
+		if sel == types.SelectAllAttributes {
+			// The counter itself, fetched from the table.
 			full, _, _, err := s.decodeCounter(q.Partition, av)
 			if err == nil && full.Latest != c.Latest {
 				err = fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", q.Partition.PK(), c.Thread, driver.ErrInvalidInput, full.Latest, c.Latest)
 			}
-			if err != nil {
-				return driver.QueryResult{}, err
-			}
-			c = full
+			c, tallied = full, true
 		} else {
-			res.Tallied = false
+			c, tallied, err = decodeThreadEntry(c, av)
 		}
+		if err != nil {
+			return driver.QueryResult{}, err
+		}
+		res.Tallied = res.Tallied && tallied
 		if c.Rev, err = decodeRev(av); err != nil {
 			return driver.QueryResult{}, fmt.Errorf("dynamo: thread counter %s/%s: %w", q.Partition.PK(), c.Thread, err)
 		}

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
@@ -17,23 +20,28 @@ import (
 // tallies in its unread index, so that a Query of threads with
 // ActivityOnly returns them (Tallied) with no fetch from the table; a
 // table whose index does not (an earlier version's) returns the threads'
-// activity alone. ListThreads lists the same threads with the
-// same counts on both.
+// activity alone; a table without the index reads the counters from the
+// table, tallies and Rev. ListThreads lists the same threads with the
+// same counts on each.
 func TestThreadTalliesInIndex(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
 	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
 	ann := scope.User("ann").InGroups("crew")
-	lists := map[bool][]inbox.Thread{}
-	for _, tallied := range []bool{true, false} {
-		var opts []dynamo.Option
-		if !tallied {
-			opts = append(opts, dynamo.WithUntalliedIndex())
-		}
-		c := ddblocal.Client(t)
-		table, _ := ddblocal.NewTable(t, c, opts...)
-		store := dynamo.New(c, table)
+	lists := map[string][]inbox.Thread{}
+	for _, c := range []struct {
+		table   string
+		opts    []dynamo.Option
+		tallied bool
+	}{
+		{"index", nil, true},
+		{"untallied index", []dynamo.Option{dynamo.WithUntalliedIndex()}, false},
+		{"no index", []dynamo.Option{dynamo.WithUnreadIndex("")}, true},
+	} {
+		raw := ddblocal.Client(t)
+		table, _ := ddblocal.NewTable(t, raw, c.opts...)
+		store := dynamo.New(raw, table, c.opts...)
 		ib := inbox.New(store)
 		var first string
 		for i, th := range []string{"dm-bob", "dm-carol", "dm-bob", "dm-dave"} {
@@ -55,27 +63,49 @@ func TestThreadTalliesInIndex(t *testing.T) {
 		p := ann.Partition()
 		full, err := store.Query(ctx, driver.Query{Partition: p, Threads: true, Limit: 10})
 		if err != nil || !full.Tallied || len(full.Threads) != 3 {
-			t.Fatalf("tallied %v: Query of the threads = %+v, %v; want 3, Tallied", tallied, full, err)
+			t.Fatalf("%s: Query of the threads = %+v, %v; want 3, Tallied", c.table, full, err)
 		}
 		keys, err := store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: true, Limit: 10})
-		if err != nil || keys.Tallied != tallied {
-			t.Fatalf("tallied %v: Query with ActivityOnly = %+v, %v; want Tallied %v", tallied, keys, err, tallied)
+		if err != nil || keys.Tallied != c.tallied {
+			t.Fatalf("%s: Query with ActivityOnly = %+v, %v; want Tallied %v", c.table, keys, err, c.tallied)
 		}
 		want := full.Threads
-		if !tallied {
+		if !c.tallied {
 			want = nil
 			for _, c := range full.Threads {
 				want = append(want, driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest})
 			}
 		}
 		if diff := cmp.Diff(want, keys.Threads); diff != "" {
-			t.Errorf("tallied %v: Query with ActivityOnly (-want +got):\n%s", tallied, diff)
+			t.Errorf("%s: Query with ActivityOnly (-want +got):\n%s", c.table, diff)
+		}
+		for _, th := range full.Threads {
+			if th.Rev == 0 {
+				t.Errorf("%s: thread %s without a Rev", c.table, th.Thread)
+			}
+		}
+		if c.table == "index" {
+			// c#*, in the index too, has no attribute its entry projects
+			// but its keys: a write of it writes no entry.
+			out, err := raw.Query(ctx, &dynamodb.QueryInput{
+				TableName: aws.String(table), IndexName: aws.String(dynamo.DefaultUnreadIndex),
+				KeyConditionExpression:    aws.String("pk = :pk AND unread = :c"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: p.PK()}, ":c": &types.AttributeValueMemberS{Value: "~"}},
+			})
+			if err != nil || len(out.Items) != 1 {
+				t.Fatalf("c#*'s entry in the unread index: %v, %v", out, err)
+			}
+			for name := range out.Items[0] {
+				if name != "pk" && name != "sk" && name != "unread" {
+					t.Errorf("c#*'s entry in the unread index holds %s", name)
+				}
+			}
 		}
 		page, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lists[tallied] = page.Threads
+		lists[c.table] = page.Threads
 	}
 	shape := func(ts []inbox.Thread) []inbox.Thread {
 		var out []inbox.Thread
@@ -84,7 +114,12 @@ func TestThreadTalliesInIndex(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff(shape(lists[false]), shape(lists[true])); diff != "" || len(lists[true]) != 4 {
-		t.Errorf("ListThreads with the tallies in the index lists %d threads, other ones than without (-without +with):\n%s", len(lists[true]), diff)
+	if len(lists["index"]) != 4 {
+		t.Errorf("ListThreads lists %d threads, want 4", len(lists["index"]))
+	}
+	for _, other := range []string{"untallied index", "no index"} {
+		if diff := cmp.Diff(shape(lists["index"]), shape(lists[other])); diff != "" {
+			t.Errorf("ListThreads with the tallies in the index lists other threads than with %s (-index +%s):\n%s", other, other, diff)
+		}
 	}
 }
