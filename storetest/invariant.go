@@ -160,6 +160,7 @@ func (e *env) checkInvariant() {
 		}
 		orphans += len(byEntry)
 		e.checkTimed(p, st, records)
+		e.checkThreadEntries(p, st)
 		e.checkAbove(p, st)
 		if p.IsShared() {
 			e.checkBuckets(p, st)
@@ -456,6 +457,51 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 	for h := range want {
 		if _, ok := days[h.Truncate(24*time.Hour)]; !ok {
 			e.t.Errorf("invariant: %s has no day bucket for its records of %v", p.PK(), h)
+		}
+	}
+}
+
+// checkThreadEntries checks that a Query of p's threads lists each thread
+// whose own counter has a Latest, in order of activity, and, where it
+// returns their tallies (Tallied, with ActivityOnly too), the tallies of
+// st's counters, each with a Rev: the dynamo Store reads them with
+// ActivityOnly from a copy the unread index projects.
+func (e *env) checkThreadEntries(p driver.Partition, st driver.Stats) {
+	e.t.Helper()
+	want := map[string]driver.Counter{}
+	for _, c := range st.Counters {
+		if c.Thread != "" && c.Group == "" && c.Latest != "" {
+			want[c.Thread] = c
+		}
+	}
+	for _, activityOnly := range []bool{false, true} {
+		q := driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: 100}
+		listed := 0
+		for {
+			res, err := e.store.Query(e.ctx, q)
+			if err != nil {
+				e.t.Fatalf("invariant: Query of the threads of %s: %v", p.PK(), err)
+			}
+			for _, c := range res.Threads {
+				listed++
+				w, ok := want[c.Thread]
+				got := c
+				got.Rev = w.Rev
+				if !res.Tallied {
+					w = driver.Counter{Partition: w.Partition, Thread: w.Thread, Latest: w.Latest}
+				} else if c.Rev == 0 {
+					e.t.Errorf("invariant: thread %s of %s listed with its tallies, without a Rev", c.Thread, p.PK())
+				}
+				if diff := cmp.Diff(w, got); !ok || diff != "" {
+					e.t.Errorf("invariant: thread %s of %s as a Query (ActivityOnly %v) lists it differs from its counter (-counter +listed):\n%s", c.Thread, p.PK(), activityOnly, diff)
+				}
+			}
+			if q.Before = res.Next; q.Before == "" {
+				break
+			}
+		}
+		if listed != len(want) {
+			e.t.Errorf("invariant: a Query (ActivityOnly %v) lists %d threads of %s, its counters %d", activityOnly, listed, p.PK(), len(want))
 		}
 	}
 }
