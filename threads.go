@@ -273,8 +273,11 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 			}
 		}
 		var ok bool
-		mine := streams[0]
-		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, threadsRead{start: start, limit: limit, tallied: mine.tallied, more: len(mine.buf) > 0 || mine.more}, now)
+		r := threadsRead{start: start, limit: limit, tallied: streams[0].tallied, more: make([]bool, len(streams))}
+		for i, s := range streams {
+			r.more[i] = len(s.buf) > 0 || s.more
+		}
+		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, r, now)
 		if err != nil || !ok {
 			return threadsPageResult{}, ok, err
 		}
@@ -347,18 +350,16 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // DynamoDB a TransactGetItems, 2 read units a counter); the others, as
 // a rule every partition, read them item by item (1 read unit each).
 func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, r threadsRead, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
-	keys := make([][]driver.Counter, len(parts)) // counters to read again, by partition
-	byKeys := map[driver.Key]bool{}              // the candidates read again
-	var tallied []driver.Counter                 // u's threads read with their tallies
-	var mine []driver.Counter                    // u's threads among cands, as the first round read them
+	keys := make([][]driver.Counter, len(parts))   // counters to read again, by partition
+	byKeys := map[driver.Key]bool{}                // the candidates read again
+	var tallied []driver.Counter                   // u's threads read with their tallies
+	listed := make([][]driver.Counter, len(parts)) // each partition's threads among cands, as the first round read them
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
 		if i < 0 {
 			continue
 		}
-		if i == 0 {
-			mine = append(mine, c)
-		}
+		listed[i] = append(listed[i], c)
 		if i == 0 && r.tallied {
 			tallied = append(tallied, c)
 			continue
@@ -412,18 +413,32 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		recs, err = ib.getRecords(gctx, read)
 		return err
 	})
-	unchanged := true
-	if len(cands) > 0 {
-		// u's threads, read again with one more: unchanged (each Rev as
-		// read) and c#*'s version as read with the stats, those read with
-		// their tallies are one view with the stats whichever was read
-		// first; and the page's span of u's threads (down to the last
-		// candidate, or all of them if u's ran out) holds no other, so
-		// that no thread written before the stats' read is missing while
-		// the counters read by key show a later write.
+	// Each partition whose threads the first round read from the store
+	// (u's, and a shared one no snapshot serves), read again with one
+	// more: the page's span of its threads (down to the last candidate,
+	// or all of them if its ran out) holds the same, so that no thread
+	// written before its stats' read is missing while the counters read
+	// by key show a later write; and, for u's read with their tallies,
+	// each unchanged (its Rev as read): with c#*'s version as read with
+	// the stats, they are one view with the stats whichever was read
+	// first.
+	unchanged := make([]bool, len(parts))
+	for i, p := range parts {
+		unchanged[i] = true
+		if len(cands) == 0 {
+			continue
+		}
+		if i > 0 {
+			if s, err := v.snapshot(ctx, p); err != nil {
+				return nil, nil, false, err
+			} else if s != nil {
+				continue // one view with its stats, or checked by its version
+			}
+		}
 		g.Go(func() error {
 			var again []driver.Counter
-			q := driver.Query{Partition: parts[0], Threads: true, ActivityOnly: true, Before: r.start}
+			mine := listed[i]
+			q := driver.Query{Partition: p, Threads: true, ActivityOnly: true, Before: r.start}
 			for len(again) <= len(mine) {
 				q.Limit = len(mine) + 1 - len(again)
 				res, err := ib.store.Query(gctx, q)
@@ -436,9 +451,9 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 				}
 			}
 			n := min(len(again), len(mine))
-			unchanged = n == len(mine) && slices.EqualFunc(again[:n], mine, func(a, b driver.Counter) bool {
-				return a.Thread == b.Thread && a.Latest == b.Latest && (!r.tallied || a.Rev == b.Rev)
-			}) && (len(again) == n || r.more && again[n].Latest < cands[len(cands)-1].Latest)
+			unchanged[i] = n == len(mine) && slices.EqualFunc(again[:n], mine, func(a, b driver.Counter) bool {
+				return a.Thread == b.Thread && a.Latest == b.Latest && (i > 0 || !r.tallied || a.Rev == b.Rev)
+			}) && (len(again) == n || r.more[i] && again[n].Latest < cands[len(cands)-1].Latest)
 			return nil
 		})
 	}
@@ -470,7 +485,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	// stale one at once (one a call would leave the next stale ones to
 	// the next attempts, and a user of more stale partitions than
 	// attempts with ErrConflict, with nothing written meanwhile).
-	torn := !unchanged
+	torn := slices.Contains(unchanged, false)
 	rg, rctx := errgroup.WithContext(ctx)
 	for i := range parts {
 		if len(keys[i]) == 0 || same[i] && again[i].Version == stats[i].Version {
@@ -526,13 +541,13 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 
 // threadsRead is what threadCounts needs of the reads of threadsPage: the
 // activity the page starts below, its limit, whether every read of u's
-// partition's threads had their tallies, and whether u's partition has
+// partition's threads had their tallies, and whether each partition has
 // threads besides the candidates.
 type threadsRead struct {
 	start   string
 	limit   int
 	tallied bool
-	more    bool
+	more    []bool
 }
 
 // previewKeys returns the keys of the previews of cands to read: each

@@ -22,6 +22,7 @@ func isolatedTests() []suiteTest {
 		{"ListThreadsIsolatedOnlyWhenNeeded", testListThreadsIsolatedOnlyWhenNeeded},
 		{"ListThreadsFullPage", testListThreadsFullPage},
 		{"ListThreadsTornThreadSet", testListThreadsTornThreadSet},
+		{"ListThreadsTornGroupThreadSet", testListThreadsTornGroupThreadSet},
 		{"ListThreadsPreviewsListed", testListThreadsPreviewsListed},
 	}
 }
@@ -48,10 +49,15 @@ type tearingStore struct {
 	between func() error
 	threads tearThreads
 
+	// holdOthers has the stats of other partitions read after between
+	// has run, as when they land later than part's.
+	holdOthers bool
+
 	once     sync.Once
 	err      error       // between's
 	full     atomic.Bool // a Stats of part without Keys has returned
 	listed   atomic.Bool // a Query of part's threads has returned
+	tore     atomic.Bool // between has run
 	isolated atomic.Int64
 	plain    atomic.Int64
 }
@@ -85,6 +91,11 @@ func (s *tearingStore) Query(ctx context.Context, q driver.Query) (driver.QueryR
 func (s *tearingStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	switch {
 	case q.Partition != s.part:
+		if s.holdOthers && len(q.Keys) == 0 && q.Hour.IsZero() {
+			for deadline := time.Now().Add(10 * time.Second); !s.tore.Load() && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		}
 		return s.Store.Stats(ctx, q)
 	case len(q.Keys) == 0:
 		if s.threads == tearThreadsFirst && q.Hour.IsZero() {
@@ -125,6 +136,7 @@ func (s *tearingStore) tearAfter(done *atomic.Bool) {
 			time.Sleep(time.Millisecond)
 		}
 		s.err = s.between()
+		s.tore.Store(true)
 	})
 }
 
@@ -414,6 +426,61 @@ func testListThreadsTornThreadSet(e *env) {
 			if diffs != nil {
 				e.t.Errorf("ListThreads(%s) (by key %v, a thread of her own %v, its clock %v behind) with a new thread and a mark landing during its first round lists what she had at no instant:\n%s", id, byKey, own, c.lag, strings.Join(diffs, "\n"))
 			}
+		}
+	}
+}
+
+// testListThreadsTornGroupThreadSet is testListThreadsTornThreadSet for
+// a group's partition, read from the store (the cache off): a new thread
+// of the group, then u's mark of another group's thread's message, land
+// between the first round's read of the group's threads and of its stats
+// (u's stats read after them). A page that shows the mark without the new
+// thread is of no instant.
+func testListThreadsTornGroupThreadSet(e *env) {
+	for n, lag := range []time.Duration{0, 3 * time.Second} {
+		id, g, h := fmt.Sprintf("g%d", n), fmt.Sprintf("team%d", n), fmt.Sprintf("other%d", n)
+		u := e.member(id, g, h)
+		marked := e.broadcastTo(h, inbox.Draft{Title: "other", Thread: "other"})
+		e.clock.Advance(time.Second)
+		e.broadcastTo(g, inbox.Draft{Title: "all", Thread: "old"})
+		e.clock.Advance(time.Second)
+		type state struct{ feed, archived []driver.Message }
+		var states []state
+		snap := func() {
+			states = append(states, state{
+				e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize}),
+				e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true}),
+			})
+		}
+		snap()
+		late := inbox.New(e.store, inbox.WithClock(func() time.Time { return e.clock.Now().Add(-lag) }))
+		s := &tearingStore{Store: e.store, part: groupOf(e.scope, g), threads: tearThreadsFirst, holdOthers: true, between: func() error {
+			if _, err := late.BroadcastGroup(e.ctx, e.scope, g, inbox.Draft{Title: "new", Thread: "new"}); err != nil {
+				return err
+			}
+			snap()
+			if _, err := e.ib.MarkRead(e.ctx, u, marked.ID); err != nil {
+				return err
+			}
+			snap()
+			return nil
+		}}
+		ib := inbox.New(s, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+		got, err := ib.ListThreads(e.ctx, u, inbox.ThreadOptions{})
+		if err != nil || s.err != nil {
+			e.t.Fatalf("ListThreads(%s) with writes landing during its first round: %v (the writes: %v)", id, err, s.err)
+		}
+		var diffs []string
+		for i, st := range states {
+			diff := threadsDiff(got.Threads, st.feed, st.archived, nil)
+			if diff == "" {
+				diffs = nil
+				break
+			}
+			diffs = append(diffs, fmt.Sprintf("instant %d:\n%s", i, diff))
+		}
+		if diffs != nil {
+			e.t.Errorf("ListThreads(%s) (the group's clock %v behind) with a new group thread and a mark landing during its first round lists what she had at no instant:\n%s", id, lag, strings.Join(diffs, "\n"))
 		}
 	}
 }
