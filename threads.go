@@ -93,10 +93,13 @@ type ThreadPage struct {
 // in a second round trip, it reads each listed thread's newest message
 // (and u's receipt of it; a shared one's message comes from the snapshot
 // that holds it), u's counters of the listed shared threads with her c#*
-// (its version), and u's threads' entries again (each counter's
-// driver.Counter.Rev): unchanged, they prove the first round one view,
-// whichever of its reads came first. A shared thread's counter that no
-// snapshot serves is read by key, one view with its partition's version.
+// (its version), and the page's span of the threads of each partition
+// the first round read from the store (u's, and a shared one no snapshot
+// serves) again, index entries alone, with each of u's
+// driver.Counter.Rev: the same threads, unchanged, prove the first round
+// one view, whichever of its reads came first. A shared thread's counter
+// that no snapshot serves is read by key, one view with its partition's
+// version.
 // So its read units grow with the threads it lists, about 1 read unit a
 // thread of u's (its newest message) and 2 a shared one's (u's receipt
 // of its newest message, and u's counter of it), never with the number
