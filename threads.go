@@ -99,7 +99,9 @@ type ThreadPage struct {
 // driver.Counter.Rev: the same threads, unchanged, prove the first round
 // one view, whichever of its reads came first. A shared thread's counter
 // that no snapshot serves is read by key, one view with its partition's
-// version.
+// version; a page that reaches below a snapshot's threads reads that
+// version too (1 read unit), so that a thread that moved up since is not
+// left out.
 // So its read units grow with the threads it lists, about 1 read unit a
 // thread of u's (its newest message) and 2 a shared one's (u's receipt
 // of its newest message, and u's counter of it), never with the number
@@ -386,6 +388,24 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	}
 	if len(tallied) > 0 && len(keys[0]) == 0 {
 		keys[0] = []driver.Counter{{}} // u's total, for its version
+	}
+	// A shared partition whose page lists its snapshot's threads and
+	// reaches below them (a candidate below, or none left), where they
+	// were read from the store: a thread below them that moved up since
+	// the snapshot is in neither read. Its version, read by key (with the
+	// candidates below, or c#* alone), shows the write.
+	for i := 1; i < len(parts) && len(cands) > 0; i++ {
+		s, err := v.snapshot(ctx, parts[i])
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if s == nil || s.threadsComplete || len(s.threads) == 0 || len(keys[i]) > 0 {
+			continue
+		}
+		last := s.threads[len(s.threads)-1].Latest
+		if (r.start == "" || r.start > last) && (cands[len(cands)-1].Latest < last || !r.more[i]) {
+			keys[i] = []driver.Counter{{}} // its total, for its version
+		}
 	}
 	again := make([]driver.Stats, len(parts))
 	var dead, recs, cached []driver.Record

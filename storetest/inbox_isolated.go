@@ -470,6 +470,9 @@ func testListThreadsTornGroupThreadSet(e *env) {
 		if err != nil || s.err != nil {
 			e.t.Fatalf("ListThreads(%s) with writes landing during its first round: %v (the writes: %v)", id, err, s.err)
 		}
+		if len(states) != 3 {
+			e.t.Fatalf("ListThreads(%s): the writes did not land during its first round (%d instants)", id, len(states))
+		}
 		var diffs []string
 		for i, st := range states {
 			diff := threadsDiff(got.Threads, st.feed, st.archived, nil)

@@ -20,6 +20,7 @@ func threadTests() []suiteTest {
 		{"ThreadsBadInput", testThreadsBadInput},
 		{"MarkAllReadThreadStops", testMarkAllReadThreadStops},
 		{"ListThreadsDeepCached", testListThreadsDeepCached},
+		{"ListThreadsCachedThreadMovesUp", testListThreadsCachedThreadMovesUp},
 		{"MarkAllReadThreadStaleSnapshots", testMarkAllReadThreadStaleSnapshots},
 		{"ListThreadsStaleSnapshots", testListThreadsStaleSnapshots},
 		{"MarkAllReadThreadUpToCost", testMarkAllReadThreadUpToCost},
@@ -502,6 +503,39 @@ func testMarkAllReadThreadStops(e *env) {
 			e.publish(inbox.Draft{Title: "newer dm", Thread: "chat"}, "ann")
 			e.clock.Advance(time.Second)
 		}
+	}
+}
+
+// testListThreadsCachedThreadMovesUp: a group thread below those its
+// partition's snapshot holds that another process writes to (it moves to
+// the top) is listed where the snapshot has it or at the top, not left
+// out: the snapshot still has it below its threads, and the store's
+// read below them no longer does.
+func testListThreadsCachedThreadMovesUp(e *env) {
+	ann := e.member("ann", "team")
+	const threads = inbox.DefaultPageSize + 2 // more than a snapshot holds (DefaultPageSize+1)
+	for i := range threads {
+		e.broadcastTo("team", inbox.Draft{Title: "x", Thread: fmt.Sprintf("t%02d", i)})
+		e.clock.Advance(time.Second)
+	}
+	names := func(ts []inbox.Thread) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, fmt.Sprintf("%s:%d", t.Thread, t.Total))
+		}
+		return out
+	}
+	cached := inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(time.Hour))
+	before := names(listThreads(e.t, e.ctx, cached, ann, inbox.MaxPageSize))
+	if len(before) != threads {
+		e.t.Fatalf("ListThreads(ann) = %v; want %d threads", before, threads)
+	}
+	e.broadcastTo("team", inbox.Draft{Title: "moves up", Thread: "t00"}) // another process
+	e.clock.Advance(time.Second)
+	now := names(listThreads(e.t, e.ctx, inbox.New(e.store, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0)), ann, inbox.MaxPageSize))
+	got := names(listThreads(e.t, e.ctx, cached, ann, inbox.MaxPageSize))
+	if !slices.Equal(got, before) && !slices.Equal(got, now) {
+		e.t.Errorf("ListThreads(ann) with the cache after t00 moved up = %v\nwant as the snapshot has them: %v\nor as they are now: %v", got, before, now)
 	}
 }
 

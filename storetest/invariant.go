@@ -462,10 +462,10 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 }
 
 // checkThreadEntries checks that a Query of p's threads lists each thread
-// whose own counter has a Latest, in order of activity, and, where it
-// returns their tallies (Tallied, with ActivityOnly too), the tallies of
-// st's counters, each with a Rev: the dynamo Store reads them with
-// ActivityOnly from a copy the unread index projects.
+// whose own counter has a Latest, once and in order of activity, and,
+// where it returns their tallies (Tallied, with ActivityOnly too), the
+// tallies of st's counters, each with a Rev: the dynamo Store reads them
+// with ActivityOnly from a copy the unread index projects.
 func (e *env) checkThreadEntries(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	want := map[string]driver.Counter{}
@@ -476,7 +476,7 @@ func (e *env) checkThreadEntries(p driver.Partition, st driver.Stats) {
 	}
 	for _, activityOnly := range []bool{false, true} {
 		q := driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: 100}
-		listed := 0
+		listed, seen, above := 0, map[string]bool{}, ""
 		for {
 			res, err := e.store.Query(e.ctx, q)
 			if err != nil {
@@ -484,6 +484,11 @@ func (e *env) checkThreadEntries(p driver.Partition, st driver.Stats) {
 			}
 			for _, c := range res.Threads {
 				listed++
+				key := driver.ActivityKey(c.Latest, c.Thread)
+				if seen[c.Thread] || above != "" && key >= above {
+					e.t.Errorf("invariant: a Query (ActivityOnly %v) of the threads of %s lists thread %s twice, or out of the order of activity", activityOnly, p.PK(), c.Thread)
+				}
+				seen[c.Thread], above = true, key
 				w, ok := want[c.Thread]
 				got := c
 				got.Rev = w.Rev
