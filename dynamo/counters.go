@@ -205,12 +205,13 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	}
 	if d.Thread != "" && d.Group == "" {
 		// A thread's own counter has a new Rev at each write, and its
-		// tallies again under the names the unread index projects.
+		// tallies again under the names the unread index projects, set
+		// from the tallies as they stand (not added to), so that a
+		// counter an earlier version wrote, or a copy of one, has them
+		// whole from its first write by this one.
 		upd = upd.Set(expression.Name(attrRev), expression.Value(newRev()))
 		for _, t := range threadTallies(d) {
-			if t.v != 0 {
-				upd = upd.Add(expression.Name(t.name), expression.Value(t.v))
-			}
+			upd = upd.Set(expression.Name(t.name), expression.Plus(expression.Name(t.of).IfNotExists(expression.Value(0)), expression.Value(t.v)))
 		}
 	}
 	if d.Latest != "" {
@@ -1142,15 +1143,16 @@ func newRev() int64 { return rand.Int64() }
 var tallyAttrs = []string{"tp", "tr", "ta", "tar", "th", attrLatest, attrRev}
 
 // threadTallies returns the attribute names and values of the second set
-// of tallies of thread counter c (see tallyAttrs).
+// of tallies of thread counter c (see tallyAttrs), each with the name of
+// the tally it copies.
 func threadTallies(c driver.Counter) []struct {
-	name string
-	v    int64
+	name, of string
+	v        int64
 } {
 	return []struct {
-		name string
-		v    int64
-	}{{"tp", c.Published}, {"tr", c.Read}, {"ta", c.Archived}, {"tar", c.ArchivedRead}, {"th", c.Hidden}}
+		name, of string
+		v        int64
+	}{{"tp", "published", c.Published}, {"tr", "read", c.Read}, {"ta", "archived", c.Archived}, {"tar", "archivedread", c.ArchivedRead}, {"th", "hidden", c.Hidden}}
 }
 
 // decodeThreadEntry returns the tallies of thread counter c from av, its

@@ -136,12 +136,10 @@
 //     grows with the read messages), or copy its items into a table made
 //     by CreateTable, setting unread to the ID of every direct message
 //     (kind UM, a user's partition, with headers) that has neither readat
-//     nor archivedat, and on each thread's own counter (sort key
-//     b#<thread>) tp, tr, ta, tar and th to its published, read,
-//     archived, archivedread and hidden, and rev to any number (else, once
-//     written, it lists its thread with the counts of the writes since).
-//     A copy writes to the new table's stream: run it before the stream
-//     function is attached, or with events off.
+//     nor archivedat (a thread's counter, without the copy of its tallies
+//     the index holds, is read by key until the library writes it, which
+//     sets the copy). A copy writes to the new table's stream: run it
+//     before the stream function is attached, or with events off.
 //   - Host-system-ID claims (kind HC, sort key h#<host id>) moved from the
 //     inbox's public partition to ClaimPK. A retry of a publish claimed
 //     before the upgrade is not recognized as one: within its message's

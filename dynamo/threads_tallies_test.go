@@ -123,3 +123,55 @@ func TestThreadTalliesInIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadCopyHealed: a thread counter without the copy of its tallies
+// and its rev (as an earlier version wrote it, or a copy of such a table)
+// is listed by key until the library writes it, which sets the copy from
+// its tallies as they stand: ListThreads counts the thread as Counts does
+// before and after.
+func TestThreadCopyHealed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, raw, table := newLocalStore(t)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	ann := scope.User("ann")
+	p := ann.Partition()
+	publish := func() {
+		t.Helper()
+		if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "dm"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, tallied bool, total int64) {
+		t.Helper()
+		res, err := store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: true, Limit: 10})
+		if err != nil || res.Tallied != tallied || len(res.Threads) != 1 {
+			t.Fatalf("%s: Query with ActivityOnly = %+v, %v; want one thread, Tallied %v", what, res, err, tallied)
+		}
+		page, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+		if err != nil || len(page.Threads) != 1 || page.Threads[0].Total != total || page.Threads[0].Unread != total {
+			t.Errorf("%s: ListThreads = %+v, %v; want the thread with %d unread", what, page, err, total)
+		}
+		if c, err := ib.Counts(ctx, ann); err != nil || c.Total != total {
+			t.Errorf("%s: Counts = %+v, %v; want %d", what, c, err, total)
+		}
+	}
+	for range 3 {
+		publish()
+	}
+	// The counter as an earlier version left it: no copy, no rev.
+	key := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: p.PK()},
+		"sk": &types.AttributeValueMemberS{Value: driver.ThreadCounterSK("dm", "")},
+	}
+	if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: key,
+		UpdateExpression: aws.String("REMOVE tp, tr, ta, tar, th, rev"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("a counter without its copy", false, 3)
+	publish()
+	check("once written again", true, 4)
+}
