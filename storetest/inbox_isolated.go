@@ -384,14 +384,8 @@ func testListThreadsTornThreadSet(e *env) {
 			}
 			shared := e.broadcastTo("crew", inbox.Draft{Title: "all", Thread: fmt.Sprintf("crew%d", n)})
 			e.clock.Advance(time.Second)
-			type state struct{ feed, archived []driver.Message }
-			var states []state
-			snap := func() {
-				states = append(states, state{
-					e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize}),
-					e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true}),
-				})
-			}
+			at := &instants{e: e, u: u}
+			snap := at.snap
 			snap()
 			late := inbox.New(e.store, inbox.WithClock(func() time.Time { return e.clock.Now().Add(-c.lag) }))
 			s := &tearingStore{Store: e.store, part: e.part(id), threads: tearThreadsFirst, between: func() error {
@@ -414,20 +408,41 @@ func testListThreadsTornThreadSet(e *env) {
 			if err != nil || s.err != nil {
 				e.t.Fatalf("ListThreads(%s) with writes landing during its first round: %v (the writes: %v)", id, err, s.err)
 			}
-			var diffs []string
-			for i, st := range states {
-				diff := threadsDiff(got.Threads, st.feed, st.archived, nil)
-				if diff == "" {
-					diffs = nil
-					break
-				}
-				diffs = append(diffs, fmt.Sprintf("instant %d:\n%s", i, diff))
-			}
-			if diffs != nil {
-				e.t.Errorf("ListThreads(%s) (by key %v, a thread of her own %v, its clock %v behind) with a new thread and a mark landing during its first round lists what she had at no instant:\n%s", id, byKey, own, c.lag, strings.Join(diffs, "\n"))
+			if diff := at.diff(got.Threads); diff != "" {
+				e.t.Errorf("ListThreads(%s) (by key %v, a thread of her own %v, its clock %v behind) with a new thread and a mark landing during its first round lists what she had at no instant:\n%s", id, byKey, own, c.lag, diff)
 			}
 		}
 	}
+}
+
+// instants records u's feed and archive at instants of a test, for a
+// ListThreads that must show what one of them held.
+type instants struct {
+	e      *env
+	u      driver.User
+	states []struct{ feed, archived []driver.Message }
+}
+
+// snap records the instant.
+func (at *instants) snap() {
+	at.states = append(at.states, struct{ feed, archived []driver.Message }{
+		at.e.listAll(at.u, inbox.ListOptions{Limit: inbox.MaxPageSize}),
+		at.e.listAll(at.u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true}),
+	})
+}
+
+// diff returns "" if threads are what one of the instants held, else how
+// they differ from each.
+func (at *instants) diff(threads []inbox.Thread) string {
+	var diffs []string
+	for i, st := range at.states {
+		diff := threadsDiff(threads, st.feed, st.archived, nil)
+		if diff == "" {
+			return ""
+		}
+		diffs = append(diffs, fmt.Sprintf("instant %d:\n%s", i, diff))
+	}
+	return strings.Join(diffs, "\n")
 }
 
 // testListThreadsTornGroupThreadSet is testListThreadsTornThreadSet for
@@ -444,14 +459,8 @@ func testListThreadsTornGroupThreadSet(e *env) {
 		e.clock.Advance(time.Second)
 		e.broadcastTo(g, inbox.Draft{Title: "all", Thread: "old"})
 		e.clock.Advance(time.Second)
-		type state struct{ feed, archived []driver.Message }
-		var states []state
-		snap := func() {
-			states = append(states, state{
-				e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize}),
-				e.listAll(u, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true}),
-			})
-		}
+		at := &instants{e: e, u: u}
+		snap := at.snap
 		snap()
 		late := inbox.New(e.store, inbox.WithClock(func() time.Time { return e.clock.Now().Add(-lag) }))
 		s := &tearingStore{Store: e.store, part: groupOf(e.scope, g), threads: tearThreadsFirst, holdOthers: true, between: func() error {
@@ -470,20 +479,11 @@ func testListThreadsTornGroupThreadSet(e *env) {
 		if err != nil || s.err != nil {
 			e.t.Fatalf("ListThreads(%s) with writes landing during its first round: %v (the writes: %v)", id, err, s.err)
 		}
-		if len(states) != 3 {
-			e.t.Fatalf("ListThreads(%s): the writes did not land during its first round (%d instants)", id, len(states))
+		if len(at.states) != 3 {
+			e.t.Fatalf("ListThreads(%s): the writes did not land during its first round (%d instants)", id, len(at.states))
 		}
-		var diffs []string
-		for i, st := range states {
-			diff := threadsDiff(got.Threads, st.feed, st.archived, nil)
-			if diff == "" {
-				diffs = nil
-				break
-			}
-			diffs = append(diffs, fmt.Sprintf("instant %d:\n%s", i, diff))
-		}
-		if diffs != nil {
-			e.t.Errorf("ListThreads(%s) (the group's clock %v behind) with a new group thread and a mark landing during its first round lists what she had at no instant:\n%s", id, lag, strings.Join(diffs, "\n"))
+		if diff := at.diff(got.Threads); diff != "" {
+			e.t.Errorf("ListThreads(%s) (the group's clock %v behind) with a new group thread and a mark landing during its first round lists what she had at no instant:\n%s", id, lag, diff)
 		}
 	}
 }
