@@ -474,6 +474,9 @@ func (e *env) checkThreadEntries(p driver.Partition, st driver.Stats) {
 			want[c.Thread] = c
 		}
 	}
+	if len(want) == 0 {
+		return // most partitions of most tests: spare DynamoDB Local the queries
+	}
 	for _, activityOnly := range []bool{false, true} {
 		q := driver.Query{Partition: p, Threads: true, ActivityOnly: activityOnly, Limit: 100}
 		listed, seen, above := 0, map[string]bool{}, ""
