@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -174,4 +175,49 @@ func TestThreadCopyHealed(t *testing.T) {
 	check("a counter without its copy", false, 3)
 	publish()
 	check("once written again", true, 4)
+}
+
+// TestThreadEntryHostile: a thread counter whose rev or copied tallies
+// another program set to something else than a number is refused with
+// ErrInvalidInput by a Query of the threads (and so ListThreads), not
+// read as zero.
+func TestThreadEntryHostile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, raw, table := newLocalStore(t)
+	ib := inbox.New(store, inbox.WithSharedCache(0))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	ann := scope.User("ann")
+	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "dm"}); err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: ann.Partition().PK()},
+		"sk": &types.AttributeValueMemberS{Value: driver.ThreadCounterSK("dm", "")},
+	}
+	for _, attr := range []string{"rev", "tp"} {
+		if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(table), Key: key,
+			UpdateExpression:          aws.String("SET #a = :x"),
+			ExpressionAttributeNames:  map[string]string{"#a": attr},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "x"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.Query(ctx, driver.Query{Partition: ann.Partition(), Threads: true, ActivityOnly: true, Limit: 10})
+		if !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("Query of the threads with %s a string: %v, want ErrInvalidInput", attr, err)
+		}
+		if _, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidInput) {
+			t.Errorf("ListThreads with %s a string: %v, want ErrInvalidInput", attr, err)
+		}
+		if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(table), Key: key,
+			UpdateExpression:          aws.String("SET #a = :n"),
+			ExpressionAttributeNames:  map[string]string{"#a": attr},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: "1"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
