@@ -458,26 +458,9 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 				continue // one view with its stats, or checked by its version
 			}
 		}
-		g.Go(func() error {
-			var again []driver.Counter
-			mine := listed[i]
-			q := driver.Query{Partition: p, Threads: true, ActivityOnly: true, Before: r.start}
-			for len(again) <= len(mine) {
-				q.Limit = len(mine) + 1 - len(again)
-				res, err := ib.store.Query(gctx, q)
-				if err != nil {
-					return err
-				}
-				again = append(again, res.Threads...)
-				if q.Before = res.Next; q.Before == "" {
-					break
-				}
-			}
-			n := min(len(again), len(mine))
-			unchanged[i] = n == len(mine) && slices.EqualFunc(again[:n], mine, func(a, b driver.Counter) bool {
-				return a.Thread == b.Thread && a.Latest == b.Latest && (i > 0 || !r.tallied || a.Rev == b.Rev)
-			}) && (len(again) == n || r.more[i] && again[n].Latest < cands[len(cands)-1].Latest)
-			return nil
+		g.Go(func() (err error) {
+			unchanged[i], err = ib.sameSpan(gctx, p, r.start, listed[i], i == 0 && r.tallied, r.more[i], cands[len(cands)-1].Latest)
+			return err
 		})
 	}
 	same := make([]bool, len(parts))
@@ -560,6 +543,31 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		view[i].Counters = append(view[i].Counters, c)
 	}
 	return threadTallies(parts, view, dead), byKey, true, nil
+}
+
+// sameSpan reports whether p's threads below start, read again, are
+// those a first read listed on the page (listed, in order; with their Rev
+// if revs), and whether no other thread of p's is in the page's span:
+// above last, the page's last candidate's activity, or anywhere if p had
+// none besides listed (more false).
+func (ib *Inbox) sameSpan(ctx context.Context, p Partition, start string, listed []driver.Counter, revs, more bool, last string) (bool, error) {
+	var again []driver.Counter
+	q := driver.Query{Partition: p, Threads: true, ActivityOnly: true, Before: start}
+	for len(again) <= len(listed) {
+		q.Limit = len(listed) + 1 - len(again)
+		res, err := ib.store.Query(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		again = append(again, res.Threads...)
+		if q.Before = res.Next; q.Before == "" {
+			break
+		}
+	}
+	n := min(len(again), len(listed))
+	return n == len(listed) && slices.EqualFunc(again[:n], listed, func(a, b driver.Counter) bool {
+		return a.Thread == b.Thread && a.Latest == b.Latest && (!revs || a.Rev == b.Rev)
+	}) && (len(again) == n || more && again[n].Latest < last), nil
 }
 
 // threadsRead is what threadCounts needs of the reads of threadsPage: the
