@@ -125,6 +125,38 @@ func TestThreadTalliesInIndex(t *testing.T) {
 	}
 }
 
+// threadFixture is a table with ann's one-to-one thread "dm", for the
+// tests of a thread counter's index entry.
+type threadFixture struct {
+	store *dynamo.Store
+	raw   *dynamodb.Client
+	table string
+	ib    *inbox.Inbox
+	scope inbox.Scope
+	ann   inbox.User
+}
+
+// newThreadFixture returns a fixture on a fresh table, the cache off.
+func newThreadFixture(t *testing.T) *threadFixture {
+	store, raw, table := newLocalStore(t)
+	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	return &threadFixture{store, raw, table, inbox.New(store, inbox.WithSharedCache(0)), scope, scope.User("ann")}
+}
+
+// publish publishes a message of thread dm to ann.
+func (f *threadFixture) publish(t *testing.T) {
+	t.Helper()
+	if _, err := f.ib.Publish(context.Background(), f.scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "dm"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// set sets attribute name of thread dm's counter to v (nil removes it).
+func (f *threadFixture) set(t *testing.T, name string, v types.AttributeValue) {
+	t.Helper()
+	setNamed(t, f.raw, f.table, f.ann.Partition(), driver.ThreadCounterSK("dm", ""), name, v)
+}
+
 // TestThreadCopyHealed: a thread counter without the copy of its tallies
 // and its rev (as an earlier version wrote it, or a copy of such a table)
 // is listed by key until the library writes it, which sets the copy from
@@ -133,47 +165,30 @@ func TestThreadTalliesInIndex(t *testing.T) {
 func TestThreadCopyHealed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, raw, table := newLocalStore(t)
-	ib := inbox.New(store, inbox.WithSharedCache(0))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
-	ann := scope.User("ann")
-	p := ann.Partition()
-	publish := func() {
-		t.Helper()
-		if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "dm"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := newThreadFixture(t)
 	check := func(what string, tallied bool, total int64) {
 		t.Helper()
-		res, err := store.Query(ctx, driver.Query{Partition: p, Threads: true, ActivityOnly: true, Limit: 10})
+		res, err := f.store.Query(ctx, driver.Query{Partition: f.ann.Partition(), Threads: true, ActivityOnly: true, Limit: 10})
 		if err != nil || res.Tallied != tallied || len(res.Threads) != 1 {
 			t.Fatalf("%s: Query with ActivityOnly = %+v, %v; want one thread, Tallied %v", what, res, err, tallied)
 		}
-		page, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+		page, err := f.ib.ListThreads(ctx, f.ann, inbox.ThreadOptions{})
 		if err != nil || len(page.Threads) != 1 || page.Threads[0].Total != total || page.Threads[0].Unread != total {
 			t.Errorf("%s: ListThreads = %+v, %v; want the thread with %d unread", what, page, err, total)
 		}
-		if c, err := ib.Counts(ctx, ann); err != nil || c.Total != total {
+		if c, err := f.ib.Counts(ctx, f.ann); err != nil || c.Total != total {
 			t.Errorf("%s: Counts = %+v, %v; want %d", what, c, err, total)
 		}
 	}
 	for range 3 {
-		publish()
+		f.publish(t)
 	}
 	// The counter as an earlier version left it: no copy, no rev.
-	key := map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: p.PK()},
-		"sk": &types.AttributeValueMemberS{Value: driver.ThreadCounterSK("dm", "")},
-	}
-	if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(table), Key: key,
-		UpdateExpression: aws.String("REMOVE tp, tr, ta, tar, th, rev"),
-	}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"tp", "tr", "ta", "tar", "th", "rev"} {
+		f.set(t, name, nil)
 	}
 	check("a counter without its copy", false, 3)
-	publish()
+	f.publish(t)
 	check("once written again", true, 4)
 }
 
@@ -184,40 +199,17 @@ func TestThreadCopyHealed(t *testing.T) {
 func TestThreadEntryHostile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, raw, table := newLocalStore(t)
-	ib := inbox.New(store, inbox.WithSharedCache(0))
-	scope := inbox.Scope{Tenant: "acme", Inbox: "chat"}
-	ann := scope.User("ann")
-	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "dm"}); err != nil {
-		t.Fatal(err)
-	}
-	key := map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: ann.Partition().PK()},
-		"sk": &types.AttributeValueMemberS{Value: driver.ThreadCounterSK("dm", "")},
-	}
+	f := newThreadFixture(t)
+	f.publish(t)
 	for _, attr := range []string{"rev", "tp"} {
-		if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(table), Key: key,
-			UpdateExpression:          aws.String("SET #a = :x"),
-			ExpressionAttributeNames:  map[string]string{"#a": attr},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "x"}},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		_, err := store.Query(ctx, driver.Query{Partition: ann.Partition(), Threads: true, ActivityOnly: true, Limit: 10})
+		f.set(t, attr, &types.AttributeValueMemberS{Value: "x"})
+		_, err := f.store.Query(ctx, driver.Query{Partition: f.ann.Partition(), Threads: true, ActivityOnly: true, Limit: 10})
 		if !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("Query of the threads with %s a string: %v, want ErrInvalidInput", attr, err)
 		}
-		if _, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidInput) {
+		if _, err := f.ib.ListThreads(ctx, f.ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidInput) {
 			t.Errorf("ListThreads with %s a string: %v, want ErrInvalidInput", attr, err)
 		}
-		if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(table), Key: key,
-			UpdateExpression:          aws.String("SET #a = :n"),
-			ExpressionAttributeNames:  map[string]string{"#a": attr},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: "1"}},
-		}); err != nil {
-			t.Fatal(err)
-		}
+		f.set(t, attr, num(1))
 	}
 }
