@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"maps"
 	"math"
 	"math/big"
 	"regexp"
@@ -154,13 +153,23 @@ func (b billing) transactLeast(in *dynamodb.TransactWriteItemsInput) float64 {
 		switch {
 		case it.Put != nil:
 			u += b.putLeast(it.Put.Item, it.Put.ConditionExpression, it.Put.ExpressionAttributeNames, true)
-		case it.Update != nil && slices.Contains(b.indexed, attrUnread) && slices.Contains(slices.Collect(maps.Values(it.Update.ExpressionAttributeNames)), attrRev):
+		case it.Update != nil && slices.Contains(b.indexed, attrUnread) && names(it.Update.ExpressionAttributeNames, attrRev):
 			u += writeUnits(0, true) + indexEntryUnits
 		default:
 			u += writeUnits(0, true)
 		}
 	}
 	return u
+}
+
+// names reports whether an expression's attribute names name attr.
+func names(m map[string]string, attr string) bool {
+	for _, n := range m {
+		if n == attr {
+			return true
+		}
+	}
+	return false
 }
 
 // itemSize returns the bytes DynamoDB counts for item: each attribute's

@@ -1155,8 +1155,9 @@ func threadTallies(c driver.Counter) []struct {
 	}{{"tp", "published", c.Published}, {"tr", "read", c.Read}, {"ta", "archived", c.Archived}, {"tar", "archivedread", c.ArchivedRead}, {"th", "hidden", c.Hidden}}
 }
 
-// decodeThreadEntry returns the tallies of thread counter c from av, its
-// unread index entry (see tallyAttrs), and whether av holds them.
+// decodeThreadEntry returns thread counter c with the tallies and Latest
+// of av, its unread index entry (see tallyAttrs), and whether av holds
+// them.
 func decodeThreadEntry(c driver.Counter, av map[string]types.AttributeValue) (driver.Counter, bool, error) {
 	if _, ok := av[attrRev]; !ok {
 		return c, false, nil // an earlier version's index: no tallies
@@ -1172,9 +1173,7 @@ func decodeThreadEntry(c driver.Counter, av map[string]types.AttributeValue) (dr
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: %v", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, err)
 	}
-	if it.Latest != c.Latest {
-		return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, it.Latest, c.Latest)
-	}
+	c.Latest = it.Latest
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.TP, it.TR, it.TA, it.TAR, it.TH
 	return c, true, nil
 }
@@ -1289,23 +1288,21 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 	}
 	res.Tallied = true
 	for _, av := range out.Items {
-		c, err := s.decodeActivity(q.Partition, av)
+		act, err := s.decodeActivity(q.Partition, av)
 		if err != nil {
 			return driver.QueryResult{}, err
 		}
-		if c.Thread == "" || c.Group != "" || c.Latest == "" {
+		if act.Thread == "" || act.Group != "" || act.Latest == "" {
 			continue // not a thread's own counter
 		}
-		var tallied bool
+		c, tallied := act, true
 		if sel == types.SelectAllAttributes {
-			// The counter itself, fetched from the table.
-			full, _, _, err := s.decodeCounter(q.Partition, av)
-			if err == nil && full.Latest != c.Latest {
-				err = fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", q.Partition.PK(), c.Thread, driver.ErrInvalidInput, full.Latest, c.Latest)
-			}
-			c, tallied = full, true
+			c, _, _, err = s.decodeCounter(q.Partition, av) // fetched from the table
 		} else {
-			c, tallied, err = decodeThreadEntry(c, av)
+			c, tallied, err = decodeThreadEntry(act, av)
+		}
+		if err == nil && c.Latest != act.Latest {
+			err = fmt.Errorf("dynamo: thread counter %s/%s: %w: latest %q under activity %q", q.Partition.PK(), act.Thread, driver.ErrInvalidInput, c.Latest, act.Latest)
 		}
 		if err != nil {
 			return driver.QueryResult{}, err
