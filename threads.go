@@ -359,6 +359,13 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	byKeys := map[driver.Key]bool{}                // the candidates read again
 	var tallied []driver.Counter                   // u's threads read with their tallies
 	listed := make([][]driver.Counter, len(parts)) // each partition's threads among cands, as the first round read them
+	snaps := make([]*snapshot, len(parts))         // the shared partitions' snapshots in v (nil: read from the store)
+	for i := 1; i < len(parts); i++ {
+		var err error
+		if snaps[i], err = v.snapshot(ctx, parts[i]); err != nil {
+			return nil, nil, false, err
+		}
+	}
 	for _, c := range cands {
 		i := slices.Index(parts, c.Partition)
 		if i < 0 {
@@ -372,11 +379,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		if c.Partition.IsShared() {
 			// u's receipts of its messages, in u's partition.
 			keys[0] = append(keys[0], driver.Counter{Thread: c.Thread, Group: c.Partition.Group})
-			s, err := v.snapshot(ctx, c.Partition)
-			if err != nil {
-				return nil, nil, false, err
-			}
-			if s != nil && slices.Contains(s.threads, c) {
+			if s := snaps[i]; s != nil && slices.Contains(s.threads, c) {
 				continue // the snapshot is one view with its stats
 			}
 			// A thread below those the snapshot holds was read from the
@@ -395,10 +398,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	// the snapshot is in neither read. Its version, read by key (with the
 	// candidates below, or c#* alone), shows the write.
 	for i := 1; i < len(parts) && len(cands) > 0; i++ {
-		s, err := v.snapshot(ctx, parts[i])
-		if err != nil {
-			return nil, nil, false, err
-		}
+		s := snaps[i]
 		if s == nil || s.threadsComplete || len(s.threads) == 0 || len(keys[i]) > 0 {
 			continue
 		}
@@ -448,15 +448,8 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	unchanged := make([]bool, len(parts))
 	for i, p := range parts {
 		unchanged[i] = true
-		if len(cands) == 0 {
-			continue
-		}
-		if i > 0 {
-			if s, err := v.snapshot(ctx, p); err != nil {
-				return nil, nil, false, err
-			} else if s != nil {
-				continue // one view with its stats, or checked by its version
-			}
+		if len(cands) == 0 || snaps[i] != nil {
+			continue // a snapshot is one view with its stats, or checked by its version
 		}
 		g.Go(func() (err error) {
 			unchanged[i], err = ib.sameSpan(gctx, p, r.start, listed[i], i == 0 && r.tallied, r.more[i], cands[len(cands)-1].Latest)
