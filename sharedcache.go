@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -163,8 +164,12 @@ type sharedCache struct {
 	namespace string        // the Store's, in backend keys
 
 	flights singleflight.Group
-	mu      sync.Mutex
-	snaps   map[Partition]*snapshot
+	// untallied is set once a Query of threads with ActivityOnly came
+	// back without their tallies (a table of an earlier version): the
+	// snapshots then read the counters themselves at once.
+	untallied atomic.Bool
+	mu        sync.Mutex
+	snaps     map[Partition]*snapshot
 	// gens holds the write generation of each shared partition this
 	// process wrote; one it does not hold is at base. A refresh keeps its
 	// snapshot only if no write came since it began.
@@ -639,8 +644,9 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 		// The newest threads, for a first page of ListThreads, with
 		// their tallies: from the index's entries where they hold them
 		// (a table of an earlier version's: from the counters).
-		q := driver.Query{Partition: p, Threads: true, ActivityOnly: true, Limit: sharedHead}
+		q := driver.Query{Partition: p, Threads: true, ActivityOnly: !c.untallied.Load(), Limit: sharedHead}
 		if threads, err = c.Store.Query(gctx, q); err == nil && !threads.Tallied {
+			c.untallied.Store(true)
 			q.ActivityOnly = false
 			threads, err = c.Store.Query(gctx, q)
 		}
