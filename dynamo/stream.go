@@ -68,9 +68,10 @@ const maxEmptyPages = 5
 // accepted: in memory, and with WithCheckpoints in a Checkpoints (such as
 // a record in the table itself, Store.Checkpoints), so that a new reader
 // resumes where the last one stopped rather than at the stream's start.
-// Delivery is at least once: a record accepted but not yet checkpointed
-// when a reader stops comes again, and the handler must be idempotent, as
-// inbox's is.
+// A reader stopped (its context done) still saves the checkpoint of what
+// the handler had accepted. Delivery is at least once: a record accepted
+// but not checkpointed (its save failed, or the process died) comes again,
+// and the handler must be idempotent, as inbox's is.
 //
 // One reader per stream and consumer name is the supported setup; scale
 // out with Lambda's event source mapping, which shares shards among
@@ -696,13 +697,21 @@ func (r *StreamReader) failed(ctx context.Context, s *shardState, accepted []eve
 	return len(accepted), false, err
 }
 
+// saveTimeout bounds a checkpoint's save once the reader's context is done.
+const saveTimeout = 5 * time.Second
+
 // save saves s's checkpoint to the Checkpoints, if it moved since the last
-// save; a failure is reported, and the next save tries again.
+// save; a failure is reported, and the next save tries again. The save
+// outlives ctx (by at most saveTimeout): records the handler accepted just
+// as the reader was stopped are checkpointed, not handed to the next
+// reader again.
 func (r *StreamReader) save(ctx context.Context, s *shardState) {
 	cp := r.cfg.checkpoints
 	if cp == nil || s.checkpoint == "" || s.checkpoint == s.stored {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	start := time.Now()
 	err := cp.Save(r.requests(ctx), r.streamARN, s.id, s.checkpoint)
 	r.cfg.call(ctx, "SaveCheckpoint", s.id, 0, start, err)

@@ -45,7 +45,10 @@ func (m *memCheckpoints) Load(_ context.Context, arn string) (map[string]string,
 	return out, nil
 }
 
-func (m *memCheckpoints) Save(_ context.Context, arn, shard, seq string) error {
+func (m *memCheckpoints) Save(ctx context.Context, arn, shard, seq string) error {
+	if err := ctx.Err(); err != nil {
+		return err // as a request with a done context fails
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.saved == nil {
@@ -352,6 +355,37 @@ func TestStreamReaderResumesFromItsCheckpoints(t *testing.T) {
 	}
 	if got := cp.saved["arn|open"]; got != "5" {
 		t.Errorf("checkpoint %q, want 5", got)
+	}
+}
+
+// TestStreamReaderSavesWhenStopped: records the handler accepted as the
+// reader was being stopped (its context done before the checkpoint's save)
+// are checkpointed all the same; the next reader does not hand them over
+// again.
+func TestStreamReaderSavesWhenStopped(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2"}, emptyAt: -1}}}
+	cp := &memCheckpoints{}
+	rec := &recorder{}
+	stopping := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		cancel() // the reader is stopped while the handler runs; it still accepts
+		return rec.handle(ctx, ev)
+	}
+	first := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp))
+	if n, _ := first.Poll(ctx, stopping); n != 2 {
+		t.Fatalf("first reader accepted %d, want 2", n)
+	}
+	if diff := cmp.Diff(map[string]string{"arn|open": "2"}, cp.saved); diff != "" {
+		t.Fatalf("saved checkpoints after a stop (-want +got):\n%s", diff)
+	}
+	rec.seqs()
+	s.add("open", "3")
+	next := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp))
+	if _, err := next.Poll(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"3"}) {
+		t.Errorf("the next reader handed %v, want [3]", got)
 	}
 }
 
