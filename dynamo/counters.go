@@ -1111,11 +1111,11 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 		delete(av, "read")
 	}
 	if c.Thread != "" && c.Group == "" {
+		// The copy whole, zeros too: an entry with a rev and without one
+		// of them is not this version's (see decodeThreadEntry).
 		av[attrRev] = &types.AttributeValueMemberN{Value: strconv.FormatInt(newRev(), 10)}
 		for _, t := range threadTallies(c) {
-			if t.v != 0 {
-				av[t.name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(t.v, 10)}
-			}
+			av[t.name] = &types.AttributeValueMemberN{Value: strconv.FormatInt(t.v, 10)}
 		}
 		if c.Latest != "" {
 			av[attrUnread] = &types.AttributeValueMemberS{Value: activityMark + driver.ActivityKey(c.Latest, c.Thread)}
@@ -1157,24 +1157,34 @@ func threadTallies(c driver.Counter) []struct {
 
 // decodeThreadEntry returns thread counter c with the tallies and Latest
 // of av, its unread index entry (see tallyAttrs), and whether av holds
-// them.
+// them: a rev and the whole copy, as every write of this version leaves
+// them (an entry without, an earlier version's or another program's, is
+// read by key). A copied tally that is no number (NULL included: it is
+// not read as zero) is ErrInvalidInput.
 func decodeThreadEntry(c driver.Counter, av map[string]types.AttributeValue) (driver.Counter, bool, error) {
 	if _, ok := av[attrRev]; !ok {
 		return c, false, nil // an earlier version's index: no tallies
 	}
-	var it struct {
-		Latest string `dynamodbav:"latest"`
-		TP     int64  `dynamodbav:"tp"`
-		TR     int64  `dynamodbav:"tr"`
-		TA     int64  `dynamodbav:"ta"`
-		TAR    int64  `dynamodbav:"tar"`
-		TH     int64  `dynamodbav:"th"`
+	whole := true
+	var v [5]int64
+	for i, t := range threadTallies(driver.Counter{}) {
+		_, has := av[t.name]
+		whole = whole && has
+		n, err := numAttr(av, t.name)
+		if err != nil {
+			return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: %v", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, err)
+		}
+		v[i] = n
 	}
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return c, false, fmt.Errorf("dynamo: thread counter %s/%s: %w: %v", c.Partition.PK(), c.Thread, driver.ErrInvalidInput, err)
+	if !whole {
+		return c, false, nil
 	}
-	c.Latest = it.Latest
-	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = it.TP, it.TR, it.TA, it.TAR, it.TH
+	latest, _ := av[attrLatest].(*types.AttributeValueMemberS)
+	c.Latest = ""
+	if latest != nil {
+		c.Latest = latest.Value
+	}
+	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = v[0], v[1], v[2], v[3], v[4]
 	return c, true, nil
 }
 

@@ -74,7 +74,10 @@
 //     absent for none of her own); a shared c#* holds bkc once the partition's
 //     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
-//     above every message, so that the newest threads are one Query.
+//     above every message, so that the newest threads are one Query; and
+//     rev (a random number each write sets anew) and a copy of its
+//     tallies, tp, tr, ta, tar and th, which the index projects with
+//     latest (an entry without rev or one of the copy is read by key).
 //   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the
 //     day's messages by hour (h00..h23), each category's
 //     (h00#<category>..), and a version per hour (v00..v23);

@@ -213,3 +213,30 @@ func TestThreadEntryHostile(t *testing.T) {
 		f.set(t, attr, num(1))
 	}
 }
+
+// TestThreadEntryCopyMissing: a thread counter whose copy of its tallies
+// another program set to NULL, or removed while leaving the rev, is not
+// read as zero: NULL, as any other value that is no number, is
+// ErrInvalidInput; a copy missing (a rev without it) is read by key, and
+// ListThreads counts the thread as Counts does.
+func TestThreadEntryCopyMissing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newThreadFixture(t)
+	for range 2 {
+		f.publish(t)
+	}
+	for _, attr := range []string{"tp", "tr", "th"} {
+		f.set(t, attr, &types.AttributeValueMemberNULL{Value: true})
+		if _, err := f.ib.ListThreads(ctx, f.ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidInput) {
+			t.Errorf("ListThreads with %s NULL: %v, want ErrInvalidInput", attr, err)
+		}
+		f.set(t, attr, num(0))
+	}
+	f.set(t, "tp", num(2))
+	f.set(t, "tp", nil) // the copy without its published, the rev kept
+	page, err := f.ib.ListThreads(ctx, f.ann, inbox.ThreadOptions{})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].Total != 2 {
+		t.Errorf("ListThreads with the copy's tp missing = %+v, %v; want the thread with 2, as Counts", page, err)
+	}
+}
