@@ -609,7 +609,7 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 	}
 	var it counterItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w", p.PK(), sk, err)
+		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: decode counter %s/%s: %w: %v", p.PK(), sk, driver.ErrInvalidInput, err)
 	}
 	c, err := driver.ParseCounterSK(sk)
 	if err == nil && it.Latest != "" {

@@ -240,3 +240,29 @@ func TestThreadEntryCopyMissing(t *testing.T) {
 		t.Errorf("ListThreads with the copy's tp missing = %+v, %v; want the thread with 2, as Counts", page, err)
 	}
 }
+
+// TestThreadCounterHostile: a thread counter's tally that another program
+// set to what is no int64 (a string, 1e30) is ErrInvalidInput whether
+// ListThreads reads the thread's counts from the index's copy or, the
+// copy missing, the counter by key.
+func TestThreadCounterHostile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newThreadFixture(t)
+	f.publish(t)
+	for _, v := range []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}, &types.AttributeValueMemberN{Value: "1e30"}} {
+		for _, byKey := range []bool{false, true} {
+			attr := "tp"
+			if byKey {
+				attr = "published"
+				f.set(t, "rev", nil) // as an earlier version left it: read by key
+			}
+			f.set(t, attr, v)
+			if _, err := f.ib.ListThreads(ctx, f.ann, inbox.ThreadOptions{}); !errors.Is(err, inbox.ErrInvalidInput) {
+				t.Errorf("ListThreads with %s %v (by key %v): %v, want ErrInvalidInput", attr, v, byKey, err)
+			}
+			f.set(t, attr, num(1))
+			f.set(t, "rev", num(1))
+		}
+	}
+}
