@@ -178,6 +178,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if _, dup := cs[k]; dup {
 			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, k)
 		}
+		c.Rev = 0 // the Store's to give (revise), as the dynamo Store ignores it
 		cs[k] = c
 	}
 	if len(r.AdoptAs) != len(r.Adopt) {

@@ -467,8 +467,9 @@ func testQueryThreadsActivity(e *env) {
 }
 
 // testQueryThreadsRev: a thread's own counter has a new Rev after each
-// write of it (a message, a mark, a deletion), and keeps it while nothing
-// writes it; with and without ActivityOnly a Query reads the same Rev.
+// write of it (a message, a mark, a deletion, a reset), and keeps it
+// while nothing writes it; with and without ActivityOnly a Query reads the
+// same Rev.
 func testQueryThreadsRev(e *env) {
 	p := e.part("ann")
 	ann := e.user("ann")
@@ -515,5 +516,27 @@ func testQueryThreadsRev(e *env) {
 	if _, err := e.ib.Delete(e.ctx, ann, one.ID); err != nil {
 		e.t.Fatalf("Delete: %v", err)
 	}
-	step("t1's message deleted", "t1", r)
+	r = step("t1's message deleted", "t1", r)
+	// A reset writes every counter anew, each with a new Rev, whatever
+	// Rev its caller's counters carry (a change's is zero: Stats leaves
+	// it so).
+	st := e.stats(p, e.clock.Now())
+	var reset []driver.Counter
+	for _, c := range st.Counters {
+		c.Rev = r[c.Thread] + 1
+		reset = append(reset, c)
+	}
+	if err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: reset}); err != nil {
+		e.t.Fatalf("Repair(Reset): %v", err)
+	}
+	for th, rev := range revs() {
+		if rev == r[th] || seen[rev] || rev == r[th]+1 {
+			e.t.Errorf("after a reset: thread %s's Rev %d, one it had before or its caller's", th, rev)
+		}
+	}
+	for _, c := range e.stats(p, e.clock.Now()).Counters {
+		if c.Rev != 0 {
+			e.t.Errorf("after a reset: Stats lists %s with Rev %d, want 0", c.SK(), c.Rev)
+		}
+	}
 }
