@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -164,12 +163,14 @@ type sharedCache struct {
 	namespace string        // the Store's, in backend keys
 
 	flights singleflight.Group
-	// untallied is set once a Query of threads with ActivityOnly came
-	// back without their tallies (a table of an earlier version): the
-	// snapshots then read the counters themselves at once.
-	untallied atomic.Bool
-	mu        sync.Mutex
-	snaps     map[Partition]*snapshot
+	mu    sync.Mutex
+	snaps map[Partition]*snapshot
+	// untallied holds the shared partitions whose Query of threads with
+	// ActivityOnly came back without their tallies (a table of an earlier
+	// version, or a counter another program wrote): their snapshots then
+	// read the counters themselves at once; the other partitions' still
+	// read the index's entries.
+	untallied map[Partition]bool
 	// gens holds the write generation of each shared partition this
 	// process wrote; one it does not hold is at base. A refresh keeps its
 	// snapshot only if no write came since it began.
@@ -268,7 +269,7 @@ func (c *sharedCache) learn(p Partition, ids []string) {
 
 func newSharedCache(s Store, fresh time.Duration, clock func() time.Time, b SharedBackend) *sharedCache {
 	c := &sharedCache{Store: s, fresh: fresh, clock: clock, real: time.Now, backend: b,
-		snaps: map[Partition]*snapshot{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{},
+		snaps: map[Partition]*snapshot{}, untallied: map[Partition]bool{}, gens: map[Partition]uint64{}, floor: map[Partition]versionFloor{},
 		known: map[Partition]map[string]uint64{}, churn: map[Partition]time.Time{}}
 	if n, ok := s.(driver.Namespacer); ok {
 		c.namespace = n.Namespace()
@@ -644,9 +645,13 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 		// The newest threads, for a first page of ListThreads, with
 		// their tallies: from the index's entries where they hold them
 		// (a table of an earlier version's: from the counters).
-		q := driver.Query{Partition: p, Threads: true, ActivityOnly: !c.untallied.Load(), Limit: sharedHead}
+		c.mu.Lock()
+		q := driver.Query{Partition: p, Threads: true, ActivityOnly: !c.untallied[p], Limit: sharedHead}
+		c.mu.Unlock()
 		if threads, err = c.Store.Query(gctx, q); err == nil && !threads.Tallied {
-			c.untallied.Store(true)
+			c.mu.Lock()
+			c.untallied[p] = true
+			c.mu.Unlock()
 			q.ActivityOnly = false
 			threads, err = c.Store.Query(gctx, q)
 		}

@@ -472,3 +472,72 @@ func FuzzSharedBackendValue(f *testing.F) {
 		}
 	})
 }
+
+// untalliedGroup is a Store whose Queries of threads with ActivityOnly in
+// one group's partition return no tallies, as the dynamo Store does where
+// another program wrote a thread counter without them; it counts the
+// thread Queries of each partition with ActivityOnly.
+type untalliedGroup struct {
+	inbox.Store
+	group string
+	mu    sync.Mutex
+	asked map[string]int // group -> thread Queries with ActivityOnly
+}
+
+func (s *untalliedGroup) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	if q.Threads && q.ActivityOnly {
+		s.mu.Lock()
+		s.asked[q.Partition.Group]++
+		s.mu.Unlock()
+		if q.Partition.Group == s.group {
+			res.Tallied = false
+			for i, c := range res.Threads {
+				res.Threads[i] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
+			}
+		}
+	}
+	return res, err
+}
+
+// TestSharedCacheUntalliedPartition: a group whose threads' index entries
+// hold no tallies has its snapshots read the counters themselves from the
+// next refresh on, while another group's snapshots keep reading the
+// entries; the chat list is exact for both.
+func TestSharedCacheUntalliedPartition(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	store := &untalliedGroup{Store: mem, group: "old", asked: map[string]int{}}
+	now := time.Now().UTC().Truncate(time.Second) // memstore expires by the real clock
+	clock := func() time.Time { return now }
+	ib := inbox.New(store, inbox.WithClock(clock), inbox.WithSharedCache(time.Second))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	for _, g := range []string{"old", "new"} {
+		if _, err := ib.BroadcastGroup(ctx, scope, g, inbox.Draft{Thread: "chat-" + g, Title: "hello " + g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ann := scope.User("ann").InGroups("old", "new")
+	for range 3 {
+		page, err := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, th := range page.Threads {
+			got = append(got, fmt.Sprintf("%s/%s %d unread", th.Group, th.Thread, th.Unread))
+		}
+		if diff := cmp.Diff([]string{"new/chat-new 1 unread", "old/chat-old 1 unread"}, got); diff != "" {
+			t.Fatalf("ListThreads (-want +got):\n%s", diff)
+		}
+		now = now.Add(2 * time.Second) // each list refreshes the snapshots
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if store.asked["old"] != 1 {
+		t.Errorf("the untallied group's threads were asked with ActivityOnly %d times over 3 refreshes, want 1 (then from the counters)", store.asked["old"])
+	}
+	if store.asked["new"] < 3 {
+		t.Errorf("the other group's threads were asked with ActivityOnly %d times over 3 refreshes, want every refresh", store.asked["new"])
+	}
+}
