@@ -163,8 +163,8 @@ type sharedCache struct {
 	namespace string        // the Store's, in backend keys
 
 	flights singleflight.Group
-	mu    sync.Mutex
-	snaps map[Partition]*snapshot
+	mu      sync.Mutex
+	snaps   map[Partition]*snapshot
 	// untallied holds the shared partitions whose Query of threads with
 	// ActivityOnly came back without their tallies (a table of an earlier
 	// version, or a counter another program wrote): their snapshots then
