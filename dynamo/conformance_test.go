@@ -230,13 +230,14 @@ func (h *localHarness) ReadForeign(ctx context.Context, k driver.Key, at time.Ti
 	return driver.Change{ID: "foreign-read-" + k.ID, Op: driver.ChangeModify, At: at.UTC().Truncate(time.Second), Old: &before[0], New: &after[0]}, true, nil
 }
 
-// addForeign makes another program's changes to the seeds' counters, one
-// UpdateItem each (ADD published, read), which do not move the library's
-// counter version.
+// addForeign makes another program's changes to the counters, one
+// UpdateItem each (ADD published, read, on the counter each delta's key
+// names, a thread's too, as memstore's harness does), which do not move
+// the library's counter version.
 func (h *localHarness) addForeign(ctx context.Context, deltas []driver.Counter) error {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	for _, d := range deltas {
-		sk := driver.CounterSK(d.Category, d.Group)
+		sk := d.SK()
 		if _, err := h.raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(h.table),
 			Key:                       map[string]types.AttributeValue{"pk": s(d.Partition.PK()), "sk": s(sk)},
