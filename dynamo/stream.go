@@ -69,7 +69,8 @@ const maxEmptyPages = 5
 // a record in the table itself, Store.Checkpoints), so that a new reader
 // resumes where the last one stopped rather than at the stream's start.
 // A reader stopped (its context done) still saves the checkpoint of what
-// the handler had accepted. Delivery is at least once: a record accepted
+// the handler had accepted; a record the handler failed as the reader
+// stopped is no try, and is never passed for it. Delivery is at least once: a record accepted
 // but not checkpointed (its save failed, or the process died) comes again,
 // and the handler must be idempotent, as inbox's is.
 //
@@ -669,11 +670,18 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 // failed deals with rec, the first record of s's page that failed, after
 // the accepted ones: they are checkpointed; rec is tried again later, or,
 // once it has failed every try (at once with poison), handed to OnFailure
-// and passed. It returns len(accepted), false (the page is to be read
+// and passed. A failure once ctx is done (the reader stopping) is no try. It returns len(accepted), false (the page is to be read
 // again from the checkpoint), and err if rec could not be handed over.
 func (r *StreamReader) failed(ctx context.Context, s *shardState, accepted []events.DynamoDBEventRecord, rec events.DynamoDBEventRecord, err error, poison bool) (int, bool, error) {
 	if len(accepted) > 0 {
 		s.checkpoint = accepted[len(accepted)-1].Change.SequenceNumber
+	}
+	if !poison && ctx.Err() != nil {
+		// The reader is being stopped: the handler failed for that, not
+		// for the record. It is no try; the record comes again, here or
+		// to the next reader.
+		r.save(ctx, s)
+		return len(accepted), false, err
 	}
 	seq := rec.Change.SequenceNumber
 	if seq != s.failing {

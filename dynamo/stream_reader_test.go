@@ -389,6 +389,42 @@ func TestStreamReaderSavesWhenStopped(t *testing.T) {
 	}
 }
 
+// TestStreamReaderStopIsNoTry: a handler that fails because the reader is
+// being stopped (its context done) has not tried the record: with no
+// retries left, the record is not passed, nor checkpointed, and the next
+// reader hands it over; the records accepted before it are checkpointed.
+func TestStreamReaderStopIsNoTry(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}
+	cp := &memCheckpoints{}
+	var f failures
+	rec := &recorder{}
+	stopping := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		cancel()
+		rec.handle(ctx, ev)
+		// Record 1 is done; 2 fails as the handler's work is cut short.
+		return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: "2"}}}, nil
+	}
+	first := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithRetries(0, noBackoff), dynamo.WithHooks(f.hooks()))
+	if n, _ := first.Poll(ctx, stopping); n != 1 {
+		t.Fatalf("first reader accepted %d, want 1", n)
+	}
+	if len(f.failed) != 0 {
+		t.Errorf("a failure of a stopping reader went to OnFailure: %+v", f.failed)
+	}
+	if diff := cmp.Diff(map[string]string{"arn|open": "1"}, cp.saved); diff != "" {
+		t.Fatalf("saved checkpoints after a stop (-want +got):\n%s", diff)
+	}
+	rec.seqs()
+	next := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp))
+	if _, err := next.Poll(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.seqs(); !slices.Equal(got, []string{"2", "3"}) {
+		t.Errorf("the next reader handed %v, want [2 3]", got)
+	}
+}
+
 // TestStreamReaderSkipsCheckpointRecords: the records of checkpoint items
 // never reach the handler, and a page of nothing else saves no checkpoint
 // (which would feed the stream a record of its own, forever).
