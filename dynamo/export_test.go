@@ -21,6 +21,12 @@ func AgeShards(r *StreamReader, d time.Duration) {
 	}
 }
 
+// WithSaveTimeout sets how long a reader's checkpoint save may go on once
+// its context is done (saveTimeout by default).
+func WithSaveTimeout(d time.Duration) ReaderOption {
+	return func(c *readerConfig) { c.saveTimeout = d }
+}
+
 // EventRecord is eventRecord, for tests that read a stream raw.
 var EventRecord = eventRecord
 

@@ -69,10 +69,11 @@ const maxEmptyPages = 5
 // a record in the table itself, Store.Checkpoints), so that a new reader
 // resumes where the last one stopped rather than at the stream's start.
 // A reader stopped (its context done) still saves the checkpoint of what
-// the handler had accepted; a record the handler failed as the reader
-// stopped is no try, and is never passed for it. Delivery is at least once: a record accepted
-// but not checkpointed (its save failed, or the process died) comes again,
-// and the handler must be idempotent, as inbox's is.
+// the handler had accepted, waiting at most 5 s for the save; a record the
+// handler failed as the reader stopped is no try, and is never passed for
+// it. Delivery is at least once: a record accepted but not checkpointed
+// (its save failed, or the process died) comes again, and the handler
+// must be idempotent, as inbox's is.
 //
 // One reader per stream and consumer name is the supported setup; scale
 // out with Lambda's event source mapping, which shares shards among
@@ -670,8 +671,9 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 // failed deals with rec, the first record of s's page that failed, after
 // the accepted ones: they are checkpointed; rec is tried again later, or,
 // once it has failed every try (at once with poison), handed to OnFailure
-// and passed. A failure once ctx is done (the reader stopping) is no try. It returns len(accepted), false (the page is to be read
-// again from the checkpoint), and err if rec could not be handed over.
+// and passed. A failure once ctx is done (the reader stopping) is no try.
+// It returns len(accepted), false (the page is to be read again from the
+// checkpoint), and err if rec could not be handed over.
 func (r *StreamReader) failed(ctx context.Context, s *shardState, accepted []events.DynamoDBEventRecord, rec events.DynamoDBEventRecord, err error, poison bool) (int, bool, error) {
 	if len(accepted) > 0 {
 		s.checkpoint = accepted[len(accepted)-1].Change.SequenceNumber
@@ -710,26 +712,38 @@ const saveTimeout = 5 * time.Second
 
 // save saves s's checkpoint to the Checkpoints, if it moved since the last
 // save; a failure is reported, and the next save tries again. The save
-// outlives ctx (by at most saveTimeout): records the handler accepted just
-// as the reader was stopped are checkpointed, not handed to the next
-// reader again.
+// outlives ctx (by at most saveTimeout, once ctx is done): records the
+// handler accepted just as the reader was stopped are checkpointed, not
+// handed to the next reader again.
 func (r *StreamReader) save(ctx context.Context, s *shardState) {
 	cp := r.cfg.checkpoints
 	if cp == nil || s.checkpoint == "" || s.checkpoint == s.stored {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	ctx, cancel := outlive(ctx, r.cfg.saveTimeout)
 	defer cancel()
 	start := time.Now()
 	err := cp.Save(r.requests(ctx), r.streamARN, s.id, s.checkpoint)
 	r.cfg.call(ctx, "SaveCheckpoint", s.id, 0, start, err)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.cfg.reportError(ctx, fmt.Errorf("dynamo: save checkpoint of shard %s: %w", s.id, err))
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
+		r.cfg.reportError(ctx, fmt.Errorf("dynamo: save checkpoint of shard %s: %w", s.id, err))
 		return
 	}
 	s.stored = s.checkpoint
+}
+
+// outlive returns a context with ctx's values that is not cancelled with
+// ctx, but grace after ctx is done, and a function that cancels it.
+func outlive(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, func() { cancel(fmt.Errorf("cut %v after the reader stopped", grace)) })
+		context.AfterFunc(out, func() { t.Stop() })
+	})
+	return out, func() { stop(); cancel(nil) }
 }
 
 // sequenceOf returns rec's sequence number, or "".

@@ -82,13 +82,17 @@ type readerConfig struct {
 	backoff     retry.BackoffDelayer
 	errBackoff  retry.BackoffDelayer
 	hooks       ReaderHooks
+	// saveTimeout bounds a checkpoint's save once the reader's context
+	// is done (the constant saveTimeout; tests shorten it).
+	saveTimeout time.Duration
 }
 
 func newReaderConfig(opts []ReaderOption) readerConfig {
 	c := readerConfig{
-		retries:    defaultRetries,
-		backoff:    retry.NewExponentialJitterBackoff(defaultMaxBackoff),
-		errBackoff: retry.NewExponentialJitterBackoff(errorMaxBackoff),
+		retries:     defaultRetries,
+		backoff:     retry.NewExponentialJitterBackoff(defaultMaxBackoff),
+		errBackoff:  retry.NewExponentialJitterBackoff(errorMaxBackoff),
+		saveTimeout: saveTimeout,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -149,7 +153,9 @@ type ReaderHooks struct {
 	// itself: a Streams API call that failed (after the SDK's own
 	// retries), a handler that returned an error, a checkpoint that could
 	// not be loaded or saved. The reader goes on: Run backs off and tries
-	// again. Nil logs the error with slog.Default at level Warn.
+	// again. A save that fails as the reader stops is reported too: its
+	// records come again. Nil logs the error with slog.Default at level
+	// Warn.
 	OnError func(ctx context.Context, err error)
 	// OnFailure is called with a record the handler failed on every try
 	// (see WithRetries), just before the reader passes it, as a Lambda

@@ -425,6 +425,88 @@ func TestStreamReaderStopIsNoTry(t *testing.T) {
 	}
 }
 
+// slowCheckpoints is a memCheckpoints whose saves take delay, or fail
+// when their context is done first.
+type slowCheckpoints struct {
+	memCheckpoints
+	delay time.Duration
+}
+
+func (c *slowCheckpoints) Save(ctx context.Context, arn, shard, seq string) error {
+	select {
+	case <-time.After(c.delay):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return c.memCheckpoints.Save(ctx, arn, shard, seq)
+}
+
+// TestStreamReaderSlowSave: the bound on a save after a stop does not cut
+// the saves of a running reader, which take as long as they take; a save
+// under way when the reader is stopped goes on within the bound.
+func TestStreamReaderSlowSave(t *testing.T) {
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	cp := &slowCheckpoints{delay: 200 * time.Millisecond}
+	var f failures
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithHooks(f.hooks()), dynamo.WithSaveTimeout(20*time.Millisecond))
+	rec := &recorder{}
+	if _, err := r.Poll(context.Background(), rec.handle); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"arn|open": "1"}, cp.saved); diff != "" {
+		t.Errorf("saved checkpoints after a slow save (-want +got):\n%s", diff)
+	}
+	if len(f.errs) != 0 {
+		t.Errorf("OnError got %v", f.errs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s.add("open", "2")
+	r = dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithHooks(f.hooks()), dynamo.WithSaveTimeout(time.Minute))
+	stopping := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		time.AfterFunc(50*time.Millisecond, cancel) // during the save
+		return rec.handle(ctx, ev)
+	}
+	if n, _ := r.Poll(ctx, stopping); n != 1 || ctx.Err() == nil {
+		t.Fatalf("accepted %d (context %v), want 1 and a stop during the save", n, ctx.Err())
+	}
+	if diff := cmp.Diff(map[string]string{"arn|open": "2"}, cp.saved); diff != "" {
+		t.Errorf("saved checkpoints after a stop during the save (-want +got):\n%s", diff)
+	}
+	if len(f.errs) != 0 {
+		t.Errorf("OnError got %v", f.errs)
+	}
+}
+
+// TestStreamReaderStoppedSaveIsBounded: once the reader is stopped, a save
+// that does not end is cut after the save timeout, and reported: the
+// records it covered will come again.
+func TestStreamReaderStoppedSaveIsBounded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	cp := &slowCheckpoints{delay: time.Hour}
+	var f failures
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(cp), dynamo.WithHooks(f.hooks()), dynamo.WithSaveTimeout(50*time.Millisecond))
+	rec := &recorder{}
+	stopping := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		cancel()
+		return rec.handle(ctx, ev)
+	}
+	start := time.Now()
+	if n, _ := r.Poll(ctx, stopping); n != 1 {
+		t.Fatalf("accepted %d, want 1", n)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a stopped reader's save held Poll %v", took)
+	}
+	if len(cp.saved) != 0 {
+		t.Errorf("saved %v through a save that never ends", cp.saved)
+	}
+	if len(f.errs) != 1 || !errors.Is(f.errs[0], context.Canceled) || !strings.Contains(f.errs[0].Error(), "after the reader stopped") {
+		t.Errorf("OnError got %v, want the save's failure once, cut after the stop", f.errs)
+	}
+}
+
 // TestStreamReaderSkipsCheckpointRecords: the records of checkpoint items
 // never reach the handler, and a page of nothing else saves no checkpoint
 // (which would feed the stream a record of its own, forever).
