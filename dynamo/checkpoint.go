@@ -149,7 +149,7 @@ func (c *TableCheckpoints) Save(ctx context.Context, streamARN, shardID, seq str
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("dynamo: save checkpoint of shard %s: %w", shardID, err)
+		return fmt.Errorf("dynamo: put checkpoint item: %w", err) // the reader names the shard
 	}
 	return nil
 }
