@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/stak/inbox/driver"
 )
@@ -150,7 +151,9 @@ func (ib *Inbox) ResetPreferences(ctx context.Context, u User) (_ bool, err erro
 // changePreferences makes u's own preferences p (none of her own if
 // p.Own is unset), and reports whether they changed: a read of them, then
 // a preferences mark from what was read, read again if a concurrent change
-// came first.
+// came first. A thread p mutes anew gets its muted counters, counted from
+// its records (mutedCounters), in the same mark, which applies only if no
+// write to u's counters came between.
 func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (bool, error) {
 	for range markAttempts {
 		cur, err := ib.readPreferences(ctx, u)
@@ -160,7 +163,24 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 		if cur.Equal(p) {
 			return false, nil
 		}
-		mk := driver.Mark{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Preferences: &driver.PreferencesChange{From: cur, To: p}}
+		ch := &driver.PreferencesChange{From: cur, To: p}
+		if newly := ch.NewlyMuted(); len(newly) > 0 {
+			st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Now: ib.now()})
+			if err != nil {
+				return false, err
+			}
+			if !st.Preferences.Equal(cur) {
+				continue // changed since: read again
+			}
+			ch.Version = st.Version
+			var ok bool
+			if ch.Muted, ok, err = ib.mutedCounters(ctx, u.Partition(), st, newly); err != nil {
+				return false, err
+			} else if !ok {
+				continue // changed since: read again
+			}
+		}
+		mk := driver.Mark{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Preferences: ch}
 		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
 		if !errors.Is(err, driver.ErrStateChanged) {
 			return err == nil, err
@@ -169,9 +189,95 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 	return false, fmt.Errorf("inbox: preferences of %s kept changing: %w", u.ID, ErrConflict)
 }
 
+// mutedCounters returns the muted counters (driver.Counter.Muted) of
+// threads of partition p, a user's, as its records stand with st, its
+// stats: what each record of theirs that p's counters count adds to
+// them (MutedCounters, and AboveCounters above st's Fence), the records
+// read from each thread's index and, for those gone whose removal is
+// pending (expired, or deleted behind the library's back, with a ledger
+// entry still), from their ledger entries, with the timed entry each
+// notes. Counts takes out the expired ones and adds back the due ones
+// at read time, as for the partition's own counters. It reads every
+// record of the threads, and the threads' counters by key: a thread is
+// muted at the cost of reading it once. Where a thread's counter counts
+// more records than its index holds (a removal is pending), it reads p's
+// whole ledger too, to find them. ok is false if p's counters changed
+// since st was read: the caller reads again.
+func (ib *Inbox) mutedCounters(ctx context.Context, p Partition, st driver.Stats, threads []string) (_ []driver.Counter, ok bool, _ error) {
+	keys := make([]driver.Counter, len(threads))
+	for i, t := range threads {
+		keys[i] = driver.Counter{Thread: t}
+	}
+	own, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: keys})
+	if err != nil || own.Version != st.Version {
+		return nil, false, err
+	}
+	published := map[string]int64{}
+	for _, c := range own.Counters {
+		published[c.Thread] = c.Published
+	}
+	var out []driver.Counter
+	add := func(r driver.Record) {
+		out = append(out, driver.MutedCounters(r)...)
+		if r.Message.ID > st.Fence {
+			for _, c := range driver.AboveCounters(r) {
+				if c.Muted {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	have := map[string]bool{} // the ledger entries of the records read
+	gone := false
+	for _, t := range threads {
+		n := int64(0)
+		q := driver.Query{Partition: p, Thread: t, Limit: unseenPage}
+		for {
+			res, err := ib.store.Query(ctx, q)
+			if err != nil {
+				return nil, false, err
+			}
+			for _, r := range res.Records {
+				if !r.Receipt && r.Message.Thread == t {
+					have[r.Entry] = true
+					n++
+					add(r)
+				}
+			}
+			if q.Before = res.Next; q.Before == "" {
+				break
+			}
+		}
+		gone = gone || n != published[t]
+	}
+	if !gone {
+		return driver.MergeCounters(out), true, nil
+	}
+	// The ledger, whole, with every timed entry: the records gone whose
+	// removal is pending, and the timed entry each notes (which its ledger
+	// entry does not name), as a recount finds them.
+	all, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: farFuture})
+	if err != nil || all.Version != st.Version {
+		return nil, false, err
+	}
+	timed := make(map[string]string, len(all.Due))
+	for _, e := range all.Due {
+		timed[e.Entry] = driver.TimedKeyOf(e)
+	}
+	for _, e := range all.Expired {
+		if !e.Receipt && slices.Contains(threads, e.Message.Thread) && !have[e.Entry] {
+			e.Timed = timed[e.Entry]
+			add(e)
+		}
+	}
+	return driver.MergeCounters(out), true, nil
+}
+
 // mutes reports whether u's preferences p mute the messages of record r
 // of u's feed: a group message (in its group's partition) of a group u
-// muted, or a message of a category u muted.
+// muted, a message of a category u muted, or a direct message of a
+// thread u muted.
 func mutes(p Preferences, r driver.Record) bool {
-	return r.Partition.IsShared() && !r.Partition.IsPublic() && p.Mutes(r.Partition.Group) || p.MutesCategory(r.Message.Category)
+	return r.Partition.IsShared() && !r.Partition.IsPublic() && p.Mutes(r.Partition.Group) || p.MutesCategory(r.Message.Category) ||
+		!r.Partition.IsShared() && !r.Receipt && p.MutesThread(r.Message.Thread)
 }

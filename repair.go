@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -225,7 +226,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				deltas = driver.EditDeltas(rec)
 			}
 			mk := recountMark(rec, now)
-			err := ib.applyMarks(ctx, p, []driver.Mark{mk}, driver.MergeCounters(append(deltas, mk.TimedDeltas()...)))
+			err := ib.applyMarks(ctx, p, []driver.Mark{mk}, driver.MergeCounters(slices.Concat(deltas, mk.TimedDeltas(), driver.MutedDeltas(mk))))
 			switch {
 			case err == nil || errors.Is(err, driver.ErrStateChanged):
 				rewritten++ // done, or changed since: the next pass reads it again
@@ -253,6 +254,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			if !p.IsShared() && rec.Message.ID > st.Seen {
 				deltas = append(deltas, driver.AboveCounters(rec)...)
 			}
+			deltas = append(deltas, driver.MutedCounters(rec)...)
 			if p.IsShared() {
 				ledgered = append(ledgered, rec)
 			}
@@ -289,6 +291,8 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if len(adopt) > 0 || len(r.Drop) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 {
 		return errRepairAgain
 	}
+	// A muted thread's counters are kept only while it is muted.
+	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool { return c.Muted && !st.Preferences.MutesThread(c.Thread) })
 	counters := driver.MergeCounters(deltas)
 	// A thread's Latest is its last activity, which the removal of its
 	// latest message does not lower: the recount keeps the stored one
@@ -354,8 +358,8 @@ func sameCounters(stored, want []driver.Counter) bool {
 				return false
 			}
 			n++
-		case k != driver.CounterSK("", "") || !c.IsZero():
-			return false
+		case k != driver.CounterSK("", "") && !c.Muted || !c.IsZero():
+			return false // a muted thread's counter at zero is as none
 		}
 	}
 	return n == len(w) || n == len(w)-1 && w[driver.CounterSK("", "")] == (driver.Counter{})

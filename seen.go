@@ -119,11 +119,17 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 // scheduled (st.Pending). A record the library keeps a timed entry of
 // (scheduled, beyond bound) adds nothing, and is not read.
 func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) []driver.Counter {
-	type key struct{ category, group string }
-	want := map[key]int64{{}: 0}
+	total := driver.Counter{Partition: p}
+	want := map[string]driver.Counter{total.SK(): total} // by key, with the Above wanted
 	add := func(r driver.Record) {
 		for _, d := range driver.AboveCounters(r) {
-			want[key{d.Category, d.Group}] += d.Above
+			if d.Muted && !st.Preferences.MutesThread(d.Thread) {
+				continue // kept only while its thread is muted
+			}
+			c := want[d.SK()]
+			c.Partition, c.Category, c.Group, c.Thread, c.Muted = p, d.Category, d.Group, d.Thread, d.Muted
+			c.Above += d.Above
+			want[d.SK()] = c
 		}
 	}
 	read := map[string]bool{}
@@ -141,20 +147,22 @@ func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound str
 			add(e)
 		}
 	}
-	have := map[key]int64{}
+	// The Above each counter keeps: the total's, each category's and
+	// group's, and each muted thread's.
+	have := map[string]int64{}
 	for _, c := range st.Counters {
-		if c.Thread == "" {
-			k := key{c.Category, c.Group}
-			have[k] = c.Above
-			if _, ok := want[k]; !ok {
-				want[k] = 0
+		if c.Thread == "" || c.Muted {
+			have[c.SK()] = c.Above
+			if _, ok := want[c.SK()]; !ok {
+				want[c.SK()] = driver.Counter{Partition: p, Category: c.Category, Group: c.Group, Thread: c.Thread, Muted: c.Muted}
 			}
 		}
 	}
 	var out []driver.Counter
-	for k, n := range want {
-		if d := n - have[k]; d != 0 || k == (key{}) {
-			out = append(out, driver.Counter{Partition: p, Category: k.category, Group: k.group, Above: d})
+	for k, c := range want {
+		if d := c.Above - have[k]; d != 0 || k == total.SK() {
+			c.Above = d
+			out = append(out, c)
 		}
 	}
 	return driver.MergeCounters(out)

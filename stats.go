@@ -179,6 +179,8 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		m, _ := q.tallies()
 		c = withMuted(c, m)
 	}
+	mutedUnread, _ := f.mutedThreads()
+	c = c.withMutedThreads(mutedUnread)
 	st := f.stats[0]
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
 	if st.Seen == "" {
@@ -190,6 +192,67 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		return Counts{}, false, err
 	}
 	return c.withPreferences(n, snoozed, st.Preferences), true, nil
+}
+
+// mutedThreads returns the unread messages of the threads of f's user's
+// direct messages she muted (her preferences, read with her stats),
+// overall and by category, and those of them above her watermark: their
+// muted counters (driver.Counter.Muted), which count the messages as
+// Counter.Above does (their unread not hidden by a timed entry), with the
+// timed entries due, the records expired and an earlier version's
+// snoozes taken as unseenAbove takes them for the partition's Above. Nil
+// if she mutes none.
+func (f *feed) mutedThreads() (unread, above catSum) {
+	st := f.stats[0]
+	prefs := st.Preferences
+	if len(prefs.MutedThreads) == 0 {
+		return nil, nil
+	}
+	unread, above = catSum{}, catSum{}
+	for _, c := range st.Counters {
+		if c.Muted && prefs.MutesThread(c.Thread) {
+			unread[c.Category] += c.Unread
+			above[c.Category] += c.Above
+		}
+	}
+	add := func(r driver.Record, n int64) {
+		if r.Receipt || r.Partition.IsShared() || !prefs.MutesThread(r.Message.Thread) {
+			return
+		}
+		unread.add(r.Message.Category, n)
+		if r.Message.ID > st.Seen {
+			above.add(r.Message.Category, n)
+		}
+	}
+	for _, e := range due(st, f.now) {
+		add(e, driver.Unseen(asFeedMessage(e))) // hidden no more
+	}
+	for _, e := range st.Expired {
+		add(e, -driver.Unseen(e))
+	}
+	for _, e := range f.legacyHidden() {
+		add(e, -driver.Unseen(asFeedMessage(e)))
+	}
+	return unread, above
+}
+
+// withMutedThreads returns c with the unread messages of the threads its
+// user muted (unread, overall and by category: see feed.mutedThreads)
+// moved from Unread to Muted.
+func (c Counts) withMutedThreads(unread catSum) Counts {
+	if unread == nil {
+		return c
+	}
+	move := func(t Tally, k string) Tally {
+		n := min(max(unread[k], 0), t.Unread)
+		t.Unread, t.Muted = t.Unread-n, t.Muted+n
+		return t
+	}
+	c.Tally = move(c.Tally, "")
+	for cat, t := range c.Categories {
+		c.Categories[cat] = move(t, cat)
+	}
+	return c
 }
 
 // withPreferences returns c without the categories prefs opt out of (their
@@ -464,9 +527,14 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (catSum, boo
 	seen := st.Seen
 	if st.Fence != seen {
 		// An earlier version kept no Above: the records are counted.
-		return ib.unseen(ctx, v, f.parts, nil, st.Version, seen, f.now)
+		return ib.unseen(ctx, v, f.parts, st.Preferences, st.Version, seen, f.now)
 	}
 	n := catSum{}
+	// The threads u muted: out of Unseen.
+	_, muted := f.mutedThreads()
+	for k, m := range muted {
+		n[k] -= m
+	}
 	for _, c := range st.Counters {
 		// The total's and each category's Above (see driver.Counter).
 		switch {
@@ -744,22 +812,19 @@ func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *dri
 // unseen counts the messages of parts above the seen watermark seen that
 // u's feed shows unread: u's unread direct messages above it, and the
 // broadcasts above it in the shared partitions' views of which u holds no
-// receipt (a receipt is a mark: read, archived or deleted). probe is the
-// first page of u's unseen records (nil if not read), read with the stats
-// of counter version version; ok is false if a page of u's records was of
-// another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *driver.QueryResult, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
+// receipt (a receipt is a mark: read, archived or deleted), but for u's
+// messages of the threads prefs, her preferences, mute. A page of u's
+// records read with the stats of counter version version; ok is false if
+// one was of another version (a write came between).
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs Preferences, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
 	n = catSum{}
 	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
-	if probe == nil {
-		res, err := ib.store.Query(ctx, q)
-		if err != nil {
-			return nil, false, err
-		}
-		probe = &res
+	res, err := ib.store.Query(ctx, q)
+	if err != nil {
+		return nil, false, err
 	}
 	marked := map[string]bool{} // shared messages u has a receipt of
-	for res := *probe; ; {
+	for {
 		if res.Versioned && res.Version != version {
 			return nil, false, nil
 		}
@@ -773,6 +838,8 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, probe *
 					continue
 				}
 				marked[r.Message.ID] = true
+			case prefs.MutesThread(r.Message.Thread):
+				// A thread u muted: out of Unseen.
 			case !r.Message.IsRead() && !r.Message.IsArchived() && now.Before(r.Message.ExpiresAt) && r.Message.Due(now) && !r.Message.Snoozed(now):
 				n.add(r.Message.Category, 1)
 			}

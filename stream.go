@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -252,7 +253,7 @@ func (ib *Inbox) recountEdited(ctx context.Context, rec *driver.Record) error {
 		return nil
 	}
 	mk := recountMark(*rec, now)
-	err := ib.applyMarks(ctx, rec.Partition, []driver.Mark{mk}, driver.MergeCounters(append(driver.EditDeltas(*rec), mk.TimedDeltas()...)))
+	err := ib.applyMarks(ctx, rec.Partition, []driver.Mark{mk}, driver.MergeCounters(slices.Concat(driver.EditDeltas(*rec), mk.TimedDeltas(), driver.MutedDeltas(mk))))
 	switch {
 	case errors.Is(err, ErrNotFound) && rec.Receipt:
 		// The broadcast is gone: the receipt, dead, goes with what its

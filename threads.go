@@ -35,13 +35,14 @@ type Thread struct {
 	Latest Message
 	// Tally counts the thread's messages in this audience as Counts counts
 	// the feed: Total, Read and Unread of what List shows, and Archived;
-	// a muted group's unread count in Muted, not in Unread. A muted
+	// a muted group's or thread's unread count in Muted, not in Unread. A muted
 	// category's leave them whole (a thread's counts are not kept by
 	// category), and Unseen is not counted (zero). It is exact at the
 	// instant of the call.
 	Tally
-	// Muted is set on a thread of a group the user muted (see
-	// Inbox.SetPreferences), and on its Latest.
+	// Muted is set on a thread of a group the user muted, and on a
+	// thread of her direct messages she muted (see Inbox.SetPreferences),
+	// and on its Latest.
 	Muted bool
 }
 
@@ -315,7 +316,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		return threadsPageResult{}, false, err
 	}
 	for i, t := range threads {
-		if t.Group != "" && prefs.Mutes(t.Group) {
+		if t.Group != "" && prefs.Mutes(t.Group) || t.Group == "" && prefs.MutesThread(t.Thread) {
 			threads[i].Muted, threads[i].Latest.Muted = true, true
 			threads[i].Tally.Muted, threads[i].Tally.Unread = t.Unread, 0
 		}

@@ -67,7 +67,7 @@ type Counter struct {
 	// less the Unseen of its stored snooze or pending entry (see AboveOf):
 	// the unread messages of the feed (of the category) above the
 	// watermark, less the broadcasts above it that the user's receipts
-	// mark. It is zero elsewhere (a shared partition's, a thread's). Store.Mark adds it only under a fence of
+	// mark. It is zero elsewhere (a shared partition's, a thread's, but a muted thread's). Store.Mark adds it only under a fence of
 	// the watermark, PutMessage and ApplyRemoval only if the watermark is
 	// below the record's ID (see Store).
 	Above int64
@@ -79,6 +79,24 @@ type Counter struct {
 	// that two reads of the counter with one Rev read it unchanged between
 	// them (see Query.ActivityOnly). Stats leaves it zero.
 	Rev int64
+	// Muted makes c the counter of a muted thread: of the thread Thread
+	// of a user's direct messages (Group ""), muted by her own
+	// preferences (Preferences.MutedThreads), and of its messages of
+	// Category ("" for all of them). It keeps Unread and Above alone, and
+	// only while the thread is muted: a Store applies a change of it, in
+	// the same atomic unit as the write it comes with, only if the
+	// partition's preferences mute its thread at that write, and drops it
+	// otherwise (its Above under the same condition as the partition's
+	// Above); a preferences mark that mutes the thread writes it
+	// (PreferencesChange.Muted), one that unmutes it removes it. Stats
+	// returns the muted threads' counters with the others; a Repair that
+	// resets the counters writes those of its Counters whose thread its
+	// Preferences mute. Counts takes them out of Unread and Unseen.
+	Muted bool
+	// Unread is, on a muted thread's counter, the thread's unread
+	// messages (of its category) not hidden by a timed entry: the sum of
+	// AboveOf over its records, whatever the watermark. Zero elsewhere.
+	Unread int64
 }
 
 // Tallies are the counts a Counter keeps of the entries of a partition
@@ -117,8 +135,12 @@ func (t Tallies) Counter() Counter {
 }
 
 // SK returns the sort key of c's stats record: CounterSK, or
-// ThreadCounterSK for a thread's counter.
+// ThreadCounterSK for a thread's counter, or MutedCounterSK for a muted
+// thread's.
 func (c Counter) SK() string {
+	if c.Muted {
+		return MutedCounterSK(c.Category, c.Thread)
+	}
 	if c.Thread != "" {
 		return ThreadCounterSK(c.Thread, c.Group)
 	}
@@ -129,7 +151,7 @@ func (c Counter) SK() string {
 // Above), without its key or Latest.
 func (c Counter) Tallies() Counter {
 	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden,
-		Snoozed: c.Snoozed, Pending: c.Pending, Above: c.Above}
+		Snoozed: c.Snoozed, Pending: c.Pending, Above: c.Above, Unread: c.Unread}
 }
 
 // IsZero reports whether every tally of c is zero.
@@ -147,13 +169,14 @@ func (c *Counter) Add(d Counter) {
 	c.Snoozed.add(d.Snoozed)
 	c.Pending.add(d.Pending)
 	c.Above += d.Above
+	c.Unread += d.Unread
 }
 
 // Negated returns c with every tally negated, and no Latest.
 func (c Counter) Negated() Counter {
 	c.Latest = ""
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = -c.Published, -c.Read, -c.Archived, -c.ArchivedRead, -c.Hidden
-	c.Snoozed, c.Pending, c.Above = c.Snoozed.negated(), c.Pending.negated(), -c.Above
+	c.Snoozed, c.Pending, c.Above, c.Unread = c.Snoozed.negated(), c.Pending.negated(), -c.Above, -c.Unread
 	return c
 }
 
@@ -233,7 +256,20 @@ func ValidateCounter(c Counter) error {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: counter %s of %s: %s", ErrInvalidInput, c.SK(), c.Partition.PK(), what)
 	}
+	if c.Muted {
+		switch {
+		case ValidateCategory(c.Category) != nil || c.Thread == "" || ValidateThread(c.Thread) != nil:
+			return bad("not a key")
+		case c.Partition.IsShared() || c.Group != "" || c.Latest != "" || c.Rev != 0:
+			return bad("a muted thread's counter off a user's own thread")
+		case c.Own() != Tallies{} || c.Snoozed != Tallies{} || c.Pending != Tallies{}:
+			return bad("a muted thread's counter with tallies besides Unread and Above")
+		}
+		return nil
+	}
 	switch {
+	case c.Unread != 0:
+		return bad("an unread tally off a muted thread's counter")
 	case ValidateCategory(c.Category) != nil || ValidateThread(c.Thread) != nil:
 		return bad("not a key")
 	case c.Group != "" && (ValidateGroup(c.Group) != nil || c.Partition.IsShared()):

@@ -417,6 +417,15 @@ func CounterSK(category, group string) string {
 	return sk
 }
 
+// MutedCounterSK returns the key of a muted thread's counter of category
+// ("" for all) in a user's partition (see Counter.Muted): c#<category>#?<thread>
+// (c#*#?<thread>), which no group counter has, since no key holds a '?'.
+// The dynamo Store keeps these counters on the partition's c#* item, not
+// as items of their own.
+func MutedCounterSK(category, thread string) string {
+	return CounterSK(category, "") + "#?" + thread
+}
+
 // ThreadCounterSK returns the sort key of a thread's stats record:
 // b#<thread> for the thread's own records of the partition (a user's direct
 // messages, a shared partition's broadcasts), b#<thread>#<group> for a

@@ -26,6 +26,14 @@ type Preferences struct {
 	// sorted, each once, at most MaxOptedOut category keys, none of them
 	// muted as well.
 	OptedOut []string
+	// MutedThreads are the threads of her direct messages (her own
+	// partition's, Message.Thread: a one-to-one chat) the user muted:
+	// their messages stay in her feed, marked muted, but leave the unread
+	// and unseen counts, which her partition keeps for each while it is
+	// muted (see Counter.Muted). In a Store they are sorted, each once, at
+	// most MaxMutedThreads thread keys. Defaults never hold any: a thread
+	// is one user's.
+	MutedThreads []string
 	// Own reports that these are the user's own preferences, which she
 	// set (inbox.Inbox.SetPreferences), even to none: a user without
 	// preferences of her own follows the defaults of her inbox, else of
@@ -42,6 +50,12 @@ const MaxOptedOut = 50
 // MaxMutedCategories is the most categories a user can mute: they are
 // read with the muted groups, so they stay as small.
 const MaxMutedCategories = 50
+
+// MaxMutedThreads is the most threads of her direct messages a user can
+// mute: her partition keeps four counts for each muted thread and
+// category of its messages (on DynamoDB, on her c#* item, read by every
+// Stats), so they stay few.
+const MaxMutedThreads = 20
 
 // MaxMutedGroups is the most groups a user can mute. Every Stats of the
 // user's partition reads them (on DynamoDB, from the partition's c#*
@@ -65,6 +79,13 @@ func (p Preferences) MutesCategory(c string) bool {
 	return ok && c != ""
 }
 
+// MutesThread reports whether p mutes thread t of the user's direct
+// messages ("" never is).
+func (p Preferences) MutesThread(t string) bool {
+	_, ok := slices.BinarySearch(p.MutedThreads, t)
+	return ok && t != ""
+}
+
 // OptsOut reports whether p opts out of category c ("" never is).
 func (p Preferences) OptsOut(c string) bool {
 	_, ok := slices.BinarySearch(p.OptedOut, c)
@@ -79,7 +100,8 @@ func (p Preferences) Equal(o Preferences) bool {
 
 // sameKeys reports whether p and o mute and opt out of the same keys.
 func (p Preferences) sameKeys(o Preferences) bool {
-	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories) && slices.Equal(p.OptedOut, o.OptedOut)
+	return slices.Equal(p.MutedGroups, o.MutedGroups) && slices.Equal(p.MutedCategories, o.MutedCategories) && slices.Equal(p.OptedOut, o.OptedOut) &&
+		slices.Equal(p.MutedThreads, o.MutedThreads)
 }
 
 // IsZero reports whether p sets nothing, and is not a user's own.
@@ -87,12 +109,13 @@ func (p Preferences) IsZero() bool { return !p.Own && p.None() }
 
 // None reports whether p mutes nothing and opts out of nothing.
 func (p Preferences) None() bool {
-	return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 && len(p.OptedOut) == 0
+	return len(p.MutedGroups) == 0 && len(p.MutedCategories) == 0 && len(p.OptedOut) == 0 && len(p.MutedThreads) == 0
 }
 
 // Clone returns p with nothing shared with it.
 func (p Preferences) Clone() Preferences {
-	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories), OptedOut: slices.Clone(p.OptedOut), Own: p.Own}
+	return Preferences{MutedGroups: slices.Clone(p.MutedGroups), MutedCategories: slices.Clone(p.MutedCategories), OptedOut: slices.Clone(p.OptedOut),
+		MutedThreads: slices.Clone(p.MutedThreads), Own: p.Own}
 }
 
 // InEffect returns the preferences that apply to a user whose own are p:
@@ -109,19 +132,21 @@ func (p Preferences) InEffect(cfg Config) Preferences {
 // MaxMutedGroups muted groups, each a group key other than PublicGroup
 // (else ErrInvalidKey), sorted, each once; at most MaxMutedCategories
 // muted categories, each a key (else ErrInvalidKey), sorted, each once;
-// at most MaxOptedOut categories opted out of, alike, none of them muted.
+// at most MaxOptedOut categories opted out of, alike, none of them muted;
+// at most MaxMutedThreads muted threads, each a key, sorted, each once.
 // Anything else is ErrInvalidInput.
 func ValidatePreferences(p Preferences) error {
 	for _, cats := range []struct {
-		what string
-		keys []string
-		max  int
-	}{{"muted categories", p.MutedCategories, MaxMutedCategories}, {"categories opted out of", p.OptedOut, MaxOptedOut}} {
+		what, key string
+		keys      []string
+		max       int
+	}{{"muted categories", "category", p.MutedCategories, MaxMutedCategories}, {"categories opted out of", "category", p.OptedOut, MaxOptedOut},
+		{"muted threads", "muted thread", p.MutedThreads, MaxMutedThreads}} {
 		if n := len(cats.keys); n > cats.max {
 			return fmt.Errorf("%w: %d %s, at most %d", ErrInvalidInput, n, cats.what, cats.max)
 		}
 		for i, c := range cats.keys {
-			if err := ValidateKey("category", c); err != nil {
+			if err := ValidateKey(cats.key, c); err != nil {
 				return err
 			}
 			if i > 0 && cats.keys[i-1] >= c {
@@ -188,6 +213,9 @@ func (p Preferences) Normal() (Preferences, error) {
 	if n := len(p.OptedOut); n > MaxOptedOut {
 		return Preferences{}, fmt.Errorf("%w: %d categories opted out of, at most %d", ErrInvalidInput, n, MaxOptedOut)
 	}
+	if n := len(p.MutedThreads); n > MaxMutedThreads {
+		return Preferences{}, fmt.Errorf("%w: %d muted threads, at most %d", ErrInvalidInput, n, MaxMutedThreads)
+	}
 	sorted := func(what string, keys []string) ([]string, error) {
 		keys = slices.Clone(keys)
 		slices.Sort(keys)
@@ -213,7 +241,11 @@ func (p Preferences) Normal() (Preferences, error) {
 	if err != nil {
 		return Preferences{}, err
 	}
-	p = Preferences{MutedGroups: groups, MutedCategories: cats, OptedOut: out, Own: p.Own}
+	threads, err := sorted("thread", p.MutedThreads)
+	if err != nil {
+		return Preferences{}, err
+	}
+	p = Preferences{MutedGroups: groups, MutedCategories: cats, OptedOut: out, MutedThreads: threads, Own: p.Own}
 	if err := ValidatePreferences(p); err != nil {
 		return Preferences{}, err
 	}
@@ -224,14 +256,34 @@ func (p Preferences) Normal() (Preferences, error) {
 // preferences, from From (as stored) to To.
 type PreferencesChange struct {
 	From, To Preferences
+	// Muted are the counters (Counter.Muted) of the threads To mutes and
+	// From does not, as the partition's records stood when its counter
+	// version was Version: the change writes them, and, if To mutes a
+	// thread From does not, applies only if the version is still Version
+	// (else ErrStateChanged), so that no write of the threads' records
+	// came between. The counters of a thread To no longer mutes go in the
+	// same unit.
+	Muted   []Counter
+	Version int64
+}
+
+// NewlyMuted returns the threads ch.To mutes and ch.From does not.
+func (ch PreferencesChange) NewlyMuted() []string {
+	var out []string
+	for _, t := range ch.To.MutedThreads {
+		if !ch.From.MutesThread(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Encode returns p as one string: its muted groups, then its muted
 // categories each after a '?', then the categories opted out of each
-// between two '*' (OptOutToken), all separated by '#' (no key holds any
-// of them): how the dynamo Store keeps preferences, so that a condition
-// compares them as one value, and finds an opt-out as a substring. "" is
-// none.
+// between two '*' (OptOutToken), then its muted threads (MutedThreadToken),
+// all separated by '#' (no key holds any of them): how the dynamo Store
+// keeps preferences, so that a condition compares them as one value, and
+// finds an opt-out or a thread's mute as a substring. "" is none.
 func (p Preferences) Encode() string {
 	parts := slices.Clone(p.MutedGroups)
 	for _, c := range p.MutedCategories {
@@ -239,6 +291,9 @@ func (p Preferences) Encode() string {
 	}
 	for _, c := range p.OptedOut {
 		parts = append(parts, OptOutToken(c))
+	}
+	for _, t := range p.MutedThreads {
+		parts = append(parts, MutedThreadToken(t))
 	}
 	return strings.Join(parts, "#")
 }
@@ -248,6 +303,12 @@ func (p Preferences) Encode() string {
 // of an encoding exactly when that encoding opts out of c.
 func OptOutToken(c string) string { return "*" + c + "*" }
 
+// MutedThreadToken returns how Encode writes a mute of thread t: "??t?".
+// Since no key holds a '*', '#' or '?', and only a thread's token holds
+// "??", the token is a substring of an encoding exactly when that
+// encoding mutes t.
+func MutedThreadToken(t string) string { return "??" + t + "?" }
+
 // DecodePreferences is Encode's inverse; what Encode cannot return is
 // ErrInvalidInput.
 func DecodePreferences(s string) (Preferences, error) {
@@ -256,24 +317,20 @@ func DecodePreferences(s string) (Preferences, error) {
 		return p, nil
 	}
 	for _, part := range strings.Split(s, "#") {
-		if c, ok := strings.CutPrefix(part, "*"); ok {
-			c, ok = strings.CutSuffix(c, "*")
-			if !ok {
-				return Preferences{}, fmt.Errorf("%w: preferences %q: an opt-out without its closing '*'", ErrInvalidInput, s)
-			}
-			p.OptedOut = append(p.OptedOut, c)
-		} else if len(p.OptedOut) > 0 {
-			return Preferences{}, fmt.Errorf("%w: preferences %q: a mute after an opt-out", ErrInvalidInput, s)
+		if t, ok := strings.CutPrefix(part, "??"); ok {
+			p.MutedThreads = append(p.MutedThreads, strings.TrimSuffix(t, "?"))
+		} else if c, ok := strings.CutPrefix(part, "*"); ok {
+			p.OptedOut = append(p.OptedOut, strings.TrimSuffix(c, "*"))
 		} else if c, ok := strings.CutPrefix(part, "?"); ok {
 			p.MutedCategories = append(p.MutedCategories, c)
-		} else if len(p.MutedCategories) == 0 {
-			p.MutedGroups = append(p.MutedGroups, part)
 		} else {
-			return Preferences{}, fmt.Errorf("%w: preferences %q: a group after a category", ErrInvalidInput, s)
+			p.MutedGroups = append(p.MutedGroups, part)
 		}
 	}
+	// Valid keys, in order, and Encode's one form: the kinds in Encode's
+	// order, each token closed.
 	if err := ValidatePreferences(p); err != nil {
-		return Preferences{}, err
+		return Preferences{}, fmt.Errorf("%w: preferences %q: %v", ErrInvalidInput, s, err)
 	}
 	if p.Encode() != s {
 		return Preferences{}, fmt.Errorf("%w: preferences %q not in their one form", ErrInvalidInput, s)

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode"
@@ -408,7 +409,8 @@ func (mk Mark) records() (before, after *Record) {
 // counts after it less what it counted before (with mk.Counted, the
 // marks its ledger entry counts: see EditDeltas), and the tallies of the
 // timed entry it puts less those of the one it deletes (see
-// TimedWrites). They raise no thread's Latest, and change no Above (see
+// TimedWrites), and the change to its thread's muted counters
+// (MutedDeltas). They raise no thread's Latest, and change no Above (see
 // AboveDeltas).
 func MarkDeltas(mk Mark) []Counter {
 	before, after := mk.records()
@@ -421,7 +423,7 @@ func MarkDeltas(mk Mark) []Counter {
 	if after != nil {
 		out = append(out, RecordCounters(*after)...)
 	}
-	out = MergeCounters(append(out, mk.TimedDeltas()...))
+	out = MergeCounters(slices.Concat(out, mk.TimedDeltas(), MutedDeltas(mk)))
 	for i := range out {
 		out[i].Latest = "" // a mark is no activity
 	}

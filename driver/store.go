@@ -71,7 +71,10 @@ type Store interface {
 	//
 	// The deltas' Above (see Counter.Above) of a user's partition apply
 	// only if that partition's seen watermark (Stats.Fence) is below rec's
-	// ID, the rest in any case. In
+	// ID, the rest in any case, but for the counters of a muted thread
+	// (Counter.Muted), which apply only if the partition's own
+	// preferences mute that thread at the write, in every method that
+	// takes deltas. In
 	// this and every other method deltas name each counter at most once.
 	// If a record with rec's key, or a receipt's, already exists it
 	// returns an error matching ErrExists and changes nothing. A record of
@@ -685,6 +688,19 @@ func ValidateMark(mk Mark) error {
 			return bad("preferences that mute or opt out of something, and are not the user's own")
 		case mk.Preferences.From.Equal(mk.Preferences.To):
 			return bad("a preferences mark that changes nothing")
+		}
+		newly := mk.Preferences.NewlyMuted()
+		seen := map[string]bool{}
+		for _, c := range mk.Preferences.Muted {
+			switch {
+			case ValidateCounter(c) != nil || !c.Muted || c.Partition != p:
+				return bad("a muted thread's counter that cannot be, or of another partition")
+			case !slices.Contains(newly, c.Thread):
+				return bad("a muted thread's counter of a thread the mark does not mute")
+			case seen[c.SK()]:
+				return bad("a muted thread's counter twice")
+			}
+			seen[c.SK()] = true
 		}
 		return nil
 	}

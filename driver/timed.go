@@ -190,17 +190,18 @@ func AboveOf(rec Record) int64 {
 }
 
 // aboveDeltas returns the change n to the Above of rec's partition: on
-// its total and its category's, and on its group's (and its group's
-// category's) for a receipt of a group's message.
+// its total and its category's, on its group's (and its group's
+// category's) for a receipt of a group's message, and on its thread's
+// muted counters (mutedDeltas) for a direct message of a thread.
 func aboveDeltas(rec Record, n int64) []Counter {
 	if n == 0 {
 		return nil
 	}
+	out := mutedDeltas(rec, 0, n)
 	cats := []string{""}
 	if c := rec.Message.Category; c != "" {
 		cats = append(cats, c)
 	}
-	var out []Counter
 	for _, c := range cats {
 		out = append(out, Counter{Partition: rec.Partition, Category: c, Above: n})
 		if g := rec.Message.Audience.Group; rec.Receipt && g != "" {
@@ -212,22 +213,26 @@ func aboveDeltas(rec Record, n int64) []Counter {
 
 // PutDeltas returns the counter changes of PutMessage(rec): what rec adds
 // to its counters (RecordCounters), its pending entry's tallies if it is
-// scheduled (Record.Timed), and, in a user's partition, its Above, which
+// scheduled (Record.Timed), in a user's partition its Above, which
 // the Store applies only if the partition's seen watermark is below rec's
-// ID.
+// ID, and, for a direct message of a thread, its thread's muted counters
+// (MutedCounters, and their Above), which the Store applies only if the
+// thread is muted.
 func PutDeltas(rec Record) []Counter {
 	out := RecordCounters(rec)
 	if e, ok := rec.TimedEntry(); ok {
 		out = append(out, TimedCounters(e)...)
 	}
 	out = append(out, aboveDeltas(rec, AboveOf(rec))...)
+	out = append(out, MutedCounters(rec)...)
 	return MergeCounters(out)
 }
 
 // RemovalDeltasOf returns the counter changes of the removal of rec: its
 // RemovalDeltas, its stored timed entry's tallies taken out with the
-// entry, and, in a user's partition, its Above taken out, which the Store
-// applies only if the partition's seen watermark is below rec's ID.
+// entry, in a user's partition its Above taken out, which the Store
+// applies only if the partition's seen watermark is below rec's ID, and
+// its thread's muted counters, as PutDeltas.
 func RemovalDeltasOf(rec Record) []Counter {
 	out := RemovalDeltas(rec)
 	if e, ok := rec.TimedEntry(); ok {
@@ -236,6 +241,7 @@ func RemovalDeltasOf(rec Record) []Counter {
 		}
 	}
 	out = append(out, aboveDeltas(rec, -AboveOf(rec))...)
+	out = append(out, mutedDeltas(rec, -AboveOf(rec), 0)...)
 	return MergeCounters(out)
 }
 
@@ -269,12 +275,36 @@ func (r Record) TimedEntry() (Record, bool) {
 // AboveDeltas returns the changes of mark mk to the Above of its user's
 // partition, where the partition's seen watermark is seen: none if mk's
 // record is at or below the watermark; else what its record adds after
-// the mark less what it added before (AboveOf). Store.Mark applies them
-// only under a fence of that watermark (a watermark mark with Fence).
+// the mark less what it added before (AboveOf), with the same change to
+// the Above of its thread's muted counters (see Counter.Muted). Store.Mark
+// applies them only under a fence of that watermark (a watermark mark
+// with Fence).
 func AboveDeltas(mk Mark, seen string) []Counter {
 	if mk.Key.ID == "" || mk.Key.ID <= seen || mk.Key.Partition.IsShared() {
 		return nil
 	}
+	rec, n := mk.unseenChange()
+	return aboveDeltas(rec, n)
+}
+
+// MutedDeltas returns the changes of mark mk to the Unread of the muted
+// counters of its record's thread (see Counter.Muted), whatever the
+// watermark: what its record adds to the unread after the mark less what
+// it added before (AboveOf), for a direct message of a thread; nil for
+// any other mark. MarkDeltas includes them.
+func MutedDeltas(mk Mark) []Counter {
+	if mk.Key.ID == "" || mk.Key.Partition.IsShared() || mk.Receipt || mk.Thread == "" {
+		return nil
+	}
+	rec, n := mk.unseenChange()
+	return mutedDeltas(rec, n, 0)
+}
+
+// unseenChange returns mk's record (its key's partition, category,
+// thread and group) and what it adds to the unread messages not hidden
+// (AboveOf) after mk less before (an adopted record added nothing before:
+// another program keeps no such count).
+func (mk Mark) unseenChange() (Record, int64) {
 	before, after := mk.records()
 	var n int64
 	if before != nil && !mk.Adopts {
@@ -290,12 +320,32 @@ func AboveDeltas(mk Mark, seen string) []Counter {
 		}
 		n += AboveOf(a)
 	}
-	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Message: Message{Category: mk.Category}}
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Message: Message{Category: mk.Category, Thread: mk.Thread}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
-	return aboveDeltas(rec, n)
+	return rec, n
 }
+
+// mutedDeltas returns the changes unread and above to the muted counters
+// (Counter.Muted) of rec's thread, of all its messages and of rec's
+// category, for a direct message of a thread in a user's partition; nil
+// for any other record.
+func mutedDeltas(rec Record, unread, above int64) []Counter {
+	if unread == 0 && above == 0 || rec.Partition.IsShared() || rec.Receipt || rec.Message.Thread == "" {
+		return nil
+	}
+	out := []Counter{{Partition: rec.Partition, Thread: rec.Message.Thread, Muted: true, Unread: unread, Above: above}}
+	if c := rec.Message.Category; c != "" {
+		out = append(out, Counter{Partition: rec.Partition, Category: c, Thread: rec.Message.Thread, Muted: true, Unread: unread, Above: above})
+	}
+	return out
+}
+
+// MutedCounters returns what rec, a record of a user's partition, adds
+// to the Unread of its thread's muted counters (see Counter.Muted): its
+// AboveOf, for a direct message of a thread.
+func MutedCounters(rec Record) []Counter { return mutedDeltas(rec, AboveOf(rec), 0) }
 
 // TimedDeltas returns the changes of mark mk to the tallies of its
 // record's timed entries: the stored one's (mk.Timed) taken out, and the

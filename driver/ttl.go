@@ -130,6 +130,17 @@ func (c Config) Clone() Config {
 	return c
 }
 
+// ValidateDefaultPreferences checks default preferences (a tenant's or an
+// inbox's) as a Store keeps them: ValidatePreferences, and no muted
+// thread, since a thread of direct messages is one user's (else
+// ErrInvalidInput).
+func ValidateDefaultPreferences(p Preferences) error {
+	if len(p.MutedThreads) > 0 {
+		return fmt.Errorf("%w: default preferences that mute a thread: a thread is one user's", ErrInvalidInput)
+	}
+	return ValidatePreferences(p)
+}
+
 // DefaultPreferences returns the preferences of a user who set none of
 // her own: the inbox's if they set any, else the tenant's, else none; as
 // the TTL falls back from the inbox to the tenant. Own is false.
@@ -141,7 +152,7 @@ func (c Config) DefaultPreferences() Preferences {
 	case c.Tenant != nil:
 		p = c.Tenant.Preferences
 	}
-	p.Own = false
+	p.Own, p.MutedThreads = false, nil // a thread is one user's: see ValidateDefaultPreferences
 	return p
 }
 
@@ -151,7 +162,7 @@ func (ts TenantSettings) Validate() error {
 	if err := validateText(map[string]string{"title": ts.Title, "updated by": ts.UpdatedBy}); err != nil {
 		return err
 	}
-	if err := ValidatePreferences(ts.Preferences); err != nil {
+	if err := ValidateDefaultPreferences(ts.Preferences); err != nil {
 		return err
 	}
 	if ts.TTL == "" {
@@ -167,7 +178,7 @@ func (ic InboxConfig) Validate() error {
 	if err := validateText(map[string]string{"title": ic.Title, "description": ic.Description, "updated by": ic.UpdatedBy}); err != nil {
 		return err
 	}
-	if err := ValidatePreferences(ic.Preferences); err != nil {
+	if err := ValidateDefaultPreferences(ic.Preferences); err != nil {
 		return err
 	}
 	for k, v := range ic.TTL {

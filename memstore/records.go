@@ -192,20 +192,33 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 
 // setPreferences applies preferences mark mk, as Mark does, after its
 // validation: it replaces its partition's preferences if they are its
-// From, and changes the partition's version (creating its total at
-// zero). s.mu must be held.
+// From (and, if they mute a thread anew, its version is the mark's),
+// writes the counters of the threads muted anew, drops those of the
+// threads no longer muted, and changes the partition's version
+// (creating its total at zero). s.mu must be held.
 func (s *Store) setPreferences(mk driver.Mark) error {
 	p := mk.Key.Partition
+	ch := mk.Preferences
 	old := s.prefs[p]
-	if !old.Equal(mk.Preferences.From) {
+	if !old.Equal(ch.From) {
 		return fmt.Errorf("%w: preferences of %s changed", driver.ErrStateChanged, p.PK())
 	}
-	to := mk.Preferences.To.Clone()
+	if len(ch.NewlyMuted()) > 0 && s.versions[p] != ch.Version {
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), ch.Version)
+	}
+	to := ch.To.Clone()
+	for sk, c := range s.counters[p] {
+		if c.Muted && !(to.Own && to.MutesThread(c.Thread)) {
+			delete(s.counters[p], sk)
+			delete(s.plain[p], sk)
+		}
+	}
 	if to.IsZero() {
 		delete(s.prefs, p)
 	} else {
 		s.prefs[p] = to
 	}
+	s.addDeltas(ch.Muted) // its threads are muted now: the counters are new
 	s.addDeltas([]driver.Counter{{Partition: p}})
 	s.notePreferences(p, old, to)
 	return nil

@@ -355,6 +355,9 @@ func (s *Store) addDeltas(deltas []driver.Counter) { s.addCounts(deltas, true) }
 // leave them: the version is the library's). s.mu must be held.
 func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 	for _, d := range deltas {
+		if d.Muted && !s.mutes(d.Partition, d.Thread) {
+			continue // a muted thread's counter, of a thread not muted
+		}
 		cs := s.counters[d.Partition]
 		if cs == nil {
 			cs = map[string]driver.Counter{}
@@ -363,7 +366,7 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		k := d.SK()
 		c, ok := cs[k]
 		if !ok {
-			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread}
+			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread, Muted: d.Muted}
 			s.notePlain(c)
 		}
 		was := c.Latest
@@ -382,19 +385,27 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 // revise gives c, if it is a thread's own counter, a new Rev (see
 // driver.Counter.Rev). s.mu must be held.
 func (s *Store) revise(c driver.Counter) {
-	if c.Thread != "" && c.Group == "" {
+	if c.Thread != "" && c.Group == "" && !c.Muted {
 		s.rev++
 		s.revs[driver.Key{Partition: c.Partition, ID: c.Thread}] = s.rev
 	}
 }
 
+// mutes reports whether the own preferences of user partition p mute
+// thread t (see driver.Counter.Muted). s.mu must be held.
+func (s *Store) mutes(p driver.Partition, t string) bool {
+	prefs := s.prefs[p]
+	return prefs.Own && prefs.MutesThread(t)
+}
+
 // expire schedules an expiry entry.
 func (s *Store) expire(e expiry) { heap.Push(&s.expiries, e) }
 
-// notePlain notes c's key among its partition's counters of no thread, if
-// it is one of them. s.mu must be held.
+// notePlain notes c's key among its partition's counters of no thread (a
+// muted thread's counter among them: Stats returns it with the others),
+// if it is one of them. s.mu must be held.
 func (s *Store) notePlain(c driver.Counter) {
-	if c.Thread != "" {
+	if c.Thread != "" && !c.Muted {
 		return
 	}
 	if s.plain[c.Partition] == nil {

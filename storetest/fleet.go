@@ -286,14 +286,18 @@ func (f *fleet) randomOp() {
 	}
 }
 
-// mute mutes or unmutes a random group for a random user through a random
-// process, and checks what SetPreferences reports: from then on every
+// mute mutes or unmutes a random group, category or thread of direct
+// messages, or opts in or out of a category, for a random user through a
+// random process, and checks what SetPreferences reports: from then on every
 // process's views and counts show it, whatever its snapshots hold.
 func (f *fleet) mute() {
 	i, ib := f.proc()
 	u, k := f.users[f.rng.IntN(len(f.users))], f.groups[f.rng.IntN(len(f.groups))]
-	if r := f.rng.IntN(3); r > 0 {
+	switch r := f.rng.IntN(4); r {
+	case 1, 2:
 		k = "?*"[r-1:r] + f.categories[1+f.rng.IntN(len(f.categories)-1)]
+	case 3:
+		k = "!" + fleetThreads[1+f.rng.IntN(len(fleetThreads)-1)] // a thread of her direct messages
 	}
 	f.m.toggle(u, k)
 	prefs := f.m.preferences(u)
@@ -1200,7 +1204,7 @@ func (f *fleet) checkView(i int, ib *inbox.Inbox, name string, listBefore bool, 
 	if len(f.m.preferences(name).OptedOut) > 0 {
 		threadFeed, threadArchived = threadsWhole(func(o inbox.ListOptions) []driver.Message { return f.listIn(ib, u, o) }, threads, nil, listed, archived)
 	}
-	if diff := threadsDiff(threads, threadFeed, threadArchived, nil, f.m.mutedGroups(name)...); diff != "" && len(f.unadopted[name]) == 0 {
+	if diff := threadsDiff(threads, threadFeed, threadArchived, nil, f.m.preferences(name)); diff != "" && len(f.unadopted[name]) == 0 {
 		errs = append(errs, fmt.Sprintf("step %d: p%d ListThreads(%s) differs from its List:\n%s", f.step, i, name, diff))
 	}
 	want := countsOf(listed, archived, f.m.seen[name])

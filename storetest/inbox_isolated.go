@@ -208,7 +208,7 @@ func testListThreadsTorn(e *env, tt tearThreads) {
 		}
 		feed := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize})
 		archived := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
-		if diff := threadsDiff(got.Threads, feed, archived, nil); diff != "" {
+		if diff := threadsDiff(got.Threads, feed, archived, nil, inbox.Preferences{}); diff != "" {
 			e.t.Errorf("ListThreads(ann) with the removal in %s landing during its read (tear %d) differs from List:\n%s", c.what, tt, diff)
 		}
 	}
@@ -436,7 +436,7 @@ func (at *instants) snap() {
 func (at *instants) diff(threads []inbox.Thread) string {
 	var diffs []string
 	for i, st := range at.states {
-		diff := threadsDiff(threads, st.feed, st.archived, nil)
+		diff := threadsDiff(threads, st.feed, st.archived, nil, inbox.Preferences{})
 		if diff == "" {
 			return ""
 		}

@@ -137,8 +137,9 @@ func threadGroup(m driver.Message) string {
 // counted as Counts counts (Archived from archived), its Latest the newest
 // of them with its read state, ordered by Activity, latest first, each
 // Activity at least its Latest's ID and, with activity non-nil, equal to
-// it where it knows it (not ""). It returns "" if they agree.
-func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity func(group, thread string) (string, bool), mutedGroups ...string) string {
+// it where it knows it (not ""), muted with its group or, of the user's
+// direct messages, itself as prefs say. It returns "" if they agree.
+func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity func(group, thread string) (string, bool), prefs inbox.Preferences) string {
 	type key struct{ group, thread string }
 	want := map[key]*inbox.Thread{}
 	var order []key
@@ -149,9 +150,10 @@ func threadsDiff(got []inbox.Thread, feed, archived []driver.Message, activity f
 		k := key{threadGroup(m), m.Thread}
 		t := want[k]
 		if t == nil {
-			// A thread is muted with its group; a muted category marks
-			// its messages, not the thread's counts.
-			t = &inbox.Thread{Thread: k.thread, Group: k.group, Latest: m, Muted: k.group != "" && slices.Contains(mutedGroups, k.group)}
+			// A thread is muted with its group, or itself; a muted
+			// category marks its messages, not the thread's counts.
+			muted := k.group != "" && slices.Contains(prefs.MutedGroups, k.group) || k.group == "" && slices.Contains(prefs.MutedThreads, k.thread)
+			t = &inbox.Thread{Thread: k.thread, Group: k.group, Latest: m, Muted: muted}
 			want[k] = t
 			order = append(order, k)
 		}
@@ -266,7 +268,7 @@ func (e *env) wantThreadsFromFeed(u driver.User) {
 			}
 			return e.activity[threadOf{group: g, thread: t}], true
 		}
-		if diff := threadsDiff(got, feed, archived, activity, prefs.MutedGroups...); diff != "" {
+		if diff := threadsDiff(got, feed, archived, activity, prefs); diff != "" {
 			e.t.Errorf("ListThreads(%s) by pages of %d differ from its List:\n%s", u.ID, limit, diff)
 		}
 	}

@@ -28,8 +28,10 @@ type model struct {
 	// seen holds each user's seen watermark ("" for none).
 	seen map[string]string
 	// muted holds, per user, the groups the user muted, the categories
-	// she muted, each as "?" and its key, and those she opted out of, as
-	// "*" and its key (no key holds a '?' or '*').
+	// she muted, each as "?" and its key, those she opted out of, as "*"
+	// and its key, and the threads of her direct messages she muted, as
+	// "!" and its key (no key holds a '?' or '*'; those of the tests no
+	// '!').
 	muted map[string]map[string]bool
 	// own holds the users who set preferences of their own (and have not
 	// reset them since); the others follow defaults, the inbox's default
@@ -156,7 +158,7 @@ func (m *model) view(u string, now time.Time, o inbox.ListOptions, optOut bool) 
 			en.Group = cmpOr(c.group, driver.PublicGroup)
 			en.Muted = c.group != "" && m.prefsOf(u)[c.group]
 		}
-		en.Muted = en.Muted || c.category != "" && m.prefsOf(u)["?"+c.category]
+		en.Muted = en.Muted || c.category != "" && m.prefsOf(u)["?"+c.category] || !broadcast && c.thread != "" && m.prefsOf(u)["!"+c.thread]
 		out = append(out, en)
 	}
 	for id, c := range m.direct[u] {
@@ -175,9 +177,6 @@ func (m *model) view(u string, now time.Time, o inbox.ListOptions, optOut bool) 
 // u's groups.
 func (m *model) sees(u string, c *modelCopy) bool { return c.group == "" || m.member[u][c.group] }
 
-// mutedGroups returns the groups u muted, sorted.
-func (m *model) mutedGroups(u string) []string { return prefsOfKeys(m.prefsOf(u)).MutedGroups }
-
 // preferences returns u's preferences in effect as the model holds them:
 // the groups and categories u muted and those she opted out of, sorted.
 func (m *model) preferences(u string) inbox.Preferences { return prefsOfKeys(m.prefsOf(u)) }
@@ -187,7 +186,9 @@ func (m *model) preferences(u string) inbox.Preferences { return prefsOfKeys(m.p
 func prefsOfKeys(set map[string]bool) inbox.Preferences {
 	var p inbox.Preferences
 	for _, k := range setKeys(set) {
-		if c, ok := strings.CutPrefix(k, "?"); ok {
+		if t, ok := strings.CutPrefix(k, "!"); ok {
+			p.MutedThreads = append(p.MutedThreads, t)
+		} else if c, ok := strings.CutPrefix(k, "?"); ok {
 			p.MutedCategories = append(p.MutedCategories, c)
 		} else if c, ok := strings.CutPrefix(k, "*"); ok {
 			p.OptedOut = append(p.OptedOut, c)
@@ -532,11 +533,12 @@ func (m *model) threadsDiff(u string, now time.Time, got []inbox.Thread) string 
 			k = threadOf{p: driver.Partition{User: u}, thread: t}
 		}
 		return m.activity[k], !m.unsure[k]
-	}, m.mutedGroups(u)...)
+	}, m.preferences(u))
 }
 
 // toggle mutes or unmutes key k of u (a group, "?" and a category to
-// mute, "*" and one to opt out of), as SetPreferences would be asked to:
+// mute, "*" and one to opt out of, "!" and a thread of her direct
+// messages to mute), as SetPreferences would be asked to:
 // a category both muted and opted out of is refused, so turning one on
 // turns the other off.
 func (m *model) toggle(u, k string) {

@@ -283,14 +283,14 @@ func (p *property) joinOrLeave() {
 	}
 }
 
-// mute mutes or unmutes a random group (in or out of it) or category,
-// or opts in or out of a category, for a random user (one time in six it
+// mute mutes or unmutes a random group (in or out of it), category or
+// thread of direct messages, or opts in or out of a category, for a random user (one time in six it
 // sets her preferences as they stand: no change but for a user who had
 // none of her own; one time in eight it resets them to the inbox's
 // defaults), with the groups and categories in a random order, and
 // checks what SetPreferences or ResetPreferences reports. From then on List, Get,
-// ListThreads and Counts show that group's or category's messages to her
-// muted, or not.
+// ListThreads and Counts show that group's, category's or thread's
+// messages to her muted, or not.
 func (p *property) mute() {
 	u, k := p.users[p.rng.IntN(len(p.users))], p.groups[p.rng.IntN(len(p.groups))]
 	if p.rng.IntN(8) == 0 {
@@ -304,8 +304,11 @@ func (p *property) mute() {
 		p.stats.mutes++
 		return
 	}
-	if r := p.rng.IntN(3); r > 0 {
+	switch r := p.rng.IntN(4); r {
+	case 1, 2:
 		k = "?*"[r-1:r] + p.categories[1+p.rng.IntN(len(p.categories)-1)]
+	case 3:
+		k = "!" + p.threads[1+p.rng.IntN(len(p.threads)-1)] // a thread of her direct messages
 	}
 	same := p.rng.IntN(6) == 0
 	wasOwn := p.m.own[u]
