@@ -48,6 +48,17 @@ type counterWrite struct {
 	// above adds to the Above of the partition's categories (c#* only; by
 	// attribute name: see categoryAboveAttr).
 	above map[string]int64
+	// mutes holds the threads of the partition's muted counters the write
+	// changes, each with whether it takes the thread as muted (c#* only):
+	// on condition that it is, or is not (see mutedCond).
+	mutes map[string]bool
+	// mutedAdd adds to the tallies of muted threads' counters (c#* only; by
+	// document path: a thread's attribute, a dot, a key of its map).
+	mutedAdd map[string]int64
+	// mutedSet writes muted threads' maps anew, mutedRemove removes them
+	// (c#* only; by attribute name: see mutedAttr).
+	mutedSet    map[string]map[string]int64
+	mutedRemove []string
 }
 
 // The Above of a user's categories (driver.Counter.Above of c#<category>
@@ -152,6 +163,169 @@ func withCategoryAbove(cs []driver.Counter, above map[driver.Counter]int64, want
 	return append(cs, extra...)
 }
 
+// The counters of a user's muted threads (driver.Counter.Muted) are kept
+// on the partition's c#* item, as the Above of its categories are, one
+// map attribute per muted thread, mt#<thread> (base64url), holding each
+// category's Unread and Above under u<category> and a<category> (the
+// category base64url-encoded, "" for all): every change of them changes
+// the total too, so it costs no item more, and Counts reads them with the
+// total. A mute writes the thread's map (even empty), an unmute removes
+// it, and a write that counts a record of the thread adds to the map only
+// on condition that the thread is muted (the map then exists), else on
+// condition that it is not: see guardedCounterUpdates.
+
+// mutedPrefix begins the names of the attributes of c#* that keep a muted
+// thread's counters.
+const mutedPrefix = "mt#"
+
+// mutedAttr returns the name of the attribute of c#* that keeps the
+// counters of muted thread t.
+func mutedAttr(t string) string { return mutedPrefix + base64.RawURLEncoding.EncodeToString([]byte(t)) }
+
+// mutedKeys returns the keys, in its thread's map, of the Unread and the
+// Above of muted counter c.
+func mutedKeys(c driver.Counter) (unread, above string) {
+	cat := base64.RawURLEncoding.EncodeToString([]byte(c.Category))
+	return "u" + cat, "a" + cat
+}
+
+// mutedMap returns the map attribute that holds counters cs, all of one
+// muted thread.
+func mutedMap(cs []driver.Counter) *types.AttributeValueMemberM {
+	m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}
+	for _, c := range cs {
+		u, a := mutedKeys(c)
+		m.Value[u] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Unread, 10)}
+		m.Value[a] = &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Above, 10)}
+	}
+	return m
+}
+
+// mutedOf returns the muted threads' counters a user's c#* item av keeps
+// (those at zero left out), sorted by key. A map of the prefix that is
+// not one, or holds what is not a counter, is ErrInvalidInput.
+func mutedOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver.Counter, error) {
+	var out []driver.Counter
+	for name, v := range av {
+		enc, ok := strings.CutPrefix(name, mutedPrefix)
+		if !ok {
+			continue
+		}
+		bad := func(what string) error {
+			return fmt.Errorf("dynamo: muted thread %q of %s: %w: %s", name, p.PK(), driver.ErrInvalidInput, what)
+		}
+		t, err := base64.RawURLEncoding.Strict().DecodeString(enc)
+		m, isMap := v.(*types.AttributeValueMemberM)
+		if err != nil || !isMap || mutedAttr(string(t)) != name {
+			return nil, bad("not a thread's map")
+		}
+		byCat := map[string]*driver.Counter{}
+		for k, n := range m.Value {
+			if len(k) == 0 || k[0] != 'u' && k[0] != 'a' {
+				return nil, bad("a key of no tally")
+			}
+			cat, err := base64.RawURLEncoding.Strict().DecodeString(k[1:])
+			num, isNum := n.(*types.AttributeValueMemberN)
+			if err != nil || !isNum {
+				return nil, bad("a tally that is not a number of a category")
+			}
+			v, err := strconv.ParseInt(num.Value, 10, 64)
+			if err != nil {
+				return nil, bad("a tally that is not an integer")
+			}
+			c := byCat[string(cat)]
+			if c == nil {
+				c = &driver.Counter{Partition: p, Category: string(cat), Thread: string(t), Muted: true}
+				if driver.ValidateCounter(*c) != nil {
+					return nil, bad("not a key")
+				}
+				byCat[string(cat)] = c
+			}
+			if k[0] == 'u' {
+				c.Unread = v
+			} else {
+				c.Above = v
+			}
+		}
+		for _, c := range byCat {
+			if !c.IsZero() {
+				out = append(out, *c)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
+	return out, nil
+}
+
+// mutedCond returns the condition that the preferences of a user's c#*
+// (attrMuted, see driver.Preferences.Encode) mute thread t, if muted is
+// set, else that they do not: her own, a string, holding its token
+// (driver.MutedThreadToken). The type is checked as in notOptedOut.
+func mutedCond(t string, muted bool) expression.ConditionBuilder {
+	name := expression.Name(attrMuted)
+	c := expression.And(name.AttributeType(expression.String), expression.Contains(name, driver.MutedThreadToken(t)))
+	if muted {
+		return c
+	}
+	return expression.Not(c)
+}
+
+// mutesOf returns, of threads, those the preferences of old, a user's
+// c#* as a failed condition returned it, mute.
+func mutesOf(old map[string]types.AttributeValue, threads map[string]bool) map[string]bool {
+	v, _ := old[attrMuted].(*types.AttributeValueMemberS)
+	out := make(map[string]bool, len(threads))
+	for t := range threads {
+		out[t] = v != nil && strings.Contains(v.Value, driver.MutedThreadToken(t))
+	}
+	return out
+}
+
+// mutesChanged reports that the condition of partition p's total failed
+// because p's preferences mute other threads than the write took as
+// muted: mutes holds them as they are. A write made again with them
+// applies their muted counters' changes, or drops them, as it should.
+type mutesChanged struct {
+	p     driver.Partition
+	mutes map[string]bool
+}
+
+// Error names the partition.
+func (e *mutesChanged) Error() string {
+	return "dynamo: the threads muted in " + e.p.PK() + " are not those the write took"
+}
+
+// mutedTook returns, by partition, the threads of deltas' muted counters
+// with whether a write with mutes takes each as muted: the conditions
+// guardedCounterUpdates puts on their partitions' c#*.
+func mutedTook(deltas []driver.Counter, mutes map[driver.Partition]map[string]bool) map[driver.Partition]map[string]bool {
+	out := map[driver.Partition]map[string]bool{}
+	for _, d := range deltas {
+		if d.Muted {
+			if out[d.Partition] == nil {
+				out[d.Partition] = map[string]bool{}
+			}
+			out[d.Partition][d.Thread] = mutes[d.Partition][d.Thread]
+		}
+	}
+	return out
+}
+
+// mutedFailure returns, for a failed condition of p's c#* whose item was
+// old, a *mutesChanged if the write took some thread as muted, or not,
+// wrongly (took: see mutedTook); else nil (another part of the condition
+// failed).
+func mutedFailure(p driver.Partition, old map[string]types.AttributeValue, took map[driver.Partition]map[string]bool) error {
+	of := took[p]
+	if len(of) == 0 {
+		return nil
+	}
+	if are := mutesOf(old, of); !maps.Equal(are, of) {
+		return &mutesChanged{p: p, mutes: are}
+	}
+	return nil
+}
+
 // Attributes of a stats item besides the seeds' tallies: its timed
 // entries' tallies (see driver.Counter.Snoozed and Pending), Above, and,
 // on c#*, the Fence and whether the partition is Bucketed.
@@ -241,6 +415,24 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 			upd = upd.Add(expression.NameNoDotSplit(name), expression.Value(n))
 		}
 	}
+	for _, path := range slices.Sorted(maps.Keys(w.mutedAdd)) {
+		if n := w.mutedAdd[path]; n != 0 {
+			upd = upd.Set(expression.Name(path), expression.Plus(expression.Name(path).IfNotExists(expression.Value(0)), expression.Value(n)))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.mutedSet)) {
+		upd = upd.Set(expression.NameNoDotSplit(name), expression.Value(w.mutedSet[name]))
+	}
+	for _, name := range w.mutedRemove {
+		upd = upd.Remove(expression.NameNoDotSplit(name))
+	}
+	for _, t := range slices.Sorted(maps.Keys(w.mutes)) {
+		c := mutedCond(t, w.mutes[t])
+		if cond != nil {
+			c = expression.And(*cond, c)
+		}
+		cond = &c
+	}
 	switch {
 	case w.muted == nil:
 	case !w.muted.Own:
@@ -273,7 +465,7 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
-	if w.returnOld {
+	if w.returnOld || len(w.mutes) > 0 {
 		u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	}
 	return types.TransactWriteItem{Update: u}, nil
@@ -311,18 +503,43 @@ func recentChanges(marks []driver.Mark) map[driver.Partition]*recentChange {
 // partition whose total deltas leave out gets a change of zero to its
 // total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange) ([]types.TransactWriteItem, error) {
-	return s.guardedCounterUpdates(deltas, recent, nil)
+	return s.guardedCounterUpdates(deltas, recent, nil, nil)
 }
 
 // guardedCounterUpdates is counterUpdates with totals[p] what the update
 // of partition p's c#* does besides (its condition, the Fence it
 // records, ...); a partition of totals gets a c#* update even without
 // deltas. The c#* updates come first, in the order of deltas'
-// partitions.
-func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite) ([]types.TransactWriteItem, error) {
+// partitions. The changes of muted threads' counters (driver.Counter.Muted)
+// apply to the threads mutes[p] holds as muted, on condition that they
+// are, and are dropped for the others, on condition that they are not: a
+// write whose condition fails so (mutedFailure) is made again with the
+// threads as they are (nil mutes: none muted).
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
+	// A muted thread's counter goes to its partition's c#* (see
+	// mutedAttr), if the write takes the thread as muted.
+	took := map[driver.Partition]map[string]bool{}
+	mutedAdd := map[driver.Partition]map[string]int64{}
+	deltas = slices.DeleteFunc(slices.Clone(deltas), func(d driver.Counter) bool {
+		if !d.Muted {
+			return false
+		}
+		p := d.Partition
+		if took[p] == nil {
+			took[p], mutedAdd[p] = map[string]bool{}, map[string]int64{}
+		}
+		muted := mutes[p][d.Thread]
+		took[p][d.Thread] = muted
+		if muted {
+			u, a := mutedKeys(d)
+			mutedAdd[p][mutedAttr(d.Thread)+"."+u] += d.Unread
+			mutedAdd[p][mutedAttr(d.Thread)+"."+a] += d.Above
+		}
+		return true
+	})
 	total := map[driver.Partition]bool{} // partitions whose c#* deltas change
 	for _, d := range deltas {
 		if d.Category == "" && d.Group == "" && d.Thread == "" {
@@ -357,7 +574,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 	for _, d := range slices.Clone(deltas) {
 		withTotal(d.Partition)
 	}
-	for _, ps := range [][]driver.Partition{slices.Collect(maps.Keys(above)), slices.Collect(maps.Keys(recent)), slices.Collect(maps.Keys(totals))} {
+	for _, ps := range [][]driver.Partition{slices.Collect(maps.Keys(above)), slices.Collect(maps.Keys(recent)), slices.Collect(maps.Keys(totals)), slices.Collect(maps.Keys(took))} {
 		for _, p := range ps {
 			withTotal(p)
 		}
@@ -369,6 +586,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 		if isTotal {
 			w = totals[d.Partition]
 			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
+			w.mutes, w.mutedAdd = took[d.Partition], mutedAdd[d.Partition]
 		}
 		it, err := s.counterUpdate(d, w)
 		if err != nil {
@@ -553,6 +771,11 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 					if above, err = categoryAbove(p, av); err != nil {
 						return driver.Stats{}, 0, err
 					}
+					muted, err := mutedOf(p, av)
+					if err != nil {
+						return driver.Stats{}, 0, err
+					}
+					st.Counters = append(st.Counters, muted...)
 				} else {
 					_, st.Bucketed = av[attrBucketed]
 				}
@@ -664,7 +887,31 @@ func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
 	if from.Own {
 		cond = expression.Name(attrMuted).Equal(expression.Value(from.Encode()))
 	}
-	total, err := s.counterUpdate(driver.Counter{Partition: p}, counterWrite{bump: true, cond: &cond, muted: &to})
+	newly := mk.Preferences.NewlyMuted()
+	if len(newly) > 0 {
+		// The muted counters were counted at that version.
+		v := expression.Name(attrVersion).Equal(expression.Value(mk.Preferences.Version))
+		if mk.Preferences.Version == 0 {
+			v = expression.Name(attrVersion).AttributeNotExists()
+		}
+		cond = expression.And(cond, v)
+	}
+	// The muted threads' counters: written for a thread muted anew,
+	// removed for one no longer muted.
+	w := counterWrite{bump: true, cond: &cond, muted: &to, mutedSet: map[string]map[string]int64{}}
+	for _, t := range newly {
+		w.mutedSet[mutedAttr(t)] = map[string]int64{}
+	}
+	for _, c := range mk.Preferences.Muted {
+		u, a := mutedKeys(c)
+		w.mutedSet[mutedAttr(c.Thread)][u], w.mutedSet[mutedAttr(c.Thread)][a] = c.Unread, c.Above
+	}
+	for _, t := range from.MutedThreads {
+		if !to.MutesThread(t) {
+			w.mutedRemove = append(w.mutedRemove, mutedAttr(t))
+		}
+	}
+	total, err := s.counterUpdate(driver.Counter{Partition: p}, w)
 	if err != nil {
 		return err
 	}
@@ -741,6 +988,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	var total *driver.Counter
 	var writes []types.TransactWriteItem
 	resetAbove := map[string]int64{}
+	resetMuted := map[string][]driver.Counter{}
 	before := make(map[string]driver.Counter, len(r.Before))
 	for _, c := range r.Before {
 		before[c.SK()] = c
@@ -759,6 +1007,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		keep[sk] = true
 		if c.Category == "" && c.Group == "" && c.Thread == "" {
 			total = &c
+			continue
+		}
+		if c.Muted {
+			if r.Preferences.Own && r.Preferences.MutesThread(c.Thread) {
+				resetMuted[c.Thread] = append(resetMuted[c.Thread], c) // kept on c#* (see mutedAttr)
+			}
 			continue
 		}
 		if c.Above != 0 && c.Category != "" {
@@ -887,8 +1141,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if !p.IsShared() {
 		totalItem[attrUnread] = &types.AttributeValueMemberS{Value: counterMark}
 		if r.Preferences.Own {
-			// The reset keeps the preferences, read with r.Version.
+			// The reset keeps the preferences, read with r.Version, and
+			// a map for each thread they mute (see mutedAttr).
 			totalItem[attrMuted] = &types.AttributeValueMemberS{Value: r.Preferences.Encode()}
+			for _, t := range r.Preferences.MutedThreads {
+				totalItem[mutedAttr(t)] = mutedMap(resetMuted[t])
+			}
 		}
 	}
 	if !r.Recounted.IsZero() {
@@ -1034,14 +1292,16 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	default:
 		a := as
 		a.Counted = driver.AdoptedCounted(rec)
-		above = driver.AboveCounters(a)
+		// Another program's record counts in no thread: not in a muted
+		// thread's counters either (a Recount counts it there).
+		above = slices.DeleteFunc(driver.AboveCounters(a), func(c driver.Counter) bool { return c.Muted })
 	}
 	base, baseMeanings := items, meanings
 	for {
 		items, meanings = base, baseMeanings
 		if len(above) > 0 {
 			c := seenBelow(rec.Message.ID)
-			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}})
+			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}}, nil)
 			if err != nil {
 				return err
 			}

@@ -179,8 +179,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		totals[p] = w
 	}
 	recent := recentChanges(receipts)
+	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recent, totals)
+		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes)
 		if err != nil {
 			return err
 		}
@@ -200,6 +201,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
 				total, _ := driver.ParsePartitionKey(pk)
 				m = func(old map[string]types.AttributeValue) error {
+					if err := mutedFailure(total, old, mutedTook(deltas, mutes)); err != nil {
+						return err
+					}
 					if optOut != "" && total == p && optsOut(old, optOut, rec.OptOutDefault) {
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
@@ -212,7 +216,10 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		}
 		err = s.transact(ctx, "put message", items, meanings)
 		var refused *totalRefused
+		var muted *mutesChanged
 		switch {
+		case errors.As(err, &muted):
+			mutes[muted.p] = muted.mutes
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -441,29 +448,42 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
 		})
 	}
-	counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals)
-	if err != nil {
-		return err
-	}
-	items = append(items, counters...)
-	for _, it := range counters {
-		var m onFail
-		if it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
-			pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
-			p, _ := driver.ParsePartitionKey(pk)
-			m = func(old map[string]types.AttributeValue) error {
-				if w, fenced := fences[p]; fenced && fenceOf(old) != w {
-					return &driver.SeenError{Partition: p, Seen: fenceOf(old)}
-				}
-				return fmt.Errorf("%w: counters of %s changed", driver.ErrStateChanged, pk)
-			}
+	base, baseMeanings := items, meanings
+	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
+	for {
+		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes)
+		if err != nil {
+			return err
 		}
-		meanings = append(meanings, m)
+		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
+		took := mutedTook(deltas, mutes)
+		for _, it := range counters {
+			var m onFail
+			if it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
+				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
+				p, _ := driver.ParsePartitionKey(pk)
+				m = func(old map[string]types.AttributeValue) error {
+					if err := mutedFailure(p, old, took); err != nil {
+						return err
+					}
+					if w, fenced := fences[p]; fenced && fenceOf(old) != w {
+						return &driver.SeenError{Partition: p, Seen: fenceOf(old)}
+					}
+					return fmt.Errorf("%w: counters of %s changed", driver.ErrStateChanged, pk)
+				}
+			}
+			meanings = append(meanings, m)
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		err = s.transact(ctx, "mark", items, meanings)
+		var muted *mutesChanged
+		if !errors.As(err, &muted) {
+			return err
+		}
+		mutes[muted.p] = muted.mutes
 	}
-	if len(items) == 0 {
-		return nil
-	}
-	return s.transact(ctx, "mark", items, meanings)
 }
 
 // seenPut returns the Put of watermark mark mk's cs#seen item.
@@ -847,6 +867,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	}
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
+	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
 	for {
 		totals := map[driver.Partition]counterWrite{}
 		var c *expression.ConditionBuilder
@@ -866,13 +887,17 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		if c != nil {
 			totals[rec.Partition] = counterWrite{cond: c, returnOld: true}
 		}
-		counters, err := s.guardedCounterUpdates(deltas, nil, totals)
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes)
 		if err != nil {
 			return false, err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
+		took := mutedTook(deltas, mutes)
 		for range counters {
 			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
+				if err := mutedFailure(rec.Partition, old, took); err != nil {
+					return err
+				}
 				if hasAbove(deltas) && fenceOf(old) >= rec.Message.ID {
 					return errTotalRefused
 				}
@@ -880,7 +905,11 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 			})
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
+		var muted *mutesChanged
 		switch {
+		case errors.As(err, &muted):
+			mutes[muted.p] = muted.mutes
+			continue
 		case errors.Is(err, errReaderMoved):
 			// A later receipt's reader item stands: it stays.
 			base, baseMeanings = slices.Delete(base, reader, reader+1), slices.Delete(baseMeanings, reader, reader+1)

@@ -224,7 +224,9 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		case p.IsShared():
 			s.bucket(p, old.Message.ID, old.Message.Category, 1) // adopted: counted in the buckets
 		case old.Message.ID > s.fence[p]:
-			s.addDeltas(driver.AboveCounters(sr.rec)) // adopted: counted in Above
+			// Adopted: counted in Above; in no thread, as another
+			// program counts it (a Recount counts it there).
+			s.addDeltas(slices.DeleteFunc(driver.AboveCounters(sr.rec), func(c driver.Counter) bool { return c.Muted }))
 		}
 	}
 	for _, sk := range r.Drop {
