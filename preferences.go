@@ -195,9 +195,9 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 // them (MutedCounters, and AboveCounters above st's Fence), the records
 // read from each thread's index and, for those gone whose removal is
 // pending (expired, or deleted behind the library's back, with a ledger
-// entry still), from their ledger entries, with the timed entry each
-// notes. Counts takes out the expired ones and adds back the due ones
-// at read time, as for the partition's own counters. It reads every
+// entry still), from their ledger entries (a thread's messages are never
+// snoozed nor scheduled: no timed entry hides one). Counts takes out the
+// expired ones at read time, as for the partition's own counters. It reads every
 // record of the threads, and the threads' counters by key: a thread is
 // muted at the cost of reading it once. Where a thread's counter counts
 // more records than its index holds (a removal is pending), it reads p's
@@ -253,20 +253,14 @@ func (ib *Inbox) mutedCounters(ctx context.Context, p Partition, st driver.Stats
 	if !gone {
 		return driver.MergeCounters(out), true, nil
 	}
-	// The ledger, whole, with every timed entry: the records gone whose
-	// removal is pending, and the timed entry each notes (which its ledger
-	// entry does not name), as a recount finds them.
+	// The ledger, whole: the records gone whose removal is pending, as a
+	// recount finds them.
 	all, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: farFuture})
 	if err != nil || all.Version != st.Version {
 		return nil, false, err
 	}
-	timed := make(map[string]string, len(all.Due))
-	for _, e := range all.Due {
-		timed[e.Entry] = driver.TimedKeyOf(e)
-	}
 	for _, e := range all.Expired {
 		if !e.Receipt && slices.Contains(threads, e.Message.Thread) && !have[e.Entry] {
-			e.Timed = timed[e.Entry]
 			add(e)
 		}
 	}

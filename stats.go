@@ -198,10 +198,9 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 // direct messages she muted (her preferences, read with her stats),
 // overall and by category, and those of them above her watermark: their
 // muted counters (driver.Counter.Muted), which count the messages as
-// Counter.Above does (their unread not hidden by a timed entry), with the
-// timed entries due, the records expired and an earlier version's
-// snoozes taken as unseenAbove takes them for the partition's Above. Nil
-// if she mutes none.
+// Counter.Above does, less the records expired, as unseenAbove takes them
+// out of the partition's Above (a thread's messages are never snoozed nor
+// scheduled: no timed entry hides one). Nil if she mutes none.
 func (f *feed) mutedThreads() (unread, above catSum) {
 	st := f.stats[0]
 	prefs := st.Preferences
@@ -224,14 +223,8 @@ func (f *feed) mutedThreads() (unread, above catSum) {
 			above.add(r.Message.Category, n)
 		}
 	}
-	for _, e := range due(st, f.now) {
-		add(e, driver.Unseen(asFeedMessage(e))) // hidden no more
-	}
 	for _, e := range st.Expired {
 		add(e, -driver.Unseen(e))
-	}
-	for _, e := range f.legacyHidden() {
-		add(e, -driver.Unseen(asFeedMessage(e)))
 	}
 	return unread, above
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -162,6 +163,7 @@ func (e *env) checkInvariant() {
 		e.checkTimed(p, st, records)
 		e.checkThreadEntries(p, st)
 		e.checkAbove(p, st)
+		e.checkMutedThreads(p, st)
 		if p.IsShared() {
 			e.checkBuckets(p, st)
 		}
@@ -359,6 +361,60 @@ func (e *env) checkAbove(p driver.Partition, st driver.Stats) {
 	}
 	if !maps.Equal(want, got) {
 		e.t.Errorf("invariant: the above tallies of %s (above %q) differ from a recount of its ledger (-ledger +counters):\n%s", p.PK(), st.Fence, cmp.Diff(want, got))
+	}
+}
+
+// checkMutedThreads checks the counters of a user partition's muted
+// threads (driver.Counter.Muted) against a recount, independently of
+// package driver, of its ledger entries: one Unread and Above per thread
+// its own preferences mute, and per category of its messages, where a
+// direct message of the thread adds 1 to Unread if it is neither read nor
+// archived, and as much to Above if its ID is above the Fence (a thread's
+// messages have no timed entry); no counter of a thread not muted.
+func (e *env) checkMutedThreads(p driver.Partition, st driver.Stats) {
+	e.t.Helper()
+	if p.IsShared() {
+		return
+	}
+	type tally struct{ unread, above int64 }
+	want := map[string]tally{}
+	prefs := st.Preferences
+	for _, en := range st.Expired {
+		m := en.Message
+		if en.Receipt || m.Thread == "" || !prefs.Own || !slices.Contains(prefs.MutedThreads, m.Thread) {
+			continue
+		}
+		n := b2i(m.ReadAt.IsZero() && m.ArchivedAt.IsZero())
+		for _, c := range []string{"*", m.Category} {
+			if c == "" {
+				continue
+			}
+			t := want[m.Thread+"/"+c]
+			t.unread += n
+			if m.ID > st.Fence {
+				t.above += n
+			}
+			want[m.Thread+"/"+c] = t
+		}
+	}
+	got := map[string]tally{}
+	for _, c := range st.Counters {
+		if c.Muted && (c.Unread != 0 || c.Above != 0) {
+			k := c.Category
+			if k == "" {
+				k = "*"
+			}
+			got[c.Thread+"/"+k] = tally{c.Unread, c.Above}
+		}
+	}
+	for k, t := range want {
+		if t == (tally{}) {
+			delete(want, k)
+		}
+	}
+	if !maps.Equal(want, got) {
+		e.t.Errorf("invariant: the muted threads' counters of %s (muting %v, above %q) differ from a recount of its ledger (-ledger +counters):\n%s",
+			p.PK(), prefs.MutedThreads, st.Fence, cmp.Diff(want, got, cmp.AllowUnexported(tally{})))
 	}
 }
 
