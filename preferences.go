@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stak/inbox/driver"
 )
 
@@ -208,8 +210,34 @@ func (ib *Inbox) mutedCounters(ctx context.Context, p Partition, st driver.Stats
 	for i, t := range threads {
 		keys[i] = driver.Counter{Thread: t}
 	}
-	own, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: keys})
-	if err != nil || own.Version != st.Version {
+	// The threads' counters by key and their records, in parallel.
+	var own driver.Stats
+	recs := make([][]driver.Record, len(threads))
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		own, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Keys: keys})
+		return err
+	})
+	for i, t := range threads {
+		g.Go(func() error {
+			q := driver.Query{Partition: p, Thread: t, Limit: unseenPage}
+			for {
+				res, err := ib.store.Query(gctx, q)
+				if err != nil {
+					return err
+				}
+				for _, r := range res.Records {
+					if !r.Receipt && r.Message.Thread == t {
+						recs[i] = append(recs[i], r)
+					}
+				}
+				if q.Before = res.Next; q.Before == "" {
+					return nil
+				}
+			}
+		})
+	}
+	if err := g.Wait(); err != nil || own.Version != st.Version {
 		return nil, false, err
 	}
 	published := map[string]int64{}
@@ -229,26 +257,12 @@ func (ib *Inbox) mutedCounters(ctx context.Context, p Partition, st driver.Stats
 	}
 	have := map[string]bool{} // the ledger entries of the records read
 	gone := false
-	for _, t := range threads {
-		n := int64(0)
-		q := driver.Query{Partition: p, Thread: t, Limit: unseenPage}
-		for {
-			res, err := ib.store.Query(ctx, q)
-			if err != nil {
-				return nil, false, err
-			}
-			for _, r := range res.Records {
-				if !r.Receipt && r.Message.Thread == t {
-					have[r.Entry] = true
-					n++
-					add(r)
-				}
-			}
-			if q.Before = res.Next; q.Before == "" {
-				break
-			}
+	for i, t := range threads {
+		for _, r := range recs[i] {
+			have[r.Entry] = true
+			add(r)
 		}
-		gone = gone || n != published[t]
+		gone = gone || int64(len(recs[i])) != published[t]
 	}
 	if !gone {
 		return driver.MergeCounters(out), true, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -309,6 +310,59 @@ func mutedTook(deltas []driver.Counter, mutes map[driver.Partition]map[string]bo
 		}
 	}
 	return out
+}
+
+// muteHints remembers, for up to muteHintsSize user partitions, the
+// threads a write found muted there (see mutesChanged), so that the next
+// write of a muted thread's record takes it as muted from its first
+// attempt: a hint only, which the write's condition checks, so a stale
+// one costs an attempt more, never a wrong count. It is safe for
+// concurrent use.
+type muteHints struct {
+	mu sync.Mutex
+	m  map[driver.Partition]map[string]bool
+}
+
+// muteHintsSize bounds the partitions a muteHints remembers: past it, it
+// forgets them all and starts again.
+const muteHintsSize = 1 << 14
+
+// take returns, for the muted counters of deltas, the threads of each
+// partition as h remembers them (muted or not), for a write's first
+// attempt.
+func (h *muteHints) take(deltas []driver.Counter) map[driver.Partition]map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[driver.Partition]map[string]bool{}
+	for _, d := range deltas {
+		if d.Muted && h.m[d.Partition][d.Thread] {
+			if out[d.Partition] == nil {
+				out[d.Partition] = map[string]bool{}
+			}
+			out[d.Partition][d.Thread] = true
+		}
+	}
+	return out
+}
+
+// learn records what a failed write found of p's threads: mutes, as they
+// are.
+func (h *muteHints) learn(p driver.Partition, mutes map[string]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= muteHintsSize {
+		h.m = map[driver.Partition]map[string]bool{}
+	}
+	if h.m[p] == nil {
+		h.m[p] = map[string]bool{}
+	}
+	for t, muted := range mutes {
+		if muted {
+			h.m[p][t] = true
+		} else {
+			delete(h.m[p], t)
+		}
+	}
 }
 
 // mutedFailure returns, for a failed condition of p's c#* whose item was
@@ -927,7 +981,15 @@ func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
 	changed := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: preferences of %s are not those read", driver.ErrStateChanged, p.PK())
 	}
-	return s.transact(ctx, "mark", []types.TransactWriteItem{total, {Put: &types.Put{TableName: aws.String(s.table), Item: item}}}, []onFail{changed, nil})
+	if err := s.transact(ctx, "mark", []types.TransactWriteItem{total, {Put: &types.Put{TableName: aws.String(s.table), Item: item}}}, []onFail{changed, nil}); err != nil {
+		return err
+	}
+	mutes := map[string]bool{}
+	for _, t := range append(slices.Clone(from.MutedThreads), to.MutedThreads...) {
+		mutes[t] = to.Own && to.MutesThread(t)
+	}
+	s.hints.learn(p, mutes)
+	return nil
 }
 
 // queryAll returns every item matching key condition kc, strongly

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/dynamo"
+	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // BenchmarkPreferences measures what muting groups costs, for a user in
@@ -268,6 +270,109 @@ func BenchmarkPreferences(b *testing.B) {
 				msg, err := ib.Get(ctx, ann, id)
 				if err != nil || msg.Muted != (n > 0) {
 					b.Fatalf("Get = muted %v, %v; want %v", msg.Muted, err, n > 0)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+}
+
+// BenchmarkMuteThreads measures what muting threads of direct messages
+// (one-to-one chats) costs, for a user with 20 chats of 3 unread messages
+// each (keys of 20 bytes), marked seen before the last message of each:
+//
+//   - mute: SetPreferences muting one chat and unmuting it in turn: a
+//     read of her c#*, her stats, the chat's counter by key and its
+//     messages (a mute), then one transaction;
+//   - Counts/muted=0, 1 and 20 chats: the muted chats' counts come with
+//     her c#*, so Counts reads nothing more, whatever their number;
+//   - Publish/muted=false and true: a message to one of her chats, muted
+//     or not, from another Inbox and Store than the mute's: a copy of a
+//     muted chat's message is written with its counts in a second
+//     attempt once the first finds the chat muted, the first time; the
+//     Store remembers it then (a hint its writes' conditions check).
+func BenchmarkMuteThreads(b *testing.B) {
+	ctx := context.Background()
+	chats := make([]string, 20)
+	for i := range chats {
+		chats[i] = fmt.Sprintf("chat-00000000000-%03d", i)
+	}
+	var table string // of the last setup
+	setup := func(b *testing.B) (*inbox.Inbox, *meter, driver.User) {
+		c := ddblocal.Client(b)
+		table, _ = ddblocal.NewTable(b, c)
+		m := &meter{c: c}
+		ib := inbox.New(dynamo.New(m, table))
+		scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+		ann := scope.User("ann")
+		for round := range 3 {
+			if round == 2 {
+				if _, err := ib.MarkSeen(ctx, ann); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(time.Second) // the last messages above the watermark
+			}
+			for _, t := range chats {
+				d := draft(round)
+				d.Thread, d.Category = t, "chat"
+				if _, err := ib.Publish(ctx, scope, []string{"ann"}, d); err != nil {
+					b.Fatalf("set up the chats: %v", err)
+				}
+			}
+		}
+		return ib, m, ann
+	}
+	b.Run("mute", func(b *testing.B) {
+		ib, m, ann := setup(b)
+		m.measure()
+		b.ResetTimer()
+		for i := range b.N {
+			var p inbox.Preferences
+			if i%2 == 0 {
+				p.MutedThreads = chats[:1]
+			}
+			if ok, err := ib.SetPreferences(ctx, ann, p); err != nil || !ok {
+				b.Fatalf("SetPreferences = %v, %v", ok, err)
+			}
+		}
+		b.StopTimer()
+		m.report(b)
+	})
+	for _, n := range []int{0, 1, 20} {
+		b.Run(fmt.Sprintf("Counts/muted=%d", n), func(b *testing.B) {
+			ib, m, ann := setup(b)
+			if _, err := ib.SetPreferences(ctx, ann, inbox.Preferences{MutedThreads: chats[:n]}); err != nil {
+				b.Fatal(err)
+			}
+			m.measure()
+			b.ResetTimer()
+			for range b.N {
+				c, err := ib.Counts(ctx, ann)
+				if err != nil || c.Muted != int64(3*n) || c.Unseen != int64(20-n) {
+					b.Fatalf("Counts = %+v, %v; want %d muted, %d unseen", c.Tally, err, 3*n, 20-n)
+				}
+			}
+			b.StopTimer()
+			m.report(b)
+		})
+	}
+	for _, muted := range []bool{false, true} {
+		b.Run(fmt.Sprintf("Publish/muted=%v", muted), func(b *testing.B) {
+			ib, m, ann := setup(b)
+			if muted {
+				if _, err := ib.SetPreferences(ctx, ann, inbox.Preferences{MutedThreads: chats[:1]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ib = inbox.New(dynamo.New(m, table)) // another process's
+			m.measure()
+			b.ResetTimer()
+			for i := range b.N {
+				d := draft(i)
+				d.Thread, d.Category = chats[0], "chat"
+				if _, err := ib.Publish(ctx, ann.Scope, []string{"ann"}, d); err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.StopTimer()

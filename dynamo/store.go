@@ -27,12 +27,16 @@ type Client interface {
 // Store is the production driver.Store: one DynamoDB table in the seeds'
 // single-table layout (see the package documentation). Create it with New.
 //
-// A Store holds no mutable state and is safe for concurrent use by multiple
-// goroutines, as long as its Client is (a *dynamodb.Client is).
+// A Store holds no mutable state but hints (the threads it found muted,
+// which its writes' conditions check) and is safe for concurrent use by
+// multiple goroutines, as long as its Client is (a *dynamodb.Client is).
 type Store struct {
 	client Client
 	table  string
 	o      options
+	// hints remembers the muted threads of user partitions, as writes
+	// found them (see muteHints).
+	hints *muteHints
 }
 
 var _ driver.Store = (*Store)(nil)
@@ -50,7 +54,7 @@ func New(client Client, table string, opts ...Option) *Store {
 	if err != nil {
 		panic(err)
 	}
-	return &Store{client: reporting{Client: client, table: table, bill: newBilling(o)}, table: table, o: o}
+	return &Store{client: reporting{Client: client, table: table, bill: newBilling(o)}, table: table, o: o, hints: &muteHints{}}
 }
 
 // Namespace returns the table's name (see driver.Namespacer): Inboxes over

@@ -179,7 +179,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		totals[p] = w
 	}
 	recent := recentChanges(receipts)
-	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
+	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
 	for {
 		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes)
 		if err != nil {
@@ -220,6 +220,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		switch {
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
+			s.hints.learn(muted.p, muted.mutes)
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -449,7 +450,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		})
 	}
 	base, baseMeanings := items, meanings
-	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
+	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
 	for {
 		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes)
 		if err != nil {
@@ -483,6 +484,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			return err
 		}
 		mutes[muted.p] = muted.mutes
+		s.hints.learn(muted.p, muted.mutes)
 	}
 }
 
@@ -867,7 +869,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	}
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
-	mutes := map[driver.Partition]map[string]bool{} // as the last failure showed them
+	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
 	for {
 		totals := map[driver.Partition]counterWrite{}
 		var c *expression.ConditionBuilder
@@ -909,6 +911,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		switch {
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
+			s.hints.learn(muted.p, muted.mutes)
 			continue
 		case errors.Is(err, errReaderMoved):
 			// A later receipt's reader item stands: it stays.
