@@ -1040,9 +1040,11 @@ type Repair struct {
 	Counters []Counter
 	// Before are the partition's counters as read with Version
 	// (Stats.Counters, read with Threads): the reset applies only if each still holds these
-	// tallies and no other counter of the partition has appeared since,
+	// tallies (its own, Counter.Own) and no other counter of the partition has appeared since,
 	// for another program following the seeds changes the tallies alone,
-	// without the version, and a reset must not overwrite its change.
+	// without the version, and a reset must not overwrite its change (the
+	// other tallies, and a muted thread's counters, only the library's
+	// writes change, which move the version).
 	Before []Counter
 	// Recent are the partition's recent receipts as read with Version
 	// (Stats.Recent): the reset keeps them, recorded anew at Now (see
