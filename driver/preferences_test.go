@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +13,16 @@ import (
 // value) it refuses with ErrInvalidInput or ErrInvalidKey, returning no
 // preferences; what it takes is valid and encodes back to its input.
 func FuzzDecodePreferences(f *testing.F) {
-	for _, s := range []string{"", "devs", "devs#ops", "?promo", "devs#?promo#?zz", "?promo#devs", "devs##ops", "?", "#", "devs#", "??a", "b#a", "?b#?a", "$public", "a#a", "?a#?a", "a b#?c.d[1]"} {
+	for _, s := range []string{"", "devs", "devs#ops", "?promo", "devs#?promo#?zz", "?promo#devs", "devs##ops", "?", "#", "devs#", "??a", "b#a", "?b#?a", "$public", "a#a", "?a#?a", "a b#?c.d[1]",
+		// Muted threads (MutedThreadToken), and hostile forms of them.
+		"??chat?", "devs#?promo#*news*#??chat?", "??chat", "??chat?#devs", "??chat?#*news*", "??b?#??a?", "??a?#??a?", "???", "??a??", "??a?b?", "??a?#"} {
 		f.Add(s)
 	}
+	var many []string // one muted thread more than MaxMutedThreads
+	for i := range MaxMutedThreads + 1 {
+		many = append(many, MutedThreadToken(fmt.Sprintf("t%03d", i)))
+	}
+	f.Add(strings.Join(many, "#"))
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := DecodePreferences(s)
 		if err != nil {
@@ -40,9 +48,9 @@ func FuzzDecodePreferences(f *testing.F) {
 }
 
 // TestPreferencesRoundTrip: Encode and DecodePreferences round-trip
-// preferences as Normal leaves them, groups and categories alike, at
-// their limits; a category never reads as a group, nor a group as a
-// category.
+// preferences as Normal leaves them, groups, categories and threads
+// alike, at their limits; a category never reads as a group, nor a group
+// as a category.
 func TestPreferencesRoundTrip(t *testing.T) {
 	var groups, cats []string
 	for i := range MaxMutedGroups {
@@ -51,9 +59,16 @@ func TestPreferencesRoundTrip(t *testing.T) {
 	for i := range MaxMutedCategories {
 		cats = append(cats, strings.Repeat("c", MaxKeyLen-3)+string(rune('A'+i/26))+string(rune('a'+i%26))+"x")
 	}
+	var threads []string
+	for i := range MaxMutedThreads {
+		threads = append(threads, strings.Repeat("t", MaxKeyLen-3)+string(rune('A'+i/26))+string(rune('a'+i%26))+"x")
+	}
 	for _, p := range []Preferences{
 		{},
 		{MutedGroups: []string{"devs"}},
+		{MutedThreads: []string{"chat"}},
+		{MutedGroups: []string{"devs"}, MutedCategories: []string{"promo"}, OptedOut: []string{"news"}, MutedThreads: []string{"chat", "talk"}},
+		{MutedThreads: threads},
 		{MutedCategories: []string{"promo"}},
 		{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{"news", "promo"}},
 		{MutedGroups: groups, MutedCategories: cats},
@@ -63,7 +78,8 @@ func TestPreferencesRoundTrip(t *testing.T) {
 			t.Fatalf("Normal(%+v): %v", p, err)
 		}
 		got, err := DecodePreferences(n.Encode())
-		if err != nil || !got.Equal(n) || !slices.Equal(got.MutedGroups, n.MutedGroups) || !slices.Equal(got.MutedCategories, n.MutedCategories) {
+		if err != nil || !got.Equal(n) || !slices.Equal(got.MutedGroups, n.MutedGroups) || !slices.Equal(got.MutedCategories, n.MutedCategories) ||
+			!slices.Equal(got.MutedThreads, n.MutedThreads) {
 			t.Errorf("DecodePreferences(Encode(%+v)) = %+v, %v", n, got, err)
 		}
 	}

@@ -178,6 +178,14 @@ func mutants() map[string]mutant {
 			wrap:     func(s driver.Store) driver.Store { return optOutWritten{s} },
 			wantFail: []string{"Store/PutMessageOptedOut", "Inbox/OptOut"},
 		},
+		"MuteVersionIgnored": {
+			wrap:     func(s driver.Store) driver.Store { return muteVersionIgnored{s} },
+			wantFail: []string{"Store/MutedThreadPreferences"},
+		},
+		"MutedCountersHidden": {
+			wrap:     func(s driver.Store) driver.Store { return mutedHidden{s} },
+			wantFail: []string{"Store/MutedThreadPutMessage", "Store/MutedThreadMark", "Store/MutedThreadApplyRemoval", "Store/MutedThreadPreferences", "Store/MutedThreadRepair"},
+		},
 		"BucketsEmpty": {
 			wrap:     func(s driver.Store) driver.Store { return bucketsEmpty{s} },
 			wantFail: []string{"Inbox/Seen", "Inbox/Broadcast"},
@@ -734,4 +742,33 @@ func (s revKept) Query(ctx context.Context, q driver.Query) (driver.QueryResult,
 		res.Threads[i].Rev = 1
 	}
 	return res, err
+}
+
+// muteVersionIgnored applies a preferences mark that mutes a thread anew
+// at whatever counter version is stored: writes that came since it was
+// read are lost from the thread's muted counters.
+type muteVersionIgnored struct{ driver.Store }
+
+func (s muteVersionIgnored) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	if len(marks) == 1 && marks[0].Preferences != nil {
+		st, err := s.Store.Stats(ctx, driver.StatsQuery{Partition: marks[0].Key.Partition, Keys: []driver.Counter{{}}})
+		if err != nil {
+			return err
+		}
+		ch := *marks[0].Preferences
+		ch.Version = st.Version
+		marks = []driver.Mark{marks[0]}
+		marks[0].Preferences = &ch
+	}
+	return s.Store.Mark(ctx, marks, deltas)
+}
+
+// mutedHidden reads a partition's stats without the muted threads'
+// counters, as if a Store kept none.
+type mutedHidden struct{ driver.Store }
+
+func (s mutedHidden) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	st, err := s.Store.Stats(ctx, q)
+	st.Counters = slices.DeleteFunc(st.Counters, func(c driver.Counter) bool { return c.Muted })
+	return st, err
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 // removal) and for stores that delete them late.
 func Run(t *testing.T, newStore NewStore) {
 	t.Run("Store", func(t *testing.T) {
-		runAll(t, newStore, append(append(contractTests(), stateTests()...), preferencesTests()...), false)
+		runAll(t, newStore, slices.Concat(contractTests(), stateTests(), preferencesTests(), mutedTests()), false)
 	})
 	t.Run("RoundTrip", func(t *testing.T) { runAll(t, newStore, roundTripTests(), true) })
 	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, allInboxTests(), true) })
