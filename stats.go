@@ -22,8 +22,9 @@ type Tally struct {
 	Unread int64
 	// Archived counts the messages the user archived.
 	Archived int64
-	// Muted counts the unread messages of the groups and categories the
-	// user muted (see Inbox.SetPreferences), which Unread leaves out.
+	// Muted counts the unread messages of the groups, categories and
+	// threads of direct messages the user muted (see
+	// Inbox.SetPreferences), which Unread leaves out.
 	Muted int64
 	// Unseen counts the messages of Unread above the user's seen
 	// watermark (see Inbox.MarkSeen): a badge's number, overall or a

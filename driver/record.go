@@ -80,7 +80,8 @@ type Message struct {
 	// a broadcast it comes from the user's receipt.
 	InteractedAt time.Time
 	// Muted is set by inbox.Inbox.List, Get and ListThreads on a message
-	// of a group the user muted (see inbox.Preferences): unread, it counts
+	// of a group, a category or a thread of her direct messages the user
+	// muted (see inbox.Preferences): unread, it counts
 	// in inbox.Tally.Muted, not in Unread or Unseen. A Store neither keeps
 	// nor returns it.
 	Muted bool
