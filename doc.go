@@ -89,12 +89,12 @@
 //
 // # Preferences
 //
-// A user mutes groups and categories with SetPreferences (without her
-// own, her inbox's or tenant's defaults apply, see InboxConfig). A muted
-// group's or category's messages, stored once or not, stay in her feed,
-// marked Message.Muted (a group's chats Thread.Muted in ListThreads), but
-// their unread leave Unread and Unseen for Tally.Muted. A category opted
-// out of (Preferences.OptedOut) leaves the feed and the counts, and
+// A user mutes groups, categories and one-to-one chats with
+// SetPreferences (without her own, her inbox's or tenant's defaults
+// apply, see InboxConfig). Their messages, stored once or not, stay in
+// her feed, marked Message.Muted (chats Thread.Muted in ListThreads),
+// but their unread leave Unread and Unseen for Tally.Muted. A category
+// opted out of (Preferences.OptedOut) leaves the feed and counts, and
 // Publish stores no copy for her. The preferences are read with her
 // counters: the counts follow the instant the call returns, in every
 // process. See [Preferences].

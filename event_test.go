@@ -200,6 +200,10 @@ func TestStreamHandlerEvents(t *testing.T) {
 			change("e22", "INSERT", nil, prefsItem("admins#ops")),
 			[]inbox.Event{{ID: "e22/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at, Preferences: inbox.Preferences{MutedGroups: []string{"admins", "ops"}, Own: true}}},
 		},
+		"preferences with a muted thread": {
+			change("e24", "MODIFY", prefsItem("admins#ops"), prefsItem("admins#??ann-bob?")),
+			[]inbox.Event{{ID: "e24/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at, Preferences: inbox.Preferences{MutedGroups: []string{"admins"}, MutedThreads: []string{"ann-bob"}, Own: true}}},
+		},
 		"preferences cleared": {
 			change("e23", "MODIFY", prefsItem("admins#ops"), prefsItem("")),
 			[]inbox.Event{{ID: "e23/preferences", Kind: inbox.EventPreferences, Partition: partitionOf("ann"), At: at}},

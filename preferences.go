@@ -36,6 +36,20 @@ import (
 // (broadcasts, group messages) of a category she opted out of, as it
 // does past archived ones: a category she opted out of that fills most
 // of a shared partition costs her pages reads (see docs/costs.md).
+//
+// MutedThreads are the threads of her direct messages (Message.Thread of
+// a one-to-one chat) the user muted: as a muted group's, their messages
+// stay listed, marked muted, ListThreads shows the thread with
+// Thread.Muted, and their unread leave Unread and Unseen for Tally.Muted.
+// Her partition counts a muted thread's messages while it is muted, so a
+// thread mute costs a read of the thread when it is set (see
+// SetPreferences). Decided: only threads of direct messages are muted one
+// by one. A group or broadcast message is stored once for everyone, so
+// one member's mute of one of its threads could not be kept at a flat
+// cost: she mutes the group (a group chat is a group); a group or
+// broadcast message in a thread she muted is not muted by it. Defaults
+// (InboxConfig, TenantSettings) never mute a thread: a thread is one
+// user's (ErrInvalidInput).
 type Preferences = driver.Preferences
 
 // MaxOptedOut is the most categories a user can opt out of (50), kept
@@ -45,6 +59,12 @@ const MaxOptedOut = driver.MaxOptedOut
 // MaxMutedCategories is the most categories a user can mute (50), kept
 // and read with the muted groups (see MaxMutedGroups).
 const MaxMutedCategories = driver.MaxMutedCategories
+
+// MaxMutedThreads is the most threads of her direct messages a user can
+// mute (20): her partition keeps counts for each muted thread, read with
+// her counters by every Counts (on DynamoDB, on her c#* item), so they
+// stay few.
+const MaxMutedThreads = driver.MaxMutedThreads
 
 // MaxMutedGroups is the most groups a user can mute (50): the muted
 // groups and categories and the categories opted out of are read with
@@ -106,15 +126,17 @@ func (ib *Inbox) inEffect(ctx context.Context, s Scope, own Preferences) (Prefer
 // keys, in any order, each once, at most MaxMutedGroups, never everyone's
 // (PublicGroup); p.MutedCategories category keys, each once, at most
 // MaxMutedCategories; p.OptedOut alike, at most MaxOptedOut, none of them
-// muted too: an invalid key is ErrInvalidKey, a repeated key, a category
-// both muted and opted out of or more than a limit ErrInvalidInput, and
-// nothing is written. p.Own is ignored.
+// muted too; p.MutedThreads thread keys of u's direct messages, each
+// once, at most MaxMutedThreads: an invalid key is ErrInvalidKey, a
+// repeated key, a category both muted and opted out of or more than a
+// limit ErrInvalidInput, and nothing is written. p.Own is ignored.
 //
 // The change is exact the instant the call returns, in every process:
 // Counts, ListThreads, List and Get read the preferences with u's
 // counters, in the same consistent read, whatever the shared cache holds.
-// Unmuting a group or a category gives back its messages' unread and
-// unseen counts as they stand (marks made while it was muted included). A muted group's
+// Unmuting a group, a category or a thread gives back its messages'
+// unread and unseen counts as they stand (marks made while it was muted
+// included). A muted group's or thread's
 // messages stay in every view, so MarkAllRead, ArchiveAll and DeleteAll
 // act on them as before. The change makes an EventPreferences.
 //
@@ -125,6 +147,15 @@ func (ib *Inbox) inEffect(ctx context.Context, s Scope, own Preferences) (Prefer
 // than one group to mute or unmute, so that a retry is harmless and the
 // kinds of preferences to come fit the same call; a page that toggles one
 // group reads Preferences, changes it and sets it.
+//
+// Muting a thread anew costs more, since u's partition counts a muted
+// thread's messages apart: four round trips, the read of her
+// preferences, a read of her counters, then the thread's counter and its
+// records, in parallel, up to 500 records a page (a read that grows with
+// the thread; her ledger is read too if the removal of one of them is
+// pending), then the one atomic write, which also carries the thread's
+// counts and applies only if no write to u's counters came between (else
+// it reads again). Unmuting a thread costs the two round trips.
 func (ib *Inbox) SetPreferences(ctx context.Context, u User, p Preferences) (_ bool, err error) {
 	defer ib.observe(&ctx, "SetPreferences", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {

@@ -43,6 +43,42 @@ func ExampleInbox_SetPreferences() {
 	// total 3, unread 3, muted 0, unseen 3
 }
 
+// Muting a one-to-one chat (a thread of direct messages) keeps its
+// messages in the feed, marked muted, and takes their unread out of the
+// badge at once; unmuting brings them back. A group chat is muted by
+// muting its group.
+func ExampleInbox_SetPreferences_thread() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	chat := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	ann := chat.User("ann")
+	ib.Publish(ctx, chat, []string{"ann", "bob"}, inbox.Draft{Sender: "bob", Thread: "ann-bob", Title: "lunch?"})
+	ib.Publish(ctx, chat, []string{"ann", "bob"}, inbox.Draft{Sender: "bob", Thread: "ann-bob", Title: "12:30?"})
+	ib.Publish(ctx, chat, []string{"ann"}, inbox.Draft{Title: "invoice"})
+	show := func() {
+		c, _ := ib.Counts(ctx, ann)
+		fmt.Printf("total %d, unread %d, muted %d, unseen %d\n", c.Total, c.Unread, c.Muted, c.Unseen)
+	}
+	show()
+
+	changed, err := ib.SetPreferences(ctx, ann, inbox.Preferences{MutedThreads: []string{"ann-bob"}})
+	fmt.Println(changed, err)
+	show()
+	threads, _ := ib.ListThreads(ctx, ann, inbox.ThreadOptions{})
+	for _, t := range threads.Threads {
+		fmt.Printf("%s muted %v: unread %d, muted %d\n", t.Thread, t.Muted, t.Unread, t.Tally.Muted)
+	}
+
+	ib.SetPreferences(ctx, ann, inbox.Preferences{}) // unmute
+	show()
+	// Output:
+	// total 3, unread 3, muted 0, unseen 3
+	// true <nil>
+	// total 3, unread 1, muted 2, unseen 1
+	// ann-bob muted true: unread 0, muted 2
+	// total 3, unread 3, muted 0, unseen 3
+}
+
 func ExampleInbox_Preferences() {
 	ctx := context.Background()
 	ib := newExampleInbox()
