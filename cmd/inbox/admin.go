@@ -77,7 +77,8 @@ type inboxJSON struct {
 // newPreferencesJSON returns p as the command prints it: empty lists,
 // never null.
 func newPreferencesJSON(p inbox.Preferences) preferencesJSON {
-	return preferencesJSON{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...)}
+	return preferencesJSON{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...),
+		MutedThreads: append([]string{}, p.MutedThreads...)}
 }
 
 // preferencesRows returns p as table rows of record rec: one per key.

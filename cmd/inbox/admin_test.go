@@ -26,9 +26,9 @@ func TestOperatorDay(t *testing.T) {
 	cli(t, with(f.g, "set-tenant", "--tenant", "acme", "--title", "Acme", "--ttl", "30d", "--by", "ops")...).ok(t)
 	cli(t, with(f.g, slices.Concat([]string{"set-inbox"}, scope, []string{"--title", "Alerts", "--ttl", "ops=7d", "--ttl", inbox.DefaultTTLKey + "=14d", "--opt-out", "promo", "--mute", "devs"})...)...).ok(t)
 	cli(t, with(f.g, slices.Concat([]string{"config"}, scope)...)...).ok(t).decode(t, &cfg)
-	none := preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}
+	none := preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}}
 	if cfg.Tenant == nil || !cmp.Equal(*cfg.Tenant, tenantJSON{Title: "Acme", TTL: "30d", UpdatedBy: "ops", Preferences: none}) ||
-		!cmp.Equal(cfg.Inbox.Preferences, preferencesJSON{MutedGroups: []string{"devs"}, MutedCategories: []string{}, OptedOut: []string{"promo"}}) ||
+		!cmp.Equal(cfg.Inbox.Preferences, preferencesJSON{MutedGroups: []string{"devs"}, MutedCategories: []string{}, OptedOut: []string{"promo"}, MutedThreads: []string{}}) ||
 		cfg.Inbox == nil || cfg.Inbox.Title != "Alerts" || cfg.Inbox.TTL["ops"] != "7d" || cfg.Inbox.TTL[inbox.DefaultTTLKey] != "14d" {
 		t.Errorf("config after setting = %+v %+v", cfg.Tenant, cfg.Inbox)
 	}

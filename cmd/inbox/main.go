@@ -15,10 +15,11 @@
 //	              cursor of the next page
 //	counts        a user's counts (--tenant, --inbox, --user, [--group G ...]);
 //	              the unread of the groups the user muted in muted
-//	preferences   a user's muted groups and categories and the categories
-//	              she opted out of (--tenant, --inbox, --user); with --set,
-//	              replace them first with the --mute G, --mute-category C
-//	              and --opt-out C flags (none clears them), or with --reset
+//	preferences   a user's muted groups, categories and threads and the
+//	              categories she opted out of (--tenant, --inbox, --user);
+//	              with --set, replace them first with the --mute G,
+//	              --mute-category C, --opt-out C and --mute-thread T (a
+//	              one-to-one chat) flags (none clears them), or with --reset
 //	              drop them for the defaults, and say whether they changed
 //	recount       rebuild a user's counters and print the counts after
 //	              (--tenant, --inbox, --user, [--group G ...]), or every
@@ -174,7 +175,7 @@ func commands() []command {
 		{"delete-table", "", "delete the table", setupDeleteTable},
 		{"feed", "--tenant T --inbox I --user U [--group G ...] [--unread] [--category C] [--archived] [--limit N] [--cursor C]", "print one page of a user's feed", setupFeed},
 		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
-		{"preferences", "--tenant T --inbox I --user U [--set [--mute G ...] [--mute-category C ...] [--opt-out C ...] | --reset]", "print, or with --set replace, a user's muted groups and categories and the categories opted out of", setupPreferences},
+		{"preferences", "--tenant T --inbox I --user U [--set [--mute G ...] [--mute-category C ...] [--opt-out C ...] [--mute-thread T ...] | --reset]", "print, or with --set replace, a user's muted groups, categories and threads and the categories opted out of", setupPreferences},
 		{"recount", "--tenant T --inbox I (--user U [--group G ...] | --all) [--parallel N]", "rebuild a user's, or a whole inbox's, counters", setupRecount},
 		{"stream", "[--from P] [--consumer C] [--interval D]", "feed the table's stream to the inbox's stream handler until interrupted", setupStream},
 		{"config", "--tenant T --inbox I", "print an inbox's tenant settings and inbox config", setupConfig},

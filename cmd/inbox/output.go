@@ -83,7 +83,7 @@ type messageJSON struct {
 	Archived     bool      `json:"archived"`
 	ArchivedAt   time.Time `json:"archived_at,omitzero"`
 	ExpiresAt    time.Time `json:"expires_at,omitzero"`
-	Muted        bool      `json:"muted,omitempty"` // of a group the user muted
+	Muted        bool      `json:"muted,omitempty"` // of a group, category or thread the user muted
 }
 
 // newMessageJSON returns m as the command prints it.

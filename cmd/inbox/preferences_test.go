@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -34,10 +35,10 @@ func TestPreferences(t *testing.T) {
 		args []string
 		want preferencesJSON
 	}{
-		{nil, preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}}},
-		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}},
-		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &no}},
-		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}}},
+		{nil, preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}}},
+		{[]string{"--set", "--mute", "ops", "--mute", "devs"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}, Changed: &yes}},
+		{[]string{"--set", "--mute", "devs", "--mute", "ops"}, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}, Changed: &no}},
+		{nil, preferencesJSON{MutedGroups: []string{"devs", "ops"}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}}},
 	} {
 		if diff := cmp.Diff(c.want, prefs(c.args...)); diff != "" {
 			t.Errorf("preferences %q (-want +got):\n%s", c.args, diff)
@@ -70,7 +71,7 @@ func TestPreferences(t *testing.T) {
 	}
 
 	// A muted category: its message muted, whatever the groups.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{"ops"}, OptedOut: []string{}, Changed: &yes}, prefs("--set", "--mute-category", "ops")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{"ops"}, OptedOut: []string{}, MutedThreads: []string{}, Changed: &yes}, prefs("--set", "--mute-category", "ops")); diff != "" {
 		t.Errorf("preferences --set --mute-category ops (-want +got):\n%s", diff)
 	}
 	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
@@ -86,7 +87,7 @@ func TestPreferences(t *testing.T) {
 	}
 
 	// Opted out of ops: the deploy leaves her feed and counts.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{"ops"}, Changed: &yes}, prefs("--set", "--opt-out", "ops")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{"ops"}, MutedThreads: []string{}, Changed: &yes}, prefs("--set", "--opt-out", "ops")); diff != "" {
 		t.Errorf("preferences --set --opt-out ops (-want +got):\n%s", diff)
 	}
 	var opted countsJSON // a fresh one: decoding into counts would keep its categories
@@ -107,7 +108,7 @@ func TestPreferences(t *testing.T) {
 	}
 
 	// --reset: she follows the defaults again (none here).
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}, prefs("--reset")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}, Changed: &yes}, prefs("--reset")); diff != "" {
 		t.Errorf("preferences --reset (-want +got):\n%s", diff)
 	}
 	if got, err := f.ib.Preferences(ctx, f.scope.User("ann")); err != nil || got.Own {
@@ -118,11 +119,79 @@ func TestPreferences(t *testing.T) {
 	}
 
 	// --set without --mute unmutes every group.
-	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
+	if diff := cmp.Diff(preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}, Changed: &yes}, prefs("--set")); diff != "" {
 		t.Errorf("preferences --set (-want +got):\n%s", diff)
 	}
 	cli(t, slices.Concat([]string{"counts"}, inDevs)...).ok(t).decode(t, &counts)
 	if counts.Unread != 2 || counts.Muted != 0 {
 		t.Errorf("counts after unmuting: unread %d, muted %d; want 2, 0", counts.Unread, counts.Muted)
+	}
+}
+
+// TestPreferencesMuteThread: preferences --set --mute-thread mutes a
+// one-to-one chat (a thread of the user's direct messages): the output
+// and the table show it, the library reads it, counts and feed show the
+// chat's unread muted, its messages marked; --set without it unmutes.
+// A bad thread key, a thread twice, too many threads, or the flag
+// without --set is a usage error that changes nothing.
+func TestPreferencesMuteThread(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var chat []string
+	for _, title := range []string{"lunch?", "12:30?"} {
+		chat = append(chat, f.publish(t, f.scope, []string{"ann", "bob"}, inbox.Draft{Sender: "bob", Thread: "ann-bob", Title: title, Category: "chat"}))
+	}
+	f.publish(t, f.scope, []string{"ann"}, inbox.Draft{Title: "Invoice"})
+	ann := with(f.g, "--tenant", "acme", "--inbox", "alerts", "--user", "ann")
+	many := []string{"preferences"}
+	many = append(many, ann...)
+	many = append(many, "--set")
+	for i := range inbox.MaxMutedThreads + 1 {
+		many = append(many, "--mute-thread", fmt.Sprint("t", i))
+	}
+	for name, args := range map[string][]string{
+		"a thread with #":             slices.Concat([]string{"preferences"}, ann, []string{"--set", "--mute-thread", "ann#bob"}),
+		"a thread twice":              slices.Concat([]string{"preferences"}, ann, []string{"--set", "--mute-thread", "x", "--mute-thread", "x"}),
+		"too many threads":            many,
+		"--mute-thread without --set": slices.Concat([]string{"preferences"}, ann, []string{"--mute-thread", "x"}),
+	} {
+		if r := cli(t, args...); r.code != 2 {
+			t.Errorf("%s: exit %d, want 2 (usage)", name, r.code)
+		}
+	}
+	if got, err := f.ib.Preferences(ctx, f.scope.User("ann")); err != nil || got.Own {
+		t.Errorf("Preferences(ann) after the bad commands = %+v, %v; want none of her own", got, err)
+	}
+
+	var p preferencesJSON
+	cli(t, slices.Concat([]string{"preferences"}, ann, []string{"--set", "--mute-thread", "ann-bob"})...).ok(t).decode(t, &p)
+	yes := true
+	want := preferencesJSON{MutedGroups: []string{}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{"ann-bob"}, Changed: &yes}
+	if diff := cmp.Diff(want, p); diff != "" {
+		t.Errorf("preferences --set --mute-thread ann-bob (-want +got):\n%s", diff)
+	}
+	if got, err := f.ib.Preferences(ctx, f.scope.User("ann")); err != nil || !slices.Equal(got.MutedThreads, []string{"ann-bob"}) {
+		t.Errorf("Preferences(ann) after the command = %v, %v; want [ann-bob]", got.MutedThreads, err)
+	}
+	if r := cli(t, slices.Concat([]string{"preferences", "-o", "table"}, ann)...).ok(t); !hasRow(r.stdout, "thread", "ann-bob") {
+		t.Errorf("preferences -o table has no row for the muted thread:\n%s", r.stdout)
+	}
+	var counts countsJSON
+	cli(t, slices.Concat([]string{"counts"}, ann)...).ok(t).decode(t, &counts)
+	if counts.Total != 3 || counts.Unread != 1 || counts.Muted != 2 || counts.Unseen != 1 || counts.Categories["chat"].Muted != 2 {
+		t.Errorf("counts of ann muting the chat = %+v; want 3, 1 unread, the chat's 2 muted", counts)
+	}
+	var page pageJSON
+	cli(t, slices.Concat([]string{"feed"}, ann)...).ok(t).decode(t, &page)
+	for _, m := range page.Messages {
+		if m.Muted != slices.Contains(chat, m.ID) {
+			t.Errorf("feed of ann muting the chat shows %q muted %v", m.Title, m.Muted)
+		}
+	}
+
+	cli(t, slices.Concat([]string{"preferences"}, ann, []string{"--set"})...).ok(t).decode(t, &p)
+	cli(t, slices.Concat([]string{"counts"}, ann)...).ok(t).decode(t, &counts)
+	if len(p.MutedThreads) != 0 || counts.Unread != 3 || counts.Muted != 0 {
+		t.Errorf("after --set alone: threads %v, counts %+v; want none muted, 3 unread", p.MutedThreads, counts)
 	}
 }
