@@ -356,7 +356,7 @@ func testLiveEvents(t *testing.T, a *api) {
 		}
 	}
 	a.call("PUT", "/preferences", "ann", map[string]any{"muted_groups": []string{"admins"}}, http.StatusOK, nil)
-	want := &preferencesBody{MutedGroups: []string{"admins"}, MutedCategories: []string{}, OptedOut: []string{}, Own: true}
+	want := &preferencesBody{MutedGroups: []string{"admins"}, MutedCategories: []string{}, OptedOut: []string{}, MutedThreads: []string{}, Own: true}
 	if ev := ann.next().body(t); ev.Kind != "preferences" || ev.User != "ann" || !cmp.Equal(ev.Preferences, want) {
 		t.Errorf("ann's event %+v, want her preferences %+v", ev, want)
 	}

@@ -44,8 +44,8 @@ const maxRequestBody = 1 << 20
 //	POST   /messages/read-all?category=&upto=&archived=true  mark read what that view shows
 //	POST   /seen                    mark everything up to now seen (the page does on opening)
 //	GET    /counts                  total, read, unread, archived, muted, unseen, overall and per category
-//	GET    /preferences             the groups and categories the caller muted
-//	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...], "opted_out": [...]}
+//	GET    /preferences             the groups, categories and one-to-one chats the caller muted
+//	PUT    /preferences             replace them: {"muted_groups": [...], "muted_categories": [...], "opted_out": [...], "muted_threads": [...]}
 //	DELETE /preferences             drop them: the inbox's defaults apply
 //	GET    /events                  server-sent events: the caller's inbox changed, or a member read a message of the caller's chats (see Hub)
 //	POST   /redactions              an operator removes a message everywhere: {"id"|"host_system_id", "users", "group"}
@@ -174,7 +174,8 @@ func (h *handler) threads(r *http.Request, u inbox.User) (reply, error) {
 	}
 	out := threadsBody{Threads: make([]threadBody, len(page.Threads)), Cursor: page.Cursor}
 	for i, t := range page.Threads {
-		out.Threads[i] = threadBody{Thread: t.Thread, Group: t.Group, Activity: t.Activity, Latest: newMessageBody(t.Latest), tallyBody: newTallyBody(t.Tally), GroupMuted: t.Muted}
+		out.Threads[i] = threadBody{Thread: t.Thread, Group: t.Group, Activity: t.Activity, Latest: newMessageBody(t.Latest), tallyBody: newTallyBody(t.Tally),
+			GroupMuted: t.Muted && t.Group != "", ThreadMuted: t.Muted && t.Group == ""}
 	}
 	return reply{http.StatusOK, out}, nil
 }
@@ -388,7 +389,8 @@ func (h *handler) counts(r *http.Request, u inbox.User) (reply, error) {
 	return reply{http.StatusOK, out}, nil
 }
 
-// preferences answers GET /preferences: the groups and categories u muted.
+// preferences answers GET /preferences: the groups, categories and
+// one-to-one chats u muted, and the categories she opted out of.
 func (h *handler) preferences(r *http.Request, u inbox.User) (reply, error) {
 	p, err := h.ib.Preferences(r.Context(), u)
 	if err != nil {
@@ -397,15 +399,16 @@ func (h *handler) preferences(r *http.Request, u inbox.User) (reply, error) {
 	return reply{http.StatusOK, newPreferencesBody(p)}, nil
 }
 
-// setPreferences answers PUT /preferences: it replaces the groups and
-// categories u muted with the body's (a missing list is none), and
-// replies with them as set and whether that changed them.
+// setPreferences answers PUT /preferences: it replaces u's preferences
+// (the groups, categories and one-to-one chats she muted, the categories
+// she opted out of) with the body's (a missing list is none), and replies
+// with them as set and whether that changed them.
 func (h *handler) setPreferences(r *http.Request, u inbox.User) (reply, error) {
 	var req preferencesBody
 	if err := decodeBody(r, &req); err != nil {
 		return reply{}, err
 	}
-	p := inbox.Preferences{MutedGroups: req.MutedGroups, MutedCategories: req.MutedCategories, OptedOut: req.OptedOut}
+	p := inbox.Preferences{MutedGroups: req.MutedGroups, MutedCategories: req.MutedCategories, OptedOut: req.OptedOut, MutedThreads: req.MutedThreads}
 	changed, err := h.ib.SetPreferences(r.Context(), u, p)
 	if err != nil {
 		return reply{}, err

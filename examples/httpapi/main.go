@@ -9,7 +9,7 @@
 //	curl -H 'X-User: ops' -d '{"group":"admins","title":"Deploy at 5"}' localhost:8080/broadcasts
 //	curl -H 'X-User: ann' -H 'X-Groups: admins' 'localhost:8080/messages?unread=true'
 //	curl -H 'X-User: ann' -H 'X-Groups: admins' localhost:8080/counts
-//	curl -X PUT -H 'X-User: ann' -d '{"muted_groups":["admins"]}' localhost:8080/preferences
+//	curl -X PUT -H 'X-User: ann' -d '{"muted_groups":["admins"],"muted_threads":["ann-bob"]}' localhost:8080/preferences
 //	open 'http://localhost:8080/?user=ann&groups=admins'
 //
 // With -table (or TABLE_NAME) it uses that DynamoDB table, with the AWS

@@ -89,9 +89,9 @@ type messageBody struct {
 	ExpiresAt    time.Time `json:"expires_at"`
 	SnoozedUntil time.Time `json:"snoozed_until,omitzero"`
 	InteractedAt time.Time `json:"interacted_at,omitzero"`
-	// Muted is set on a message of a group or category the user muted
-	// (see GET /preferences): it stays in the feed, out of the unread
-	// count.
+	// Muted is set on a message of a group, category or one-to-one chat
+	// the user muted (see GET /preferences): it stays in the feed, out of
+	// the unread count.
 	Muted bool `json:"muted"`
 	// ReadBy is who has read the message, its sender left out, when GET
 	// /messages of a thread asks (readby=true): empty if no one has.
@@ -192,7 +192,7 @@ type tallyBody struct {
 	Read     int64 `json:"read"`
 	Unread   int64 `json:"unread"`
 	Archived int64 `json:"archived"`
-	Muted    int64 `json:"muted"` // the unread of the groups and categories the user muted
+	Muted    int64 `json:"muted"` // the unread of the groups, categories and chats the user muted
 }
 
 func newTallyBody(t inbox.Tally) tallyBody {
@@ -216,15 +216,19 @@ type countsBody struct {
 }
 
 // preferencesBody is the body of PUT /preferences and the reply of GET
-// /preferences: the groups and categories the user muted (see
-// inbox.Preferences). A missing list is none; a reply's lists are sorted,
-// never null.
+// /preferences: the groups, categories and one-to-one chats the user
+// muted (see inbox.Preferences). A missing list is none; a reply's lists
+// are sorted, never null.
 type preferencesBody struct {
 	MutedGroups     []string `json:"muted_groups"`
 	MutedCategories []string `json:"muted_categories"`
 	// OptedOut are the categories the user opted out of: their messages
 	// leave her feed and counts.
 	OptedOut []string `json:"opted_out"`
+	// MutedThreads are the one-to-one chats the user muted: threads of
+	// her direct messages, at most inbox.MaxMutedThreads. A group chat is
+	// muted by its group (MutedGroups).
+	MutedThreads []string `json:"muted_threads"`
 	// Own says they are the user's own; else they are her inbox's or
 	// tenant's defaults. A PUT ignores it: it always sets her own.
 	Own bool `json:"own"`
@@ -232,7 +236,8 @@ type preferencesBody struct {
 
 // newPreferencesBody returns p as the API shows it.
 func newPreferencesBody(p inbox.Preferences) preferencesBody {
-	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...), Own: p.Own}
+	return preferencesBody{MutedGroups: append([]string{}, p.MutedGroups...), MutedCategories: append([]string{}, p.MutedCategories...), OptedOut: append([]string{}, p.OptedOut...),
+		MutedThreads: append([]string{}, p.MutedThreads...), Own: p.Own}
 }
 
 // setPreferencesBody is the reply of PUT /preferences: the preferences as
@@ -254,6 +259,9 @@ type threadBody struct {
 	// GroupMuted is set on the chat of a group the user muted
 	// (inbox.Thread.Muted): its unread count in muted, not unread.
 	GroupMuted bool `json:"group_muted"`
+	// ThreadMuted is set on a one-to-one chat the user muted
+	// (muted_threads; inbox.Thread.Muted): its unread count in muted.
+	ThreadMuted bool `json:"thread_muted"`
 }
 
 // threadsBody is the reply of GET /threads, latest activity first.
