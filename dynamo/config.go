@@ -195,9 +195,9 @@ func defaultPreferences(av map[string]types.AttributeValue) (driver.Preferences,
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing
 // any; default preferences not as a Store keeps them
-// (driver.ValidatePreferences) are refused.
+// (driver.ValidateDefaultPreferences) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
-	if err := driver.ValidatePreferences(ts.Preferences); err != nil {
+	if err := driver.ValidateDefaultPreferences(ts.Preferences); err != nil {
 		return err
 	}
 	item, err := s.item(driver.TenantPK(tenant), driver.TenantSettingsSK, tenantItem{
@@ -212,7 +212,7 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 // PutInboxConfig writes the inbox's config item (kind IC), replacing any;
 // default preferences not as a Store keeps them are refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
-	if err := driver.ValidatePreferences(ic.Preferences); err != nil {
+	if err := driver.ValidateDefaultPreferences(ic.Preferences); err != nil {
 		return err
 	}
 	item, err := s.item(driver.TenantPK(sc.Tenant), driver.InboxConfigSK(sc.Inbox), inboxConfigItem{

@@ -70,9 +70,9 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 
 // PutTenantSettings creates or replaces a tenant's settings, keeping a
 // copy (its preferences' Own unset); default preferences not as a Store
-// keeps them (driver.ValidatePreferences) are refused.
+// keeps them (driver.ValidateDefaultPreferences) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
-	if err := driver.ValidatePreferences(ts.Preferences); err != nil {
+	if err := driver.ValidateDefaultPreferences(ts.Preferences); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -89,7 +89,7 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 // (its preferences' Own unset); default preferences not as a Store keeps
 // them are refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
-	if err := driver.ValidatePreferences(ic.Preferences); err != nil {
+	if err := driver.ValidateDefaultPreferences(ic.Preferences); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {

@@ -502,6 +502,20 @@ func testConfig(e *env) {
 	}
 	ic.TTL["billing"] = "2d"
 	want(globex, driver.Config{Inbox: &ic})
+
+	// Defaults that mute a thread (one user's) are refused, and nothing
+	// is written.
+	bad := ic
+	bad.Preferences = driver.Preferences{MutedThreads: []string{"ann-bob"}}
+	if err := e.store.PutInboxConfig(e.ctx, globex, bad); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("PutInboxConfig with a muted thread: %v, want ErrInvalidInput", err)
+	}
+	badTenant := ts2
+	badTenant.Preferences = bad.Preferences
+	if err := e.store.PutTenantSettings(e.ctx, e.scope.Tenant, badTenant); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("PutTenantSettings with a muted thread: %v, want ErrInvalidInput", err)
+	}
+	want(globex, driver.Config{Inbox: &ic})
 }
 
 // testClaimHostIDPeek: a Peek returns the standing claim and changes
