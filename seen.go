@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,8 +100,9 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 			ib.seen.put(p, st.Seen, st.Fence)
 			return false, nil
 		}
-		mark := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Seen: w, Versioned: true, Version: st.Version}
-		err := ib.store.Mark(ctx, []driver.Mark{mark}, aboveReset(p, st, recs, w, IDAt(t.Add(maxClockSkew))))
+		deltas, muted := aboveReset(p, st, recs, w, IDAt(t.Add(maxClockSkew)))
+		mark := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Seen: w, Versioned: true, Version: st.Version, Muted: muted}
+		err := ib.store.Mark(ctx, []driver.Mark{mark}, deltas)
 		switch {
 		case err == nil:
 			ib.seen.put(p, w, w)
@@ -117,13 +120,18 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 // whose removals are pending (st.Expired: the Query misses those gone);
 // and the not yet due records above bound that an earlier version
 // scheduled (st.Pending). A record the library keeps a timed entry of
-// (scheduled, beyond bound) adds nothing, and is not read.
-func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) []driver.Counter {
+// (scheduled, beyond bound) adds nothing, and is not read. The muted
+// threads whose Above changes get their counters anew instead, in the
+// returned reset (nil if none; see driver.MutedReset): a change to each
+// of their counters would make a write as large as the categories of
+// their messages.
+func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) ([]driver.Counter, *driver.MutedReset) {
 	total := driver.Counter{Partition: p}
 	want := map[string]driver.Counter{total.SK(): total} // by key, with the Above wanted
+	muted := func(c driver.Counter) bool { return st.Preferences.Own && st.Preferences.MutesThread(c.Thread) }
 	add := func(r driver.Record) {
 		for _, d := range driver.AboveCounters(r) {
-			if d.Muted && !st.Preferences.MutesThread(d.Thread) {
+			if d.Muted && !muted(d) {
 				continue // kept only while its thread is muted
 			}
 			c := want[d.SK()]
@@ -148,24 +156,47 @@ func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound str
 		}
 	}
 	// The Above each counter keeps: the total's, each category's and
-	// group's, and each muted thread's.
-	have := map[string]int64{}
+	// group's, and each muted thread's (with its Unread).
+	have := map[string]driver.Counter{}
 	for _, c := range st.Counters {
-		if c.Thread == "" || c.Muted {
-			have[c.SK()] = c.Above
+		if c.Thread == "" || c.Muted && muted(c) {
+			have[c.SK()] = c
 			if _, ok := want[c.SK()]; !ok {
 				want[c.SK()] = driver.Counter{Partition: p, Category: c.Category, Group: c.Group, Thread: c.Thread, Muted: c.Muted}
 			}
 		}
 	}
 	var out []driver.Counter
+	reset := map[string]bool{} // the muted threads whose Above changes
 	for k, c := range want {
-		if d := c.Above - have[k]; d != 0 || k == total.SK() {
+		switch d := c.Above - have[k].Above; {
+		case c.Muted:
+			reset[c.Thread] = reset[c.Thread] || d != 0
+		case d != 0 || k == total.SK():
 			c.Above = d
 			out = append(out, c)
 		}
 	}
-	return driver.MergeCounters(out)
+	var r *driver.MutedReset
+	for k, c := range want {
+		if c.Muted && reset[c.Thread] {
+			if r == nil {
+				r = &driver.MutedReset{}
+			}
+			c.Unread = have[k].Unread
+			r.Counters = append(r.Counters, c)
+		}
+	}
+	if r != nil {
+		for t, changed := range reset {
+			if changed {
+				r.Threads = append(r.Threads, t)
+			}
+		}
+		slices.Sort(r.Threads)
+		slices.SortFunc(r.Counters, func(a, b driver.Counter) int { return strings.Compare(a.SK(), b.SK()) })
+	}
+	return driver.MergeCounters(out), r
 }
 
 // recordsBetween returns p's records whose IDs lie above after and below

@@ -340,8 +340,9 @@ func DecodePreferences(s string) (Preferences, error) {
 
 // ValidateMarks checks what marks and deltas may ask of one Store.Mark,
 // whatever is stored, as every Store must before it writes: each mark
-// valid (ValidateMark), and a preferences mark alone in its call, without
-// deltas. Anything else is ErrInvalidInput.
+// valid (ValidateMark), a preferences mark alone in its call, without
+// deltas, and no delta of a thread a mark's MutedReset sets anew.
+// Anything else is ErrInvalidInput.
 func ValidateMarks(marks []Mark, deltas []Counter) error {
 	for _, mk := range marks {
 		if err := ValidateMark(mk); err != nil {
@@ -349,6 +350,14 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 		}
 		if mk.Preferences != nil && (len(marks) > 1 || len(deltas) > 0) {
 			return fmt.Errorf("%w: a preferences mark of %s with other marks or deltas", ErrInvalidInput, mk.Key.Partition.PK())
+		}
+		if mk.Muted == nil {
+			continue
+		}
+		for _, d := range deltas {
+			if d.Muted && d.Partition == mk.Key.Partition && slices.Contains(mk.Muted.Threads, d.Thread) {
+				return fmt.Errorf("%w: a delta of muted thread %q of %s, which a mark sets anew", ErrInvalidInput, d.Thread, d.Partition.PK())
+			}
 		}
 	}
 	return nil

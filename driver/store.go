@@ -627,6 +627,54 @@ type Mark struct {
 	// it, from a read at that version.
 	Versioned bool
 	Version   int64
+	// Muted makes a watermark mark with Versioned set the counters of
+	// some of its partition's muted threads anew (see MutedReset).
+	Muted *MutedReset
+}
+
+// MutedReset sets the counters of muted threads (Counter.Muted) of a
+// user's partition anew, with a watermark mark with Versioned
+// (Mark.Muted): each of Threads gets exactly Counters' counters of it
+// (a category they leave out is at zero), in place of deltas, which the
+// call may not hold for those threads. The partition's preferences must
+// mute each of Threads (else ErrStateChanged), as they do at the
+// version read. MarkSeen sets their Above anew so: a write whose size
+// grows with the threads, not with the categories of their messages.
+type MutedReset struct {
+	// Threads are the threads set anew: sorted, each once, at most
+	// MaxMutedThreads.
+	Threads []string
+	// Counters are their counters, each once, of the mark's partition,
+	// of one of Threads.
+	Counters []Counter
+}
+
+// validate checks r as the muted reset of partition p (see MutedReset).
+func (r MutedReset) validate(p Partition) error {
+	bad := func(what string) error {
+		return fmt.Errorf("%w: a muted reset of %s: %s", ErrInvalidInput, p.PK(), what)
+	}
+	if len(r.Threads) == 0 || len(r.Threads) > MaxMutedThreads {
+		return bad(fmt.Sprintf("%d threads, 1 to %d", len(r.Threads), MaxMutedThreads))
+	}
+	for i, t := range r.Threads {
+		if t == "" || ValidateThread(t) != nil || i > 0 && r.Threads[i-1] >= t {
+			return bad("threads not keys, sorted, each once")
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range r.Counters {
+		switch {
+		case ValidateCounter(c) != nil || !c.Muted || c.Partition != p:
+			return bad("a muted thread's counter that cannot be, or of another partition")
+		case !slices.Contains(r.Threads, c.Thread):
+			return bad("a counter of a thread it does not name")
+		case seen[c.SK()]:
+			return bad("a counter twice")
+		}
+		seen[c.SK()] = true
+	}
+	return nil
 }
 
 // SeenError is the error of a Store.Mark whose fence (Mark.Fence) did not
@@ -712,7 +760,15 @@ func ValidateMark(mk Mark) error {
 			mk.Fence && mk.Versioned || p.IsShared() {
 			return bad("a watermark mark with other changes")
 		}
+		if mk.Muted != nil {
+			if !mk.Versioned {
+				return bad("a muted reset without a version")
+			}
+			return mk.Muted.validate(p)
+		}
 		return nil
+	case mk.Muted != nil:
+		return bad("a muted reset off a watermark mark")
 	case mk.Entry == "" || ValidateEntry(mk.EntryRecord()) != nil:
 		return bad(fmt.Sprintf("ledger entry %q", mk.Entry))
 	case ValidateThread(mk.Thread) != nil:

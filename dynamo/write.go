@@ -305,8 +305,10 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //   - A watermark mark is a Put of the user's cs#seen item (kind SN) on
 //     condition that it is missing or below the mark's Seen (else
 //     ErrStateChanged), and sets the Fence on c#* (with Versioned, on
-//     condition that c#*'s version is Version); with Fence, a condition
-//     on c#* that its Fence is Seen (else a *driver.SeenError).
+//     condition that c#*'s version is Version, and writes the maps of
+//     the muted threads of its driver.MutedReset whole, on condition
+//     that each is muted); with Fence, a condition on c#* that its Fence
+//     is Seen (else a *driver.SeenError).
 //   - A preferences mark, alone, is an Update of the user's c#* that
 //     replaces its muted attribute (driver.Preferences.Encode: "" for her
 //     own that set nothing; removed when she has none of her own) on
@@ -366,6 +368,19 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			w.seen = mk.Seen
 			totals[p] = w
 			continue
+		}
+		if r := mk.Muted; r != nil {
+			// The muted threads' maps written whole (see mutedAttr), on
+			// condition that each thread is muted.
+			w.mutedSet = map[string]map[string]int64{}
+			for _, t := range r.Threads {
+				w.mutedSet[mutedAttr(t)] = map[string]int64{}
+				c = expression.And(c, mutedCond(t, true))
+			}
+			for _, m := range r.Counters {
+				u, a := mutedKeys(m)
+				w.mutedSet[mutedAttr(m.Thread)][u], w.mutedSet[mutedAttr(m.Thread)][a] = m.Unread, m.Above
+			}
 		}
 		if w.cond != nil {
 			c = expression.And(*w.cond, c)

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/stak/inbox/driver"
 )
@@ -263,6 +264,13 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 			if mk.Versioned && s.versions[p] != mk.Version {
 				return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), mk.Version)
 			}
+			if mk.Muted != nil {
+				for _, t := range mk.Muted.Threads {
+					if !s.mutes(p, t) {
+						return fmt.Errorf("%w: thread %q of %s is not muted", driver.ErrStateChanged, t, p.PK())
+					}
+				}
+			}
 			seen[p] = mk.Seen
 			continue
 		}
@@ -353,8 +361,26 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 		}
 	}
 	s.readerChanges(marks)
+	for _, mk := range marks {
+		if mk.Muted != nil {
+			s.resetMuted(mk.Key.Partition, *mk.Muted)
+		}
+	}
 	s.addDeltas(deltas)
 	return nil
+}
+
+// resetMuted sets the counters of the muted threads of r in partition p
+// anew (see driver.MutedReset). s.mu must be held.
+func (s *Store) resetMuted(p driver.Partition, r driver.MutedReset) {
+	for sk, c := range s.counters[p] {
+		if c.Muted && slices.Contains(r.Threads, c.Thread) {
+			delete(s.counters[p], sk)
+			delete(s.plain[p], sk)
+		}
+	}
+	cs := slices.DeleteFunc(slices.Clone(r.Counters), func(c driver.Counter) bool { return c.IsZero() })
+	s.addDeltas(append(cs, driver.Counter{Partition: p})) // and the version moves, as with any write of c#*
 }
 
 // recordRecent records the receipt mk creates among its partition's

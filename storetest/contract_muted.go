@@ -22,6 +22,7 @@ func mutedTests() []suiteTest {
 		{"MutedThreadPreferences", testMutedThreadPreferences},
 		{"MutedThreadBadInput", testMutedThreadBadInput},
 		{"MutedThreadRepair", testMutedThreadRepair},
+		{"MutedThreadReset", testMutedThreadReset},
 	}
 }
 
@@ -487,4 +488,78 @@ func alterCounters(cs []driver.Counter, muted bool, f func(*driver.Counter)) []d
 		}
 	}
 	return out
+}
+
+// testMutedThreadReset: a watermark mark with Versioned and a
+// driver.MutedReset sets the counters of its threads anew, exactly those
+// it gives (a category it leaves out at zero), and leaves the other
+// muted threads' as they are. A thread the partition does not mute is
+// ErrStateChanged, a version not the partition's too; a reset off a
+// versioned watermark mark, or of threads or counters that cannot be, or
+// with deltas of its threads, is ErrInvalidInput; each writes nothing.
+func testMutedThreadReset(e *env) {
+	annP, bobP := e.part("ann"), e.part("bob")
+	e.setPrefs(annP, driver.Preferences{}, threadsMuted("chat", "other"))
+	for _, r := range []driver.Record{e.threadMessage(annP, "billing", "chat"), e.threadMessage(annP, "news", "chat"), e.threadMessage(annP, "", "other")} {
+		e.put(r)
+	}
+	e.wantMutedCounters("three messages put", annP, mutedCounter(annP, "", "chat", 2, 2), mutedCounter(annP, "billing", "chat", 1, 1),
+		mutedCounter(annP, "news", "chat", 1, 1), mutedCounter(annP, "", "other", 1, 1))
+	e.clock.Advance(time.Second)
+	now := e.clock.Now()
+	seen := func(version int64, r *driver.MutedReset) driver.Mark {
+		return driver.Mark{Key: driver.Key{Partition: annP}, Now: now, Seen: driver.SeenAt(now), Versioned: true, Version: version, Muted: r}
+	}
+	chat := []driver.Counter{mutedCounter(annP, "", "chat", 2, 0), mutedCounter(annP, "billing", "chat", 1, 0)}
+	good := &driver.MutedReset{Threads: []string{"chat"}, Counters: chat}
+	st := e.stats(annP, now)
+	before, entries := e.snapshot(), len(e.ledger(annP))
+	for _, c := range []struct {
+		what   string
+		mk     driver.Mark
+		deltas []driver.Counter
+		want   error
+	}{
+		{"a thread not muted", seen(st.Version, &driver.MutedReset{Threads: []string{"chat", "x"}, Counters: chat}), nil, driver.ErrStateChanged},
+		{"another version", seen(st.Version+1, good), nil, driver.ErrStateChanged},
+		{"no version", func() driver.Mark { mk := seen(0, good); mk.Versioned = false; return mk }(), nil, driver.ErrInvalidInput},
+		{"a fence", func() driver.Mark { mk := seen(0, good); mk.Versioned, mk.Fence = false, true; return mk }(), nil, driver.ErrInvalidInput},
+		{"no thread", seen(st.Version, &driver.MutedReset{}), nil, driver.ErrInvalidInput},
+		{"unsorted threads", seen(st.Version, &driver.MutedReset{Threads: []string{"other", "chat"}}), nil, driver.ErrInvalidInput},
+		{"a thread twice", seen(st.Version, &driver.MutedReset{Threads: []string{"chat", "chat"}}), nil, driver.ErrInvalidInput},
+		{"a thread not a key", seen(st.Version, &driver.MutedReset{Threads: []string{"a#b"}}), nil, driver.ErrInvalidInput},
+		{"a counter of a thread not named", seen(st.Version, &driver.MutedReset{Threads: []string{"chat"}, Counters: []driver.Counter{mutedCounter(annP, "", "other", 0, 0)}}), nil, driver.ErrInvalidInput},
+		{"a counter twice", seen(st.Version, &driver.MutedReset{Threads: []string{"chat"}, Counters: append(slices.Clone(chat), chat[0])}), nil, driver.ErrInvalidInput},
+		{"a counter of another partition", seen(st.Version, &driver.MutedReset{Threads: []string{"chat"}, Counters: []driver.Counter{mutedCounter(bobP, "", "chat", 1, 0)}}), nil, driver.ErrInvalidInput},
+		{"a counter not muted", seen(st.Version, &driver.MutedReset{Threads: []string{"chat"}, Counters: []driver.Counter{{Partition: annP, Thread: "chat"}}}), nil, driver.ErrInvalidInput},
+		{"a delta of a thread it resets", seen(st.Version, good), []driver.Counter{mutedCounter(annP, "news", "chat", 0, -1)}, driver.ErrInvalidInput},
+		{"a record mark with it", func() driver.Mark {
+			r := e.threadMessage(annP, "", "chat")
+			mk := threadMark(r, driver.State{ReadAt: now}, now)
+			mk.Muted = good
+			return mk
+		}(), nil, driver.ErrInvalidInput},
+	} {
+		if err := e.store.Mark(e.ctx, []driver.Mark{c.mk}, c.deltas); !errors.Is(err, c.want) {
+			e.t.Errorf("Mark(muted reset, %s) = %v, want %v", c.what, err, c.want)
+		}
+	}
+	e.wantUnchanged("refused muted resets", before)
+	if got := e.stats(annP, now).Version; got != st.Version {
+		e.t.Errorf("refused muted resets moved the version from %d to %d", st.Version, got)
+	}
+	if got := len(e.ledger(annP)); got != entries {
+		e.t.Errorf("refused muted resets left %d ledger entries, want %d", got, entries)
+	}
+
+	// The reset, with the other thread's Above and the total's as deltas.
+	deltas := []driver.Counter{{Partition: annP, Above: -3}, {Partition: annP, Category: "billing", Above: -1}, {Partition: annP, Category: "news", Above: -1},
+		mutedCounter(annP, "", "other", 0, -1)}
+	if err := e.store.Mark(e.ctx, []driver.Mark{seen(st.Version, good)}, deltas); err != nil {
+		e.t.Fatalf("Mark(muted reset): %v", err)
+	}
+	e.wantMutedCounters("chat reset, news left out", annP, chat[0], chat[1], mutedCounter(annP, "", "other", 1, 0))
+	if got := e.stats(annP, now); got.Version == st.Version || got.Seen != driver.SeenAt(now) {
+		e.t.Errorf("a muted reset left version %d (was %d), watermark %q", got.Version, st.Version, got.Seen)
+	}
 }

@@ -15,6 +15,8 @@ func muteThreadTests() []suiteTest {
 	return []suiteTest{
 		{"MuteThread", testMuteThread},
 		{"MuteThreadRemovals", testMuteThreadRemovals},
+		{"MuteThreadsOneBatch", testMuteThreadsOneBatch},
+		{"MuteThreadsMarkSeen", testMuteThreadsMarkSeen},
 	}
 }
 
@@ -175,4 +177,59 @@ func testMuteThreadRemovals(e *env) {
 	e.muteThreads(ann, true)
 	e.wantTally(ann, inbox.Tally{Total: 2, Unread: 2}, 2)
 	_ = short
+}
+
+// testMuteThreadsOneBatch: ann mutes MaxMutedThreads chats, each with
+// unread messages of a category above her watermark (none: no MarkSeen),
+// and marks them all read, then archives them, a page of the whole feed
+// at a time: each page changes the muted counters of as many threads as
+// it fits, in one atomic unit, and her counts stay exact.
+func testMuteThreadsOneBatch(e *env) {
+	ann := e.user("ann")
+	var threads []string
+	for i := range driver.MaxMutedThreads {
+		threads = append(threads, fmt.Sprintf("chat%02d", i))
+	}
+	for range 2 { // a page's messages each of another thread
+		for _, t := range threads {
+			e.publish(inbox.Draft{Title: t, Thread: t, Sender: t, Category: "chat"}, "ann")
+		}
+	}
+	e.publish(inbox.Draft{Title: "other", Thread: "other", Sender: "other", Category: "chat"}, "ann")
+	e.muteThreads(ann, true, threads...)
+	e.wantTally(ann, inbox.Tally{Total: 41, Unread: 1, Muted: 40}, 1)
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{}); err != nil || n != 41 {
+		e.t.Fatalf("MarkAllRead(ann) = %d, %v; want 41, nil", n, err)
+	}
+	e.wantTally(ann, inbox.Tally{Total: 41, Read: 41}, 0)
+	e.wantMuted(ann, slices.Concat(func() [][]string {
+		var ids [][]string
+		for _, t := range threads {
+			ids = append(ids, e.threadIDs(ann, t))
+		}
+		return ids
+	}()...)...)
+}
+
+// testMuteThreadsMarkSeen: ann mutes MaxMutedThreads chats, each with
+// unread messages of several categories above her watermark, and marks
+// her feed seen: MarkSeen sets every muted thread's Above anew, in one
+// atomic unit, and her counts stay exact.
+func testMuteThreadsMarkSeen(e *env) {
+	ann := e.user("ann")
+	var threads []string
+	for i := range driver.MaxMutedThreads {
+		threads = append(threads, fmt.Sprintf("chat%02d", i))
+	}
+	for _, cat := range []string{"chat", "billing", "news", "ops", "promo"} {
+		for _, t := range threads {
+			e.publish(inbox.Draft{Title: t, Thread: t, Sender: t, Category: cat}, "ann")
+		}
+	}
+	e.muteThreads(ann, true, threads...)
+	e.wantTally(ann, inbox.Tally{Total: 100, Muted: 100}, 0)
+	e.markSeen(ann)
+	e.wantTally(ann, inbox.Tally{Total: 100, Muted: 100}, 0)
+	e.muteThreads(ann, true)
+	e.wantTally(ann, inbox.Tally{Total: 100, Unread: 100}, 0)
 }
