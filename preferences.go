@@ -289,11 +289,15 @@ func (ib *Inbox) mutedCounters(ctx context.Context, p Partition, st driver.Stats
 	have := map[string]bool{} // the ledger entries of the records read
 	gone := false
 	for i, t := range threads {
+		n := int64(0) // the records the thread's counter counts: the library's
 		for _, r := range recs[i] {
-			have[r.Entry] = true
-			add(r)
+			if r.Ledgered() {
+				have[r.Entry] = true
+				add(r)
+				n++
+			}
 		}
-		gone = gone || int64(len(recs[i])) != published[t]
+		gone = gone || n != published[t]
 	}
 	if !gone {
 		return driver.MergeCounters(out), true, nil

@@ -2,9 +2,13 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
@@ -59,4 +63,51 @@ func TestMuteHintStale(t *testing.T) {
 	want(0, 0)
 	publish(a)
 	want(1, 0)
+}
+
+// TestMutedHostile: another program's mt# attributes on a user's c#* (the
+// prefix of a muted thread's counters) that are not such counters: a
+// string, a map under a name that is no thread's encoding, a map with a
+// key of no tally, a tally that is not a number, or not an integer. Each
+// makes her Counts ErrInvalidInput, with no panic, as other attributes
+// of c#* that are not what the library writes do.
+func TestMutedHostile(t *testing.T) {
+	t.Parallel()
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	store, c, table := newLocalStore(t)
+	ib := inbox.New(store)
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := scope.User("ann")
+	if _, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "bob", Category: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ib.SetPreferences(ctx, ann, inbox.Preferences{MutedThreads: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	good := "mt#Ym9i" // base64url("bob")
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberM{Value: kv} }
+	for _, h := range []struct {
+		name string
+		v    types.AttributeValue
+	}{
+		{good, &types.AttributeValueMemberS{Value: "1"}},
+		{"mt#!!", m(map[string]types.AttributeValue{"u": num(1)})},
+		{"mt#Ym9i=", m(map[string]types.AttributeValue{"u": num(1)})},
+		{good, m(map[string]types.AttributeValue{"x": num(1)})},
+		{good, m(map[string]types.AttributeValue{"u!!": num(1)})},
+		{good, m(map[string]types.AttributeValue{"u": &types.AttributeValueMemberS{Value: "1"}})},
+		{good, m(map[string]types.AttributeValue{"u": &types.AttributeValueMemberN{Value: "1.5"}})},
+		{"mt#" + "Iw", m(map[string]types.AttributeValue{"u": num(1)})}, // base64url("#"): no key
+	} {
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), h.name, h.v)
+		if _, err := ib.Counts(ctx, ann); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("Counts with %s = %v: %v, want ErrInvalidInput", h.name, h.v, err)
+		}
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), h.name, nil)
+	}
+	setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), good, m(map[string]types.AttributeValue{"u": num(1), "a": num(0)}))
+	if got, err := ib.Counts(ctx, ann); err != nil || got.Muted != 1 || got.Unread != 0 {
+		t.Errorf("Counts with the map restored = %+v, %v; want 1 muted", got.Tally, err)
+	}
 }
