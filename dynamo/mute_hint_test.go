@@ -86,7 +86,9 @@ func TestMutedHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := "mt#Ym9i" // base64url("bob")
-	m := func(kv map[string]types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberM{Value: kv} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
 	for _, h := range []struct {
 		name string
 		v    types.AttributeValue
