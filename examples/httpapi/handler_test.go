@@ -174,6 +174,19 @@ func (a *api) listAll(user string, q url.Values, limit int) (titles []string, pa
 	}
 }
 
+// mutedByTitle returns whether each message of user's first page is
+// muted, by title.
+func (a *api) mutedByTitle(user string) map[string]bool {
+	a.t.Helper()
+	var page pageBody
+	a.call("GET", "/messages", user, nil, http.StatusOK, &page)
+	muted := map[string]bool{}
+	for _, m := range page.Messages {
+		muted[m.Title] = m.Muted
+	}
+	return muted
+}
+
 // counts returns user's counts.
 func (a *api) counts(user string) countsBody {
 	a.t.Helper()
