@@ -196,8 +196,8 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 		if cur.Equal(p) {
 			return false, nil
 		}
-		ch := &driver.PreferencesChange{From: cur, To: p}
-		if newly := ch.NewlyMuted(); len(newly) > 0 {
+		mk := driver.Mark{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Preferences: &driver.PreferencesChange{From: cur, To: p}}
+		if newly := mk.Preferences.NewlyMuted(); len(newly) > 0 {
 			st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Now: ib.now()})
 			if err != nil {
 				return false, err
@@ -205,15 +205,14 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 			if !st.Preferences.Equal(cur) {
 				continue // changed since: read again
 			}
-			ch.Version = st.Version
-			var ok bool
-			if ch.Muted, ok, err = ib.mutedCounters(ctx, u.Partition(), st, newly); err != nil {
+			counters, ok, err := ib.mutedCounters(ctx, u.Partition(), st, newly)
+			if err != nil {
 				return false, err
 			} else if !ok {
 				continue // changed since: read again
 			}
+			mk.Versioned, mk.Version, mk.Muted = true, st.Version, &driver.MutedReset{Threads: newly, Counters: counters}
 		}
-		mk := driver.Mark{Key: driver.Key{Partition: u.Partition()}, Now: ib.now(), Preferences: ch}
 		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
 		if !errors.Is(err, driver.ErrStateChanged) {
 			return err == nil, err

@@ -254,17 +254,14 @@ func (p Preferences) Normal() (Preferences, error) {
 
 // PreferencesChange is what a preferences mark changes: a user's
 // preferences, from From (as stored) to To.
+// A change that mutes threads anew (NewlyMuted) comes with their counters,
+// as the partition's records stood at a counter version (Mark.Versioned,
+// Mark.Muted): it writes them, and applies only if the version is still
+// that one (else ErrStateChanged), so that no write of the threads'
+// records came between. The counters of a thread To no longer mutes go in
+// the same unit.
 type PreferencesChange struct {
 	From, To Preferences
-	// Muted are the counters (Counter.Muted) of the threads To mutes and
-	// From does not, as the partition's records stood when its counter
-	// version was Version: the change writes them, and, if To mutes a
-	// thread From does not, applies only if the version is still Version
-	// (else ErrStateChanged), so that no write of the threads' records
-	// came between. The counters of a thread To no longer mutes go in the
-	// same unit.
-	Muted   []Counter
-	Version int64
 }
 
 // NewlyMuted returns the threads ch.To mutes and ch.From does not.

@@ -176,10 +176,13 @@ type Store interface {
 	// message or broadcast is missing or expired). With several marks the
 	// error may name either reason.
 	//
-	// A preferences mark (Preferences set, Key.ID empty, nothing else)
-	// replaces the preferences of the user partition Key.Partition
-	// (Stats.Preferences) with Preferences.To if they are exactly
-	// Preferences.From (else ErrStateChanged), and changes the
+	// A preferences mark (Preferences set, Key.ID empty, nothing else but,
+	// if it mutes threads anew, Versioned and Muted) replaces the
+	// preferences of the user partition Key.Partition (Stats.Preferences)
+	// with Preferences.To if they are exactly Preferences.From (and, if
+	// Versioned, the version is Version; else ErrStateChanged), writes the
+	// counters of Muted and drops those of the threads To no longer mutes
+	// (Counter.Muted), and changes the
 	// partition's counter version (Stats.Version; its total counter is
 	// created at zero if missing), in one atomic unit, so that a read
 	// checked against the version sees the change. It comes alone in its
@@ -619,27 +622,33 @@ type Mark struct {
 	Fence bool
 	// Preferences makes the mark a preferences mark, which changes the
 	// user's preferences (see Store.Mark): Key names the user's partition
-	// alone, with no ID, and nothing else but Now is set.
+	// alone, with no ID, and nothing else but Now is set, and, if it
+	// mutes threads anew, Versioned, Version and Muted.
 	Preferences *PreferencesChange
-	// Versioned makes a watermark mark that raises the watermark apply
-	// only if the partition's counter version is Version (Stats.Version),
-	// else ErrStateChanged: MarkSeen sets the partition's Above anew with
-	// it, from a read at that version.
+	// Versioned makes a watermark mark that raises the watermark, or a
+	// preferences mark, apply only if the partition's counter version is
+	// Version (Stats.Version), else ErrStateChanged: MarkSeen sets the
+	// partition's Above anew with it, and a mute of threads their
+	// counters, from a read at that version.
 	Versioned bool
 	Version   int64
-	// Muted makes a watermark mark with Versioned set the counters of
-	// some of its partition's muted threads anew (see MutedReset).
+	// Muted makes a watermark mark with Versioned, or a preferences mark,
+	// set the counters of some of its partition's muted threads anew (see
+	// MutedReset).
 	Muted *MutedReset
 }
 
 // MutedReset sets the counters of muted threads (Counter.Muted) of a
-// user's partition anew, with a watermark mark with Versioned
+// user's partition anew, with a versioned watermark or preferences mark
 // (Mark.Muted): each of Threads gets exactly Counters' counters of it
 // (a category they leave out is at zero), in place of deltas, which the
-// call may not hold for those threads. The partition's preferences must
-// mute each of Threads (else ErrStateChanged), as they do at the
-// version read. MarkSeen sets their Above anew so: a write whose size
-// grows with the threads, not with the categories of their messages.
+// call may not hold for those threads. With a watermark mark, the
+// partition's preferences must mute each of Threads (else
+// ErrStateChanged), as they do at the version read: MarkSeen sets their
+// Above anew so, a write whose size grows with the threads, not with the
+// categories of their messages. With a preferences mark, Threads are
+// exactly the threads it mutes anew (PreferencesChange.NewlyMuted),
+// counted at the version read: the threads' counters from their records.
 type MutedReset struct {
 	// Threads are the threads set anew: sorted, each once, at most
 	// MaxMutedThreads.
@@ -727,7 +736,13 @@ func ValidateMark(mk Mark) error {
 	if mk.Preferences != nil {
 		rest := mk
 		rest.Key.Partition, rest.Now, rest.Preferences = Partition{}, time.Time{}, nil
+		rest.Versioned, rest.Version, rest.Muted = false, 0, nil
+		newly := mk.Preferences.NewlyMuted()
 		switch {
+		case len(newly) > 0 && (!mk.Versioned || mk.Muted == nil || !slices.Equal(mk.Muted.Threads, newly)):
+			return bad("a preferences mark that mutes threads anew, without their counters as read at a version")
+		case len(newly) == 0 && (mk.Versioned || mk.Muted != nil):
+			return bad("a preferences mark that mutes no thread anew, with a version or counters")
 		case rest != Mark{} || p.IsShared():
 			return bad("a preferences mark with other changes, or of a shared partition")
 		case ValidatePreferences(mk.Preferences.From) != nil || ValidatePreferences(mk.Preferences.To) != nil:
@@ -737,18 +752,8 @@ func ValidateMark(mk Mark) error {
 		case mk.Preferences.From.Equal(mk.Preferences.To):
 			return bad("a preferences mark that changes nothing")
 		}
-		newly := mk.Preferences.NewlyMuted()
-		seen := map[string]bool{}
-		for _, c := range mk.Preferences.Muted {
-			switch {
-			case ValidateCounter(c) != nil || !c.Muted || c.Partition != p:
-				return bad("a muted thread's counter that cannot be, or of another partition")
-			case !slices.Contains(newly, c.Thread):
-				return bad("a muted thread's counter of a thread the mark does not mute")
-			case seen[c.SK()]:
-				return bad("a muted thread's counter twice")
-			}
-			seen[c.SK()] = true
+		if mk.Muted != nil {
+			return mk.Muted.validate(p)
 		}
 		return nil
 	}

@@ -202,6 +202,32 @@ func mutedMap(cs []driver.Counter) *types.AttributeValueMemberM {
 	return m
 }
 
+// mutedMaps returns the maps of the muted threads r sets anew (nil for
+// none), by attribute name (see mutedAttr).
+func mutedMaps(r *driver.MutedReset) map[string]map[string]int64 {
+	if r == nil {
+		return nil
+	}
+	out := make(map[string]map[string]int64, len(r.Threads))
+	for _, t := range r.Threads {
+		out[mutedAttr(t)] = map[string]int64{}
+	}
+	for _, c := range r.Counters {
+		u, a := mutedKeys(c)
+		out[mutedAttr(c.Thread)][u], out[mutedAttr(c.Thread)][a] = c.Unread, c.Above
+	}
+	return out
+}
+
+// versionIs returns the condition that a partition's counter version
+// (on c#*) is v (none for 0).
+func versionIs(v int64) expression.ConditionBuilder {
+	if v == 0 {
+		return expression.Name(attrVersion).AttributeNotExists()
+	}
+	return expression.Name(attrVersion).Equal(expression.Value(v))
+}
+
 // mutedOf returns the muted threads' counters a user's c#* item av keeps
 // (those at zero left out), sorted by key. A map of the prefix that is
 // not one, or holds what is not a counter, is ErrInvalidInput.
@@ -941,25 +967,13 @@ func (s *Store) setPreferences(ctx context.Context, mk driver.Mark) error {
 	if from.Own {
 		cond = expression.Name(attrMuted).Equal(expression.Value(from.Encode()))
 	}
-	newly := mk.Preferences.NewlyMuted()
-	if len(newly) > 0 {
+	if mk.Versioned {
 		// The muted counters were counted at that version.
-		v := expression.Name(attrVersion).Equal(expression.Value(mk.Preferences.Version))
-		if mk.Preferences.Version == 0 {
-			v = expression.Name(attrVersion).AttributeNotExists()
-		}
-		cond = expression.And(cond, v)
+		cond = expression.And(cond, versionIs(mk.Version))
 	}
 	// The muted threads' counters: written for a thread muted anew,
 	// removed for one no longer muted.
-	w := counterWrite{bump: true, cond: &cond, muted: &to, mutedSet: map[string]map[string]int64{}}
-	for _, t := range newly {
-		w.mutedSet[mutedAttr(t)] = map[string]int64{}
-	}
-	for _, c := range mk.Preferences.Muted {
-		u, a := mutedKeys(c)
-		w.mutedSet[mutedAttr(c.Thread)][u], w.mutedSet[mutedAttr(c.Thread)][a] = c.Unread, c.Above
-	}
+	w := counterWrite{bump: true, cond: &cond, muted: &to, mutedSet: mutedMaps(mk.Muted)}
 	for _, t := range from.MutedThreads {
 		if !to.MutesThread(t) {
 			w.mutedRemove = append(w.mutedRemove, mutedAttr(t))
@@ -1132,12 +1146,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if !r.Reset && !r.Stamp {
 		return nil
 	}
-	var versionCond expression.ConditionBuilder
-	if r.Version == 0 {
-		versionCond = expression.Name(attrVersion).AttributeNotExists()
-	} else {
-		versionCond = expression.Name(attrVersion).Equal(expression.Value(r.Version))
-	}
+	versionCond := versionIs(r.Version)
 	conflict := func(map[string]types.AttributeValue) error {
 		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrConflict, p.PK(), r.Version)
 	}

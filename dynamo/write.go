@@ -312,9 +312,11 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //   - A preferences mark, alone, is an Update of the user's c#* that
 //     replaces its muted attribute (driver.Preferences.Encode: "" for her
 //     own that set nothing; removed when she has none of her own) on
-//     condition that it holds From's (else ErrStateChanged) and moves its
-//     version, with a Put of the user's preferences item (kind UP, see
-//     driver.PreferencesSK), for the stream.
+//     condition that it holds From's (and, with Versioned, that the
+//     version is Version; else ErrStateChanged), writes the maps of its
+//     driver.MutedReset whole, removes those of the threads no longer
+//     muted, and moves its version, with a Put of the user's preferences
+//     item (kind UP, see driver.PreferencesSK), for the stream.
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
@@ -360,10 +362,8 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		switch {
 		case mk.Fence:
 			c, fences[p] = seenIs(mk.Seen), mk.Seen
-		case mk.Versioned && mk.Version == 0:
-			w.seen, c = mk.Seen, expression.Name(attrVersion).AttributeNotExists()
 		case mk.Versioned:
-			w.seen, c = mk.Seen, expression.Name(attrVersion).Equal(expression.Value(mk.Version))
+			w.seen, c = mk.Seen, versionIs(mk.Version)
 		default:
 			w.seen = mk.Seen
 			totals[p] = w
@@ -372,14 +372,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		if r := mk.Muted; r != nil {
 			// The muted threads' maps written whole (see mutedAttr), on
 			// condition that each thread is muted.
-			w.mutedSet = map[string]map[string]int64{}
+			w.mutedSet = mutedMaps(r)
 			for _, t := range r.Threads {
-				w.mutedSet[mutedAttr(t)] = map[string]int64{}
 				c = expression.And(c, mutedCond(t, true))
-			}
-			for _, m := range r.Counters {
-				u, a := mutedKeys(m)
-				w.mutedSet[mutedAttr(m.Thread)][u], w.mutedSet[mutedAttr(m.Thread)][a] = m.Unread, m.Above
 			}
 		}
 		if w.cond != nil {

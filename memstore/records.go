@@ -193,8 +193,8 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 
 // setPreferences applies preferences mark mk, as Mark does, after its
 // validation: it replaces its partition's preferences if they are its
-// From (and, if they mute a thread anew, its version is the mark's),
-// writes the counters of the threads muted anew, drops those of the
+// From (and, if the mark is Versioned, its version is the mark's),
+// writes the counters of the threads muted anew (Mark.Muted), drops those of the
 // threads no longer muted, and changes the partition's version
 // (creating its total at zero). s.mu must be held.
 func (s *Store) setPreferences(mk driver.Mark) error {
@@ -204,8 +204,8 @@ func (s *Store) setPreferences(mk driver.Mark) error {
 	if !old.Equal(ch.From) {
 		return fmt.Errorf("%w: preferences of %s changed", driver.ErrStateChanged, p.PK())
 	}
-	if len(ch.NewlyMuted()) > 0 && s.versions[p] != ch.Version {
-		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), ch.Version)
+	if mk.Versioned && s.versions[p] != mk.Version {
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), mk.Version)
 	}
 	to := ch.To.Clone()
 	for sk, c := range s.counters[p] {
@@ -219,7 +219,9 @@ func (s *Store) setPreferences(mk driver.Mark) error {
 	} else {
 		s.prefs[p] = to
 	}
-	s.addDeltas(ch.Muted) // its threads are muted now: the counters are new
+	if mk.Muted != nil {
+		s.resetMuted(p, *mk.Muted) // its threads are muted now
+	}
 	s.addDeltas([]driver.Counter{{Partition: p}})
 	s.notePreferences(p, old, to)
 	return nil

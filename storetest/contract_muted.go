@@ -48,9 +48,15 @@ func (e *env) threadMessage(p driver.Partition, cat, t string) driver.Record {
 
 // markPrefs applies the preferences mark of user partition p from from to
 // to, with muted as the counters of the threads it mutes anew, read at
-// counter version version (driver.PreferencesChange).
+// counter version version (driver.PreferencesChange, Mark.Muted): the
+// mark is versioned, with its threads muted anew and muted, if it mutes
+// any thread anew or muted holds a counter.
 func (e *env) markPrefs(p driver.Partition, from, to driver.Preferences, version int64, muted ...driver.Counter) error {
-	mk := driver.Mark{Key: driver.Key{Partition: p}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{From: from, To: to, Muted: muted, Version: version}}
+	ch := &driver.PreferencesChange{From: from, To: to}
+	mk := driver.Mark{Key: driver.Key{Partition: p}, Now: e.clock.Now(), Preferences: ch}
+	if newly := ch.NewlyMuted(); len(newly) > 0 || len(muted) > 0 {
+		mk.Versioned, mk.Version, mk.Muted = true, version, &driver.MutedReset{Threads: newly, Counters: muted}
+	}
 	return e.store.Mark(e.ctx, []driver.Mark{mk}, nil)
 }
 
@@ -433,7 +439,8 @@ func testMutedThreadBadInput(e *env) {
 	} {
 		invalid("Mark(preferences) with "+c.what, e.markPrefs(annP, c.from, c.to, st.Version, c.muted...))
 	}
-	mk := driver.Mark{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{From: threadsMuted("chat"), To: threadsMuted("chat", "other"), Version: st.Version}}
+	mk := driver.Mark{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Preferences: &driver.PreferencesChange{From: threadsMuted("chat"), To: threadsMuted("chat", "other")},
+		Versioned: true, Version: st.Version, Muted: &driver.MutedReset{Threads: []string{"other"}}}
 	invalid("Mark(preferences) with muted deltas", e.store.Mark(e.ctx, []driver.Mark{mk}, other))
 
 	e.wantUnchanged("refused writes of muted counters", before)

@@ -750,15 +750,13 @@ func (s revKept) Query(ctx context.Context, q driver.Query) (driver.QueryResult,
 type muteVersionIgnored struct{ driver.Store }
 
 func (s muteVersionIgnored) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
-	if len(marks) == 1 && marks[0].Preferences != nil {
+	if len(marks) == 1 && marks[0].Preferences != nil && marks[0].Versioned {
 		st, err := s.Store.Stats(ctx, driver.StatsQuery{Partition: marks[0].Key.Partition, Keys: []driver.Counter{{}}})
 		if err != nil {
 			return err
 		}
-		ch := *marks[0].Preferences
-		ch.Version = st.Version
 		marks = []driver.Mark{marks[0]}
-		marks[0].Preferences = &ch
+		marks[0].Version = st.Version
 	}
 	return s.Store.Mark(ctx, marks, deltas)
 }
