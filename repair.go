@@ -292,7 +292,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		return errRepairAgain
 	}
 	// A muted thread's counters are kept only while it is muted.
-	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool { return c.Muted && !st.Preferences.MutesThread(c.Thread) })
+	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool { return !st.Preferences.Keeps(c) })
 	counters := driver.MergeCounters(deltas)
 	// A thread's Latest is its last activity, which the removal of its
 	// latest message does not lower: the recount keeps the stored one

@@ -128,10 +128,9 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) ([]driver.Counter, *driver.MutedReset) {
 	total := driver.Counter{Partition: p}
 	want := map[string]driver.Counter{total.SK(): total} // by key, with the Above wanted
-	muted := func(c driver.Counter) bool { return st.Preferences.Own && st.Preferences.MutesThread(c.Thread) }
 	add := func(r driver.Record) {
 		for _, d := range driver.AboveCounters(r) {
-			if d.Muted && !muted(d) {
+			if !st.Preferences.Keeps(d) {
 				continue // kept only while its thread is muted
 			}
 			c := want[d.SK()]
@@ -159,7 +158,7 @@ func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound str
 	// group's, and each muted thread's (with its Unread).
 	have := map[string]driver.Counter{}
 	for _, c := range st.Counters {
-		if c.Thread == "" || c.Muted && muted(c) {
+		if c.Thread == "" || c.Muted && st.Preferences.Keeps(c) {
 			have[c.SK()] = c
 			if _, ok := want[c.SK()]; !ok {
 				want[c.SK()] = driver.Counter{Partition: p, Category: c.Category, Group: c.Group, Thread: c.Thread, Muted: c.Muted}

@@ -180,7 +180,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		m, _ := q.tallies()
 		c = withMuted(c, m)
 	}
-	mutedUnread, _ := f.mutedThreads()
+	mutedUnread, mutedAbove := f.mutedThreads()
 	c = c.withMutedThreads(mutedUnread)
 	st := f.stats[0]
 	ib.seen.put(u.Partition(), st.Seen, st.Fence)
@@ -188,7 +188,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 		// No watermark: nothing was ever marked seen.
 		return c.withPreferences(nil, snoozed, st.Preferences), true, nil
 	}
-	n, ok, err := ib.unseenAbove(ctx, v, q)
+	n, ok, err := ib.unseenAbove(ctx, v, q, mutedAbove)
 	if err != nil || !ok {
 		return Counts{}, false, err
 	}
@@ -515,8 +515,9 @@ func (f *feed) legacyHidden() []driver.Record {
 }
 
 // unseenAbove returns f's unseen count: the unread messages of its feed
-// above its user's watermark. ok is false if its reads were not one view.
-func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (catSum, bool, error) {
+// above its user's watermark, less muted, those of the threads she muted
+// (see feed.mutedThreads). ok is false if its reads were not one view.
+func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed, muted catSum) (catSum, bool, error) {
 	st := f.stats[0]
 	seen := st.Seen
 	if st.Fence != seen {
@@ -525,7 +526,6 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed) (catSum, boo
 	}
 	n := catSum{}
 	// The threads u muted: out of Unseen.
-	_, muted := f.mutedThreads()
 	for k, m := range muted {
 		n[k] -= m
 	}

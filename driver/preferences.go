@@ -86,6 +86,12 @@ func (p Preferences) MutesThread(t string) bool {
 	return ok && t != ""
 }
 
+// Keeps reports whether a Store keeps counter c under preferences p (a
+// partition's own, as stored): every counter but a muted thread's
+// (Counter.Muted), which is kept only while p, the user's own, mutes its
+// thread.
+func (p Preferences) Keeps(c Counter) bool { return !c.Muted || p.Own && p.MutesThread(c.Thread) }
+
 // OptsOut reports whether p opts out of category c ("" never is).
 func (p Preferences) OptsOut(c string) bool {
 	_, ok := slices.BinarySearch(p.OptedOut, c)

@@ -1086,7 +1086,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			continue
 		}
 		if c.Muted {
-			if r.Preferences.Own && r.Preferences.MutesThread(c.Thread) {
+			if r.Preferences.Keeps(c) {
 				resetMuted[c.Thread] = append(resetMuted[c.Thread], c) // kept on c#* (see mutedAttr)
 			}
 			continue

@@ -179,7 +179,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return fmt.Errorf("%w: two counters %s", driver.ErrInvalidInput, k)
 		}
 		c.Rev = 0 // the Store's to give (revise), as the dynamo Store ignores it
-		if c.Muted && !(r.Preferences.Own && r.Preferences.MutesThread(c.Thread)) {
+		if !r.Preferences.Keeps(c) {
 			continue // kept only while its thread is muted
 		}
 		cs[k] = c

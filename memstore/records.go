@@ -209,7 +209,7 @@ func (s *Store) setPreferences(mk driver.Mark) error {
 	}
 	to := ch.To.Clone()
 	for sk, c := range s.counters[p] {
-		if c.Muted && !(to.Own && to.MutesThread(c.Thread)) {
+		if !to.Keeps(c) {
 			delete(s.counters[p], sk)
 			delete(s.plain[p], sk)
 		}

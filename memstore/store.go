@@ -355,7 +355,7 @@ func (s *Store) addDeltas(deltas []driver.Counter) { s.addCounts(deltas, true) }
 // leave them: the version is the library's). s.mu must be held.
 func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 	for _, d := range deltas {
-		if d.Muted && !s.mutes(d.Partition, d.Thread) {
+		if !s.prefs[d.Partition].Keeps(d) {
 			continue // a muted thread's counter, of a thread not muted
 		}
 		cs := s.counters[d.Partition]
