@@ -179,7 +179,8 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 
 // defaultPreferences returns the default preferences a config item av
 // holds (its prefs attribute, see driver.Preferences.Encode; none if
-// absent). Any other attribute type, or a string Encode does not write, is
+// absent). Any other attribute type, a string Encode does not write, or
+// defaults that mute a thread (driver.ValidateDefaultPreferences), is
 // driver.ErrInvalidInput (or driver.ErrInvalidKey).
 func defaultPreferences(av map[string]types.AttributeValue) (driver.Preferences, error) {
 	v, ok := av["prefs"]
@@ -190,7 +191,17 @@ func defaultPreferences(av map[string]types.AttributeValue) (driver.Preferences,
 	if !ok {
 		return driver.Preferences{}, fmt.Errorf("%w: prefs of type %T, not a string", driver.ErrInvalidInput, v)
 	}
-	return driver.DecodePreferences(s.Value)
+	prefs, err := driver.DecodePreferences(s.Value)
+	if err != nil {
+		return driver.Preferences{}, err
+	}
+	// Defaults never mute a thread (a thread is one user's): the Store
+	// writes none that do, and Counts keeps no muted counters for them,
+	// so List would mark muted what Counts counts unread.
+	if err := driver.ValidateDefaultPreferences(prefs); err != nil {
+		return driver.Preferences{}, err
+	}
+	return prefs, nil
 }
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing

@@ -17,7 +17,9 @@ import (
 // TestHostileDefaultPreferences: a config item's prefs attribute (the
 // default preferences of a tenant or an inbox) that another program
 // overwrote with what Encode does not write (a string out of its form, or
-// another type) makes Config, and the calls that apply the defaults, fail
+// another type), or with defaults that mute a thread, which no Store
+// writes (driver.ValidateDefaultPreferences), makes Config, and the calls
+// that apply the defaults, fail
 // with ErrInvalidInput (ErrInvalidKey for a key that cannot be); nothing
 // panics. Removed, the defaults are none again.
 func TestHostileDefaultPreferences(t *testing.T) {
@@ -61,6 +63,7 @@ func TestHostileDefaultPreferences(t *testing.T) {
 			{"a group after a category", &types.AttributeValueMemberS{Value: "?news#devs"}},
 			{"an empty key", &types.AttributeValueMemberS{Value: "#"}},
 			{"everyone's group", &types.AttributeValueMemberS{Value: driver.PublicGroup}},
+			{"a muted thread", &types.AttributeValueMemberS{Value: driver.MutedThreadToken("bob")}},
 			{"a number", &types.AttributeValueMemberN{Value: "5"}},
 			{"a boolean", &types.AttributeValueMemberBOOL{Value: true}},
 			{"a list", &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "devs"}}}},
