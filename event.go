@@ -365,6 +365,11 @@ func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, 
 	if t, i, u := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"); t != p.Tenant || i != p.Inbox || u != p.User {
 		return Partition{}, Preferences{}, fmt.Errorf("%w: preferences of %s name tenant %q, inbox %q, uid %q", ErrInvalidInput, p.PK(), t, i, u)
 	}
+	if v, ok := img["muted"]; ok && v.DataType() != events.DataTypeString {
+		// Another program's value: not preferences, as the Stores read
+		// c#*'s (a set holding an opt-out's token is none of them).
+		return Partition{}, Preferences{}, fmt.Errorf("%w: preferences of %s of type %v, not a string", ErrInvalidInput, p.PK(), v.DataType())
+	}
 	prefs, err := driver.DecodePreferences(str(img, "muted"))
 	if err != nil {
 		return Partition{}, Preferences{}, fmt.Errorf("preferences of %s: %w", p.PK(), err)

@@ -250,6 +250,7 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		"preferences of another user":   change("r7", "INSERT", nil, withAttr(prefsItem("ops"), "uid", s("bob"))),
 		"preferences unsorted":          change("r8", "INSERT", nil, prefsItem("ops#admins")),
 		"preferences muting everyone":   change("r9", "INSERT", nil, prefsItem(inbox.PublicGroup)),
+		"preferences not a string":      change("r11", "INSERT", nil, withAttr(prefsItem("ops"), "muted", events.NewStringSetAttribute([]string{"*promo*"}))),
 		"preferences of a group":        change("r10", "INSERT", nil, withAttr(withAttr(prefsItem("ops"), "pk", s(partitionOf("G:admins").PK())), "uid", s("admins"))),
 		"insert without new image":      change("r6", "INSERT", nil, nil),
 	} {
