@@ -71,6 +71,11 @@ func withAttr(img map[string]events.DynamoDBAttributeValue, name string, v event
 	return out
 }
 
+// withHeader returns a copy of message image img with header name set to v.
+func withHeader(img map[string]events.DynamoDBAttributeValue, name string, v events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+	return withAttr(img, "headers", m(withAttr(img["headers"].Map(), name, v)))
+}
+
 // seenItem is the image of ann's seen watermark item.
 func seenItem(w string) map[string]events.DynamoDBAttributeValue {
 	return map[string]events.DynamoDBAttributeValue{
@@ -253,6 +258,19 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		"preferences not a string":      change("r11", "INSERT", nil, withAttr(prefsItem("ops"), "muted", events.NewStringSetAttribute([]string{"*promo*"}))),
 		"preferences of a group":        change("r10", "INSERT", nil, withAttr(withAttr(prefsItem("ops"), "pk", s(partitionOf("G:admins").PK())), "uid", s("admins"))),
 		"insert without new image":      change("r6", "INSERT", nil, nil),
+		// Attributes of a type the Stores refuse to decode (another
+		// program's), which a reading as absent would make a receipt of
+		// a message, a message of no category, or of no audience.
+		"headers not a map":          change("r12", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), "headers", s("x"))),
+		"taxonomy not a map":         change("r13", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), "taxonomy", s("billing"))),
+		"category not a string":      change("r14", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": events.NewStringSetAttribute([]string{"billing"})}))),
+		"audiences not a map":        change("r15", "INSERT", nil, withHeader(messageImage("ann", "users", "billing", false), "audiences", s("users"))),
+		"audience kind not a string": change("r16", "INSERT", nil, withHeader(messageImage("ann", "users", "billing", false), "audiences", m(map[string]events.DynamoDBAttributeValue{"kind": events.NewListAttribute([]events.DynamoDBAttributeValue{s("users")})}))),
+		"sender not a string":        change("r17", "INSERT", nil, withHeader(messageImage("ann", "users", "billing", false), "sender", events.NewBooleanAttribute(true))),
+		"message not a map":          change("r18", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), "message", s("hi"))),
+		"uids not a list":            change("r19", "INSERT", nil, withAttr(flatImage("ann", "billing"), "audiences", m(map[string]events.DynamoDBAttributeValue{"kind": s("users"), "uids": s("ann")}))),
+		"flat audiences not a map":   change("r20", "INSERT", nil, withAttr(flatImage("ann", "billing"), "audiences", s("users"))),
+		"timed not a string":         change("r21", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), driver.TimedAttribute, events.NewStringSetAttribute([]string{"x"}))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := memstore.New()

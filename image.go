@@ -39,6 +39,9 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
 		}
 	}
+	if err := decodable(img); err != nil {
+		return driver.Record{}, err
+	}
 	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
 	headers := img
@@ -268,6 +271,84 @@ func keyOf(keys map[string]events.DynamoDBAttributeValue) (driver.Key, error) {
 		return driver.Key{}, err
 	}
 	return driver.Key{Partition: p, ID: id}, nil
+}
+
+// decodable reports ErrInvalidInput for item img, a kind UM item, if an
+// attribute the Stores decode holds a type they refuse (see typed): such
+// an item is no record of theirs, where reading the attribute as absent
+// would make a receipt of a message, or a message of no category, of no
+// audience or sender, with no title.
+func decodable(img map[string]events.DynamoDBAttributeValue) error {
+	for _, c := range []struct {
+		attr string
+		t    events.DynamoDBDataType
+	}{{"headers", events.DataTypeMap}, {"message", events.DataTypeMap}, {"taxonomy", events.DataTypeMap}, {driver.TimedAttribute, events.DataTypeString}} {
+		if err := typed(img, c.attr, c.t); err != nil {
+			return err
+		}
+	}
+	var headers map[string]events.DynamoDBAttributeValue // none: a receipt
+	if h, ok := member(img, "headers", events.DataTypeMap); ok {
+		headers = h.Map()
+	} else if _, flat := img["audiences"]; flat {
+		headers = img // seed 000's layout
+	}
+	for _, c := range []struct {
+		in   map[string]events.DynamoDBAttributeValue
+		attr string
+		t    events.DynamoDBDataType
+	}{
+		{headers, "id", events.DataTypeString}, {headers, "host_system_id", events.DataTypeString},
+		{headers, "sender", events.DataTypeString}, {headers, "audiences", events.DataTypeMap},
+	} {
+		if err := typed(c.in, c.attr, c.t); err != nil {
+			return err
+		}
+	}
+	if aud, ok := member(headers, "audiences", events.DataTypeMap); ok {
+		for _, attr := range []string{"kind", "label", "group"} {
+			if err := typed(aud.Map(), attr, events.DataTypeString); err != nil {
+				return err
+			}
+		}
+		if u, ok := aud.Map()["uids"]; ok {
+			switch u.DataType() {
+			case events.DataTypeList, events.DataTypeStringSet, events.DataTypeNull:
+			default:
+				return fmt.Errorf("%w: item's uids of type %v", ErrInvalidInput, u.DataType())
+			}
+		}
+	}
+	if b, ok := member(img, "message", events.DataTypeMap); ok {
+		for _, attr := range []string{"title", "cta_uri"} {
+			if err := typed(b.Map(), attr, events.DataTypeString); err != nil {
+				return err
+			}
+		}
+	}
+	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
+		return typed(tax.Map(), "category", events.DataTypeString)
+	}
+	return nil
+}
+
+// typed reports ErrInvalidInput for img[name] if it is present with a
+// type the Stores refuse to decode as one of type t (a map or a string):
+// they read NULL as absent, and a number as a string (its decimal).
+func typed(img map[string]events.DynamoDBAttributeValue, name string, t events.DynamoDBDataType) error {
+	v, ok := img[name]
+	if !ok {
+		return nil
+	}
+	switch v.DataType() {
+	case t, events.DataTypeNull:
+		return nil
+	case events.DataTypeNumber:
+		if t == events.DataTypeString {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: item's %s of type %v, not %v", ErrInvalidInput, name, v.DataType(), t)
 }
 
 // member returns img[name] if it has type t.
