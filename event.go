@@ -135,7 +135,7 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 	case driver.ChangeInsert, driver.ChangeModify:
 		if !strict {
 			if str(r.Change.NewImage, "kind") == "UM" {
-				if rec, err := imageRecord(r.Change.Keys, r.Change.NewImage); err == nil {
+				if rec, err := imageRecord(r.Change.Keys, r.Change.NewImage); err == nil && decodable(r.Change.NewImage) == nil {
 					c.New = &rec
 				}
 			}
@@ -179,6 +179,9 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 			continue
 		}
 		rec, err := imageRecord(r.Change.Keys, img.from)
+		if err == nil && img.to == &c.New {
+			err = decodable(img.from)
+		}
 		if err != nil {
 			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 		}

@@ -291,6 +291,19 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 	}
 }
 
+// TestStreamHandlerRemovesUndecodable: the removal of another program's
+// item whose attributes hold a type the Stores refuse (which an INSERT or
+// MODIFY fails, above) is accounted as its image reads, with events on or
+// off: it does not fail, so it holds up no shard of the stream.
+func TestStreamHandlerRemovesUndecodable(t *testing.T) {
+	rec := change("r30", "REMOVE", withAttr(messageImage("ann", "users", "billing", false), "taxonomy", s("billing")), nil)
+	for _, opts := range [][]inbox.Option{nil, {inbox.WithEvents((&eventLog{}).handle)}} {
+		if failed := handle(t, inbox.New(memstore.New(), opts...), rec); len(failed) != 0 {
+			t.Errorf("events %v: failures %v, want none", opts != nil, failed)
+		}
+	}
+}
+
 // TestStreamHandlerEventFailure: an EventHandler error fails only its
 // record; the record's accounting is applied once, and its event comes
 // again, with the same ID, when the record is redelivered.

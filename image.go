@@ -39,9 +39,6 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 			return driver.Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
 		}
 	}
-	if err := decodable(img); err != nil {
-		return driver.Record{}, err
-	}
 	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
 	headers := img
@@ -277,7 +274,11 @@ func keyOf(keys map[string]events.DynamoDBAttributeValue) (driver.Key, error) {
 // attribute the Stores decode holds a type they refuse (see typed): such
 // an item is no record of theirs, where reading the attribute as absent
 // would make a receipt of a message, or a message of no category, of no
-// audience or sender, with no title.
+// audience or sender, with no title. changeOf asks it of new images only
+// (what events are made of and adoption adopts): a REMOVE's old image is
+// accounted as imageRecord reads it, so that another program's item the
+// Stores cannot read still counts out of c#* when it goes, and does not
+// fail the stream's record.
 func decodable(img map[string]events.DynamoDBAttributeValue) error {
 	for _, c := range []struct {
 		attr string
