@@ -135,7 +135,7 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 	case driver.ChangeInsert, driver.ChangeModify:
 		if !strict {
 			if str(r.Change.NewImage, "kind") == "UM" {
-				if rec, err := imageRecord(r.Change.Keys, r.Change.NewImage); err == nil && decodable(r.Change.NewImage) == nil {
+				if rec, err := newImageRecord(r.Change.Keys, r.Change.NewImage); err == nil {
 					c.New = &rec
 				}
 			}
@@ -174,14 +174,12 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 	for _, img := range []struct {
 		from map[string]events.DynamoDBAttributeValue
 		to   **driver.Record
-	}{{r.Change.OldImage, &c.Old}, {r.Change.NewImage, &c.New}} {
+		read func(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error)
+	}{{r.Change.OldImage, &c.Old, imageRecord}, {r.Change.NewImage, &c.New, newImageRecord}} {
 		if str(img.from, "kind") != "UM" {
 			continue
 		}
-		rec, err := imageRecord(r.Change.Keys, img.from)
-		if err == nil && img.to == &c.New {
-			err = decodable(img.from)
-		}
+		rec, err := img.read(r.Change.Keys, img.from)
 		if err != nil {
 			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 		}

@@ -270,13 +270,22 @@ func keyOf(keys map[string]events.DynamoDBAttributeValue) (driver.Key, error) {
 	return driver.Key{Partition: p, ID: id}, nil
 }
 
+// newImageRecord is imageRecord for a new image (an INSERT's or a
+// MODIFY's: what events are made of and adoption adopts), which must also
+// be decodable.
+func newImageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
+	if err := decodable(img); err != nil {
+		return driver.Record{}, err
+	}
+	return imageRecord(keys, img)
+}
+
 // decodable reports ErrInvalidInput for item img, a kind UM item, if an
 // attribute the Stores decode holds a type they refuse (see typed): such
 // an item is no record of theirs, where reading the attribute as absent
 // would make a receipt of a message, or a message of no category, of no
-// audience or sender, with no title. changeOf asks it of new images only
-// (what events are made of and adoption adopts): a REMOVE's old image is
-// accounted as imageRecord reads it, so that another program's item the
+// audience or sender, with no title. It is asked of new images only
+// (newImageRecord): a REMOVE's old image is accounted as imageRecord reads it, so that another program's item the
 // Stores cannot read still counts out of c#* when it goes, and does not
 // fail the stream's record.
 func decodable(img map[string]events.DynamoDBAttributeValue) error {

@@ -69,7 +69,9 @@ import (
 // than being dropped, so that it reaches the mapping's on-failure
 // destination: that includes a REMOVE without an old image (a stream
 // configured KEYS_ONLY or NEW_IMAGE cannot be accounted) and, with events
-// on, an INSERT or MODIFY without the images events need.
+// on, an INSERT or MODIFY without the images events need, or whose new
+// image holds an attribute of a type the Stores refuse to decode (another
+// program's item; its removal is still accounted as its image reads).
 func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (_ events.DynamoDBEventResponse, err error) {
 	reads := driver.BatchRequests(ctx)
 	defer ib.observe(&ctx, "StreamHandler", Scope{}, "").batch(len(ev.Records), newestRecord(ev), reads).end(&err)
