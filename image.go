@@ -285,9 +285,9 @@ func newImageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.
 // an item is no record of theirs, where reading the attribute as absent
 // would make a receipt of a message, or a message of no category, of no
 // audience or sender, with no title. It is asked of new images only
-// (newImageRecord): a REMOVE's old image is accounted as imageRecord reads it, so that another program's item the
-// Stores cannot read still counts out of c#* when it goes, and does not
-// fail the stream's record.
+// (newImageRecord): a REMOVE's old image is accounted as imageRecord
+// reads it, so that another program's item the Stores cannot read still
+// counts out of c#* when it goes, and does not fail the stream's record.
 func decodable(img map[string]events.DynamoDBAttributeValue) error {
 	for _, c := range []struct {
 		attr string
