@@ -291,6 +291,22 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 	}
 }
 
+// TestStreamHandlerNumbersAsStrings: a string attribute that holds a
+// number (another program's item) reads as its decimal, as the Stores
+// decode it, so that an event shows the message List shows.
+func TestStreamHandlerNumbersAsStrings(t *testing.T) {
+	img := withAttr(messageImage("ann", "users", "billing", false), "message", m(map[string]events.DynamoDBAttributeValue{"title": n("12.50"), "body": s("b")}))
+	img = withHeader(img, "sender", n("42"))
+	img = withAttr(img, "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": n("7")}))
+	failed, evs := handledAlone(t, change("n1", "INSERT", nil, img))
+	if len(failed) != 0 || len(evs) != 1 {
+		t.Fatalf("failures %v, events %v; want one event", failed, evs)
+	}
+	if got := evs[0].Message; got.Title != "12.50" || got.Sender != "42" || got.Category != "7" {
+		t.Errorf("event's message has title %q, sender %q, category %q; want 12.50, 42 and 7", got.Title, got.Sender, got.Category)
+	}
+}
+
 // TestStreamHandlerRemovesUndecodable: the removal of another program's
 // item whose attributes hold a type the Stores refuse (which an INSERT or
 // MODIFY fails, above) is accounted as its image reads, with events on or

@@ -29,6 +29,24 @@ import (
 // ErrInvalidInput: a writer confined to one tenant's keys cannot steer the
 // accounting, or an event, to another tenant.
 func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
+	return readImage(keys, img, &imageAttrs{})
+}
+
+// newImageRecord is imageRecord for a new image (an INSERT's or a
+// MODIFY's: what events are made of and adoption adopts), which must
+// also be decodable: an attribute the Stores decode that holds a type
+// they refuse is ErrInvalidInput (see imageAttrs). Such an item is no
+// record of theirs, where reading the attribute as absent would make a
+// receipt of a message, or a message of no category, of no audience or
+// sender, with no title. A REMOVE's old image is read as imageRecord
+// reads it, so that another program's item the Stores cannot read still
+// counts out of c#* when it goes, and does not fail the stream's record.
+func newImageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
+	return readImage(keys, img, &imageAttrs{strict: true})
+}
+
+// readImage is imageRecord, reading the attributes with a.
+func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs) (driver.Record, error) {
 	key, err := keyOf(keys)
 	if err != nil {
 		return driver.Record{}, err
@@ -41,39 +59,32 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 	}
 	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
-	headers := img
-	audv, isMsg := member(img, "audiences", events.DataTypeMap)
-	if h, ok := member(img, "headers", events.DataTypeMap); ok {
-		headers = h.Map()
-		audv, _ = member(headers, "audiences", events.DataTypeMap)
-		isMsg = true
+	// The headers: nested (seed 001), or at the top level with the
+	// audiences (seed 000); neither is a receipt.
+	headers, isMsg := a.mapOf(img, "headers")
+	if !isMsg {
+		headers = img
 	}
-	var aud map[string]events.DynamoDBAttributeValue // nil if missing: no kind
-	if audv.DataType() == events.DataTypeMap {
-		aud = audv.Map()
-	}
+	aud, hasAud := a.mapOf(headers, "audiences") // nil if missing: no kind
+	isMsg = isMsg || hasAud
 	rec.Receipt = !isMsg
 	if isMsg {
-		m.Audience = driver.Audience{Kind: AudienceKind(str(aud, "kind")), Label: str(aud, "label"), Group: str(aud, "group")}
-		if uids, ok := member(aud, "uids", events.DataTypeList); ok {
-			for _, u := range uids.List() {
-				if u.DataType() == events.DataTypeString {
-					m.Audience.UIDs = append(m.Audience.UIDs, u.String())
-				}
+		a.str(headers, "id") // the key's ID counts, but the Stores decode it
+		m.Audience = driver.Audience{Kind: AudienceKind(a.str(aud, "kind")), Label: a.str(aud, "label"), Group: a.str(aud, "group")}
+		m.Audience.UIDs = a.strs(aud, "uids")
+		m.HostSystemID, m.Sender = a.str(headers, "host_system_id"), a.str(headers, "sender")
+		m.ReceivedAt, m.DeliveredAt = timeAttr(headers, "received"), timeAttr(headers, "delivered")
+		if body, ok := a.mapOf(img, "message"); ok {
+			m.Title, m.CTAURI = a.str(body, "title"), a.str(body, "cta_uri")
+			if b, ok := body["body"]; ok {
+				m.Body = bodyValue(b)
 			}
-		} else if uids, ok := member(aud, "uids", events.DataTypeStringSet); ok {
-			m.Audience.UIDs = uids.StringSet()
+		}
+		if a.err != nil {
+			return driver.Record{}, a.err
 		}
 		if err := audienceFits(m.Audience, p); err != nil {
 			return driver.Record{}, fmt.Errorf("item: %w", err)
-		}
-		m.HostSystemID, m.Sender = str(headers, "host_system_id"), str(headers, "sender")
-		m.ReceivedAt, m.DeliveredAt = timeAttr(headers, "received"), timeAttr(headers, "delivered")
-		if body, ok := member(img, "message", events.DataTypeMap); ok {
-			m.Title, m.CTAURI = str(body.Map(), "title"), str(body.Map(), "cta_uri")
-			if b, ok := body.Map()["body"]; ok {
-				m.Body = bodyValue(b)
-			}
 		}
 	} else if g, ok := img["group"]; ok {
 		if g.DataType() != events.DataTypeString || p.IsShared() || driver.ValidateKey("group", g.String()) != nil {
@@ -81,11 +92,15 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		}
 		m.Audience.Group = g.String()
 	}
-	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
-		m.Category = str(tax.Map(), "category")
-		if err := driver.ValidateCategory(m.Category); err != nil {
-			return driver.Record{}, fmt.Errorf("item: %w", err)
-		}
+	timed := a.str(img, driver.TimedAttribute)
+	if tax, ok := a.mapOf(img, "taxonomy"); ok {
+		m.Category = a.str(tax, "category")
+	}
+	if a.err != nil {
+		return driver.Record{}, a.err
+	}
+	if err := driver.ValidateCategory(m.Category); err != nil {
+		return driver.Record{}, fmt.Errorf("item: %w", err)
 	}
 	if t, ok := img["thread"]; ok {
 		if t.DataType() != events.DataTypeString || driver.ValidateThread(t.String()) != nil {
@@ -145,9 +160,9 @@ func imageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Rec
 		// The timed entry it notes: a key of its own entry, or none. A
 		// snoozeduntil or deliverat that holds no time, or none at all,
 		// reads as that entry's time, as the Stores read it.
-		if v, ok := member(img, driver.TimedAttribute, events.DataTypeString); ok {
-			if at, e, pending, err := driver.ParseTimedKey(v.String(), m.ExpiresAt); err == nil && e == rec.Entry {
-				rec.Timed = v.String()
+		if timed != "" {
+			if at, e, pending, err := driver.ParseTimedKey(timed, m.ExpiresAt); err == nil && e == rec.Entry {
+				rec.Timed = timed
 				switch {
 				case pending && isMsg && m.DeliverAt.IsZero():
 					m.DeliverAt = at
@@ -270,97 +285,6 @@ func keyOf(keys map[string]events.DynamoDBAttributeValue) (driver.Key, error) {
 	return driver.Key{Partition: p, ID: id}, nil
 }
 
-// newImageRecord is imageRecord for a new image (an INSERT's or a
-// MODIFY's: what events are made of and adoption adopts), which must also
-// be decodable.
-func newImageRecord(keys, img map[string]events.DynamoDBAttributeValue) (driver.Record, error) {
-	if err := decodable(img); err != nil {
-		return driver.Record{}, err
-	}
-	return imageRecord(keys, img)
-}
-
-// decodable reports ErrInvalidInput for item img, a kind UM item, if an
-// attribute the Stores decode holds a type they refuse (see typed): such
-// an item is no record of theirs, where reading the attribute as absent
-// would make a receipt of a message, or a message of no category, of no
-// audience or sender, with no title. It is asked of new images only
-// (newImageRecord): a REMOVE's old image is accounted as imageRecord
-// reads it, so that another program's item the Stores cannot read still
-// counts out of c#* when it goes, and does not fail the stream's record.
-func decodable(img map[string]events.DynamoDBAttributeValue) error {
-	for _, c := range []struct {
-		attr string
-		t    events.DynamoDBDataType
-	}{{"headers", events.DataTypeMap}, {"message", events.DataTypeMap}, {"taxonomy", events.DataTypeMap}, {driver.TimedAttribute, events.DataTypeString}} {
-		if err := typed(img, c.attr, c.t); err != nil {
-			return err
-		}
-	}
-	var headers map[string]events.DynamoDBAttributeValue // none: a receipt
-	if h, ok := member(img, "headers", events.DataTypeMap); ok {
-		headers = h.Map()
-	} else if _, flat := img["audiences"]; flat {
-		headers = img // seed 000's layout
-	}
-	for _, c := range []struct {
-		in   map[string]events.DynamoDBAttributeValue
-		attr string
-		t    events.DynamoDBDataType
-	}{
-		{headers, "id", events.DataTypeString}, {headers, "host_system_id", events.DataTypeString},
-		{headers, "sender", events.DataTypeString}, {headers, "audiences", events.DataTypeMap},
-	} {
-		if err := typed(c.in, c.attr, c.t); err != nil {
-			return err
-		}
-	}
-	if aud, ok := member(headers, "audiences", events.DataTypeMap); ok {
-		for _, attr := range []string{"kind", "label", "group"} {
-			if err := typed(aud.Map(), attr, events.DataTypeString); err != nil {
-				return err
-			}
-		}
-		if u, ok := aud.Map()["uids"]; ok {
-			switch u.DataType() {
-			case events.DataTypeList, events.DataTypeStringSet, events.DataTypeNull:
-			default:
-				return fmt.Errorf("%w: item's uids of type %v", ErrInvalidInput, u.DataType())
-			}
-		}
-	}
-	if b, ok := member(img, "message", events.DataTypeMap); ok {
-		for _, attr := range []string{"title", "cta_uri"} {
-			if err := typed(b.Map(), attr, events.DataTypeString); err != nil {
-				return err
-			}
-		}
-	}
-	if tax, ok := member(img, "taxonomy", events.DataTypeMap); ok {
-		return typed(tax.Map(), "category", events.DataTypeString)
-	}
-	return nil
-}
-
-// typed reports ErrInvalidInput for img[name] if it is present with a
-// type the Stores refuse to decode as one of type t (a map or a string):
-// they read NULL as absent, and a number as a string (its decimal).
-func typed(img map[string]events.DynamoDBAttributeValue, name string, t events.DynamoDBDataType) error {
-	v, ok := img[name]
-	if !ok {
-		return nil
-	}
-	switch v.DataType() {
-	case t, events.DataTypeNull:
-		return nil
-	case events.DataTypeNumber:
-		if t == events.DataTypeString {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: item's %s of type %v, not %v", ErrInvalidInput, name, v.DataType(), t)
-}
-
 // member returns img[name] if it has type t.
 func member(img map[string]events.DynamoDBAttributeValue, name string, t events.DynamoDBDataType) (events.DynamoDBAttributeValue, bool) {
 	v, ok := img[name]
@@ -370,11 +294,73 @@ func member(img map[string]events.DynamoDBAttributeValue, name string, t events.
 	return v, true
 }
 
-// str returns img[name] if it is a string, else "".
+// str returns img[name] as a string (see imageAttrs), else "".
 func str(img map[string]events.DynamoDBAttributeValue, name string) string {
-	v, ok := member(img, name, events.DataTypeString)
+	return (&imageAttrs{}).str(img, name)
+}
+
+// imageAttrs reads the attributes of a stream image as the Stores decode
+// them: NULL as absent, and a number where a string is expected as the
+// number's decimal. An attribute of a type the Stores refuse reads as
+// absent and, if strict is set, is ErrInvalidInput: err keeps the first
+// such. The zero imageAttrs is lenient.
+type imageAttrs struct {
+	strict bool
+	err    error
+}
+
+// get returns img[name] if it is present with type t (or, for a string,
+// a number), and notes any other type but NULL.
+func (a *imageAttrs) get(img map[string]events.DynamoDBAttributeValue, name string, t events.DynamoDBDataType) (events.DynamoDBAttributeValue, bool) {
+	v, ok := img[name]
 	if !ok {
+		return events.DynamoDBAttributeValue{}, false
+	}
+	switch dt := v.DataType(); {
+	case dt == t, t == events.DataTypeString && dt == events.DataTypeNumber:
+		return v, true
+	case dt != events.DataTypeNull && a.strict && a.err == nil:
+		a.err = fmt.Errorf("%w: item's %s of type %v, not %v", ErrInvalidInput, name, dt, t)
+	}
+	return events.DynamoDBAttributeValue{}, false
+}
+
+// str returns img[name] as a string, "" if it is none.
+func (a *imageAttrs) str(img map[string]events.DynamoDBAttributeValue, name string) string {
+	v, ok := a.get(img, name, events.DataTypeString)
+	switch {
+	case !ok:
 		return ""
+	case v.DataType() == events.DataTypeNumber:
+		return v.Number()
 	}
 	return v.String()
+}
+
+// mapOf returns img[name] if it is a map.
+func (a *imageAttrs) mapOf(img map[string]events.DynamoDBAttributeValue, name string) (map[string]events.DynamoDBAttributeValue, bool) {
+	v, ok := a.get(img, name, events.DataTypeMap)
+	if !ok {
+		return nil, false
+	}
+	return v.Map(), true
+}
+
+// strs returns the strings of img[name]: a string set's, or a list's
+// (whose other elements are left out).
+func (a *imageAttrs) strs(img map[string]events.DynamoDBAttributeValue, name string) []string {
+	if v, ok := img[name]; ok && v.DataType() == events.DataTypeStringSet {
+		return v.StringSet()
+	}
+	v, ok := a.get(img, name, events.DataTypeList)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, u := range v.List() {
+		if u.DataType() == events.DataTypeString {
+			out = append(out, u.String())
+		}
+	}
+	return out
 }

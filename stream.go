@@ -71,7 +71,9 @@ import (
 // configured KEYS_ONLY or NEW_IMAGE cannot be accounted) and, with events
 // on, an INSERT or MODIFY without the images events need, or whose new
 // image holds an attribute of a type the Stores refuse to decode (another
-// program's item; its removal is still accounted as its image reads).
+// program's item; its removal is still accounted as its image reads). A
+// string attribute that holds a number reads as its decimal, as the
+// Stores read it.
 func (ib *Inbox) StreamHandler(ctx context.Context, ev events.DynamoDBEvent) (_ events.DynamoDBEventResponse, err error) {
 	reads := driver.BatchRequests(ctx)
 	defer ib.observe(&ctx, "StreamHandler", Scope{}, "").batch(len(ev.Records), newestRecord(ev), reads).end(&err)

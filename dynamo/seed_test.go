@@ -138,3 +138,50 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 		t.Errorf("ann's stats after the removals (-want +got):\n%s", diff)
 	}
 }
+
+// TestNumbersAsStrings: another program's message whose title, sender and
+// category hold numbers reads as their decimals, in List and in the
+// stream's event alike.
+func TestNumbersAsStrings(t *testing.T) {
+	ctx := context.Background()
+	raw := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, raw)
+	var got []inbox.Event
+	ib := inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
+		got = append(got, e)
+		return nil
+	}))
+	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
+	id := ulid.Make().String()
+	item := map[string]types.AttributeValue{
+		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + id), "kind": s("UM"),
+		"headers": m(map[string]types.AttributeValue{
+			"id": s(id), "sender": n("42"),
+			"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s(""), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("ann")}}}),
+		}),
+		"message":   m(map[string]types.AttributeValue{"title": n("12.50"), "body": s("b")}),
+		"taxonomy":  m(map[string]types.AttributeValue{"category": n("7")}),
+		"expiredat": n(itoa(time.Now().Add(time.Hour).Unix())), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}
+	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := ib.Get(ctx, ann, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), ib.StreamHandler)
+	if len(got) != 1 {
+		t.Fatalf("events %v, want one", got)
+	}
+	for _, msg := range []inbox.Message{listed, got[0].Message} {
+		if msg.Title != "12.50" || msg.Sender != "42" || msg.Category != "7" {
+			t.Errorf("message has title %q, sender %q, category %q; want 12.50, 42 and 7", msg.Title, msg.Sender, msg.Category)
+		}
+	}
+}
