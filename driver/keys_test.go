@@ -248,6 +248,8 @@ func FuzzParseSortKeys(f *testing.F) {
 		LedgerSK(time.Unix(1700000000, 0), "01ARZ3NDEKTSV4RRFFQ69G5FAV", "abc"), "e#99999999999#01ARZ3NDEKTSV4RRFFQ69G5FAV#x", "e#0000000001#01ARZ3NDEKTSV4RRFFQ69G5FAV#x-y",
 		CounterSK("", ""), CounterSK("news", "team"), ThreadCounterSK("chat", PublicGroup), "c#", "c#*#", "c#news#", "b#", "b#chat#",
 		DayBucketSK(time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)), HourBucketSK(time.Date(2026, 11, 27, 13, 0, 0, 0, time.UTC)), "cd#20261331", "k#2026112724",
+		ScheduledKey("01ARZ3NDEKTSV4RRFFQ69G5FAV", Partition{User: "ann"}), ScheduledKey("01ARZ3NDEKTSV4RRFFQ69G5FAV", Partition{Group: PublicGroup}),
+		"01ARZ3NDEKTSV4RRFFQ69G5FAV##", "01ARZ3NDEKTSV4RRFFQ69G5FAV###team", "01ARZ3NDEKTSV4RRFFQ69G5FAV#ann#bob",
 	} {
 		f.Add(sk)
 	}
@@ -278,5 +280,7 @@ func FuzzParseSortKeys(f *testing.F) {
 		check("ParseDayBucketSK", err, DayBucketSK(day))
 		hour, err := ParseHourBucketSK(sk)
 		check("ParseHourBucketSK", err, HourBucketSK(hour))
+		id, p, err := ParseScheduledKey(sk)
+		check("ParseScheduledKey", err, ScheduledKey(id, p))
 	})
 }
