@@ -307,6 +307,19 @@ func TestStreamHandlerNumbersAsStrings(t *testing.T) {
 	}
 }
 
+// TestStreamHandlerFlatNullAudiences: a message in seed 000's layout
+// whose audiences are NULL is a message of no audience, as the Stores
+// read it (any audiences attribute makes the layout), not a receipt.
+func TestStreamHandlerFlatNullAudiences(t *testing.T) {
+	failed, evs := handledAlone(t, change("n2", "INSERT", nil, withAttr(flatImage("ann", "billing"), "audiences", events.NewNullAttribute())))
+	if len(failed) != 0 || len(evs) != 1 {
+		t.Fatalf("failures %v, events %v; want one event", failed, evs)
+	}
+	if e := evs[0]; e.Kind != inbox.EventCreated || e.Message.Title != "hi" || e.Message.Sender != "ops" {
+		t.Errorf("event %s of a message titled %q from %q; want created, hi, ops", e.Kind, e.Message.Title, e.Message.Sender)
+	}
+}
+
 // TestStreamHandlerRemovesUndecodable: the removal of another program's
 // item whose attributes hold a type the Stores refuse (which an INSERT or
 // MODIFY fails, above) is accounted as its image reads, with events on or

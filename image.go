@@ -60,13 +60,14 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
 	// The headers: nested (seed 001), or at the top level with the
-	// audiences (seed 000); neither is a receipt.
+	// audiences (seed 000; any audiences attribute, NULL too, makes it
+	// so for the Stores); neither is a receipt.
 	headers, isMsg := a.mapOf(img, "headers")
 	if !isMsg {
 		headers = img
+		_, isMsg = img["audiences"]
 	}
-	aud, hasAud := a.mapOf(headers, "audiences") // nil if missing: no kind
-	isMsg = isMsg || hasAud
+	aud, _ := a.mapOf(headers, "audiences") // nil if missing: no kind
 	rec.Receipt = !isMsg
 	if isMsg {
 		a.str(headers, "id") // the key's ID counts, but the Stores decode it

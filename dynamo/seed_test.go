@@ -139,16 +139,18 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 	}
 }
 
-// TestNumbersAsStrings: another program's message whose title, sender and
-// category hold numbers reads as their decimals, in List and in the
-// stream's event alike.
-func TestNumbersAsStrings(t *testing.T) {
+// TestItemsReadAsTheStoreReads: another program's items that the stream
+// handler could read otherwise are read alike in Get and in the stream's
+// events: a title, sender and category holding numbers read as their
+// decimals; seed 000's layout with NULL audiences is a message of no
+// audience.
+func TestItemsReadAsTheStoreReads(t *testing.T) {
 	ctx := context.Background()
 	raw := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, raw)
-	var got []inbox.Event
+	got := map[string]inbox.Event{}
 	ib := inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
-		got = append(got, e)
+		got[e.Message.ID] = e
 		return nil
 	}))
 	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
@@ -157,31 +159,43 @@ func TestNumbersAsStrings(t *testing.T) {
 	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
 		return &types.AttributeValueMemberM{Value: kv}
 	}
-	id := ulid.Make().String()
-	item := map[string]types.AttributeValue{
-		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + id), "kind": s("UM"),
+	exp := n(itoa(time.Now().Add(time.Hour).Unix()))
+	numbers, flat := ulid.Make().String(), ulid.Make().String()
+	want := map[string][3]string{numbers: {"12.50", "42", "7"}, flat: {"flat", "legacy", "ops"}}
+	for _, item := range []map[string]types.AttributeValue{{
+		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + numbers), "kind": s("UM"),
 		"headers": m(map[string]types.AttributeValue{
-			"id": s(id), "sender": n("42"),
+			"id": s(numbers), "sender": n("42"),
 			"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s(""), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("ann")}}}),
 		}),
 		"message":   m(map[string]types.AttributeValue{"title": n("12.50"), "body": s("b")}),
 		"taxonomy":  m(map[string]types.AttributeValue{"category": n("7")}),
-		"expiredat": n(itoa(time.Now().Add(time.Hour).Unix())), "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
-	}
-	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
-		t.Fatal(err)
-	}
-	listed, err := ib.Get(ctx, ann, id)
-	if err != nil {
-		t.Fatal(err)
+		"expiredat": exp, "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}, {
+		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + flat), "kind": s("UM"),
+		"id": s(flat), "sender": s("legacy"), "audiences": &types.AttributeValueMemberNULL{Value: true},
+		"message":   m(map[string]types.AttributeValue{"title": s("flat"), "body": s("b")}),
+		"taxonomy":  m(map[string]types.AttributeValue{"category": s("ops")}),
+		"expiredat": exp, "tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}} {
+		if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), ib.StreamHandler)
-	if len(got) != 1 {
-		t.Fatalf("events %v, want one", got)
-	}
-	for _, msg := range []inbox.Message{listed, got[0].Message} {
-		if msg.Title != "12.50" || msg.Sender != "42" || msg.Category != "7" {
-			t.Errorf("message has title %q, sender %q, category %q; want 12.50, 42 and 7", msg.Title, msg.Sender, msg.Category)
+	for id, w := range want {
+		listed, err := ib.Get(ctx, ann, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, ok := got[id]
+		if !ok || e.Kind != inbox.EventCreated {
+			t.Errorf("%s: event %+v, want created", w[0], e)
+		}
+		for _, msg := range []inbox.Message{listed, e.Message} {
+			if msg.Title != w[0] || msg.Sender != w[1] || msg.Category != w[2] {
+				t.Errorf("message has title %q, sender %q, category %q; want %q", msg.Title, msg.Sender, msg.Category, w)
+			}
 		}
 	}
 }
