@@ -132,7 +132,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	var made []types.TransactWriteItem
 	var madeMeanings []onFail
 	for _, mk := range receipts {
-		receipt, err := s.markRecord(mk) // a Put on condition that no item is there
+		// A Put on condition that no item is there: not Mark's, which
+		// also takes a receipt without marks (the seeds' unread one) for
+		// a receipt with From zero, and would adopt it.
+		item, err := s.receiptItem(mk)
+		if err != nil {
+			return err
+		}
+		putReceipt, err := s.conditionalPut(item, s.notExists())
 		if err != nil {
 			return err
 		}
@@ -147,7 +154,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		there := func(map[string]types.AttributeValue) error {
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrExists, mk.Key.ID, mk.Key.Partition.PK())
 		}
-		made = append(made, receipt, types.TransactWriteItem{Put: putEntry})
+		made = append(made, types.TransactWriteItem{Put: putReceipt}, types.TransactWriteItem{Put: putEntry})
 		madeMeanings = append(madeMeanings, there, there)
 	}
 	p := rec.Partition

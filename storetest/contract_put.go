@@ -17,6 +17,7 @@ func contractTests() []suiteTest {
 		{"PutMessageExists", testPutMessageExists},
 		{"PutMessageReceipts", testPutMessageReceipts},
 		{"PutMessageReceiptsBadInput", testPutMessageReceiptsBadInput},
+		{"PutMessageReceiptsForeign", testPutMessageReceiptsForeign},
 		{"GetRecords", testGetRecords},
 		{"GetRecordsExpired", testGetRecordsExpired},
 		{"QueryOrder", testQueryOrder},
@@ -245,6 +246,39 @@ func testPutMessageReceipts(e *env) {
 	}
 	e.wantRecords("ann's receipt after it was read back", nil, e.get(ann.Key))
 	e.checkInvariant()
+}
+
+// testPutMessageReceiptsForeign: a receipt to put at a key where another
+// program's receipt stands, one without marks (the seeds' unread receipt,
+// readat NULL) or read, fails the put with ErrExists, and nothing is
+// written: PutMessage creates receipts, it adopts none.
+func testPutMessageReceiptsForeign(e *env) {
+	w := e.foreignWriter()
+	annP, bobP := e.part("ann"), e.part("bob")
+	group := groupOf(e.scope, "admins")
+	e.used[group] = true
+	now := e.clock.Now()
+	g := e.message(group, "chat", 3*time.Hour)
+	g.Message.Thread = "team"
+	for _, c := range []struct {
+		name string
+		p    driver.Partition
+		read time.Time
+	}{{"without marks", annP, time.Time{}}, {"read", bobP, now}} {
+		foreign := driver.Record{Partition: c.p, Receipt: true, Message: driver.Message{ID: g.Message.ID, Category: g.Message.Category, ReadAt: c.read, ExpiresAt: g.Message.ExpiresAt, Audience: driver.Audience{Group: "admins"}}}
+		var deltas []driver.Counter
+		if !c.read.IsZero() {
+			deltas = delta(c.p, "", 0, 1) // as the seeds count a read
+		}
+		if err := w.PutForeign(e.ctx, foreign, deltas); err != nil {
+			e.t.Fatalf("PutForeign(a receipt %s): %v", c.name, err)
+		}
+		before := e.snapshot()
+		if err := e.putWithReceipts(g, receiptMark(c.p, g, now, now)); !errors.Is(err, driver.ErrExists) {
+			e.t.Errorf("PutMessage with a receipt where another program's receipt %s stands: %v, want ErrExists", c.name, err)
+		}
+		e.wantUnchanged("PutMessage with a receipt where another program's receipt "+c.name+" stands", before)
+	}
 }
 
 // testPutMessageReceiptsBadInput: receipts PutMessage cannot create (of
