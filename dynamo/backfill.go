@@ -66,6 +66,9 @@ func (s *Store) BackfillScheduled(ctx context.Context, p driver.Partition, now t
 			return n, opError("query scheduled records to backfill", err)
 		}
 		for _, av := range out.Items {
+			if !isRecordItem(av) {
+				continue
+			}
 			rec, err := s.decodeRecord(p, av)
 			if err != nil {
 				return n, err

@@ -575,6 +575,18 @@ func readAt(t time.Time) *int64 {
 	return &s
 }
 
+// isRecordItem reports whether av, an item at a message's key, is a
+// record: of kind UM, as the seeds write messages, broadcasts and
+// receipts. Another program's item of another kind there is none: the
+// stream handler accounts no removal of it (it reads kind UM images
+// only, as the event source mapping's filters pass), so a Store that
+// listed it, or let a mark adopt it, would count what no removal takes
+// out.
+func isRecordItem(av map[string]types.AttributeValue) bool {
+	k, ok := av["kind"].(*types.AttributeValueMemberS)
+	return ok && k.Value == kindMessage
+}
+
 // decodeRecord returns the record of a message, broadcast or receipt item
 // of partition p. It reads both layouts of the seeds: headers nested (seed
 // 001, as this Store writes) or flat at the top level (seed 000); and

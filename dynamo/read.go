@@ -19,7 +19,8 @@ import (
 
 // GetRecords reads the records at keys with one strongly consistent
 // BatchGetItem (requesting unprocessed keys again, if DynamoDB leaves
-// some). Repeated keys are read once. More than 100 distinct keys is
+// some). Repeated keys are read once; an item that is no record
+// (isRecordItem) is left out, as missing. More than 100 distinct keys is
 // ErrInvalidInput.
 func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Record, error) {
 	partitions := make(map[string]driver.Partition, 2)
@@ -48,6 +49,9 @@ func (s *Store) GetRecords(ctx context.Context, keys []driver.Key) ([]driver.Rec
 		pk, _, err := s.itemKey(av)
 		if err != nil {
 			return nil, err
+		}
+		if !isRecordItem(av) {
+			continue
 		}
 		rec, err := s.decodeRecord(partitions[pk], av)
 		if err != nil {
@@ -223,6 +227,12 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 			// record more than asked for.
 			res.Next = last
 			return res, nil
+		}
+		if !isRecordItem(av) {
+			if _, sk, err := s.itemKey(av); err == nil {
+				last = strings.TrimPrefix(sk, driver.MessagePrefix)
+			}
+			continue // no record, though evaluated
 		}
 		rec, err := s.decodeRecord(q.Partition, av)
 		if err != nil {

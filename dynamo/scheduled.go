@@ -111,7 +111,7 @@ func (s *Store) scheduledQuery(ctx context.Context, q driver.Query) (driver.Quer
 		if err != nil {
 			return driver.QueryResult{}, fmt.Errorf("dynamo: scheduled index entry of %s: %w", pk, err)
 		}
-		rec, err := s.decodeRecord(p, av)
+		rec, err := s.decodeRecord(p, av) // the index does not project kind
 		if err != nil {
 			return driver.QueryResult{}, err
 		}

@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -198,4 +199,67 @@ func TestItemsReadAsTheStoreReads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestItemOfAnotherKindAtMessageKey: another program's item at a
+// message's key whose kind is not UM is no record, as the stream handler
+// reads none: it is not listed and a mark does not adopt it, so its
+// removal, which the handler does not account, leaves Counts equal to
+// List.
+func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
+	ctx := context.Background()
+	raw := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, raw)
+	ib := inbox.New(dynamo.New(raw, table))
+	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	annPK := "t#acmeU#ann#alerts"
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
+	reader := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
+	if _, err := ib.Publish(ctx, ann.Scope, []string{"ann"}, inbox.Draft{Title: "real"}); err != nil {
+		t.Fatal(err)
+	}
+	id := ulid.Make().String()
+	item := map[string]types.AttributeValue{
+		"pk": s(annPK), "sk": s("m#" + id), "kind": s("XX"),
+		"headers": m(map[string]types.AttributeValue{
+			"id": s(id), "sender": s("legacy"),
+			"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s(""), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("ann")}}}),
+		}),
+		"message":    m(map[string]types.AttributeValue{"title": s("odd"), "body": s("b")}),
+		"expiredat":  &types.AttributeValueMemberN{Value: itoa(time.Now().Add(time.Hour).Unix())},
+		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}
+	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	pump(t, reader, ib.StreamHandler)
+	check := func(when string) {
+		t.Helper()
+		page, err := ib.List(ctx, ann, inbox.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Messages) != 1 || page.Messages[0].Title != "real" {
+			t.Errorf("%s: List shows %+v, want the one message", when, page.Messages)
+		}
+		c, err := ib.Counts(ctx, ann)
+		if err != nil || c.Tally != tally(1, 0) {
+			t.Errorf("%s: Counts = %+v, %v; want the one message, unread", when, c.Tally, err)
+		}
+	}
+	check("before the mark")
+	if _, err := ib.Get(ctx, ann, id); !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("Get of the item of kind XX: %v, want ErrNotFound", err)
+	}
+	if changed, err := ib.MarkRead(ctx, ann, id); changed || !errors.Is(err, inbox.ErrNotFound) {
+		t.Errorf("MarkRead of the item of kind XX = %v, %v; want ErrNotFound", changed, err)
+	}
+	if _, err := raw.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(annPK), "sk": s("m#" + id)}}); err != nil {
+		t.Fatal(err)
+	}
+	pump(t, reader, ib.StreamHandler)
+	check("after its deletion")
 }
