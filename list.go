@@ -175,7 +175,9 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 		if err != nil {
 			return nil, "", err
 		}
-		if start == "" || upTo < start {
+		// Above the greatest ULID there is no bound (""): the cursor's
+		// start stands.
+		if upTo != "" && (start == "" || upTo < start) {
 			start = upTo
 		}
 	}
