@@ -521,11 +521,17 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	}
 	at, delivered := d.DeliverAt.UTC().Truncate(time.Second), now
 	idTime := ib.clock()
+	standing := false
+	if !d.DeliverAt.IsZero() && d.Thread == "" && !at.After(now) {
+		if standing, err = ib.standingClaim(ctx, s, d, aud, now); err != nil {
+			return Message{}, Config{}, err
+		}
+	}
 	switch {
 	case d.DeliverAt.IsZero():
 	case d.Thread != "":
 		return Message{}, Config{}, fmt.Errorf("%w: a message in a thread cannot be scheduled", ErrInvalidInput)
-	case !at.After(now) && !ib.standingClaim(ctx, s, d, aud, now):
+	case !at.After(now) && !standing:
 		return Message{}, Config{}, fmt.Errorf("%w: delivery time %v is not after now (%v)", ErrInvalidInput, at, now)
 	case !at.After(now):
 		// A retry of a scheduled publish, now due: the same message.
@@ -640,11 +646,15 @@ func (ib *Inbox) each(n int, f func(i int)) {
 
 // standingClaim reports whether d's host system ID has a standing claim
 // for d's content and audience: d retries a publish that was accepted.
-// Errors read as no claim (the caller refuses d).
-func (ib *Inbox) standingClaim(ctx context.Context, s Scope, d Draft, aud Audience, now time.Time) bool {
+// A failed read of the claim is its error, not a refusal of d: the
+// caller cannot tell a retry from bad input without it.
+func (ib *Inbox) standingClaim(ctx context.Context, s Scope, d Draft, aud Audience, now time.Time) (bool, error) {
 	if d.HostSystemID == "" {
-		return false
+		return false, nil
 	}
 	c, err := ib.store.ClaimHostID(ctx, driver.HostClaim{Scope: s, HostSystemID: d.HostSystemID, Now: now, Peek: true})
-	return err == nil && c.ID != "" && c.Digest == digest(d, aud)
+	if err != nil {
+		return false, fmt.Errorf("inbox: reading the claim of host system id %q: %w", d.HostSystemID, err)
+	}
+	return c.ID != "" && c.Digest == digest(d, aud), nil
 }
