@@ -147,15 +147,18 @@ func (ib *Inbox) Redact(ctx context.Context, s Scope, r Redaction) (_ int, err e
 			results[i] = nil
 		}
 	})
+	// Every copy removed counts, those after a failed one too: the
+	// copies are written at once, and a failure leaves the others done.
+	var first error
 	for i, err := range results {
-		if err != nil {
-			return removed, err
+		if err != nil && first == nil {
+			first = err
 		}
 		if done[i] {
 			removed++
 		}
 	}
-	return removed, nil
+	return removed, first
 }
 
 // retireHostIDOf retires the claim of the host system ID the message r
