@@ -112,7 +112,11 @@ type ThreadPage struct {
 // counters are read by key too, about 2 read units a thread. A thread
 // whose newest message u cannot see any more (expired, removed, archived
 // or deleted by u) costs a read of that thread's newest messages from the
-// thread index, in one more round trip; so does, once per Inbox, a
+// thread index, in one more round trip, and then one more, of the
+// versions of u's partition and of the shared partitions it read from
+// the store (1 read unit each), which prove that preview one view with
+// the counts (a write between, and the page is read again); so does,
+// once per Inbox, a
 // broadcast removed before its expiry, as in Counts. Counters read by key
 // that the view takes something out of (a partition's expired entries of
 // their thread whose removal the stream has not accounted yet, or, for
@@ -306,8 +310,18 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		// A short page: the next starts below the last thread passed.
 		res.next = cands[len(cands)-1].Latest
 	}
-	if err := ib.previews(ctx, v, u, threads, byKey, now); err != nil {
+	late, err := ib.previews(ctx, v, u, threads, byKey, now)
+	if err != nil {
 		return threadsPageResult{}, false, err
+	}
+	if len(late) > 0 {
+		// Previews read after the counts are one view with them only
+		// if the partitions they read from the store did not change
+		// since the stats: else a mark landing between shows a preview
+		// read beside counts that have it unread.
+		if same, err := ib.sameVersions(ctx, v, parts, stats, late); err != nil || !same {
+			return threadsPageResult{}, false, err
+		}
 	}
 	// u's preferences come with u's stats, and the counters read by key
 	// after them are of the same version: one view.
@@ -737,10 +751,11 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 // previews sets each thread's Latest: its activity's message, as byKey
 // holds it with u's receipt of it, or, where u cannot see that one, the
 // newest the thread's List shows, read from the thread index (all such
-// threads in one more round trip).
-func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, byKey map[driver.Key]driver.Record, now time.Time) error {
+// threads in one more round trip). It returns the groups of the threads
+// whose Latest it read so (Thread.Group: "" for u's direct messages).
+func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, byKey map[driver.Key]driver.Record, now time.Time) ([]string, error) {
 	if len(threads) == 0 {
-		return nil
+		return nil, nil
 	}
 	o := ListOptions{}
 	var missing []int
@@ -776,10 +791,48 @@ func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread
 	}
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	late := make([]string, len(missing))
+	for j, i := range missing {
+		late[j] = threads[i].Group
+	}
+	return late, nil
+}
+
+// sameVersions reports whether the partitions of parts that previews
+// read after the counts (u's, whose receipts and direct messages they
+// read, and each shared one of groups that no snapshot of v serves) are
+// at the versions stats read: then nothing was written to them between.
+// It reads their versions at once, by key (each partition's total).
+func (ib *Inbox) sameVersions(ctx context.Context, v *view, parts []Partition, stats []driver.Stats, groups []string) (bool, error) {
+	check := []int{0}
+	for i, p := range parts[1:] {
+		if !slices.Contains(groups, p.Group) {
+			continue
+		}
+		s, err := v.snapshot(ctx, p)
+		if err != nil {
+			return false, err
+		}
+		if s == nil {
+			check = append(check, i+1)
+		}
+	}
+	same := make([]bool, len(check))
+	g, gctx := errgroup.WithContext(ctx)
+	for j, i := range check {
+		g.Go(func() error {
+			st, err := ib.store.Stats(gctx, driver.StatsQuery{Partition: parts[i], Keys: []driver.Counter{{}}})
+			same[j] = err == nil && st.Version == stats[i].Version
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return false, err
+	}
+	return !slices.Contains(same, false), nil
 }
 
 // newestVisible returns the newest message of thread t that List with the
