@@ -15,6 +15,7 @@ import (
 // button. Pass the options of the view the button is on, with UpTo set to
 // the newest message it showed, and it archives exactly that view, not
 // what arrived since. The archived view (o.Archived) is ErrInvalidInput.
+// On an error it returns how many it archived before, as MarkAllRead.
 //
 // It works as MarkAllRead does: each page of the view, up to MaxMarkBatch
 // messages, is one atomic unit of marks and counter changes (one write
@@ -39,7 +40,8 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 // (its Category, Thread, UnreadOnly, UpTo and Archived filters; Limit and
 // Cursor are ignored), as Delete does for one: u's direct messages are
 // removed, u's receipts of broadcasts and group messages hide them from u
-// for good. It returns how many it deleted. With o.Archived it empties the
+// for good. It returns how many it deleted (on an error, how many
+// before, as MarkAllRead). With o.Archived it empties the
 // archive (up to UpTo, if set). As ArchiveAll, it deletes exactly what the
 // view holds at the instant each message is deleted, never more: a
 // message moved out of the view meanwhile (unarchived, say, while the

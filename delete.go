@@ -208,7 +208,8 @@ func (ib *Inbox) removeShared(ctx context.Context, k driver.Key) (bool, error) {
 			continue
 		}
 		now := ib.now()
-		return ib.store.ApplyRemoval(ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltasOf(rec), Tombstone: driver.LeavesTombstone(rec, now), Delete: true, Now: now})
+		removed, err := ib.store.ApplyRemoval(ctx, driver.Removal{Record: rec, Deltas: driver.RemovalDeltasOf(rec), Tombstone: driver.LeavesTombstone(rec, now), Delete: true, Now: now})
+		return removed, unknownOutcome(err)
 	}
 	return false, fmt.Errorf("inbox: redacting %s: the message kept changing: %w", k.ID, ErrConflict)
 }

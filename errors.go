@@ -48,6 +48,10 @@ var (
 // error). Such a write may still be applied after the call returns. Retry
 // with the same Draft.HostSystemID, which stores the message once. A
 // *PublishError matches it when some recipient's outcome is unknown
-// (PublishResult.Unknown); Broadcast and BroadcastGroup wrap it. Stores
-// do not return it.
+// (PublishResult.Unknown); Broadcast and BroadcastGroup wrap it. A
+// change of marks (MarkRead, Archive, Delete, a bulk action's batch, ...)
+// and Redact's removals wrap it alike: the change reported as not made
+// (false, or a count of the batches before) may have been made; calling
+// again is safe, as a change already made changes nothing. Stores do not
+// return it.
 var ErrOutcomeUnknown = errors.New("inbox: outcome unknown")

@@ -253,6 +253,24 @@ func refused(err error) bool {
 	return false
 }
 
+// unknownOutcome returns err, a Store's error for a write of marks or a
+// removal, matching ErrOutcomeUnknown too unless it says the write was
+// not applied: a refusal (refused), or the write's conditions failing
+// (ErrStateChanged, ErrNotFound, ErrExists, ErrOptedOut, a
+// *driver.SeenError). A cancellation or a network error leaves it
+// unknown: the write may have been in flight, and applied.
+func unknownOutcome(err error) error {
+	var seen *driver.SeenError
+	switch {
+	case err == nil, refused(err), errors.As(err, &seen):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, driver.ErrStateChanged), errors.Is(err, ErrNotFound), errors.Is(err, driver.ErrExists), errors.Is(err, driver.ErrOptedOut):
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+}
+
 // Publish stores one message for each of users in inbox s, under one ID
 // shared by every copy. Each copy and its counters (the user's c#* and
 // c#<category>) are written atomically, up to WithConcurrency copies at a

@@ -296,10 +296,11 @@ func (ib *Inbox) fenceSeen(ctx context.Context, p Partition) (string, error) {
 // record's fold), with deltas and the changes they make to p's Above
 // (driver.AboveDeltas), fenced by the watermark Above is kept for: the
 // one remembered, or, when the Store reports another (a
-// *driver.SeenError), that one, and again.
+// *driver.SeenError), that one, and again. A Store's error that does not
+// say the marks were refused matches ErrOutcomeUnknown (unknownOutcome).
 func (ib *Inbox) applyMarks(ctx context.Context, p Partition, marks []driver.Mark, deltas []driver.Counter) error {
 	if p.IsShared() {
-		return ib.store.Mark(ctx, marks, deltas)
+		return unknownOutcome(ib.store.Mark(ctx, marks, deltas))
 	}
 	w, err := ib.fenceSeen(ctx, p)
 	if err != nil {
@@ -320,7 +321,7 @@ func (ib *Inbox) applyMarks(ctx context.Context, p Partition, marks []driver.Mar
 		err := ib.store.Mark(ctx, all, ds)
 		var moved *driver.SeenError
 		if !errors.As(err, &moved) {
-			return err
+			return unknownOutcome(err)
 		}
 		w = moved.Seen
 		ib.seen.put(p, "", w)
