@@ -49,8 +49,8 @@ var (
 // with the same Draft.HostSystemID, which stores the message once. A
 // *PublishError matches it when some recipient's outcome is unknown
 // (PublishResult.Unknown); Broadcast and BroadcastGroup wrap it. A
-// change of marks (MarkRead, Archive, Delete, a bulk action's batch, ...)
-// and Redact's removals wrap it alike: the change reported as not made
+// change of marks (MarkRead, Archive, Delete, a bulk action's batch,
+// MarkSeen, SetPreferences, ...) and Redact's removals wrap it alike: the change reported as not made
 // (false, or a count of the batches before) may have been made; calling
 // again is safe, as a change already made changes nothing. Stores do not
 // return it.

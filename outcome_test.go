@@ -81,6 +81,10 @@ func TestMarkOutcomeUnknown(t *testing.T) {
 		"Delete":         func(ib *inbox.Inbox, id string) (bool, error) { return ib.Delete(ctx, ann, id) },
 		"MarkInteracted": func(ib *inbox.Inbox, id string) (bool, error) { return ib.MarkInteracted(ctx, ann, id) },
 	}
+	single["MarkSeen"] = func(ib *inbox.Inbox, _ string) (bool, error) { return ib.MarkSeen(ctx, ann) }
+	single["SetPreferences"] = func(ib *inbox.Inbox, _ string) (bool, error) {
+		return ib.SetPreferences(ctx, ann, inbox.Preferences{MutedCategories: []string{"promo"}})
+	}
 	for name, call := range single {
 		ib, ids := setup(1, false)
 		if ok, err := call(ib, ids[0]); ok || !errors.Is(err, inbox.ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {

@@ -215,7 +215,7 @@ func (ib *Inbox) changePreferences(ctx context.Context, u User, p Preferences) (
 		}
 		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
 		if !errors.Is(err, driver.ErrStateChanged) {
-			return err == nil, err
+			return err == nil, unknownOutcome(err)
 		}
 	}
 	return false, fmt.Errorf("inbox: preferences of %s kept changing: %w", u.ID, ErrConflict)

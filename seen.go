@@ -108,7 +108,7 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 			ib.seen.put(p, w, w)
 			return true, nil
 		case !errors.Is(err, driver.ErrStateChanged):
-			return false, err
+			return false, unknownOutcome(err)
 		}
 	}
 	return false, fmt.Errorf("inbox: marking %s seen: the user's counters kept changing: %w", u.ID, ErrConflict)
