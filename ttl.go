@@ -192,7 +192,8 @@ const DefaultTTL = driver.DefaultTTL
 const MaxTTL = driver.MaxTTL
 
 // DefaultTTLKey is the key of InboxConfig.TTL that applies to every
-// category without a TTL of its own.
+// category without a TTL of its own. The seeds name it "default", so a
+// category of that name has no TTL of its own: this one is its TTL.
 const DefaultTTLKey = driver.DefaultTTLKey
 
 // ParseTTL parses a TTL such as "30d", "12h", "90m" or "3600s": a positive
