@@ -14,7 +14,8 @@ import (
 // unread as they are, and returns how many it archived: the "clear inbox"
 // button. Pass the options of the view the button is on, with UpTo set to
 // the newest message it showed, and it archives exactly that view, not
-// what arrived since. The archived view (o.Archived) is ErrInvalidInput.
+// what arrived since. The archived view (o.Archived) and the snoozed one
+// (o.Snoozed) are ErrInvalidInput.
 // On an error it returns how many it archived before, as MarkAllRead.
 //
 // It works as MarkAllRead does: each page of the view, up to MaxMarkBatch
@@ -42,7 +43,8 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 // removed, u's receipts of broadcasts and group messages hide them from u
 // for good. It returns how many it deleted (on an error, how many
 // before, as MarkAllRead). With o.Archived it empties the
-// archive (up to UpTo, if set). As ArchiveAll, it deletes exactly what the
+// archive (up to UpTo, if set); the snoozed view is ErrInvalidInput. As
+// ArchiveAll, it deletes exactly what the
 // view holds at the instant each message is deleted, never more: a
 // message moved out of the view meanwhile (unarchived, say, while the
 // archive is emptied) is kept.

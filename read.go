@@ -39,9 +39,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // are ignored), direct messages, broadcasts and group messages alike, and
 // returns how many it marked: pass the options of the view whose "mark all
 // read" button was pressed, with UpTo set to the newest message it showed,
-// and it marks exactly that view. On an error it returns how many it
-// marked before; an error matching ErrOutcomeUnknown says that the batch
-// in flight may have been marked too.
+// and it marks exactly that view. The snoozed view (o.Snoozed) is
+// ErrInvalidInput, as for ArchiveAll and DeleteAll. On an error it
+// returns how many it marked before; an error matching ErrOutcomeUnknown
+// says that the batch in flight may have been marked too.
 //
 // It pages through u's unread feed and writes each page of up to
 // MaxMarkBatch marks (22 in a thread, whose receipts write their reader
