@@ -142,9 +142,18 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	for _, e := range st.Expired {
 		entries[e.Entry] = e
 	}
+	// late holds the entries of records read whose entry the ledger read
+	// lacks but holds now: a write (a publish, an adoption) that came
+	// between the two reads. Such a record is left to the next pass, which
+	// reads both: adopted again, its first entry would be left without a
+	// record, and taken for a removed record's.
+	late, err := ib.lateEntries(ctx, p, recs, entries)
+	if err != nil {
+		return err
+	}
 	var r driver.Repair
 	var removals []driver.Removal
-	var intoThreads, rewritten int
+	var intoThreads, rewritten, raced int
 	// readopt gives rec a new entry, and takes out its entry e (none if
 	// e is zero) with no deltas: the next pass recounts the counters.
 	readopt := func(e, rec driver.Record) {
@@ -194,6 +203,8 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			delete(entries, rec.Entry)
 		}
 		switch b, inThread := broadcasts[rec.Message.ID]; {
+		case !ok && late[rec.Entry]:
+			raced++
 		case !rec.Ledgered() && rec.Receipt && inThread && b.Message.Thread != "" && !rec.State().IsZero():
 			// Another program's receipt of a thread's broadcast: adopted
 			// into the thread, its marks moving into its counters.
@@ -273,7 +284,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	}
 	// A tallied entry no record notes (the table was edited) is dropped.
 	for k := range tallied {
-		if !claimed[k] && rewritten == 0 && len(r.Adopt) == 0 {
+		if !claimed[k] && rewritten == 0 && raced == 0 && len(r.Adopt) == 0 {
 			r.Drop = append(r.Drop, k)
 		}
 	}
@@ -288,7 +299,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 			return err
 		}
 	}
-	if len(adopt) > 0 || len(r.Drop) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 {
+	if len(adopt) > 0 || len(r.Drop) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 || raced > 0 {
 		return errRepairAgain
 	}
 	// A muted thread's counters are kept only while it is muted.
@@ -441,6 +452,32 @@ func sameTallies(a, b []driver.Counter) bool {
 		}
 	}
 	return true
+}
+
+// lateEntries returns the ledger entries of recs, records of p read after
+// entries (p's ledger), that entries lacks and p's ledger holds now,
+// read again only if some record's entry is missing from entries.
+func (ib *Inbox) lateEntries(ctx context.Context, p Partition, recs []driver.Record, entries map[string]driver.Record) (map[string]bool, error) {
+	missing := map[string]bool{}
+	for _, rec := range recs {
+		if _, ok := entries[rec.Entry]; rec.Ledgered() && !ok {
+			missing[rec.Entry] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: farFuture})
+	if err != nil {
+		return nil, err
+	}
+	late := map[string]bool{}
+	for _, e := range st.Expired {
+		if missing[e.Entry] {
+			late[e.Entry] = true
+		}
+	}
+	return late, nil
 }
 
 // partitionRecords returns every record of p, expired ones too.
