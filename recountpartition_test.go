@@ -223,3 +223,35 @@ func TestRecountRacesAPublish(t *testing.T) {
 		})
 	}
 }
+
+// TestRecountForeignReceiptOfExpiredThreadBroadcast: another program's
+// read receipt that outlives its broadcast, a thread's, which expired
+// but is not deleted yet (TTL deletes late), cannot be adopted into the
+// thread (a mark needs the broadcast unexpired). Recount adopts it as it
+// adopts such a receipt of a broadcast in no thread, rather than try the
+// thread again in every pass and fail with ErrConflict until the
+// broadcast is deleted.
+func TestRecountForeignReceiptOfExpiredThreadBroadcast(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	// A store on a clock that stands still: it deletes nothing that expires.
+	mem := memstore.New(memstore.WithClock(func() time.Time { return time.Time{} }))
+	ib := inbox.New(mem, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))
+	ann := scope.User("ann")
+	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "release", Thread: "news", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ann.Partition()
+	rec := driver.Record{Partition: p, Receipt: true, Message: driver.Message{ID: b.ID, ReadAt: clock.Now(), ExpiresAt: b.ExpiresAt.Add(time.Hour)}}
+	if err := mem.PutForeign(ctx, rec, []driver.Counter{{Partition: p, Read: 1}}); err != nil { // as the seeds count
+		t.Fatal(err)
+	}
+	clock.Advance(90 * time.Minute) // the broadcast expired, the receipt not
+	if _, err := ib.Recount(ctx, ann); err != nil {
+		t.Fatalf("Recount: %v", err)
+	}
+	if _, err := ib.Recount(ctx, ann); err != nil {
+		t.Fatalf("Recount again: %v", err)
+	}
+}

@@ -205,9 +205,11 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		switch b, inThread := broadcasts[rec.Message.ID]; {
 		case !ok && late[rec.Entry]:
 			raced++
-		case !rec.Ledgered() && rec.Receipt && inThread && b.Message.Thread != "" && !rec.State().IsZero():
+		case !rec.Ledgered() && rec.Receipt && inThread && b.Message.Thread != "" && !rec.State().IsZero() && now.Before(b.Message.ExpiresAt):
 			// Another program's receipt of a thread's broadcast: adopted
-			// into the thread, its marks moving into its counters.
+			// into the thread, its marks moving into its counters. (One
+			// of a broadcast that expired, which no mark reaches, is
+			// adopted as below, as of a broadcast in no thread.)
 			if err := ib.adoptIntoThread(ctx, rec, b); err != nil {
 				return err
 			}
