@@ -3,7 +3,6 @@ package inbox_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -131,96 +130,6 @@ func TestRecountPartitionBucketsCategories(t *testing.T) {
 	}
 	if len(after.Days) != 1 || after.Days[0].Categories == nil || after.Days[0].Categories["billing"] != want[0].Categories["billing"] || after.Days[0].Categories["news"] != want[0].Categories["news"] || len(after.Days[0].Categories) != 2 {
 		t.Errorf("after the recount, day buckets %+v; want the categories of %+v", after.Days, want)
-	}
-}
-
-// publishingStore runs during, once, after a Recount's pass has read the
-// ledger of partition p (Stats) and before it reads its records (the
-// first Query of p): a write that lands between the two reads.
-type publishingStore struct {
-	*memstore.Store
-	p      driver.Partition
-	stats  bool
-	once   sync.Once
-	during func()
-}
-
-func (s *publishingStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
-	if q.Partition == s.p && q.Threads {
-		s.stats = true
-	}
-	return s.Store.Stats(ctx, q)
-}
-
-func (s *publishingStore) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
-	if q.Partition == s.p && s.stats {
-		s.once.Do(s.during)
-	}
-	return s.Store.Query(ctx, q)
-}
-
-// TestRecountRacesAPublish: a broadcast (or a message) published while a
-// Recount reads its partition, after the ledger and before the records,
-// has an entry the pass did not read. The Recount leaves it as it is
-// (counted once, with its one entry): it neither gives it a second entry
-// nor takes the first for a removed record's, which would count the
-// message out while it stands and leave a tombstone of a broadcast that
-// still stands, so that its readers' receipts stop counting.
-func TestRecountRacesAPublish(t *testing.T) {
-	for _, shared := range []bool{true, false} {
-		t.Run(map[bool]string{true: "broadcast", false: "message"}[shared], func(t *testing.T) {
-			ctx := context.Background()
-			clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-			mem := memstore.New(memstore.WithClock(clock.Now))
-			ann := scope.User("ann")
-			p := ann.Partition()
-			if shared {
-				p = scope.Public()
-			}
-			other := inbox.New(mem, inbox.WithClock(clock.Now))
-			var id string
-			st := &publishingStore{Store: mem, p: p, during: func() {
-				var err error
-				if shared {
-					var m inbox.Message
-					m, err = other.Broadcast(ctx, scope, inbox.Draft{Title: "during the recount"})
-					id = m.ID
-				} else {
-					var res inbox.PublishResult
-					res, err = other.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "during the recount"})
-					id = res.Message.ID
-				}
-				if err != nil {
-					t.Errorf("publish during the recount: %v", err)
-				}
-			}}
-			ib := inbox.New(st, inbox.WithClock(clock.Now), inbox.WithSharedCache(0))
-			if _, err := ib.Recount(ctx, ann); err != nil {
-				t.Fatalf("Recount: %v", err)
-			}
-			if id == "" {
-				t.Fatal("nothing published during the recount")
-			}
-			// Read, and counted, by a process that did not run the
-			// recount.
-			if _, err := other.MarkRead(ctx, ann, id); err != nil {
-				t.Fatalf("MarkRead: %v", err)
-			}
-			c := countsAgree(t, other, ann, "after the recount and a read")
-			if c.Total != 1 || c.Read != 1 {
-				t.Errorf("Counts %+v; want the message counted once, read", c.Tally)
-			}
-			stats, err := mem.Stats(ctx, driver.StatsQuery{Partition: p, Now: time.Unix(1<<40, 0)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(stats.Tombstones) != 0 {
-				t.Errorf("tombstones %+v of a message that stands", stats.Tombstones)
-			}
-			if len(stats.Expired) != 1 {
-				t.Errorf("%d ledger entries; want the message's one", len(stats.Expired))
-			}
-		})
 	}
 }
 

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/stak/inbox"
@@ -19,6 +21,7 @@ func removalTests() []suiteTest {
 		{"RemovedBroadcast", testRemovedBroadcast},
 		{"ReadByAnotherProgramThenExpiry", testReadByAnotherProgramThenExpiry},
 		{"DeletedReadByAnotherProgram", testDeletedReadByAnotherProgram},
+		{"RecountRacesAPublish", testRecountRacesAPublish},
 	}
 }
 
@@ -445,4 +448,80 @@ func testDeletedReadByAnotherProgram(e *env) {
 	handle(again...)
 	check("redacted, and the reads delivered again")
 	e.checkInvariant()
+}
+
+// recountRace is a Store that calls during, once, after a Recount's pass
+// read the ledger of partition p (a Stats with Threads) and before it
+// reads p's records (its next Query of p): a write that lands between the
+// two reads.
+type recountRace struct {
+	driver.Store
+	p      driver.Partition
+	mu     sync.Mutex
+	armed  bool
+	done   bool
+	during func()
+}
+
+func (s *recountRace) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	if q.Partition == s.p && q.Threads {
+		s.mu.Lock()
+		s.armed = true
+		s.mu.Unlock()
+	}
+	return s.Store.Stats(ctx, q)
+}
+
+func (s *recountRace) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	s.mu.Lock()
+	run := q.Partition == s.p && s.armed && !s.done
+	s.done = s.done || run
+	s.mu.Unlock()
+	if run {
+		s.during()
+	}
+	return s.Store.Query(ctx, q)
+}
+
+// testRecountRacesAPublish: a broadcast, or a direct message, published
+// while a Recount reads its partition, after the ledger and before the
+// records, has an entry that pass did not read. The Recount leaves it
+// counted once with its one entry: it neither gives it a second entry nor
+// takes the first for a removed record's, which would count the message
+// out while it stands and leave a tombstone of a broadcast that still
+// stands (its readers' receipts would stop counting).
+func testRecountRacesAPublish(e *env) {
+	ann := e.user("ann")
+	for _, shared := range []bool{true, false} {
+		p := partitionOf(ann)
+		if shared {
+			p = e.scope.Public()
+		}
+		var id string
+		race := &recountRace{Store: e.store, p: p, during: func() {
+			if shared {
+				id = e.broadcast(inbox.Draft{Title: "during the recount"}).ID
+			} else {
+				id = e.publish(inbox.Draft{Title: "during the recount"}, "ann").Message.ID
+			}
+		}}
+		ib := inbox.New(race, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+		if _, err := ib.Recount(e.ctx, ann); err != nil {
+			e.t.Fatalf("Recount: %v", err)
+		}
+		if id == "" {
+			e.t.Fatal("nothing published during the recount")
+		}
+		e.markRead(ann, id, true)
+		e.wantCountsFromFeed(ann)
+		st, err := e.store.Stats(e.ctx, driver.StatsQuery{Partition: p, Now: e.clock.Now()})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(st.Tombstones) != 0 {
+			e.t.Errorf("tombstones of %s, whose message stands: %+v", p.PK(), st.Tombstones)
+		}
+		e.checkInvariant()
+		e.clock.Advance(time.Second)
+	}
 }
