@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox/driver"
 )
@@ -67,12 +66,17 @@ func SeenAt(t time.Time) string { return driver.SeenAt(t) }
 // published by a process whose clock is behind, within that lag of the
 // call, counts as seen.
 //
-// It costs two round trips: a read of u's stats and of u's records above
-// the new watermark (those a publisher's clock ahead of this one's, by
-// at most a minute, put there: usually none), then one transaction that
-// raises the watermark and sets anew the count of unread messages above
-// it (Counter.Above), if no other write changed u's counters since the
-// read (else it reads again).
+// It costs three round trips: a read of u's stats, then of u's records
+// above the new watermark (those a publisher's clock ahead of this one's,
+// by at most a minute, or one whose clock passed the second of the call,
+// put there: usually none), then one transaction that raises the
+// watermark and sets anew the count of unread messages above it
+// (Counter.Above), if no other write changed u's counters since the
+// stats were read (else it reads again). The records are read after the
+// stats, so that a write the records miss changes the version the
+// transaction is conditional on: read beside them, the stats could hold
+// the Above of a record published after the records were read, which the
+// new count would leave out.
 func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 	defer ib.observe(&ctx, "MarkSeen", u.Scope, u.ID).end(&err)
 	if err := u.Validate(); err != nil {
@@ -82,27 +86,23 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 	for range markAttempts {
 		t := ib.clock()
 		now, w := ib.now(), SeenAt(t)
-		var st driver.Stats
-		var recs []driver.Record
-		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() (err error) {
-			st, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Now: now})
-			return err
-		})
-		g.Go(func() (err error) {
-			recs, err = ib.recordsBetween(gctx, p, w, IDAt(t.Add(maxClockSkew)))
-			return err
-		})
-		if err := g.Wait(); err != nil {
+		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
+		if err != nil {
 			return false, err
 		}
 		if st.Seen >= w {
 			ib.seen.put(p, st.Seen, st.Fence)
 			return false, nil
 		}
+		// After the stats: a record written since is in both, or changes
+		// the version the mark below is conditional on.
+		recs, err := ib.recordsBetween(ctx, p, w, IDAt(t.Add(maxClockSkew)))
+		if err != nil {
+			return false, err
+		}
 		deltas, muted := aboveReset(p, st, recs, w, IDAt(t.Add(maxClockSkew)))
 		mark := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Seen: w, Versioned: true, Version: st.Version, Muted: muted}
-		err := ib.store.Mark(ctx, []driver.Mark{mark}, deltas)
+		err = ib.store.Mark(ctx, []driver.Mark{mark}, deltas)
 		switch {
 		case err == nil:
 			ib.seen.put(p, w, w)

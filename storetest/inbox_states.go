@@ -13,6 +13,7 @@ import (
 func stateInboxTests() []suiteTest {
 	return []suiteTest{
 		{"Seen", testSeen},
+		{"SeenTornByPublish", testSeenTornByPublish},
 		{"Archive", testArchive},
 		{"Interacted", testInteracted},
 		{"DeleteForOneUser", testDeleteForOneUser},
