@@ -271,6 +271,11 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		"uids not a list":            change("r19", "INSERT", nil, withAttr(flatImage("ann", "billing"), "audiences", m(map[string]events.DynamoDBAttributeValue{"kind": s("users"), "uids": s("ann")}))),
 		"flat audiences not a map":   change("r20", "INSERT", nil, withAttr(flatImage("ann", "billing"), "audiences", s("users"))),
 		"timed not a string":         change("r21", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), driver.TimedAttribute, events.NewStringSetAttribute([]string{"x"}))),
+		// A receipt's message too: the Stores decode it whatever the
+		// item is, and refuse the item.
+		"receipt's message not a map":    change("r22", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", s("hi"))),
+		"receipt's title not a string":   change("r23", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", m(map[string]events.DynamoDBAttributeValue{"title": events.NewBooleanAttribute(true)}))),
+		"receipt's cta_uri not a string": change("r24", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", m(map[string]events.DynamoDBAttributeValue{"cta_uri": events.NewListAttribute(nil)}))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := memstore.New()

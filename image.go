@@ -68,6 +68,9 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 		_, isMsg = img["audiences"]
 	}
 	aud, _ := a.mapOf(headers, "audiences") // nil if missing: no kind
+	// The message body, which the Stores decode on a receipt too.
+	body, hasBody := a.mapOf(img, "message")
+	title, cta := a.str(body, "title"), a.str(body, "cta_uri")
 	rec.Receipt = !isMsg
 	if isMsg {
 		a.str(headers, "id") // the key's ID counts, but the Stores decode it
@@ -75,8 +78,8 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 		m.Audience.UIDs = a.strs(aud, "uids")
 		m.HostSystemID, m.Sender = a.str(headers, "host_system_id"), a.str(headers, "sender")
 		m.ReceivedAt, m.DeliveredAt = timeAttr(headers, "received"), timeAttr(headers, "delivered")
-		if body, ok := a.mapOf(img, "message"); ok {
-			m.Title, m.CTAURI = a.str(body, "title"), a.str(body, "cta_uri")
+		if hasBody {
+			m.Title, m.CTAURI = title, cta
 			if b, ok := body["body"]; ok {
 				m.Body = bodyValue(b)
 			}
