@@ -312,6 +312,45 @@ func TestStreamHandlerNumbersAsStrings(t *testing.T) {
 	}
 }
 
+// TestStreamHandlerUIDsAsTheStoresRead: the uids of an audience read as
+// the dynamo Store decodes them into its []string: a list's numbers as
+// their decimals and its NULLs as "", a number set's numbers as their
+// decimals; a list holding what is no string, number or NULL is refused.
+func TestStreamHandlerUIDsAsTheStoresRead(t *testing.T) {
+	audience := func(uids events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		return withAttr(flatImage("ann", "billing"), "audiences", m(map[string]events.DynamoDBAttributeValue{"kind": s("users"), "label": s(""), "uids": uids}))
+	}
+	for name, c := range map[string]struct {
+		uids events.DynamoDBAttributeValue
+		want []string
+	}{
+		"list":       {events.NewListAttribute([]events.DynamoDBAttributeValue{s("ann"), n("42"), events.NewNullAttribute()}), []string{"ann", "42", ""}},
+		"number set": {events.NewNumberSetAttribute([]string{"42", "7"}), []string{"42", "7"}},
+	} {
+		failed, evs := handledAlone(t, change("u-"+name, "INSERT", nil, audience(c.uids)))
+		if len(failed) != 0 || len(evs) != 1 {
+			t.Errorf("%s: failures %v, events %v; want one event", name, failed, evs)
+			continue
+		}
+		if diff := cmp.Diff(c.want, evs[0].Message.Audience.UIDs); diff != "" {
+			t.Errorf("%s: uids (-want +got):\n%s", name, diff)
+		}
+	}
+	for name, uids := range map[string]events.DynamoDBAttributeValue{
+		"bool":    events.NewBooleanAttribute(true),
+		"map":     m(map[string]events.DynamoDBAttributeValue{}),
+		"set":     events.NewStringSetAttribute([]string{"ann"}),
+		"list":    events.NewListAttribute(nil),
+		"binary":  events.NewBinaryAttribute([]byte("ann")),
+		"bin set": events.NewBinarySetAttribute([][]byte{[]byte("ann")}),
+	} {
+		img := audience(events.NewListAttribute([]events.DynamoDBAttributeValue{s("ann"), uids}))
+		if failed, evs := handledAlone(t, change("ub-"+name, "INSERT", nil, img)); len(failed) != 1 || len(evs) != 0 {
+			t.Errorf("a list of uids holding a %s: failures %v, events %v; want the record to fail", name, failed, evs)
+		}
+	}
+}
+
 // TestStreamHandlerFlatNullAudiences: a message in seed 000's layout
 // whose audiences are NULL is a message of no audience, as the Stores
 // read it (any audiences attribute makes the layout), not a receipt.

@@ -350,11 +350,15 @@ func (a *imageAttrs) mapOf(img map[string]events.DynamoDBAttributeValue, name st
 	return v.Map(), true
 }
 
-// strs returns the strings of img[name]: a string set's, or a list's
-// (whose other elements are left out).
+// strs returns img[name] as the Stores decode it into a []string: a
+// string set's strings, a number set's decimals, or a list's elements, a
+// number as its decimal and NULL as "". A list element of another type
+// is refused as a map is (see get), and left out.
 func (a *imageAttrs) strs(img map[string]events.DynamoDBAttributeValue, name string) []string {
 	if v, ok := img[name]; ok && v.DataType() == events.DataTypeStringSet {
 		return v.StringSet()
+	} else if ok && v.DataType() == events.DataTypeNumberSet {
+		return v.NumberSet()
 	}
 	v, ok := a.get(img, name, events.DataTypeList)
 	if !ok {
@@ -362,8 +366,17 @@ func (a *imageAttrs) strs(img map[string]events.DynamoDBAttributeValue, name str
 	}
 	var out []string
 	for _, u := range v.List() {
-		if u.DataType() == events.DataTypeString {
+		switch dt := u.DataType(); dt {
+		case events.DataTypeString:
 			out = append(out, u.String())
+		case events.DataTypeNumber:
+			out = append(out, u.Number())
+		case events.DataTypeNull:
+			out = append(out, "")
+		default:
+			if a.strict && a.err == nil {
+				a.err = fmt.Errorf("%w: item's %s holds a value of type %v, not a string", ErrInvalidInput, name, dt)
+			}
 		}
 	}
 	return out

@@ -263,3 +263,54 @@ func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
 	pump(t, reader, ib.StreamHandler)
 	check("after its deletion")
 }
+
+// TestUIDsReadAsTheStoreReads: an audience's uids that hold a number
+// and a NULL read, on DynamoDB Local, in Get and in the stream's event
+// alike: as attributevalue decodes them into a []string.
+func TestUIDsReadAsTheStoreReads(t *testing.T) {
+	ctx := context.Background()
+	raw := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, raw)
+	got := map[string]inbox.Event{}
+	ib := inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
+		got[e.Message.ID] = e
+		return nil
+	}))
+	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
+	id := ulid.Make().String()
+	item := map[string]types.AttributeValue{
+		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + id), "kind": s("UM"),
+		"headers": m(map[string]types.AttributeValue{
+			"id": s(id), "sender": s("legacy"),
+			"audiences": m(map[string]types.AttributeValue{"kind": s("users"), "label": s(""), "uids": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+				s("ann"), &types.AttributeValueMemberN{Value: "42"}, &types.AttributeValueMemberNULL{Value: true},
+			}}}),
+		}),
+		"message":    m(map[string]types.AttributeValue{"title": s("t"), "body": s("b")}),
+		"expiredat":  &types.AttributeValueMemberN{Value: itoa(time.Now().Add(time.Hour).Unix())},
+		"tenant_key": s("acme"), "inbox_key": s("alerts"), "uid": s("ann"),
+	}
+	if _, err := raw.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	pump(t, dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn), ib.StreamHandler)
+	listed, err := ib.Get(ctx, ann, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ann", "42", ""}
+	if diff := cmp.Diff(want, listed.Audience.UIDs); diff != "" {
+		t.Errorf("Get's uids (-want +got):\n%s", diff)
+	}
+	e, ok := got[id]
+	if !ok || e.Kind != inbox.EventCreated {
+		t.Fatalf("event %+v, want created", e)
+	}
+	if diff := cmp.Diff(want, e.Message.Audience.UIDs); diff != "" {
+		t.Errorf("the event's uids (-want +got):\n%s", diff)
+	}
+}
