@@ -140,6 +140,28 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 	}
 }
 
+// rawS, rawN and rawM are attribute values of another program's items:
+// a string, a number and a map.
+func rawS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func rawN(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func rawM(kv map[string]types.AttributeValue) types.AttributeValue {
+	return &types.AttributeValueMemberM{Value: kv}
+}
+
+// eventsTable returns a fresh table of DynamoDB Local (its client, name
+// and stream's ARN) and an Inbox on it whose events got keeps, by
+// message ID.
+func eventsTable(t *testing.T) (raw *dynamodb.Client, table, arn string, ib *inbox.Inbox, got map[string]inbox.Event) {
+	raw = ddblocal.Client(t)
+	table, arn = ddblocal.NewTable(t, raw)
+	got = map[string]inbox.Event{}
+	ib = inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
+		got[e.Message.ID] = e
+		return nil
+	}))
+	return raw, table, arn, ib, got
+}
+
 // TestItemsReadAsTheStoreReads: another program's items that the stream
 // handler could read otherwise are read alike in Get and in the stream's
 // events: a title, sender and category holding numbers read as their
@@ -147,19 +169,9 @@ func TestItemsOfAnotherWriter(t *testing.T) {
 // audience.
 func TestItemsReadAsTheStoreReads(t *testing.T) {
 	ctx := context.Background()
-	raw := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, raw)
-	got := map[string]inbox.Event{}
-	ib := inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
-		got[e.Message.ID] = e
-		return nil
-	}))
+	raw, table, arn, ib, got := eventsTable(t)
 	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
-	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
-		return &types.AttributeValueMemberM{Value: kv}
-	}
+	s, n, m := rawS, rawN, rawM
 	exp := n(itoa(time.Now().Add(time.Hour).Unix()))
 	numbers, flat := ulid.Make().String(), ulid.Make().String()
 	want := map[string][3]string{numbers: {"12.50", "42", "7"}, flat: {"flat", "legacy", "ops"}}
@@ -213,10 +225,7 @@ func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
 	ib := inbox.New(dynamo.New(raw, table))
 	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
 	annPK := "t#acmeU#ann#alerts"
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
-		return &types.AttributeValueMemberM{Value: kv}
-	}
+	s, m := rawS, rawM
 	reader := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
 	if _, err := ib.Publish(ctx, ann.Scope, []string{"ann"}, inbox.Draft{Title: "real"}); err != nil {
 		t.Fatal(err)
@@ -269,18 +278,9 @@ func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
 // alike: as attributevalue decodes them into a []string.
 func TestUIDsReadAsTheStoreReads(t *testing.T) {
 	ctx := context.Background()
-	raw := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, raw)
-	got := map[string]inbox.Event{}
-	ib := inbox.New(dynamo.New(raw, table), inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
-		got[e.Message.ID] = e
-		return nil
-	}))
+	raw, table, arn, ib, got := eventsTable(t)
 	ann := driver.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
-		return &types.AttributeValueMemberM{Value: kv}
-	}
+	s, m := rawS, rawM
 	id := ulid.Make().String()
 	item := map[string]types.AttributeValue{
 		"pk": s("t#acmeU#ann#alerts"), "sk": s("m#" + id), "kind": s("UM"),
