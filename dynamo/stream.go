@@ -434,6 +434,9 @@ func (r *StreamReader) readLineage(ctx context.Context, h StreamHandler, s *shar
 // until a first record comes; an error of the probe is returned with the
 // others. r.mu must be held.
 func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardState) (delivered int, err error) {
+	// passed joins the errors of records passed within pages done with.
+	var passed error
+	defer func() { err = errors.Join(err, passed) }()
 	iter, fresh, renewed := s.iter, false, false
 	if iter == nil {
 		if iter, err = r.iterator(ctx, s); err != nil {
@@ -481,10 +484,13 @@ func (r *StreamReader) readShard(ctx context.Context, h StreamHandler, s *shardS
 			s.active = time.Now()
 			n, complete, err := r.deliver(ctx, h, s, out.Records)
 			delivered += n
-			if err != nil || !complete {
+			if !complete {
 				s.iter = nil // deliver again from the checkpoint
 				return delivered, err
 			}
+			// Records passed within the page, which is done with: go on
+			// after them.
+			passed = errors.Join(passed, err)
 			empties, fresh = 0, false
 		} else {
 			empties++
@@ -597,12 +603,22 @@ func (r *StreamReader) probeShard(ctx context.Context, s *shardState) error {
 func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardState, recs []types.Record) (int, bool, error) {
 	ev := events.DynamoDBEvent{Records: make([]events.DynamoDBEventRecord, 0, len(recs))}
 	end := len(recs)
+	var passed error
 	for i, rec := range recs {
 		if rec.Dynamodb != nil && isCheckpointRecord(rec.Dynamodb.Keys) {
 			continue
 		}
 		er, err := eventRecord(rec, r.streamARN)
 		if err != nil {
+			bad := events.DynamoDBEventRecord{EventID: aws.ToString(rec.EventID), Change: events.DynamoDBStreamRecord{SequenceNumber: sequenceOf(rec)}}
+			if validSequence(sequenceOf(rec)) != nil {
+				// No checkpoint can name it, nor a new iterator start
+				// after it: pass it here, in the page, as a poison
+				// record, and go on with the records after it.
+				r.cfg.reportFailure(ctx, Failure{ShardID: s.id, Record: bad, Attempts: 1, Err: err})
+				passed = errors.Join(passed, recordError{fmt.Errorf("dynamo: shard %s: record passed: %w", s.id, err)})
+				continue
+			}
 			if len(ev.Records) > 0 {
 				// Hand over the records before it; it comes first in the
 				// next page.
@@ -611,16 +627,26 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 			}
 			// Not a record the handler could be given: hand it to
 			// OnFailure at once and pass it, as a poison record.
-			bad := events.DynamoDBEventRecord{EventID: aws.ToString(rec.EventID), Change: events.DynamoDBStreamRecord{SequenceNumber: sequenceOf(rec)}}
-			return r.failed(ctx, s, nil, bad, err, true)
+			n, complete, err := r.failed(ctx, s, nil, bad, err, true)
+			return n, complete, errors.Join(passed, err)
 		}
 		ev.Records = append(ev.Records, er)
 	}
-	last := sequenceOf(recs[end-1])
+	// The last record of the page handed over or passed that a checkpoint
+	// can name.
+	last := ""
+	for _, rec := range recs[:end] {
+		if seq := sequenceOf(rec); validSequence(seq) == nil {
+			last = seq
+		}
+	}
 	if len(ev.Records) == 0 {
-		// Only checkpoint records: pass them, saving nothing.
-		s.checkpoint = last
-		return 0, true, nil
+		// Only checkpoint records and records passed: pass them, saving
+		// nothing.
+		if last != "" {
+			s.checkpoint = last
+		}
+		return 0, end == len(recs), passed
 	}
 	reads := r.pending.Requests()
 	r.pending = driver.NewRequestLog(nil)
@@ -656,7 +682,7 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 		s.failing, s.failures = "", 0
 		s.checkpoint = last
 		r.save(ctx, s)
-		return accepted, end == len(recs), nil
+		return accepted, end == len(recs), passed
 	}
 	if herr != nil {
 		herr = recordError{fmt.Errorf("dynamo: stream handler: %w", herr)}
@@ -665,7 +691,7 @@ func (r *StreamReader) deliver(ctx context.Context, h StreamHandler, s *shardSta
 	if herr != nil && err == nil {
 		err = herr
 	}
-	return n, complete, err
+	return n, complete, errors.Join(passed, err)
 }
 
 // failed deals with rec, the first record of s's page that failed, after

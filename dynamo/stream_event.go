@@ -40,8 +40,8 @@ func eventRecord(rec types.Record, streamARN string) (events.DynamoDBEventRecord
 		out.UserIdentity = &events.DynamoDBUserIdentity{Type: aws.ToString(id.Type), PrincipalID: aws.ToString(id.PrincipalId)}
 	}
 	d := rec.Dynamodb
-	if d == nil || aws.ToString(d.SequenceNumber) == "" {
-		return events.DynamoDBEventRecord{}, fmt.Errorf("%w: stream record %q has no sequence number", driver.ErrInvalidInput, out.EventID)
+	if d == nil || validSequence(aws.ToString(d.SequenceNumber)) != nil {
+		return events.DynamoDBEventRecord{}, fmt.Errorf("%w: stream record %q has no valid sequence number", driver.ErrInvalidInput, out.EventID)
 	}
 	out.Change = events.DynamoDBStreamRecord{
 		SequenceNumber: aws.ToString(d.SequenceNumber),

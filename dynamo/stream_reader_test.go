@@ -576,11 +576,50 @@ func TestStreamReaderPassesAMalformedRecord(t *testing.T) {
 	}
 }
 
+// TestStreamReaderPassesARecordWithoutSequenceNumber: a record with no
+// sequence number, or one that is no sequence number, which no checkpoint
+// can name, is handed to OnFailure and passed all the same; the records
+// after it come, once, and the shard is not read again from its start,
+// even once its iterator has expired.
+func TestStreamReaderPassesARecordWithoutSequenceNumber(t *testing.T) {
+	ctx := context.Background()
+	for _, seq := range []string{"", "x"} {
+		for _, bad := range []string{"1", "2", "3"} {
+			s := &malformedStream{splitStream: splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1", "2", "3"}, emptyAt: -1}}}, bad: bad, seq: &seq}
+			var f failures
+			r := dynamo.NewStreamReader(s, "arn", dynamo.WithHooks(f.hooks()))
+			rec := &recorder{}
+			var got []string
+			poll := func() {
+				for range 3 {
+					_, err := r.Poll(ctx, rec.handle)
+					if err != nil && !errors.Is(err, driver.ErrInvalidInput) {
+						t.Fatal(err)
+					}
+					got = append(got, rec.seqs()...)
+				}
+			}
+			poll()
+			s.expire()
+			s.add("open", "4")
+			poll()
+			want := slices.DeleteFunc([]string{"1", "2", "3", "4"}, func(seq string) bool { return seq == bad })
+			if !slices.Equal(got, want) {
+				t.Errorf("record %s with sequence number %q: handed %v, want %v", bad, seq, got, want)
+			}
+			if len(f.failed) == 0 || !errors.Is(f.failed[0].Err, driver.ErrInvalidInput) {
+				t.Errorf("record %s with sequence number %q: OnFailure got %+v, want it, invalid", bad, seq, f.failed)
+			}
+		}
+	}
+}
+
 // malformedStream is a splitStream whose record bad carries an attribute
-// value of no known type.
+// value of no known type, or with seq another sequence number.
 type malformedStream struct {
 	splitStream
 	bad string
+	seq *string // the bad record's sequence number instead, if not nil
 }
 
 func (m *malformedStream) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
@@ -590,6 +629,10 @@ func (m *malformedStream) GetRecords(ctx context.Context, in *dynamodbstreams.Ge
 	}
 	for _, r := range out.Records {
 		if aws.ToString(r.Dynamodb.SequenceNumber) == m.bad {
+			if m.seq != nil {
+				r.Dynamodb.SequenceNumber = aws.String(*m.seq)
+				continue
+			}
 			r.Dynamodb.Keys["x"] = &types.UnknownUnionMember{Tag: "Z"}
 		}
 	}
