@@ -107,6 +107,9 @@ type StreamReader struct {
 	// pending records the requests of the pass under way since its last
 	// batch: the next batch's reads (see Poll).
 	pending *driver.RequestLog
+	// saveErrs are the failed saves of the pass under way, reported
+	// already, for it to return.
+	saveErrs []error
 }
 
 // shardState is what a StreamReader knows of one shard.
@@ -250,8 +253,9 @@ func (r *StreamReader) Run(ctx context.Context, h StreamHandler, interval time.D
 func (r *StreamReader) pass(ctx context.Context, h StreamHandler, scheduled bool) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = driver.NewRequestLog(nil)
+	r.pending, r.saveErrs = driver.NewRequestLog(nil), nil
 	var errs []error
+	defer func() { r.saveErrs = nil }()
 	fail := func(err error) {
 		if err != nil && ctx.Err() == nil {
 			r.cfg.reportError(ctx, err)
@@ -283,6 +287,8 @@ func (r *StreamReader) pass(ctx context.Context, h StreamHandler, scheduled bool
 		}
 		delivered += r.readLineage(ctx, h, r.shards[id], visited, scheduled, fail)
 	}
+	// Even once ctx is done: the records of a save cut short come again.
+	errs = append(errs, r.saveErrs...)
 	return delivered, errors.Join(errs...)
 }
 
@@ -755,7 +761,9 @@ func (r *StreamReader) save(ctx context.Context, s *shardState) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
-		r.cfg.reportError(ctx, fmt.Errorf("dynamo: save checkpoint of shard %s: %w", s.id, err))
+		err = fmt.Errorf("dynamo: save checkpoint of shard %s: %w", s.id, err)
+		r.cfg.reportError(ctx, err)
+		r.saveErrs = append(r.saveErrs, err)
 		return
 	}
 	s.stored = s.checkpoint

@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -694,5 +695,41 @@ func TestStreamReaderFromLatestProbesALongShard(t *testing.T) {
 	}
 	if got := rec.seqs(); !slices.Equal(got, []string{"25002"}) {
 		t.Fatalf("second reader handed %d records (the first: %v), want [25002]", len(got), got[:min(len(got), 5)])
+	}
+}
+
+// failingCheckpoints is a memCheckpoints whose saves fail with err.
+type failingCheckpoints struct {
+	memCheckpoints
+	err error
+}
+
+func (c *failingCheckpoints) Save(context.Context, string, string, string) error { return c.err }
+
+// TestStreamReaderPollReturnsAFailedSave: a checkpoint that could not be
+// saved is an error Poll returns, as it goes to OnError, also when the
+// save was cut short by a stop: the records it covered will come again.
+func TestStreamReaderPollReturnsAFailedSave(t *testing.T) {
+	boom := errors.New("boom")
+	s := &splitStream{pageSize: 10, shards: []*fakeShard{{id: "open", seqs: []string{"1"}, emptyAt: -1}}}
+	var f failures
+	r := dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(&failingCheckpoints{err: boom}), dynamo.WithHooks(f.hooks()))
+	rec := &recorder{}
+	if n, err := r.Poll(context.Background(), rec.handle); n != 1 || !errors.Is(err, boom) {
+		t.Errorf("Poll with a failing save = %d, %v; want 1, boom", n, err)
+	}
+	if len(f.errs) != 1 || !errors.Is(f.errs[0], boom) {
+		t.Errorf("OnError got %v, want boom once", f.errs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s.add("open", "2")
+	stopping := func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		cancel()
+		return rec.handle(ctx, ev)
+	}
+	r = dynamo.NewStreamReader(s, "arn", dynamo.WithCheckpoints(&slowCheckpoints{delay: time.Hour}), dynamo.WithSaveTimeout(10*time.Millisecond), dynamo.WithHooks(f.hooks()))
+	if _, err := r.Poll(ctx, stopping); !errors.Is(err, context.Canceled) || !strings.Contains(fmt.Sprint(err), "save checkpoint") {
+		t.Errorf("Poll whose save was cut short by a stop returned %v, want the save's failure", err)
 	}
 }
