@@ -544,7 +544,7 @@ func (w wireSnapshot) valid(p Partition) bool {
 			return false
 		}
 	}
-	for _, rs := range [][]driver.Record{w.Stats.Expired, w.Stats.Tombstones} {
+	for _, rs := range [][]driver.Record{w.Stats.Expired, w.Stats.Tombstones, w.Stats.Due, w.Stats.Pending, w.Stats.Snoozed} {
 		for _, r := range rs {
 			if r.Partition != p {
 				return false
