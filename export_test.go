@@ -5,3 +5,11 @@ func SnapshotsKept(ib *Inbox) int { return ib.cache.snapshotsKept() }
 
 // SharedCacheSize is the most snapshots an Inbox keeps.
 const SharedCacheSize = sharedCacheSize
+
+// PartitionsNoted reports how many shared partitions ib's cache notes
+// beside its snapshots: as read without tallies, or as churning.
+func PartitionsNoted(ib *Inbox) int {
+	ib.cache.mu.Lock()
+	defer ib.cache.mu.Unlock()
+	return len(ib.cache.untallied) + len(ib.cache.churn)
+}

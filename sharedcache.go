@@ -169,7 +169,8 @@ type sharedCache struct {
 	// ActivityOnly came back without their tallies (a table of an earlier
 	// version, or a counter another program wrote): their snapshots then
 	// read the counters themselves at once; the other partitions' still
-	// read the index's entries.
+	// read the index's entries. Past sharedCacheSize partitions they are
+	// forgotten together.
 	untallied map[Partition]bool
 	// gens holds the write generation of each shared partition this
 	// process wrote; one it does not hold is at base. A refresh keeps its
@@ -650,6 +651,9 @@ func (c *sharedCache) readOnce(ctx context.Context, p Partition, gen uint64) (*s
 		c.mu.Unlock()
 		if threads, err = c.Store.Query(gctx, q); err == nil && !threads.Tallied {
 			c.mu.Lock()
+			if len(c.untallied) >= sharedCacheSize {
+				clear(c.untallied) // each is asked again with ActivityOnly once
+			}
 			c.untallied[p] = true
 			c.mu.Unlock()
 			q.ActivityOnly = false

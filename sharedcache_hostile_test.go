@@ -3,11 +3,13 @@ package inbox_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -73,4 +75,38 @@ func TestSharedBackendEntriesOfAnotherPartition(t *testing.T) {
 	clock.Advance(20 * time.Minute) // the scheduled one is due
 	bob := scope.User("bob").InGroups("eu")
 	countsAgree(t, process(), bob, "a process that loaded eu's snapshot with admins' due entry")
+}
+
+// untalliedThreads is a Store whose Queries of threads with ActivityOnly
+// return no tallies, as over a table of an earlier version.
+type untalliedThreads struct{ inbox.Store }
+
+func (s untalliedThreads) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	res, err := s.Store.Query(ctx, q)
+	if q.Threads && q.ActivityOnly {
+		res.Tallied = false
+		for i, c := range res.Threads {
+			res.Threads[i] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
+		}
+	}
+	return res, err
+}
+
+// TestSharedCacheNotesAreBounded: over a table whose thread index holds no
+// tallies, an Inbox that reads many groups notes a bounded number of them,
+// as it keeps a bounded number of snapshots.
+func TestSharedCacheNotesAreBounded(t *testing.T) {
+	ctx := context.Background()
+	ib := inbox.New(untalliedThreads{memstore.New()}, inbox.WithSharedCache(time.Hour))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	n := 3 * inbox.SharedCacheSize
+	for i := range n {
+		u := scope.User("u").InGroups("g" + strconv.Itoa(i))
+		if _, err := ib.List(ctx, u, inbox.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if noted := inbox.PartitionsNoted(ib); noted > inbox.SharedCacheSize {
+		t.Errorf("after listing %d groups the Inbox notes %d partitions, want at most %d", n, noted, inbox.SharedCacheSize)
+	}
 }
