@@ -188,7 +188,9 @@ type sharedCache struct {
 	readSeq uint64
 	known   map[Partition]map[string]uint64
 	// churn holds, per shared partition that kept changing while it was
-	// read, when (by the real clock) it may be read for a snapshot again.
+	// read, when (by the real clock) it may be read for a snapshot again;
+	// past sharedCacheSize partitions, those past that time are dropped,
+	// then all.
 	churn map[Partition]time.Time
 	// hook is Hooks.SharedCache, nil for none.
 	hook func(context.Context, CacheEvent)
@@ -621,7 +623,18 @@ func (c *sharedCache) read(ctx context.Context, p Partition, gen uint64) (*snaps
 		prev = s
 	}
 	c.mu.Lock()
-	c.churn[p] = c.real().Add(c.fresh) // read it from the store until then
+	now := c.real()
+	if len(c.churn) >= sharedCacheSize {
+		for q, until := range c.churn {
+			if !now.Before(until) {
+				delete(c.churn, q)
+			}
+		}
+		if len(c.churn) >= sharedCacheSize {
+			clear(c.churn) // each is tried for a snapshot again
+		}
+	}
+	c.churn[p] = now.Add(c.fresh) // read it from the store until then
 	c.mu.Unlock()
 	return nil, fmt.Errorf("%w: %s", errChurn, p.PK())
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
+	"golang.org/x/sync/errgroup"
 )
 
 // backendValue returns the value backend holds at the key that ends with
@@ -108,5 +110,45 @@ func TestSharedCacheNotesAreBounded(t *testing.T) {
 	}
 	if noted := inbox.PartitionsNoted(ib); noted > inbox.SharedCacheSize {
 		t.Errorf("after listing %d groups the Inbox notes %d partitions, want at most %d", n, noted, inbox.SharedCacheSize)
+	}
+}
+
+// churning is a Store whose shared partitions' counter version changes
+// at every read of their stats, as if written between any two reads.
+type churning struct {
+	inbox.Store
+	n atomic.Int64
+}
+
+func (s *churning) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	st, err := s.Store.Stats(ctx, q)
+	if q.Partition.IsShared() {
+		st.Version += s.n.Add(1)
+	}
+	return st, err
+}
+
+// TestSharedCacheChurnIsBounded: an Inbox that reads many groups, each
+// changing while it is read (so that no snapshot of it is taken), notes a
+// bounded number of them.
+func TestSharedCacheChurnIsBounded(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	ib := inbox.New(&churning{Store: memstore.New()}, inbox.WithClock(func() time.Time { return now }), inbox.WithSharedCache(time.Hour))
+	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	n := inbox.SharedCacheSize + 100
+	var g errgroup.Group
+	g.SetLimit(64) // each read of a churning partition waits for a burst of writes to pass
+	for i := range n {
+		g.Go(func() error {
+			_, err := ib.Counts(ctx, scope.User("u").InGroups("g"+strconv.Itoa(i)))
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if noted := inbox.PartitionsNoted(ib); noted > inbox.SharedCacheSize {
+		t.Errorf("after counting %d churning groups the Inbox notes %d partitions, want at most %d", n, noted, inbox.SharedCacheSize)
 	}
 }
