@@ -79,27 +79,12 @@ func TestSharedBackendEntriesOfAnotherPartition(t *testing.T) {
 	countsAgree(t, process(), bob, "a process that loaded eu's snapshot with admins' due entry")
 }
 
-// untalliedThreads is a Store whose Queries of threads with ActivityOnly
-// return no tallies, as over a table of an earlier version.
-type untalliedThreads struct{ inbox.Store }
-
-func (s untalliedThreads) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
-	res, err := s.Store.Query(ctx, q)
-	if q.Threads && q.ActivityOnly {
-		res.Tallied = false
-		for i, c := range res.Threads {
-			res.Threads[i] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
-		}
-	}
-	return res, err
-}
-
 // TestSharedCacheNotesAreBounded: over a table whose thread index holds no
 // tallies, an Inbox that reads many groups notes a bounded number of them,
 // as it keeps a bounded number of snapshots.
 func TestSharedCacheNotesAreBounded(t *testing.T) {
 	ctx := context.Background()
-	ib := inbox.New(untalliedThreads{memstore.New()}, inbox.WithSharedCache(time.Hour))
+	ib := inbox.New(&untalliedGroup{Store: memstore.New(), asked: map[string]int{}}, inbox.WithSharedCache(time.Hour))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	n := 3 * inbox.SharedCacheSize
 	for i := range n {

@@ -474,9 +474,10 @@ func FuzzSharedBackendValue(f *testing.F) {
 }
 
 // untalliedGroup is a Store whose Queries of threads with ActivityOnly in
-// one group's partition return no tallies, as the dynamo Store does where
-// another program wrote a thread counter without them; it counts the
-// thread Queries of each partition with ActivityOnly.
+// one group's partition (every group's, if group is "") return no
+// tallies, as the dynamo Store does where another program wrote a thread
+// counter without them, or over a table of an earlier version; it counts
+// the thread Queries of each partition with ActivityOnly.
 type untalliedGroup struct {
 	inbox.Store
 	group string
@@ -490,7 +491,7 @@ func (s *untalliedGroup) Query(ctx context.Context, q driver.Query) (driver.Quer
 		s.mu.Lock()
 		s.asked[q.Partition.Group]++
 		s.mu.Unlock()
-		if q.Partition.Group == s.group {
+		if s.group == "" || q.Partition.Group == s.group {
 			res.Tallied = false
 			for i, c := range res.Threads {
 				res.Threads[i] = driver.Counter{Partition: c.Partition, Thread: c.Thread, Latest: c.Latest}
