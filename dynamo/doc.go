@@ -21,7 +21,8 @@
 //     an any. Items another program wrote are read in both layouts of the
 //     seeds (seed 000 keeps the headers' fields at the top level) and with
 //     readat NULL as unread; an item of another kind than UM at a
-//     message's key is none, as the stream handler reads none.
+//     message's key, without a ledger entry, is none, as the stream
+//     handler reads none.
 //   - A user's marks: readat, archivedat (absent unless archived) on a
 //     direct message; deletedat never (deleting a copy removes it). A
 //     direct message also carries unread (its ID) while it has neither

@@ -577,12 +577,16 @@ func readAt(t time.Time) *int64 {
 
 // isRecordItem reports whether av, an item at a message's key, is a
 // record: of kind UM, as the seeds write messages, broadcasts and
-// receipts. Another program's item of another kind there is none: the
-// stream handler accounts no removal of it (it reads kind UM images
-// only, as the event source mapping's filters pass), so a Store that
-// listed it, or let a mark adopt it, would count what no removal takes
-// out.
+// receipts, or with a ledger entry (driver.LedgerAttribute), which the
+// counters count whatever another program did to its kind since. Another
+// program's item of another kind, without one, is none: the stream
+// handler accounts no removal of it (it reads kind UM images only, as the
+// event source mapping's filters pass), so a Store that listed it, or let
+// a mark adopt it, would count what no removal takes out.
 func isRecordItem(av map[string]types.AttributeValue) bool {
+	if _, ledgered := av[driver.LedgerAttribute].(*types.AttributeValueMemberS); ledgered {
+		return true
+	}
 	k, ok := av["kind"].(*types.AttributeValueMemberS)
 	return ok && k.Value == kindMessage
 }

@@ -217,7 +217,8 @@ func TestItemsReadAsTheStoreReads(t *testing.T) {
 // message's key whose kind is not UM is no record, as the stream handler
 // reads none: it is not listed and a mark does not adopt it, so its
 // removal, which the handler does not account, leaves Counts equal to
-// List.
+// List. A message of the library's whose kind another program changes
+// has a ledger entry, and stays listed as it is counted.
 func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
 	ctx := context.Background()
 	raw := ddblocal.Client(t)
@@ -271,6 +272,28 @@ func TestItemOfAnotherKindAtMessageKey(t *testing.T) {
 	}
 	pump(t, reader, ib.StreamHandler)
 	check("after its deletion")
+
+	// The library's own message, whose kind another program changes
+	// after: it has a ledger entry, and stays a record, listed as
+	// counted.
+	res, err := ib.Publish(ctx, ann.Scope, []string{"ann"}, inbox.Draft{Title: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": s(annPK), "sk": s("m#" + res.Message.ID)},
+		UpdateExpression: aws.String("SET kind = :x"), ExpressionAttributeValues: map[string]types.AttributeValue{":x": s("XX")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := ib.List(ctx, ann, inbox.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ib.Counts(ctx, ann)
+	if err != nil || len(page.Messages) != 2 || c.Tally != tally(2, 0) {
+		t.Errorf("after another program changed the kind of a message of the library's: List shows %d, Counts = %+v, %v; want 2 unread", len(page.Messages), c.Tally, err)
+	}
 }
 
 // TestUIDsReadAsTheStoreReads: an audience's uids that hold a number
