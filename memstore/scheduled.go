@@ -50,6 +50,7 @@ func (s *Store) scheduledQuery(q driver.Query) driver.QueryResult {
 		}
 		rec = rec.Clone()
 		rec.Message.ReadAt, rec.Message.ArchivedAt, rec.Timed = time.Time{}, time.Time{}, ""
+		rec.Message.SnoozedUntil, rec.Message.InteractedAt = time.Time{}, time.Time{} // not projected either
 		res.Records = append(res.Records, rec)
 	}
 	return res

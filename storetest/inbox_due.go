@@ -378,3 +378,21 @@ func testScheduledShared(e *env) {
 	e.wantDeliveries("Due after the group message's expiry", []inbox.Delivery{want[0], want[1], want[2], want[4]}, e.dueAll(start, g.ExpiresAt, 1))
 	e.checkInvariant()
 }
+
+// testScheduledDueWithoutMarks: Due returns a copy as it was published,
+// without any of its user's marks (the dynamo Store's index projects
+// none): not the snooze, nor the interaction, she made since it came due.
+func testScheduledDueWithoutMarks(e *env) {
+	start := e.clock.Now().UTC().Truncate(time.Second)
+	ann := e.user("ann")
+	a := e.publish(inbox.Draft{Title: "at 10", DeliverAt: start.Add(10 * time.Minute)}, "ann").Message
+	setClock(e, a.DeliverAt.Add(time.Minute))
+	if ok, err := e.ib.MarkInteracted(e.ctx, ann, a.ID); err != nil || !ok {
+		e.t.Fatalf("MarkInteracted(ann, %s) = %v, %v", a.ID, ok, err)
+	}
+	if ok, err := e.ib.Snooze(e.ctx, ann, a.ID, a.DeliverAt.Add(time.Hour)); err != nil || !ok {
+		e.t.Fatalf("Snooze(ann, %s) = %v, %v", a.ID, ok, err)
+	}
+	e.wantDeliveries("Due of a copy snoozed and interacted with since it came due", []inbox.Delivery{e.delivery(a, "ann")}, e.dueAll(start, start.Add(time.Hour), 0))
+	e.checkInvariant()
+}

@@ -21,6 +21,7 @@ func scheduledTests() []suiteTest {
 		{"ScheduledShared", testScheduledShared},
 		{"ScheduledListBadInput", testScheduledListBadInput},
 		{"ScheduledReadByAnotherProgram", testScheduledReadByAnotherProgram},
+		{"ScheduledDueWithoutMarks", testScheduledDueWithoutMarks},
 	}
 }
 
