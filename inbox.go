@@ -253,19 +253,16 @@ func refused(err error) bool {
 	return false
 }
 
-// unknownOutcome returns err, a Store's error for a write of marks or a
-// removal, matching ErrOutcomeUnknown too unless it says the write was
-// not applied: a refusal (refused), or the write's conditions failing
-// (ErrStateChanged, ErrNotFound, ErrExists, ErrOptedOut, a
-// *driver.SeenError). A cancellation or a network error leaves it
-// unknown: the write may have been in flight, and applied.
+// unknownOutcome returns err, a Store's error for a write, matching
+// ErrOutcomeUnknown too unless it says the write was not applied: a
+// refusal (refused), or the write's conditions failing (ErrStateChanged,
+// a *driver.SeenError among them, ErrNotFound, ErrExists, ErrOptedOut).
+// A cancellation or a network error leaves it unknown: the write may
+// have been in flight, and applied.
 func unknownOutcome(err error) error {
-	var seen *driver.SeenError
-	switch {
-	case err == nil, refused(err), errors.As(err, &seen):
-		return err
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-	case errors.Is(err, driver.ErrStateChanged), errors.Is(err, ErrNotFound), errors.Is(err, driver.ErrExists), errors.Is(err, driver.ErrOptedOut):
+	inFlight := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if err == nil || refused(err) || !inFlight && (errors.Is(err, driver.ErrStateChanged) || errors.Is(err, ErrNotFound) ||
+		errors.Is(err, driver.ErrExists) || errors.Is(err, driver.ErrOptedOut)) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
@@ -477,10 +474,8 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	switch {
 	case errors.Is(err, driver.ErrExists):
 		return ib.stored(ctx, driver.Key{Partition: p, ID: msg.ID})
-	case err != nil && !refused(err):
-		return Message{}, fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	case err != nil:
-		return Message{}, err
+		return Message{}, unknownOutcome(err)
 	}
 	return msg, nil
 }
