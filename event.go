@@ -27,7 +27,14 @@ const (
 	// copy marked read, or a read receipt of a broadcast or group message.
 	EventRead EventKind = "read"
 	// EventArchived and EventUnarchived: a user archived or unarchived a
-	// message, in the user's partition.
+	// message, in the user's partition. An unread broadcast's unarchive
+	// (and unsnooze) removes the user's receipt: its removal makes the
+	// event only if the broadcast stands, unexpired, when the handler
+	// meets it (it reads it, 1 read unit, by key), so that Recount's
+	// removal of the receipts of a broadcast removed before its expiry
+	// makes none: the broadcast's EventRemoved spoke for every reader. So
+	// an unarchive or unsnooze the handler meets after the broadcast's
+	// removal (the stream lagged) makes none either.
 	EventArchived   EventKind = "archived"
 	EventUnarchived EventKind = "unarchived"
 	// EventDeleted: a message left one user's inbox (Inbox.Delete, or a
@@ -255,7 +262,7 @@ func eventsOf(c driver.Change) []Event {
 		case c.Old.Receipt:
 			// The user unarchived an unread broadcast: the receipt had no
 			// other mark. (Recount's removal of the receipts of a removed
-			// broadcast looks the same.)
+			// broadcast looks the same: applyChange drops its events.)
 			st := c.Old.State()
 			switch {
 			case !st.ArchivedAt.IsZero() && st.ReadAt.IsZero() && st.DeletedAt.IsZero():

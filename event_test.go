@@ -193,10 +193,6 @@ func TestStreamHandlerEvents(t *testing.T) {
 			change("e19", "MODIFY", archivedReceipt, hiddenReceipt),
 			[]inbox.Event{{ID: "e19/deleted", Kind: inbox.EventDeleted, Partition: partitionOf("ann"), Message: receiptMessage(time.Time{}, time.Time{}), At: at}},
 		},
-		"unread broadcast unarchived": {
-			change("e20", "REMOVE", archivedReceipt, nil),
-			[]inbox.Event{{ID: "e20/unarchived", Kind: inbox.EventUnarchived, Partition: partitionOf("ann"), Message: receiptMessage(time.Time{}, archivedAt), At: at}},
-		},
 		"seen": {
 			change("e21", "MODIFY", seenItem("01ARZ3NDEKTSV4RRFFQ69G5FAV"), seenItem("01ARZ3NDEKZZZZZZZZZZZZZZZZ")),
 			[]inbox.Event{{ID: "e21/seen", Kind: inbox.EventSeen, Partition: partitionOf("ann"), At: at, Seen: "01ARZ3NDEKZZZZZZZZZZZZZZZZ"}},
@@ -228,6 +224,47 @@ func TestStreamHandlerEvents(t *testing.T) {
 			log := &eventLog{}
 			ib := inbox.New(memstore.New(), inbox.WithEvents(log.handle))
 			if failed := handle(t, ib, c.rec); len(failed) > 0 {
+				t.Fatalf("record failed: %v", failed)
+			}
+			if diff := cmp.Diff(c.want, log.take()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStreamHandlerReceiptRemovalEvents: the removal of an archived,
+// unread receipt is the user's unarchive while its broadcast stands; once
+// the broadcast is gone (removed before it expired: Recount removes its
+// dead receipts) or expired by the removal's time, it makes no event.
+func TestStreamHandlerReceiptRemovalEvents(t *testing.T) {
+	at := time.Unix(1700000060, 0).UTC()
+	archivedAt := time.Unix(1700000055, 0).UTC()
+	receipt := withAttr(receiptImage("ann", "ops"), "archivedat", n("1700000055"))
+	delete(receipt, "readat")
+	unarchived := []inbox.Event{{ID: "e20/unarchived", Kind: inbox.EventUnarchived, Partition: partitionOf("ann"), At: at,
+		Message: inbox.Message{ID: imageID, Category: "ops", ArchivedAt: archivedAt, ExpiresAt: time.Unix(1700000100, 0).UTC()}}}
+	for name, c := range map[string]struct {
+		expires time.Time // the broadcast's expiry; zero: no broadcast
+		want    []inbox.Event
+	}{
+		"broadcast stands":             {time.Unix(1700000100, 0).UTC(), unarchived},
+		"broadcast gone":               {time.Time{}, nil},
+		"broadcast expired by then":    {at, nil},
+		"broadcast expired just after": {at.Add(time.Second), unarchived},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := func() time.Time { return at }
+			st := memstore.New(memstore.WithClock(clock))
+			if !c.expires.IsZero() {
+				b := driver.Record{Partition: partitionOf(inbox.PublicGroup), Message: driver.Message{ID: imageID, Category: "ops", ExpiresAt: c.expires}}
+				if err := st.PutForeign(context.Background(), b, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			log := &eventLog{}
+			ib := inbox.New(st, inbox.WithClock(clock), inbox.WithEvents(log.handle))
+			if failed := handle(t, ib, change("e20", "REMOVE", receipt, nil)); len(failed) > 0 {
 				t.Fatalf("record failed: %v", failed)
 			}
 			if diff := cmp.Diff(c.want, log.take()); diff != "" {

@@ -170,7 +170,31 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 	if ib.events == nil {
 		return nil, nil
 	}
-	return eventsOf(c), nil
+	evs := eventsOf(c)
+	if rec := c.Old; c.Op == driver.ChangeRemove && rec != nil && rec.Receipt && len(evs) > 0 {
+		stands, err := ib.broadcastStands(ctx, *rec, c.At)
+		if err != nil || !stands {
+			return nil, err
+		}
+	}
+	return evs, nil
+}
+
+// broadcastStands reports whether the broadcast of rec, a receipt removed
+// at time at with no mark but its archive or its snooze (the user's
+// unarchive or unsnooze of an unread broadcast), stands unexpired when the
+// handler meets the removal: 1 read unit, by key. Recount's removal of the
+// receipts of a broadcast removed before it expired looks the same, and
+// changes nothing the user sees: the broadcast's EventRemoved spoke for
+// every reader. So does an unarchive the handler meets after the
+// broadcast's removal: there is no clock common to the stream's times and
+// the Inbox's to order the two by, and no page shows the message since.
+func (ib *Inbox) broadcastStands(ctx context.Context, rec driver.Record, at time.Time) (bool, error) {
+	found, err := ib.getRecords(ctx, []driver.Key{{Partition: sharedOf(rec), ID: rec.Message.ID}})
+	if err != nil || len(found) == 0 {
+		return false, err
+	}
+	return at.Before(found[0].Message.ExpiresAt), nil // a mark needs it unexpired
 }
 
 // recountIfRemovedNear recounts the partition of r's record, one without

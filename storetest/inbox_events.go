@@ -29,7 +29,7 @@ type EventSource interface {
 
 // eventTests are the Inbox subtests about change events.
 func eventTests() []suiteTest {
-	return []suiteTest{{"Events", testEvents}}
+	return []suiteTest{{"Events", testEvents}, {"EventsDeadReceipts", testEventsDeadReceipts}}
 }
 
 // wantEvent is what testEvents checks of an event.
@@ -83,6 +83,12 @@ func testEvents(e *env) {
 	ok, err = e.ib.MarkSeen(e.ctx, ann)
 	must("MarkSeen(ann)", ok, err)
 	e.seen[partitionOf(ann)] = inbox.SeenAt(e.clock.Now())
+	// The changes so far are delivered before the redaction: an unarchive
+	// or unsnooze of the group message met after its removal makes no
+	// event (see testEventsDeadReceipts).
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil {
+		e.t.Fatalf("DeliverEvents: %v", err)
+	}
 	if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: g.ID, Group: "admins"}); err != nil || n != 1 {
 		e.t.Fatalf("Redact(group) = %d, %v; want 1, nil", n, err)
 	}
@@ -171,4 +177,59 @@ func (e *env) eventInbox() (EventSource, *inbox.Inbox, *eventLog) {
 		return nil
 	}))
 	return src, ib, l
+}
+
+// testEventsDeadReceipts: a Recount that removes the receipts of a
+// broadcast redacted before it expired (one archived unread, one snoozed
+// unread) makes no event: the user unarchived and unsnoozed nothing, and
+// the broadcast's removal was announced already. Nor does an unarchive
+// delivered after its broadcast's removal: nothing shows the message.
+func testEventsDeadReceipts(e *env) {
+	src, ib, events := e.eventInbox()
+	ann := e.user("ann")
+	a := e.broadcast(inbox.Draft{Title: "archived"})
+	s := e.broadcast(inbox.Draft{Title: "snoozed"})
+	u := e.broadcast(inbox.Draft{Title: "unarchived"})
+	for _, id := range []string{a.ID, u.ID} {
+		if ok, err := e.ib.Archive(e.ctx, ann, id); err != nil || !ok {
+			e.t.Fatalf("Archive = %v, %v", ok, err)
+		}
+	}
+	if ok, err := e.ib.Snooze(e.ctx, ann, s.ID, e.clock.Now().Add(time.Hour)); err != nil || !ok {
+		e.t.Fatalf("Snooze = %v, %v", ok, err)
+	}
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil {
+		e.t.Fatalf("DeliverEvents: %v", err)
+	}
+	events.take()
+	if ok, err := e.ib.Unarchive(e.ctx, ann, u.ID); err != nil || !ok {
+		e.t.Fatalf("Unarchive = %v, %v", ok, err)
+	}
+	for _, id := range []string{a.ID, s.ID, u.ID} {
+		if n, err := e.ib.Redact(e.ctx, e.scope, inbox.Redaction{ID: id, Group: inbox.PublicGroup}); err != nil || n != 1 {
+			e.t.Fatalf("Redact = %d, %v; want 1, nil", n, err)
+		}
+	}
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil {
+		e.t.Fatalf("DeliverEvents: %v", err)
+	}
+	removed := 0
+	for _, ev := range events.take() {
+		if ev.Kind != inbox.EventRemoved {
+			e.t.Errorf("event %s of %s in %s after the redactions; want only removed ones", ev.Kind, ev.Message.ID, ev.Partition.PK())
+		}
+		removed++
+	}
+	if removed != 3 {
+		e.t.Errorf("%d events after the redactions of 3 broadcasts; want 3 removed", removed)
+	}
+	if _, err := e.ib.Recount(e.ctx, ann); err != nil {
+		e.t.Fatalf("Recount: %v", err)
+	}
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil {
+		e.t.Fatalf("DeliverEvents: %v", err)
+	}
+	for _, ev := range events.take() {
+		e.t.Errorf("Recount's removal of a redacted broadcast's receipt made event %s of %s in %s; want none", ev.Kind, ev.Message.ID, ev.Partition.PK())
+	}
 }
