@@ -14,16 +14,10 @@ import (
 	"github.com/stak/inbox/driver"
 )
 
-// The page sizes of the reads that count unseen messages record by record
-// (see Counts), for a partition written before this version kept its
-// counts above the watermark: the first read of a partition, from the
-// watermark this Inbox remembers for the user (warm) or from the newest
-// record (cold), and the reads after it.
-const (
-	unseenWarmProbe = 100
-	unseenColdProbe = 10
-	unseenPage      = 500
-)
+// unseenPage is the page size of the reads of a partition's records
+// above a watermark (MarkSeen's, of the records it resets Above from) or
+// of a thread (SetPreferences', of a thread it mutes or unmutes).
+const unseenPage = 500
 
 // seenCacheSize bounds the users whose seen watermark an Inbox remembers.
 const seenCacheSize = 1 << 14
@@ -91,7 +85,7 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 			return false, err
 		}
 		if st.Seen >= w {
-			ib.seen.put(p, st.Seen, st.Fence)
+			ib.seen.put(p, st.Fence)
 			return false, nil
 		}
 		// After the stats: a record written since is in both, or changes
@@ -105,7 +99,7 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 		err = ib.store.Mark(ctx, []driver.Mark{mark}, deltas)
 		switch {
 		case err == nil:
-			ib.seen.put(p, w, w)
+			ib.seen.put(p, w)
 			return true, nil
 		case !errors.Is(err, driver.ErrStateChanged):
 			return false, unknownOutcome(err)
@@ -216,36 +210,14 @@ func (ib *Inbox) recordsBetween(ctx context.Context, p Partition, after, before 
 	}
 }
 
-// seenCache remembers, for each of up to seenCacheSize users, the last
-// seen watermark an Inbox saw and the one the user's Above is kept for
-// (driver.Stats.Fence): Counts reads the records above the first, for a
-// partition whose Above an earlier version did not keep; marks are
-// fenced with the second (see applyMarks). Watermarks only rise, so a
-// stale one costs a larger read, or a fence that fails and is tried
-// again. It is safe for concurrent use.
+// seenCache remembers, for each of up to seenCacheSize users, the seen
+// watermark the user's Above is kept for (driver.Stats.Fence), which
+// marks are fenced with (see applyMarks). Watermarks only rise, so a
+// stale one costs a fence that fails and is tried again. It is safe for
+// concurrent use.
 type seenCache struct {
 	mu sync.Mutex
-	m  map[Partition]seenState
-}
-
-// seenState is what a seenCache remembers of one user.
-type seenState struct{ seen, fence string }
-
-// get returns where Counts's first read of u's partitions starts, and its
-// size: above the remembered watermark, or at the newest records. limit 0
-// means no read: the user has no watermark (every unread message is
-// unseen).
-func (c *seenCache) get(p Partition) (after string, limit int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[p]
-	switch {
-	case !ok:
-		return "", unseenColdProbe
-	case s.seen == "":
-		return "", 0
-	}
-	return s.seen, unseenWarmProbe
+	m  map[Partition]string
 }
 
 // fence returns the watermark p's Above is kept for, as remembered; ok is
@@ -253,21 +225,20 @@ func (c *seenCache) get(p Partition) (after string, limit int) {
 func (c *seenCache) fence(p Partition) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.m[p]
-	return s.fence, ok
+	f, ok := c.m[p]
+	return f, ok
 }
 
-// put remembers seen and fence for p, each if it is above the one
-// remembered.
-func (c *seenCache) put(p Partition, seen, fence string) {
+// put remembers fence for p, if it is above the one remembered.
+func (c *seenCache) put(p Partition, fence string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = make(map[Partition]seenState)
+		c.m = make(map[Partition]string)
 	}
 	old, ok := c.m[p]
 	if ok {
-		seen, fence = max(old.seen, seen), max(old.fence, fence)
+		fence = max(old, fence)
 	}
 	if !ok && len(c.m) >= seenCacheSize {
 		for k := range c.m { // forget one at random
@@ -275,7 +246,7 @@ func (c *seenCache) put(p Partition, seen, fence string) {
 			break
 		}
 	}
-	c.m[p] = seenState{seen: seen, fence: fence}
+	c.m[p] = fence
 }
 
 // fenceSeen returns the watermark the Above of user partition p is kept
@@ -288,7 +259,7 @@ func (ib *Inbox) fenceSeen(ctx context.Context, p Partition) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ib.seen.put(p, st.Seen, st.Fence)
+	ib.seen.put(p, st.Fence)
 	return st.Fence, nil
 }
 
@@ -324,7 +295,7 @@ func (ib *Inbox) applyMarks(ctx context.Context, p Partition, marks []driver.Mar
 			return unknownOutcome(err)
 		}
 		w = moved.Seen
-		ib.seen.put(p, "", w)
+		ib.seen.put(p, w)
 	}
 	return fmt.Errorf("inbox: the seen watermark of %s kept moving: %w", p.PK(), ErrConflict)
 }

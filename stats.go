@@ -183,7 +183,7 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	mutedUnread, mutedAbove := f.mutedThreads()
 	c = c.withMutedThreads(mutedUnread)
 	st := f.stats[0]
-	ib.seen.put(u.Partition(), st.Seen, st.Fence)
+	ib.seen.put(u.Partition(), st.Fence)
 	if st.Seen == "" {
 		// No watermark: nothing was ever marked seen.
 		return c.withPreferences(nil, snoozed, st.Preferences), true, nil
