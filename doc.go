@@ -4,17 +4,17 @@
 // An Inbox holds the logic and a Store persists it: the dynamo package is
 // the production Store, memstore an in-memory one for unit tests. It is a
 // library, not a service: it runs in your process against one table in
-// your own AWS account. The guides (see [Guides]) explain each subject at
-// length; this overview names the parts.
+// your own AWS account. The [Guides] explain each subject; this names them.
 //
 //	ib := inbox.New(store, inbox.WithCursorSecret(secret))
 //	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 //	ib.Publish(ctx, scope, []string{"ann", "bob"}, inbox.Draft{Title: "Disk full"})
 //	ib.Broadcast(ctx, scope, inbox.Draft{Title: "Maintenance at 22:00"})
 //	ib.BroadcastGroup(ctx, scope, "admins", inbox.Draft{Title: "Deploy at 17:00"})
-//	page, _ := ib.List(ctx, scope.User("ann").InGroups("admins"), inbox.ListOptions{})
-//	ib.MarkRead(ctx, scope.User("ann"), page.Messages[0].ID)
-//	counts, _ := ib.Counts(ctx, scope.User("ann"))
+//	ann := scope.User("ann").InGroups("admins") // the same groups on every call
+//	page, _ := ib.List(ctx, ann, inbox.ListOptions{})
+//	ib.MarkRead(ctx, ann, page.Messages[0].ID)
+//	counts, _ := ib.Counts(ctx, ann)
 //
 // Every method takes ctx first and validates its input before it writes:
 // bad input returns an error wrapping one of the Err* sentinels (match with
