@@ -46,8 +46,9 @@ type Draft struct {
 	// stored once. List with ListOptions.Thread reads one thread's
 	// messages, MarkAllRead with it marks them, and ListThreads lists the
 	// user's threads with their counts (see the package doc, Threads).
-	// It costs 3 WCU more per copy: the thread's counter (2, in the
-	// transaction) and the thread index's entry (1).
+	// It costs 4 WCU more per copy: the thread's counter (2, in the
+	// transaction), its entry in the unread index (1) and the thread
+	// index's entry (1).
 	Thread string
 	Title  string
 	// Body is a string or any JSON-compatible value. It is stored as a
