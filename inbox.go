@@ -286,7 +286,7 @@ func unknownOutcome(err error) error {
 // retrying everyone is safe, those who have the copy are reported as
 // Duplicates and none gets two. Without a HostSystemID a retry is a new
 // message: a caller that may retry gives every publish one (see Decisions
-// in the package doc). If every recipient failed for the same reason of
+// in docs/concepts.md). If every recipient failed for the same reason of
 // bad input (ErrInvalidInput, ErrInvalidKey or ErrTooLarge, which the
 // store found), that error is returned instead.
 func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) (_ PublishResult, err error) {

@@ -45,7 +45,7 @@ type Draft struct {
 	// one thread; a group chat, a group's messages with one thread, each
 	// stored once. List with ListOptions.Thread reads one thread's
 	// messages, MarkAllRead with it marks them, and ListThreads lists the
-	// user's threads with their counts (see the package doc, Threads).
+	// user's threads with their counts (see the Chat guide, docs/chat.md).
 	// It costs 4 WCU more per copy: the thread's counter (2, in the
 	// transaction), its entry in the unread index (1) and the thread
 	// index's entry (1).
@@ -72,8 +72,8 @@ type Draft struct {
 	// MaxTTL ahead (else ErrInvalidInput). A message to users, a
 	// broadcast and a group message can be scheduled (a broadcast or
 	// group message is stored once, whatever its audience); a message in
-	// a thread with it is ErrInvalidInput (see the package doc, Scheduled
-	// delivery). Redact cancels a scheduled message.
+	// a thread with it is ErrInvalidInput (see the Scheduling guide,
+	// docs/scheduling.md). Redact cancels a scheduled message.
 	DeliverAt time.Time
 }
 

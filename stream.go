@@ -32,7 +32,7 @@ import (
 // Inbox's own (until then an unread-only List misses it). A MODIFY of a
 // library record whose marks another program changed (the seeds' mark
 // read) rewrites its entries and the counters that program does not keep,
-// in one Mark (see the package doc). So the event source mapping must
+// in one Mark (see docs/consistency.md, Another program's items). So the event source mapping must
 // always pass INSERT and MODIFY records of kind UM.
 // Every other record is ignored.
 //
