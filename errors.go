@@ -11,8 +11,8 @@ import (
 // are the driver package's, so an error a Store returns matches them too.
 var (
 	// ErrInvalidKey reports a tenant, inbox, user, group, category or message key
-	// that is empty, too long, contains '#' or a control character, or uses a
-	// reserved name such as "$public" for a user.
+	// that is empty, too long, contains '#', '*', '?' or a control character,
+	// or uses a reserved name such as "$public" for a user.
 	ErrInvalidKey = driver.ErrInvalidKey
 	// ErrInvalidTTL reports a duration that is not a positive whole number
 	// followed by one of d, h, m or s (for example "30d").

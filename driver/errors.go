@@ -6,8 +6,8 @@ import "errors"
 // condition wraps one of these, so callers match them with errors.Is.
 var (
 	// ErrInvalidKey reports a tenant, inbox, user, group, category or message key
-	// that is empty, too long, contains '#' or a control character, or uses a
-	// reserved name such as "$public" for a user.
+	// that is empty, too long, contains '#', '*', '?' or a control character,
+	// or uses a reserved name such as "$public" for a user.
 	ErrInvalidKey = errors.New("inbox: invalid key")
 	// ErrInvalidTTL reports a duration that is not a positive whole number
 	// followed by one of d, h, m or s (for example "30d").
