@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"go/ast"
+	"go/doc/comment"
 	"go/parser"
 	"go/token"
 	"os"
@@ -70,11 +71,39 @@ var docEnv = readmecheck.Env{
 // a block that uses one is compiled by that module's test.
 var nestedModule = map[string]string{"otelinbox": "otelinbox"}
 
+// packageDocBlocks returns the code blocks of the package doc (doc.go),
+// as Go blocks at their lines in doc.go.
+func packageDocBlocks(t testing.TB) []readmecheck.Block {
+	t.Helper()
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", src, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil || f.Doc == nil {
+		t.Fatalf("doc.go has no package doc: %v", err)
+	}
+	lines := strings.Split(string(src), "\n")
+	var out []readmecheck.Block
+	var p comment.Parser
+	for _, b := range p.Parse(f.Doc.Text()).Content {
+		code, ok := b.(*comment.Code)
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(code.Text, "\n")
+		line := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(strings.TrimPrefix(l, "//")) == first })
+		out = append(out, readmecheck.Block{File: "doc.go", Line: line + 1, Lang: "go", Code: code.Text})
+	}
+	return out
+}
+
 // TestDocsGoBlocksCompile type-checks every Go block of README.md and
-// docs/*.md against the packages as they are (see readmecheck.Compile);
-// the blocks that use otelinbox are compiled by otelinbox's test.
+// docs/*.md, and every code block of the package doc, against the packages
+// as they are (see readmecheck.Compile); the blocks that use otelinbox are
+// compiled by otelinbox's test.
 func TestDocsGoBlocksCompile(t *testing.T) {
-	blocks := readmecheck.Go(readmecheck.Blocks(t, docs(t)...))
+	blocks := append(readmecheck.Go(readmecheck.Blocks(t, docs(t)...)), packageDocBlocks(t)...)
 	var here []readmecheck.Block
 	for _, b := range blocks {
 		free, err := readmecheck.Free(b)
