@@ -222,12 +222,12 @@ func (p Preferences) Normal() (Preferences, error) {
 	if n := len(p.MutedThreads); n > MaxMutedThreads {
 		return Preferences{}, fmt.Errorf("%w: %d muted threads, at most %d", ErrInvalidInput, n, MaxMutedThreads)
 	}
-	sorted := func(what string, keys []string) ([]string, error) {
+	sorted := func(what, how string, keys []string) ([]string, error) {
 		keys = slices.Clone(keys)
 		slices.Sort(keys)
 		for i, k := range keys {
 			if i > 0 && keys[i-1] == k {
-				return nil, fmt.Errorf("%w: %s %q muted twice", ErrInvalidInput, what, k)
+				return nil, fmt.Errorf("%w: %s %q %s twice", ErrInvalidInput, what, k, how)
 			}
 		}
 		if len(keys) == 0 {
@@ -235,19 +235,19 @@ func (p Preferences) Normal() (Preferences, error) {
 		}
 		return keys, nil
 	}
-	groups, err := sorted("group", p.MutedGroups)
+	groups, err := sorted("group", "muted", p.MutedGroups)
 	if err != nil {
 		return Preferences{}, err
 	}
-	cats, err := sorted("category", p.MutedCategories)
+	cats, err := sorted("category", "muted", p.MutedCategories)
 	if err != nil {
 		return Preferences{}, err
 	}
-	out, err := sorted("category opted out of", p.OptedOut)
+	out, err := sorted("category", "opted out of", p.OptedOut)
 	if err != nil {
 		return Preferences{}, err
 	}
-	threads, err := sorted("thread", p.MutedThreads)
+	threads, err := sorted("thread", "muted", p.MutedThreads)
 	if err != nil {
 		return Preferences{}, err
 	}

@@ -84,3 +84,23 @@ func TestPreferencesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalRepeatedKey: a key given twice is ErrInvalidInput, and the
+// error says what was repeated as the caller gave it: a category opted
+// out of twice is not said to be muted twice.
+func TestNormalRepeatedKey(t *testing.T) {
+	for _, c := range []struct {
+		p    Preferences
+		want string
+	}{
+		{Preferences{MutedGroups: []string{"devs", "devs"}}, `group "devs" muted twice`},
+		{Preferences{MutedCategories: []string{"promo", "promo"}}, `category "promo" muted twice`},
+		{Preferences{OptedOut: []string{"promo", "promo"}}, `category "promo" opted out of twice`},
+		{Preferences{MutedThreads: []string{"chat", "chat"}}, `thread "chat" muted twice`},
+	} {
+		_, err := c.p.Normal()
+		if !errors.Is(err, ErrInvalidInput) || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("Normal(%+v) = %v; want ErrInvalidInput ending %q", c.p, err, c.want)
+		}
+	}
+}
