@@ -21,11 +21,12 @@ import (
 // readSizes are the history sizes of the read-cost benchmarks on
 // DynamoDB Local; the largest only for the cases the figures are quoted
 // at (Local writes some 25 messages a second to one user's partition).
-var readSizes = []int{10, 1_000, 10_000}
+var readSizes = []int{10, 100, 1_000, 10_000}
 
 // BenchmarkReads runs the read-cost benchmarks (storetest.BenchCases) on
-// DynamoDB Local, with the units AWS bills: every case at 10 and 1,000
-// messages of history, and the unseen badge and the chat list at 10,000.
+// DynamoDB Local, with the units AWS bills: every case at 10, 100 and
+// 1,000 messages of history, and the unseen badge and the chat list at
+// 10,000.
 // BenchmarkReadsNaive is what a team's own design pays for the same
 // reads, side by side.
 func BenchmarkReads(b *testing.B) {

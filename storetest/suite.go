@@ -57,11 +57,14 @@ type suiteTest struct {
 	run  func(e *env)
 }
 
-// runAll runs each test as a subtest on a fresh env; with invariant set,
-// each test's counters are checked against a recount when it ends.
+// runAll runs each test as a subtest on a fresh env, in parallel with
+// the others (each has a store of its own: a remote one's round trips
+// overlap); with invariant set, each test's counters are checked against
+// a recount when it ends.
 func runAll(t *testing.T, newStore NewStore, tests []suiteTest, invariant bool) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, newStore, 1)
 			if invariant {
 				e.checkInvariantAtEnd()
