@@ -42,9 +42,11 @@ import (
 // unread index before or after the write (it has the attribute "unread")
 // adds one unit: its index entry, keys only and under 1 KB, is written,
 // changed or deleted, and AWS bills writes to a local secondary index by
-// the entry's size; so does an item in the thread index ("tsk"). (A write
-// that changes no attribute an index holds costs AWS nothing there: the
-// meter bills it anyway, so its figures are an upper bound.) An item in
+// the entry's size; so does an item in the thread index ("tsk"). A write
+// that changes the item's key in an index adds two: AWS deletes the old
+// entry and puts the new one. (A write that changes no attribute an index
+// holds costs AWS nothing there: the meter bills it anyway, so its figures
+// are an upper bound.) An item in
 // the scheduled index ("spk"), a global one, adds the size of its entry
 // (the keys and the projected attributes), rounded up to the KB, when the
 // write puts, deletes or changes that entry, and nothing when the entry
@@ -190,13 +192,30 @@ type written struct {
 }
 
 // stored is what the meter reads of an item around a write: its size (0
-// for none), whether the unread index and the thread index hold it, and
-// its entry in the scheduled index ("" for none) with the entry's size.
+// for none), its keys in the unread index and the thread index ("" for
+// none), and its entry in the scheduled index ("" for none) with the
+// entry's size.
 type stored struct {
 	size            int
-	unread, threads bool
+	unread, threads string
 	scheduled       string
 	scheduledSize   int
+}
+
+// localIndexUnits returns the write units AWS bills a local secondary
+// index for a write that changes an item's key in it from before to after
+// ("" for no entry): none if the item is in it neither before nor after,
+// two if the key changes (the old entry deleted, the new one put), one
+// otherwise (an entry put, deleted or, at most, changed in place). Each
+// entry is under 1 KB.
+func localIndexUnits(before, after string) float64 {
+	switch {
+	case before == "" && after == "":
+		return 0
+	case before != "" && after != "" && before != after:
+		return 2 * dynamo.IndexEntryUnits
+	}
+	return dynamo.IndexEntryUnits
 }
 
 // metered runs one request through m: a read (w nil), billed as Local
@@ -225,12 +244,8 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 	wcu := 0.0
 	for i := range w.keys {
 		wcu += dynamo.WriteUnits(max(w.before[i].size, after[i].size), w.transactional)
-		if w.before[i].unread || after[i].unread {
-			wcu += dynamo.IndexEntryUnits
-		}
-		if w.before[i].threads || after[i].threads {
-			wcu += dynamo.IndexEntryUnits // its entry projects the keys, taxonomy and expiry: under 1 KB
-		}
+		wcu += localIndexUnits(w.before[i].unread, after[i].unread)
+		wcu += localIndexUnits(w.before[i].threads, after[i].threads) // its entry projects the keys, taxonomy and expiry: under 1 KB
 		if b, a := w.before[i], after[i]; b.scheduled != a.scheduled {
 			wcu += max(math.Ceil(float64(max(b.scheduledSize, a.scheduledSize))/1024), 1)
 		}
@@ -240,8 +255,8 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 }
 
 // sizes returns the size DynamoDB counts for the item at each key, 0 for
-// none, and whether the unread index holds it, read consistently through
-// the wrapped client (uncounted).
+// none, and its keys in the indexes, read consistently through the wrapped
+// client (uncounted).
 func (m *meter) sizes(ctx context.Context, keys []itemKey) []stored {
 	out := make([]stored, len(keys))
 	for i, k := range keys {
@@ -250,9 +265,7 @@ func (m *meter) sizes(ctx context.Context, keys []itemKey) []stored {
 		}})
 		if err == nil && len(res.Responses[k.table]) == 1 {
 			item := res.Responses[k.table][0]
-			_, unread := item["unread"]
-			_, threads := item["tsk"]
-			out[i] = stored{size: itemSize(item), unread: unread, threads: threads}
+			out[i] = stored{size: itemSize(item), unread: indexKey(item["unread"]), threads: indexKey(item["tsk"])}
 			if _, ok := item["spk"]; ok {
 				entry := map[string]types.AttributeValue{}
 				for _, name := range append([]string{"pk", "sk", "spk", "ssk"}, dynamo.ScheduledProjection(driver.TTLAttribute)...) {
@@ -265,6 +278,15 @@ func (m *meter) sizes(ctx context.Context, keys []itemKey) []stored {
 		}
 	}
 	return out
+}
+
+// indexKey returns an item's index key attribute v (a string), "" if it
+// has none.
+func indexKey(v types.AttributeValue) string {
+	if s, ok := v.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
 }
 
 // avString returns v as a string that two values share if and only if
@@ -489,6 +511,19 @@ func TestMeterBillsAsAWS(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("an update of an item out of the index", 0, 1, -1)
+	// An update that changes an item's key in the unread index: its entry
+	// is deleted and put again, two writes (as Local reports it too).
+	setUnread := func(k string) {
+		t.Helper()
+		if _, err := m.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table, Key: keyOf(indexed), UpdateExpression: aws.String("SET unread = :u"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":u": &types.AttributeValueMemberS{Value: k}}, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setUnread("e1")
+	check("an update that puts an item back in the unread index", 0, 2, 2)
+	setUnread("e2")
+	check("an update that changes an item's key in the unread index", 0, 3, 3)
 
 	// An item in the scheduled index, a global one: its entry (keys and
 	// projected attributes) is billed when it is put, changed or deleted,
