@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -221,7 +222,10 @@ func localIndexUnits(before, after string) float64 {
 // metered runs one request through m: a read (w nil), billed as Local
 // reports it but at least minRead (AWS bills a read that finds nothing one
 // unit, half eventually consistent; Local reports 0), or the writes w,
-// billed from the sizes of their items before and after.
+// billed from the sizes of their items before and after. A single write
+// that its condition refused writes nothing, but AWS bills it as a write
+// of the item there (1 unit if there is none); a failed transaction, or a
+// request that failed otherwise, is billed nothing.
 func metered[O any](m *meter, w *written, minRead float64, call func() (O, error), used func(O) []types.ConsumedCapacity) (O, error) {
 	if !m.start() {
 		return call()
@@ -232,7 +236,14 @@ func metered[O any](m *meter, w *written, minRead float64, call func() (O, error
 	}
 	out, err := call()
 	if err != nil {
-		m.end(0, 0)
+		wcu := 0.0
+		var failed *types.ConditionalCheckFailedException
+		if w != nil && !w.transactional && errors.As(err, &failed) {
+			for _, b := range w.before {
+				wcu += dynamo.WriteUnits(b.size, false)
+			}
+		}
+		m.end(0, wcu)
 		return out, err
 	}
 	cc := used(out)
@@ -448,6 +459,21 @@ func TestMeterBillsAsAWS(t *testing.T) {
 		}
 	}
 	check("two puts that grow items to 1.5 KB", 0, 4, -1)
+	// A single write refused by its condition is billed as a write of the
+	// item there (1 unit if there is none), though nothing is written.
+	refused := func(sk string) {
+		t.Helper()
+		_, err := m.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: item(sk, small), ConditionExpression: aws.String("#p = :x"),
+			ExpressionAttributeNames: map[string]string{"#p": "pad"}, ExpressionAttributeValues: map[string]types.AttributeValue{":x": &types.AttributeValueMemberS{Value: "x"}}})
+		var failed *types.ConditionalCheckFailedException
+		if !errors.As(err, &failed) {
+			t.Fatalf("a PutItem on a false condition: %v, want a ConditionalCheckFailedException", err)
+		}
+	}
+	refused("d")
+	check("a PutItem refused by its condition on a 2.5 KB item", 0, 3, -1)
+	refused("none")
+	check("a PutItem refused by its condition where there is no item", 0, 1, -1)
 	// a, b, c are 1.5 KB each, d 2.5 KB: 7 KB in all, 2 units of 4 KB.
 	query := func(pk string, consistent bool) {
 		t.Helper()
