@@ -228,13 +228,18 @@ func avSize(v types.AttributeValue) int {
 	return 1 // BOOL, NULL
 }
 
+// numberPrec is the mantissa bits numberSize parses a number with an
+// exponent to: enough that the shortest decimal of the value is the
+// number's own, up to DynamoDB's 38 significant digits (about 127 bits).
+const numberPrec = 256
+
 // numberSize is ddbsize.Number for a number as the SDK writes it, which
 // may have an exponent.
 func numberSize(s string) int {
 	if !strings.ContainsAny(s, "eE") {
 		return ddbsize.Number(s)
 	}
-	f, _, err := new(big.Float).Parse(s, 10)
+	f, _, err := new(big.Float).SetPrec(numberPrec).Parse(s, 10)
 	if err != nil {
 		return len(s)
 	}
