@@ -48,7 +48,9 @@ type Draft struct {
 	// user's threads with their counts (see the Chat guide, docs/chat.md).
 	// It costs 4 WCU more per copy: the thread's counter (2, in the
 	// transaction), its entry in the unread index (1) and the thread
-	// index's entry (1).
+	// index's entry (1); 5 for a thread's later messages, whose counter
+	// moves its unread index entry to its new activity (a delete and a
+	// put, 2 writes) (BenchmarkMuteThreads' Publish, 15 WCU a copy).
 	Thread string
 	Title  string
 	// Body is a string or any JSON-compatible value. It is stored as a
