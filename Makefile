@@ -20,7 +20,9 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 
 # test runs go vet on every module, then every test of each with the race
 # detector, the live page's (examples/httpapi, in headless Chromium) with
-# the others, against the same DynamoDB Local and redis. The modules' tests
+# the others, against the same DynamoDB Local and redis, and memstore's
+# long property runs whole without the detector (under it they run 500
+# steps of 3,000: see memstore/conformance_test.go). The modules' tests
 # run at the same time (in DynamoDB Local each test has a database of its
 # own), and each module's output is shown, in the order of MODULES, once
 # its tests end.
@@ -29,6 +31,7 @@ test:
 	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
 		out=$$(mktemp -d); trap "rm -rf $$out" EXIT; pids=(); \
 		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); done; \
+		$(GO) test -count=1 -timeout 30m -run "^TestProperty" ./memstore/ >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); \
 		status=0; for i in $${!pids[@]}; do wait $${pids[$$i]} || status=1; cat "$$out/$$i"; done; exit $$status'
 
 # bench runs every benchmark once, without tests.

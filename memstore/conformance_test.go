@@ -7,6 +7,7 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/racetest"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -26,9 +27,23 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// propertySteps is the length of the long property runs: 3,000 steps,
+// or 500 under the race detector, which makes them some six times
+// slower. make test runs them whole without it too. Their steps follow
+// one another: what the detector can find in them is in the Inbox's
+// parallel reads within a step, which 500 steps make as 3,000 do, and
+// which the conformance suite and the fleet test (several processes at
+// once) run under it in full.
+func propertySteps() int {
+	if racetest.Enabled {
+		return 500
+	}
+	return 3000
+}
+
 func TestProperty(t *testing.T) {
 	t.Parallel()
-	storetest.RunProperty(t, newStore, 3000)
+	storetest.RunProperty(t, newStore, propertySteps())
 }
 
 // newLagStore returns a memstore whose removals wait for the suite's
@@ -48,12 +63,12 @@ func TestConformanceWithStreamLag(t *testing.T) {
 
 func TestPropertyCached(t *testing.T) {
 	t.Parallel()
-	storetest.RunPropertyCached(t, newLagStore, 3000)
+	storetest.RunPropertyCached(t, newLagStore, propertySteps())
 }
 
 func TestPropertyWithStreamLag(t *testing.T) {
 	t.Parallel()
-	storetest.RunProperty(t, newLagStore, 3000)
+	storetest.RunProperty(t, newLagStore, propertySteps())
 }
 
 // TestFleetPropertyReadBySeeds replays fleet runs that found reader
