@@ -566,8 +566,8 @@ func (m *merger) cursor() string {
 
 // Get returns message id as u sees it: a direct message of u's, or a
 // broadcast to everyone or to one of u's groups, with u's marks (read,
-// archived) and whether u muted its group or its category
-// (Message.Muted). It costs one round trip, a strongly consistent read of
+// archived) and whether u muted its group, its category or, for a direct
+// message of a thread, that chat (Message.Muted). It costs one round trip, a strongly consistent read of
 // every place the message can be and of u's preferences. A message that
 // does not exist, has expired, was sent to a group u is not in, or that u
 // deleted, is ErrNotFound.

@@ -201,14 +201,14 @@ func ValidateRepairPreferences(p Partition, r Repair) error {
 	return nil
 }
 
-// Normal returns p as a Store keeps it, its muted groups and categories
-// and the categories opted out of sorted (nil for none), Own as p's, after checking
-// them as inbox.Inbox.SetPreferences takes them: in any order, each once
-// (else ErrInvalidInput), at most MaxMutedGroups groups,
-// MaxMutedCategories muted categories and MaxOptedOut opted out of (else
-// ErrInvalidInput), no category both muted and opted out of (else
-// ErrInvalidInput), keys (else ErrInvalidKey), the groups other than
-// PublicGroup (else ErrInvalidKey).
+// Normal returns p as a Store keeps it, its muted groups, categories and
+// threads and the categories opted out of sorted (nil for none), Own as
+// p's, after checking them as inbox.Inbox.SetPreferences takes them: in
+// any order, each once (else ErrInvalidInput), at most MaxMutedGroups
+// groups, MaxMutedCategories muted categories, MaxOptedOut opted out of
+// and MaxMutedThreads threads (else ErrInvalidInput), no category both
+// muted and opted out of (else ErrInvalidInput), keys (else
+// ErrInvalidKey), the groups other than PublicGroup (else ErrInvalidKey).
 func (p Preferences) Normal() (Preferences, error) {
 	if n := len(p.MutedGroups); n > MaxMutedGroups {
 		return Preferences{}, fmt.Errorf("%w: %d muted groups, at most %d", ErrInvalidInput, n, MaxMutedGroups)
