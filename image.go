@@ -106,11 +106,18 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	if err := driver.ValidateCategory(m.Category); err != nil {
 		return driver.Record{}, fmt.Errorf("item: %w", err)
 	}
-	if t, ok := img["thread"]; ok {
-		if t.DataType() != events.DataTypeString || driver.ValidateThread(t.String()) != nil {
+	if _, ledgered := img[driver.LedgerAttribute]; ledgered {
+		// Another program's item is in no thread, whatever its thread
+		// attribute holds (see driver.Record): the Stores read it only on
+		// a record with a ledger entry, a number as its decimal.
+		t := a.str(img, "thread")
+		if a.err != nil {
+			return driver.Record{}, a.err
+		}
+		if t != "" && driver.ValidateThread(t) != nil {
 			return driver.Record{}, fmt.Errorf("%w: item's thread", ErrInvalidInput)
 		}
-		m.Thread = t.String()
+		m.Thread = t
 	}
 	if !p.IsShared() {
 		// The user's marks, which mean nothing on a broadcast, as

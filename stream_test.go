@@ -194,6 +194,15 @@ func TestStreamHandlerAccounting(t *testing.T) {
 		{"tenant settings", record("e8", "REMOVE", map[string]events.DynamoDBAttributeValue{"pk": s("t#acme"), "sk": s("st#tenant_settings"), "kind": s("TS"), "ttl": s("30d")}), nil},
 		{"insert", record("e9", "INSERT", messageImage("ann", "users", "billing", true)), nil},
 		{"modify", record("e10", "MODIFY", messageImage("ann", "users", "billing", true)), nil},
+		// Another program's message is in no thread, whatever its thread
+		// attribute holds: the Stores ignore it, so its removal counts out
+		// as the seeds count it.
+		{"foreign message, thread not a key", record("e12", "REMOVE", withAttr(messageImage("ann", "users", "", true), "thread", s("a#b"))), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
+		{"foreign message, thread a number", record("e13", "REMOVE", withAttr(messageImage("ann", "users", "", true), "thread", n("7"))), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
+		{"foreign message, thread a map", record("e14", "REMOVE", withAttr(messageImage("ann", "users", "", true), "thread", m(nil))), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
 		{"manual delete, no user identity", func() events.DynamoDBEventRecord {
 			r := record("e11", "REMOVE", messageImage("ann", "users", "", false))
 			r.UserIdentity = nil
