@@ -55,9 +55,12 @@ const maxRequestBody = 1 << 20
 // 401), and the user's groups in X-Groups; that user is the reader, or the
 // sender of a publish. Errors are JSON {"error": "..."} with 400 for bad
 // input, 413 for a message too large, 404 for an unknown or expired
-// message, 409 for a host_system_id reused for another message, 501 for
-// GET /scheduled on a table without the scheduled index, and 500
-// otherwise (logged, not shown). Events come from hub, which the Inbox's
+// message, 409 for a host_system_id reused for another message, 503 with
+// a Retry-After for a failure that a retry may not meet (the table
+// throttled the call, a write's outcome is unknown, other writes kept
+// changing what the call read; retry a publish with the same
+// host_system_id), 501 for GET /scheduled on a table without the
+// scheduled index, and 500 otherwise (logged, not shown). Events come from hub, which the Inbox's
 // EventHandler feeds (nil: /events sends none): the caller's changes, and
 // another member's read of a chat's message, for its ticks (a one-to-one
 // chat's to the message's sender, a group chat's to the group's members,
@@ -250,6 +253,7 @@ func (h *handler) publish(r *http.Request, u inbox.User) (reply, error) {
 		return reply{}, err
 	}
 	res, err := h.ib.Publish(r.Context(), h.scope, req.Users, d)
+	err = reused(err)
 	var perr *inbox.PublishError
 	if errors.As(err, &perr) {
 		// Some recipients got it: say who did not, and whose outcome is
@@ -284,7 +288,7 @@ func (h *handler) broadcast(r *http.Request, u inbox.User) (reply, error) {
 		msg, err = h.ib.BroadcastGroup(r.Context(), h.scope, req.Group, d)
 	}
 	if err != nil {
-		return reply{}, err
+		return reply{}, reused(err)
 	}
 	return reply{http.StatusCreated, publishBody{Message: newMessageBody(msg)}}, nil
 }
@@ -454,8 +458,25 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// reusedHostID is a publish's ErrConflict: its host_system_id names a
+// message with other content or audience, which no retry fixes (409).
+// Any other ErrConflict is contention with other writes (503).
+type reusedHostID struct{ error }
+
+func (e reusedHostID) Unwrap() error { return e.error }
+
+// reused returns err, a publish's or broadcast's, as a reusedHostID if it
+// is an ErrConflict.
+func reused(err error) error {
+	if errors.Is(err, inbox.ErrConflict) {
+		return reusedHostID{err}
+	}
+	return err
+}
+
 // statusOf maps an error to its HTTP status.
 func statusOf(err error) int {
+	var reuse reusedHostID
 	switch {
 	case errors.Is(err, inbox.ErrInvalidKey),
 		errors.Is(err, inbox.ErrInvalidTTL),
@@ -466,22 +487,31 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, inbox.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, inbox.ErrConflict):
+	case errors.As(err, &reuse):
 		return http.StatusConflict
 	case errors.Is(err, inbox.ErrUnsupported):
 		return http.StatusNotImplemented
+	case errors.Is(err, inbox.ErrThrottled),
+		errors.Is(err, inbox.ErrOutcomeUnknown),
+		errors.Is(err, inbox.ErrConflict):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
-// writeError writes err as a JSON error. A 500's cause is logged, not
-// shown to the client.
+// writeError writes err as a JSON error. A 500's or 503's cause is
+// logged, not shown to the client; a 503 asks for a retry in a second.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	msg := err.Error()
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		msg = "internal error"
+	case http.StatusServiceUnavailable:
+		slog.WarnContext(r.Context(), "request failed, to retry", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "1")
+		msg = "unavailable for now: try again"
 	}
 	writeJSON(w, status, errorBody{Error: msg})
 }

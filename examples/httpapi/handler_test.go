@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -461,5 +462,50 @@ func TestStoreFailureIs500(t *testing.T) {
 		if strings.Contains(string(raw), "10.1.2.3") {
 			t.Errorf("GET %s: reply leaks the cause: %s", path, raw)
 		}
+	}
+}
+
+// markStore is a store whose marks fail with err.
+type markStore struct {
+	inbox.Store
+	err error
+}
+
+func (s markStore) Mark(context.Context, []driver.Mark, []driver.Counter) error { return s.err }
+
+// TestRetryableErrorsAre503: a failure that a retry may well not meet
+// again is 503 with a Retry-After, not 500 or 409: the table's throttling
+// (ErrThrottled), a write whose outcome is unknown (ErrOutcomeUnknown: a
+// mark is safe to retry) and a mark that lost every race to other writers
+// (ErrConflict of contention). 409 stays for a host_system_id reused for
+// another message (TestFlow), which no retry fixes.
+func TestRetryableErrorsAre503(t *testing.T) {
+	for name, err := range map[string]error{
+		"throttled":  fmt.Errorf("dynamo: mark: %w", driver.ErrThrottled),
+		"unknown":    errors.New("read tcp 10.1.2.3:443: connection reset by peer"),
+		"contention": fmt.Errorf("dynamo: mark: %w", driver.ErrStateChanged),
+	} {
+		t.Run(name, func(t *testing.T) {
+			mem := memstore.New()
+			res, perr := inbox.New(mem).Publish(context.Background(), testScope, []string{"ann"}, inbox.Draft{Title: "hi"})
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			a := newAPI(t, inbox.New(markStore{Store: mem, err: err}), nil)
+			req, _ := http.NewRequest("POST", a.srv.URL+"/messages/"+res.Message.ID+"/read", nil)
+			setUser(req, "ann")
+			resp, rerr := a.srv.Client().Do(req)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+				t.Errorf("status %d, Retry-After %q, want 503 with a Retry-After; reply %s", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
+			}
+			if strings.Contains(string(raw), "10.1.2.3") {
+				t.Errorf("reply leaks the cause: %s", raw)
+			}
+		})
 	}
 }
