@@ -164,9 +164,30 @@ func listOptions(r *http.Request) (inbox.ListOptions, error) {
 	return opts, nil
 }
 
+// feedFilters are the query parameters of listOptions that choose which
+// messages a view holds, as against limit and cursor, which page it.
+var feedFilters = []string{"category", "thread", "unread", "upto", "archived", "snoozed"}
+
+// refuse returns ErrInvalidInput if r's query holds any of names: the
+// parameters of listOptions that r's endpoint does not take. Ignored, they
+// would mislead the client (a delete-all with limit=1 would delete the
+// whole view).
+func refuse(r *http.Request, names ...string) error {
+	q := r.URL.Query()
+	for _, name := range names {
+		if q.Has(name) {
+			return fmt.Errorf("%w: %s %s takes no %s", inbox.ErrInvalidInput, r.Method, r.URL.Path, name)
+		}
+	}
+	return nil
+}
+
 // threads answers GET /threads: a page of u's conversations, latest
-// activity first (limit and cursor as for GET /messages).
+// activity first (limit and cursor as for GET /messages; no filters).
 func (h *handler) threads(r *http.Request, u inbox.User) (reply, error) {
+	if err := refuse(r, feedFilters...); err != nil {
+		return reply{}, err
+	}
 	opts, err := listOptions(r)
 	if err != nil {
 		return reply{}, err
@@ -323,9 +344,13 @@ func (h *handler) snooze(r *http.Request, u inbox.User) (reply, error) {
 
 // bulk answers a POST of an action on a whole view (read-all,
 // archive-all, delete-all): the view's filters come from the query, as for
-// GET /messages, with upto the newest message the view showed.
+// GET /messages, with upto the newest message the view showed. It acts on
+// the whole view, not a page of it: limit and cursor are bad input.
 func (h *handler) bulk(action func(context.Context, inbox.User, inbox.ListOptions) (int, error)) func(*http.Request, inbox.User) (reply, error) {
 	return func(r *http.Request, u inbox.User) (reply, error) {
+		if err := refuse(r, "limit", "cursor"); err != nil {
+			return reply{}, err
+		}
 		opts, err := listOptions(r)
 		if err != nil {
 			return reply{}, err
@@ -363,9 +388,12 @@ func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
 // scheduled serves GET /scheduled: a page of what the inbox has scheduled
 // and not due yet, each copy of a message to users with its user, a
 // broadcast or group message once, with its group (limit and cursor as
-// for GET /messages). The caller stands for an operator here, as for
-// redactions.
+// for GET /messages; no filters). The caller stands for an operator
+// here, as for redactions.
 func (h *handler) scheduled(r *http.Request, _ inbox.User) (reply, error) {
+	if err := refuse(r, feedFilters...); err != nil {
+		return reply{}, err
+	}
 	opts, err := listOptions(r)
 	if err != nil {
 		return reply{}, err

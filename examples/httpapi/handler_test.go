@@ -509,3 +509,26 @@ func TestRetryableErrorsAre503(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoredParametersRefused: a query parameter that an endpoint would
+// ignore is bad input, not a silent no-op: a bulk action acts on its
+// whole view, so delete-all?limit=1 must not delete every message; the
+// chat list and the scheduled list take no feed filters.
+func TestIgnoredParametersRefused(t *testing.T) {
+	a := newMemAPI(t)
+	for _, title := range []string{"one", "two", "three"} {
+		a.publish("ops", map[string]any{"users": []string{"ann"}, "title": title, "category": "news"})
+	}
+	for _, path := range []string{
+		"/messages/delete-all?limit=1", "/messages/archive-all?limit=1", "/messages/read-all?limit=1",
+		"/messages/read-all?cursor=abc", "/messages/delete-all?category=news&limit=2",
+	} {
+		a.wantError("POST", path, "ann", nil, http.StatusBadRequest)
+	}
+	if c := a.counts("ann"); c.Total != 3 || c.Unread != 3 || c.Archived != 0 {
+		t.Errorf("ann's counts after refused bulk actions: %+v, want 3 unread, none archived", c.tallyBody)
+	}
+	for _, path := range []string{"/threads?unread=true", "/threads?category=news", "/threads?thread=ann-bob", "/scheduled?category=news", "/scheduled?archived=true"} {
+		a.wantError("GET", path, "ann", nil, http.StatusBadRequest)
+	}
+}
