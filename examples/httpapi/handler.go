@@ -55,13 +55,14 @@ const maxRequestBody = 1 << 20
 // 401), and the user's groups in X-Groups; that user is the reader, or the
 // sender of a publish. Errors are JSON {"error": "..."} with 400 for bad
 // input, 413 for a message too large, 404 for an unknown or expired
-// message, 409 for a host_system_id reused for another message, 503 with
-// a Retry-After for a failure that a retry may not meet (the table
+// message or a path not served, 405 for a method a path does not take,
+// 409 for a host_system_id reused for another message, 503 with a
+// Retry-After for a failure that a retry may not meet (the table
 // throttled the call, a write's outcome is unknown, other writes kept
 // changing what the call read; retry a publish with the same
 // host_system_id), 501 for GET /scheduled on a table without the
-// scheduled index, and 500 otherwise (logged, not shown). Events come from hub, which the Inbox's
-// EventHandler feeds (nil: /events sends none): the caller's changes, and
+// scheduled index, and 500 otherwise (logged, not shown). Events come
+// from hub, which the Inbox's EventHandler feeds (nil: /events sends none): the caller's changes, and
 // another member's read of a chat's message, for its ticks (a one-to-one
 // chat's to the message's sender, a group chat's to the group's members,
 // everyone's to every stream; see Hub). The handler is safe for concurrent use.
@@ -91,7 +92,47 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("DELETE /preferences", h.endpoint(h.resetPreferences))
 	mux.Handle("GET /threads", h.endpoint(h.threads))
 	mux.Handle("GET /events", h.authenticated(h.events))
-	return mux
+	return unrouted(mux)
+}
+
+// unrouted serves mux, answering what it has no route for (a path it does
+// not serve, 404, or a method the path does not take, 405 with the
+// path's Allow header) with a JSON error, as every other error, not with
+// ServeMux's plain text.
+func unrouted(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" { // a route, or a redirect to the clean path
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{header: http.Header{}}
+		h.ServeHTTP(rec, r) // ServeMux's 404 or 405
+		if allow := rec.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		writeJSON(w, rec.status, errorBody{Error: r.Method + " " + r.URL.Path + ": " + strings.ToLower(http.StatusText(rec.status))})
+	})
+}
+
+// statusRecorder is a ResponseWriter that keeps the header and status of
+// a reply and drops its body.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (s *statusRecorder) Header() http.Header { return s.header }
+
+func (s *statusRecorder) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
 
 // handler serves one inbox. It holds no mutable state of its own.

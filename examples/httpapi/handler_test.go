@@ -532,3 +532,24 @@ func TestIgnoredParametersRefused(t *testing.T) {
 		a.wantError("GET", path, "ann", nil, http.StatusBadRequest)
 	}
 }
+
+// TestUnroutedRequestsAreJSON: a path the API does not serve is 404, and
+// a method a path does not take 405 with its Allow header, each a JSON
+// error like every other error.
+func TestUnroutedRequestsAreJSON(t *testing.T) {
+	a := newMemAPI(t)
+	a.wantError("GET", "/nope", "ann", nil, http.StatusNotFound)
+	a.wantError("GET", "/messages/01ARZ3NDEKTSV4RRFFQ69G5FAV/nope", "ann", nil, http.StatusNotFound)
+	a.wantError("PATCH", "/messages", "ann", nil, http.StatusMethodNotAllowed)
+	a.wantError("GET", "/messages/01ARZ3NDEKTSV4RRFFQ69G5FAV", "ann", nil, http.StatusMethodNotAllowed)
+	req, _ := http.NewRequest("PUT", a.srv.URL+"/counts", nil)
+	resp, err := a.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if allow := resp.Header.Get("Allow"); !strings.Contains(allow, "GET") {
+		t.Errorf("PUT /counts: Allow %q, want GET", allow)
+	}
+	a.call("GET", "/counts", "ann", nil, http.StatusOK, nil)
+}
