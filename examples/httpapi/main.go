@@ -21,8 +21,10 @@
 // are accounted, and change events reach the page live, through GET
 // /events. -read-stream does the same against AWS, for a single process;
 // with several, deploy the Lambda and fan its events out through a pub/sub.
-// The in-memory store has no stream: the page works, but does not update
-// by itself.
+// The in-memory store feeds its changes to the same events
+// (memstore.WithChanges), so the page is live on it too; on a table whose
+// stream this process does not read (-table without -read-stream) the
+// page works, but does not update by itself.
 //
 // A scheduled message (POST /messages or /broadcasts with deliver_at)
 // shows in the page's "Scheduled" list (GET /scheduled) until it is due;
