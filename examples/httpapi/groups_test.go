@@ -61,3 +61,19 @@ func TestGroups(t *testing.T) {
 		t.Run(name, func(t *testing.T) { a.wantError(c.method, c.path, c.user, c.body, http.StatusBadRequest) })
 	}
 }
+
+// TestGroupsHeaderList: X-Groups is a comma-separated list as HTTP writes
+// lists, spaces allowed after the commas: "admins, eu" names eu, not a
+// group " eu".
+func TestGroupsHeaderList(t *testing.T) {
+	a := newMemAPI(t)
+	a.broadcast("ops", map[string]any{"group": "eu", "title": "eu maintenance"})
+	a.broadcast("ops", map[string]any{"group": "admins", "title": "deploy at 5"})
+	titles, _ := a.listAll("ann|admins, eu", url.Values{}, 10)
+	if diff := cmp.Diff([]string{"deploy at 5", "eu maintenance"}, titles); diff != "" {
+		t.Errorf("ann in admins and eu (-want +got):\n%s", diff)
+	}
+	if c := a.counts("ann|admins , eu"); c.Unread != 2 {
+		t.Errorf("ann's unread %d, want 2", c.Unread)
+	}
+}

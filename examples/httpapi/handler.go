@@ -17,7 +17,8 @@ import (
 )
 
 // UserHeader carries the calling user's ID, and GroupsHeader the groups
-// the user is in, comma-separated (at most inbox.MaxGroups). They stand in
+// the user is in, comma-separated, spaces around the commas allowed, as in
+// any HTTP header list (at most inbox.MaxGroups). They stand in
 // for real authentication: put the handler behind whatever sets them from a
 // verified token (membership belongs to the host application).
 const (
@@ -160,7 +161,11 @@ func (h *handler) authenticated(f func(w http.ResponseWriter, r *http.Request, u
 		}
 		u := h.scope.User(id)
 		if g := r.Header.Get(GroupsHeader); g != "" {
-			u = u.InGroups(strings.Split(g, ",")...)
+			groups := strings.Split(g, ",")
+			for i, group := range groups {
+				groups[i] = strings.Trim(group, " \t") // a header list's spaces
+			}
+			u = u.InGroups(groups...)
 		}
 		if err := u.Validate(); err != nil {
 			writeError(w, r, err)
