@@ -1,9 +1,11 @@
 // Command lambda is the AWS Lambda function that keeps an inbox table's
 // counters exact as DynamoDB removes items, and announces every change:
 // examples/template.yaml deploys it on the table's stream, filtered to
-// writes and removals of messages and receipts (kind UM), and it hands each
-// batch to (*inbox.Inbox).StreamHandler, which reports failed records back
-// to Lambda one by one.
+// the records it needs (the writes and removals of messages and receipts,
+// kind UM; the writes of seen watermarks, SN, and of preferences, UP; the
+// removals of timers, TM), and it hands each batch to
+// (*inbox.Inbox).StreamHandler, which reports failed records back to
+// Lambda one by one.
 //
 // Each change event (inbox.Event) is written to standard output as one JSON
 // line, which Lambda sends to CloudWatch Logs. That is where a host plugs
