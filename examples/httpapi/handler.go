@@ -516,9 +516,13 @@ func (h *handler) resetPreferences(r *http.Request, u inbox.User) (reply, error)
 
 // decodeBody decodes r's JSON body into v. Malformed JSON and unknown
 // fields are ErrInvalidInput; a body over maxRequestBody is ErrTooLarge.
+// A number in a free-form field (a message's body) stays a json.Number,
+// as sent: the library refuses one it could not give back as it was (an
+// integer past 2^53, say) rather than store it rounded.
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	err := dec.Decode(v)
 	var tooBig *http.MaxBytesError
 	switch {

@@ -553,3 +553,21 @@ func TestUnroutedRequestsAreJSON(t *testing.T) {
 	}
 	a.call("GET", "/counts", "ann", nil, http.StatusOK, nil)
 }
+
+// TestBodyNumbersExact: a body's number comes back as it was sent, or
+// the publish is refused (the library's rule, inbox.Draft.Body): one with
+// no exact float64, an order ID past 2^53 say, is 400, not stored
+// rounded.
+func TestBodyNumbersExact(t *testing.T) {
+	a := newMemAPI(t)
+	a.wantError("POST", "/messages", "ops", []byte(`{"users": ["ann"], "title": "order", "body": {"order": 9007199254740993}}`), http.StatusBadRequest)
+	a.wantError("POST", "/broadcasts", "ops", []byte(`{"title": "order", "body": [0.1000000000000000000001]}`), http.StatusBadRequest)
+	if c := a.counts("ann"); c.Total != 0 {
+		t.Errorf("ann's total %d, want 0: nothing stored", c.Total)
+	}
+	sent := `{"big":1e+100,"n":-3,"order":9007199254740992,"price":0.25}`
+	out := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "exact", "body": json.RawMessage(sent)})
+	if got, _ := json.Marshal(out.Message.Body); string(got) != sent {
+		t.Errorf("body came back %s, want %s", got, sent)
+	}
+}
