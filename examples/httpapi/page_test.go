@@ -357,3 +357,40 @@ func testPageReadTicksLive(t *testing.T, a *api, browser context.Context) {
 		t.Error("ann's page was reloaded")
 	}
 }
+
+// TestPageEscapes: what a message holds is text on the page, whoever sent
+// it: markup in a title, a body (a string, and a value of an object), a
+// thread's preview and the scheduled list makes no element and runs no
+// script, and shows as written.
+func TestPageEscapes(t *testing.T) {
+	a := memLiveAPI(t)
+	const markup = `<img src=x onerror="window.injected=1"><b class="injected">bold</b><script>window.injected=1</script>`
+	direct := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": markup, "body": markup, "category": "news"}).Message.ID
+	a.publish("ops", map[string]any{"users": []string{"ann", "bob"}, "title": markup, "body": map[string]any{"note": markup}, "thread": "chat"})
+	a.publish("ops", map[string]any{"users": []string{"ann"}, "title": markup, "deliver_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	tb := openPage(t, newBrowser(t), "ann's page", a.srv.URL+"/?user=ann")
+	tb.wait("the message shows", shows(direct, "unread"))
+	tb.wait("the chat list shows the chat", `document.querySelectorAll("#threads li").length === 1`)
+	var got struct {
+		Injected bool     `json:"injected"`
+		Elements int      `json:"elements"`
+		Titles   []string `json:"titles"`
+	}
+	tb.run("look for what the markup would make", chromedp.Evaluate(`({
+		injected: window.injected !== undefined,
+		elements: document.querySelectorAll("body img, body .injected").length +
+			[...document.scripts].filter(s => s.textContent.includes("window.injected")).length,
+		titles: [...document.querySelectorAll("#feed li .title")].map(e => e.textContent),
+	})`, &got))
+	if got.Injected || got.Elements != 0 {
+		t.Errorf("the markup ran (%v) or made %d elements", got.Injected, got.Elements)
+	}
+	if len(got.Titles) == 0 {
+		t.Fatal("no title on the page")
+	}
+	for _, title := range got.Titles {
+		if title != markup {
+			t.Errorf("a title shows %q, want the markup as written", title)
+		}
+	}
+}
