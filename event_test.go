@@ -529,6 +529,14 @@ func FuzzStreamRecord(f *testing.F) {
 		change("e19", "MODIFY", edited, withAttr(edited, "deliverat", events.NewBooleanAttribute(true))),
 		record("e20", "REMOVE", withAttr(messageImage(inbox.PublicGroup, "everyone", "", false), "readat", n("1700000050"))),
 		record("e21", "REMOVE", withAttr(withAttr(receiptImage("ann", ""), "deletedat", n("-62135596800")), "readat", n("1700000050.5"))),
+		// Another program's message, in no thread whatever its thread
+		// holds; an unread receipt unarchived (its broadcast read).
+		record("e23", "REMOVE", withAttr(messageImage("ann", "users", "", true), "thread", s("a#b"))),
+		record("e24", "REMOVE", withAttr(func() map[string]events.DynamoDBAttributeValue {
+			r := receiptImage("ann", "ops")
+			delete(r, "readat")
+			return r
+		}(), "archivedat", n("1700000055"))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {
