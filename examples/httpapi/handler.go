@@ -26,6 +26,28 @@ const (
 	GroupsHeader = "X-Groups"
 )
 
+// OperatorHeader, set to "true", makes the caller an operator of the
+// inbox: POST /redactions and GET /scheduled (another user's messages,
+// everyone's schedule) answer 403 to anyone else. It stands in for a
+// role the host's authentication grants, as UserHeader does for the
+// user: whatever sets them from a verified token sets it only for
+// operators.
+const OperatorHeader = "X-Operator"
+
+// errForbidden is an operator's endpoint called by another (403).
+var errForbidden = errors.New("httpapi: an operator's endpoint: send " + OperatorHeader + ": true")
+
+// operatorOnly is f, an operator's endpoint: a caller without
+// OperatorHeader set to true gets errForbidden.
+func operatorOnly(f func(r *http.Request, u inbox.User) (reply, error)) func(r *http.Request, u inbox.User) (reply, error) {
+	return func(r *http.Request, u inbox.User) (reply, error) {
+		if r.Header.Get(OperatorHeader) != "true" {
+			return reply{}, errForbidden
+		}
+		return f(r, u)
+	}
+}
+
 // maxRequestBody bounds a request body: a message must fit DynamoDB's
 // 400 KB item anyway, so anything much larger is refused unread.
 const maxRequestBody = 1 << 20
@@ -54,7 +76,8 @@ const maxRequestBody = 1 << 20
 //
 // Every request but the page names its user in the X-User header (missing:
 // 401), and the user's groups in X-Groups; that user is the reader, or the
-// sender of a publish. Errors are JSON {"error": "..."} with 400 for bad
+// sender of a publish. The operator's two endpoints also need X-Operator:
+// true (else 403). Errors are JSON {"error": "..."} with 400 for bad
 // input, 413 for a message too large, 404 for an unknown or expired
 // message or a path not served, 405 for a method a path does not take,
 // 409 for a host_system_id reused for another message, 503 with a
@@ -85,8 +108,8 @@ func NewHandler(ib *inbox.Inbox, scope inbox.Scope, hub *Hub) http.Handler {
 	mux.Handle("POST /messages/archive-all", h.endpoint(h.bulk(h.ib.ArchiveAll)))
 	mux.Handle("POST /messages/delete-all", h.endpoint(h.bulk(h.ib.DeleteAll)))
 	mux.Handle("POST /seen", h.endpoint(h.markSeen))
-	mux.Handle("POST /redactions", h.endpoint(h.redact))
-	mux.Handle("GET /scheduled", h.endpoint(h.scheduled))
+	mux.Handle("POST /redactions", h.endpoint(operatorOnly(h.redact)))
+	mux.Handle("GET /scheduled", h.endpoint(operatorOnly(h.scheduled)))
 	mux.Handle("GET /counts", h.endpoint(h.counts))
 	mux.Handle("GET /preferences", h.endpoint(h.preferences))
 	mux.Handle("PUT /preferences", h.endpoint(h.setPreferences))
@@ -417,8 +440,7 @@ func (h *handler) markSeen(r *http.Request, u inbox.User) (reply, error) {
 	return reply{http.StatusOK, changedBody{Changed: changed}}, nil
 }
 
-// redact serves POST /redactions. The caller stands for an operator here;
-// a real service would check that it is one.
+// redact serves POST /redactions, for an operator (operatorOnly).
 func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
 	var req redactionRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -434,8 +456,7 @@ func (h *handler) redact(r *http.Request, _ inbox.User) (reply, error) {
 // scheduled serves GET /scheduled: a page of what the inbox has scheduled
 // and not due yet, each copy of a message to users with its user, a
 // broadcast or group message once, with its group (limit and cursor as
-// for GET /messages; no filters). The caller stands for an operator
-// here, as for redactions.
+// for GET /messages; no filters), for an operator (operatorOnly).
 func (h *handler) scheduled(r *http.Request, _ inbox.User) (reply, error) {
 	if err := refuse(r, feedFilters...); err != nil {
 		return reply{}, err
@@ -565,6 +586,8 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, inbox.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, errForbidden):
+		return http.StatusForbidden
 	case errors.As(err, &reuse):
 		return http.StatusConflict
 	case errors.Is(err, inbox.ErrUnsupported):

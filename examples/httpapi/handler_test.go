@@ -97,8 +97,13 @@ func (a *api) do(method, path, user string, body any) (int, []byte) {
 	return resp.StatusCode, raw
 }
 
-// setUser sets req's X-User and X-Groups headers for user (see do).
+// setUser sets req's X-User and X-Groups headers for user ("id|groups",
+// see do), and X-Operator for one written "!id".
 func setUser(req *http.Request, user string) {
+	if op, ok := strings.CutPrefix(user, "!"); ok {
+		user = op // an operator: "!ops"
+		req.Header.Set(OperatorHeader, "true")
+	}
 	id, groups, _ := strings.Cut(user, "|")
 	if id != "" {
 		req.Header.Set(UserHeader, id)
@@ -401,6 +406,13 @@ func TestErrors(t *testing.T) {
 		a.wantError(ep.method, ep.path, "a#b", nil, http.StatusBadRequest)
 	}
 	a.wantError("GET", "/counts", "$public", nil, http.StatusBadRequest)
+	// The operator's endpoints refuse anyone else, and change nothing.
+	before := a.counts("ann")
+	a.wantError("POST", "/redactions", "ann", map[string]any{"id": ids["hello"], "users": []string{"ann"}}, http.StatusForbidden)
+	a.wantError("GET", "/scheduled", "ann", nil, http.StatusForbidden)
+	if after := a.counts("ann"); after.Total != before.Total {
+		t.Errorf("a refused redaction changed ann's total from %d to %d", before.Total, after.Total)
+	}
 
 	var first pageBody
 	a.call("GET", "/messages?limit=2", "ann", nil, http.StatusOK, &first)
@@ -529,7 +541,11 @@ func TestIgnoredParametersRefused(t *testing.T) {
 		t.Errorf("ann's counts after refused bulk actions: %+v, want 3 unread, none archived", c.tallyBody)
 	}
 	for _, path := range []string{"/threads?unread=true", "/threads?category=news", "/threads?thread=ann-bob", "/scheduled?category=news", "/scheduled?archived=true"} {
-		a.wantError("GET", path, "ann", nil, http.StatusBadRequest)
+		user := "ann"
+		if strings.HasPrefix(path, "/scheduled") {
+			user = "!ann" // an operator's endpoint
+		}
+		a.wantError("GET", path, user, nil, http.StatusBadRequest)
 	}
 }
 

@@ -27,7 +27,8 @@
 // page works, but does not update by itself.
 //
 // A scheduled message (POST /messages or /broadcasts with deliver_at)
-// shows in the page's "Scheduled" list (GET /scheduled) until it is due;
+// shows in the "Scheduled" list (GET /scheduled, an operator's: X-Operator:
+// true, on the page ?operator=1) until it is due;
 // then a worker in this process (pushDue, every -due-interval) tells the
 // page, which shows it in the feed: the stream reports a message when it
 // is stored, not when it comes due. A broadcast's or group message's push

@@ -368,8 +368,9 @@ func TestPageEscapes(t *testing.T) {
 	direct := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": markup, "body": markup, "category": "news"}).Message.ID
 	a.publish("ops", map[string]any{"users": []string{"ann", "bob"}, "title": markup, "body": map[string]any{"note": markup}, "thread": "chat"})
 	a.publish("ops", map[string]any{"users": []string{"ann"}, "title": markup, "deliver_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
-	tb := openPage(t, newBrowser(t), "ann's page", a.srv.URL+"/?user=ann")
+	tb := openPage(t, newBrowser(t), "ann's page", a.srv.URL+"/?user=ann&operator=1") // with the scheduled list
 	tb.wait("the message shows", shows(direct, "unread"))
+	tb.wait("the scheduled list shows the scheduled one", `document.querySelectorAll("#scheduled li").length === 1`)
 	tb.wait("the chat list shows the chat", `document.querySelectorAll("#threads li").length === 1`)
 	var got struct {
 		Injected bool     `json:"injected"`
@@ -387,6 +388,15 @@ func TestPageEscapes(t *testing.T) {
 	}
 	if len(got.Titles) == 0 {
 		t.Fatal("no title on the page")
+	}
+	// Everyone's schedule is an operator's view: another user's page
+	// does not show it.
+	bob := openPage(t, newBrowser(t), "bob's page", a.srv.URL+"/?user=bob")
+	bob.wait("the chat shows", `document.querySelectorAll("#threads li").length === 1`)
+	var hidden bool
+	bob.run("look at the scheduled list", chromedp.Evaluate(`document.getElementById("scheduled-view").hidden && document.querySelectorAll("#scheduled li").length === 0`, &hidden))
+	if !hidden {
+		t.Error("bob's page shows the inbox's schedule")
 	}
 	for _, title := range got.Titles {
 		if title != markup {

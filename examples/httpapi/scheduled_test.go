@@ -46,13 +46,13 @@ func TestScheduled(t *testing.T) {
 		}
 	}
 	var page scheduledBody
-	a.call("GET", "/scheduled?limit=1", "ops", nil, http.StatusOK, &page)
+	a.call("GET", "/scheduled?limit=1", "!ops", nil, http.StatusOK, &page)
 	wantPage("GET /scheduled?limit=1", page.Deliveries, want[:1])
 	if page.Cursor == "" {
 		t.Fatalf("GET /scheduled?limit=1 = %+v; want a cursor", page)
 	}
 	var next scheduledBody
-	a.call("GET", "/scheduled?cursor="+page.Cursor, "ops", nil, http.StatusOK, &next)
+	a.call("GET", "/scheduled?cursor="+page.Cursor, "!ops", nil, http.StatusOK, &next)
 	wantPage("GET /scheduled's next page", next.Deliveries, want[1:])
 	if next.Cursor != "" {
 		t.Errorf("GET /scheduled's next page = %+v; want the last", next)
@@ -63,7 +63,7 @@ func TestScheduled(t *testing.T) {
 			t.Fatalf("GET /scheduled?limit=1: more than %d pages", len(want))
 		}
 		var p scheduledBody
-		a.call("GET", "/scheduled?limit=1&cursor="+url.QueryEscape(c), "ops", nil, http.StatusOK, &p)
+		a.call("GET", "/scheduled?limit=1&cursor="+url.QueryEscape(c), "!ops", nil, http.StatusOK, &p)
 		one, c = append(one, p.Deliveries...), p.Cursor
 	}
 	wantPage("GET /scheduled, a page of 1 at a time", one, want)
@@ -73,15 +73,15 @@ func TestScheduled(t *testing.T) {
 		t.Errorf("ann's feed before the delivery time: %+v, want nothing", feed)
 	}
 
-	a.wantError("GET", "/scheduled?limit=1000", "ops", nil, http.StatusBadRequest)
-	a.wantError("GET", "/scheduled?cursor=nope", "ops", nil, http.StatusBadRequest)
+	a.wantError("GET", "/scheduled?limit=1000", "!ops", nil, http.StatusBadRequest)
+	a.wantError("GET", "/scheduled?cursor=nope", "!ops", nil, http.StatusBadRequest)
 	a.wantError("GET", "/scheduled", "", nil, http.StatusUnauthorized)
 	a.wantError("POST", "/messages", "ops", map[string]any{"users": []string{"ann"}, "title": "late", "deliver_at": a.start.Add(-time.Minute)}, http.StatusBadRequest)
 	a.wantError("POST", "/broadcasts", "ops", map[string]any{"title": "all", "deliver_at": a.start.Add(-time.Minute)}, http.StatusBadRequest)
 
 	a.clock.Advance(time.Hour + 2*time.Second)
 	var none scheduledBody
-	a.call("GET", "/scheduled", "ops", nil, http.StatusOK, &none)
+	a.call("GET", "/scheduled", "!ops", nil, http.StatusOK, &none)
 	if len(none.Deliveries) != 0 {
 		t.Errorf("GET /scheduled at the delivery times = %+v; want nothing", none)
 	}
@@ -166,7 +166,7 @@ func TestScheduledPageLive(t *testing.T) {
 func testScheduledPageLive(t *testing.T, a *api) {
 	events := a.openEvents("ann", true)
 	browser := newBrowser(t)
-	tab := openPage(t, browser, "ann's tab", a.srv.URL+"/?user=ann")
+	tab := openPage(t, browser, "ann's tab", a.srv.URL+"/?user=ann&operator=1") // the list is an operator's
 	tab.run("mark the page", chromedp.Evaluate(`window.loadedOnce = true`, nil))
 	const lead = 6 * time.Second
 	at := time.Now().UTC().Truncate(time.Second).Add(lead)

@@ -69,7 +69,7 @@ func TestStates(t *testing.T) {
 
 	// An operator redacts the later message.
 	var red redactedBody
-	a.call("POST", "/redactions", "ops", map[string]any{"id": later, "users": []string{"ann"}}, http.StatusOK, &red)
+	a.call("POST", "/redactions", "!ops", map[string]any{"id": later, "users": []string{"ann"}}, http.StatusOK, &red)
 	if red.Removed != 1 {
 		t.Errorf("redaction removed %d, want 1", red.Removed)
 	}
@@ -92,6 +92,10 @@ func TestStates(t *testing.T) {
 		{"POST", "/redactions", map[string]any{"id": later, "group": "a#b"}, http.StatusBadRequest},
 		{"POST", "/redactions", map[string]any{"idd": later}, http.StatusBadRequest},
 	} {
-		a.wantError(bad.method, bad.path, "ann", bad.body, bad.status)
+		user := "ann"
+		if bad.path == "/redactions" {
+			user = "!ann" // an operator's endpoint
+		}
+		a.wantError(bad.method, bad.path, user, bad.body, bad.status)
 	}
 }
