@@ -42,7 +42,7 @@ func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
 			return usagef("--from %q: want checkpoint, trim-horizon or latest", *from)
 		}
 		if err := driver.ValidateKey("--consumer", *consumer); err != nil {
-			return usagef("%v", err)
+			return asUsage(err)
 		}
 		var mu sync.Mutex // guards batch
 		var batch []inbox.Event
@@ -65,7 +65,7 @@ func setupStream(fs *flag.FlagSet) func(context.Context, *env) error {
 		}
 		cp, err := dynamo.New(db, e.table, e.storeOptions()...).Checkpoints(*consumer)
 		if err != nil {
-			return usagef("%v", err)
+			return asUsage(err)
 		}
 		fmt.Fprintf(e.stderr, "stream: reading %s from %s (consumer %s), every %v; interrupt to stop\n", arn, pos, *consumer, *every)
 		total := 0
