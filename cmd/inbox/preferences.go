@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"github.com/stak/inbox"
 )
@@ -106,6 +107,10 @@ func setupPreferences(fs *flag.FlagSet) func(context.Context, *env) error {
 		for _, th := range out.MutedThreads {
 			rows = append(rows, []string{"thread", th})
 		}
-		return writeTable(e.stdout, []string{"MUTED", "KEY"}, rows)
+		if err := writeTable(e.stdout, []string{"MUTED", "KEY"}, rows); err != nil || changed == nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "\nchanged: %v\n", *changed)
+		return err
 	}
 }

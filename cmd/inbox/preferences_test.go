@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -193,5 +194,34 @@ func TestPreferencesMuteThread(t *testing.T) {
 	cli(t, slices.Concat([]string{"counts"}, ann)...).ok(t).decode(t, &counts)
 	if len(p.MutedThreads) != 0 || counts.Unread != 3 || counts.Muted != 0 {
 		t.Errorf("after --set alone: threads %v, counts %+v; want none muted, 3 unread", p.MutedThreads, counts)
+	}
+}
+
+// TestPreferencesTableSaysChanged: with --set or --reset, preferences -o
+// table says whether the preferences changed, as the JSON's changed does;
+// without them it says nothing of it.
+func TestPreferencesTableSaysChanged(t *testing.T) {
+	f := newFixture(t)
+	ann := with(f.g, "-o", "table", "preferences", "--tenant", "acme", "--inbox", "alerts", "--user", "ann")
+	for _, c := range []struct {
+		args []string
+		want string // the line that says it, "" for none
+	}{
+		{[]string{"--set", "--mute", "devs"}, "changed: true"},
+		{[]string{"--set", "--mute", "devs"}, "changed: false"},
+		{nil, ""},
+		{[]string{"--reset"}, "changed: true"},
+		{[]string{"--reset"}, "changed: false"},
+	} {
+		r := cli(t, with(ann, c.args...)...).ok(t)
+		var said []string
+		for line := range strings.Lines(r.stdout) {
+			if strings.HasPrefix(line, "changed:") {
+				said = append(said, strings.TrimSpace(line))
+			}
+		}
+		if c.want == "" && len(said) != 0 || c.want != "" && !slices.Equal(said, []string{c.want}) {
+			t.Errorf("preferences -o table %q printed:\n%s\nwant %q", c.args, r.stdout, c.want)
+		}
 	}
 }
