@@ -7,7 +7,11 @@
 //
 //	create-table  create the table (keys, TTL, stream, unread index) with
 //	              dynamo.CreateTable; prints the table name and its stream
-//	              ARN
+//	              ARN. Run again, on a table that exists (one created, or
+//	              cut short, before), it checks the keys, the stream and
+//	              the indexes the flags name, waits until the table is
+//	              active and turns TTL on if it is off; a table of that
+//	              name that is not such a table is an error, left as it is
 //	delete-table  delete the table and wait until it is gone
 //	feed          one page of a user's feed: --tenant, --inbox, --user,
 //	              [--group G ...] [--unread] [--category C] [--archived]
@@ -171,7 +175,7 @@ type command struct {
 // commands returns the subcommands, in the order the usage lists them.
 func commands() []command {
 	return []command{
-		{"create-table", "", "create the table (keys, TTL, stream); print its name and stream ARN", setupCreateTable},
+		{"create-table", "", "create the table (keys, TTL, stream), or finish an existing one; print its name and stream ARN", setupCreateTable},
 		{"delete-table", "", "delete the table", setupDeleteTable},
 		{"feed", "--tenant T --inbox I --user U [--group G ...] [--unread] [--category C] [--archived] [--limit N] [--cursor C]", "print one page of a user's feed", setupFeed},
 		{"counts", "--tenant T --inbox I --user U [--group G ...]", "print a user's counts", setupCounts},
