@@ -387,6 +387,11 @@ func setupRedact(fs *flag.FlagSet) func(context.Context, *env) error {
 			return err
 		}
 		n, err := ib.Redact(ctx, s, r)
+		if err != nil && n > 0 {
+			// Some copies went: not a usage error, and the operator
+			// must know. Redact can be run again for the rest.
+			return fmt.Errorf("removed %d %s, then failed (run it again for the rest): %w", n, plural(n, "copy", "copies"), err)
+		}
 		if err != nil {
 			return libraryUsage(err)
 		}
@@ -395,6 +400,14 @@ func setupRedact(fs *flag.FlagSet) func(context.Context, *env) error {
 		}
 		return writeTable(e.stdout, []string{"REMOVED"}, [][]string{{fmt.Sprint(n)}})
 	}
+}
+
+// plural returns one if n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // recordJSON is a stored record as get prints it.

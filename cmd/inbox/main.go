@@ -60,7 +60,9 @@
 //	redact        remove a message from every inbox that holds it: --id or
 //	              --host-id, with --user for each recipient of a direct
 //	              message or --group for a group message ($public for
-//	              everyone's); prints how many copies went
+//	              everyone's); prints how many copies went (if it fails
+//	              after some went, the error says how many: run it again
+//	              for the rest)
 //	scheduled     one page of what an inbox has scheduled and not yet due
 //	              (publish or broadcast --deliver-at), earliest first: each
 //	              copy with its user, a broadcast or group message once,
