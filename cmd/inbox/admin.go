@@ -274,6 +274,9 @@ type publishJSON struct {
 	Message    messageJSON `json:"message"`
 	Delivered  []string    `json:"delivered"`
 	Duplicates []string    `json:"duplicates"`
+	// OptedOut are the recipients who opted out of the message's
+	// category: none of them got a copy.
+	OptedOut []string `json:"opted_out"`
 }
 
 // setupPublish is publish: a message to users, with Inbox.Publish.
@@ -304,18 +307,14 @@ func setupPublish(fs *flag.FlagSet) func(context.Context, *env) error {
 		if err != nil {
 			return libraryUsage(err)
 		}
-		out := publishJSON{Message: newMessageJSON(res.Message), Delivered: res.Delivered, Duplicates: res.Duplicates}
-		if out.Delivered == nil {
-			out.Delivered = []string{}
-		}
-		if out.Duplicates == nil {
-			out.Duplicates = []string{}
-		}
+		// Empty lists, never null.
+		out := publishJSON{Message: newMessageJSON(res.Message), Delivered: append([]string{}, res.Delivered...),
+			Duplicates: append([]string{}, res.Duplicates...), OptedOut: append([]string{}, res.OptedOut...)}
 		if e.output == outputJSON {
 			return writeJSON(e.stdout, out)
 		}
-		return writeTable(e.stdout, []string{"ID", "DELIVERED", "DUPLICATES", "TITLE"},
-			[][]string{{res.Message.ID, strings.Join(out.Delivered, ","), strings.Join(out.Duplicates, ","), res.Message.Title}})
+		return writeTable(e.stdout, []string{"ID", "DELIVERED", "DUPLICATES", "OPTED OUT", "TITLE"},
+			[][]string{{res.Message.ID, strings.Join(out.Delivered, ","), strings.Join(out.Duplicates, ","), strings.Join(out.OptedOut, ","), res.Message.Title}})
 	}
 }
 

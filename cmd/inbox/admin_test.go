@@ -1,10 +1,13 @@
 package main
 
 import (
-	"github.com/google/go-cmp/cmp"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
 )
@@ -118,5 +121,26 @@ func TestOperatorDay(t *testing.T) {
 	}
 	if got := f.counts(t, f.scope.User("ann")).Total; got != 0 {
 		t.Errorf("after a refused publish ann counts %d messages, want 0", got)
+	}
+}
+
+// TestPublishOptedOut: publish names the recipients who opted out of the
+// message's category, who got no copy, in JSON and in a table.
+func TestPublishOptedOut(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.ib.SetPreferences(t.Context(), f.scope.User("bob"), inbox.Preferences{OptedOut: []string{"promo"}}); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"publish", "--tenant", "acme", "--inbox", "alerts", "--user", "ann", "--user", "bob", "--category", "promo", "--title", "Sale"}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(cli(t, with(f.g, args...)...).ok(t).stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(out["delivered"], out["opted_out"]); got != "[ann] [bob]" {
+		t.Errorf("publish printed delivered and opted_out %s; want [ann] [bob]", got)
+	}
+	r := cli(t, with(f.g, append([]string{"-o", "table"}, append(args[:len(args)-1], "Sale 2")...)...)...).ok(t)
+	if !hasRow(r.stdout, "ID", "DELIVERED", "DUPLICATES", "OPTED", "OUT", "TITLE") || !strings.Contains(r.stdout, "  ann  ") || !strings.Contains(r.stdout, "  bob  ") {
+		t.Errorf("publish -o table printed:\n%s\nwant bob opted out", r.stdout)
 	}
 }

@@ -55,7 +55,9 @@
 //	              --group G's, or everyone's (neither); with its ledger entry
 //	publish       a message to users (--user, repeated), for an operator's
 //	              announcement: --title, --body (JSON), --category,
-//	              --sender, --host-id, --cta, --label
+//	              --sender, --host-id, --cta, --label; prints the message
+//	              and who got it (delivered), had it (duplicates) or
+//	              opted out of its category (opted_out)
 //	broadcast     the same to everyone in the inbox, or --group G, stored once
 //	redact        remove a message from every inbox that holds it: --id or
 //	              --host-id, with --user for each recipient of a direct
