@@ -16,6 +16,7 @@ type TableClient interface {
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+	DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error)
 	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
 }
 
@@ -33,7 +34,9 @@ const tableWait = 5 * time.Minute
 // items (one user's, or one inbox's broadcasts) are limited to 10 GB;
 // and the scheduled index, a global one (see WithScheduledIndex).
 // It waits until the table is active and returns its stream ARN. Production
-// tables are better managed by infrastructure code (see examples/).
+// tables are better managed by infrastructure code (see examples/). A
+// table of that name that exists is the SDK's
+// *types.ResourceInUseException: see FinishTable.
 func CreateTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
 	o, err := resolve(opts)
 	if err != nil {
@@ -60,7 +63,72 @@ func CreateTable(ctx context.Context, c TableClient, table string, opts ...Optio
 	if err != nil {
 		return "", fmt.Errorf("dynamo: create table %s: %w", table, err)
 	}
-	desc := out.TableDescription
+	return finish(ctx, c, table, o, out.TableDescription)
+}
+
+// FinishTable finishes table, one CreateTable made or began (it was cut
+// short, say, between the table's creation and TTL's), after checking
+// that it is such a table: the key attributes, a stream of new and old
+// images, and the indexes opts name. It waits until the table is active,
+// turns TTL on the TTL attribute if it is off, and returns the stream
+// ARN. A table that is not such a table (or TTL on another attribute) is
+// an error, and is left as it is.
+func FinishTable(ctx context.Context, c TableClient, table string, opts ...Option) (streamARN string, err error) {
+	o, err := resolve(opts)
+	if err != nil {
+		return "", err
+	}
+	d, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return "", fmt.Errorf("dynamo: describe table %s: %w", table, err)
+	}
+	desc := d.Table
+	if desc == nil {
+		return "", fmt.Errorf("dynamo: describe table %s: no description", table)
+	}
+	keys := map[string]types.KeyType{}
+	for _, k := range desc.KeySchema {
+		keys[aws.ToString(k.AttributeName)] = k.KeyType
+	}
+	indexes := map[string]bool{}
+	for _, ix := range desc.LocalSecondaryIndexes {
+		indexes[aws.ToString(ix.IndexName)] = true
+	}
+	for _, ix := range desc.GlobalSecondaryIndexes {
+		indexes[aws.ToString(ix.IndexName)] = true
+	}
+	switch ss := desc.StreamSpecification; {
+	case desc.TableStatus == types.TableStatusDeleting:
+		return "", fmt.Errorf("dynamo: table %s exists and is being deleted", table)
+	case len(keys) != 2 || keys[o.pk] != types.KeyTypeHash || keys[o.sk] != types.KeyTypeRange:
+		return "", fmt.Errorf("dynamo: table %s exists with other keys than %s and %s: not an inbox table", table, o.pk, o.sk)
+	case ss == nil || !aws.ToBool(ss.StreamEnabled) || ss.StreamViewType != types.StreamViewTypeNewAndOldImages:
+		return "", fmt.Errorf("dynamo: table %s exists without a stream of new and old images", table)
+	}
+	for _, ix := range []string{o.unread, o.thread, o.scheduled} {
+		if ix != "" && !indexes[ix] {
+			return "", fmt.Errorf("dynamo: table %s exists without the index %s", table, ix)
+		}
+	}
+	ttl, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return "", fmt.Errorf("dynamo: describe TTL of table %s: %w", table, err)
+	}
+	switch t := ttl.TimeToLiveDescription; {
+	case t == nil || t.TimeToLiveStatus == types.TimeToLiveStatusDisabled:
+	case t.TimeToLiveStatus == types.TimeToLiveStatusDisabling:
+		return "", fmt.Errorf("dynamo: table %s has TTL being turned off: run it again once it is off", table)
+	case aws.ToString(t.AttributeName) != o.ttl:
+		return "", fmt.Errorf("dynamo: table %s has TTL on %s, not %s", table, aws.ToString(t.AttributeName), o.ttl)
+	default:
+		o.ttl = "" // on, or being turned on: finish leaves it
+	}
+	return finish(ctx, c, table, o, desc)
+}
+
+// finish waits until table, described by desc, is active, and turns TTL
+// on o.ttl unless it is "", and returns its stream ARN.
+func finish(ctx context.Context, c TableClient, table string, o options, desc *types.TableDescription) (string, error) {
 	if desc == nil || desc.TableStatus != types.TableStatusActive {
 		w := dynamodb.NewTableExistsWaiter(c, func(w *dynamodb.TableExistsWaiterOptions) {
 			w.MinDelay, w.MaxDelay = time.Second, 10*time.Second
@@ -71,15 +139,17 @@ func CreateTable(ctx context.Context, c TableClient, table string, opts ...Optio
 		}
 		desc = got.Table
 	}
-	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName: aws.String(table),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{
-			AttributeName: aws.String(o.ttl),
-			Enabled:       aws.Bool(true),
-		},
-	})
-	if err != nil {
-		return "", fmt.Errorf("dynamo: enable TTL on table %s: %w", table, err)
+	if o.ttl != "" {
+		_, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+			TableName: aws.String(table),
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{
+				AttributeName: aws.String(o.ttl),
+				Enabled:       aws.Bool(true),
+			},
+		})
+		if err != nil {
+			return "", fmt.Errorf("dynamo: enable TTL on table %s: %w", table, err)
+		}
 	}
 	return aws.ToString(desc.LatestStreamArn), nil
 }

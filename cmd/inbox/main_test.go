@@ -179,7 +179,7 @@ func TestCreateAndDeleteTable(t *testing.T) {
 	// The table without the indexes is not the table the default flags
 	// name: a runtime error, status 1.
 	r = cli(t, with(local(t, bare), "create-table")...)
-	if r.code != exitError || !strings.Contains(r.stderr, "inbox: create-table: table "+bare+" exists without the index unread") {
+	if r.code != exitError || !strings.Contains(r.stderr, "inbox: create-table: dynamo: table "+bare+" exists without the index unread") {
 		t.Errorf("create-table of a table without the indexes: exit %d, stderr %q; want 1 and the missing index named", r.code, r.stderr)
 	}
 

@@ -130,13 +130,12 @@ func feedChanges(ctx context.Context, mem *memstore.Store, ib *inbox.Inbox) erro
 	}
 }
 
-// ensureTable creates table if it does not exist.
+// ensureTable creates table if it does not exist, and finishes it if it
+// does (a creation cut short: see dynamo.FinishTable).
 func ensureTable(ctx context.Context, c *dynamodb.Client, table string) error {
-	_, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-	var missing *types.ResourceNotFoundException
-	if !errors.As(err, &missing) {
-		return err // nil: the table exists
+	_, err := dynamo.CreateTable(ctx, c, table)
+	if inUse := new(types.ResourceInUseException); errors.As(err, &inUse) {
+		_, err = dynamo.FinishTable(ctx, c, table)
 	}
-	_, err = dynamo.CreateTable(ctx, c, table)
 	return err
 }
