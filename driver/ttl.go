@@ -93,6 +93,26 @@ type InboxConfig struct {
 // settings and inbox configs, in bytes.
 const MaxConfigTextLen = 4096
 
+// MaxConfigTTLLen bounds each TTL of tenant settings and inbox configs, in
+// bytes: "99999999999999999999999d" (capped to MaxTTL) is 24.
+const MaxConfigTTLLen = 32
+
+// MaxInboxTTLs is the most entries of an InboxConfig's TTL (DefaultTTLKey
+// included). With MaxConfigTextLen, MaxConfigTTLLen and the limits of
+// preferences, it keeps a config within DynamoDB's 400 KB item, so that
+// every Store refuses the same configs.
+const MaxInboxTTLs = 1000
+
+// validateTTL reports whether s, a TTL of a config, parses (ParseTTL) and
+// is at most MaxConfigTTLLen bytes, wrapping ErrInvalidTTL.
+func validateTTL(s string) error {
+	if len(s) > MaxConfigTTLLen {
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidTTL, len(s), MaxConfigTTLLen)
+	}
+	_, err := ParseTTL(s)
+	return err
+}
+
 // validateText reports whether the named texts are valid UTF-8 of at most
 // MaxConfigTextLen bytes, wrapping ErrInvalidInput.
 func validateText(texts map[string]string) error {
@@ -157,7 +177,8 @@ func (c Config) DefaultPreferences() Preferences {
 }
 
 // Validate reports whether ts's texts are valid UTF-8, its TTL parses
-// and its preferences are as a Store keeps them (ValidatePreferences).
+// and is at most MaxConfigTTLLen bytes, and its preferences are as a
+// Store keeps them (ValidatePreferences).
 func (ts TenantSettings) Validate() error {
 	if err := validateText(map[string]string{"title": ts.Title, "updated by": ts.UpdatedBy}); err != nil {
 		return err
@@ -168,12 +189,13 @@ func (ts TenantSettings) Validate() error {
 	if ts.TTL == "" {
 		return nil
 	}
-	_, err := ParseTTL(ts.TTL)
-	return err
+	return validateTTL(ts.TTL)
 }
 
-// Validate reports whether ic's texts are valid UTF-8, every TTL parses and
-// every key is a category or DefaultTTLKey.
+// Validate reports whether ic's texts are valid UTF-8, it has at most
+// MaxInboxTTLs TTLs (else ErrInvalidInput), every TTL parses and is at
+// most MaxConfigTTLLen bytes, and every key is a category or
+// DefaultTTLKey.
 func (ic InboxConfig) Validate() error {
 	if err := validateText(map[string]string{"title": ic.Title, "description": ic.Description, "updated by": ic.UpdatedBy}); err != nil {
 		return err
@@ -181,13 +203,16 @@ func (ic InboxConfig) Validate() error {
 	if err := ValidateDefaultPreferences(ic.Preferences); err != nil {
 		return err
 	}
+	if len(ic.TTL) > MaxInboxTTLs {
+		return fmt.Errorf("%w: %d ttls, at most %d", ErrInvalidInput, len(ic.TTL), MaxInboxTTLs)
+	}
 	for k, v := range ic.TTL {
 		if k != DefaultTTLKey {
 			if err := ValidateCategory(k); err != nil {
 				return err
 			}
 		}
-		if _, err := ParseTTL(v); err != nil {
+		if err := validateTTL(v); err != nil {
 			return fmt.Errorf("ttl[%s]: %w", k, err)
 		}
 	}

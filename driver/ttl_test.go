@@ -2,6 +2,8 @@ package driver
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +43,29 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (TenantSettings{TTL: "-5d"}).Validate(); !errors.Is(err, ErrInvalidTTL) {
 		t.Errorf("tenant ttl -5d: %v", err)
+	}
+	// A config's TTLs stay within a DynamoDB item: so long a TTL, or so
+	// many, is refused.
+	long := strings.Repeat("0", MaxConfigTTLLen-2) + "5d"
+	if err := (TenantSettings{TTL: long}).Validate(); err != nil {
+		t.Errorf("tenant ttl of %d bytes: %v", len(long), err)
+	}
+	if err := (TenantSettings{TTL: "0" + long}).Validate(); !errors.Is(err, ErrInvalidTTL) {
+		t.Errorf("tenant ttl of %d bytes: %v, want ErrInvalidTTL", len(long)+1, err)
+	}
+	if err := (InboxConfig{TTL: map[string]string{DefaultTTLKey: "0" + long}}).Validate(); !errors.Is(err, ErrInvalidTTL) {
+		t.Errorf("inbox ttl of %d bytes: %v, want ErrInvalidTTL", len(long)+1, err)
+	}
+	many := InboxConfig{TTL: map[string]string{}}
+	for i := range MaxInboxTTLs {
+		many.TTL[fmt.Sprint("c", i)] = "5d"
+	}
+	if err := many.Validate(); err != nil {
+		t.Errorf("%d ttls: %v", len(many.TTL), err)
+	}
+	many.TTL[DefaultTTLKey] = "5d"
+	if err := many.Validate(); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("%d ttls: %v, want ErrInvalidInput", len(many.TTL), err)
 	}
 }
 

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -516,6 +517,38 @@ func testConfig(e *env) {
 		e.t.Errorf("PutTenantSettings with a muted thread: %v, want ErrInvalidInput", err)
 	}
 	want(globex, driver.Config{Inbox: &ic})
+
+	// The largest settings and config the library accepts are stored.
+	text := strings.Repeat("ü", driver.MaxConfigTextLen/2)
+	ttl := strings.Repeat("9", driver.MaxConfigTTLLen-1) + "d"
+	key := func(prefix string, i int) string {
+		return prefix + strings.Repeat("k", driver.MaxKeyLen-len(prefix)-4) + fmt.Sprintf("%04d", i)
+	}
+	var prefs driver.Preferences
+	for i := range driver.MaxMutedGroups {
+		prefs.MutedGroups = append(prefs.MutedGroups, key("g", i))
+	}
+	for i := range driver.MaxMutedCategories {
+		prefs.MutedCategories = append(prefs.MutedCategories, key("m", i))
+	}
+	for i := range driver.MaxOptedOut {
+		prefs.OptedOut = append(prefs.OptedOut, key("o", i))
+	}
+	largestTenant := driver.TenantSettings{Title: text, TTL: ttl, Preferences: prefs, UpdatedBy: text}
+	largest := driver.InboxConfig{Title: text, Description: text, TTL: map[string]string{}, Preferences: prefs, UpdatedBy: text}
+	for i := range driver.MaxInboxTTLs {
+		largest.TTL[key("c", i)] = ttl
+	}
+	if err := errors.Join(largestTenant.Validate(), largest.Validate()); err != nil {
+		e.t.Fatalf("the largest settings and config: %v", err)
+	}
+	if err := e.store.PutTenantSettings(e.ctx, globex.Tenant, largestTenant); err != nil {
+		e.t.Errorf("PutTenantSettings of the largest settings: %v", err)
+	}
+	if err := e.store.PutInboxConfig(e.ctx, globex, largest); err != nil {
+		e.t.Errorf("PutInboxConfig of the largest config: %v", err)
+	}
+	want(globex, driver.Config{Tenant: &largestTenant, Inbox: &largest})
 }
 
 // testClaimHostIDPeek: a Peek returns the standing claim and changes

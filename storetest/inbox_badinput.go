@@ -108,6 +108,9 @@ func testBadInput(e *env) {
 		{"inbox TTL 0s", inboxTTL(map[string]string{driver.DefaultTTLKey: "5d", "billing": "0s"}), driver.ErrInvalidTTL},
 		{"inbox TTL empty", inboxTTL(map[string]string{"billing": ""}), driver.ErrInvalidTTL},
 		{"inbox TTL category with #", inboxTTL(map[string]string{"a#b": "5d"}), driver.ErrInvalidKey},
+		{"tenant TTL of 400 KB", tenantTTL(strings.Repeat("9", big) + "d"), driver.ErrInvalidTTL},
+		{"inbox TTL of 400 KB", inboxTTL(map[string]string{driver.DefaultTTLKey: strings.Repeat("0", big) + "5d"}), driver.ErrInvalidTTL},
+		{"inbox TTLs of 4,000 categories", inboxTTL(ttlCategories(4000)), driver.ErrInvalidInput},
 		{"tenant settings of a bad tenant", func() error { return e.ib.PutTenantSettings(e.ctx, "a#b", driver.TenantSettings{}) }, driver.ErrInvalidKey},
 		{"tenant title not UTF-8", func() error {
 			return e.ib.PutTenantSettings(e.ctx, e.scope.Tenant, driver.TenantSettings{Title: "a\xffb"})
@@ -191,6 +194,16 @@ func negatives(n int) []any {
 	out := make([]any, n)
 	for i := range out {
 		out[i] = -1
+	}
+	return out
+}
+
+// ttlCategories returns an inbox config's TTLs of n categories of
+// MaxKeyLen bytes.
+func ttlCategories(n int) map[string]string {
+	out := make(map[string]string, n)
+	for i := range n {
+		out[fmt.Sprintf("%0*d", driver.MaxKeyLen, i)] = "5d"
 	}
 	return out
 }
