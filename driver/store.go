@@ -287,10 +287,14 @@ type Store interface {
 	// trip; a missing record leaves its field nil.
 	Config(ctx context.Context, s Scope) (Config, error)
 
-	// PutTenantSettings creates or replaces a tenant's settings.
+	// PutTenantSettings creates or replaces a tenant's settings. Settings
+	// that TenantSettings.Validate refuses are refused with its error, and
+	// nothing is written.
 	PutTenantSettings(ctx context.Context, tenant string, ts TenantSettings) error
 
-	// PutInboxConfig creates or replaces an inbox's config.
+	// PutInboxConfig creates or replaces an inbox's config. A config that
+	// InboxConfig.Validate refuses is refused with its error, and nothing
+	// is written.
 	PutInboxConfig(ctx context.Context, s Scope, ic InboxConfig) error
 }
 

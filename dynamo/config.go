@@ -205,10 +205,10 @@ func defaultPreferences(av map[string]types.AttributeValue) (driver.Preferences,
 }
 
 // PutTenantSettings writes the tenant's settings item (kind TS), replacing
-// any; default preferences not as a Store keeps them
-// (driver.ValidateDefaultPreferences) are refused.
+// any; settings that ts.Validate refuses (default preferences not as a
+// Store keeps them, say) are refused, as every Store refuses them.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
-	if err := driver.ValidateDefaultPreferences(ts.Preferences); err != nil {
+	if err := ts.Validate(); err != nil {
 		return err
 	}
 	item, err := s.item(driver.TenantPK(tenant), driver.TenantSettingsSK, tenantItem{
@@ -221,9 +221,9 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 }
 
 // PutInboxConfig writes the inbox's config item (kind IC), replacing any;
-// default preferences not as a Store keeps them are refused.
+// a config that ic.Validate refuses is refused, as every Store refuses it.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
-	if err := driver.ValidateDefaultPreferences(ic.Preferences); err != nil {
+	if err := ic.Validate(); err != nil {
 		return err
 	}
 	item, err := s.item(driver.TenantPK(sc.Tenant), driver.InboxConfigSK(sc.Inbox), inboxConfigItem{

@@ -69,10 +69,10 @@ func (s *Store) Config(ctx context.Context, sc driver.Scope) (driver.Config, err
 }
 
 // PutTenantSettings creates or replaces a tenant's settings, keeping a
-// copy (its preferences' Own unset); default preferences not as a Store
-// keeps them (driver.ValidateDefaultPreferences) are refused.
+// copy (its preferences' Own unset); settings that ts.Validate refuses
+// (default preferences not as a Store keeps them, say) are refused.
 func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.TenantSettings) error {
-	if err := driver.ValidateDefaultPreferences(ts.Preferences); err != nil {
+	if err := ts.Validate(); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {
@@ -86,10 +86,10 @@ func (s *Store) PutTenantSettings(ctx context.Context, tenant string, ts driver.
 }
 
 // PutInboxConfig creates or replaces an inbox's config, keeping a copy
-// (its preferences' Own unset); default preferences not as a Store keeps
-// them are refused.
+// (its preferences' Own unset); a config that ic.Validate refuses is
+// refused.
 func (s *Store) PutInboxConfig(ctx context.Context, sc driver.Scope, ic driver.InboxConfig) error {
-	if err := driver.ValidateDefaultPreferences(ic.Preferences); err != nil {
+	if err := ic.Validate(); err != nil {
 		return err
 	}
 	if err := s.begin(ctx); err != nil {

@@ -517,6 +517,19 @@ func testConfig(e *env) {
 		e.t.Errorf("PutTenantSettings with a muted thread: %v, want ErrInvalidInput", err)
 	}
 	want(globex, driver.Config{Inbox: &ic})
+	// So are settings and configs the library does not accept: larger
+	// than a DynamoDB item, say.
+	huge := strings.Repeat("x", driver.MaxItemSize+1024)
+	if err := e.store.PutTenantSettings(e.ctx, globex.Tenant, driver.TenantSettings{Title: huge}); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("PutTenantSettings of a 400 KB title: %v, want ErrInvalidInput", err)
+	}
+	if err := e.store.PutInboxConfig(e.ctx, globex, driver.InboxConfig{Description: huge}); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("PutInboxConfig of a 400 KB description: %v, want ErrInvalidInput", err)
+	}
+	if err := e.store.PutInboxConfig(e.ctx, globex, driver.InboxConfig{TTL: map[string]string{"billing": "5x"}}); !errors.Is(err, driver.ErrInvalidTTL) {
+		e.t.Errorf("PutInboxConfig of a TTL 5x: %v, want ErrInvalidTTL", err)
+	}
+	want(globex, driver.Config{Inbox: &ic})
 
 	// The largest settings and config the library accepts are stored.
 	text := strings.Repeat("ü", driver.MaxConfigTextLen/2)
