@@ -148,3 +148,6 @@ const MaxItemSize = driver.MaxItemSize
 // MaxBodyDepth is the deepest nesting of maps and slices a Draft.Body may
 // have.
 const MaxBodyDepth = driver.MaxBodyDepth
+
+// MaxBodyKeyLen is the longest key of an object in a Draft.Body, in bytes.
+const MaxBodyKeyLen = driver.MaxBodyKeyLen

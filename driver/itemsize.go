@@ -28,6 +28,11 @@ const MaxItemSize = 400 * 1024
 // (message.body), so its objects and arrays may nest 30 deep.
 const MaxBodyDepth = 30
 
+// MaxBodyKeyLen is the longest key of an object of a body, in bytes: a
+// longer one fails the request on DynamoDB Local (its JSON parser reads
+// no longer names), and AWS takes attribute names of less than 64 KB.
+const MaxBodyKeyLen = 50_000
+
 // Numbers DynamoDB can store: a magnitude from 1E-130 to below 1E+126 (or
 // zero). A body's numbers are float64s, whose 17 significant digits are
 // within DynamoDB's 38.
@@ -44,11 +49,11 @@ const itemReserve = 1024
 // ValidateRecord reports whether rec, a message, broadcast or receipt, can
 // be written as DynamoDB accepts it, with room for every attribute it can
 // gain later: a body nested deeper than MaxBodyDepth, with a number out of
-// DynamoDB's range or an empty object key, or a time a Store would not
-// read back (before 1970 or after 9999: see ValidTime), is
-// ErrInvalidInput; an item
-// whose size plus that room exceeds MaxItemSize is ErrTooLarge. Stores call
-// it on every record they write.
+// DynamoDB's range or an object key empty or longer than MaxBodyKeyLen, or
+// a time a Store would not read back (before 1970 or after 9999: see
+// ValidTime), is ErrInvalidInput; an item whose size plus that room
+// exceeds MaxItemSize is ErrTooLarge. Stores call it on every record they
+// write.
 func ValidateRecord(rec Record) error {
 	if err := ValidateThread(rec.Message.Thread); err != nil {
 		return err
@@ -83,6 +88,9 @@ func validateBody(v any, depth int) error {
 		for k, e := range v {
 			if k == "" {
 				return fmt.Errorf("%w: body has an object with an empty key", ErrInvalidInput)
+			}
+			if len(k) > MaxBodyKeyLen {
+				return fmt.Errorf("%w: body has an object key of %d bytes, more than %d", ErrInvalidInput, len(k), MaxBodyKeyLen)
 			}
 			if err := validateBody(e, depth+1); err != nil {
 				return err

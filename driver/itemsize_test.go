@@ -60,6 +60,8 @@ func TestNormalizeBody(t *testing.T) {
 		{"zero", 0.0, true},
 		{"empty key", map[string]any{"": 1}, false},
 		{"empty key deep", map[string]any{"a": []any{map[string]any{"": 1}}}, false},
+		{"longest key", map[string]any{strings.Repeat("é", MaxBodyKeyLen/2): 1}, true},
+		{"key a byte longer", map[string]any{"a": []any{map[string]any{strings.Repeat("k", MaxBodyKeyLen+1): 1}}}, false},
 		{"2^53", int64(1 << 53), true},
 		{"2^53+1, not a float64", int64(1<<53 + 1), false},
 		{"uint64's largest", uint64(math.MaxUint64), false},

@@ -243,6 +243,10 @@
 //   - A validation error inside TransactWriteItems (an item over 400 KB, a
 //     number out of range, nesting too deep) is a ValidationException for
 //     the whole call, not a cancellation reason; the Store maps both forms.
+//   - A map key longer than 50,000 bytes fails the request with HTTP 500
+//     (an internal error, which the client retries), where AWS takes
+//     attribute names of less than 64 KB; driver.MaxBodyKeyLen refuses
+//     such a key in a body before anything is written.
 //
 // Its limits were measured there: an item holds 409,600 bytes as
 // driver.ItemSize counts them, and a message's body may nest 30 deep.

@@ -124,6 +124,7 @@ func testBadInput(e *env) {
 		{"body number 1e126", broadcast(inbox.Draft{HostSystemID: "bad-11", Body: []any{1, 1e126}}), driver.ErrInvalidInput},
 		{"body number 1e-131", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-12", Body: map[string]any{"x": 1e-131}}), driver.ErrInvalidInput},
 		{"body with an empty key", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-13", Body: map[string]any{"": 1}}), driver.ErrInvalidInput},
+		{"body key of 50,001 bytes", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-17", Body: map[string]any{"a": map[string]any{strings.Repeat("k", 50_001): 1}}}), driver.ErrInvalidInput},
 		{"received before 1970", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-15", ReceivedAt: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}), driver.ErrInvalidInput},
 		{"received after 9999", broadcast(inbox.Draft{HostSystemID: "bad-16", ReceivedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}), driver.ErrInvalidInput},
 		{"body integer float64 cannot hold", publish([]string{"ann"}, inbox.Draft{HostSystemID: "bad-14", Body: map[string]any{"id": int64(1<<53 + 1)}}), driver.ErrInvalidInput},
@@ -170,7 +171,7 @@ func testBadInput(e *env) {
 		e.wantUnchanged(c.name, before)
 	}
 	// Nor did any claim a host system ID: the first claim now is this one.
-	for i := 1; i <= 15; i++ {
+	for i := 1; i <= 17; i++ {
 		host, id := fmt.Sprintf("bad-%d", i), e.newID()
 		got, err := e.store.ClaimHostID(e.ctx, driver.HostClaim{Scope: e.scope, HostSystemID: host, ID: id, ExpiresAt: e.clock.Now().Add(driver.MaxTTL)})
 		if err != nil || got.ID != id {

@@ -247,6 +247,7 @@ func testInboxLargeBodies(e *env) {
 		strings.Repeat("x", driver.MaxItemSize-4*1024),
 		strings.Repeat("ü", (driver.MaxItemSize-4*1024)/2),
 		wide,
+		map[string]any{"a": map[string]any{strings.Repeat("ü", driver.MaxBodyKeyLen/2): "the longest key"}},
 	} {
 		res := e.publish(inbox.Draft{Title: "large", Body: body}, "ann")
 		want = append([]driver.Message{copyFor(res.Message, "ann")}, want...)
