@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stak/inbox"
-	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // TestRedactPartial: a redaction that removes some copies and then fails
@@ -19,29 +15,23 @@ import (
 func TestRedactPartial(t *testing.T) {
 	f := newFixture(t)
 	id := f.publish(t, f.scope, []string{"ann", "bob"}, inbox.Draft{Title: "Leaked"})
-	target, err := url.Parse(ddblocal.Endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// DynamoDB refuses every write to bob's partition.
 	bob := f.scope.User("bob").Partition().PK()
-	rp := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := localProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		op := r.Header.Get("X-Amz-Target")
 		write := strings.HasSuffix(op, ".TransactWriteItems") || strings.HasSuffix(op, ".UpdateItem") || strings.HasSuffix(op, ".PutItem") || strings.HasSuffix(op, ".DeleteItem")
-		if write && bytes.Contains(body, []byte(bob)) {
-			w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-			w.WriteHeader(http.StatusBadRequest)
-			io.WriteString(w, `{"__type":"com.amazon.coral.service#AccessDeniedException","message":"refused by the test"}`)
-			return
+		if !write || !bytes.Contains(body, []byte(bob)) {
+			return false
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"__type":"com.amazon.coral.service#AccessDeniedException","message":"refused by the test"}`)
+		return true
+	})
 	args := []string{"redact", "--tenant", "acme", "--inbox", "alerts", "--id", id, "--user", "ann", "--user", "bob"}
-	r := cli(t, with(with(f.g, "--endpoint-url", proxy.URL), args...)...)
+	r := cli(t, with(with(f.g, "--endpoint-url", proxy), args...)...)
 	if r.code != exitError || !strings.Contains(r.stderr, "removed 1 copy") {
 		t.Errorf("redact that fails for bob: exit %d, stderr %q; want 1, and that it removed 1 copy", r.code, r.stderr)
 	}

@@ -20,6 +20,24 @@ import (
 	"github.com/stak/inbox/internal/ddblocal"
 )
 
+// localProxy serves DynamoDB Local's API through a proxy for the test's
+// life, and returns its URL: each request goes to intercept first, and
+// on to Local unless intercept answered it (true).
+func localProxy(t *testing.T, intercept func(w http.ResponseWriter, r *http.Request) bool) string {
+	target, err := url.Parse(ddblocal.Endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !intercept(w, r) {
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // ttlStatus returns the TTL status of table and the attribute it is on.
 func ttlStatus(t *testing.T, c *dynamodb.Client, table string) (types.TimeToLiveStatus, string) {
 	t.Helper()
@@ -37,7 +55,6 @@ func ttlStatus(t *testing.T, c *dynamodb.Client, table string) (types.TimeToLive
 // make (other keys) is an error, and is left as it is.
 func TestCreateTableInterrupted(t *testing.T) {
 	c := ddblocal.Client(t)
-	ep := ddblocal.Endpoint(t)
 	table := ddblocal.TableName(t)
 	g := local(t, table)
 	t.Cleanup(func() {
@@ -45,27 +62,21 @@ func TestCreateTableInterrupted(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	target, err := url.Parse(ep)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rp := httputil.NewSingleHostReverseProxy(target)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateTimeToLive") {
-			io.Copy(io.Discard, r.Body)
-			cancel() // the operator's Ctrl-C
-			select {
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
-			return
+	proxy := localProxy(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateTimeToLive") {
+			return false
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
-	cut := with(g, "--endpoint-url", proxy.URL, "create-table")
+		io.Copy(io.Discard, r.Body)
+		cancel() // the operator's Ctrl-C
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+		return true
+	})
+	cut := with(g, "--endpoint-url", proxy, "create-table")
 	if r := cliContext(ctx, t, cut...); r.code != exitError {
 		t.Fatalf("create-table interrupted: exit %d, stderr %q; want 1", r.code, r.stderr)
 	}
@@ -94,7 +105,7 @@ func TestCreateTableInterrupted(t *testing.T) {
 
 	// Another program's table of that name.
 	other := ddblocal.TableName(t)
-	_, err = c.CreateTable(context.Background(), &dynamodb.CreateTableInput{
+	_, err := c.CreateTable(context.Background(), &dynamodb.CreateTableInput{
 		TableName:            aws.String(other),
 		BillingMode:          types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("id"), AttributeType: types.ScalarAttributeTypeS}},
