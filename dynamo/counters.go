@@ -71,7 +71,9 @@ type counterWrite struct {
 // (and per category and group of receipts) that ever held a message
 // above the watermark: its name, 4/3 of the keys' bytes and 3 more, and
 // a number (a category of 10 bytes: about 20 bytes); MarkSeen leaves an
-// Above at zero, and a Recount drops the zeros.
+// Above at zero, and a Recount that rewrites the counters drops the
+// zeros. So the item's 400 KB bound the distinct categories a user meets
+// between such recounts (docs/operations.md, Limits).
 
 // categoryAbovePrefix begins the names of the attributes of c#* that keep
 // the Above of a category: a#<category>, a#<category>#<group>, each key
