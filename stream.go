@@ -190,11 +190,9 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 // broadcast's removal: there is no clock common to the stream's times and
 // the Inbox's to order the two by, and no page shows the message since.
 func (ib *Inbox) broadcastStands(ctx context.Context, rec driver.Record, at time.Time) (bool, error) {
-	found, err := ib.getRecords(ctx, []driver.Key{{Partition: sharedOf(rec), ID: rec.Message.ID}})
-	if err != nil || len(found) == 0 {
-		return false, err
-	}
-	return at.Before(found[0].Message.ExpiresAt), nil // a mark needs it unexpired
+	_, found, err := ib.deadReceiptsOf(ctx, rec.Partition, []driver.Record{rec}, at)
+	b, ok := found[rec.Message.ID]
+	return err == nil && ok && at.Before(b.Message.ExpiresAt), err // a mark needs it unexpired
 }
 
 // recountIfRemovedNear recounts the partition of r's record, one without
