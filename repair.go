@@ -315,7 +315,11 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 		latest[c.SK()] = c.Latest
 	}
 	for i, c := range counters {
-		counters[i].Latest = max(c.Latest, latest[c.SK()])
+		if stored := latest[c.SK()]; stored > c.Latest {
+			// The receipts' hint of a user's counter of a shared thread
+			// too: her receipt of the message Latest is gone.
+			counters[i].Latest, counters[i].Top, counters[i].TopEntry = stored, driver.State{}, ""
+		}
 	}
 	// The counters, reset or found right, stand for a recount that read
 	// the partition before read (the partition's recount time never goes
@@ -348,7 +352,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 
 // sameCounters reports whether stored, a partition's counters as read,
 // are exactly want, a recount of them: the same tallies (their own, their
-// timed entries' and Above) and Latest, and no other counter, even at
+// timed entries' and Above), Latest, Top and TopEntry, and no other counter, even at
 // zero (a thread whose messages are all gone keeps none: it would be read
 // by every ListThreads), but for the total, which always stays.
 func sameCounters(stored, want []driver.Counter) bool {
@@ -357,9 +361,9 @@ func sameCounters(stored, want []driver.Counter) bool {
 		t.Latest = c.Latest
 		return t
 	}
-	w := map[string]driver.Counter{}
+	w, tops := map[string]driver.Counter{}, map[string]driver.Counter{}
 	for _, c := range want {
-		w[c.SK()] = key(c)
+		w[c.SK()], tops[c.SK()] = key(c), c
 	}
 	n := 0
 	for _, c := range stored {
@@ -367,7 +371,7 @@ func sameCounters(stored, want []driver.Counter) bool {
 		got, ok := w[k]
 		switch {
 		case ok:
-			if got != key(c) {
+			if got != key(c) || !c.Top.Equal(tops[k].Top) || c.TopEntry != tops[k].TopEntry {
 				return false
 			}
 			n++

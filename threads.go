@@ -92,9 +92,9 @@ type ThreadPage struct {
 // index's entries alone (a few hundred bytes each); the shared
 // partitions' newest come from the snapshots of WithSharedCache. Then,
 // in a second round trip, it reads each listed thread's newest message
-// (and u's receipt of it; a shared one's message comes from the snapshot
-// that holds it), u's counters of the listed shared threads with her c#*
-// (its version), and the page's span of the threads of each partition
+// (a shared one's comes from the snapshot that holds it), u's counters of
+// the listed shared threads with her c#* (its version), and the page's
+// span of the threads of each partition
 // the first round read from the store (u's, and a shared one no snapshot
 // serves) again, index entries alone, with each of u's
 // driver.Counter.Rev: the same threads, unchanged, prove the first round
@@ -103,12 +103,19 @@ type ThreadPage struct {
 // version; a page that reaches below a snapshot's threads reads that
 // version too (1 read unit), so that a thread that moved up since is not
 // left out.
+// u's counter of a shared thread holds the receipts' hint
+// (driver.Counter.Latest and Top): the greatest ID of her receipts of the
+// thread, and her marks on that message. Her receipt of the thread's
+// newest message is not read: the hint shows she has none, or its marks.
 // So its read units grow with the threads it lists, about 1 read unit a
-// thread of u's (its newest message) and 2 a shared one's (u's receipt
-// of its newest message, and u's counter of it), never with the number
-// of threads or messages of the partitions; a thread of u's it passes (u
-// sees nothing of it) costs its index entry alone. On a table whose unread index holds
-// no tallies (an earlier version's: see docs/operations.md) u's threads'
+// thread of u's (its newest message) and 1 a shared one's (u's counter of
+// it), never with the number of threads or messages of the partitions;
+// a thread of u's it passes (u sees nothing of it) costs its index entry
+// alone. Where the hint cannot tell (a counter an earlier version wrote,
+// until a Recount of u's partition; a receipt of u's above the newest
+// message a snapshot holds), that thread's preview is read as that of a
+// message u cannot see, below. On a table whose unread index holds no
+// tallies (an earlier version's: see docs/operations.md) u's threads'
 // counters are read by key too, about 2 read units a thread. A thread
 // whose newest message u cannot see any more (expired, removed, archived
 // or deleted by u) costs a read of that thread's newest messages from the
@@ -266,7 +273,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		return c, true
 	}
 	var threads []Thread
-	var byKey map[driver.Key]driver.Record
+	var seen previewed
 	target, reads := limit+1, 0
 	for {
 		for len(cands) < target {
@@ -287,7 +294,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		for i, s := range streams {
 			r.more[i] = len(s.buf) > 0 || s.more
 		}
-		threads, byKey, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, r, now)
+		threads, seen, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, r, now)
 		if err != nil || !ok {
 			return threadsPageResult{}, ok, err
 		}
@@ -310,7 +317,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 		// A short page: the next starts below the last thread passed.
 		res.next = cands[len(cands)-1].Latest
 	}
-	late, err := ib.previews(ctx, v, u, threads, byKey, now)
+	late, err := ib.previews(ctx, v, u, threads, seen, now)
 	if err != nil {
 		return threadsPageResult{}, false, err
 	}
@@ -369,7 +376,7 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // has them read as one isolated read (driver.StatsQuery.Isolated: on
 // DynamoDB a TransactGetItems, 2 read units a counter); the others, as
 // a rule every partition, read them item by item (1 read unit each).
-func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, r threadsRead, now time.Time) ([]Thread, map[driver.Key]driver.Record, bool, error) {
+func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Partition, stats []driver.Stats, cands []driver.Counter, tombstones []driver.Record, r threadsRead, now time.Time) ([]Thread, previewed, bool, error) {
 	keys := make([][]driver.Counter, len(parts))   // counters to read again, by partition
 	byKeys := map[driver.Key]bool{}                // the candidates read again
 	var tallied []driver.Counter                   // u's threads read with their tallies
@@ -378,7 +385,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	for i := 1; i < len(parts); i++ {
 		var err error
 		if snaps[i], err = v.snapshot(ctx, parts[i]); err != nil {
-			return nil, nil, false, err
+			return nil, previewed{}, false, err
 		}
 	}
 	for _, c := range cands {
@@ -484,7 +491,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	}
 	g.Go(func() (err error) { dead, err = ib.deadReceipts(gctx, u, tombstones, now); return err })
 	if err := g.Wait(); err != nil {
-		return nil, nil, false, err
+		return nil, previewed{}, false, err
 	}
 	byKey := make(map[driver.Key]driver.Record, len(recs)+len(cached))
 	for _, r := range append(recs, cached...) {
@@ -511,7 +518,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		}
 	}
 	if err := rg.Wait(); err != nil || torn {
-		return nil, nil, false, err
+		return nil, previewed{}, false, err
 	}
 	// The view: each candidate's counter as read again by key (the
 	// candidates of a partition read with ActivityOnly have no tallies)
@@ -534,7 +541,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			}
 			k := driver.Key{Partition: parts[i], ID: c.Thread}
 			if read, ok := own[k]; !ok || read.Latest != c.Latest {
-				return nil, nil, false, nil
+				return nil, previewed{}, false, nil
 			}
 			reread[k] = c
 		}
@@ -544,13 +551,23 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		if byKeys[driver.Key{Partition: c.Partition, ID: c.Thread}] {
 			again, ok := reread[driver.Key{Partition: c.Partition, ID: c.Thread}]
 			if !ok {
-				return nil, nil, false, nil // gone since the first round
+				return nil, previewed{}, false, nil // gone since the first round
 			}
 			c = again
 		}
 		view[i].Counters = append(view[i].Counters, c)
 	}
-	return threadTallies(parts, view, dead), byKey, true, nil
+	unknown := receiptHints(u, cands, again[0].Counters, byKey)
+	return threadTallies(parts, view, dead), previewed{byKey, unknown}, true, nil
+}
+
+// previewed is what threadCounts read of the previews of its threads: the
+// records by key (u's receipts of shared threads' newest messages among
+// them, as receiptHints knows them), and the keys of u's receipts it
+// does not know.
+type previewed struct {
+	byKey   map[driver.Key]driver.Record
+	unknown map[driver.Key]bool
 }
 
 // sameSpan reports whether p's threads below start, read again, are
@@ -618,12 +635,51 @@ func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []dr
 			}
 			n++
 		}
-		keys = append(keys, driver.Key{Partition: u.Partition(), ID: c.Latest})
-		if c.Partition.IsShared() {
-			keys = append(keys, driver.Key{Partition: c.Partition, ID: c.Latest})
-		}
+		// A shared thread's: its newest message alone, u's receipt of it
+		// known from u's counter of the thread (see receiptHints).
+		keys = append(keys, driver.Key{Partition: c.Partition, ID: c.Latest})
 	}
 	return keys
+}
+
+// receiptHints adds to byKey u's receipt of each shared candidate's
+// newest message (its activity) that u's counters of her receipts of its
+// thread (mine, u's counters as read by key: those missing are none)
+// show, from their receipts' hint (driver.Counter.Latest and Top): none
+// where she has no receipt of a thread's messages, or none above one
+// below it; her marks on it where the hint is of that message. It
+// returns the keys of the receipts the hint cannot tell (an earlier
+// version's counter, or one whose Latest is above the thread's newest
+// message as read): their threads' previews are read as those of a
+// message u cannot see (see previews).
+func receiptHints(u User, cands, mine []driver.Counter, byKey map[driver.Key]driver.Record) map[driver.Key]bool {
+	hints := map[threadKey]driver.Counter{}
+	for _, c := range mine {
+		if c.Group != "" && c.Thread != "" {
+			hints[threadKey{c.Group, c.Thread}] = c
+		}
+	}
+	var unknown map[driver.Key]bool
+	for _, c := range cands {
+		if !c.Partition.IsShared() {
+			continue
+		}
+		k := driver.Key{Partition: u.Partition(), ID: c.Latest}
+		h, ok := hints[threadKey{c.Partition.Group, c.Thread}]
+		switch {
+		case !ok || h.Latest != "" && h.Latest < c.Latest:
+		case h.Latest == c.Latest:
+			if !h.Top.IsZero() {
+				byKey[k] = driver.Record{Partition: u.Partition(), Receipt: true, Message: driver.Message{ID: c.Latest, Thread: c.Thread}}.WithState(h.Top)
+			}
+		default:
+			if unknown == nil {
+				unknown = map[driver.Key]bool{}
+			}
+			unknown[k] = true
+		}
+	}
+	return unknown
 }
 
 // takesOut reports whether recs, expired entries or tombstones of a
@@ -715,9 +771,13 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 			return
 		}
 		k := threadKey{c.Group, c.Thread}
-		if p.IsShared() {
+		switch {
+		case p.IsShared():
 			k.group = p.Group
 			c = driver.Counter{Published: c.Published, Latest: c.Latest}
+		case c.Group != "":
+			// u's receipts' hint is no activity of the thread's.
+			c.Latest, c.Top, c.TopEntry = "", driver.State{}, ""
 		}
 		if !source[k.group] {
 			return // u's receipts of a group u left
@@ -748,25 +808,29 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 	return sums
 }
 
-// previews sets each thread's Latest: its activity's message, as byKey
-// holds it with u's receipt of it, or, where u cannot see that one, the
-// newest the thread's List shows, read from the thread index (all such
-// threads in one more round trip). It returns the groups of the threads
-// whose Latest it read so (Thread.Group: "" for u's direct messages).
-func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, byKey map[driver.Key]driver.Record, now time.Time) ([]string, error) {
+// previews sets each thread's Latest: its activity's message, as read
+// holds it with u's receipt of it, or, where u cannot see that one or
+// read does not know u's receipt of it, the newest the thread's List
+// shows, read from the thread index (all such threads in one more round
+// trip). It returns the groups of the threads whose Latest it read so
+// (Thread.Group: "" for u's direct messages).
+func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread, read previewed, now time.Time) ([]string, error) {
 	if len(threads) == 0 {
 		return nil, nil
 	}
+	byKey := read.byKey
 	o := ListOptions{}
 	var missing []int
 	for i, t := range threads {
 		f, ok := feedRecord{}, false
-		own, hasOwn := byKey[driver.Key{Partition: u.Partition(), ID: t.Activity}]
+		k := driver.Key{Partition: u.Partition(), ID: t.Activity}
+		own, hasOwn := byKey[k]
 		if t.Group == "" {
 			f, ok = feedRecord{Record: own}, hasOwn && !own.Receipt
 		} else {
 			var shared driver.Record
 			shared, ok = byKey[driver.Key{Partition: u.Scope.Group(t.Group), ID: t.Activity}]
+			ok = ok && !read.unknown[k]
 			f = feedRecord{Record: shared}
 			if hasOwn && own.Receipt {
 				f.receipt = &own

@@ -42,7 +42,28 @@ type Counter struct {
 	// the messages ever counted in it: the thread's last activity, which
 	// removals do not lower. In a change, it raises the counter's Latest
 	// to at least this ("" leaves it).
+	//
+	// On a user's counter of her receipts of a shared thread's messages
+	// (Group set), Latest and Top are the receipts' hint: Latest is the
+	// greatest ID of her receipts the counter ever counted (removals do
+	// not lower it either), so that she has no receipt of a message above
+	// it, Top her marks on the message Latest as her receipt of it holds
+	// them, and TopEntry that receipt's ledger entry (both zero once it
+	// is removed). ListThreads previews a shared thread's newest message
+	// from them, without reading her receipt. Latest "" is no hint (a
+	// counter an earlier version wrote, or a write that found one):
+	// nothing is known. In a change (see HintOf), Latest is the receipt
+	// written or removed, Top its marks after the change and TopEntry its
+	// entry: a Store applies a write (Top set) if the counter is missing
+	// or its Latest is at or below the receipt's, raising Latest and
+	// setting Top and TopEntry, and a removal (Top zero) only if Latest
+	// and TopEntry are the receipt's (not those of a receipt written at
+	// its key since), clearing Top and TopEntry; it leaves all three
+	// otherwise, in the same atomic unit as the tallies (which it adds
+	// whatever the hint).
 	Latest    string
+	Top       State
+	TopEntry  string
 	Published int64
 	// Read, Archived, ArchivedRead and Hidden are always zero in a shared
 	// partition.
@@ -148,7 +169,7 @@ func (c Counter) SK() string {
 }
 
 // Tallies returns c's tallies alone (its own, Snoozed, Pending and
-// Above), without its key or Latest.
+// Above), without its key, Latest or Top.
 func (c Counter) Tallies() Counter {
 	return Counter{Published: c.Published, Read: c.Read, Archived: c.Archived, ArchivedRead: c.ArchivedRead, Hidden: c.Hidden,
 		Snoozed: c.Snoozed, Pending: c.Pending, Above: c.Above, Unread: c.Unread}
@@ -157,9 +178,18 @@ func (c Counter) Tallies() Counter {
 // IsZero reports whether every tally of c is zero.
 func (c Counter) IsZero() bool { return c.Tallies() == Counter{} }
 
-// Add adds d's tallies to c's (not its key) and raises c's Latest to d's:
-// how a store applies a change.
+// Add adds d's tallies to c's (not its key) and raises c's Latest to d's,
+// with its Top where d's Latest is at or above c's (of two at one Latest,
+// a write's Top over a removal's): how MergeCounters sums the changes of
+// one write, and a Recount the records it counts. A Store applies a
+// receipts' hint as ApplyHint says.
 func (c *Counter) Add(d Counter) {
+	switch {
+	case d.Latest > c.Latest:
+		c.Top, c.TopEntry = d.Top, d.TopEntry
+	case d.Latest == c.Latest && !d.Top.IsZero():
+		c.Top, c.TopEntry = d.Top, d.TopEntry
+	}
 	c.Latest = max(c.Latest, d.Latest)
 	c.Published += d.Published
 	c.Read += d.Read
@@ -172,9 +202,9 @@ func (c *Counter) Add(d Counter) {
 	c.Unread += d.Unread
 }
 
-// Negated returns c with every tally negated, and no Latest.
+// Negated returns c with every tally negated, and no Latest or Top.
 func (c Counter) Negated() Counter {
-	c.Latest = ""
+	c.Latest, c.Top, c.TopEntry = "", State{}, ""
 	c.Published, c.Read, c.Archived, c.ArchivedRead, c.Hidden = -c.Published, -c.Read, -c.Archived, -c.ArchivedRead, -c.Hidden
 	c.Snoozed, c.Pending, c.Above, c.Unread = c.Snoozed.negated(), c.Pending.negated(), -c.Above, -c.Unread
 	return c
@@ -244,7 +274,59 @@ func threadDeltas(rec Record, t Counter) []Counter {
 	default:
 		t.Group = PublicGroup
 	}
+	if rec.Receipt {
+		t.Latest, t.Top, t.TopEntry = rec.Message.ID, rec.State(), rec.Entry
+	}
 	return []Counter{t}
+}
+
+// HintOf returns the change to the receipts' hint (Counter.Latest and
+// Top) of the counter of receipt rec's thread that writing rec with
+// marks to makes (to zero: removing it), with no tallies; ok is false if
+// rec is no receipt of a thread's message.
+func HintOf(rec Record, to State) (Counter, bool) {
+	if !rec.Receipt || rec.Message.Thread == "" || rec.Partition.IsShared() {
+		return Counter{}, false
+	}
+	h := threadDeltas(rec, Counter{})[0]
+	h.Top = to
+	if to.IsZero() && h.TopEntry == "" {
+		return Counter{}, false // a removal of no receipt the library wrote
+	}
+	return h, true
+}
+
+// withHint returns deltas, changes of receipt rec's partition, with the
+// change to the receipts' hint of its thread's counter that writing rec
+// with marks to makes (HintOf): on that counter's change, or as one of
+// its own, with no tallies. Other deltas are returned as they are.
+func withHint(deltas []Counter, rec Record, to State) []Counter {
+	h, ok := HintOf(rec, to)
+	if !ok {
+		return deltas
+	}
+	for i, d := range deltas {
+		if d.Partition == h.Partition && d.SK() == h.SK() {
+			deltas[i].Latest, deltas[i].Top, deltas[i].TopEntry = h.Latest, h.Top, h.TopEntry
+			return deltas
+		}
+	}
+	return MergeCounters(append(deltas, h))
+}
+
+// ApplyHint applies the receipts' hint of change d (see Counter.Latest)
+// to c, a user's counter of her receipts of a shared thread's messages as
+// stored (exists false if there is none): how a Store applies it.
+func (c *Counter) ApplyHint(d Counter, exists bool) {
+	switch {
+	case d.Latest == "":
+	case d.Top.IsZero():
+		if c.Latest == d.Latest && c.TopEntry == d.TopEntry {
+			c.Top, c.TopEntry = State{}, ""
+		}
+	case !exists || c.Latest != "" && c.Latest <= d.Latest:
+		c.Latest, c.Top, c.TopEntry = d.Latest, d.Top, d.TopEntry
+	}
 }
 
 // ValidateCounter checks the key of counter c, as every Store must before
@@ -278,8 +360,10 @@ func ValidateCounter(c Counter) error {
 		return bad("the public group outside a thread's counter")
 	case c.Thread != "" && c.Category != "":
 		return bad("a thread's counter of a category")
-	case c.Latest != "" && (c.Thread == "" || c.Group != "" || ValidateMessageID(c.Latest) != nil):
+	case c.Latest != "" && (c.Thread == "" || c.Group != "" && c.Partition.IsShared() || ValidateMessageID(c.Latest) != nil):
 		return bad("a latest message that cannot be")
+	case (!c.Top.IsZero() || c.TopEntry != "") && (c.Latest == "" || c.Group == ""):
+		return bad("a receipts' hint off a user's counter of her receipts of a thread")
 	case c.Above != 0 && (c.Partition.IsShared() || c.Thread != ""):
 		return bad("an above tally off a user's totals and categories")
 	case c.Thread != "" && (c.Snoozed != Tallies{} || c.Pending != Tallies{}):

@@ -345,6 +345,12 @@ type State struct {
 // IsZero reports whether s has no mark.
 func (s State) IsZero() bool { return s == State{} }
 
+// Equal reports whether s and o hold the same marks at the same times.
+func (s State) Equal(o State) bool {
+	return s.ReadAt.Equal(o.ReadAt) && s.ArchivedAt.Equal(o.ArchivedAt) && s.DeletedAt.Equal(o.DeletedAt) &&
+		s.SnoozedUntil.Equal(o.SnoozedUntil) && s.InteractedAt.Equal(o.InteractedAt)
+}
+
 // Same reports whether s and o set the same counted marks (read,
 // archived, deleted), whatever their times, snoozes and interactions.
 func (s State) Same(o State) bool {
@@ -375,8 +381,8 @@ func (r Record) State() State {
 	return State{ReadAt: r.Message.ReadAt, ArchivedAt: r.Message.ArchivedAt, DeletedAt: r.DeletedAt, SnoozedUntil: r.Message.SnoozedUntil, InteractedAt: r.Message.InteractedAt}
 }
 
-// withState returns r with the user's marks s.
-func (r Record) withState(s State) Record {
+// WithState returns r with the user's marks s.
+func (r Record) WithState(s State) Record {
 	r.Message.ReadAt, r.Message.ArchivedAt, r.DeletedAt, r.Message.SnoozedUntil, r.Message.InteractedAt = s.ReadAt, s.ArchivedAt, s.DeletedAt, s.SnoozedUntil, s.InteractedAt
 	return r
 }
@@ -392,7 +398,7 @@ func (mk Mark) records() (before, after *Record) {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
 	if !mk.Receipt || !mk.From.IsZero() || mk.Counted != 0 {
-		b := rec.withState(mk.From)
+		b := rec.WithState(mk.From)
 		if mk.Adopts {
 			// Counted by another program: in no thread, as it counts.
 			b.Message.Thread, b.Entry = "", ""
@@ -400,7 +406,7 @@ func (mk Mark) records() (before, after *Record) {
 		before = &b
 	}
 	if !mk.Delete && (!mk.Receipt || !mk.To.IsZero()) {
-		a := rec.withState(mk.To)
+		a := rec.WithState(mk.To)
 		after = &a
 	}
 	return before, after
@@ -412,7 +418,8 @@ func (mk Mark) records() (before, after *Record) {
 // timed entry it puts less those of the one it deletes (see
 // TimedWrites), and the change to its thread's muted counters
 // (MutedDeltas). They raise no thread's Latest, and change no Above (see
-// AboveDeltas).
+// AboveDeltas); for a receipt of a thread's message they change the
+// receipts' hint of its thread's counter (HintOf), whatever the tallies.
 func MarkDeltas(mk Mark) []Counter {
 	before, after := mk.records()
 	var out []Counter
@@ -426,7 +433,16 @@ func MarkDeltas(mk Mark) []Counter {
 	}
 	out = MergeCounters(slices.Concat(out, mk.TimedDeltas(), MutedDeltas(mk)))
 	for i := range out {
-		out[i].Latest = "" // a mark is no activity
+		out[i].Latest, out[i].Top, out[i].TopEntry = "", State{}, "" // a mark is no activity
+	}
+	if mk.Receipt {
+		rec, to := before, State{}
+		if after != nil {
+			rec, to = after, after.State()
+		}
+		if rec != nil {
+			out = withHint(out, *rec, to)
+		}
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func RemovalDeltas(rec Record) []Counter {
 	if rec.edited() {
 		out = MergeCounters(append(out, EditDeltas(rec)...))
 	}
-	return out
+	return withHint(out, rec, State{})
 }
 
 // EditDeltas returns, for rec, a record whose counters count other marks
@@ -77,7 +77,7 @@ func EditDeltas(rec Record) []Counter {
 	if !rec.edited() {
 		return nil
 	}
-	was := rec.withState(rec.accounted().state())
+	was := rec.WithState(rec.accounted().state())
 	read := func(r Record) int64 {
 		if r.State().ReadAt.IsZero() {
 			return 0
@@ -93,9 +93,9 @@ func EditDeltas(rec Record) []Counter {
 	}
 	var nonzero []Counter
 	for _, c := range MergeCounters(out) {
-		if c.Latest = ""; !c.IsZero() {
+		if c.Latest, c.Top, c.TopEntry = "", (State{}), ""; !c.IsZero() {
 			nonzero = append(nonzero, c)
 		}
 	}
-	return nonzero
+	return withHint(nonzero, rec, rec.State())
 }

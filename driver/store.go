@@ -20,7 +20,9 @@ import (
 // production Store and the memstore package an in-memory one for tests.
 //
 // Counters are created at zero the first time a change touches them; a
-// change's Latest raises a thread counter's Latest, never lowers it. Times
+// change's Latest raises a thread counter's Latest, never lowers it, and
+// a change of a user's counter of her receipts of a shared thread moves
+// its receipts' hint as Counter.Latest says (Counter.ApplyHint). Times
 // are stored with one-second precision (epoch seconds on DynamoDB); the
 // Inbox truncates every time it writes, so a Store returns what it was given.
 //

@@ -146,7 +146,7 @@ func TimedCounters(e Record) []Counter {
 // its shared partition), 0 for any other. A record of a shared partition
 // adds 1 as a message does (its readers' receipts take it out).
 func Unseen(rec Record) int64 {
-	t := RecordCounters(rec.withState(rec.countedState()))
+	t := RecordCounters(rec.WithState(rec.countedState()))
 	for _, c := range t {
 		if c.Category == "" && c.Group == "" && c.Thread == "" {
 			return c.Published - c.Archived - c.Hidden - c.Read + c.ArchivedRead
@@ -182,7 +182,7 @@ func AboveOf(rec Record) int64 {
 	}
 	n := Unseen(rec)
 	if rec.Timed != "" {
-		e := rec.withState(rec.countedState())
+		e := rec.WithState(rec.countedState())
 		e.Receipt, e.Message.Audience.Group = false, ""
 		n -= Unseen(e)
 	}
@@ -257,7 +257,7 @@ func (r Record) TimedEntry() (Record, bool) {
 	if err != nil || entry != r.Entry {
 		return Record{}, false
 	}
-	e := r.withState(r.countedState())
+	e := r.WithState(r.countedState())
 	e.Timed, e.Counted = "", 0
 	e.Message = Message{ID: r.Message.ID, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt,
 		ReadAt: e.Message.ReadAt, ArchivedAt: e.Message.ArchivedAt, InteractedAt: e.Message.InteractedAt}

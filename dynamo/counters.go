@@ -42,6 +42,12 @@ type counterWrite struct {
 	bucketed bool
 	// returnOld asks for the item as it was when its condition fails.
 	returnOld bool
+	// skipHint writes a change of the receipts' hint of a user's counter
+	// of a shared thread (driver.Counter.Latest and Top) in the form it
+	// does not try first (see hintUpdate): a write's first form changes
+	// the hint, a removal's leaves it (most removals are of receipts below
+	// Latest).
+	skipHint bool
 	// muted, if set, replaces a user's preferences (c#* only): her own
 	// are written, even if none ("" for the attribute); else it is
 	// removed, and she follows the defaults.
@@ -459,6 +465,14 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
+	if d.Group != "" && d.Thread != "" && d.Latest != "" {
+		var c expression.ConditionBuilder
+		upd, c = s.hintUpdate(upd, d, w.skipHint != d.Top.IsZero()) // a removal tries the form that leaves it first
+		if cond != nil {
+			c = expression.And(*cond, c)
+		}
+		cond = &c
+	}
 	if d.Thread != "" && d.Group == "" {
 		// A thread's own counter has a new Rev at each write, and its
 		// tallies again under the names the unread index projects, set
@@ -470,7 +484,7 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 			upd = upd.Set(expression.Name(t.name), expression.Plus(expression.Name(t.of).IfNotExists(expression.Value(0)), expression.Value(t.v)))
 		}
 	}
-	if d.Latest != "" {
+	if d.Latest != "" && d.Group == "" {
 		// A thread's Latest only rises: the update is conditional on it
 		// (PutMessage writes again without it if the condition fails).
 		// The thread's counter is in the unread index under its activity,
@@ -553,6 +567,113 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	return types.TransactWriteItem{Update: u}, nil
 }
 
+// attrTop holds the receipts' hint's marks (driver.Counter.Top) of a
+// user's counter of a shared thread: a map of the receipt's mark times,
+// as a receipt holds them (readat, ...: epoch seconds), none when Top is
+// zero. Its Latest is attrLatest, as a thread's own counter's.
+const attrTop = "top"
+
+// hintUpdate adds to upd, the update of a user's counter of her receipts
+// of a shared thread, the change d (with a Latest) makes to its
+// receipts' hint, and returns the condition that makes it the one the
+// Store contract asks for (driver.Counter.ApplyHint). A write (d.Top
+// set) raises Latest to d's and sets Top (with TopEntry) on condition
+// that the counter is missing or its Latest is at or below d's; a
+// removal (Top zero) removes Top on condition that Latest and TopEntry
+// are d's. With skip it changes neither, on condition that the other
+// form's condition fails. DynamoDB has no conditional assignment: a write
+// whose condition fails (hintFailed) is made again in the other form.
+func (s *Store) hintUpdate(upd expression.UpdateBuilder, d driver.Counter, skip bool) (expression.UpdateBuilder, expression.ConditionBuilder) {
+	latest, id := expression.Name(attrLatest), expression.Value(d.Latest)
+	if d.Top.IsZero() {
+		c := expression.And(latest.Equal(id), expression.Name(attrTop+".e").Equal(expression.Value(d.TopEntry)))
+		if skip {
+			return upd, expression.Not(c)
+		}
+		return upd.Remove(expression.Name(attrTop)), c
+	}
+	c := expression.Or(expression.NameNoDotSplit(s.o.pk).AttributeNotExists(), latest.LessThanEqual(id))
+	if skip {
+		return upd, expression.Not(c)
+	}
+	return upd.Set(latest, id).Set(expression.Name(attrTop), expression.Value(hintMarksOf(d.Top, d.TopEntry))), c
+}
+
+// hintMarks are the marks of a receipts' hint (driver.Counter.Top) as
+// attrTop holds them.
+type hintMarks struct {
+	Entry    string `dynamodbav:"e"` // driver.Counter.TopEntry
+	ReadAt   *int64 `dynamodbav:"readat,omitempty"`
+	Archived *int64 `dynamodbav:"archivedat,omitempty"`
+	Deleted  *int64 `dynamodbav:"deletedat,omitempty"`
+	Snoozed  *int64 `dynamodbav:"snoozeduntil,omitempty"`
+	Interact *int64 `dynamodbav:"interactedat,omitempty"`
+}
+
+// topOf returns the Top of counter c as attrTop holds it: nil if zero.
+func topOf(c driver.Counter) *hintMarks {
+	if c.Top.IsZero() {
+		return nil
+	}
+	h := hintMarksOf(c.Top, c.TopEntry)
+	return &h
+}
+
+// hintMarksOf returns st, the marks of the receipt of ledger entry entry,
+// as attrTop holds them.
+func hintMarksOf(st driver.State, entry string) hintMarks {
+	return hintMarks{entry, readAt(st.ReadAt), readAt(st.ArchivedAt), readAt(st.DeletedAt), readAt(st.SnoozedUntil), readAt(st.InteractedAt)}
+}
+
+// state returns the marks h holds.
+func (h hintMarks) state() driver.State {
+	at := func(v *int64) time.Time {
+		if v == nil {
+			return time.Time{}
+		}
+		return time.Unix(*v, 0).UTC()
+	}
+	return driver.State{ReadAt: at(h.ReadAt), ArchivedAt: at(h.Archived), DeletedAt: at(h.Deleted), SnoozedUntil: at(h.Snoozed), InteractedAt: at(h.Interact)}
+}
+
+// hintFailed reports that the condition of the receipts' hint of the
+// counter at key (partition key, sort key) failed: the write is made
+// again in the other form.
+type hintFailed struct{ key [2]string }
+
+// Error names the counter.
+func (e *hintFailed) Error() string {
+	return fmt.Sprintf("dynamo: the receipts' hint of counter %s/%s moved", e.key[0], e.key[1])
+}
+
+// hintKey returns the key of counter c as hintFailed names it.
+func hintKey(c driver.Counter) [2]string { return [2]string{c.Partition.PK(), c.SK()} }
+
+// hintMeaning returns, for it, an item of a transaction of counter
+// updates, the meaning of its condition's failure if it is the update of
+// a receipts' hint (hintFailed); ok is false for any other item.
+func (s *Store) hintMeaning(it types.TransactWriteItem) (onFail, bool) {
+	if it.Update == nil || it.Update.ConditionExpression == nil {
+		return nil, false
+	}
+	pk, _ := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS)
+	sk, _ := it.Update.Key[s.o.sk].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil {
+		return nil, false
+	}
+	c, err := driver.ParseCounterSK(sk.Value)
+	if err != nil || c.Thread == "" || c.Group == "" {
+		return nil, false
+	}
+	key := [2]string{pk.Value, sk.Value}
+	return func(map[string]types.AttributeValue) error { return &hintFailed{key: key} }, true
+}
+
+// maxHintFlips bounds how many times one write is made again because a
+// receipts' hint it changes moved (see hintFailed): each time another
+// write changed that counter between.
+const maxHintFlips = 8
+
 // recentChange is what a Mark changes in a user's recent receipts: the
 // values added to slot add, and slot clear emptied.
 type recentChange struct {
@@ -585,7 +706,7 @@ func recentChanges(marks []driver.Mark) map[driver.Partition]*recentChange {
 // partition whose total deltas leave out gets a change of zero to its
 // total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange) ([]types.TransactWriteItem, error) {
-	return s.guardedCounterUpdates(deltas, recent, nil, nil)
+	return s.guardedCounterUpdates(deltas, recent, nil, nil, nil)
 }
 
 // guardedCounterUpdates is counterUpdates with totals[p] what the update
@@ -596,8 +717,9 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 // apply to the threads mutes[p] holds as muted, on condition that they
 // are, and are dropped for the others, on condition that they are not: a
 // write whose condition fails so (mutedFailure) is made again with the
-// threads as they are (nil mutes: none muted).
-func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool) ([]types.TransactWriteItem, error) {
+// threads as they are (nil mutes: none muted). The changes of receipts'
+// hints are made in the form skips holds (see hintUpdate).
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool, skips map[[2]string]bool) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
@@ -664,7 +786,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 	var out []types.TransactWriteItem
 	for _, d := range deltas {
 		isTotal := d.Category == "" && d.Group == "" && d.Thread == ""
-		w := counterWrite{bump: isTotal}
+		w := counterWrite{bump: isTotal, skipHint: skips[hintKey(d)]}
 		if isTotal {
 			w = totals[d.Partition]
 			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
@@ -924,6 +1046,9 @@ func (s *Store) decodeCounter(p driver.Partition, av map[string]types.AttributeV
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
 	c.Partition, c.Latest = p, it.Latest
+	if it.Top != nil && c.Latest != "" && c.Group != "" {
+		c.Top, c.TopEntry = it.Top.state(), it.Top.Entry
+	}
 	if err := driver.ValidateCounter(c); err != nil {
 		return driver.Counter{}, 0, nil, fmt.Errorf("dynamo: counter %s/%s: %w", p.PK(), sk, err)
 	}
@@ -1374,7 +1499,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 		items, meanings = base, baseMeanings
 		if len(above) > 0 {
 			c := seenBelow(rec.Message.ID)
-			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}}, nil)
+			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}}, nil, nil)
 			if err != nil {
 				return err
 			}
@@ -1433,6 +1558,7 @@ func (s *Store) counterItem(c driver.Counter, ver int64) (map[string]types.Attri
 		QAR:          c.Pending.ArchivedRead,
 		QH:           c.Pending.Hidden,
 		Latest:       c.Latest,
+		Top:          topOf(c),
 		TenantKey:    c.Partition.Tenant,
 		InboxKey:     c.Partition.Inbox,
 		UID:          c.Partition.User + c.Partition.Group,

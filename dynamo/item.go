@@ -168,8 +168,10 @@ type counterItem struct {
 	QA    int64 `dynamodbav:"qa,omitempty"`
 	QAR   int64 `dynamodbav:"qar,omitempty"`
 	QH    int64 `dynamodbav:"qh,omitempty"`
-	// Latest is a thread counter's driver.Counter.Latest.
-	Latest string `dynamodbav:"latest,omitempty"`
+	// Latest is a thread counter's driver.Counter.Latest, and Top a
+	// user's counter's of her receipts of a shared thread (see attrTop).
+	Latest string     `dynamodbav:"latest,omitempty"`
+	Top    *hintMarks `dynamodbav:"top,omitempty"`
 	// Recounted is c#*'s driver.Stats.Recounted, in Unix seconds.
 	Recounted int64  `dynamodbav:"recounted,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`

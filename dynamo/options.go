@@ -100,7 +100,7 @@ var itemAttributes = []string{
 	"kind", "headers", "message", "taxonomy", "readat", "tenant_key", "inbox_key", "uid",
 	"published", "read", "title", "description", "ttl", "id", attrUnread, attrThread, attrTSK, attrSPK, attrSSK,
 	attrTimed, attrAbove, attrFence, attrBucketed, "expires", "v",
-	"tp", "tr", "ta", "tar", "th", attrLatest, attrRev,
+	"tp", "tr", "ta", "tar", "th", attrLatest, attrRev, attrTop,
 }
 
 // resolve applies opts over the defaults and checks that the three

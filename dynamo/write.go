@@ -187,8 +187,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	recent := recentChanges(receipts)
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	skips, flips := map[[2]string]bool{}, 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes)
+		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes, skips)
 		if err != nil {
 			return err
 		}
@@ -202,8 +203,11 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		items = append(items, counters...)
 		for _, it := range counters {
 			var m onFail
+			hint, isHint := s.hintMeaning(it)
 			switch {
 			case it.Update.ConditionExpression == nil:
+			case isHint:
+				m = hint
 			case isTotal(it.Update.Key, s):
 				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
 				total, _ := driver.ParsePartitionKey(pk)
@@ -224,7 +228,13 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		err = s.transact(ctx, "put message", items, meanings)
 		var refused *totalRefused
 		var muted *mutesChanged
+		var hint *hintFailed
 		switch {
+		case errors.As(err, &hint):
+			if flips++; flips > maxHintFlips {
+				return fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrConflict, hint.key[0], hint.key[1])
+			}
+			skips[hint.key] = !skips[hint.key]
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
@@ -468,16 +478,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	base, baseMeanings := items, meanings
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	skips, flips := map[[2]string]bool{}, 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes)
+		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, skips)
 		if err != nil {
 			return err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
 		for _, it := range counters {
-			var m onFail
-			if it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
+			m, isHint := s.hintMeaning(it)
+			if !isHint && it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
 				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
 				p, _ := driver.ParsePartitionKey(pk)
 				m = func(old map[string]types.AttributeValue) error {
@@ -497,11 +508,19 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 		err = s.transact(ctx, "mark", items, meanings)
 		var muted *mutesChanged
-		if !errors.As(err, &muted) {
+		var hint *hintFailed
+		switch {
+		case errors.As(err, &hint):
+			if flips++; flips > maxHintFlips {
+				return fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrStateChanged, hint.key[0], hint.key[1])
+			}
+			skips[hint.key] = !skips[hint.key]
+		case errors.As(err, &muted):
+			mutes[muted.p] = muted.mutes
+			s.hints.learn(muted.p, muted.mutes)
+		default:
 			return err
 		}
-		mutes[muted.p] = muted.mutes
-		s.hints.learn(muted.p, muted.mutes)
 	}
 }
 
@@ -887,6 +906,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	skips, flips := map[[2]string]bool{}, 0
 	for {
 		totals := map[driver.Partition]counterWrite{}
 		var c *expression.ConditionBuilder
@@ -906,13 +926,17 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		if c != nil {
 			totals[rec.Partition] = counterWrite{cond: c, returnOld: true}
 		}
-		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes)
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes, skips)
 		if err != nil {
 			return false, err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
-		for range counters {
+		for _, it := range counters {
+			if m, ok := s.hintMeaning(it); ok {
+				meanings = append(meanings, m)
+				continue
+			}
 			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
 				if err := mutedFailure(rec.Partition, old, took); err != nil {
 					return err
@@ -925,7 +949,14 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
 		var muted *mutesChanged
+		var hint *hintFailed
 		switch {
+		case errors.As(err, &hint):
+			if flips++; flips > maxHintFlips {
+				return false, fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrConflict, hint.key[0], hint.key[1])
+			}
+			skips[hint.key] = !skips[hint.key]
+			continue
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)

@@ -370,10 +370,19 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 			s.notePlain(c)
 		}
 		was := c.Latest
-		c.Add(d)
+		if d.Group != "" && d.Thread != "" {
+			// A user's receipts of a shared thread: the hint as a Store
+			// applies it, not as changes merge.
+			hint := c
+			c.Add(d)
+			c.Latest, c.Top, c.TopEntry = hint.Latest, hint.Top, hint.TopEntry
+			c.ApplyHint(d, ok)
+		} else {
+			c.Add(d)
+		}
 		cs[k] = c
 		s.revise(c)
-		if c.Latest != was {
+		if c.Latest != was && c.Group == "" {
 			s.noteActivity(d.Partition, c.Thread, was, c.Latest)
 		}
 		if bump {

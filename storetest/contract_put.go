@@ -18,6 +18,7 @@ func contractTests() []suiteTest {
 		{"PutMessageReceipts", testPutMessageReceipts},
 		{"PutMessageReceiptsBadInput", testPutMessageReceiptsBadInput},
 		{"PutMessageReceiptsForeign", testPutMessageReceiptsForeign},
+		{"ReceiptHint", testReceiptHint},
 		{"GetRecords", testGetRecords},
 		{"GetRecordsExpired", testGetRecordsExpired},
 		{"QueryOrder", testQueryOrder},
@@ -196,7 +197,8 @@ func (e *env) putWithReceipts(b driver.Record, marks ...driver.Mark) error {
 // testPutMessageReceipts: PutMessage of a group's message, in a thread,
 // with users' receipts of it creates each receipt in the same unit, as
 // Mark would: with its ledger entry, its counted marks, the user's
-// counters (the group's and the thread's too) and the broadcast among
+// counters (the group's and the thread's too, with the thread's receipts'
+// hint of it: driver.Counter.Latest and Top) and the broadcast among
 // the user's recent receipts; a user's Above changes only if her
 // watermark is below the message. A receipt at a key already taken fails
 // the put with ErrExists, and nothing is written. A mark that takes the
@@ -220,7 +222,7 @@ func testPutMessageReceipts(e *env) {
 	e.wantRecords("the message and its receipts", sorted(g, receipt(annP, g, now), receipt(bobP, g, now)), e.get(g.Key(), ann.Key, bob.Key))
 	e.wantCounters(annP, counter(annP, "", 0, 1), counter(annP, "chat", 0, 1),
 		driver.Counter{Partition: annP, Group: "admins", Read: 1}, driver.Counter{Partition: annP, Category: "chat", Group: "admins", Read: 1},
-		driver.Counter{Partition: annP, Group: "admins", Thread: "team", Read: 1})
+		driver.Counter{Partition: annP, Group: "admins", Thread: "team", Read: 1, Latest: g.Message.ID, Top: driver.State{ReadAt: now}, TopEntry: ann.Entry})
 	if got, want := e.recentKeys(annP), []string{"admins/" + g.Message.ID}; !slices.Equal(got, want) {
 		e.t.Errorf("Stats.Recent of ann after the put: %v, want %v", got, want)
 	}

@@ -162,6 +162,7 @@ func (e *env) checkInvariant() {
 		orphans += len(byEntry)
 		e.checkTimed(p, st, records)
 		e.checkThreadEntries(p, st)
+		e.checkReceiptHints(p, st, records)
 		e.checkAbove(p, st)
 		e.checkMutedThreads(p, st)
 		if p.IsShared() {
@@ -292,6 +293,67 @@ func (e *env) checkTimed(p driver.Partition, st driver.Stats, recs []driver.Reco
 	for _, r := range records {
 		if r.Timed != "" && !noted[r.Timed] {
 			e.t.Errorf("invariant: record %s/%s notes timed entry %s, which is not stored", p.PK(), r.Message.ID, r.Timed)
+		}
+	}
+}
+
+// checkReceiptHints checks the receipts' hints (driver.Counter.Latest and
+// Top) of user partition p's counters of its receipts of shared threads,
+// in st (with its whole ledger), against recs, its records: each receipt
+// of a thread's message has its thread's counter (a missing one says she
+// has none), and a counter with a hint has no receipt above its Latest,
+// and as Top the marks of its receipt of the message Latest, or none if
+// there is no such receipt (one whose removal is pending aside: its
+// message expired, or is gone, and shows nowhere; one another program
+// marked aside, until the stream handler accounts the change).
+func (e *env) checkReceiptHints(p driver.Partition, st driver.Stats, recs []driver.Record) {
+	if p.IsShared() {
+		return
+	}
+	hints := map[string]driver.Counter{}
+	for _, c := range st.Counters {
+		if c.Thread != "" && c.Group != "" {
+			hints[c.SK()] = c
+		}
+	}
+	counterOf := func(r driver.Record) string {
+		g := r.Message.Audience.Group
+		if g == "" {
+			g = driver.PublicGroup
+		}
+		return driver.ThreadCounterSK(r.Message.Thread, g)
+	}
+	pending := map[string]bool{}
+	for _, en := range st.Expired {
+		if !en.Receipt || en.Message.Thread == "" {
+			continue
+		}
+		pending[en.Message.ID] = true
+		c, ok := hints[counterOf(en)]
+		switch {
+		case !ok:
+			e.t.Errorf("invariant: %s has receipt %s of thread %s, and no counter of the thread's receipts", p.PK(), en.Message.ID, en.Message.Thread)
+		case c.Latest != "" && en.Message.ID > c.Latest:
+			e.t.Errorf("invariant: %s has receipt %s of thread %s, above its counter's Latest %s", p.PK(), en.Message.ID, en.Message.Thread, c.Latest)
+		}
+	}
+	byKey := map[string]driver.Record{}
+	for _, r := range recs {
+		if r.Receipt && r.Message.Thread != "" {
+			byKey[counterOf(r)+"/"+r.Message.ID] = r
+			delete(pending, r.Message.ID)
+		}
+	}
+	for sk, c := range hints {
+		if c.Latest == "" {
+			continue
+		}
+		r, ok := byKey[sk+"/"+c.Latest]
+		switch {
+		case ok && !r.Edited() && (!c.Top.Equal(r.State()) || c.TopEntry != r.Entry):
+			e.t.Errorf("invariant: counter %s of %s has Top %+v of entry %s, but its receipt of %s has marks %+v, entry %s", sk, p.PK(), c.Top, c.TopEntry, c.Latest, r.State(), r.Entry)
+		case !ok && !pending[c.Latest] && !c.Top.IsZero():
+			e.t.Errorf("invariant: counter %s of %s has Top %+v, but no receipt of %s", sk, p.PK(), c.Top, c.Latest)
 		}
 	}
 }
