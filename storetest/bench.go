@@ -42,11 +42,15 @@ func Benchmarks(b *testing.B, newStore NewStore, sizes ...int) {
 //     the shared cache on and off.
 //   - ListThreads/threads: a first page of 20 of a user's size
 //     conversations, the cache on and off.
+//   - ListThreads/group-threads: the same of size group chats, a
+//     quarter in each of her 4 groups, each with one message to her from
+//     another member (her receipts' hints, not her receipts, show her
+//     marks on them), the cache on and off.
 //   - MarkRead/messages: marking one of her unread messages read in a
 //     feed of size messages.
 var BenchCases = []string{
 	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled", "Counts/redacted",
-	"List/scheduled-ahead", "ListThreads/threads", "MarkRead/messages",
+	"List/scheduled-ahead", "ListThreads/threads", "ListThreads/group-threads", "MarkRead/messages",
 }
 
 // BenchmarkCase runs the read-cost benchmark c (one of BenchCases) at
@@ -69,7 +73,7 @@ func BenchmarkCase(b *testing.B, newStore NewStore, c string, n int) {
 		case "List":
 			benchList(b, newStore, n)
 		case "ListThreads":
-			benchThreads(b, newStore, n)
+			benchThreads(b, newStore, history, n)
 		case "MarkRead":
 			benchMarkRead(b, newStore, n)
 		default:
@@ -77,6 +81,9 @@ func BenchmarkCase(b *testing.B, newStore NewStore, c string, n int) {
 		}
 	})
 }
+
+// benchGroups are the groups of ListThreads/group-threads.
+var benchGroups = []string{"g0", "g1", "g2", "g3"}
 
 // benchScope is the inbox the benchmarks write to.
 var benchScope = inbox.Scope{Tenant: "acme", Inbox: "alerts"}
@@ -314,26 +321,35 @@ func benchList(b *testing.B, newStore NewStore, n int) {
 	}
 }
 
-func benchThreads(b *testing.B, newStore NewStore, n int) {
+func benchThreads(b *testing.B, newStore NewStore, history string, n int) {
 	e := newBenchEnv(b, newStore)
+	u := e.ann
 	e.each(b, n, func(i int) error {
 		d := benchDraft(i)
 		d.Thread = "dm-" + strconv.Itoa(i)
+		if history == "group-threads" {
+			d.Sender = "bob"
+			_, err := e.setup.BroadcastGroup(e.ctx, benchScope, benchGroups[i%len(benchGroups)], d)
+			return err
+		}
 		_, err := e.publish(d)
 		return err
 	})
+	if history == "group-threads" {
+		u = u.InGroups(benchGroups...)
+	}
 	for _, cache := range []bool{true, false} {
 		b.Run("cache="+onOff(cache), func(b *testing.B) {
 			m := &opMeter{op: "ListThreads"}
 			ib := e.inbox(m, cache)
 			o := inbox.ThreadOptions{Limit: 20}
-			if _, err := ib.ListThreads(e.ctx, e.ann, o); err != nil {
+			if _, err := ib.ListThreads(e.ctx, u, o); err != nil {
 				b.Fatal(err)
 			}
 			want := min(n, 20)
 			m.measure(b)
 			for range b.N {
-				p, err := ib.ListThreads(e.ctx, e.ann, o)
+				p, err := ib.ListThreads(e.ctx, u, o)
 				if err != nil {
 					b.Fatal(err)
 				}
