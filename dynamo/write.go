@@ -241,9 +241,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
+			// A receipts' hint (a user's counter of her receipts of a
+			// shared thread) is no thread's Latest: its change stays,
+			// under its own condition (see hintUpdate).
 			deltas = slices.Clone(deltas)
 			for i := range deltas {
-				deltas[i].Latest = ""
+				if deltas[i].Group == "" {
+					deltas[i].Latest = ""
+				}
 			}
 		case errors.As(err, &refused) && refused.p.IsShared():
 			totals[refused.p] = counterWrite{} // a partition of an earlier version: not Bucketed until recounted

@@ -119,3 +119,36 @@ func onlyHint(deltas []driver.Counter) []driver.Counter {
 	}
 	return out
 }
+
+// testReceiptHintPutBehind: PutMessage of a group's message, in a
+// thread whose counter already has a later message (its publish was
+// slower), with its sender's receipt, counts the message without moving
+// the thread's Latest, and moves the receipts' hint of the sender's
+// counter of the thread as any receipt's write does.
+func testReceiptHintPutBehind(e *env) {
+	annP := e.part("ann")
+	g := groupOf(e.scope, "admins")
+	e.used[g] = true
+	first := e.message(g, "chat", time.Hour)
+	first.Message.Thread = "team"
+	e.clock.Advance(time.Second)
+	second := e.message(g, "chat", time.Hour)
+	second.Message.Thread = "team"
+	e.put(second)
+	now := e.clock.Now()
+	mk := receiptMark(annP, first, now, now)
+	if err := e.putWithReceipts(first, mk); err != nil {
+		e.t.Fatalf("PutMessage below the thread's Latest, with a receipt: %v", err)
+	}
+	st := e.stats(annP, now)
+	var c driver.Counter
+	for _, got := range st.Counters {
+		if got.Thread == "team" && got.Group == "admins" {
+			c = got
+		}
+	}
+	if want := (driver.Counter{Partition: annP, Group: "admins", Thread: "team", Read: 1, Latest: first.Message.ID, Top: driver.State{ReadAt: now}, TopEntry: mk.Entry}); c.Tallies() != want.Tallies() || c.Latest != want.Latest || !c.Top.Equal(want.Top) || c.TopEntry != want.TopEntry {
+		e.t.Errorf("ann's counter of the thread: %+v, want %+v", c, want)
+	}
+	e.checkInvariant()
+}

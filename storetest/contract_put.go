@@ -19,6 +19,7 @@ func contractTests() []suiteTest {
 		{"PutMessageReceiptsBadInput", testPutMessageReceiptsBadInput},
 		{"PutMessageReceiptsForeign", testPutMessageReceiptsForeign},
 		{"ReceiptHint", testReceiptHint},
+		{"ReceiptHintPutBehind", testReceiptHintPutBehind},
 		{"GetRecords", testGetRecords},
 		{"GetRecordsExpired", testGetRecordsExpired},
 		{"QueryOrder", testQueryOrder},
