@@ -636,14 +636,53 @@ func (h hintMarks) state() driver.State {
 	return driver.State{ReadAt: at(h.ReadAt), ArchivedAt: at(h.Archived), DeletedAt: at(h.Deleted), SnoozedUntil: at(h.Snoozed), InteractedAt: at(h.Interact)}
 }
 
-// hintFailed reports that the condition of the receipts' hint of the
-// counter at key (partition key, sort key) failed: the write is made
-// again in the other form.
-type hintFailed struct{ key [2]string }
+// hintFailed reports that the conditions of the receipts' hints of the
+// counters at keys (partition key, sort key) failed: the write is made
+// again with each in the other form.
+type hintFailed struct{ keys [][2]string }
 
-// Error names the counter.
+// Error names the counters.
 func (e *hintFailed) Error() string {
-	return fmt.Sprintf("dynamo: the receipts' hint of counter %s/%s moved", e.key[0], e.key[1])
+	return "dynamo: the receipts' hint of counter " + e.names() + " moved"
+}
+
+// names returns the keys of the counters, as pk/sk, comma-separated.
+func (e *hintFailed) names() string {
+	names := make([]string, len(e.keys))
+	for i, k := range e.keys {
+		names[i] = k[0] + "/" + k[1]
+	}
+	return strings.Join(names, ", ")
+}
+
+// flip makes the write again with each hint e names in the other form.
+func (e *hintFailed) flip(skips map[[2]string]bool) {
+	for _, k := range e.keys {
+		skips[k] = !skips[k]
+	}
+}
+
+// withHintsFailed returns err, the meaning of the first failed condition
+// of a transaction, with, if it is a receipts' hint's (hintFailed), the
+// keys of every other hint among the later items (reasons, with their
+// meanings) whose condition failed too: the transaction is made again
+// once with all of them in the other form, not once per hint (a Mark of
+// receipts of many threads, each below its hint's Latest, would else
+// take a transaction per thread, and run out of attempts).
+func withHintsFailed(err error, reasons []types.CancellationReason, meanings []onFail) error {
+	hint, ok := err.(*hintFailed)
+	if !ok {
+		return err
+	}
+	for i, r := range reasons {
+		if aws.ToString(r.Code) != reasonConditionFailed || i >= len(meanings) || meanings[i] == nil {
+			continue
+		}
+		if other, ok := meanings[i](r.Item).(*hintFailed); ok {
+			hint.keys = append(hint.keys, other.keys...)
+		}
+	}
+	return hint
 }
 
 // hintKey returns the key of counter c as hintFailed names it.
@@ -666,7 +705,7 @@ func (s *Store) hintMeaning(it types.TransactWriteItem) (onFail, bool) {
 		return nil, false
 	}
 	key := [2]string{pk.Value, sk.Value}
-	return func(map[string]types.AttributeValue) error { return &hintFailed{key: key} }, true
+	return func(map[string]types.AttributeValue) error { return &hintFailed{keys: [][2]string{key}} }, true
 }
 
 // maxHintFlips bounds how many times one write is made again because a

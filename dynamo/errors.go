@@ -33,7 +33,9 @@ type onFail func(old map[string]types.AttributeValue) error
 
 // txError maps the error of a TransactWriteItems call whose items' failed
 // conditions mean what meanings says (by item index; nil entries have no
-// condition). The first item whose condition failed decides the error; a
+// condition). The first item whose condition failed decides the error (a
+// receipts' hint's failure names every hint whose condition failed: see
+// withHintsFailed); a
 // cancellation for a validation error is ErrTooLarge (an item over the
 // size limit) or ErrInvalidInput; one cancelled by throttling alone also
 // matches ErrThrottled; any other error is returned wrapped (see opError),
@@ -43,7 +45,7 @@ func txError(op string, err error, meanings []onFail) error {
 	if errors.As(err, &tce) {
 		for i, r := range tce.CancellationReasons {
 			if aws.ToString(r.Code) == reasonConditionFailed && i < len(meanings) && meanings[i] != nil {
-				return meanings[i](r.Item)
+				return withHintsFailed(meanings[i](r.Item), tce.CancellationReasons[i+1:], meanings[i+1:])
 			}
 		}
 		for _, r := range tce.CancellationReasons {

@@ -232,9 +232,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		switch {
 		case errors.As(err, &hint):
 			if flips++; flips > maxHintFlips {
-				return fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrConflict, hint.key[0], hint.key[1])
+				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
 			}
-			skips[hint.key] = !skips[hint.key]
+			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
@@ -517,9 +517,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		switch {
 		case errors.As(err, &hint):
 			if flips++; flips > maxHintFlips {
-				return fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrStateChanged, hint.key[0], hint.key[1])
+				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrStateChanged, hint.names())
 			}
-			skips[hint.key] = !skips[hint.key]
+			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
@@ -958,9 +958,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		switch {
 		case errors.As(err, &hint):
 			if flips++; flips > maxHintFlips {
-				return false, fmt.Errorf("%w: the receipts of counter %s/%s kept changing", driver.ErrConflict, hint.key[0], hint.key[1])
+				return false, fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
 			}
-			skips[hint.key] = !skips[hint.key]
+			hint.flip(skips)
 			continue
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes

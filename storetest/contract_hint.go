@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/stak/inbox/driver"
@@ -149,6 +150,59 @@ func testReceiptHintPutBehind(e *env) {
 	}
 	if want := (driver.Counter{Partition: annP, Group: "admins", Thread: "team", Read: 1, Latest: first.Message.ID, Top: driver.State{ReadAt: now}, TopEntry: mk.Entry}); c.Tallies() != want.Tallies() || c.Latest != want.Latest || !c.Top.Equal(want.Top) || c.TopEntry != want.TopEntry {
 		e.t.Errorf("ann's counter of the thread: %+v, want %+v", c, want)
+	}
+	e.checkInvariant()
+}
+
+// testReceiptHintManyThreads: one Mark of receipts of many threads'
+// messages, each below the Latest of its thread's receipts' hint (a
+// MarkAllRead page over chats whose newest messages the user read),
+// applies: each hint is left as it is, whatever their number, and no
+// mark is reported changed.
+func testReceiptHintManyThreads(e *env) {
+	annP := e.part("ann")
+	g := groupOf(e.scope, "admins")
+	e.used[g] = true
+	const threads = 12
+	var older, newer []driver.Record
+	for i := range threads {
+		for _, into := range []*[]driver.Record{&older, &newer} {
+			m := e.message(g, "chat", time.Hour)
+			m.Message.Thread = fmt.Sprintf("t%02d", i)
+			e.put(m)
+			*into = append(*into, m)
+			e.clock.Advance(time.Second)
+		}
+	}
+	now := e.clock.Now()
+	for _, m := range newer {
+		mk := receiptMark(annP, m, now, now)
+		if err := e.markFenced(annP, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+			e.t.Fatalf("read of %s: %v", m.Message.Thread, err)
+		}
+	}
+	var marks []driver.Mark
+	var deltas []driver.Counter
+	for _, m := range older {
+		mk := receiptMark(annP, m, now, now)
+		marks = append(marks, mk)
+		deltas = append(deltas, driver.MarkDeltas(mk)...)
+	}
+	if err := e.markFenced(annP, marks, driver.MergeCounters(deltas)); err != nil {
+		e.t.Fatalf("one Mark of the older message of %d threads: %v", threads, err)
+	}
+	st := e.stats(annP, now)
+	for i, m := range newer {
+		key := driver.ThreadCounterSK(m.Message.Thread, "admins")
+		var c driver.Counter
+		for _, got := range st.Counters {
+			if got.SK() == key {
+				c = got
+			}
+		}
+		if c.Read != 2 || c.Latest != m.Message.ID || !c.Top.Equal(driver.State{ReadAt: now}) || c.TopEntry != receiptEntry(newer[i]) {
+			e.t.Errorf("ann's counter of %s: %+v, want 2 read and the hint of the newer message", m.Message.Thread, c)
+		}
 	}
 	e.checkInvariant()
 }

@@ -20,6 +20,7 @@ func contractTests() []suiteTest {
 		{"PutMessageReceiptsForeign", testPutMessageReceiptsForeign},
 		{"ReceiptHint", testReceiptHint},
 		{"ReceiptHintPutBehind", testReceiptHintPutBehind},
+		{"ReceiptHintManyThreads", testReceiptHintManyThreads},
 		{"GetRecords", testGetRecords},
 		{"GetRecordsExpired", testGetRecordsExpired},
 		{"QueryOrder", testQueryOrder},
