@@ -344,7 +344,8 @@ func DecodePreferences(s string) (Preferences, error) {
 // ValidateMarks checks what marks and deltas may ask of one Store.Mark,
 // whatever is stored, as every Store must before it writes: each mark
 // valid (ValidateMark), a preferences mark alone in its call, without
-// deltas, and no delta of a thread a mark's MutedReset sets anew.
+// deltas, no delta of a thread a mark's MutedReset sets anew, and a
+// DynamoDB transaction of at most MaxTransactItems items (MarkItems).
 // Anything else is ErrInvalidInput.
 func ValidateMarks(marks []Mark, deltas []Counter) error {
 	for _, mk := range marks {
@@ -363,5 +364,5 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 			}
 		}
 	}
-	return nil
+	return validateMarkItems(marks, deltas)
 }

@@ -84,7 +84,11 @@ type Store interface {
 	// out of (Preferences.OptsOut, as they stand at the write), or, if the
 	// partition has none of its own (Preferences.Own), whose
 	// rec.OptOutDefault is set, is not written: it returns an error
-	// matching ErrOptedOut and changes nothing. A retry of a PutMessage that
+	// matching ErrOptedOut and changes nothing. A call whose DynamoDB
+	// transaction would hold more than MaxTransactItems items
+	// (ValidatePutItems, of the deltas as they apply: without the Above
+	// of a partition whose watermark is not below rec's ID) returns an
+	// error matching ErrInvalidInput and changes nothing. A retry of a PutMessage that
 	// succeeded (e.g. after a lost response) must not apply twice. An
 	// error matching a sentinel (ErrInvalidInput, ErrThrottled, ...) and
 	// not a context's error says that nothing was written; any other error
@@ -110,7 +114,9 @@ type Store interface {
 	// Mark applies every mark, writes each marked record's ledger entry
 	// Mark.Entry (as the record stands after the mark; deleted with it) and
 	// adds deltas to their counters, all or nothing, in one atomic unit.
-	// Callers pass at most MaxMarkBatch marks, each key at most once. A
+	// Callers pass at most MaxMarkBatch marks, each key at most once,
+	// whose DynamoDB transaction holds at most MaxTransactItems items
+	// (MarkItems; more is ErrInvalidInput, see ValidateMarks). A
 	// mark changes a user's marks on one message from From to To (see
 	// State), or the user's seen watermark:
 	//

@@ -17,7 +17,7 @@ import (
 )
 
 // maxTransactItems is DynamoDB's limit on the items of one transaction.
-const maxTransactItems = 100
+const maxTransactItems = driver.MaxTransactItems
 
 // transact runs items as one TransactWriteItems with a fresh
 // ClientRequestToken, retrying cancellations by throttling or conflicts
@@ -78,8 +78,11 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 // or was already (else without). A user's copy of a message of a category
 // is conditional on her c#*'s preferences, a string, not holding the
 // category's opt-out (driver.OptOutToken; else ErrOptedOut). A record or
-// receipt already there is ErrExists; a receipt as rec, or receipts
-// driver.ValidatePutReceipts refuses, is ErrInvalidInput.
+// receipt already there is ErrExists; a receipt as rec, receipts
+// driver.ValidatePutReceipts refuses, or a transaction of more than
+// driver.MaxTransactItems items (driver.PutItems; made again without the
+// Above of a partition whose Fence is not below rec's ID, it may hold
+// more) is ErrInvalidInput.
 func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if rec.Receipt {
 		return fmt.Errorf("%w: PutMessage of a receipt", driver.ErrInvalidInput)
@@ -88,6 +91,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return err
 	}
 	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
+		return err
+	}
+	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
 		return err
 	}
 	rec.Timed = ""
@@ -342,8 +348,9 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
-// themselves, or Above deltas of a partition without a watermark mark, is
-// ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
+// themselves, a transaction of more than driver.MaxTransactItems items
+// (driver.MarkItems), or Above deltas of a partition without a watermark
+// mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
 // would find the first's marks), and nothing is written.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (

@@ -14,9 +14,11 @@ const maxGetKeys = 100
 // PutMessage creates rec and its ledger entry, and the receipts of rec
 // that receipts create, and adds deltas to their counters, all or
 // nothing. A receipt as rec is ErrInvalidInput, and so are receipts
-// driver.ValidatePutReceipts refuses; a record already at rec's key or a
-// receipt's is ErrExists and changes nothing, so a retry never applies
-// twice.
+// driver.ValidatePutReceipts refuses and a call whose DynamoDB
+// transaction would hold more than driver.MaxTransactItems items
+// (driver.ValidatePutItems, of the deltas as they apply); a record
+// already at rec's key or a receipt's is ErrExists and changes nothing,
+// so a retry never applies twice.
 func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driver.Counter, receipts ...driver.Mark) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -43,6 +45,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
 		return err
 	}
+	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
+		return err
+	}
 	if _, ok := s.records[rec.Key()]; ok {
 		return fmt.Errorf("%w: message %s in %s", driver.ErrExists, rec.Message.ID, rec.Partition.PK())
 	}
@@ -60,6 +65,13 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrExists, r.Message.ID, r.Partition.PK())
 		}
 		made = append(made, r)
+	}
+	// The deltas as they apply: without the Above of a partition whose
+	// watermark is not below rec's ID, which on DynamoDB makes the
+	// transaction again without them, of more items (driver.PutItems).
+	deltas = s.aboveIf(deltas, rec.Message.ID)
+	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
+		return err
 	}
 	r := rec.Clone()
 	r.Counted, r.Timed, r.OptOutDefault = driver.CountedOf(r), "", false
@@ -79,7 +91,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			s.recordRecent(mk)
 		}
 	}
-	s.addDeltas(s.aboveIf(deltas, r.Message.ID))
+	s.addDeltas(deltas)
 	return nil
 }
 
@@ -154,8 +166,9 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 // and changes nothing. Marks see the marks before them in the batch. More
 // than driver.MaxMarkBatch marks of records, a mark in a shared partition
 // (but the fold of a scheduled broadcast), marks that contradict
-// themselves, or an Above change without a fence of its partition, is
-// ErrInvalidInput. A deleted record's removal reaches the stream (held
+// themselves, marks and deltas whose DynamoDB transaction would hold more
+// than driver.MaxTransactItems items (driver.MarkItems), or an Above
+// change without a fence of its partition, is ErrInvalidInput. A deleted record's removal reaches the stream (held
 // with WithStreamLag), where it finds no entry and changes nothing.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	if err := driver.ValidateMarks(marks, deltas); err != nil {

@@ -1,0 +1,151 @@
+package driver
+
+import "fmt"
+
+// MaxTransactItems is the most items one DynamoDB transaction
+// (TransactWriteItems) may hold, and so the most one Store.PutMessage or
+// Store.Mark may ask for (see PutItems and MarkItems): DynamoDB refuses a
+// larger one whole, and every Store refuses it so, with ErrInvalidInput,
+// before it writes anything.
+const MaxTransactItems = 100
+
+// PutItems returns how many items the DynamoDB transaction of
+// Store.PutMessage(rec, deltas, receipts...) holds, as the dynamo Store
+// makes it: the record and its ledger entry; a scheduled record's pending
+// entry and its timer; a shared partition's record's day and hour
+// buckets; each receipt and its ledger entry; and one per counter
+// deltas change, but a muted thread's (Counter.Muted) and a category's
+// whose only change is to its Above, which are written to their
+// partition's total (c#*), with the total of each partition of deltas,
+// of rec's partition if it is shared or rec has a category (for its
+// condition: bucketed, or not opted out), and of each user partition
+// whose recent receipts a receipt records (Mark.RecordsRecent), once.
+//
+// A PutMessage whose partition's watermark is not below rec's ID makes
+// its transaction again without that partition's Above changes (see
+// Store.PutMessage): PutItems of the deltas so changed, which may be more
+// (a category's change of Above alone takes no item of its own, as it is
+// written to the total; a change of nothing takes one).
+func PutItems(rec Record, deltas []Counter, receipts []Mark) int {
+	n := 2 // the record and its ledger entry
+	if !rec.Message.DeliverAt.IsZero() {
+		n += 2 // the pending entry and its timer
+	}
+	p := rec.Partition
+	var totals []Partition
+	if p.IsShared() {
+		n += 2 // the day and hour buckets
+		totals = append(totals, p)
+	} else if rec.Message.Category != "" {
+		totals = append(totals, p)
+	}
+	for _, d := range deltas {
+		if d.Above != 0 && !d.Partition.IsShared() {
+			totals = append(totals, d.Partition)
+		}
+	}
+	n += 2 * len(receipts) // each receipt and its ledger entry
+	for _, mk := range receipts {
+		if mk.RecordsRecent() {
+			totals = append(totals, mk.Key.Partition)
+		}
+	}
+	return n + counterItems(deltas, totals)
+}
+
+// MarkItems returns how many items the DynamoDB transaction of
+// Store.Mark(marks, deltas) holds, as the dynamo Store makes it: for a
+// preferences mark, two (the total, c#*, and the preferences item); for
+// each watermark mark but a Fence, the seen item; for each mark of a
+// record, the record and its ledger entry, the timed entries it deletes
+// and those it writes (Mark.TimedWrites) with the timer of each one
+// written at a new key, its reader item (Mark.ReaderChange) and, for a
+// receipt, one check of its broadcast per broadcast; and the counters as
+// PutItems counts them, with the total of each partition of a watermark
+// mark and of each partition whose recent receipts a mark records
+// (Mark.RecordsRecent). Two marks of one key count as two.
+func MarkItems(marks []Mark, deltas []Counter) int {
+	if len(marks) == 1 && marks[0].Preferences != nil {
+		return 2
+	}
+	n := 0
+	var totals []Partition
+	checked := map[Key]bool{}
+	for _, mk := range marks {
+		if mk.RecordsRecent() {
+			totals = append(totals, mk.Key.Partition)
+		}
+		if mk.Key.ID == "" {
+			totals = append(totals, mk.Key.Partition)
+			if !mk.Fence {
+				n++ // the seen item
+			}
+			continue
+		}
+		n += 2 // the record and its ledger entry
+		puts, dels := mk.TimedWrites()
+		n += len(dels)
+		for _, e := range puts {
+			n++
+			if mk.Timed != TimedKeyOf(e) {
+				n++ // a new entry's timer
+			}
+		}
+		if _, ok := mk.ReaderChange(); ok {
+			n++
+		}
+		if shared := (Key{Partition: mk.Shared, ID: mk.Key.ID}); mk.Receipt && !checked[shared] {
+			checked[shared] = true
+			n++ // the check of its broadcast
+		}
+	}
+	return n + counterItems(deltas, totals)
+}
+
+// counterItems returns how many counter items deltas write, as the
+// dynamo Store writes them, with the totals (c#*) of partitions besides:
+// one per counter changed, but a muted thread's, whose change is written
+// to its partition's total, and a category's whose only change is to its
+// Above, which is written to the total too; and the total of each
+// partition of those changes and of totals, once.
+func counterItems(deltas []Counter, totals []Partition) int {
+	n := 0
+	partitions := map[Partition]bool{}
+	for _, p := range totals {
+		partitions[p] = true
+	}
+	for _, d := range deltas {
+		partitions[d.Partition] = true
+		if d.Muted || d.Category == "" && d.Group == "" && d.Thread == "" {
+			continue // on the total
+		}
+		if d.Category != "" && d.Above != 0 {
+			if d.Above = 0; d == (Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}) {
+				continue // its Above on the total
+			}
+		}
+		n++
+	}
+	return n + len(partitions)
+}
+
+// ValidatePutItems checks that the DynamoDB transaction of
+// Store.PutMessage(rec, deltas, receipts...) holds at most
+// MaxTransactItems items (PutItems), as every Store must before it
+// writes: ErrInvalidInput otherwise.
+func ValidatePutItems(rec Record, deltas []Counter, receipts []Mark) error {
+	if n := PutItems(rec, deltas, receipts); n > MaxTransactItems {
+		return fmt.Errorf("%w: put of %s takes %d transaction items, at most %d", ErrInvalidInput, rec.Message.ID, n, MaxTransactItems)
+	}
+	return nil
+}
+
+// validateMarkItems checks that the DynamoDB transaction of
+// Store.Mark(marks, deltas) holds at most MaxTransactItems items
+// (MarkItems): ErrInvalidInput otherwise.
+func validateMarkItems(marks []Mark, deltas []Counter) error {
+	if n := MarkItems(marks, deltas); n > MaxTransactItems {
+		return fmt.Errorf("%w: %d marks take %d transaction items, at most %d", ErrInvalidInput, len(marks), n, MaxTransactItems)
+	}
+	return nil
+}
