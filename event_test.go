@@ -537,6 +537,11 @@ func FuzzStreamRecord(f *testing.F) {
 			delete(r, "readat")
 			return r
 		}(), "archivedat", n("1700000055"))),
+		// What the Stores never read, of any type (a table without the
+		// indexes takes any): the indexes' keys, a message's group.
+		change("e25", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), "unread", events.NewBooleanAttribute(true))),
+		change("e26", "MODIFY", edited, withAttr(withAttr(edited, "tsk", m(nil)), "group", events.NewListAttribute(nil))),
+		record("e27", "REMOVE", withAttr(withAttr(edited, "spk", events.NewStringSetAttribute([]string{"x"})), "ssk", events.NewBinaryAttribute([]byte("x")))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

@@ -47,6 +47,7 @@ const (
 	attrTSK       = "tsk" // the thread index's key: see threadKey
 	attrSPK       = "spk" // the scheduled index's partition key: driver.ScheduledPK
 	attrSSK       = "ssk" // the scheduled index's sort key: driver.ScheduledKey
+	attrGroup     = "group"
 )
 
 // messageItem is a message, broadcast or receipt item without its key and
@@ -599,7 +600,9 @@ func isRecordItem(av map[string]types.AttributeValue) bool {
 // readat NULL, or absent, as unread. Its times are read apart, whatever
 // another program put there (see driver.ParseTimeAttr): a time attribute
 // that holds no time is read as absent, an expiredat that holds no number
-// as expired (driver.ParseExpiryAttr), and neither fails the read.
+// as expired (driver.ParseExpiryAttr), and neither fails the read. Nor
+// does what it never reads: the keys of its indexes (unread, tsk, spk,
+// ssk) and a message's group.
 func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
@@ -619,6 +622,17 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	// driver.ParseCountedAttr.
 	counted := number(av[driver.CountedAttribute])
 	delete(av, driver.CountedAttribute)
+	// What the Store writes and never reads, whatever another program put
+	// there (on a table without its index, any type): the indexes' keys,
+	// and a message's group (a receipt's names its broadcast's group).
+	for _, attr := range []string{attrUnread, attrTSK, attrSPK, attrSSK} {
+		delete(av, attr)
+	}
+	if _, nested := av[attrHeaders].(*types.AttributeValueMemberM); nested {
+		delete(av, attrGroup)
+	} else if _, flat := av[attrAudiences]; flat {
+		delete(av, attrGroup)
+	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %w", p.PK(), sk, err)
