@@ -313,6 +313,12 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		"receipt's message not a map":    change("r22", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", s("hi"))),
 		"receipt's title not a string":   change("r23", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", m(map[string]events.DynamoDBAttributeValue{"title": events.NewBooleanAttribute(true)}))),
 		"receipt's cta_uri not a string": change("r24", "INSERT", nil, withAttr(receiptImage("ann", "billing"), "message", m(map[string]events.DynamoDBAttributeValue{"cta_uri": events.NewListAttribute(nil)}))),
+		// And a thread, which they read only on a record with a ledger
+		// entry: another program's message or receipt is in no thread,
+		// whatever string or number it holds, but of another type the
+		// Stores cannot read it.
+		"another program's thread a map":           change("r25", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), "thread", m(nil))),
+		"another program's receipt's thread a set": change("r26", "MODIFY", receiptImage("ann", "billing"), withAttr(receiptImage("ann", "billing"), "thread", events.NewStringSetAttribute([]string{"t1"}))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := memstore.New()
@@ -542,6 +548,8 @@ func FuzzStreamRecord(f *testing.F) {
 		change("e25", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), "unread", events.NewBooleanAttribute(true))),
 		change("e26", "MODIFY", edited, withAttr(withAttr(edited, "tsk", m(nil)), "group", events.NewListAttribute(nil))),
 		record("e27", "REMOVE", withAttr(withAttr(edited, "spk", events.NewStringSetAttribute([]string{"x"})), "ssk", events.NewBinaryAttribute([]byte("x")))),
+		// Another program's thread of a type the Stores cannot decode.
+		change("e28", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), "thread", m(nil))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

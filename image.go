@@ -106,14 +106,15 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	if err := driver.ValidateCategory(m.Category); err != nil {
 		return driver.Record{}, fmt.Errorf("item: %w", err)
 	}
+	// The Stores decode a thread whatever the item is (one of a type
+	// they refuse, they refuse the item), but read it only on a record
+	// with a ledger entry, a number as its decimal: another program's
+	// item is in no thread, whatever thread it names (see driver.Record).
+	t := a.str(img, "thread")
+	if a.err != nil {
+		return driver.Record{}, a.err
+	}
 	if _, ledgered := img[driver.LedgerAttribute]; ledgered {
-		// Another program's item is in no thread, whatever its thread
-		// attribute holds (see driver.Record): the Stores read it only on
-		// a record with a ledger entry, a number as its decimal.
-		t := a.str(img, "thread")
-		if a.err != nil {
-			return driver.Record{}, a.err
-		}
 		if t != "" && driver.ValidateThread(t) != nil {
 			return driver.Record{}, fmt.Errorf("%w: item's thread", ErrInvalidInput)
 		}
