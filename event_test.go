@@ -319,6 +319,9 @@ func TestStreamHandlerEventsRefuse(t *testing.T) {
 		// Stores cannot read it.
 		"another program's thread a map":           change("r25", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), "thread", m(nil))),
 		"another program's receipt's thread a set": change("r26", "MODIFY", receiptImage("ann", "billing"), withAttr(receiptImage("ann", "billing"), "thread", events.NewStringSetAttribute([]string{"t1"}))),
+		// A ledger attribute of a type the Stores refuse (NULL is none).
+		"ledger a number": change("r27", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), driver.LedgerAttribute, n("7"))),
+		"ledger a map":    change("r28", "INSERT", nil, withAttr(messageImage("ann", "users", "billing", false), driver.LedgerAttribute, m(nil))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := memstore.New()
@@ -390,6 +393,25 @@ func TestStreamHandlerUIDsAsTheStoresRead(t *testing.T) {
 		img := audience(events.NewListAttribute([]events.DynamoDBAttributeValue{s("ann"), uids}))
 		if failed, evs := handledAlone(t, change("ub-"+name, "INSERT", nil, img)); len(failed) != 1 || len(evs) != 0 {
 			t.Errorf("a list of uids holding a %s: failures %v, events %v; want the record to fail", name, failed, evs)
+		}
+	}
+}
+
+// TestStreamHandlerNullLedger: another program's message whose ledger
+// attribute is NULL has no ledger entry, as the Stores read it: its
+// INSERT makes its event, and its MODIFY its read's.
+func TestStreamHandlerNullLedger(t *testing.T) {
+	img := withAttr(messageImage("ann", "users", "billing", false), driver.LedgerAttribute, events.NewNullAttribute())
+	for _, c := range []struct {
+		rec  events.DynamoDBEventRecord
+		kind inbox.EventKind
+	}{
+		{change("l1", "INSERT", nil, img), inbox.EventCreated},
+		{change("l2", "MODIFY", img, withAttr(img, "readat", n("1700000050"))), inbox.EventRead},
+	} {
+		failed, evs := handledAlone(t, c.rec)
+		if len(failed) != 0 || len(evs) != 1 || evs[0].Kind != c.kind || evs[0].Message.ID != imageID {
+			t.Errorf("%s: failures %v, events %v; want one %s event of %s", c.rec.EventName, failed, evs, c.kind, imageID)
 		}
 	}
 }
@@ -550,6 +572,9 @@ func FuzzStreamRecord(f *testing.F) {
 		record("e27", "REMOVE", withAttr(withAttr(edited, "spk", events.NewStringSetAttribute([]string{"x"})), "ssk", events.NewBinaryAttribute([]byte("x")))),
 		// Another program's thread of a type the Stores cannot decode.
 		change("e28", "INSERT", nil, withAttr(messageImage("ann", "users", "", false), "thread", m(nil))),
+		// A ledger attribute that is NULL (none), or a number (no entry).
+		record("e29", "REMOVE", withAttr(receiptImage("ann", "ops"), driver.LedgerAttribute, events.NewNullAttribute())),
+		change("e30", "MODIFY", edited, withAttr(edited, driver.LedgerAttribute, n("7"))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

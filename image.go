@@ -106,6 +106,14 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	if err := driver.ValidateCategory(m.Category); err != nil {
 		return driver.Record{}, fmt.Errorf("item: %w", err)
 	}
+	// The ledger entry, as the Stores read it: a string, or none for
+	// NULL; another type they refuse (a number names no entry, whose key
+	// is a string), and so does a new image, where an old one reads it
+	// as none.
+	ledger, ledgered := member(img, driver.LedgerAttribute, events.DataTypeString)
+	if v, ok := img[driver.LedgerAttribute]; ok && !ledgered && v.DataType() != events.DataTypeNull && a.strict {
+		return driver.Record{}, fmt.Errorf("%w: item's %s of type %v, not a string", ErrInvalidInput, driver.LedgerAttribute, v.DataType())
+	}
 	// The Stores decode a thread whatever the item is (one of a type
 	// they refuse, they refuse the item), but read it only on a record
 	// with a ledger entry, a number as its decimal: another program's
@@ -114,7 +122,7 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	if a.err != nil {
 		return driver.Record{}, a.err
 	}
-	if _, ledgered := img[driver.LedgerAttribute]; ledgered {
+	if ledgered {
 		if t != "" && driver.ValidateThread(t) != nil {
 			return driver.Record{}, fmt.Errorf("%w: item's thread", ErrInvalidInput)
 		}
@@ -129,15 +137,12 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 			rec.DeletedAt = timeAttr(img, "deletedat")
 		}
 	}
-	if v, ok := img[driver.LedgerAttribute]; ok {
-		if v.DataType() != events.DataTypeString {
-			return driver.Record{}, fmt.Errorf("%w: item's %s is not a string", ErrInvalidInput, driver.LedgerAttribute)
-		}
-		exp, id, err := driver.ParseLedgerSK(v.String())
+	if ledgered {
+		exp, id, err := driver.ParseLedgerSK(ledger.String())
 		if err != nil || id != key.ID {
-			return driver.Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, driver.LedgerAttribute, v.String())
+			return driver.Record{}, fmt.Errorf("%w: item's %s %q does not name its own entry", ErrInvalidInput, driver.LedgerAttribute, ledger.String())
 		}
-		rec.Entry, m.ExpiresAt = v.String(), exp
+		rec.Entry, m.ExpiresAt = ledger.String(), exp
 	} else {
 		// Without a ledger entry (another program's item), the seed's TTL
 		// attribute: it decides whether a removed broadcast leaves a

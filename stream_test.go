@@ -203,6 +203,19 @@ func TestStreamHandlerAccounting(t *testing.T) {
 			{Partition: ann, Published: -1, Read: -1}}},
 		{"foreign message, thread a map", record("e14", "REMOVE", withAttr(messageImage("ann", "users", "", true), "thread", m(nil))), []driver.Counter{
 			{Partition: ann, Published: -1, Read: -1}}},
+		// A ledger attribute that is NULL is none, as the Stores read it;
+		// one of a type they refuse (a number, which names no entry)
+		// reads as none in an old image, as the other attributes the
+		// Stores refuse: the removal of such an item is accounted as the
+		// seeds count it.
+		{"foreign message, ledger NULL", record("e15", "REMOVE", withAttr(messageImage("ann", "users", "", true), driver.LedgerAttribute, events.NewNullAttribute())), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
+		{"foreign receipt, ledger NULL", record("e16", "REMOVE", withAttr(receiptImage("ann", ""), driver.LedgerAttribute, events.NewNullAttribute())), []driver.Counter{
+			{Partition: ann, Read: -1}}},
+		{"foreign message, ledger a number", record("e17", "REMOVE", withAttr(messageImage("ann", "users", "", true), driver.LedgerAttribute, n("7"))), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
+		{"foreign message, ledger a map", record("e18", "REMOVE", withAttr(messageImage("ann", "users", "", true), driver.LedgerAttribute, m(nil))), []driver.Counter{
+			{Partition: ann, Published: -1, Read: -1}}},
 		{"manual delete, no user identity", func() events.DynamoDBEventRecord {
 			r := record("e11", "REMOVE", messageImage("ann", "users", "", false))
 			r.UserIdentity = nil

@@ -1469,7 +1469,7 @@ func (s *Store) stamp(ctx context.Context, p driver.Partition, recounted time.Ti
 // entry of as (rec with its new Entry).
 func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	ledger := expression.Name(driver.LedgerAttribute)
-	own := ledger.AttributeNotExists()
+	own := noEntry()
 	if rec.Ledgered() {
 		own = ledger.Equal(expression.Value(rec.Entry))
 	}

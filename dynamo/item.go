@@ -602,7 +602,8 @@ func isRecordItem(av map[string]types.AttributeValue) bool {
 // that holds no time is read as absent, an expiredat that holds no number
 // as expired (driver.ParseExpiryAttr), and neither fails the read. Nor
 // does what it never reads: the keys of its indexes (unread, tsk, spk,
-// ssk) and a message's group.
+// ssk) and a message's group. A ledger attribute that is NULL is no
+// entry; one of another type than a string fails the read.
 func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeValue) (driver.Record, error) {
 	_, sk, err := s.itemKey(av)
 	if err != nil {
@@ -632,6 +633,12 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 		delete(av, attrGroup)
 	} else if _, flat := av[attrAudiences]; flat {
 		delete(av, attrGroup)
+	}
+	switch av[driver.LedgerAttribute].(type) {
+	case nil, *types.AttributeValueMemberS, *types.AttributeValueMemberNULL: // an entry, or none
+	default:
+		// A number's decimal names no entry (whose key is a string).
+		return driver.Record{}, fmt.Errorf("dynamo: decode item %s/%s: %s of type %T, not a string", p.PK(), sk, driver.LedgerAttribute, av[driver.LedgerAttribute])
 	}
 	var it messageItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {

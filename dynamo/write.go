@@ -621,10 +621,16 @@ func countedIs(cond expression.ConditionBuilder, counted driver.MarkSet) express
 }
 
 // ownEntry is the condition that the item notes ledger entry entry, or
-// none.
+// none (see noEntry).
 func ownEntry(entry string) expression.ConditionBuilder {
+	return expression.Or(noEntry(), expression.Name(driver.LedgerAttribute).Equal(expression.Value(entry)))
+}
+
+// noEntry is the condition that the item notes no ledger entry, as
+// decodeRecord reads it: no ledger attribute, or NULL.
+func noEntry() expression.ConditionBuilder {
 	ledger := expression.Name(driver.LedgerAttribute)
-	return expression.Or(ledger.AttributeNotExists(), ledger.Equal(expression.Value(entry)))
+	return expression.Or(ledger.AttributeNotExists(), ledger.AttributeType(expression.Null))
 }
 
 // sameMessage is the condition that the item has mark mk's expiry and
