@@ -575,6 +575,9 @@ func FuzzStreamRecord(f *testing.F) {
 		// A ledger attribute that is NULL (none), or a number (no entry).
 		record("e29", "REMOVE", withAttr(receiptImage("ann", "ops"), driver.LedgerAttribute, events.NewNullAttribute())),
 		change("e30", "MODIFY", edited, withAttr(edited, driver.LedgerAttribute, n("7"))),
+		// Keys' attributes and a receipt's group, a number or NULL.
+		record("e31", "REMOVE", withAttr(withAttr(messageImage("ann", "users", "", true), "uid", events.NewNullAttribute()), "tenant_key", n("7"))),
+		change("e32", "MODIFY", receipt, withAttr(withAttr(receipt, "group", n("7")), "archivedat", n("1700000055"))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

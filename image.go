@@ -53,9 +53,13 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	}
 	p := key.Partition
 	for attr, want := range map[string]string{"tenant_key": p.Tenant, "inbox_key": p.Inbox, "uid": p.User + p.Group} {
-		if v, ok := img[attr]; ok && (v.DataType() != events.DataTypeString || v.String() != want) {
+		// As the Stores read it: a number as its decimal, NULL as none.
+		if v, ok := a.get(img, attr, events.DataTypeString); ok && (v.DataType() == events.DataTypeString && v.String() != want || v.DataType() == events.DataTypeNumber && v.Number() != want) {
 			return driver.Record{}, fmt.Errorf("%w: item's %s disagrees with its key %s", ErrInvalidInput, attr, p.PK())
 		}
+	}
+	if a.err != nil {
+		return driver.Record{}, a.err
 	}
 	rec := driver.Record{Partition: p, Message: Message{ID: key.ID}}
 	m := &rec.Message
@@ -90,11 +94,13 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 		if err := audienceFits(m.Audience, p); err != nil {
 			return driver.Record{}, fmt.Errorf("item: %w", err)
 		}
-	} else if g, ok := img["group"]; ok {
-		if g.DataType() != events.DataTypeString || p.IsShared() || driver.ValidateKey("group", g.String()) != nil {
+	} else if g := a.str(img, "group"); g != "" {
+		// Its broadcast's group, as the Stores read it: a number as its
+		// decimal, NULL or "" as none (everyone's).
+		if p.IsShared() || driver.ValidateKey("group", g) != nil {
 			return driver.Record{}, fmt.Errorf("%w: receipt's group", ErrInvalidInput)
 		}
-		m.Audience.Group = g.String()
+		m.Audience.Group = g
 	}
 	timed := a.str(img, driver.TimedAttribute)
 	if tax, ok := a.mapOf(img, "taxonomy"); ok {

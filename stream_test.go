@@ -236,6 +236,91 @@ func TestStreamHandlerAccounting(t *testing.T) {
 	}
 }
 
+// TestStreamHandlerKeyAttributesAsTheStoresRead: an item's tenant_key,
+// inbox_key and uid, and a receipt's group, read as the Stores read them:
+// a number as its decimal, NULL as none. So the removal of another
+// program's message whose uid is NULL, or whose keys' attributes are
+// numbers, in a partition whose keys are those numbers, and of a receipt
+// whose group is a number or NULL, is accounted as the seeds count it;
+// one whose number names another user than its key fails. An attribute
+// of a type the Stores refuse reads as none in a REMOVE's old image, so
+// the removal is accounted, and fails a new image with events on.
+func TestStreamHandlerKeyAttributesAsTheStoresRead(t *testing.T) {
+	numbered := inbox.Partition{Tenant: "42", Inbox: "7", User: "9"}
+	inNumbered := func(img map[string]events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+		img = withAttr(withAttr(withAttr(img, "pk", s(numbered.PK())), "tenant_key", n("42")), "inbox_key", n("7"))
+		return withAttr(img, "uid", n("9"))
+	}
+	ann := partitionOf("ann")
+	readBy := func(p inbox.Partition) []driver.Counter {
+		return []driver.Counter{{Partition: p, Published: -1, Read: -1}}
+	}
+	receiptRead := []driver.Counter{{Partition: ann, Read: -1}}
+	for name, c := range map[string]struct {
+		img  map[string]events.DynamoDBAttributeValue
+		p    inbox.Partition
+		want []driver.Counter
+	}{
+		"uid NULL":                        {withAttr(messageImage("ann", "users", "", true), "uid", events.NewNullAttribute()), ann, readBy(ann)},
+		"tenant_key NULL":                 {withAttr(messageImage("ann", "users", "", true), "tenant_key", events.NewNullAttribute()), ann, readBy(ann)},
+		"inbox_key NULL":                  {withAttr(messageImage("ann", "users", "", true), "inbox_key", events.NewNullAttribute()), ann, readBy(ann)},
+		"keys' attributes numbers":        {inNumbered(messageImage("ann", "users", "", true)), numbered, readBy(numbered)},
+		"uid a boolean":                   {withAttr(messageImage("ann", "users", "", true), "uid", events.NewBooleanAttribute(true)), ann, readBy(ann)},
+		"receipt's group a number":        {withAttr(receiptImage("ann", ""), "group", n("7")), ann, append(receiptRead, driver.Counter{Partition: ann, Group: "7", Read: -1})},
+		"receipt's group NULL":            {withAttr(receiptImage("ann", ""), "group", events.NewNullAttribute()), ann, receiptRead},
+		"receipt's group a map":           {withAttr(receiptImage("ann", ""), "group", m(nil)), ann, receiptRead},
+		"receipt's group an empty string": {withAttr(receiptImage("ann", ""), "group", s("")), ann, receiptRead},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := memstore.New()
+			if failed := handle(t, inbox.New(st), record("k-"+name, "REMOVE", c.img)); failed != nil {
+				t.Fatalf("failed records %v", failed)
+			}
+			got, err := st.Stats(context.Background(), driver.StatsQuery{Partition: c.p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, got.Counters); diff != "" {
+				t.Errorf("counters (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for name, img := range map[string]map[string]events.DynamoDBAttributeValue{
+		"uid a number of another user":   withAttr(messageImage("ann", "users", "", true), "uid", n("9")),
+		"tenant_key a number of another": withAttr(inNumbered(messageImage("ann", "users", "", true)), "pk", s(userPK("ann"))),
+	} {
+		if failed := handle(t, inbox.New(memstore.New()), record("kx-"+name, "REMOVE", img)); len(failed) != 1 {
+			t.Errorf("%s: failed records %v, want the one", name, failed)
+		}
+	}
+	// With events on, a new image of a type the Stores refuse fails; a
+	// number that names the key's, and NULL, make the event.
+	for name, c := range map[string]struct {
+		img  map[string]events.DynamoDBAttributeValue
+		fail bool
+	}{
+		"uid NULL":                 {withAttr(messageImage("ann", "users", "", false), "uid", events.NewNullAttribute()), false},
+		"keys' attributes numbers": {inNumbered(messageImage("ann", "users", "", false)), false},
+		"uid a boolean":            {withAttr(messageImage("ann", "users", "", false), "uid", events.NewBooleanAttribute(true)), true},
+		"receipt's group a number": {withAttr(withAttr(receiptImage("ann", ""), "group", n("7")), "readat", n("1700000060")), false},
+		"receipt's group a map":    {withAttr(receiptImage("ann", ""), "group", m(nil)), true},
+	} {
+		rec := change("kn-"+name, "INSERT", nil, c.img)
+		if g, ok := c.img["group"]; ok && !c.fail {
+			rec = change("kn-"+name, "MODIFY", withAttr(withAttr(receiptImage("ann", ""), "group", g), "readat", events.NewNullAttribute()), c.img)
+		}
+		failed, evs := handledAlone(t, rec)
+		switch {
+		case c.fail && (len(failed) != 1 || len(evs) != 0):
+			t.Errorf("new image, %s: failures %v, events %v; want the record to fail", name, failed, evs)
+		case !c.fail && (len(failed) != 0 || len(evs) != 1):
+			t.Errorf("new image, %s: failures %v, events %v; want one event", name, failed, evs)
+		case !c.fail && name == "receipt's group a number" && evs[0].Message.Audience.Group != "7":
+			t.Errorf("new image, %s: event of group %q, want 7", name, evs[0].Message.Audience.Group)
+		}
+	}
+}
+
 func TestStreamHandlerRedelivery(t *testing.T) {
 	st := memstore.New()
 	ib := inbox.New(st)
@@ -362,7 +447,7 @@ func TestStreamHandlerRefuses(t *testing.T) {
 		{"tenant_key of another tenant", record("r2", "REMOVE", with(valid(), "tenant_key", s("globex")))},
 		{"inbox_key of another inbox", record("r3", "REMOVE", with(valid(), "inbox_key", s("billing")))},
 		{"uid of another user", record("r4", "REMOVE", with(valid(), "uid", s("bob")))},
-		{"uid not a string", record("r5", "REMOVE", with(valid(), "uid", n("7")))},
+		{"uid a number of another user", record("r5", "REMOVE", with(valid(), "uid", n("7")))},
 		{"broadcast in a user's partition", record("r6", "REMOVE", messageImage("ann", "everyone", "", false))},
 		{"user message in the public partition", record("r7", "REMOVE", messageImage(inbox.PublicGroup, "users", "", false))},
 		{"category with #", record("r9", "REMOVE", with(valid(), "taxonomy", m(map[string]events.DynamoDBAttributeValue{"category": s("a#b")})))},
