@@ -19,9 +19,10 @@
 //   - Counter, Stats, Removal and Repair: the stats records and the ledger
 //     that keep counts exact.
 //   - ValidateRecord, ValidateMark, ValidateDeltas, ValidateQuery,
-//     ValidatePutItems: every Store calls them on what it is asked to
-//     write, so that all of them refuse exactly what DynamoDB refuses (a
-//     transaction of more than MaxTransactItems items among it).
+//     ValidatePutItems, ValidateRemovalItems: every Store calls them on
+//     what it is asked to write, so that all of them refuse exactly what
+//     DynamoDB refuses (a transaction of more than MaxTransactItems items
+//     among it).
 //   - The key layout below, and ParsePartitionKey, MessageSK, CounterSK,
 //     LedgerSK, ClaimPK, TombstoneSK, TenantPK, InboxConfigSK, ScheduledPK,
 //     ScheduledKey.

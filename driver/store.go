@@ -253,6 +253,12 @@ type Store interface {
 	// partition's record, takes it out of its time buckets. The deltas'
 	// Above apply only if the partition's seen watermark (Stats.Fence) is
 	// below the record's ID.
+	//
+	// A removal whose DynamoDB transaction would hold more than
+	// MaxTransactItems items (ValidateRemovalItems; or, made again
+	// without the deltas' Above because the watermark of the record's
+	// partition is not below its ID, RemovalItems of those) returns an
+	// error matching ErrInvalidInput and changes nothing.
 	ApplyRemoval(ctx context.Context, r Removal) (applied bool, err error)
 
 	// Repair gives each record of r.Adopt that still exists as given (same

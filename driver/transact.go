@@ -3,10 +3,10 @@ package driver
 import "fmt"
 
 // MaxTransactItems is the most items one DynamoDB transaction
-// (TransactWriteItems) may hold, and so the most one Store.PutMessage or
-// Store.Mark may ask for (see PutItems and MarkItems): DynamoDB refuses a
-// larger one whole, and every Store refuses it so, with ErrInvalidInput,
-// before it writes anything.
+// (TransactWriteItems) may hold, and so the most one Store.PutMessage,
+// Store.Mark or Store.ApplyRemoval may ask for (see PutItems, MarkItems
+// and RemovalItems): DynamoDB refuses a larger one whole, and every Store
+// refuses it so, with ErrInvalidInput, before it writes anything.
 const MaxTransactItems = 100
 
 // PutItems returns how many items the DynamoDB transaction of
@@ -102,6 +102,62 @@ func MarkItems(marks []Mark, deltas []Counter) int {
 	return n + counterItems(deltas, totals)
 }
 
+// RemovalItems returns how many items the DynamoDB transaction of
+// Store.ApplyRemoval(r) holds, as the dynamo Store makes it first: the
+// deletion of the record's ledger entry (for a record without one, the
+// marker); for a record with one, the deletion of its timed entries (the
+// one it notes, or those an earlier version kept of it: see
+// Store.ApplyRemoval) and, in a shared partition, the updates of its day
+// and hour buckets; the deletion of its reader item
+// (Removal.ReaderRemoval); the tombstone; with Delete, the record's
+// deletion; and the counters as PutItems counts them, with the total of
+// the record's partition for a record without an entry (for the check
+// of its recount time) or deltas that change an Above.
+//
+// Made again, the transaction may hold fewer items (without the reader
+// item, when another receipt's stands at its key; or without the
+// counters, when a recount counted the record out already) or, when the
+// watermark of the record's partition is not below its ID, those of the
+// deltas without any Above change, which may be more (see PutItems).
+func RemovalItems(r Removal) int {
+	rec := r.Record
+	n := 1 // the entry's deletion, or the marker
+	if rec.Ledgered() {
+		switch {
+		case rec.Timed != "":
+			n++
+		default:
+			if !rec.Message.SnoozedUntil.IsZero() {
+				n++
+			}
+			if !rec.Message.DeliverAt.IsZero() {
+				n++
+			}
+		}
+		if rec.Partition.IsShared() {
+			n += 2 // the day and hour buckets
+		}
+	}
+	if _, ok := r.ReaderRemoval(); ok {
+		n++
+	}
+	if r.Tombstone {
+		n++
+	}
+	if r.Delete {
+		n++
+	}
+	var totals []Partition
+	above := false
+	for _, d := range r.Deltas {
+		above = above || d.Above != 0
+	}
+	if !rec.Ledgered() || above {
+		totals = append(totals, rec.Partition)
+	}
+	return n + counterItems(r.Deltas, totals)
+}
+
 // counterItems returns how many counter items deltas write, as the
 // dynamo Store writes them, with the totals (c#*) of partitions besides:
 // one per counter changed, but a muted thread's, whose change is written
@@ -136,6 +192,17 @@ func counterItems(deltas []Counter, totals []Partition) int {
 func ValidatePutItems(rec Record, deltas []Counter, receipts []Mark) error {
 	if n := PutItems(rec, deltas, receipts); n > MaxTransactItems {
 		return fmt.Errorf("%w: put of %s takes %d transaction items, at most %d", ErrInvalidInput, rec.Message.ID, n, MaxTransactItems)
+	}
+	return nil
+}
+
+// ValidateRemovalItems checks that the DynamoDB transaction of
+// Store.ApplyRemoval(r) holds at most MaxTransactItems items
+// (RemovalItems), as every Store must before it writes: ErrInvalidInput
+// otherwise.
+func ValidateRemovalItems(r Removal) error {
+	if n := RemovalItems(r); n > MaxTransactItems {
+		return fmt.Errorf("%w: removal of %s takes %d transaction items, at most %d", ErrInvalidInput, r.Record.Message.ID, n, MaxTransactItems)
 	}
 	return nil
 }

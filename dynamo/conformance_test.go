@@ -49,18 +49,20 @@ var (
 // newConformanceStore returns a localHarness on a fresh table. Records
 // expire by DynamoDB's TTL in real time, which the suite's far-future clock
 // never reaches, so expired records stay until the suite deletes them.
-// Each PutMessage and Mark fails if its transactions do not hold the
-// items driver.PutItems and driver.MarkItems count (see itemsClient).
+// Each PutMessage, Mark and ApplyRemoval, the stream handler's too, fails
+// if its transactions do not hold the items driver.PutItems,
+// driver.MarkItems and driver.RemovalItems count (see itemsClient).
 func newConformanceStore(t testing.TB, now func() time.Time) driver.Store {
 	c := ddblocal.Client(t)
 	table, arn := ddblocal.NewTable(t, c)
 	store := dynamo.New(itemsClient{c}, table)
 	streams := ddblocal.StreamsClient(t)
-	return &localHarness{
+	h := &localHarness{
 		Store: store, raw: c, table: table, streams: streams, streamARN: arn,
-		ib:     inbox.New(store, inbox.WithClock(now)),
 		reader: dynamo.NewStreamReader(streams, arn),
 	}
+	h.ib = inbox.New(h, inbox.WithClock(now))
+	return h
 }
 
 // Delete deletes the item at k and reports whether it was there.

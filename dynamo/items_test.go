@@ -14,9 +14,9 @@ import (
 // itemsClient is a Client that notes the number of items of each
 // TransactWriteItems it passes on in the itemsProbe of the call's
 // context, if it has one: the conformance suites' harness checks with it
-// that driver.PutItems and driver.MarkItems count the transactions the
-// Store makes, so that memstore refuses exactly the calls DynamoDB
-// refuses for their size.
+// that driver.PutItems, driver.MarkItems and driver.RemovalItems count the
+// transactions the Store makes, so that memstore refuses exactly the
+// calls DynamoDB refuses for their size.
 type itemsClient struct{ dynamo.Client }
 
 // TransactWriteItems notes the request's items and passes it on.
@@ -83,4 +83,21 @@ func (h *localHarness) Mark(ctx context.Context, marks []driver.Mark, deltas []d
 		return err
 	}
 	return err
+}
+
+// ApplyRemoval is the Store's, checking that its transactions hold as
+// many items as driver.RemovalItems counts.
+func (h *localHarness) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
+	ctx, p := probed(ctx)
+	applied, err := h.Store.ApplyRemoval(ctx, r)
+	without := r
+	without.Deltas = make([]driver.Counter, len(r.Deltas))
+	for i, d := range r.Deltas {
+		d.Above = 0
+		without.Deltas[i] = d
+	}
+	if err := p.check("ApplyRemoval", driver.RemovalItems(r), driver.RemovalItems(without)); err != nil {
+		return false, err
+	}
+	return applied, err
 }

@@ -847,7 +847,9 @@ var errRecounted = errors.New("dynamo: removal recounted")
 // partition's Fence is below the record's ID (else the transaction is
 // made again without them). A failed condition of the marker or entry
 // means the removal was applied before: it returns false and writes
-// nothing.
+// nothing. A transaction of more than driver.MaxTransactItems items
+// (driver.RemovalItems; made again without the Above, it may hold more)
+// is ErrInvalidInput.
 func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	rec := r.Record
 	var first types.TransactWriteItem
@@ -857,6 +859,12 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	if err := driver.ValidateDeltas(r.Deltas); err != nil {
 		return false, err
 	}
+	if r.Delete && !rec.Ledgered() {
+		return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", driver.ErrInvalidInput, rec.Message.ID)
+	}
+	if err := driver.ValidateRemovalItems(r); err != nil {
+		return false, err
+	}
 	if rec.Ledgered() {
 		del, err := s.conditionalDelete(s.key(rec.Partition.PK(), rec.Entry), expression.NameNoDotSplit(s.o.pk).AttributeExists())
 		if err != nil {
@@ -864,9 +872,6 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		}
 		first = types.TransactWriteItem{Delete: del}
 	} else {
-		if r.Delete {
-			return false, fmt.Errorf("%w: deleting record %s, which has no ledger entry", driver.ErrInvalidInput, rec.Message.ID)
-		}
 		item, err := s.item(rec.Partition.PK(), driver.RemovalPrefix+r.EventID, removalItem{Kind: kindRemoval}, r.Now.Add(driver.RemovalMarkerTTL))
 		if err != nil {
 			return false, err

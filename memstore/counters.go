@@ -81,7 +81,9 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 
 // ApplyRemoval accounts r as the driver.Store contract says: by the ledger
 // entry of a Ledgered record, else by a marker of r.EventID in the
-// record's partition.
+// record's partition. A removal whose DynamoDB transaction would hold more
+// than driver.MaxTransactItems items (driver.RemovalItems, and, made
+// again without the deltas' Above, see removalFits) is ErrInvalidInput.
 func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error) {
 	if err := driver.ValidateEntry(r.Record); err != nil {
 		return false, err
@@ -97,11 +99,58 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	if err := driver.ValidateDeltas(r.Deltas); err != nil {
 		return false, err
 	}
+	if err := driver.ValidateRemovalItems(r); err != nil {
+		return false, err
+	}
 	if err := s.begin(ctx); err != nil {
 		return false, err
 	}
 	defer s.mu.Unlock()
+	if err := s.removalFits(r); err != nil {
+		return false, err
+	}
 	return s.applyRemoval(r, true), nil
+}
+
+// removalFits refuses, with ErrInvalidInput, a removal r that applies
+// but whose DynamoDB transaction, made again without the deltas' Above
+// changes (the watermark of its record's partition is not below the
+// record), would hold more than driver.MaxTransactItems items, as the
+// dynamo Store refuses it (see driver.RemovalItems): without the reader
+// item, if another receipt's stands at its key. s.mu must be held.
+func (s *Store) removalFits(r driver.Removal) error {
+	rec := r.Record
+	above := false
+	for _, d := range r.Deltas {
+		above = above || d.Above != 0
+	}
+	if !above || s.fenceOf(rec.Partition) < rec.Message.ID {
+		return nil // made once, or again as big
+	}
+	if rec.Ledgered() {
+		sr, there := s.records[rec.Key()]
+		if !s.ledger.has(entryOf(rec)) || r.Delete && there && sr.rec.Entry != rec.Entry {
+			return nil // applied before: not made again
+		}
+	} else if _, ok := s.markers[markerKey{p: rec.Partition, id: r.EventID}]; ok {
+		return nil
+	}
+	again := r
+	again.Deltas = make([]driver.Counter, len(r.Deltas))
+	for i, d := range r.Deltas {
+		d.Above = 0
+		again.Deltas[i] = d
+	}
+	n := driver.RemovalItems(again)
+	if rd, ok := r.ReaderRemoval(); ok {
+		if have, ok := s.readers[rd.Partition][driver.ReaderSK(rd.Thread, rd.ID, rd.User)]; ok && have.r.Entry != rd.Entry {
+			n-- // another receipt's reader item stays
+		}
+	}
+	if n > driver.MaxTransactItems {
+		return fmt.Errorf("%w: removal of %s takes %d transaction items, at most %d", driver.ErrInvalidInput, rec.Message.ID, n, driver.MaxTransactItems)
+	}
+	return nil
 }
 
 // applyRemoval applies r if it was not applied before, with the check of

@@ -219,3 +219,75 @@ func testMarkItems(e *env) {
 		}
 	}
 }
+
+// testApplyRemovalItems: an ApplyRemoval whose DynamoDB transaction holds
+// more than 100 items is ErrInvalidInput on every Store, and writes
+// nothing, even one applied before (unless only the transaction made
+// again without Above exceeds them); one of 100 items applies. The items:
+// the ledger entry's deletion (or, for a record without one, the
+// marker), the record's with Delete, and one per counter changed, each
+// partition's total among them, but a category's change of Above alone,
+// unless the partition's watermark is not below the record (then it is
+// left out, and the rest is an item of its own).
+func testApplyRemovalItems(e *env) {
+	annP, bobP, carolP, daveP := e.part("ann"), e.part("bob"), e.part("carol"), e.part("dave")
+	now := e.clock.Now()
+	// carol's watermark is above her message: her changes of Above are
+	// left out.
+	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: carolP}, Now: now, Seen: driver.SeenAt(now.Add(time.Hour))}}, nil); err != nil {
+		e.t.Fatalf("watermark of carol: %v", err)
+	}
+	put := func(p driver.Partition) driver.Record {
+		rec := e.message(p, "", time.Hour)
+		e.put(rec)
+		return rec
+	}
+	removed := func(rec driver.Record, pad func(driver.Partition, int) []driver.Counter, total driver.Counter) func(int) driver.Removal {
+		return func(n int) driver.Removal {
+			return driver.Removal{Record: rec, Deltas: append([]driver.Counter{total}, pad(rec.Partition, n)...), Delete: rec.Ledgered(), Now: now}
+		}
+	}
+	annRec, carolRec, daveRec := put(annP), put(carolP), put(daveP)
+	foreign := driver.Record{Partition: bobP, Message: driver.Message{ID: e.newID(), ExpiresAt: now.Add(time.Hour)}}
+	for _, c := range []struct {
+		name    string
+		removal func(int) driver.Removal
+		base    int  // items without padding
+		fenced  bool // its partition's watermark is above it
+	}{
+		// The entry's deletion, the record's, and ann's c#*.
+		{"of a message", removed(annRec, padding, driver.Counter{Partition: annP, Published: -1}), 3, false},
+		// The marker, and bob's c#*.
+		{"of another program's message", func(n int) driver.Removal {
+			r := removed(foreign, padding, driver.Counter{Partition: bobP, Published: -1})(n)
+			r.EventID = "event"
+			return r
+		}, 2, false},
+		// The entry's deletion, its record's, carol's c#*, and her
+		// categories' changes of Above, left out.
+		{"of a message below carol's watermark", removed(carolRec, abovePadding, driver.Counter{Partition: carolP, Published: -1, Above: -1}), 3, true},
+	} {
+		before := e.snapshot()
+		if ok, err := e.store.ApplyRemoval(e.ctx, c.removal(maxItems-c.base+1)); !errors.Is(err, driver.ErrInvalidInput) {
+			e.t.Errorf("ApplyRemoval %s in 101 transaction items: %v, %v; want ErrInvalidInput", c.name, ok, err)
+		} else {
+			e.wantUnchanged(fmt.Sprintf("ApplyRemoval %s in 101 transaction items", c.name), before)
+		}
+		if ok, err := e.store.ApplyRemoval(e.ctx, c.removal(maxItems-c.base)); !ok || err != nil {
+			e.t.Errorf("ApplyRemoval %s in 100 transaction items: %v, %v; want it applied", c.name, ok, err)
+		}
+		// Applied before, its first transaction is refused for its size
+		// as before; or, of the one made again without Above, never made.
+		ok, err := e.store.ApplyRemoval(e.ctx, c.removal(maxItems-c.base+1))
+		if c.fenced && (ok || err != nil) {
+			e.t.Errorf("ApplyRemoval %s in 101 transaction items, applied before: %v, %v; want false, nil", c.name, ok, err)
+		} else if !c.fenced && !errors.Is(err, driver.ErrInvalidInput) {
+			e.t.Errorf("ApplyRemoval %s in 101 transaction items, applied before: %v, %v; want ErrInvalidInput", c.name, ok, err)
+		}
+	}
+	// dave's watermark is below his message: his categories' changes of
+	// Above alone are written to his c#*, so 99 of them fit.
+	if ok, err := e.store.ApplyRemoval(e.ctx, removed(daveRec, abovePadding, driver.Counter{Partition: daveP, Published: -1, Above: -1})(maxItems-3+1)); !ok || err != nil {
+		e.t.Errorf("ApplyRemoval of a message above dave's watermark with 99 categories' changes of Above alone: %v, %v; want it applied", ok, err)
+	}
+}

@@ -51,6 +51,7 @@ func contractTests() []suiteTest {
 		{"StatsCategoryAbove", testStatsCategoryAbove},
 		{"StatsExpired", testStatsExpired},
 		{"ApplyRemoval", testApplyRemoval},
+		{"ApplyRemovalItems", testApplyRemovalItems},
 		{"Repair", testRepair},
 		{"Buckets", testBuckets},
 		{"RecountTime", testRecountTime},
