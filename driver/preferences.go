@@ -344,9 +344,11 @@ func DecodePreferences(s string) (Preferences, error) {
 // ValidateMarks checks what marks and deltas may ask of one Store.Mark,
 // whatever is stored, as every Store must before it writes: each mark
 // valid (ValidateMark), a preferences mark alone in its call, without
-// deltas, no delta of a thread a mark's MutedReset sets anew, and a
-// DynamoDB transaction of at most MaxTransactItems items (MarkItems).
-// Anything else is ErrInvalidInput.
+// deltas, no delta of a thread a mark's MutedReset sets anew, no receipt
+// of a broadcast that a mark of the call writes (its fold: the
+// transaction would check and write one item, which DynamoDB refuses),
+// and a DynamoDB transaction of at most MaxTransactItems items
+// (MarkItems). Anything else is ErrInvalidInput.
 func ValidateMarks(marks []Mark, deltas []Counter) error {
 	for _, mk := range marks {
 		if err := ValidateMark(mk); err != nil {
@@ -362,6 +364,15 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 			if d.Muted && d.Partition == mk.Key.Partition && slices.Contains(mk.Muted.Threads, d.Thread) {
 				return fmt.Errorf("%w: a delta of muted thread %q of %s, which a mark sets anew", ErrInvalidInput, d.Thread, d.Partition.PK())
 			}
+		}
+	}
+	keys := make(map[Key]bool, len(marks))
+	for _, mk := range marks {
+		keys[mk.Key] = true
+	}
+	for _, mk := range marks {
+		if shared := (Key{Partition: mk.Shared, ID: mk.Key.ID}); mk.Receipt && keys[shared] {
+			return fmt.Errorf("%w: a receipt of %q in %s with a mark of that broadcast", ErrInvalidInput, mk.Key.ID, mk.Shared.PK())
 		}
 	}
 	return validateMarkItems(marks, deltas)

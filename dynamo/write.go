@@ -348,9 +348,9 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
-// themselves, a transaction of more than driver.MaxTransactItems items
-// (driver.MarkItems), or Above deltas of a partition without a watermark
-// mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
+// themselves, a receipt of a broadcast the call folds, a transaction of
+// more than driver.MaxTransactItems items (driver.MarkItems), or Above
+// deltas of a partition without a watermark mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
 // would find the first's marks), and nothing is written.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (

@@ -163,13 +163,16 @@ func (s *Store) Query(ctx context.Context, q driver.Query) (driver.QueryResult, 
 // Mark checks every mark's condition, then applies all marks, writes or
 // deletes their ledger and timed entries and adds deltas, or returns the
 // first failure (ErrStateChanged, a *driver.SeenError, or ErrNotFound)
-// and changes nothing. Marks see the marks before them in the batch. More
-// than driver.MaxMarkBatch marks of records, a mark in a shared partition
-// (but the fold of a scheduled broadcast), marks that contradict
-// themselves, marks and deltas whose DynamoDB transaction would hold more
-// than driver.MaxTransactItems items (driver.MarkItems), or an Above
-// change without a fence of its partition, is ErrInvalidInput. A deleted record's removal reaches the stream (held
-// with WithStreamLag), where it finds no entry and changes nothing.
+// and changes nothing. Marks see the marks before them in the batch, but
+// two marks of one key are ErrStateChanged, as on DynamoDB. More than
+// driver.MaxMarkBatch marks of records, a mark in a shared partition (but
+// the fold of a scheduled broadcast), marks that contradict themselves
+// (driver.ValidateMarks: a receipt of a broadcast the call folds, marks
+// and deltas whose DynamoDB transaction would hold more than
+// driver.MaxTransactItems items, ...), or an Above change without a fence
+// of its partition, is ErrInvalidInput. A deleted record's removal
+// reaches the stream (held with WithStreamLag), where it finds no entry
+// and changes nothing.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	if err := driver.ValidateMarks(marks, deltas); err != nil {
 		return err
@@ -186,13 +189,22 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	if records > driver.MaxMarkBatch {
 		return fmt.Errorf("%w: %d marks, at most %d", driver.ErrInvalidInput, records, driver.MaxMarkBatch)
 	}
-	if err := driver.ValidateDeltas(deltas); err != nil {
-		return err
-	}
 	for _, d := range deltas {
 		if d.Above != 0 && !fenced[d.Partition] {
 			return fmt.Errorf("%w: an above change of %s without a fence of its watermark", driver.ErrInvalidInput, d.Partition.PK())
 		}
+	}
+	marked := make(map[driver.Key]bool, len(marks))
+	for _, mk := range marks {
+		if marked[mk.Key] {
+			// As package dynamo's transaction, which cannot write one item
+			// twice: the second would find the first's marks.
+			return fmt.Errorf("%w: %s in %s marked twice", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
+		}
+		marked[mk.Key] = true
+	}
+	if err := driver.ValidateDeltas(deltas); err != nil {
+		return err
 	}
 	if err := s.begin(ctx); err != nil {
 		return err

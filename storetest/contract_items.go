@@ -291,3 +291,52 @@ func testApplyRemovalItems(e *env) {
 		e.t.Errorf("ApplyRemoval of a message above dave's watermark with 99 categories' changes of Above alone: %v, %v; want it applied", ok, err)
 	}
 }
+
+// testMarkOneItemTwice: a Mark whose DynamoDB transaction would write one
+// item twice, which DynamoDB refuses whole, writes nothing on every Store:
+// two marks of one message, or of one user's watermark, are
+// ErrStateChanged (the second would find the first's marks), as the
+// driver.Store contract has callers pass each key once; a receipt of a
+// broadcast whose pending entry the same call writes again (the
+// broadcast checked and written) is ErrInvalidInput.
+func testMarkOneItemTwice(e *env) {
+	annP, pubP := e.part("ann"), e.pub()
+	now := e.clock.Now()
+	d := e.message(annP, "", time.Hour)
+	e.put(d)
+	b := e.message(pubP, "", time.Hour)
+	b.Message.DeliverAt, b.Message.DeliveredAt = now.Add(time.Minute), now.Add(time.Minute)
+	e.put(b)
+	stored := e.get(b.Key())
+	if len(stored) != 1 || stored[0].Timed == "" {
+		e.t.Fatalf("GetRecords of the scheduled broadcast: %+v, want it with its pending entry", stored)
+	}
+	sb := stored[0]
+	again := driver.Mark{Key: b.Key(), Now: now, Entry: sb.Entry, Category: sb.Message.Category, Thread: sb.Message.Thread,
+		ExpiresAt: sb.Message.ExpiresAt, DeliverAt: sb.Message.DeliverAt, Timed: sb.Timed}
+	read := directMark(d, now, now)
+	archived := directMark(d, now, now)
+	archived.From, archived.To = read.To, driver.State{ReadAt: now, ArchivedAt: now}
+	seen := func(t time.Time) driver.Mark {
+		return driver.Mark{Key: driver.Key{Partition: annP}, Now: now, Seen: driver.SeenAt(t)}
+	}
+	for _, c := range []struct {
+		name  string
+		marks []driver.Mark
+		want  error
+	}{
+		{"a message read, then archived", []driver.Mark{read, archived}, driver.ErrStateChanged},
+		{"a watermark raised twice", []driver.Mark{seen(now), seen(now.Add(time.Minute))}, driver.ErrStateChanged},
+		{"a broadcast's pending entry written again, and the broadcast read", []driver.Mark{again, receiptMark(annP, b, now, now)}, driver.ErrInvalidInput},
+	} {
+		var deltas []driver.Counter
+		for _, mk := range c.marks {
+			deltas = append(deltas, driver.MarkDeltas(mk)...)
+		}
+		before := e.snapshot()
+		if err := e.store.Mark(e.ctx, c.marks, driver.MergeCounters(deltas)); !errors.Is(err, c.want) {
+			e.t.Errorf("Mark of %s in one call: %v, want %v", c.name, err, c.want)
+		}
+		e.wantUnchanged(fmt.Sprintf("Mark of %s in one call", c.name), before)
+	}
+}

@@ -43,6 +43,7 @@ func contractTests() []suiteTest {
 		{"MarkReadNotFound", testMarkReadNotFound},
 		{"MarkReadBatchAllOrNothing", testMarkReadBatch},
 		{"MarkItems", testMarkItems},
+		{"MarkOneItemTwice", testMarkOneItemTwice},
 		{"RecentReceipts", testRecentReceipts},
 		{"QueryUnseen", testQueryUnseen},
 		{"MarkAdoptedMeanwhile", testMarkAdoptedMeanwhile},
