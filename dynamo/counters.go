@@ -465,7 +465,7 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	if bump {
 		upd = upd.Add(expression.Name(attrVersion), expression.Value(1))
 	}
-	if d.Group != "" && d.Thread != "" && d.Latest != "" {
+	if isHintChange(d) {
 		var c expression.ConditionBuilder
 		upd, c = s.hintUpdate(upd, d, w.skipHint != d.Top.IsZero()) // a removal tries the form that leaves it first
 		if cond != nil {
@@ -561,7 +561,9 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
-	if w.returnOld || len(w.mutes) > 0 {
+	if w.returnOld || len(w.mutes) > 0 || isHintChange(d) {
+		// A receipts' hint's failed condition returns the hint it found
+		// (see hintForms).
 		u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	}
 	return types.TransactWriteItem{Update: u}, nil
@@ -637,9 +639,13 @@ func (h hintMarks) state() driver.State {
 }
 
 // hintFailed reports that the conditions of the receipts' hints of the
-// counters at keys (partition key, sort key) failed: the write is made
-// again with each in the other form.
-type hintFailed struct{ keys [][2]string }
+// counters at keys (partition key, sort key) failed, on the hints seen
+// (one for each key): the write is made again with each in the other
+// form.
+type hintFailed struct {
+	keys [][2]string
+	seen []hintSeen
+}
 
 // Error names the counters.
 func (e *hintFailed) Error() string {
@@ -679,7 +685,7 @@ func withHintsFailed(err error, reasons []types.CancellationReason, meanings []o
 			continue
 		}
 		if other, ok := meanings[i](r.Item).(*hintFailed); ok {
-			hint.keys = append(hint.keys, other.keys...)
+			hint.keys, hint.seen = append(hint.keys, other.keys...), append(hint.seen, other.seen...)
 		}
 	}
 	return hint
@@ -705,7 +711,9 @@ func (s *Store) hintMeaning(it types.TransactWriteItem) (onFail, bool) {
 		return nil, false
 	}
 	key := [2]string{pk.Value, sk.Value}
-	return func(map[string]types.AttributeValue) error { return &hintFailed{keys: [][2]string{key}} }, true
+	return func(old map[string]types.AttributeValue) error {
+		return &hintFailed{keys: [][2]string{key}, seen: []hintSeen{hintSeenOf(old)}}
+	}, true
 }
 
 // maxHintFlips bounds how many times one write is made again because a
@@ -1407,6 +1415,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	if err != nil {
 		return err
 	}
+	s.forms.forget(p) // the hints it remembers of p are about to go
 	for {
 		n := min(len(writes), maxTransactItems-1)
 		items := append([]types.TransactWriteItem(nil), writes[:n]...)
@@ -1425,6 +1434,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			return err
 		}
 		if last {
+			s.forms.reset(r.Counters)
 			return nil
 		}
 	}

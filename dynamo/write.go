@@ -193,7 +193,8 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	recent := recentChanges(receipts)
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
-	skips, flips := map[[2]string]bool{}, 0
+	// The forms of the receipts' hints' changes likewise (see hintForms).
+	skips, flips := s.forms.skips(deltas), 0
 	for {
 		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes, skips)
 		if err != nil {
@@ -236,10 +237,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		var muted *mutesChanged
 		var hint *hintFailed
 		switch {
+		case err == nil:
+			s.forms.wrote(deltas, skips)
+			return nil
 		case errors.As(err, &hint):
 			if flips++; flips > maxHintFlips {
 				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
 			}
+			s.forms.saw(hint)
 			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
@@ -490,7 +495,8 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	base, baseMeanings := items, meanings
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
-	skips, flips := map[[2]string]bool{}, 0
+	// The forms of the receipts' hints' changes likewise (see hintForms).
+	skips, flips := s.forms.skips(deltas), 0
 	for {
 		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, skips)
 		if err != nil {
@@ -522,10 +528,14 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		var muted *mutesChanged
 		var hint *hintFailed
 		switch {
+		case err == nil:
+			s.forms.wrote(deltas, skips)
+			return nil
 		case errors.As(err, &hint):
 			if flips++; flips > maxHintFlips {
 				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrStateChanged, hint.names())
 			}
+			s.forms.saw(hint)
 			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
@@ -929,7 +939,8 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
-	skips, flips := map[[2]string]bool{}, 0
+	// The forms of the receipts' hints' changes likewise (see hintForms).
+	skips, flips := s.forms.skips(deltas), 0
 	for {
 		totals := map[driver.Partition]counterWrite{}
 		var c *expression.ConditionBuilder
@@ -978,6 +989,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 			if flips++; flips > maxHintFlips {
 				return false, fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
 			}
+			s.forms.saw(hint)
 			hint.flip(skips)
 			continue
 		case errors.As(err, &muted):
@@ -1006,6 +1018,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		case err != nil:
 			return false, err
 		}
+		s.forms.wrote(deltas, skips)
 		return true, nil
 	}
 }
