@@ -283,16 +283,15 @@ func threadDeltas(rec Record, t Counter) []Counter {
 // HintOf returns the change to the receipts' hint (Counter.Latest and
 // Top) of the counter of receipt rec's thread that writing rec with
 // marks to makes (to zero: removing it), with no tallies; ok is false if
-// rec is no receipt of a thread's message.
+// rec is no receipt of a thread's message, or one without a ledger
+// entry (another program's, which no hint counts: a mark adopts it with
+// an entry, and so into the hint).
 func HintOf(rec Record, to State) (Counter, bool) {
-	if !rec.Receipt || rec.Message.Thread == "" || rec.Partition.IsShared() {
+	if !rec.Receipt || rec.Message.Thread == "" || rec.Partition.IsShared() || !rec.Ledgered() {
 		return Counter{}, false
 	}
 	h := threadDeltas(rec, Counter{})[0]
 	h.Top = to
-	if to.IsZero() && h.TopEntry == "" {
-		return Counter{}, false // a removal of no receipt the library wrote
-	}
 	return h, true
 }
 
