@@ -18,20 +18,29 @@ REDIS := scripts/redis.sh
 # examples/httpapi).
 MODULES := . otelinbox cmd/inbox examples/httpapi
 
+# NORACE_RUN and NORACE_PKGS are the tests make test runs without the race
+# detector: memstore's long property runs, whole (under the detector they
+# run 500 steps of 3,000: see memstore/conformance_test.go), and the tests
+# that skip under it (internal/racetest), which run the suite on memstore
+# variants and on broken stores, where what they check is the store's
+# behaviour, not data races (see storetest/storetest_test.go).
+# internal/racetest's test checks that NORACE_RUN names every test that
+# skips under the detector.
+NORACE_PKGS := ./memstore/ ./storetest/
+NORACE_RUN := ^(TestProperty|TestConformanceWithStreamLag|TestFleetPropertyReadBySeeds|TestRun(Property)?OnStoreThat|TestSuiteCatchesBrokenStores)
+
 # test runs go vet on every module, then every test of each with the race
 # detector, the live page's (examples/httpapi, in headless Chromium) with
-# the others, against the same DynamoDB Local and redis, and memstore's
-# long property runs whole without the detector (under it they run 500
-# steps of 3,000: see memstore/conformance_test.go). The modules' tests
-# run at the same time (in DynamoDB Local each test has a database of its
-# own), and each module's output is shown, in the order of MODULES, once
-# its tests end.
+# the others, against the same DynamoDB Local and redis, and the NORACE
+# tests without it. The modules' tests run at the same time (in DynamoDB
+# Local each test has a database of its own), and each module's output is
+# shown, in the order of MODULES, once its tests end.
 test:
 	scripts/chromium.sh
 	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
 		out=$$(mktemp -d); trap "rm -rf $$out" EXIT; pids=(); \
 		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); done; \
-		$(GO) test -count=1 -timeout 30m -run "^TestProperty" ./memstore/ >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); \
+		$(GO) test -count=1 -timeout 30m -run "$(NORACE_RUN)" $(NORACE_PKGS) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); \
 		status=0; for i in $${!pids[@]}; do wait $${pids[$$i]} || status=1; cat "$$out/$$i"; done; exit $$status'
 
 # bench runs every benchmark once, without tests.

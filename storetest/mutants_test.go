@@ -210,6 +210,7 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per mutant")
 	}
+	skipUnderRace(t)
 	for name, m := range mutants() {
 		t.Run(name, func(t *testing.T) {
 			var out []byte

@@ -8,9 +8,40 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/racetest"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
+
+// The tests below run the suite (Run, RunProperty) on a memstore made to
+// behave otherwise (deleting late, paging short), and on stores broken on
+// purpose (mutants_test.go). What they check is how the suite and the
+// Inbox fare with that behaviour, not data races: the memstore and the
+// Inbox over it are the code that memstore's own conformance and fleet
+// tests run under the race detector in full. Under it they cost some 70 s
+// of CPU in make test, and some 15 s without it; so under it they skip
+// (runSuite keeps the suite's Concurrency group, whose goroutines race on
+// the store), and make test runs them whole in its line without -race,
+// with memstore's long property runs (see the Makefile).
+
+// skipUnderRace skips t under the race detector.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if racetest.Enabled {
+		t.Skip("not under -race: make test runs it without the race detector (see storetest_test.go)")
+	}
+}
+
+// runSuite runs the suite on newStore; under the race detector, only its
+// Concurrency group.
+func runSuite(t *testing.T, newStore storetest.NewStore) {
+	if racetest.Enabled {
+		t.Log("under -race, the Concurrency group only: make test runs the whole suite without the race detector (see storetest_test.go)")
+		storetest.RunConcurrency(t, newStore)
+		return
+	}
+	storetest.Run(t, newStore)
+}
 
 // newLateStore returns a memstore whose expiry clock never moves: like
 // DynamoDB, whose TTL deletes items hours or days late, it keeps expired
@@ -23,11 +54,12 @@ func newLateStore(testing.TB, func() time.Time) driver.Store {
 
 func TestRunOnStoreThatDeletesLate(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, newLateStore)
+	runSuite(t, newLateStore)
 }
 
 func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	storetest.RunProperty(t, newLateStore, 500)
 }
 
@@ -54,6 +86,7 @@ func handledOver(ms *memstore.Store, st driver.Store, now func() time.Time) *mem
 
 func TestRunPropertyOnStoreThatDeletesLateWithStreamLag(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	storetest.RunProperty(t, newLateLagStore, 600)
 }
 
@@ -96,10 +129,11 @@ func newShortPageStore(_ testing.TB, now func() time.Time) driver.Store {
 
 func TestRunOnStoreThatPagesShort(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, newShortPageStore)
+	runSuite(t, newShortPageStore)
 }
 
 func TestRunPropertyOnStoreThatPagesShort(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	storetest.RunProperty(t, newShortPageStore, 500)
 }
