@@ -17,6 +17,13 @@ import (
 // dynamodb:LeadingKeys patterns for tenant.
 func tenantPolicy(t testing.TB, tenant string) []string {
 	t.Helper()
+	return forTenant(policyPatterns(t), tenant)
+}
+
+// policyPatterns reads examples/iam/tenant-policy.json and returns its
+// dynamodb:LeadingKeys patterns as written, ${Tenant} in them.
+func policyPatterns(t testing.TB) []string {
+	t.Helper()
 	raw, err := os.ReadFile("examples/iam/tenant-policy.json")
 	if err != nil {
 		t.Fatal(err)
@@ -32,38 +39,50 @@ func tenantPolicy(t testing.TB, tenant string) []string {
 	if len(doc.Statement) != 1 {
 		t.Fatalf("tenant-policy.json has %d statements, want 1", len(doc.Statement))
 	}
-	var out []string
-	for _, p := range doc.Statement[0].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] {
-		out = append(out, strings.ReplaceAll(p, "${Tenant}", tenant))
-	}
+	out := doc.Statement[0].Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
 	if len(out) == 0 {
 		t.Fatal("tenant-policy.json has no dynamodb:LeadingKeys patterns")
 	}
 	return out
 }
 
+// forTenant returns patterns (policyPatterns) for tenant.
+func forTenant(patterns []string, tenant string) []string {
+	out := make([]string, len(patterns))
+	for i, p := range patterns {
+		out[i] = strings.ReplaceAll(p, "${Tenant}", tenant)
+	}
+	return out
+}
+
 // stringLike reports whether s matches pattern as IAM's StringLike does:
 // case-sensitive, '*' for any run of characters (none too) and '?' for any
-// one character.
+// one character. It matches left to right; on a mismatch the last '*'
+// seen takes one more character and matching goes on after it (what an
+// earlier '*' would take instead, that one can), so it allocates no table.
 func stringLike(pattern, s string) bool {
 	p, r := []rune(pattern), []rune(s)
-	// match[i][j]: p[i:] matches r[j:].
-	match := make([][]bool, len(p)+1)
-	for i := range match {
-		match[i] = make([]bool, len(r)+1)
-	}
-	match[len(p)][len(r)] = true
-	for i := len(p) - 1; i >= 0; i-- {
-		for j := len(r); j >= 0; j-- {
-			switch {
-			case p[i] == '*':
-				match[i][j] = match[i+1][j] || j < len(r) && match[i][j+1]
-			case j < len(r) && (p[i] == '?' || p[i] == r[j]):
-				match[i][j] = match[i+1][j+1]
-			}
+	pi, ri := 0, 0
+	star, taken := -1, 0 // the last '*' seen, and where its run ends in r
+	for ri < len(r) {
+		switch {
+		case pi < len(p) && p[pi] == '*':
+			star, taken = pi, ri
+			pi++
+		case pi < len(p) && (p[pi] == '?' || p[pi] == r[ri]):
+			pi++
+			ri++
+		case star >= 0:
+			taken++
+			pi, ri = star+1, taken
+		default:
+			return false
 		}
 	}
-	return match[0][0]
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // allowed reports whether a policy with patterns allows leading key pk.
@@ -133,9 +152,10 @@ func TestTenantPolicy(t *testing.T) {
 		}
 		return out
 	}
+	policy := policyPatterns(t)
 	for range 2000 {
 		tenant, in, user := randomKey(), randomKey(), randomKey()
-		patterns := tenantPolicy(t, tenant)
+		patterns := forTenant(policy, tenant)
 		for _, pk := range partitionKeys(tenant, in, user) {
 			if !allowed(patterns, pk) {
 				t.Fatalf("tenant %q's policy %q refuses its own key %q", tenant, patterns, pk)
