@@ -298,8 +298,12 @@ func exactNumbers(v any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: body number %s: %v", ErrInvalidInput, v, err)
 		}
+		back := strconv.FormatFloat(f, 'g', -1, 64)
+		if back == string(v) {
+			return f, nil // the same numeral: the same number (most bodies' numbers)
+		}
 		want, ok1 := new(big.Rat).SetString(string(v))
-		got, ok2 := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+		got, ok2 := new(big.Rat).SetString(back)
 		if !ok1 || !ok2 || want.Cmp(got) != 0 {
 			return nil, fmt.Errorf("%w: body number %s would come back as %v: send it as a string", ErrInvalidInput, v, f)
 		}

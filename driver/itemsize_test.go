@@ -67,6 +67,9 @@ func TestNormalizeBody(t *testing.T) {
 		{"uint64's largest", uint64(math.MaxUint64), false},
 		{"0.1", 0.1, true},
 		{"exact json number", json.Number("0.25"), true},
+		{"exact json number not as strconv writes it", json.Number("2.50"), true},
+		{"1e-7, which encoding/json and strconv write otherwise", 1e-7, true},
+		{"json number beyond 2^53 not as strconv writes it", json.Number("9007199254740993.0"), false},
 		{"json number beyond float64", json.Number("1.00000000000000000001"), false},
 		{"invalid UTF-8 string", "a\xffb", false},
 	} {
