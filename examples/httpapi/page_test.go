@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,23 +38,49 @@ func browserPath(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts a headless browser and returns the context of its
-// first tab.
+// shared is the headless browser of the page tests: started by the first
+// newBrowser, stopped by TestMain. A browser's start takes about a second
+// of CPU; the tests took nine. Each test opens tabs of its own (openPage),
+// which it closes when it ends, on a server of its own: another origin,
+// whose pages share nothing with the others'.
+var shared struct {
+	once sync.Once
+	ctx  context.Context // the context of its first tab
+	stop func()
+	err  error
+}
+
+// newBrowser returns the context of the first tab of the headless browser
+// the page tests share (see shared), starting it if need be.
 func newBrowser(t *testing.T) context.Context {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath(t)),
-		chromedp.NoSandbox, // as root in CI
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("start the browser: %v", err)
+	t.Helper()
+	path := browserPath(t)
+	shared.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox, // as root in CI
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("no-first-run", true),
+		)
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(alloc)
+		shared.ctx, shared.stop = ctx, func() { cancel(); cancelAlloc() }
+		shared.err = chromedp.Run(ctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("start the browser: %v", shared.err)
 	}
-	return ctx
+	return shared.ctx
+}
+
+// TestMain stops the shared browser, if a test started it, after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	os.Exit(code)
 }
 
 // tab is one browser tab showing the inbox page.
