@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -158,4 +159,18 @@ func (f *hintForms) reset(counters []driver.Counter) {
 		}
 		f.put(hintKey(c), h)
 	}
+}
+
+// flipHints makes the next attempt of a write, whose receipts' hints that
+// hint names failed their conditions, with each in the other form (and
+// remembers the hints the failure showed), or returns kind once the write
+// has been made again maxHintFlips times: another write changed those
+// counters between every attempt.
+func (s *Store) flipHints(hint *hintFailed, skips map[[2]string]bool, flips *int, kind error) error {
+	if *flips++; *flips > maxHintFlips {
+		return fmt.Errorf("%w: the receipts of counter %s kept changing", kind, hint.names())
+	}
+	s.forms.saw(hint)
+	hint.flip(skips)
+	return nil
 }

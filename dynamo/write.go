@@ -241,11 +241,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			s.forms.wrote(deltas, skips)
 			return nil
 		case errors.As(err, &hint):
-			if flips++; flips > maxHintFlips {
-				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
+			if err := s.flipHints(hint, skips, &flips, driver.ErrConflict); err != nil {
+				return err
 			}
-			s.forms.saw(hint)
-			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
@@ -532,11 +530,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			s.forms.wrote(deltas, skips)
 			return nil
 		case errors.As(err, &hint):
-			if flips++; flips > maxHintFlips {
-				return fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrStateChanged, hint.names())
+			if err := s.flipHints(hint, skips, &flips, driver.ErrStateChanged); err != nil {
+				return err
 			}
-			s.forms.saw(hint)
-			hint.flip(skips)
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
@@ -986,11 +982,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		var hint *hintFailed
 		switch {
 		case errors.As(err, &hint):
-			if flips++; flips > maxHintFlips {
-				return false, fmt.Errorf("%w: the receipts of counter %s kept changing", driver.ErrConflict, hint.names())
+			if err := s.flipHints(hint, skips, &flips, driver.ErrConflict); err != nil {
+				return false, err
 			}
-			s.forms.saw(hint)
-			hint.flip(skips)
 			continue
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
