@@ -268,6 +268,7 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 				deltas = append(deltas, driver.AboveCounters(rec)...)
 			}
 			deltas = append(deltas, driver.MutedCounters(rec)...)
+			deltas = append(deltas, driver.CoveredCounters(rec)...)
 			if p.IsShared() {
 				ledgered = append(ledgered, rec)
 			}
@@ -304,8 +305,19 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	if len(adopt) > 0 || len(r.Drop) > 0 || len(removals) > 0 || intoThreads > 0 || rewritten > 0 || raced > 0 {
 		return errRepairAgain
 	}
-	// A muted thread's counters are kept only while it is muted.
-	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool { return !st.Preferences.Keeps(c) })
+	// A muted thread's counters are kept only while it is muted; a
+	// covered thread's count the records its position covers, which
+	// stands.
+	positions := driver.Positions(st.Counters)
+	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool {
+		return !st.Preferences.Keeps(c) || c.Covered && !positions[c.Thread].Covers(c.Of)
+	})
+	for i := range deltas {
+		deltas[i].Of = ""
+	}
+	for t, pos := range positions {
+		deltas = append(deltas, driver.Counter{Partition: p, Thread: t, Covered: true, Position: pos})
+	}
 	counters := driver.MergeCounters(deltas)
 	// A thread's Latest is its last activity, which the removal of its
 	// latest message does not lower: the recount keeps the stored one

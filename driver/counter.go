@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 // Counter is one stats record (kind US): the tallies of a partition, for
@@ -116,9 +117,68 @@ type Counter struct {
 	Muted bool
 	// Unread is, on a muted thread's counter, the thread's unread
 	// messages (of its category) not hidden by a timed entry: the sum of
-	// AboveOf over its records, whatever the watermark. Zero elsewhere.
+	// AboveOf over its records, whatever the watermark; on a covered
+	// thread's counter, the same of the records its Position covers. Zero
+	// elsewhere.
 	Unread int64
+	// Covered makes c the counter of the records a user's read position
+	// covers (see Position) in the thread Thread of her direct messages
+	// (Group ""), of Category ("" for all of them): the sum of AboveOf
+	// over the records whose ID is below the position's Bound, kept as
+	// Unread, and of those above the partition's seen watermark, as Above
+	// (under the same condition as the partition's Above). These records
+	// hold no read mark, yet read as read: Counts counts them so, from
+	// these counters, and List shows them so, from the Position. Every
+	// write of a record of the thread comes with its change of these
+	// counters, with Of its ID: a Store applies it, in the same atomic
+	// unit, only if the thread's Position covers that ID at the write, and
+	// drops it otherwise. A cover mark (Mark.Cover) writes the Position
+	// and its own changes (Of ""), which apply as they are. Stats returns
+	// them with the others.
+	Covered bool
+	// Of is, in a change of a covered thread's counter that a record's
+	// write makes, the record's ID (see Covered); "" elsewhere.
+	Of string
+	// Position is, on a covered thread's counter of all its categories
+	// (Category ""), the thread's read position; zero elsewhere, and in a
+	// change.
+	Position Position
 }
+
+// Position is a user's read position in a thread of her direct messages,
+// which marks a conversation read in one write, whatever the number of
+// its unread messages (inbox.Inbox.MarkAllRead of a thread): each record
+// of the thread whose ID is below Bound, unread, and not archived,
+// deleted or hidden by a timed entry (AboveOf counts it) reads as read
+// at At. A record keeps its own marks: a mark of one makes its read
+// explicit, and the stream handler does so for each, then drops the
+// position (Mark.Cover with To zero), so that positions stand only until
+// it catches up.
+type Position struct {
+	Bound string
+	At    time.Time
+}
+
+// Covers reports whether p covers a record with ID id.
+func (p Position) Covers(id string) bool { return p.Bound != "" && id < p.Bound }
+
+// Positions returns the read positions counters hold (a partition's, as
+// Stats returns them), by thread.
+func Positions(counters []Counter) map[string]Position {
+	out := map[string]Position{}
+	for _, c := range counters {
+		if c.Covered && c.Category == "" && !c.Position.IsZero() {
+			out[c.Thread] = c.Position
+		}
+	}
+	return out
+}
+
+// Equal reports whether p and o are the same position.
+func (p Position) Equal(o Position) bool { return p.Bound == o.Bound && p.At.Equal(o.At) }
+
+// IsZero reports whether p is no position.
+func (p Position) IsZero() bool { return p.Bound == "" && p.At.IsZero() }
 
 // Tallies are the counts a Counter keeps of the entries of a partition
 // that hide messages until a time (Counter.Snoozed, Counter.Pending): the
@@ -159,6 +219,9 @@ func (t Tallies) Counter() Counter {
 // ThreadCounterSK for a thread's counter, or MutedCounterSK for a muted
 // thread's.
 func (c Counter) SK() string {
+	if c.Covered {
+		return CoveredCounterSK(c.Category, c.Thread)
+	}
 	if c.Muted {
 		return MutedCounterSK(c.Category, c.Thread)
 	}
@@ -191,6 +254,9 @@ func (c *Counter) Add(d Counter) {
 		c.Top, c.TopEntry = d.Top, d.TopEntry
 	}
 	c.Latest = max(c.Latest, d.Latest)
+	if !d.Position.IsZero() {
+		c.Position = d.Position
+	}
 	c.Published += d.Published
 	c.Read += d.Read
 	c.Archived += d.Archived
@@ -230,16 +296,20 @@ func tallyDeltas(p Partition, category, group string, t Counter) []Counter {
 	return out
 }
 
-// MergeCounters sums changes to the same counter, in a stable order.
+// MergeCounters sums changes to the same counter, in a stable order: a
+// covered thread's counter's changes of each record apart (Counter.Of).
 func MergeCounters(cs []Counter) []Counter {
 	type key struct {
-		p  Partition
-		sk string
+		p      Partition
+		sk, of string
 	}
 	idx := map[key]int{}
 	var out []Counter
 	for _, c := range cs {
-		k := key{c.Partition, c.SK()}
+		k := key{c.Partition, c.SK(), c.Of} // a covered counter's changes by record
+		if c.Of != "" {
+			c.Position = Position{}
+		}
 		if i, ok := idx[k]; ok {
 			out[i].Add(c)
 			continue
@@ -251,7 +321,10 @@ func MergeCounters(cs []Counter) []Counter {
 		if out[i].Partition != out[j].Partition {
 			return out[i].Partition.PK() < out[j].Partition.PK()
 		}
-		return out[i].SK() < out[j].SK()
+		if out[i].SK() != out[j].SK() {
+			return out[i].SK() < out[j].SK()
+		}
+		return out[i].Of < out[j].Of
 	})
 	return out
 }
@@ -336,6 +409,25 @@ func (c *Counter) ApplyHint(d Counter, exists bool) {
 func ValidateCounter(c Counter) error {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: counter %s of %s: %s", ErrInvalidInput, c.SK(), c.Partition.PK(), what)
+	}
+	if c.Covered {
+		switch {
+		case c.Muted || ValidateCategory(c.Category) != nil || c.Thread == "" || ValidateThread(c.Thread) != nil:
+			return bad("not a key")
+		case c.Partition.IsShared() || c.Group != "" || c.Latest != "" || c.Rev != 0 || !c.Top.IsZero() || c.TopEntry != "":
+			return bad("a covered thread's counter off a user's own thread")
+		case c.Own() != Tallies{} || c.Snoozed != Tallies{} || c.Pending != Tallies{}:
+			return bad("a covered thread's counter with tallies besides Unread and Above")
+		case c.Of != "" && ValidateMessageID(c.Of) != nil:
+			return bad("a record that cannot be")
+		case !c.Position.IsZero() && (c.Category != "" || c.Of != "" || ValidateMessageID(c.Position.Bound) != nil || c.Position.At.IsZero()):
+			return bad("a position that cannot be")
+		}
+		return nil
+	}
+	switch {
+	case c.Of != "" || !c.Position.IsZero():
+		return bad("a record or position off a covered thread's counter")
 	}
 	if c.Muted {
 		switch {

@@ -426,6 +426,14 @@ func MutedCounterSK(category, thread string) string {
 	return CounterSK(category, "") + "#?" + thread
 }
 
+// CoveredCounterSK returns the key of a covered thread's counter of
+// category ("" for all) in a user's partition (see Counter.Covered):
+// c#<category>#??<thread>, which no group's or muted thread's counter has,
+// since no key holds a '?'.
+func CoveredCounterSK(category, thread string) string {
+	return CounterSK(category, "") + "#??" + thread
+}
+
 // ThreadCounterSK returns the sort key of a thread's stats record:
 // b#<thread> for the thread's own records of the partition (a user's direct
 // messages, a shared partition's broadcasts), b#<thread>#<group> for a

@@ -366,6 +366,24 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 			}
 		}
 	}
+	covers := map[Key]*CoverChange{}
+	for _, mk := range marks {
+		if mk.Cover != nil {
+			k := Key{Partition: mk.Key.Partition, ID: mk.Cover.Thread}
+			if covers[k] != nil {
+				return fmt.Errorf("%w: two cover marks of thread %q of %s", ErrInvalidInput, k.ID, k.Partition.PK())
+			}
+			covers[k] = mk.Cover
+		}
+	}
+	for _, d := range deltas {
+		if !d.Covered || d.Of != "" {
+			continue
+		}
+		if c := covers[Key{Partition: d.Partition, ID: d.Thread}]; c == nil || c.To.IsZero() {
+			return fmt.Errorf("%w: a change of the covered counters of thread %q of %s without a cover mark that moves its position", ErrInvalidInput, d.Thread, d.Partition.PK())
+		}
+	}
 	keys := make(map[Key]bool, len(marks))
 	for _, mk := range marks {
 		keys[mk.Key] = true

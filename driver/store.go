@@ -654,6 +654,27 @@ type Mark struct {
 	// set the counters of some of its partition's muted threads anew (see
 	// MutedReset).
 	Muted *MutedReset
+	// Cover makes the mark a cover mark, which moves the user's read
+	// position in a thread of her direct messages (see Position): Key
+	// names her partition alone, with no ID, and nothing else but Now is
+	// set.
+	Cover *CoverChange
+}
+
+// CoverChange moves a user's read position in thread Thread of her
+// direct messages from From to To (zero: none), see Counter.Covered.
+// Store.Mark applies it only if the thread's position is From, and the
+// thread's own counter (ThreadCounterSK) exists with the Rev given (no
+// write of the thread's records came since the caller read them), else
+// ErrStateChanged. The call's deltas of the thread's covered counters
+// (with no Counter.Of) are what the records the move covers, or uncovers,
+// add: they apply as they are. With To zero it removes the thread's
+// covered counters, which must then count nothing (else
+// ErrStateChanged).
+type CoverChange struct {
+	Thread   string
+	From, To Position
+	Rev      int64
 }
 
 // MutedReset sets the counters of muted threads (Counter.Muted) of a
@@ -775,6 +796,24 @@ func ValidateMark(mk Mark) error {
 		}
 		return nil
 	}
+	if c := mk.Cover; c != nil {
+		rest := mk
+		rest.Key.Partition, rest.Now, rest.Cover = Partition{}, time.Time{}, nil
+		switch {
+		case rest != Mark{} || p.IsShared():
+			return bad("a cover mark with other changes, or of a shared partition")
+		case c.Thread == "" || ValidateThread(c.Thread) != nil:
+			return bad(fmt.Sprintf("thread %q", c.Thread))
+		case c.From == c.To:
+			return bad("a cover mark that changes nothing")
+		}
+		for _, pos := range []Position{c.From, c.To} {
+			if !pos.IsZero() && (ValidateMessageID(pos.Bound) != nil || pos.At.IsZero()) {
+				return bad("a position that cannot be")
+			}
+		}
+		return nil
+	}
 	switch {
 	case p.IsShared() && !fold:
 		return bad("a shared partition")
@@ -872,14 +911,16 @@ func (mk Mark) TimedWrites() (puts []Record, del []string) {
 
 // ValidateDeltas checks each counter of deltas (ValidateCounter) and that
 // none is named twice (a DynamoDB transaction cannot touch one item
-// twice), as every Store must before it writes: ErrInvalidInput otherwise.
+// twice; a covered thread's counter, kept on its partition's total, once
+// per record, Counter.Of), as every Store must before it writes:
+// ErrInvalidInput otherwise.
 func ValidateDeltas(deltas []Counter) error {
 	seen := make(map[Partition]map[string]bool, 1)
 	for _, d := range deltas {
 		if err := ValidateCounter(d); err != nil {
 			return err
 		}
-		sk := d.SK()
+		sk := d.SK() + "#" + d.Of
 		if seen[d.Partition][sk] {
 			return fmt.Errorf("%w: counter %s of %s changed twice", ErrInvalidInput, sk, d.Partition.PK())
 		}

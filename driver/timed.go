@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -320,7 +321,7 @@ func (mk Mark) unseenChange() (Record, int64) {
 		}
 		n += AboveOf(a)
 	}
-	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Message: Message{Category: mk.Category, Thread: mk.Thread}}
+	rec := Record{Partition: mk.Key.Partition, Receipt: mk.Receipt, Message: Message{ID: mk.Key.ID, Category: mk.Category, Thread: mk.Thread}}
 	if mk.Receipt && !mk.Shared.IsPublic() {
 		rec.Message.Audience.Group = mk.Shared.Group
 	}
@@ -329,15 +330,22 @@ func (mk Mark) unseenChange() (Record, int64) {
 
 // mutedDeltas returns the changes unread and above to the muted counters
 // (Counter.Muted) of rec's thread, of all its messages and of rec's
-// category, for a direct message of a thread in a user's partition; nil
+// category, and the same to its covered counters (Counter.Covered, of
+// rec's ID), for a direct message of a thread in a user's partition; nil
 // for any other record.
 func mutedDeltas(rec Record, unread, above int64) []Counter {
 	if unread == 0 && above == 0 || rec.Partition.IsShared() || rec.Receipt || rec.Message.Thread == "" {
 		return nil
 	}
-	out := []Counter{{Partition: rec.Partition, Thread: rec.Message.Thread, Muted: true, Unread: unread, Above: above}}
-	if c := rec.Message.Category; c != "" {
-		out = append(out, Counter{Partition: rec.Partition, Category: c, Thread: rec.Message.Thread, Muted: true, Unread: unread, Above: above})
+	var out []Counter
+	for _, c := range []string{"", rec.Message.Category} {
+		if c == "" && len(out) > 0 {
+			break // no category
+		}
+		m := Counter{Partition: rec.Partition, Category: c, Thread: rec.Message.Thread, Muted: true, Unread: unread, Above: above}
+		cov := m
+		cov.Muted, cov.Covered, cov.Of = false, true, rec.Message.ID
+		out = append(out, m, cov)
 	}
 	return out
 }
@@ -345,7 +353,16 @@ func mutedDeltas(rec Record, unread, above int64) []Counter {
 // MutedCounters returns what rec, a record of a user's partition, adds
 // to the Unread of its thread's muted counters (see Counter.Muted): its
 // AboveOf, for a direct message of a thread.
-func MutedCounters(rec Record) []Counter { return mutedDeltas(rec, AboveOf(rec), 0) }
+func MutedCounters(rec Record) []Counter {
+	return slices.DeleteFunc(mutedDeltas(rec, AboveOf(rec), 0), func(c Counter) bool { return c.Covered })
+}
+
+// CoveredCounters returns what rec, a record of a user's partition, adds
+// to the Unread of its thread's covered counters (see Counter.Covered),
+// each with Of rec's ID: its AboveOf, for a direct message of a thread.
+func CoveredCounters(rec Record) []Counter {
+	return slices.DeleteFunc(mutedDeltas(rec, AboveOf(rec), 0), func(c Counter) bool { return c.Muted })
+}
 
 // TimedDeltas returns the changes of mark mk to the tallies of its
 // record's timed entries: the stored one's (mk.Timed) taken out, and the

@@ -274,6 +274,12 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 	}
 	for _, mk := range marks {
 		p := mk.Key.Partition
+		if c := mk.Cover; c != nil {
+			if err := s.checkCover(p, *c); err != nil {
+				return err
+			}
+			continue
+		}
 		if mk.Fence {
 			if w := s.fenceOf(p); w != mk.Seen {
 				return &driver.SeenError{Partition: p, Seen: w}
@@ -394,7 +400,59 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 		}
 	}
 	s.addDeltas(deltas)
+	for _, mk := range marks {
+		if mk.Cover != nil {
+			s.setCover(mk.Key.Partition, *mk.Cover)
+		}
+	}
 	return nil
+}
+
+// checkCover checks the conditions of cover change c of user partition p
+// (see driver.CoverChange). s.mu must be held.
+func (s *Store) checkCover(p driver.Partition, c driver.CoverChange) error {
+	if cur := s.counters[p][driver.CoveredCounterSK("", c.Thread)].Position; !cur.Equal(c.From) {
+		return fmt.Errorf("%w: read position of thread %q in %s moved", driver.ErrStateChanged, c.Thread, p.PK())
+	}
+	if _, ok := s.counters[p][driver.ThreadCounterSK(c.Thread, "")]; !ok || s.revs[driver.Key{Partition: p, ID: c.Thread}] != c.Rev {
+		return fmt.Errorf("%w: thread %q in %s changed", driver.ErrStateChanged, c.Thread, p.PK())
+	}
+	if c.To.IsZero() {
+		for _, cnt := range s.counters[p] {
+			if cnt.Covered && cnt.Thread == c.Thread && !cnt.IsZero() {
+				return fmt.Errorf("%w: read position of thread %q in %s covers records", driver.ErrStateChanged, c.Thread, p.PK())
+			}
+		}
+	}
+	return nil
+}
+
+// setCover moves the read position of c's thread in user partition p to
+// c.To, after the call's deltas: it drops the thread's covered counters
+// with To zero. s.mu must be held.
+func (s *Store) setCover(p driver.Partition, c driver.CoverChange) {
+	if c.To.IsZero() {
+		for sk, cnt := range s.counters[p] {
+			if cnt.Covered && cnt.Thread == c.Thread {
+				delete(s.counters[p], sk)
+				delete(s.plain[p], sk)
+			}
+		}
+		s.versions[p]++
+		return
+	}
+	sk := driver.CoveredCounterSK("", c.Thread)
+	cnt, ok := s.counters[p][sk]
+	if !ok {
+		cnt = driver.Counter{Partition: p, Thread: c.Thread, Covered: true}
+		if s.counters[p] == nil {
+			s.counters[p] = map[string]driver.Counter{}
+		}
+		s.notePlain(cnt)
+	}
+	cnt.Position = c.To
+	s.counters[p][sk] = cnt
+	s.versions[p]++
 }
 
 // resetMuted sets the counters of the muted threads of r in partition p

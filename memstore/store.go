@@ -358,6 +358,9 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		if !s.prefs[d.Partition].Keeps(d) {
 			continue // a muted thread's counter, of a thread not muted
 		}
+		if d.Covered && d.Of != "" && !s.covers(d.Partition, d.Thread, d.Of) {
+			continue // a covered thread's counter, of a record its position does not cover
+		}
 		cs := s.counters[d.Partition]
 		if cs == nil {
 			cs = map[string]driver.Counter{}
@@ -366,7 +369,7 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		k := d.SK()
 		c, ok := cs[k]
 		if !ok {
-			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread, Muted: d.Muted}
+			c = driver.Counter{Partition: d.Partition, Category: d.Category, Group: d.Group, Thread: d.Thread, Muted: d.Muted, Covered: d.Covered}
 			s.notePlain(c)
 		}
 		was := c.Latest
@@ -394,7 +397,7 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 // revise gives c, if it is a thread's own counter, a new Rev (see
 // driver.Counter.Rev). s.mu must be held.
 func (s *Store) revise(c driver.Counter) {
-	if c.Thread != "" && c.Group == "" && !c.Muted {
+	if c.Thread != "" && c.Group == "" && !c.Muted && !c.Covered {
 		s.rev++
 		s.revs[driver.Key{Partition: c.Partition, ID: c.Thread}] = s.rev
 	}
@@ -407,6 +410,13 @@ func (s *Store) mutes(p driver.Partition, t string) bool {
 	return prefs.Own && prefs.MutesThread(t)
 }
 
+// covers reports whether the read position of thread t in user partition
+// p covers the record with ID id (see driver.Counter.Covered). s.mu must
+// be held.
+func (s *Store) covers(p driver.Partition, t, id string) bool {
+	return s.counters[p][driver.CoveredCounterSK("", t)].Position.Covers(id)
+}
+
 // expire schedules an expiry entry.
 func (s *Store) expire(e expiry) { heap.Push(&s.expiries, e) }
 
@@ -414,7 +424,7 @@ func (s *Store) expire(e expiry) { heap.Push(&s.expiries, e) }
 // muted thread's counter among them: Stats returns it with the others),
 // if it is one of them. s.mu must be held.
 func (s *Store) notePlain(c driver.Counter) {
-	if c.Thread != "" && !c.Muted {
+	if c.Thread != "" && !c.Muted && !c.Covered {
 		return
 	}
 	if s.plain[c.Partition] == nil {
