@@ -335,7 +335,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		rec := newRecord(p, m)
 		rec.OptOutDefault = optOutDefault
 		sent[i] = true
-		outcome[i] = ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
+		outcome[i] = ib.putCopy(ctx, s.User(uniq[i]), rec)
 	})
 	for i, u := range uniq {
 		switch err := outcome[i]; {

@@ -214,12 +214,13 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	g, gctx := errgroup.WithContext(ctx)
 	var renewed []int
-	var prefs Preferences
-	g.Go(func() (err error) { renewed, prefs, err = ib.catchUp(gctx, v, parts, now); return err })
+	var ps pageStats
+	g.Go(func() (err error) { renewed, ps, err = ib.catchUp(gctx, v, parts, now); return err })
 	g.Go(func() error { return ib.fetch(gctx, v, m.streams) })
 	if err := g.Wait(); err != nil {
 		return nil, "", err
 	}
+	prefs := ps.prefs
 	if hidesView(prefs, o) {
 		return nil, "", nil // u opted out of the view's category
 	}
@@ -237,6 +238,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 			if !progressed {
 				break
 			}
+			rec.Record = driver.Overlay(rec.Record, ps.positions)
 			if ok && visible(rec, o, now) && !hides(prefs, o, rec.Record) {
 				out = append(out, rec)
 			}
@@ -278,7 +280,8 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 		g.Go(func() (err error) { res, err = ib.store.Query(gctx, q); return err })
 		if round == 0 {
 			g.Go(func() (err error) {
-				_, prefs, err = ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
+				_, ps, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
+				prefs = ps.prefs // archived records are read as they are: a position covers none
 				return err
 			})
 		}
@@ -581,17 +584,17 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err err
 	}
 	var rec driver.Record
 	var receipt *driver.Record
-	var prefs Preferences
+	var ps pageStats
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { rec, receipt, err = ib.lookupState(gctx, u, id, ib.now(), false); return err })
 	g.Go(func() (err error) {
-		prefs, err = ib.pagePreferences(gctx, append([]Partition{u.Partition()}, u.Shared()...), nil)
+		ps, err = ib.pagePreferences(gctx, append([]Partition{u.Partition()}, u.Shared()...), nil)
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return Message{}, err
 	}
-	return feedRecord{Record: rec, receipt: receipt, muted: mutes(prefs, rec)}.message(), nil
+	return feedRecord{Record: driver.Overlay(rec, ps.positions), receipt: receipt, muted: mutes(ps.prefs, rec)}.message(), nil
 }
 
 // lookupState reads message id from u's partition and the shared ones at

@@ -74,10 +74,31 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
-	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
+	n := 0
+	if o.Thread != "" && o.Category == "" && !o.Archived && !o.Snoozed {
+		// Her direct messages of the thread: by a read position, in one
+		// write (see markThreadRead); the rest below, one by one.
+		if err := u.Validate(); err != nil {
+			return 0, err
+		}
+		if err := driver.ValidateThread(o.Thread); err != nil {
+			return 0, err
+		}
+		after := ""
+		if o.UpTo != "" {
+			if after, err = idAfter(o.UpTo); err != nil {
+				return 0, err
+			}
+		}
+		if n, err = ib.markThreadRead(ctx, u, o.Thread, after); err != nil {
+			return 0, err
+		}
+	}
+	m, err := ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
 		s.ReadAt = now
 		return s
 	})
+	return n + m, err
 }
 
 // bulk gives every message of u that List with o shows (Limit and Cursor
@@ -441,9 +462,14 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 				continue
 			}
 			for _, c := range again[i].Counters {
-				if c.Thread == thread {
+				if c.Thread == thread && !c.Covered {
 					view[i].Counters = append(view[i].Counters, c)
 				}
+			}
+		}
+		for _, c := range stats[0].Counters {
+			if c.Covered && c.Thread == thread {
+				view[0].Counters = append(view[0].Counters, c) // what u's read position covers, of her version
 			}
 		}
 		if err := rg.Wait(); err != nil {

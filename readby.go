@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -130,8 +131,23 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 	}
 	var copies []driver.Record
 	g, gctx := errgroup.WithContext(ctx)
+	positions := map[driver.Partition]map[string]driver.Position{} // the members' read positions
 	if len(keys) > 0 {
 		g.Go(func() (err error) { copies, err = ib.getRecords(gctx, keys); return err })
+		others := map[driver.Partition]bool{}
+		for _, k := range keys {
+			others[k.Partition] = true
+		}
+		var mu sync.Mutex
+		for p := range others {
+			g.Go(func() error {
+				st, err := ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}}})
+				mu.Lock()
+				positions[p] = driver.Positions(st.Counters)
+				mu.Unlock()
+				return err
+			})
+		}
 	}
 	for _, s := range spans {
 		g.Go(func() error {
@@ -161,7 +177,7 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 	keep := func(user string) bool { return user == u.ID || len(members) == 0 || slices.Contains(members, user) }
 	byCopy := make(map[driver.Key]driver.Record, len(copies))
 	for _, c := range copies {
-		byCopy[c.Key()] = c
+		byCopy[c.Key()] = driver.Overlay(c, positions[c.Partition])
 	}
 	out := make([]ReadBy, len(msgs))
 	for i, m := range msgs {

@@ -38,13 +38,27 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		if err != nil {
 			return false, err
 		}
-		from := rec.State()
+		// A direct message a read position covers reads as read (see
+		// markThreadRead).
+		over, covered, err := ib.covering(ctx, u, rec)
+		if err != nil {
+			return false, err
+		}
+		from := over.State()
 		if receipt != nil {
 			from = receipt.State()
 		}
-		to, ok := change(rec, from)
+		to, ok := change(over, from)
 		if !ok {
 			return false, nil
+		}
+		if covered && driver.AboveOf(rec.WithState(to)) > 0 {
+			// Unread again, below the position: written out first, the
+			// position no longer covers it.
+			if err := ib.writeOut(ctx, u, rec.Message.Thread); err != nil {
+				return false, err
+			}
+			continue
 		}
 		mk := markFor(u, rec, receipt, to, now)
 		if mk.Delete && !rec.Ledgered() {

@@ -122,13 +122,14 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) ([]driver.Counter, *driver.MutedReset) {
 	total := driver.Counter{Partition: p}
 	want := map[string]driver.Counter{total.SK(): total} // by key, with the Above wanted
+	positions := driver.Positions(st.Counters)
 	add := func(r driver.Record) {
 		for _, d := range driver.AboveCounters(r) {
-			if !st.Preferences.Keeps(d) {
-				continue // kept only while its thread is muted
+			if !st.Preferences.Keeps(d) || d.Covered && !positions[d.Thread].Covers(d.Of) {
+				continue // kept only while its thread is muted, or its position covers the record
 			}
 			c := want[d.SK()]
-			c.Partition, c.Category, c.Group, c.Thread, c.Muted = p, d.Category, d.Group, d.Thread, d.Muted
+			c.Partition, c.Category, c.Group, c.Thread, c.Muted, c.Covered = p, d.Category, d.Group, d.Thread, d.Muted, d.Covered
 			c.Above += d.Above
 			want[d.SK()] = c
 		}
@@ -152,10 +153,10 @@ func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound str
 	// group's, and each muted thread's (with its Unread).
 	have := map[string]driver.Counter{}
 	for _, c := range st.Counters {
-		if c.Thread == "" || c.Muted && st.Preferences.Keeps(c) {
+		if c.Thread == "" || c.Covered || c.Muted && st.Preferences.Keeps(c) {
 			have[c.SK()] = c
 			if _, ok := want[c.SK()]; !ok {
-				want[c.SK()] = driver.Counter{Partition: p, Category: c.Category, Group: c.Group, Thread: c.Thread, Muted: c.Muted}
+				want[c.SK()] = driver.Counter{Partition: p, Category: c.Category, Group: c.Group, Thread: c.Thread, Muted: c.Muted, Covered: c.Covered}
 			}
 		}
 	}

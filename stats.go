@@ -210,9 +210,14 @@ func (f *feed) mutedThreads() (unread, above catSum) {
 	}
 	unread, above = catSum{}, catSum{}
 	for _, c := range st.Counters {
-		if c.Muted && prefs.MutesThread(c.Thread) {
+		switch {
+		case c.Muted && prefs.MutesThread(c.Thread):
 			unread[c.Category] += c.Unread
 			above[c.Category] += c.Above
+		case c.Covered && prefs.MutesThread(c.Thread):
+			// Read, though the muted counters count them unread.
+			unread[c.Category] -= c.Unread
+			above[c.Category] -= c.Above
 		}
 	}
 	add := func(r driver.Record, n int64) {
@@ -327,6 +332,15 @@ func (ib *Inbox) readFeed(ctx context.Context, v *view, u User, now time.Time) (
 	if stats[0].Preferences, err = ib.inEffect(ctx, u.Scope, stats[0].Preferences); err != nil {
 		return nil, err
 	}
+	// The expired records a read position covers count as read: as the
+	// covered counters count them (see driver.Counter.Covered).
+	if positions := driver.Positions(stats[0].Counters); len(positions) > 0 {
+		expired := make([]driver.Record, len(stats[0].Expired))
+		for i, e := range stats[0].Expired {
+			expired[i] = driver.Overlay(e, positions)
+		}
+		stats[0].Expired = expired
+	}
 	f := &feed{u: u, now: now, parts: parts, stats: stats, in: map[string]bool{"": true}, removed: map[string]bool{}}
 	for _, p := range parts[2:] {
 		f.in[p.Group] = true
@@ -411,6 +425,9 @@ func (f *feed) tallies() (Counts, catSum) {
 	}
 	for _, c := range f.stats[0].Counters {
 		switch {
+		case c.Covered:
+			// The records a read position covers are read.
+			sum.add(driver.Counter{Category: c.Category, Read: c.Unread})
 		case c.Thread != "":
 			// threads are counted by ListThreads
 		case c.Group == "":
@@ -532,6 +549,8 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed, muted catSum
 	for _, c := range st.Counters {
 		// The total's and each category's Above (see driver.Counter).
 		switch {
+		case c.Covered:
+			n[c.Category] -= c.Above // read
 		case c.Thread != "":
 		case c.Group == "":
 			n[c.Category] += c.Above
@@ -761,22 +780,22 @@ func (ib *Inbox) behind(ctx context.Context, v *view, parts []Partition, recent 
 // between, sees the view Counts sees. It returns the partitions renewed,
 // by index in parts, and u's preferences (see pagePreferences). With the
 // cache off it reads nothing else: every read is fresh.
-func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now time.Time) ([]int, Preferences, error) {
+func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now time.Time) ([]int, pageStats, error) {
 	if v.c.fresh == 0 {
-		prefs, err := ib.pagePreferences(ctx, parts, nil)
-		return nil, prefs, err
+		ps, err := ib.pagePreferences(ctx, parts, nil)
+		return nil, ps, err
 	}
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Now: now})
 	if err != nil {
-		return nil, Preferences{}, err
+		return nil, pageStats{}, err
 	}
-	prefs, err := ib.pagePreferences(ctx, parts, &st)
+	ps, err := ib.pagePreferences(ctx, parts, &st)
 	if err != nil {
-		return nil, Preferences{}, err
+		return nil, pageStats{}, err
 	}
 	behind, err := ib.behind(ctx, v, parts, st.Recent, now)
 	if err != nil || len(behind) == 0 {
-		return nil, prefs, err
+		return nil, ps, err
 	}
 	var out []int
 	g, gctx := errgroup.WithContext(ctx)
@@ -784,23 +803,32 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 		out = append(out, i)
 		g.Go(func() error { return v.renew(gctx, parts[i], ids) })
 	}
-	return out, prefs, g.Wait()
+	return out, ps, g.Wait()
+}
+
+// pageStats is what a page of a user's feed reads of her stats: her
+// preferences in effect, and the read positions of her threads (see
+// driver.Position), which her records there read with.
+type pageStats struct {
+	prefs     Preferences
+	positions map[string]driver.Position
 }
 
 // pagePreferences returns the preferences of the user whose partition is
 // parts[0], for a page of her feed through parts: those of st, her stats
 // if read, else read by key (a muted category concerns every user, in
 // groups or not), or the defaults if she has none of her own (see
-// inEffect).
-func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (Preferences, error) {
-	if st != nil {
-		return ib.inEffect(ctx, parts[0].Scope(), st.Preferences)
+// inEffect); and her read positions, read with them.
+func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (pageStats, error) {
+	if st == nil {
+		s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
+		if err != nil {
+			return pageStats{}, err
+		}
+		st = &s
 	}
-	s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
-	if err != nil {
-		return Preferences{}, err
-	}
-	return ib.inEffect(ctx, parts[0].Scope(), s.Preferences)
+	prefs, err := ib.inEffect(ctx, parts[0].Scope(), st.Preferences)
+	return pageStats{prefs: prefs, positions: driver.Positions(st.Counters)}, err
 }
 
 // unseen counts the messages of parts above the seen watermark seen that

@@ -532,8 +532,8 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			continue
 		}
 		for _, c := range again[i].Counters {
-			if c.Thread == "" {
-				continue // u's total, read for its version
+			if c.Thread == "" || c.Covered {
+				continue // u's total, read for its version, with her positions
 			}
 			if c.Group != "" {
 				view[i].Counters = append(view[i].Counters, c) // u's receipts of a shared thread's messages
@@ -544,6 +544,13 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 				return nil, previewed{}, false, nil
 			}
 			reread[k] = c
+		}
+	}
+	// u's read positions and what they cover, as the first round read
+	// them with her version.
+	for _, c := range stats[0].Counters {
+		if c.Covered {
+			view[0].Counters = append(view[0].Counters, c)
 		}
 	}
 	for _, c := range cands {
@@ -558,7 +565,13 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 		view[i].Counters = append(view[i].Counters, c)
 	}
 	unknown := receiptHints(u, cands, again[0].Counters, byKey)
-	return threadTallies(parts, view, dead), previewed{byKey, unknown}, true, nil
+	// u's direct messages read with her positions in their threads, as
+	// their counts count them.
+	positions := driver.Positions(stats[0].Counters)
+	for k, r := range byKey {
+		byKey[k] = driver.Overlay(r, positions)
+	}
+	return threadTallies(parts, view, dead), previewed{byKey, unknown, positions}, true, nil
 }
 
 // previewed is what threadCounts read of the previews of its threads: the
@@ -568,6 +581,8 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 type previewed struct {
 	byKey   map[driver.Key]driver.Record
 	unknown map[driver.Key]bool
+	// positions are u's read positions, as read with the counts.
+	positions map[string]driver.Position
 }
 
 // sameSpan reports whether p's threads below start, read again, are
@@ -767,8 +782,12 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 	sums := map[threadKey]*driver.Counter{}
 	// add adds c, a counter or change of partition p, to its thread's sum.
 	add := func(p Partition, c driver.Counter) {
-		if c.Thread == "" {
+		if c.Thread == "" || c.Covered && c.Category != "" {
 			return
+		}
+		if c.Covered {
+			// The messages her read position covers are read.
+			c = driver.Counter{Thread: c.Thread, Read: c.Unread}
 		}
 		k := threadKey{c.Group, c.Thread}
 		switch {
@@ -789,12 +808,16 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 		}
 		s.Add(c)
 	}
+	positions := driver.Positions(stats[0].Counters)
 	for i, st := range stats {
 		for _, c := range st.Counters {
 			add(parts[i], c)
 		}
 		// Records that expired are counted out, as Counts does.
 		for _, e := range st.Expired {
+			if i == 0 {
+				e = driver.Overlay(e, positions)
+			}
 			for _, d := range driver.RemovalDeltas(e) {
 				add(parts[i], d)
 			}
@@ -847,7 +870,7 @@ func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread
 	for j, i := range missing {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			threads[i].Latest, errs[j] = ib.newestVisible(ctx, v, u, threads[i], now)
+			threads[i].Latest, errs[j] = ib.newestVisible(ctx, v, u, threads[i], read.positions, now)
 		}()
 	}
 	for range missing {
@@ -903,7 +926,7 @@ func (ib *Inbox) sameVersions(ctx context.Context, v *view, parts []Partition, s
 // thread shows u, below t's activity, read from the thread index of t's
 // partition (with u's receipts of a shared thread's messages by key); a
 // zero Message if there is none.
-func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, now time.Time) (Message, error) {
+func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, positions map[string]driver.Position, now time.Time) (Message, error) {
 	q := driver.Query{Partition: u.Partition(), Thread: t.Thread, Limit: DefaultPageSize, Now: now, Archived: driver.NotArchived}
 	s := &feedStream{q: q, next: t.Activity, more: true}
 	m := merger{streams: []*feedStream{s}}
@@ -924,6 +947,7 @@ func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, n
 			if !progressed {
 				break
 			}
+			rec.Record = driver.Overlay(rec.Record, positions)
 			if ok && visible(rec, o, now) {
 				return rec.message(), nil
 			}

@@ -3,6 +3,8 @@ package driver
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -150,17 +152,106 @@ type Counter struct {
 // its unread messages (inbox.Inbox.MarkAllRead of a thread): each record
 // of the thread whose ID is below Bound, unread, and not archived,
 // deleted or hidden by a timed entry (AboveOf counts it) reads as read
-// at At. A record keeps its own marks: a mark of one makes its read
+// (ReadAt). A record keeps its own marks: a mark of one makes its read
 // explicit, and the stream handler does so for each, then drops the
 // position (Mark.Cover with To zero), so that positions stand only until
 // it catches up.
+//
+// A position moved up while it stands keeps its earlier steps, so that
+// each record reads as read when the move that covered it was made: At
+// is the time of the last move, which covered the records from the
+// previous Bound up, and Earlier the earlier moves, oldest first, as
+// EncodeSteps writes them.
 type Position struct {
+	Bound   string
+	At      time.Time
+	Earlier string
+}
+
+// Step is one move of a Position: the records below Bound (and above the
+// previous step's) read as read at At.
+type Step struct {
 	Bound string
 	At    time.Time
 }
 
+// EncodeSteps returns steps as Position.Earlier holds them:
+// <bound>:<epoch seconds>, joined by ";" (a ULID holds neither).
+func EncodeSteps(steps []Step) string {
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = st.Bound + ":" + strconv.FormatInt(st.At.Unix(), 10)
+	}
+	return strings.Join(parts, ";")
+}
+
+// Steps returns p's moves, oldest first; ok is false if p.Earlier is not
+// as EncodeSteps writes steps of ascending bounds below p.Bound.
+func (p Position) Steps() (_ []Step, ok bool) {
+	var out []Step
+	if p.Earlier != "" {
+		for _, part := range strings.Split(p.Earlier, ";") {
+			b, at, found := strings.Cut(part, ":")
+			sec, err := strconv.ParseInt(at, 10, 64)
+			if !found || err != nil || ValidateMessageID(b) != nil || len(out) > 0 && out[len(out)-1].Bound >= b {
+				return nil, false
+			}
+			out = append(out, Step{Bound: b, At: time.Unix(sec, 0).UTC()})
+		}
+	}
+	if len(out) > 0 && out[len(out)-1].Bound >= p.Bound {
+		return nil, false
+	}
+	return append(out, Step{Bound: p.Bound, At: p.At}), true
+}
+
+// Raised returns p moved up to bound at at, its moves so far kept as its
+// earlier steps (p zero: the first move).
+func (p Position) Raised(bound string, at time.Time) Position {
+	if p.IsZero() {
+		return Position{Bound: bound, At: at}
+	}
+	steps, _ := p.Steps()
+	return Position{Bound: bound, At: at, Earlier: EncodeSteps(steps)}
+}
+
+// MaxPositionSteps is the most moves a Position keeps (see
+// Position.Earlier): past it, the Inbox writes the position out first.
+const MaxPositionSteps = 4
+
+// valid reports whether p is a position a Store keeps: a bound that is a
+// message ID, a time, and at most MaxPositionSteps moves, as Steps reads
+// them.
+func (p Position) valid() bool {
+	steps, ok := p.Steps()
+	return ok && ValidateMessageID(p.Bound) == nil && !p.At.IsZero() && len(steps) <= MaxPositionSteps
+}
+
 // Covers reports whether p covers a record with ID id.
 func (p Position) Covers(id string) bool { return p.Bound != "" && id < p.Bound }
+
+// ReadAt returns the time a record with ID id, which p covers, reads as
+// read at: that of the move that covered it.
+func (p Position) ReadAt(id string) time.Time {
+	steps, ok := p.Steps()
+	if !ok {
+		return p.At
+	}
+	for _, st := range steps {
+		if id < st.Bound {
+			return st.At
+		}
+	}
+	return p.At
+}
+
+// Equal reports whether p and o are the same position.
+func (p Position) Equal(o Position) bool {
+	return p.Bound == o.Bound && p.At.Equal(o.At) && p.Earlier == o.Earlier
+}
+
+// IsZero reports whether p is no position.
+func (p Position) IsZero() bool { return p.Bound == "" && p.At.IsZero() && p.Earlier == "" }
 
 // Positions returns the read positions counters hold (a partition's, as
 // Stats returns them), by thread.
@@ -174,11 +265,38 @@ func Positions(counters []Counter) map[string]Position {
 	return out
 }
 
-// Equal reports whether p and o are the same position.
-func (p Position) Equal(o Position) bool { return p.Bound == o.Bound && p.At.Equal(o.At) }
+// Coverable reports whether a read position could cover rec: a direct
+// message of a thread in a user's partition that AboveOf counts (unread,
+// not archived nor deleted, not hidden by a timed entry, ledgered).
+func Coverable(rec Record) bool {
+	return !rec.Receipt && !rec.Partition.IsShared() && rec.Message.Thread != "" && AboveOf(rec) > 0
+}
 
-// IsZero reports whether p is no position.
-func (p Position) IsZero() bool { return p.Bound == "" && p.At.IsZero() }
+// Overlay returns rec as it reads where positions are the read positions
+// of its partition's threads (Positions): a direct message of a thread
+// in a user's partition that its thread's position covers and that
+// AboveOf counts (unread, not archived nor deleted, not hidden; as its
+// counters count it) is read at the position's time, in its marks and
+// its Counted; any other record is returned as it is.
+func Overlay(rec Record, positions map[string]Position) Record {
+	if len(positions) == 0 || !Coverable(rec) {
+		return rec
+	}
+	pos, ok := positions[rec.Message.Thread]
+	if !ok || !pos.Covers(rec.Message.ID) {
+		return rec
+	}
+	if rec.Message.ReadAt.IsZero() {
+		rec.Message.ReadAt = pos.ReadAt(rec.Message.ID)
+	}
+	if c := rec.accounted(); c != 0 {
+		rec.Counted = c | MarkedRead
+	}
+	return rec
+}
+
+
+
 
 // Tallies are the counts a Counter keeps of the entries of a partition
 // that hide messages until a time (Counter.Snoozed, Counter.Pending): the
@@ -420,7 +538,7 @@ func ValidateCounter(c Counter) error {
 			return bad("a covered thread's counter with tallies besides Unread and Above")
 		case c.Of != "" && ValidateMessageID(c.Of) != nil:
 			return bad("a record that cannot be")
-		case !c.Position.IsZero() && (c.Category != "" || c.Of != "" || ValidateMessageID(c.Position.Bound) != nil || c.Position.At.IsZero()):
+		case !c.Position.IsZero() && (c.Category != "" || c.Of != "" || !c.Position.valid()):
 			return bad("a position that cannot be")
 		}
 		return nil

@@ -367,7 +367,11 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 		}
 	}
 	covers := map[Key]*CoverChange{}
+	versioned := map[Partition]bool{}
 	for _, mk := range marks {
+		if mk.Versioned && (mk.Seen != "" || mk.Cover != nil) {
+			versioned[mk.Key.Partition] = true
+		}
 		if mk.Cover != nil {
 			k := Key{Partition: mk.Key.Partition, ID: mk.Cover.Thread}
 			if covers[k] != nil {
@@ -380,8 +384,8 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 		if !d.Covered || d.Of != "" {
 			continue
 		}
-		if c := covers[Key{Partition: d.Partition, ID: d.Thread}]; c == nil || c.To.IsZero() {
-			return fmt.Errorf("%w: a change of the covered counters of thread %q of %s without a cover mark that moves its position", ErrInvalidInput, d.Thread, d.Partition.PK())
+		if c := covers[Key{Partition: d.Partition, ID: d.Thread}]; (c == nil || c.To.IsZero()) && !versioned[d.Partition] {
+			return fmt.Errorf("%w: a change of the covered counters of thread %q of %s without a cover mark that moves its position, or a versioned watermark mark", ErrInvalidInput, d.Thread, d.Partition.PK())
 		}
 	}
 	keys := make(map[Key]bool, len(marks))

@@ -84,7 +84,12 @@ type Store interface {
 	// out of (Preferences.OptsOut, as they stand at the write), or, if the
 	// partition has none of its own (Preferences.Own), whose
 	// rec.OptOutDefault is set, is not written: it returns an error
-	// matching ErrOptedOut and changes nothing. A call whose DynamoDB
+	// matching ErrOptedOut and changes nothing. A direct message of a
+	// thread in a user's partition that a read position would cover
+	// (Coverable, and the thread's Position covers its ID) is not
+	// written either: it returns an error matching ErrStateChanged and
+	// changes nothing (the Inbox writes the position out, then puts it).
+	// A call whose DynamoDB
 	// transaction would hold more than MaxTransactItems items
 	// (ValidatePutItems, of the deltas as they apply: without the Above
 	// of a partition whose watermark is not below rec's ID) returns an
@@ -211,8 +216,10 @@ type Store interface {
 	// (on DynamoDB, one Query of adjacent sort keys; a read past one page
 	// is checked against the version, and read again if a write came
 	// between). With q.Hour it reads one hour bucket instead. With q.Keys
-	// it reads the counters with those keys and the Version alone, by key
-	// in one round trip: one isolated read with q.Isolated, else each
+	// it reads the counters with those keys and the Version alone (the
+	// total, of a user's partition, with its covered threads' counters,
+	// Counter.Covered), by key in one round trip: one isolated read with
+	// q.Isolated, else each
 	// counter as it stands at some instant of the call (see
 	// StatsQuery.Keys). See Stats. A query ValidateStatsQuery refuses is
 	// ErrInvalidInput.
@@ -656,25 +663,26 @@ type Mark struct {
 	Muted *MutedReset
 	// Cover makes the mark a cover mark, which moves the user's read
 	// position in a thread of her direct messages (see Position): Key
-	// names her partition alone, with no ID, and nothing else but Now is
-	// set.
+	// names her partition alone, with no ID, and nothing else but Now,
+	// Versioned and Version is set.
 	Cover *CoverChange
 }
 
 // CoverChange moves a user's read position in thread Thread of her
 // direct messages from From to To (zero: none), see Counter.Covered.
-// Store.Mark applies it only if the thread's position is From, and the
-// thread's own counter (ThreadCounterSK) exists with the Rev given (no
-// write of the thread's records came since the caller read them), else
-// ErrStateChanged. The call's deltas of the thread's covered counters
-// (with no Counter.Of) are what the records the move covers, or uncovers,
-// add: they apply as they are. With To zero it removes the thread's
-// covered counters, which must then count nothing (else
-// ErrStateChanged).
+// Store.Mark applies it only if the thread's position is From and the
+// partition's counter version is the mark's Version (Mark.Versioned: no
+// write of the partition came since the caller read the records the move
+// covers), else ErrStateChanged, and changes the version. The call's
+// deltas of the thread's covered counters (with no Counter.Of) are what
+// the records the move covers, or uncovers, add: they apply as they are.
+// With To zero it removes the thread's covered counters, which must then
+// count nothing (else ErrStateChanged). As a watermark mark, it fences
+// the deltas' Above: the version stands for the watermark they were
+// computed for.
 type CoverChange struct {
 	Thread   string
 	From, To Position
-	Rev      int64
 }
 
 // MutedReset sets the counters of muted threads (Counter.Muted) of a
@@ -798,17 +806,17 @@ func ValidateMark(mk Mark) error {
 	}
 	if c := mk.Cover; c != nil {
 		rest := mk
-		rest.Key.Partition, rest.Now, rest.Cover = Partition{}, time.Time{}, nil
+		rest.Key.Partition, rest.Now, rest.Cover, rest.Versioned, rest.Version = Partition{}, time.Time{}, nil, false, 0
 		switch {
-		case rest != Mark{} || p.IsShared():
-			return bad("a cover mark with other changes, or of a shared partition")
+		case rest != Mark{} || p.IsShared() || !mk.Versioned:
+			return bad("a cover mark with other changes, without a version, or of a shared partition")
 		case c.Thread == "" || ValidateThread(c.Thread) != nil:
 			return bad(fmt.Sprintf("thread %q", c.Thread))
 		case c.From == c.To:
 			return bad("a cover mark that changes nothing")
 		}
 		for _, pos := range []Position{c.From, c.To} {
-			if !pos.IsZero() && (ValidateMessageID(pos.Bound) != nil || pos.At.IsZero()) {
+			if !pos.IsZero() && !pos.valid() {
 				return bad("a position that cannot be")
 			}
 		}

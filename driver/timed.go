@@ -225,7 +225,7 @@ func PutDeltas(rec Record) []Counter {
 		out = append(out, TimedCounters(e)...)
 	}
 	out = append(out, aboveDeltas(rec, AboveOf(rec))...)
-	out = append(out, MutedCounters(rec)...)
+	out = append(out, mutedDeltas(rec, AboveOf(rec), 0)...)
 	return MergeCounters(out)
 }
 

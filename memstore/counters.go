@@ -42,6 +42,16 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 				if c, ok := s.counters[p][sk]; ok {
 					st.Counters = append(st.Counters, c)
 				}
+				if sk == driver.CounterSK("", "") {
+					// The total comes with the covered threads'
+					// counters, as the dynamo Store keeps them on it.
+					for _, c := range s.counters[p] {
+						if c.Covered && !read[c.SK()] {
+							read[c.SK()] = true
+							st.Counters = append(st.Counters, c)
+						}
+					}
+				}
 			}
 		}
 		return st, nil

@@ -57,6 +57,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if own := s.prefs[rec.Partition]; !rec.Partition.IsShared() && rec.Message.Category != "" && (own.Own && own.OptsOut(rec.Message.Category) || !own.Own && rec.OptOutDefault) {
 		return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, rec.Partition.PK(), rec.Message.Category)
 	}
+	if driver.Coverable(rec) && s.covers(rec.Partition, rec.Message.Thread, rec.Message.ID) {
+		return fmt.Errorf("%w: message %s of thread %q in %s below its read position", driver.ErrStateChanged, rec.Message.ID, rec.Message.Thread, rec.Partition.PK())
+	}
 	made := make([]driver.Record, 0, len(receipts))
 	for _, mk := range receipts {
 		r := mk.EntryRecord()
@@ -275,7 +278,7 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 	for _, mk := range marks {
 		p := mk.Key.Partition
 		if c := mk.Cover; c != nil {
-			if err := s.checkCover(p, *c); err != nil {
+			if err := s.checkCover(p, *c, mk.Version); err != nil {
 				return err
 			}
 			continue
@@ -410,12 +413,12 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 
 // checkCover checks the conditions of cover change c of user partition p
 // (see driver.CoverChange). s.mu must be held.
-func (s *Store) checkCover(p driver.Partition, c driver.CoverChange) error {
+func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int64) error {
 	if cur := s.counters[p][driver.CoveredCounterSK("", c.Thread)].Position; !cur.Equal(c.From) {
 		return fmt.Errorf("%w: read position of thread %q in %s moved", driver.ErrStateChanged, c.Thread, p.PK())
 	}
-	if _, ok := s.counters[p][driver.ThreadCounterSK(c.Thread, "")]; !ok || s.revs[driver.Key{Partition: p, ID: c.Thread}] != c.Rev {
-		return fmt.Errorf("%w: thread %q in %s changed", driver.ErrStateChanged, c.Thread, p.PK())
+	if s.versions[p] != version {
+		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), version)
 	}
 	if c.To.IsZero() {
 		for _, cnt := range s.counters[p] {

@@ -165,6 +165,7 @@ func (e *env) checkInvariant() {
 		e.checkReceiptHints(p, st, records)
 		e.checkAbove(p, st)
 		e.checkMutedThreads(p, st)
+		e.checkCoveredThreads(p, st)
 		if p.IsShared() {
 			e.checkBuckets(p, st)
 		}
@@ -477,6 +478,71 @@ func (e *env) checkMutedThreads(p driver.Partition, st driver.Stats) {
 	if !maps.Equal(want, got) {
 		e.t.Errorf("invariant: the muted threads' counters of %s (muting %v, above %q) differ from a recount of its ledger (-ledger +counters):\n%s",
 			p.PK(), prefs.MutedThreads, st.Fence, cmp.Diff(want, got, cmp.AllowUnexported(tally{})))
+	}
+}
+
+// checkCoveredThreads checks the counters of what a user partition's
+// read positions cover (driver.Counter.Covered) against a recount,
+// independently of package driver, of its ledger entries: per thread
+// with a position (on its counter of all categories), and per category
+// of its messages, a direct message of the thread below the position's
+// bound adds 1 to Unread if it is neither read nor archived, and as much
+// to Above if its ID is above the Fence; no covered counter of a thread
+// without a position, and no position that is not a valid one.
+func (e *env) checkCoveredThreads(p driver.Partition, st driver.Stats) {
+	e.t.Helper()
+	type tally struct{ unread, above int64 }
+	bounds := map[string]string{}
+	got := map[string]tally{}
+	for _, c := range st.Counters {
+		if !c.Covered {
+			continue
+		}
+		if p.IsShared() {
+			e.t.Errorf("invariant: shared partition %s holds covered counter %s", p.PK(), c.SK())
+		}
+		if c.Category == "" && !c.Position.IsZero() {
+			if steps, ok := c.Position.Steps(); !ok || len(steps) > driver.MaxPositionSteps {
+				e.t.Errorf("invariant: the read position of thread %q in %s is not one: %+v", c.Thread, p.PK(), c.Position)
+			}
+			bounds[c.Thread] = c.Position.Bound
+		}
+		k := c.Category
+		if k == "" {
+			k = "*"
+		}
+		if c.Unread != 0 || c.Above != 0 {
+			got[c.Thread+"/"+k] = tally{c.Unread, c.Above}
+		}
+	}
+	for _, c := range st.Counters {
+		if c.Covered && bounds[c.Thread] == "" {
+			e.t.Errorf("invariant: covered counter %s of %s without a read position of its thread", c.SK(), p.PK())
+		}
+	}
+	want := map[string]tally{}
+	for _, en := range st.Expired {
+		m := en.Message
+		b := bounds[m.Thread]
+		if en.Receipt || m.Thread == "" || b == "" || m.ID >= b {
+			continue
+		}
+		n := b2i(m.ReadAt.IsZero() && m.ArchivedAt.IsZero())
+		for _, c := range []string{"*", m.Category} {
+			if c == "" || n == 0 {
+				continue
+			}
+			t := want[m.Thread+"/"+c]
+			t.unread += n
+			if m.ID > st.Fence {
+				t.above += n
+			}
+			want[m.Thread+"/"+c] = t
+		}
+	}
+	if !maps.Equal(want, got) {
+		e.t.Errorf("invariant: the covered threads' counters of %s (bounds %v, above %q) differ from a recount of its ledger (-ledger +counters):\n%s",
+			p.PK(), bounds, st.Fence, cmp.Diff(want, got, cmp.AllowUnexported(tally{})))
 	}
 }
 

@@ -1,0 +1,297 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stak/inbox/driver"
+	"golang.org/x/sync/errgroup"
+)
+
+// A read position (driver.Position) marks a one-to-one chat read in one
+// write, whatever the number of its unread messages. Decisions:
+//
+//   - MarkAllRead of a thread (ListOptions.Thread, no Category) moves the
+//     user's read position in her direct messages of the thread to just
+//     above the newest unread one it marks (at or below UpTo), in one
+//     transaction: the position and the covered counters of the messages
+//     it reads, which Counts, ListThreads and List read at once. Her
+//     receipts of the thread's broadcasts and group messages are marked
+//     one by one, as before.
+//   - A message below the position that holds no read mark, and that is
+//     not archived, deleted or hidden, reads as read at the position's
+//     time, in List, Get, ListThreads and ReadBy. A message marked one by
+//     one keeps its own marks: a position and per-message marks combine
+//     as if the position's read had been written on each message it
+//     covers at the time of the call. MarkRead of a covered message
+//     changes nothing (it is read); MarkUnread of one first writes the
+//     position's read on each message it covers, then marks that one
+//     message unread, so that marking unread means that message whether
+//     or not the position was written out.
+//   - The stream handler writes the position's read on each message it
+//     covers, then drops the position, so that positions stand only until
+//     it catches up (their number per user is bounded by maxPositions:
+//     past it, MarkAllRead writes out the oldest first).
+//
+// maxPositions is the most read positions a user's partition holds at
+// once: each is a counter on her total, read by every Counts.
+const maxPositions = 8
+
+// markThreadRead moves u's read position in her direct messages of
+// thread so that it covers those unread below after ("" for all), and
+// returns how many it reads. It writes out the thread's standing
+// position first (see writeOut), so that each position has one time.
+//
+// The position covers every unread message below it, so the covered
+// counters it writes count them all: those the thread index holds,
+// expired or not, and those TTL deleted whose removal the stream has not
+// accounted yet (their ledger entries). It reads u's stats, then the
+// thread's counter (how many there are: the pages stop there, without
+// reading the thread's read history) beside its records, and writes on
+// condition that her counter version is still the stats': a write that
+// came since, which the reads might miss, fails it, and it reads again.
+func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string) (int, error) {
+	p := u.Partition()
+	for range markAttempts {
+		now := ib.now()
+		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
+		if err != nil {
+			return 0, err
+		}
+		positions := driver.Positions(st.Counters)
+		from, ok := positions[thread]
+		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps || !ok && len(positions) >= maxPositions {
+			if err := ib.writeOutOldest(ctx, u, positions, thread); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		recs, err := ib.coverable(ctx, p, thread, from.Bound, after, st)
+		if err != nil {
+			return 0, err
+		}
+		if len(recs) == 0 {
+			return 0, nil
+		}
+		bound, err := idAfter(recs[0].Message.ID)
+		if err != nil || bound == "" {
+			return 0, fmt.Errorf("inbox: a position above %s: %w", recs[0].Message.ID, ErrInvalidInput)
+		}
+		to := from.Raised(bound, now)
+		var deltas []driver.Counter
+		for _, r := range recs {
+			for _, d := range driver.CoveredCounters(r) {
+				d.Of = ""
+				if r.Message.ID > st.Fence {
+					d.Above = d.Unread
+				}
+				deltas = append(deltas, d)
+			}
+		}
+		// Versioned, the mark fences the Above of the deltas: the
+		// watermark they were computed for stands.
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, From: from, To: to}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, driver.MergeCounters(deltas))
+		switch {
+		case err == nil:
+			return countLive(recs, now), nil
+		case !errors.Is(err, driver.ErrStateChanged):
+			return 0, unknownOutcome(err)
+		}
+	}
+	return 0, fmt.Errorf("inbox: marking thread %s read for %s: the user's counters kept changing: %w", thread, u.ID, ErrConflict)
+}
+
+// countLive returns how many of recs have not expired at now.
+func countLive(recs []driver.Record, now time.Time) int {
+	n := 0
+	for _, r := range recs {
+		if now.Before(r.Message.ExpiresAt) {
+			n++
+		}
+	}
+	return n
+}
+
+// coverable returns, newest first, the direct messages of thread in
+// partition p (as its stats st were read) from covered ("": the oldest)
+// up to below after ("": all) that a position would cover
+// (driver.AboveOf counts them: unread, not archived nor deleted, not
+// hidden), expired or not: the thread index's, and the ledger entries of
+// those whose removal is pending. It reads the thread's counter by key
+// beside the first page, and stops once it holds as many as the counter
+// counts, less those covered already (those below after aside, which it
+// pages through).
+func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats) ([]driver.Record, error) {
+	found := map[string]driver.Record{}
+	for _, e := range st.Expired {
+		if !e.Receipt && e.Message.Thread == thread && (after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
+			found[e.Message.ID] = e
+		}
+	}
+	var already int64 // those a position covers
+	for _, c := range st.Counters {
+		if c.Covered && c.Thread == thread && c.Category == "" {
+			already = c.Unread
+		}
+	}
+	var unread int64 = -1 // the thread's, as its counter counts them
+	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: threadMarkBatch}
+	for first := true; ; first = false {
+		var res driver.QueryResult
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) { res, err = ib.store.Query(gctx, q); return err })
+		if first {
+			g.Go(func() error {
+				c, err := ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{Thread: thread}}})
+				for _, t := range c.Counters {
+					if t.Thread == thread && !t.Covered && !t.Muted {
+						n := newTally(t)
+						unread = n.Unread
+					}
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		for _, r := range res.Records {
+			if !r.Receipt && r.Message.Thread == thread && driver.AboveOf(r) > 0 {
+				found[r.Message.ID] = r
+			}
+		}
+		above := int64(0) // found above those covered already
+		for id := range found {
+			if id >= covered {
+				above++
+			}
+		}
+		if res.Next == "" || after == "" && unread >= 0 && above >= unread-already || covered != "" && res.Next < covered {
+			break
+		}
+		q.Before = res.Next
+	}
+	out := make([]driver.Record, 0, len(found))
+	for id, r := range found {
+		if (after == "" || id < after) && id >= covered {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
+	return out, nil
+}
+
+// writeOutOldest writes out u's read position in thread if it has one,
+// else her oldest (positions, as read), see writeOut.
+func (ib *Inbox) writeOutOldest(ctx context.Context, u User, positions map[string]driver.Position, thread string) error {
+	if _, ok := positions[thread]; !ok {
+		var oldest driver.Position
+		for t, pos := range positions {
+			if oldest.IsZero() || pos.At.Before(oldest.At) || pos.At.Equal(oldest.At) && t < thread {
+				oldest, thread = pos, t
+			}
+		}
+	}
+	return ib.writeOut(ctx, u, thread)
+}
+
+// writeOut writes u's read position in thread on each message it covers
+// (a mark that reads it, at the position's time: Counts and List show the
+// same before and after), then drops the position. A covered message
+// that expired stays covered until the stream handler accounts its
+// removal: the position stands until then, and writeOut returns nil.
+func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
+	p := u.Partition()
+	for range markAttempts {
+		now := ib.now()
+		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}}})
+		if err != nil {
+			return err
+		}
+		pos, ok := driver.Positions(st.Counters)[thread]
+		if !ok {
+			return nil
+		}
+		full, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
+		if err != nil {
+			return err
+		}
+		recs, err := ib.coverable(ctx, p, thread, "", pos.Bound, full)
+		if err != nil {
+			return err
+		}
+		recs = slices.DeleteFunc(recs, func(r driver.Record) bool { return !now.Before(r.Message.ExpiresAt) })
+		if len(recs) > 0 {
+			var marks []driver.Mark
+			for _, r := range recs {
+				to := r.State()
+				to.ReadAt = pos.At
+				marks = append(marks, markFor(u, r, nil, to, now))
+			}
+			for _, chunk := range chunkMarks(marks) {
+				var deltas []driver.Counter
+				for _, mk := range chunk {
+					deltas = append(deltas, driver.MarkDeltas(mk)...)
+				}
+				if err := ib.applyMarks(ctx, p, chunk, driver.MergeCounters(deltas)); err != nil && !errors.Is(err, driver.ErrStateChanged) && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+			}
+			continue // read again: what is left, and the version
+		}
+		left := false
+		for _, c := range st.Counters {
+			left = left || c.Covered && c.Thread == thread && !c.IsZero()
+		}
+		if left {
+			return nil // expired, its removal not yet accounted
+		}
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, driver.ErrStateChanged):
+			return unknownOutcome(err)
+		}
+	}
+	return fmt.Errorf("inbox: writing out the read position of thread %s for %s: the user's counters kept changing: %w", thread, u.ID, ErrConflict)
+}
+
+// covering returns rec as u reads it, with her read position in its
+// thread (driver.Overlay), and whether the position covers it; it reads
+// her positions only for a record one could cover.
+func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (driver.Record, bool, error) {
+	if rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" || driver.AboveOf(rec) <= 0 {
+		return rec, false, nil
+	}
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
+	if err != nil {
+		return rec, false, err
+	}
+	over := driver.Overlay(rec, driver.Positions(st.Counters))
+	return over, over.Message.ReadAt != rec.Message.ReadAt, nil
+}
+
+// putCopy puts rec, a copy of a direct message for u. A copy below u's
+// read position in its thread (an earlier publish's retry, or a
+// publisher's clock behind) would read as read: the Store refuses it
+// (driver.ErrStateChanged), and the position is written out first, so
+// that the copy comes unread, as any message after the mark does.
+func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
+	for range markAttempts {
+		err := ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
+		if !errors.Is(err, driver.ErrStateChanged) || !driver.Coverable(rec) {
+			return err
+		}
+		if err := ib.writeOut(ctx, u, rec.Message.Thread); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("inbox: a copy for %s: the read position of its thread kept moving: %w", u.ID, ErrConflict)
+}
