@@ -295,9 +295,6 @@ func Overlay(rec Record, positions map[string]Position) Record {
 	return rec
 }
 
-
-
-
 // Tallies are the counts a Counter keeps of the entries of a partition
 // that hide messages until a time (Counter.Snoozed, Counter.Pending): the
 // same tallies as a Counter's own, of the messages they hide.
