@@ -62,6 +62,14 @@ const (
 	// badge calls Counts again: the muted groups' unread left it, or came
 	// back.
 	EventPreferences EventKind = "preferences"
+	// EventThreadRead: a user marked her direct messages of a thread read
+	// up to a message (Inbox.MarkAllRead of a thread, by a read position:
+	// see Inbox.MarkAllRead), in her partition; Event.Thread is the thread
+	// and Event.ReadUpTo the exclusive bound of the IDs it reads. Message
+	// is zero. The EventRead of each message comes later, as the stream
+	// handler writes the position out; a page shows the second tick of
+	// every message of the thread below ReadUpTo at once.
+	EventThreadRead EventKind = "thread-read"
 	// EventRemoved: a broadcast or group message was deleted for its whole
 	// audience (Redact, or any delete other than DynamoDB's TTL).
 	EventRemoved EventKind = "removed"
@@ -104,6 +112,10 @@ type Event struct {
 	// Seen is the new seen watermark of an EventSeen: every message ID up
 	// to it counts as seen.
 	Seen string
+	// Thread and ReadUpTo are, of an EventThreadRead, the thread and the
+	// exclusive bound of the message IDs its read position reads.
+	Thread   string
+	ReadUpTo string
 	// Preferences are the user's new preferences, of an EventPreferences.
 	Preferences Preferences
 }
@@ -211,6 +223,11 @@ func eventsOf(c driver.Change) []Event {
 		if c.Seen != "" {
 			emit(EventSeen, nil)
 			out[0].Partition, out[0].Seen = c.SeenOf, c.Seen
+			return out
+		}
+		if c.Position != nil {
+			emit(EventThreadRead, nil)
+			out[0].Partition, out[0].Thread, out[0].ReadUpTo = c.PositionOf, c.PositionThread, c.Position.Bound
 			return out
 		}
 		if c.Preferences != nil {

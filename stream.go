@@ -159,6 +159,13 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 			}
 		}
 	}
+	if c.Position != nil && !c.Position.IsZero() && !c.PositionOf.IsShared() {
+		// A read position stands until its reads are written out.
+		u := c.PositionOf.Scope().User(c.PositionOf.User)
+		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil {
+			return nil, err
+		}
+	}
 	if c.Op == driver.ChangeInsert || c.Op == driver.ChangeModify {
 		if err := ib.adoptForeign(ctx, c.New); err != nil {
 			return nil, err

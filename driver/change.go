@@ -19,8 +19,9 @@ const (
 // it; memstore feeds its own (memstore.WithChanges).
 //
 // A Store that feeds changes feeds every write of a record (a message, a
-// copy or a receipt), of a seen watermark and of a user's preferences, each item's changes in the
-// order they were made, at least once.
+// copy or a receipt), of a seen watermark, of a user's preferences and
+// of a read position, each item's changes in the order they were made,
+// at least once.
 type Change struct {
 	// ID names the change, the same each time it is delivered: a
 	// removal's ID for Removal.EventID.
@@ -44,6 +45,12 @@ type Change struct {
 	// New are then nil).
 	Preferences   *Preferences
 	PreferencesOf Partition
+	// Position is the new read position (zero: dropped) of thread
+	// PositionThread of user partition PositionOf, for a cover mark
+	// (Mark.Cover; Old and New are then nil).
+	Position       *Position
+	PositionOf     Partition
+	PositionThread string
 	// Timer is, for the removal of a timed entry's timer (see TimerSK),
 	// the record whose entry it is, by its key alone (Partition and
 	// Message.ID set): the entry's time has come, and the handler folds it

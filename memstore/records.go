@@ -442,10 +442,16 @@ func (s *Store) setCover(p driver.Partition, c driver.CoverChange) {
 			}
 		}
 		s.versions[p]++
+		s.notePosition(p, c.Thread, c.To, driver.ChangeRemove)
 		return
 	}
 	sk := driver.CoveredCounterSK("", c.Thread)
 	cnt, ok := s.counters[p][sk]
+	op := driver.ChangeModify
+	if !ok {
+		op = driver.ChangeInsert
+	}
+	defer s.notePosition(p, c.Thread, c.To, op)
 	if !ok {
 		cnt = driver.Counter{Partition: p, Thread: c.Thread, Covered: true}
 		if s.counters[p] == nil {
