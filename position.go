@@ -230,7 +230,7 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 			var marks []driver.Mark
 			for _, r := range recs {
 				to := r.State()
-				to.ReadAt = pos.At
+				to.ReadAt = pos.ReadAt(r.Message.ID)
 				marks = append(marks, markFor(u, r, nil, to, now))
 			}
 			for _, chunk := range chunkMarks(marks) {
