@@ -264,18 +264,17 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 }
 
 // covering returns rec as u reads it, with her read position in its
-// thread (driver.Overlay), and whether the position covers it; it reads
-// her positions only for a record one could cover.
-func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (driver.Record, bool, error) {
-	if rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" || driver.AboveOf(rec) <= 0 {
-		return rec, false, nil
+// thread (driver.Overlay); it reads her positions only for a record one
+// could cover.
+func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (driver.Record, error) {
+	if !driver.Coverable(rec) {
+		return rec, nil
 	}
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
 	if err != nil {
-		return rec, false, err
+		return rec, err
 	}
-	over := driver.Overlay(rec, driver.Positions(st.Counters))
-	return over, over.Message.ReadAt != rec.Message.ReadAt, nil
+	return driver.Overlay(rec, driver.Positions(st.Counters)), nil
 }
 
 // putCopy puts rec, a copy of a direct message for u. A copy below u's
@@ -286,10 +285,11 @@ func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (drive
 func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 	for range markAttempts {
 		err := ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
-		if !errors.Is(err, driver.ErrStateChanged) || !driver.Coverable(rec) {
+		var ce *driver.CoveredError
+		if !errors.As(err, &ce) {
 			return err
 		}
-		if err := ib.writeOut(ctx, u, rec.Message.Thread); err != nil {
+		if err := ib.writeOut(ctx, u, ce.Thread); err != nil {
 			return err
 		}
 	}
