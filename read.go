@@ -241,7 +241,11 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 	var marks []driver.Mark
 	var alone []string
 	for _, r := range recs {
-		mk := markFor(u, r.Record, r.receipt, set(r.state(), now), now)
+		rec := r.Record
+		if r.stored != nil {
+			rec = *r.stored // marked from its marks as stored
+		}
+		mk := markFor(u, rec, r.receipt, set(r.state(), now), now)
 		if mk.Delete && !r.Record.Ledgered() {
 			alone = append(alone, mk.Key.ID)
 			continue

@@ -947,7 +947,7 @@ func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, p
 			if !progressed {
 				break
 			}
-			rec.Record = driver.Overlay(rec.Record, positions)
+			rec = rec.overlay(positions)
 			if ok && visible(rec, o, now) {
 				return rec.message(), nil
 			}
