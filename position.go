@@ -37,6 +37,10 @@ import (
 //     it catches up (their number per user is bounded by maxPositions:
 //     past it, MarkAllRead writes out the oldest first).
 //
+// coverPage is the page of the reads of the messages a position covers:
+// a Store may return fewer (DynamoDB, 1 MB of items).
+const coverPage = 1000
+
 // maxPositions is the most read positions a user's partition holds at
 // once: each is a counter on her total, read by every Counts.
 const maxPositions = 8
@@ -140,7 +144,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 		}
 	}
 	var unread int64 = -1 // the thread's, as its counter counts them
-	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: threadMarkBatch}
+	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: coverPage}
 	for first := true; ; first = false {
 		var res driver.QueryResult
 		g, gctx := errgroup.WithContext(ctx)
