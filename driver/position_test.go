@@ -96,10 +96,15 @@ func TestOverlay(t *testing.T) {
 		t.Errorf("Overlay(an unread message below) = read at %v, counted %04b; want read at %v", got.Message.ReadAt, got.Counted, at)
 	}
 	for what, r := range map[string]driver.Record{
-		"above":        rec(300, "chat"),
-		"another":      rec(100, "other"),
-		"no thread":    rec(100, ""),
-		"archived":     func() driver.Record { r := rec(100, "chat"); r.Message.ArchivedAt = at; r.Counted = r.State().Counted(); return r }(),
+		"above":     rec(300, "chat"),
+		"another":   rec(100, "other"),
+		"no thread": rec(100, ""),
+		"archived": func() driver.Record {
+			r := rec(100, "chat")
+			r.Message.ArchivedAt = at
+			r.Counted = r.State().Counted()
+			return r
+		}(),
 		"a receipt":    func() driver.Record { r := rec(100, "chat"); r.Receipt = true; return r }(),
 		"not ledgered": func() driver.Record { r := rec(100, "chat"); r.Entry = ""; return r }(),
 	} {
