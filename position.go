@@ -226,15 +226,28 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 			}
 			continue // read again: what is left, and the version
 		}
-		left := false
-		for _, c := range st.Counters {
-			left = left || c.Covered && c.Thread == thread && !c.IsZero()
+		// What the position still covers is gone, expired, its removal
+		// not yet accounted: the drop takes it out of the covered
+		// counters, and the removal then accounts it as uncovered (Counts
+		// and ListThreads take an expired record out either way). If the
+		// counters count more (a record deleted behind the library's
+		// back), the position stands until the stream accounts it.
+		deltas := goneCovered(full, thread, pos)
+		left := map[string]driver.Counter{}
+		for _, c := range slices.Concat(full.Counters, deltas) {
+			if c.Covered && c.Thread == thread {
+				t := left[c.SK()]
+				t.Add(c.Tallies())
+				left[c.SK()] = t
+			}
 		}
-		if left {
-			return nil // expired, its removal not yet accounted
+		for _, t := range left {
+			if !t.IsZero() {
+				return nil
+			}
 		}
-		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
-		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, deltas)
 		switch {
 		case err == nil:
 			return nil
@@ -243,6 +256,26 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		}
 	}
 	return fmt.Errorf("inbox: writing out the read position of thread %s for %s: the user's counters kept changing: %w", thread, u.ID, ErrConflict)
+}
+
+// goneCovered returns the changes that take out of the covered counters
+// of thread the expired records pos covers whose removals are pending
+// (st.Expired, of the partition's stats st), as their removals would.
+func goneCovered(st driver.Stats, thread string, pos driver.Position) []driver.Counter {
+	var out []driver.Counter
+	for _, e := range st.Expired {
+		if e.Message.Thread != thread || !driver.Coverable(e) || !pos.Covers(e.Message.ID) {
+			continue
+		}
+		for _, d := range driver.CoveredCounters(e) {
+			d.Of = ""
+			if e.Message.ID > st.Fence {
+				d.Above = d.Unread
+			}
+			out = append(out, d.Negated())
+		}
+	}
+	return driver.MergeCounters(out)
 }
 
 // covering returns rec as u reads it, with her read position in its

@@ -683,7 +683,10 @@ type Mark struct {
 // deltas of the thread's covered counters (with no Counter.Of) are what
 // the records the move covers, or uncovers, add: they apply as they are.
 // With To zero it removes the thread's covered counters, which must then
-// count nothing (else ErrStateChanged). As a watermark mark, it fences
+// count nothing, as the call's deltas leave them (else ErrStateChanged):
+// the deltas take out the records it still covers that are gone, their
+// removals not yet accounted (expired, see Stats.Expired), which a
+// removal then accounts as uncovered. As a watermark mark, it fences
 // the deltas' Above: the version stands for the watermark they were
 // computed for.
 type CoverChange struct {

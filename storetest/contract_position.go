@@ -124,10 +124,15 @@ func testReadPosition(e *env) {
 	e.markThread(&above, driver.State{ReadAt: e.clock.Now()})
 	e.wantCovered("a covered message and one above read", annP, coveredCounter(annP, "", "chat", 1, 1, pos))
 
-	// Dropping the position while it covers a record: refused.
+	// Dropping the position while it covers a record: refused, and with
+	// deltas that leave its counters counting something too.
 	if err := e.cover(annP, "chat", pos, driver.Position{}); !errors.Is(err, driver.ErrStateChanged) {
 		e.t.Errorf("dropping a position that covers a message: %v, want ErrStateChanged", err)
 	}
+	if err := e.cover(annP, "chat", pos, driver.Position{}, coveredCounter(annP, "", "chat", -1, 0, driver.Position{})); !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("dropping a position with deltas that leave it covering a message: %v, want ErrStateChanged", err)
+	}
+	e.wantCovered("after refused drops", annP, coveredCounter(annP, "", "chat", 1, 1, pos))
 	// The removal of the covered record counts it out of them.
 	if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: b, Deltas: driver.RemovalDeltasOf(b), Delete: true, Now: e.clock.Now()}); err != nil {
 		e.t.Fatalf("ApplyRemoval of the covered message: %v", err)
@@ -137,6 +142,19 @@ func testReadPosition(e *env) {
 		e.t.Fatalf("dropping a position that covers nothing: %v", err)
 	}
 	e.wantCovered("the position dropped", annP)
+	// A drop whose deltas take out what it still covers (records gone,
+	// their removals pending): applied, the counters gone with it.
+	c := e.threadMessage(annP, "", "chat")
+	e.put(c)
+	pos2 := driver.Position{}.Raised(idAbove(c.Message.ID), e.clock.Now())
+	if err := e.cover(annP, "chat", driver.Position{}, pos2, coveredCounter(annP, "", "chat", 1, 1, driver.Position{})); err != nil {
+		e.t.Fatalf("a cover mark of one message: %v", err)
+	}
+	if err := e.cover(annP, "chat", pos2, driver.Position{}, coveredCounter(annP, "", "chat", -1, -1, driver.Position{})); err != nil {
+		e.t.Errorf("dropping a position with deltas that take out what it covers: %v", err)
+	}
+	e.wantCovered("the position dropped with its last message", annP)
+	e.markThread(&c, driver.State{ReadAt: e.clock.Now()})
 	// Now the late record goes in.
 	e.put(early)
 	e.checkInvariant()
