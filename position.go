@@ -47,7 +47,12 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		positions := driver.Positions(st.Counters)
 		from, ok := positions[thread]
 		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps || !ok && len(positions) >= maxPositions {
-			if err := ib.writeOutOldest(ctx, u, positions, thread); err != nil {
+			switch err := ib.writeOutOldest(ctx, u, positions, thread); {
+			case errors.Is(err, errPositionStands):
+				// It cannot be dropped yet: the messages are marked one
+				// by one instead (see MarkAllRead's bulk).
+				return 0, nil
+			case err != nil:
 				return 0, err
 			}
 			continue
@@ -182,11 +187,19 @@ func (ib *Inbox) writeOutOldest(ctx context.Context, u User, positions map[strin
 	return ib.writeOut(ctx, u, thread)
 }
 
+// errPositionStands is writeOut's error when the position covers a
+// message that is gone without being expired (deleted behind the
+// library's back), whose removal the stream has not accounted: it stands
+// until then.
+var errPositionStands = fmt.Errorf("inbox: a read position covers a message whose removal the stream has not accounted yet: %w", ErrConflict)
+
 // writeOut writes u's read position in thread on each message it covers
 // (a mark that reads it, at the position's time: Counts and List show the
-// same before and after), then drops the position. A covered message
-// that expired stays covered until the stream handler accounts its
-// removal: the position stands until then, and writeOut returns nil.
+// same before and after), then drops the position, taking out of its
+// counters the expired messages it covers whose removals are pending. A
+// covered message deleted behind the library's back stays covered until
+// the stream handler accounts its removal: the position stands until
+// then, and writeOut returns errPositionStands.
 func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 	p := u.Partition()
 	for range markAttempts {
@@ -243,7 +256,7 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		}
 		for _, t := range left {
 			if !t.IsZero() {
-				return nil
+				return errPositionStands
 			}
 		}
 		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}

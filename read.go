@@ -106,7 +106,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     state. The move itself is an EventThreadRead. A position moved up
 //     again keeps each move's time (up to driver.MaxPositionSteps moves;
 //     past them, and past maxPositions threads with a position, the
-//     oldest is written out in the call first).
+//     oldest is written out in the call first; if it cannot be yet, as
+//     it covers a message deleted behind the library's back whose
+//     removal the stream has not delivered, the chat's messages are
+//     marked one by one instead).
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true

@@ -18,6 +18,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionScenario", testPositionScenario},
 		{"PositionReadByAnotherProgram", testPositionReadByAnotherProgram},
 		{"PositionUnreadListCost", testPositionUnreadListCost},
+		{"PositionStandsPastItsSteps", testPositionStandsPastItsSteps},
 	}
 }
 
@@ -393,6 +394,38 @@ func testPositionReadByAnotherProgram(e *env) {
 	if err := e.ib.HandleChange(e.ctx, c); err != nil {
 		e.t.Fatalf("HandleChange: %v", err)
 	}
+	e.wantCountsFromFeed(ann)
+	e.checkInvariant()
+}
+
+// testPositionStandsPastItsSteps: a read position that cannot be written
+// out yet (it covers a message deleted behind the library's back, whose
+// removal the stream has not delivered) does not stop MarkAllRead of its
+// thread past MaxPositionSteps moves, nor of a thread past the most
+// positions a user holds: the messages are marked, one by one if need be.
+func testPositionStandsPastItsSteps(e *env) {
+	h := e.needHarness()
+	ann := e.user("ann")
+	gone := e.publish(inbox.Draft{Title: "deleted behind the back", Thread: "dm"}, "ann").Message.ID
+	e.clock.Advance(time.Second)
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"}); err != nil || n != 1 {
+		e.t.Fatalf("MarkAllRead(ann, dm) = %d, %v; want 1", n, err)
+	}
+	if _, err := h.Delete(e.ctx, driver.Key{Partition: e.part("ann"), ID: gone}); err != nil {
+		e.t.Fatal(err)
+	}
+	if h.Pending() == 0 {
+		e.t.Skip("the store accounts removals at once")
+	}
+	for i := range driver.MaxPositionSteps + 1 {
+		e.clock.Advance(time.Second)
+		e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
+		e.clock.Advance(time.Second)
+		if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"}); err != nil || n != 1 {
+			e.t.Errorf("MarkAllRead(ann, dm), move %d = %d, %v; want 1", i+2, n, err)
+		}
+	}
+	e.deliver(h)
 	e.wantCountsFromFeed(ann)
 	e.checkInvariant()
 }
