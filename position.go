@@ -86,6 +86,10 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		switch {
 		case err == nil:
 			return countLive(recs, now), nil
+		case errors.Is(err, driver.ErrUnsupported):
+			// A Store that keeps no read positions: the messages are
+			// marked one by one (see MarkAllRead's bulk).
+			return 0, nil
 		case !errors.Is(err, driver.ErrStateChanged):
 			return 0, unknownOutcome(err)
 		}

@@ -371,6 +371,12 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	if err := driver.ValidateMarks(marks, deltas); err != nil {
 		return err
 	}
+	for _, mk := range marks {
+		if mk.Cover != nil {
+			// Not kept yet: the Inbox marks the messages one by one.
+			return fmt.Errorf("%w: read positions (Mark.Cover)", driver.ErrUnsupported)
+		}
+	}
 	if len(marks) == 1 && marks[0].Preferences != nil {
 		return s.setPreferences(ctx, marks[0])
 	}

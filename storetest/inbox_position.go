@@ -19,6 +19,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionReadByAnotherProgram", testPositionReadByAnotherProgram},
 		{"PositionUnreadListCost", testPositionUnreadListCost},
 		{"PositionStandsPastItsSteps", testPositionStandsPastItsSteps},
+		{"PositionUnsupported", testPositionUnsupported},
 	}
 }
 
@@ -50,6 +51,7 @@ func (e *env) wantReadAt(what string, u driver.User, t string, at time.Time, ids
 // position; a second MarkAllRead reads the new ones at its own time and
 // leaves the earlier ones' time.
 func testMarkAllReadByPosition(e *env) {
+	e.needPositions()
 	ann := e.user("ann")
 	var ids []string
 	for i := range 30 {
@@ -132,6 +134,7 @@ func testMarkAllReadByPosition(e *env) {
 // it covers marked read, at its time) and drops it; List, Counts and
 // ListThreads show the same before and after.
 func testMarkAllReadByPositionWrittenOut(e *env) {
+	e.needPositions()
 	src, handler, events := e.eventInbox()
 	ann := e.user("ann")
 	var ids []string
@@ -181,6 +184,7 @@ func testMarkAllReadByPositionWrittenOut(e *env) {
 // below it, and a late copy below it (a publisher's clock behind), must
 // still be written, unread.
 func testPositionExpiredCovered(e *env) {
+	e.needPositions()
 	h := e.needHarness()
 	ann := e.user("ann")
 	start := e.clock.Now()
@@ -233,6 +237,7 @@ func testPositionExpiredCovered(e *env) {
 // recount, a position of another thread, and the stream handler's write
 // out.
 func testPositionScenario(e *env) {
+	e.needPositions()
 	ann := e.user("ann")
 	check := func(what string) {
 		e.t.Helper()
@@ -335,6 +340,7 @@ func (s *recordCounter) Query(ctx context.Context, q driver.Query) (driver.Query
 // testPositionUnreadListCost: what the unread-only feed reads while a
 // position stands over many messages.
 func testPositionUnreadListCost(e *env) {
+	e.needPositions()
 	ann := e.user("ann")
 	for range 300 {
 		e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
@@ -375,6 +381,7 @@ func testPositionUnreadListCost(e *env) {
 // handler has seen the change, Counts, ListThreads and the counters equal
 // List, and again once the stream handler writes the position out.
 func testPositionReadByAnotherProgram(e *env) {
+	e.needPositions()
 	e.foreignWriter()
 	ann := e.user("ann")
 	annP := e.part("ann")
@@ -404,6 +411,7 @@ func testPositionReadByAnotherProgram(e *env) {
 // thread past MaxPositionSteps moves, nor of a thread past the most
 // positions a user holds: the messages are marked, one by one if need be.
 func testPositionStandsPastItsSteps(e *env) {
+	e.needPositions()
 	h := e.needHarness()
 	ann := e.user("ann")
 	gone := e.publish(inbox.Draft{Title: "deleted behind the back", Thread: "dm"}, "ann").Message.ID
@@ -426,6 +434,43 @@ func testPositionStandsPastItsSteps(e *env) {
 		}
 	}
 	e.deliver(h)
+	e.wantCountsFromFeed(ann)
+	e.checkInvariant()
+}
+
+// noPositions is a Store that keeps no read positions: it refuses a
+// cover mark with ErrUnsupported, as the dynamo Store does.
+type noPositions struct{ driver.Store }
+
+func (s noPositions) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	for _, mk := range marks {
+		if mk.Cover != nil {
+			return driver.ErrUnsupported
+		}
+	}
+	return s.Store.Mark(ctx, marks, deltas)
+}
+
+// testPositionUnsupported: over a Store that keeps no read positions,
+// MarkAllRead of a chat marks its messages one by one.
+func testPositionUnsupported(e *env) {
+	ann := e.user("ann")
+	var ids []string
+	for range 5 {
+		ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann").Message.ID)
+		e.clock.Advance(time.Second)
+	}
+	at := e.clock.Now()
+	ib := inbox.New(noPositions{e.store}, inbox.WithClock(e.clock.Now))
+	if n, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"}); err != nil || n != 5 {
+		e.t.Fatalf("MarkAllRead(ann, dm) over a Store without positions = %d, %v; want 5, nil", n, err)
+	}
+	e.wantReadAt("marked one by one", ann, "dm", at, ids...)
+	for _, c := range e.stats(e.part("ann"), e.clock.Now()).Counters {
+		if c.Covered {
+			e.t.Errorf("covered counter %s written over a Store without positions", c.SK())
+		}
+	}
 	e.wantCountsFromFeed(ann)
 	e.checkInvariant()
 }
