@@ -57,11 +57,16 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 			}
 			continue
 		}
-		recs, err := ib.coverable(ctx, p, thread, from.Bound, after, st)
+		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, true)
 		if err != nil {
 			return 0, err
 		}
-		if len(recs) == 0 {
+		if len(recs) == 0 || !whole {
+			// None, or the thread's counter counts unread messages the
+			// read did not find (one another program marked read, its
+			// change not yet seen by the stream handler, whose write
+			// would then take it out of the covered counters; one deleted
+			// behind the library's back): marked one by one instead.
 			return 0, nil
 		}
 		bound, err := idAfter(recs[0].Message.ID)
@@ -117,10 +122,18 @@ func countLive(recs []driver.Record, now time.Time) int {
 // beside the first page, and stops once it holds as many as the counter
 // counts, less those covered already (those below after aside, which it
 // pages through).
-func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats) ([]driver.Record, error) {
+//
+// With whole, it reads the thread's unread messages above after too (so
+// that the read stops as the counter says, with UpTo as without), and
+// reports whether it found every unread message the thread's counter
+// counts above covered: a message the counter counts unread that the
+// unread read misses is one whose marks another program changed (read),
+// the stream handler not having seen it yet, or one gone with its removal
+// pending; a position would not count it, yet cover it.
+func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats, whole bool) (_ []driver.Record, found_ bool, _ error) {
 	found := map[string]driver.Record{}
 	for _, e := range st.Expired {
-		if !e.Receipt && e.Message.Thread == thread && (after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
+		if !e.Receipt && e.Message.Thread == thread && (whole || after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
 			found[e.Message.ID] = e
 		}
 	}
@@ -132,6 +145,14 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	}
 	var unread int64 = -1 // the thread's, as its counter counts them
 	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: coverPage}
+	if whole {
+		q.Before = ""
+	}
+	if covered != "" {
+		// The messages covered already are below covered, and unread as
+		// stored: the read starts above them, not through them.
+		q.After = idBefore(covered)
+	}
 	for first := true; ; first = false {
 		var res driver.QueryResult
 		g, gctx := errgroup.WithContext(ctx)
@@ -149,7 +170,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, r := range res.Records {
 			if !r.Receipt && r.Message.Thread == thread && driver.AboveOf(r) > 0 {
@@ -162,7 +183,8 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 				above++
 			}
 		}
-		if res.Next == "" || after == "" && unread >= 0 && above >= unread-already || covered != "" && res.Next < covered {
+		if res.Next == "" || (whole || after == "") && unread >= 0 && above >= unread-already || covered != "" && res.Next < covered {
+			found_ = !whole || unread >= 0 && above >= unread-already
 			break
 		}
 		q.Before = res.Next
@@ -174,7 +196,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 		}
 	}
 	slices.SortFunc(out, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
-	return out, nil
+	return out, found_, nil
 }
 
 // writeOutOldest writes out u's read position in thread if it has one,
@@ -220,7 +242,7 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		if err != nil {
 			return err
 		}
-		recs, err := ib.coverable(ctx, p, thread, "", pos.Bound, full)
+		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, false)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionUnreadListCost", testPositionUnreadListCost},
 		{"PositionStandsPastItsSteps", testPositionStandsPastItsSteps},
 		{"PositionUnsupported", testPositionUnsupported},
+		{"PositionOverAnotherProgramsRead", testPositionOverAnotherProgramsRead},
 	}
 }
 
@@ -470,6 +471,34 @@ func testPositionUnsupported(e *env) {
 		if c.Covered {
 			e.t.Errorf("covered counter %s written over a Store without positions", c.SK())
 		}
+	}
+	e.wantCountsFromFeed(ann)
+	e.checkInvariant()
+}
+
+// testPositionOverAnotherProgramsRead: another program marks read, as the
+// seeds do, a message of ann's chat; before the stream handler sees that
+// change, ann marks the chat read (a read position over it). Once the
+// stream handler sees the change, Counts, ListThreads and the covered
+// counters equal List: the position did not count that message, and the
+// handler's write does not take it out of what it counts.
+func testPositionOverAnotherProgramsRead(e *env) {
+	e.foreignWriter()
+	e.needPositions()
+	ann := e.user("ann")
+	annP := e.part("ann")
+	var ms []driver.Message
+	for range 3 {
+		ms = append(ms, e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann").Message)
+		e.clock.Advance(time.Second)
+	}
+	c := e.readForeign(annP, ms[0])
+	e.clock.Advance(time.Second)
+	if _, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"}); err != nil {
+		e.t.Fatalf("MarkAllRead(ann, dm): %v", err)
+	}
+	if err := e.ib.HandleChange(e.ctx, c); err != nil {
+		e.t.Fatalf("HandleChange: %v", err)
 	}
 	e.wantCountsFromFeed(ann)
 	e.checkInvariant()
