@@ -47,16 +47,26 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		positions := driver.Positions(st.Counters)
 		from, ok := positions[thread]
 		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps || !ok && len(positions) >= maxPositions {
-			if err := ib.writeOutOldest(ctx, u, positions, thread); err != nil {
+			switch err := ib.writeOutOldest(ctx, u, positions, thread); {
+			case errors.Is(err, errPositionStands):
+				// It cannot be dropped yet: the messages are marked one
+				// by one instead (see MarkAllRead's bulk).
+				return 0, nil
+			case err != nil:
 				return 0, err
 			}
 			continue
 		}
-		recs, err := ib.coverable(ctx, p, thread, from.Bound, after, st)
+		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, true)
 		if err != nil {
 			return 0, err
 		}
-		if len(recs) == 0 {
+		if len(recs) == 0 || !whole {
+			// None, or the thread's counter counts unread messages the
+			// read did not find (one another program marked read, its
+			// change not yet seen by the stream handler, whose write
+			// would then take it out of the covered counters; one deleted
+			// behind the library's back): marked one by one instead.
 			return 0, nil
 		}
 		bound, err := idAfter(recs[0].Message.ID)
@@ -81,6 +91,10 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		switch {
 		case err == nil:
 			return countLive(recs, now), nil
+		case errors.Is(err, driver.ErrUnsupported):
+			// A Store that keeps no read positions: the messages are
+			// marked one by one (see MarkAllRead's bulk).
+			return 0, nil
 		case !errors.Is(err, driver.ErrStateChanged):
 			return 0, unknownOutcome(err)
 		}
@@ -108,10 +122,18 @@ func countLive(recs []driver.Record, now time.Time) int {
 // beside the first page, and stops once it holds as many as the counter
 // counts, less those covered already (those below after aside, which it
 // pages through).
-func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats) ([]driver.Record, error) {
+//
+// With whole, it reads the thread's unread messages above after too (so
+// that the read stops as the counter says, with UpTo as without), and
+// reports whether it found every unread message the thread's counter
+// counts above covered: a message the counter counts unread that the
+// unread read misses is one whose marks another program changed (read),
+// the stream handler not having seen it yet, or one gone with its removal
+// pending; a position would not count it, yet cover it.
+func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats, whole bool) (_ []driver.Record, found_ bool, _ error) {
 	found := map[string]driver.Record{}
 	for _, e := range st.Expired {
-		if !e.Receipt && e.Message.Thread == thread && (after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
+		if !e.Receipt && e.Message.Thread == thread && (whole || after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
 			found[e.Message.ID] = e
 		}
 	}
@@ -123,8 +145,13 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	}
 	var unread int64 = -1 // the thread's, as its counter counts them
 	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: coverPage}
+	if whole {
+		q.Before = ""
+	}
 	if covered != "" {
-		q.After = idBefore(covered) // those below are covered already
+		// The messages covered already are below covered, and unread as
+		// stored: the read starts above them, not through them.
+		q.After = idBefore(covered)
 	}
 	for first := true; ; first = false {
 		var res driver.QueryResult
@@ -143,7 +170,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 			})
 		}
 		if err := g.Wait(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, r := range res.Records {
 			if !r.Receipt && r.Message.Thread == thread && driver.AboveOf(r) > 0 {
@@ -156,7 +183,8 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 				above++
 			}
 		}
-		if res.Next == "" || after == "" && unread >= 0 && above >= unread-already || covered != "" && res.Next < covered {
+		if res.Next == "" || (whole || after == "") && unread >= 0 && above >= unread-already || covered != "" && res.Next < covered {
+			found_ = !whole || unread >= 0 && above >= unread-already
 			break
 		}
 		q.Before = res.Next
@@ -168,7 +196,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 		}
 	}
 	slices.SortFunc(out, func(a, b driver.Record) int { return strings.Compare(b.Message.ID, a.Message.ID) })
-	return out, nil
+	return out, found_, nil
 }
 
 // writeOutOldest writes out u's read position in thread if it has one,
@@ -185,11 +213,19 @@ func (ib *Inbox) writeOutOldest(ctx context.Context, u User, positions map[strin
 	return ib.writeOut(ctx, u, thread)
 }
 
+// errPositionStands is writeOut's error when the position covers a
+// message that is gone without being expired (deleted behind the
+// library's back), whose removal the stream has not accounted: it stands
+// until then.
+var errPositionStands = fmt.Errorf("inbox: a read position covers a message whose removal the stream has not accounted yet: %w", ErrConflict)
+
 // writeOut writes u's read position in thread on each message it covers
 // (a mark that reads it, at the position's time: Counts and List show the
-// same before and after), then drops the position. A covered message
-// that expired stays covered until the stream handler accounts its
-// removal: the position stands until then, and writeOut returns nil.
+// same before and after), then drops the position, taking out of its
+// counters the expired messages it covers whose removals are pending. A
+// covered message deleted behind the library's back stays covered until
+// the stream handler accounts its removal: the position stands until
+// then, and writeOut returns errPositionStands.
 func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 	p := u.Partition()
 	for range markAttempts {
@@ -206,7 +242,7 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		if err != nil {
 			return err
 		}
-		recs, err := ib.coverable(ctx, p, thread, "", pos.Bound, full)
+		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, false)
 		if err != nil {
 			return err
 		}
@@ -229,15 +265,28 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 			}
 			continue // read again: what is left, and the version
 		}
-		left := false
-		for _, c := range st.Counters {
-			left = left || c.Covered && c.Thread == thread && !c.IsZero()
+		// What the position still covers is gone, expired, its removal
+		// not yet accounted: the drop takes it out of the covered
+		// counters, and the removal then accounts it as uncovered (Counts
+		// and ListThreads take an expired record out either way). If the
+		// counters count more (a record deleted behind the library's
+		// back), the position stands until the stream accounts it.
+		deltas := goneCovered(full, thread, pos)
+		left := map[string]driver.Counter{}
+		for _, c := range slices.Concat(full.Counters, deltas) {
+			if c.Covered && c.Thread == thread {
+				t := left[c.SK()]
+				t.Add(c.Tallies())
+				left[c.SK()] = t
+			}
 		}
-		if left {
-			return nil // expired, its removal not yet accounted
+		for _, t := range left {
+			if !t.IsZero() {
+				return errPositionStands
+			}
 		}
-		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
-		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, deltas)
 		switch {
 		case err == nil:
 			return nil
@@ -246,6 +295,26 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		}
 	}
 	return fmt.Errorf("inbox: writing out the read position of thread %s for %s: the user's counters kept changing: %w", thread, u.ID, ErrConflict)
+}
+
+// goneCovered returns the changes that take out of the covered counters
+// of thread the expired records pos covers whose removals are pending
+// (st.Expired, of the partition's stats st), as their removals would.
+func goneCovered(st driver.Stats, thread string, pos driver.Position) []driver.Counter {
+	var out []driver.Counter
+	for _, e := range st.Expired {
+		if e.Message.Thread != thread || !driver.Coverable(e) || !pos.Covers(e.Message.ID) {
+			continue
+		}
+		for _, d := range driver.CoveredCounters(e) {
+			d.Of = ""
+			if e.Message.ID > st.Fence {
+				d.Above = d.Unread
+			}
+			out = append(out, d.Negated())
+		}
+	}
+	return driver.MergeCounters(out)
 }
 
 // covering returns rec as u reads it, with her read position in its

@@ -83,7 +83,12 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // the counts of the messages it covers, on condition that u's counters
 // did not change since the stats were read (else it reads again). Her
 // receipts of the thread's broadcasts and group messages are marked one
-// by one, as above. Decisions:
+// by one, as above. So are her direct messages of the thread if the
+// thread's counter counts an unread one the read does not find (another
+// program marked it read and the stream handler has not seen that yet,
+// or it was deleted behind the library's back), or if the Store keeps no
+// read positions (it refuses the write with ErrUnsupported: the dynamo
+// Store, as yet). Decisions:
 //
 //   - A message below the position that holds no read mark, and is not
 //     archived or deleted, reads as read at the time of the move that
@@ -106,7 +111,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     state. The move itself is an EventThreadRead. A position moved up
 //     again keeps each move's time (up to driver.MaxPositionSteps moves;
 //     past them, and past maxPositions threads with a position, the
-//     oldest is written out in the call first).
+//     oldest is written out in the call first; if it cannot be yet, as
+//     it covers a message deleted behind the library's back whose
+//     removal the stream has not delivered, the chat's messages are
+//     marked one by one instead).
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true

@@ -162,7 +162,7 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 	if c.Position != nil && !c.Position.IsZero() && !c.PositionOf.IsShared() {
 		// A read position stands until its reads are written out.
 		u := c.PositionOf.Scope().User(c.PositionOf.User)
-		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil {
+		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil && !errors.Is(err, errPositionStands) {
 			return nil, err
 		}
 	}

@@ -384,8 +384,8 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 		if !d.Covered || d.Of != "" {
 			continue
 		}
-		if c := covers[Key{Partition: d.Partition, ID: d.Thread}]; (c == nil || c.To.IsZero()) && !versioned[d.Partition] {
-			return fmt.Errorf("%w: a change of the covered counters of thread %q of %s without a cover mark that moves its position, or a versioned watermark mark", ErrInvalidInput, d.Thread, d.Partition.PK())
+		if c := covers[Key{Partition: d.Partition, ID: d.Thread}]; c == nil && !versioned[d.Partition] {
+			return fmt.Errorf("%w: a change of the covered counters of thread %q of %s without a cover mark of its position, or a versioned watermark mark", ErrInvalidInput, d.Thread, d.Partition.PK())
 		}
 	}
 	keys := make(map[Key]bool, len(marks))

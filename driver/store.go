@@ -682,8 +682,15 @@ type Mark struct {
 // covers), else ErrStateChanged, and changes the version. The call's
 // deltas of the thread's covered counters (with no Counter.Of) are what
 // the records the move covers, or uncovers, add: they apply as they are.
+// A Store that keeps no read positions (the dynamo Store, as yet)
+// refuses a cover mark with ErrUnsupported and writes nothing; it never
+// returns a covered counter, so that nothing reads as covered, and the
+// Inbox marks the messages one by one.
 // With To zero it removes the thread's covered counters, which must then
-// count nothing (else ErrStateChanged). As a watermark mark, it fences
+// count nothing, as the call's deltas leave them (else ErrStateChanged):
+// the deltas take out the records it still covers that are gone, their
+// removals not yet accounted (expired, see Stats.Expired), which a
+// removal then accounts as uncovered. As a watermark mark, it fences
 // the deltas' Above: the version stands for the watermark they were
 // computed for.
 type CoverChange struct {

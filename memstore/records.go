@@ -278,7 +278,7 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 	for _, mk := range marks {
 		p := mk.Key.Partition
 		if c := mk.Cover; c != nil {
-			if err := s.checkCover(p, *c, mk.Version); err != nil {
+			if err := s.checkCover(p, *c, mk.Version, deltas); err != nil {
 				return err
 			}
 			continue
@@ -415,8 +415,8 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 }
 
 // checkCover checks the conditions of cover change c of user partition p
-// (see driver.CoverChange). s.mu must be held.
-func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int64) error {
+// (see driver.CoverChange), with the call's deltas. s.mu must be held.
+func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int64, deltas []driver.Counter) error {
 	if cur := s.counters[p][driver.CoveredCounterSK("", c.Thread)].Position; !cur.Equal(c.From) {
 		return fmt.Errorf("%w: read position of thread %q in %s moved", driver.ErrStateChanged, c.Thread, p.PK())
 	}
@@ -424,8 +424,24 @@ func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int
 		return fmt.Errorf("%w: counters of %s changed since version %d", driver.ErrStateChanged, p.PK(), version)
 	}
 	if c.To.IsZero() {
-		for _, cnt := range s.counters[p] {
-			if cnt.Covered && cnt.Thread == c.Thread && !cnt.IsZero() {
+		// The thread's covered counters as the call's deltas leave them
+		// (those of a record, as the position covers it) count nothing.
+		after := map[string]driver.Counter{}
+		for sk, cnt := range s.counters[p] {
+			if cnt.Covered && cnt.Thread == c.Thread {
+				after[sk] = cnt.Tallies()
+			}
+		}
+		for _, d := range deltas {
+			if d.Partition != p || !d.Covered || d.Thread != c.Thread || d.Of != "" && !c.From.Covers(d.Of) {
+				continue
+			}
+			cnt := after[d.SK()]
+			cnt.Add(d.Tallies())
+			after[d.SK()] = cnt
+		}
+		for _, cnt := range after {
+			if !cnt.IsZero() {
 				return fmt.Errorf("%w: read position of thread %q in %s covers records", driver.ErrStateChanged, c.Thread, p.PK())
 			}
 		}

@@ -69,7 +69,19 @@ func RunPropertyCached(t *testing.T, newStore NewStore, steps int) {
 	runProperty(t, newStore, steps, true)
 }
 
+// RunPropertyChats is RunProperty with MarkAllRead of one thread of a
+// user's feed (a one-to-one chat: a read position, see
+// inbox.Inbox.MarkAllRead) drawn often, a tenth of the steps and half
+// of the bulk actions.
+func RunPropertyChats(t *testing.T, newStore NewStore, steps int) {
+	runPropertyWith(t, newStore, steps, false, true)
+}
+
 func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
+	runPropertyWith(t, newStore, steps, cached, false)
+}
+
+func runPropertyWith(t *testing.T, newStore NewStore, steps int, cached, chats bool) {
 	seed := rand.Uint64()
 	if s := os.Getenv(PropertySeedEnv); s != "" {
 		var err error
@@ -85,6 +97,7 @@ func runProperty(t *testing.T, newStore NewStore, steps int, cached bool) {
 	race := &markRace{}
 	p := &property{
 		cached: cached,
+		chats:  chats,
 		e: newEnvOver(t, newStore, seed, func(s driver.Store) driver.Store {
 			race.Store = s
 			if seed%2 == 1 {
@@ -151,6 +164,7 @@ type property struct {
 	groups     []string
 
 	cached  bool // the Inbox caches shared partitions
+	chats   bool // MarkAllRead of a chat (a read position) is drawn often
 	step    int
 	history []string
 	hostSeq int
@@ -204,6 +218,10 @@ func (p *property) logf(format string, args ...any) {
 // need a Harness; without one those draws list instead.
 func (p *property) randomOp() {
 	h, harness := p.e.harness()
+	if p.chats && p.rng.IntN(10) == 0 {
+		p.markAllRead()
+		return
+	}
 	switch r := p.rng.IntN(100); {
 	case r < 15:
 		p.publish()
@@ -936,6 +954,14 @@ func (p *property) markAllRead() {
 		name, call, set = "DeleteAll", e.ib.DeleteAll, func(driver.State) driver.State { return driver.State{DeletedAt: now} }
 	default:
 		o.UnreadOnly = true
+	}
+	if p.chats && p.rng.IntN(2) == 0 {
+		// A chat marked read: one thread of her direct messages.
+		name, call, set = "MarkAllRead", e.ib.MarkAllRead, func(s driver.State) driver.State { s.ReadAt = now; return s }
+		o = inbox.ListOptions{Thread: p.threads[1+p.rng.IntN(len(p.threads)-1)], UnreadOnly: true}
+		if p.rng.IntN(4) == 0 {
+			o.UpTo = p.pickMessage(u)
+		}
 	}
 	if h, ok := p.e.harness(); ok && o.Thread != "" && o.Category == "" && p.liveRemovals {
 		// A chat's action follows the thread's counts, which count a
