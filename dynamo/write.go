@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -193,10 +194,28 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	recent := recentChanges(receipts)
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	// The positions that cover the thread's records likewise; but rec is
+	// always taken as not covered, on condition that it is not: a read
+	// position would cover it, and it is refused (ErrStateChanged).
+	bounds := s.covers.take(deltas)
+	coverable := driver.Coverable(rec)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes, skips)
+		attempt := totals
+		if coverable {
+			delete(bounds[p], rec.Message.Thread)
+			attempt = maps.Clone(totals)
+			w := attempt[p]
+			c := expression.Not(expression.Name(coveredPath(rec.Message.Thread, posBound)).GreaterThan(expression.Value(rec.Message.ID)))
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			w.cond, w.returnOld = &c, true
+			attempt[p] = w
+		}
+		_, tookCov := coveredWrites(deltas, nil, bounds)
+		counters, err := s.guardedCounterUpdates(deltas, recent, attempt, mutes, bounds, skips)
 		if err != nil {
 			return err
 		}
@@ -225,6 +244,12 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 					if optOut != "" && total == p && optsOut(old, optOut, rec.OptOutDefault) {
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
+					if b := boundIn(old, rec.Message.Thread); coverable && total == p && rec.Message.ID < b {
+						return fmt.Errorf("%w: message %s of thread %q in %s below its read position", driver.ErrStateChanged, rec.Message.ID, rec.Message.Thread, p.PK())
+					}
+					if err := coveredFailure(total, old, tookCov); err != nil {
+						return err
+					}
 					return &totalRefused{p: total}
 				}
 			default:
@@ -235,6 +260,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		err = s.transact(ctx, "put message", items, meanings)
 		var refused *totalRefused
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
 		case err == nil:
@@ -247,6 +273,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -391,6 +420,23 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		p := mk.Key.Partition
 		w := totals[p]
 		var c expression.ConditionBuilder
+		if mk.Cover != nil {
+			// The move of a read position, on condition that the
+			// version is the mark's (and the position its From: see
+			// coverWrite).
+			c = versionIs(mk.Version)
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			moves := maps.Clone(w.moves)
+			if moves == nil {
+				moves = map[string]driver.CoverChange{}
+			}
+			moves[mk.Cover.Thread] = *mk.Cover
+			w.cond, w.returnOld, w.moves = &c, true, moves
+			totals[p] = w
+			continue
+		}
 		switch {
 		case mk.Fence:
 			c, fences[p] = seenIs(mk.Seen), mk.Seen
@@ -421,6 +467,16 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 	}
 	for _, mk := range marks {
+		if mk.Cover != nil {
+			// Two cover marks of one thread are ErrInvalidInput (see
+			// driver.ValidateMarks).
+			it, err := s.positionWrite(mk.Key.Partition, *mk.Cover)
+			if err != nil {
+				return err
+			}
+			add(it, nil)
+			continue
+		}
 		if marked[mk.Key] {
 			return fmt.Errorf("%w: %s in %s marked twice", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
 		}
@@ -493,15 +549,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	base, baseMeanings := items, meanings
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	bounds := s.covers.take(deltas)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, skips)
+		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, bounds, skips)
 		if err != nil {
 			return err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
+		_, tookCov := coveredWrites(deltas, movesOf(totals), bounds)
 		for _, it := range counters {
 			m, isHint := s.hintMeaning(it)
 			if !isHint && it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
@@ -509,6 +567,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 				p, _ := driver.ParsePartitionKey(pk)
 				m = func(old map[string]types.AttributeValue) error {
 					if err := mutedFailure(p, old, took); err != nil {
+						return err
+					}
+					if err := coveredFailure(p, old, tookCov); err != nil {
 						return err
 					}
 					if w, fenced := fences[p]; fenced && fenceOf(old) != w {
@@ -524,10 +585,18 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 		err = s.transact(ctx, "mark", items, meanings)
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
 		case err == nil:
 			s.forms.wrote(deltas, skips)
+			for p, ms := range movesOf(totals) {
+				moved := map[string]string{}
+				for t, m := range ms {
+					moved[t] = m.To.Bound
+				}
+				s.covers.learn(p, moved, false)
+			}
 			return nil
 		case errors.As(err, &hint):
 			if err := s.flipHints(hint, skips, &flips, driver.ErrStateChanged); err != nil {
@@ -536,6 +605,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
 		default:
 			return err
 		}
@@ -935,6 +1007,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	bounds := s.covers.take(deltas)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
@@ -956,12 +1029,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		if c != nil {
 			totals[rec.Partition] = counterWrite{cond: c, returnOld: true}
 		}
-		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes, skips)
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes, bounds, skips)
 		if err != nil {
 			return false, err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
+		_, tookCov := coveredWrites(deltas, nil, bounds)
 		for _, it := range counters {
 			if m, ok := s.hintMeaning(it); ok {
 				meanings = append(meanings, m)
@@ -969,6 +1043,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 			}
 			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
 				if err := mutedFailure(rec.Partition, old, took); err != nil {
+					return err
+				}
+				if err := coveredFailure(rec.Partition, old, tookCov); err != nil {
 					return err
 				}
 				if hasAbove(deltas) && fenceOf(old) >= rec.Message.ID {
@@ -979,8 +1056,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
+			continue
 		case errors.As(err, &hint):
 			if err := s.flipHints(hint, skips, &flips, driver.ErrConflict); err != nil {
 				return false, err
