@@ -286,3 +286,125 @@ func TestPositionItemAndStream(t *testing.T) {
 		t.Errorf("counters %v, recount %v", got, want)
 	}
 }
+
+// TestCoverFormsPage: one Mark of a page of a thread's messages, some
+// below the read position and some above it, by a Store that saw no
+// position: each record's change of the covered counters applies, or
+// not, by its own ID, in the transaction made again once; a Recount then
+// keeps the position and the counters it covers.
+func TestCoverFormsPage(t *testing.T) {
+	t.Parallel()
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	a, c, table := newLocalStore(t)
+	ia := inbox.New(a)
+	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	p := ann.Partition()
+	ids := chatTo(t, ia, ann, "bob", 5)
+	if n, err := ia.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "bob", UpTo: ids[2]}); err != nil || n != 3 {
+		t.Fatalf("MarkAllRead(bob, up to %s) = %d, %v; want 3", ids[2], n, err)
+	}
+	if cv, ok := covered(t, a, p, "bob"); !ok || cv.Unread != 3 || cv.Position.Bound <= ids[2] || cv.Position.Bound > ids[3] {
+		t.Fatalf("covered counter of bob = %+v, %v; want 3 unread, a bound above %s, at most %s", cv, ok, ids[2], ids[3])
+	}
+	wantUnread(t, ia, ann, 5, 2)
+	// One page archiving the thread's messages, as a bulk action marks
+	// them (its messages as they are, the position aside; their Above
+	// fenced by her watermark, none).
+	bc := &capacityClient{Client: c}
+	b := dynamo.New(bc, table)
+	keys := make([]driver.Key, len(ids))
+	for i, id := range ids {
+		keys[i] = driver.Key{Partition: p, ID: id}
+	}
+	recs, err := b.GetRecords(ctx, keys)
+	if err != nil || len(recs) != len(ids) {
+		t.Fatalf("GetRecords = %d, %v", len(recs), err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	marks := []driver.Mark{{Key: driver.Key{Partition: p}, Now: now, Fence: true}}
+	var deltas []driver.Counter
+	for _, r := range recs {
+		to := r.State()
+		to.ArchivedAt = now
+		mk := driver.Mark{Key: r.Key(), Now: now, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt, Entry: r.Entry, From: r.State(), To: to, Counted: r.Counted, Timed: r.Timed}
+		marks = append(marks, mk)
+		deltas = append(append(deltas, driver.MarkDeltas(mk)...), driver.AboveDeltas(mk, "")...)
+	}
+	if err := b.Mark(ctx, marks, driver.MergeCounters(deltas)); err != nil {
+		t.Fatalf("Mark of the page: %v", err)
+	}
+	if n := transactions(bc); n != 2 {
+		t.Errorf("the page took %d transactions, want 2 (the guess, then each record in its form)", n)
+	}
+	if cv, ok := covered(t, a, p, "bob"); !ok || !cv.IsZero() {
+		t.Fatalf("covered counter of bob after ArchiveAll = %+v, %v; want one at zero", cv, ok)
+	}
+	wantUnread(t, ia, ann, 0, 0)
+	if got, want := nonZero(rawCounters(t, c, table, p.PK())), nonZero(rawRecount(t, c, table, p.PK())); !sameTallies(got, want) {
+		t.Errorf("counters %v, recount %v", got, want)
+	}
+	// Unarchived, those below the position are covered again.
+	for _, id := range ids {
+		if ok, err := ia.Unarchive(ctx, ann, id); err != nil || !ok {
+			t.Fatalf("Unarchive(%s) = %v, %v", id, ok, err)
+		}
+	}
+	wantUnread(t, ia, ann, 5, 2)
+	before, _ := covered(t, a, p, "bob")
+	if before.Unread != 3 {
+		t.Fatalf("covered counter of bob after Unarchive = %+v; want 3 unread", before)
+	}
+	if _, err := ia.Recount(ctx, ann); err != nil {
+		t.Fatalf("Recount: %v", err)
+	}
+	if after, ok := covered(t, a, p, "bob"); !ok || after.Unread != before.Unread || after.Above != before.Above || !after.Position.Equal(before.Position) {
+		t.Errorf("covered counter of bob after Recount = %+v, %v; want %+v", after, ok, before)
+	}
+	wantUnread(t, ia, ann, 5, 2)
+}
+
+// TestCoveredHostile: another program's cv# attributes on a user's c#*
+// (the prefix of a covered thread's counters) that are not such
+// counters: a string, a map under a name that is no thread's encoding, a
+// map without a position, with a bound that is no ID, a time that is
+// not a number, a key of no tally, a tally that is not an integer. Each
+// makes her Counts ErrInvalidInput, with no panic.
+func TestCoveredHostile(t *testing.T) {
+	t.Parallel()
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	store, c, table := newLocalStore(t)
+	ib := inbox.New(store)
+	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	ids := chatTo(t, ib, ann, "bob", 1)
+	m := func(kv map[string]types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: kv}
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	good := "cv#Ym9i" // base64url("bob")
+	bound := s(ids[0][:25] + "Z")
+	for _, h := range []struct {
+		name string
+		v    types.AttributeValue
+	}{
+		{good, s("1")},
+		{"cv#!!", m(map[string]types.AttributeValue{"b": bound, "t": num(1)})},
+		{good, m(map[string]types.AttributeValue{"u": num(1)})},
+		{good, m(map[string]types.AttributeValue{"b": s("x"), "t": num(1)})},
+		{good, m(map[string]types.AttributeValue{"b": bound, "t": s("1")})},
+		{good, m(map[string]types.AttributeValue{"b": bound, "t": num(1), "x": num(1)})},
+		{good, m(map[string]types.AttributeValue{"b": bound, "t": num(1), "u": &types.AttributeValueMemberN{Value: "1.5"}})},
+		{good, m(map[string]types.AttributeValue{"b": bound, "t": num(1), "e": s("nonsense")})},
+	} {
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), h.name, h.v)
+		if _, err := ib.Counts(ctx, ann); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("Counts with %s = %v: %v, want ErrInvalidInput", h.name, h.v, err)
+		}
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), h.name, nil)
+	}
+	setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), good, m(map[string]types.AttributeValue{"b": bound, "t": num(1), "u": num(1), "a": num(1)}))
+	if got, err := ib.Counts(ctx, ann); err != nil || got.Unread != 0 || got.Total != 1 {
+		t.Errorf("Counts with a position covering her message = %+v, %v; want it read", got.Tally, err)
+	}
+}
