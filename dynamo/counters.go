@@ -966,7 +966,9 @@ func hasAbove(deltas []driver.Counter) bool {
 // one page (1 MB) is not one view of the partition: it is checked against
 // the version of c#*, read again after it, and read again whole when a
 // write came between. With q.Hour it reads that hour's bucket alone;
-// with q.Keys, the counters by key (see counters).
+// with q.Keys, the counters by key (see counters). A user's c#* holds her
+// muted and covered threads' counters (see mutedAttr, coveredAttr): they
+// come with it.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := driver.ValidateStatsQuery(q); err != nil {
 		return driver.Stats{}, err
@@ -1922,6 +1924,8 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 
 // counters reads the counters of p with the keys of q.Keys (and p's
 // total, for its version) by key, strongly consistent: Stats with Keys.
+// The total of a user's partition, if q.Keys names it, comes with her
+// covered threads' counters, which it keeps (see coveredAttr).
 // It reads them with one BatchGetItem, or, with q.Isolated, one
 // TransactGetItems (the total first), which DynamoDB reads as of one
 // instant: a write that lands during it shows in all of them or none.

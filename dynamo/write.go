@@ -78,7 +78,12 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 // shared partition's total is marked Bucketed on condition that it is new
 // or was already (else without). A user's copy of a message of a category
 // is conditional on her c#*'s preferences, a string, not holding the
-// category's opt-out (driver.OptOutToken; else ErrOptedOut). A record or
+// category's opt-out (driver.OptOutToken; else ErrOptedOut), and a
+// direct message of a thread that a read position could cover
+// (driver.Coverable) on its thread's position not covering it (its c#*
+// map's bound not above rec's ID, see coveredAttr; else ErrStateChanged).
+// The changes of covered counters (driver.Counter.Covered) apply as
+// guardedCounterUpdates says. A record or
 // receipt already there is ErrExists; a receipt as rec, receipts
 // driver.ValidatePutReceipts refuses, or a transaction of more than
 // driver.MaxTransactItems items (driver.PutItems; made again without the
@@ -377,6 +382,15 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     driver.MutedReset whole, removes those of the threads no longer
 //     muted, and moves its version, with a Put of the user's preferences
 //     item (kind UP, see driver.PreferencesSK), for the stream.
+//   - A cover mark (driver.Mark.Cover) is an Update of the user's c#*
+//     that moves the thread's position on its map (cv#<thread>, see
+//     coveredAttr: written whole for a first position, its fields for a
+//     move, with the call's changes of its counters; removed when the
+//     position is dropped, on condition that its tallies are zero) on
+//     condition that the position is From and the version Version (else
+//     ErrStateChanged), and moves the version; with a Put of the user's
+//     position item (kind RP, driver.PositionSK), or its Delete when the
+//     position is dropped, for the stream.
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
