@@ -383,7 +383,7 @@ func TestCoveredHostile(t *testing.T) {
 	}
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	good := "cv#Ym9i" // base64url("bob")
-	bound := s(ids[0][:25] + "Z")
+	bound := s(ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(ids[0]).Time()).Add(time.Second)), rand.Reader).String())
 	for _, h := range []struct {
 		name string
 		v    types.AttributeValue
