@@ -113,6 +113,19 @@ type feedRecord struct {
 	driver.Record
 	receipt *driver.Record
 	muted   bool
+	// stored is the record as stored where a read position reads it
+	// otherwise (Record: see driver.Overlay); nil elsewhere.
+	stored *driver.Record
+}
+
+// overlay returns f as it reads with positions, its user's read
+// positions (driver.Overlay), the record as stored kept aside.
+func (f feedRecord) overlay(positions map[string]driver.Position) feedRecord {
+	if over := driver.Overlay(f.Record, positions); !over.Message.ReadAt.Equal(f.Record.Message.ReadAt) {
+		stored := f.Record
+		f.Record, f.stored = over, &stored
+	}
+	return f
 }
 
 // state returns u's marks on the message.
@@ -238,7 +251,7 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 			if !progressed {
 				break
 			}
-			rec.Record = driver.Overlay(rec.Record, ps.positions)
+			rec = rec.overlay(ps.positions)
 			if ok && visible(rec, o, now) && !hides(prefs, o, rec.Record) {
 				out = append(out, rec)
 			}

@@ -12,39 +12,21 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// A read position (driver.Position) marks a one-to-one chat read in one
-// write, whatever the number of its unread messages. Decisions:
-//
-//   - MarkAllRead of a thread (ListOptions.Thread, no Category) moves the
-//     user's read position in her direct messages of the thread to just
-//     above the newest unread one it marks (at or below UpTo), in one
-//     transaction: the position and the covered counters of the messages
-//     it reads, which Counts, ListThreads and List read at once. Her
-//     receipts of the thread's broadcasts and group messages are marked
-//     one by one, as before.
-//   - A message below the position that holds no read mark, and that is
-//     not archived, deleted or hidden, reads as read at the position's
-//     time, in List, Get, ListThreads and ReadBy. A message marked one by
-//     one keeps its own marks: a position and per-message marks combine
-//     as if the position's read had been written on each message it
-//     covers at the time of the call. MarkRead of a covered message
-//     changes nothing (it is read); MarkUnread of one first writes the
-//     position's read on each message it covers, then marks that one
-//     message unread, so that marking unread means that message whether
-//     or not the position was written out.
-//   - The stream handler writes the position's read on each message it
-//     covers, then drops the position, so that positions stand only until
-//     it catches up (their number per user is bounded by maxPositions:
-//     past it, MarkAllRead writes out the oldest first).
-//
+// coverPage is the page of the reads of the messages a position covers:
+// a Store may return fewer (DynamoDB, 1 MB of items).
+const coverPage = 1000
+
 // maxPositions is the most read positions a user's partition holds at
-// once: each is a counter on her total, read by every Counts.
+// once (see Inbox.MarkAllRead): each is a counter on her total, read by
+// every Counts.
 const maxPositions = 8
 
 // markThreadRead moves u's read position in her direct messages of
 // thread so that it covers those unread below after ("" for all), and
-// returns how many it reads. It writes out the thread's standing
-// position first (see writeOut), so that each position has one time.
+// returns how many it reads. A standing position moves up, keeping its
+// earlier moves (driver.Position.Raised); one of MaxPositionSteps moves,
+// or a new one past maxPositions threads, has the oldest written out
+// first (see writeOut).
 //
 // The position covers every unread message below it, so the covered
 // counters it writes count them all: those the thread index holds,
@@ -140,7 +122,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 		}
 	}
 	var unread int64 = -1 // the thread's, as its counter counts them
-	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: threadMarkBatch}
+	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: coverPage}
 	for first := true; ; first = false {
 		var res driver.QueryResult
 		g, gctx := errgroup.WithContext(ctx)
@@ -264,18 +246,17 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 }
 
 // covering returns rec as u reads it, with her read position in its
-// thread (driver.Overlay), and whether the position covers it; it reads
-// her positions only for a record one could cover.
-func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (driver.Record, bool, error) {
-	if rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" || driver.AboveOf(rec) <= 0 {
-		return rec, false, nil
+// thread (driver.Overlay); it reads her positions only for a record one
+// could cover.
+func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (driver.Record, error) {
+	if !driver.Coverable(rec) {
+		return rec, nil
 	}
 	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
 	if err != nil {
-		return rec, false, err
+		return rec, err
 	}
-	over := driver.Overlay(rec, driver.Positions(st.Counters))
-	return over, over.Message.ReadAt != rec.Message.ReadAt, nil
+	return driver.Overlay(rec, driver.Positions(st.Counters)), nil
 }
 
 // putCopy puts rec, a copy of a direct message for u. A copy below u's
@@ -286,10 +267,11 @@ func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (drive
 func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 	for range markAttempts {
 		err := ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
-		if !errors.Is(err, driver.ErrStateChanged) || !driver.Coverable(rec) {
+		var ce *driver.CoveredError
+		if !errors.As(err, &ce) {
 			return err
 		}
-		if err := ib.writeOut(ctx, u, rec.Message.Thread); err != nil {
+		if err := ib.writeOut(ctx, u, ce.Thread); err != nil {
 			return err
 		}
 	}

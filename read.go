@@ -71,6 +71,42 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // a record deleted behind the library's back (an operator's delete of a
 // receipt brings its broadcast back unread in List at once) counts as it
 // stood until the stream delivers its removal.
+//
+// # A chat marked read in one write
+//
+// Marking a chat read (a Thread, no Category, not the archived view)
+// marks u's direct messages of the thread (a one-to-one chat) by a read
+// position (driver.Position), in one transaction whatever their number:
+// it reads u's stats, then the thread's unread messages (their count
+// from the thread's counter, so the read stops there), and writes the
+// position just above the newest one it marks (at or below UpTo) with
+// the counts of the messages it covers, on condition that u's counters
+// did not change since the stats were read (else it reads again). Her
+// receipts of the thread's broadcasts and group messages are marked one
+// by one, as above. Decisions:
+//
+//   - A message below the position that holds no read mark, and is not
+//     archived or deleted, reads as read at the time of the move that
+//     covered it, in Counts, List, Get, ListThreads, ReadBy and the
+//     thread's counts, in every process: each reads the position with
+//     the counts (on u's c#*), and every write of a message of the
+//     thread counts it by the position as it stands at that write.
+//   - A position and per-message marks combine as if the position's read
+//     had been written on each message it covers when it moved: a
+//     message marked read before keeps its own time; MarkRead of a
+//     covered one changes nothing; archive, delete or a mark of one
+//     writes its read explicitly. A write that would leave a message
+//     unread below the position (an unarchive of one archived unread, or
+//     a late copy: a publish's retry, a publisher's clock behind) writes
+//     the position out first, so that the message is unread, as after
+//     marks one by one.
+//   - The stream handler writes each position out (a mark per message,
+//     at its time, which makes their EventRead) and then drops it: a
+//     position is a short-lived summary, not a second kind of read
+//     state. The move itself is an EventThreadRead. A position moved up
+//     again keeps each move's time (up to driver.MaxPositionSteps moves;
+//     past them, and past maxPositions threads with a position, the
+//     oldest is written out in the call first).
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
@@ -241,7 +277,11 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 	var marks []driver.Mark
 	var alone []string
 	for _, r := range recs {
-		mk := markFor(u, r.Record, r.receipt, set(r.state(), now), now)
+		rec := r.Record
+		if r.stored != nil {
+			rec = *r.stored // marked from its marks as stored
+		}
+		mk := markFor(u, rec, r.receipt, set(r.state(), now), now)
 		if mk.Delete && !r.Record.Ledgered() {
 			alone = append(alone, mk.Key.ID)
 			continue

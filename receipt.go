@@ -40,7 +40,7 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		}
 		// A direct message a read position covers reads as read (see
 		// markThreadRead).
-		over, covered, err := ib.covering(ctx, u, rec)
+		over, err := ib.covering(ctx, u, rec)
 		if err != nil {
 			return false, err
 		}
@@ -52,14 +52,7 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		if !ok {
 			return false, nil
 		}
-		if covered && driver.AboveOf(rec.WithState(to)) > 0 {
-			// Unread again, below the position: written out first, the
-			// position no longer covers it.
-			if err := ib.writeOut(ctx, u, rec.Message.Thread); err != nil {
-				return false, err
-			}
-			continue
-		}
+
 		mk := markFor(u, rec, receipt, to, now)
 		if mk.Delete && !rec.Ledgered() {
 			// Another program's message, deleted: adopt it first, so that
@@ -72,6 +65,15 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 			continue
 		}
 		err = ib.applyMarks(ctx, u.Partition(), []driver.Mark{mk}, driver.MarkDeltas(mk))
+		if ce := (*driver.CoveredError)(nil); errors.As(err, &ce) {
+			// Unread again below her read position in its thread (an
+			// unarchive): the position is written out first, so that it
+			// no longer covers the message.
+			if err := ib.writeOut(ctx, u, ce.Thread); err != nil {
+				return false, err
+			}
+			continue
+		}
 		if !errors.Is(err, driver.ErrStateChanged) {
 			return err == nil, err
 		}

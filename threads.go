@@ -96,29 +96,31 @@ type ThreadPage struct {
 // the listed shared threads with her c#* (its version), and the page's
 // span of the threads of each partition
 // the first round read from the store (u's, and a shared one no snapshot
-// serves) again, index entries alone, with each of u's
-// driver.Counter.Rev: the same threads, unchanged, prove the first round
-// one view, whichever of its reads came first. A shared thread's counter
-// that no snapshot serves is read by key, one view with its partition's
-// version; a page that reaches below a snapshot's threads reads that
-// version too (1 read unit), so that a thread that moved up since is not
-// left out.
+// serves) again, index entries alone, with each one's
+// driver.Counter.Rev and the partition's version (its c#*, by key): the
+// same threads, unchanged, prove the first round one view, whichever of
+// its reads came first. A shared thread's counter below its snapshot's
+// threads is read by key, one view with its partition's version; a page
+// that reaches below a snapshot's threads reads that version too (1 read
+// unit), so that a thread that moved up since is not left out.
 // u's counter of a shared thread holds the receipts' hint
 // (driver.Counter.Latest and Top): the greatest ID of her receipts of the
 // thread, and her marks on that message. Her receipt of the thread's
 // newest message is not read: the hint shows she has none, or its marks.
 // So its read units grow with the threads it lists, about 1 read unit a
 // thread of u's (its newest message) and 1 a shared one's (u's counter of
-// it), never with the number of threads or messages of the partitions;
+// it; 2 where no snapshot holds its newest message, read by key too),
+// never with the number of threads or messages of the partitions;
 // a thread of u's it passes (u sees nothing of it) costs its index entry
 // alone. Where the hint cannot tell (a counter an earlier version wrote,
 // until a Recount of u's partition; a receipt of u's above the newest
 // message a snapshot holds), that thread's preview is read as that of a
 // message u cannot see, below. On a table whose unread index holds no
-// tallies (an earlier version's: see docs/operations.md) u's threads'
-// counters are read by key too, about 2 read units a thread. A thread
-// whose newest message u cannot see any more (expired, removed, archived
-// or deleted by u) costs a read of that thread's newest messages from the
+// tallies (an earlier version's: see docs/operations.md) the threads'
+// counters that no snapshot serves are read by key too, 1 read unit more
+// a thread. A thread whose newest message u cannot see any more (expired,
+// removed, archived or deleted by u) costs a read of that thread's newest
+// messages from the
 // thread index, in one more round trip, and then one more, of the
 // versions of u's partition and of the shared partitions it read from
 // the store (1 read unit each), which prove that preview one view with
@@ -199,8 +201,9 @@ type threadStream struct {
 	buf  []driver.Counter
 	next string // the Before of the next read
 	more bool
-	// tallied is set while every read of u's partition's stream had the
-	// tallies (driver.QueryResult.Tallied).
+	// tallied is set while every read of the stream had the tallies
+	// (driver.QueryResult.Tallied; a shared partition's served from a
+	// snapshot leaves it unset: its snapshot's stats check it).
 	tallied bool
 }
 
@@ -210,7 +213,7 @@ type threadStream struct {
 func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Partition, start string, limit int, now time.Time) (threadsPageResult, bool, error) {
 	streams := make([]*threadStream, len(parts))
 	for i, p := range parts {
-		streams[i] = &threadStream{p: p, next: start, more: true, tallied: i == 0}
+		streams[i] = &threadStream{p: p, next: start, more: true, tallied: true}
 	}
 	var stats []driver.Stats
 	read := func(ctx context.Context, n int) error {
@@ -222,15 +225,14 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 			g.Go(func() error {
 				var res driver.QueryResult
 				var err error
+				// Their keys, with their tallies where the Store has them
+				// at no cost; else threadCounts reads the counters by key.
 				if s.p.IsShared() {
 					res, err = v.threads(gctx, s.p, s.next, n)
 				} else {
-					// Their keys, with their tallies where the Store has
-					// them at no cost; else threadCounts reads the
-					// counters by key.
 					res, err = ib.store.Query(gctx, driver.Query{Partition: s.p, Threads: true, ActivityOnly: true, Before: s.next, Limit: n})
-					s.tallied = s.tallied && res.Tallied
 				}
+				s.tallied = s.tallied && res.Tallied
 				s.buf, s.next, s.more = res.Threads, res.Next, res.Next != ""
 				return err
 			})
@@ -290,9 +292,9 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 			}
 		}
 		var ok bool
-		r := threadsRead{start: start, limit: limit, tallied: streams[0].tallied, more: make([]bool, len(streams))}
+		r := threadsRead{start: start, limit: limit, tallied: make([]bool, len(streams)), more: make([]bool, len(streams))}
 		for i, s := range streams {
-			r.more[i] = len(s.buf) > 0 || s.more
+			r.tallied[i], r.more[i] = s.tallied, len(s.buf) > 0 || s.more
 		}
 		threads, seen, ok, err = ib.threadCounts(ctx, v, u, parts, stats, cands, tombstones, r, now)
 		if err != nil || !ok {
@@ -358,9 +360,11 @@ func (ib *Inbox) threadsPage(ctx context.Context, v *view, u User, parts []Parti
 // receipts (of tombstones), as threadTallies adds them. It reads u's
 // receipts' counters and, to check that they are one view with stats and
 // cands, the candidates' own counters and the versions again, by key: ok
-// is false if a write came between. u's threads read with their tallies
-// (r.tallied) are not read by key: the same Query reads them again, and
-// u's c#* is read by key for its version. Each Rev as read and the
+// is false if a write came between. The threads of a partition read
+// from the store with their tallies (r.tallied: u's, and a shared one no
+// snapshot serves) are not read by key: the same Query reads them again,
+// and the partition's c#* is read by key for its version. Each Rev as
+// read and the
 // version as stats read it prove them one view with stats: a write to
 // one of them after the first read changes its Rev, and one to the
 // partition after stats' read changes the version, so none came between
@@ -394,25 +398,33 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			continue
 		}
 		listed[i] = append(listed[i], c)
-		if i == 0 && r.tallied {
-			tallied = append(tallied, c)
-			continue
-		}
 		if c.Partition.IsShared() {
 			// u's receipts of its messages, in u's partition.
 			keys[0] = append(keys[0], driver.Counter{Thread: c.Thread, Group: c.Partition.Group})
 			if s := snaps[i]; s != nil && slices.Contains(s.threads, c) {
 				continue // the snapshot is one view with its stats
 			}
+			if snaps[i] == nil && r.tallied[i] {
+				continue // its tallies as read, checked as u's are below
+			}
 			// A thread below those the snapshot holds was read from the
 			// store, later than the snapshot's stats: read by key, it is
 			// checked against their version below.
+		} else if r.tallied[0] {
+			tallied = append(tallied, c)
+			continue
 		}
 		keys[i] = append(keys[i], driver.Counter{Thread: c.Thread})
 		byKeys[driver.Key{Partition: c.Partition, ID: c.Thread}] = true
 	}
-	if len(tallied) > 0 && len(keys[0]) == 0 {
-		keys[0] = []driver.Counter{{}} // u's total, for its version
+	// A partition whose listed threads' tallies come from the first
+	// round's read (u's, and a shared one no snapshot serves) has its
+	// version read again, by key: with each thread's Rev as sameSpan
+	// reads it again, it proves them one view with its stats.
+	for i := range parts {
+		if len(keys[i]) == 0 && r.tallied[i] && snaps[i] == nil && len(listed[i]) > 0 {
+			keys[i] = []driver.Counter{{}} // its total, for its version
+		}
 	}
 	// A shared partition whose page lists its snapshot's threads and
 	// reaches below them (a candidate below, or none left), where they
@@ -434,7 +446,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		n := len(cands) // u's threads' counts come after this read: preview each
-		if r.tallied {
+		if r.tallied[0] {
 			n = r.limit
 		}
 		var read []driver.Key
@@ -463,10 +475,10 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	// more: the page's span of its threads (down to the last candidate,
 	// or all of them if its ran out) holds the same, so that no thread
 	// written before its stats' read is missing while the counters read
-	// by key show a later write; and, for u's read with their tallies,
-	// each unchanged (its Rev as read): with c#*'s version as read with
-	// the stats, they are one view with the stats whichever was read
-	// first.
+	// by key show a later write; and, for those read with their
+	// tallies, each unchanged (its Rev as read): with c#*'s version as
+	// read with the stats, they are one view with the stats whichever was
+	// read first.
 	unchanged := make([]bool, len(parts))
 	for i, p := range parts {
 		unchanged[i] = true
@@ -474,7 +486,7 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 			continue // a snapshot is one view with its stats, or checked by its version
 		}
 		g.Go(func() (err error) {
-			unchanged[i], err = ib.sameSpan(gctx, p, r.start, listed[i], i == 0 && r.tallied, r.more[i], cands[len(cands)-1].Latest)
+			unchanged[i], err = ib.sameSpan(gctx, p, r.start, listed[i], r.tallied[i], r.more[i], cands[len(cands)-1].Latest)
 			return err
 		})
 	}
@@ -611,13 +623,13 @@ func (ib *Inbox) sameSpan(ctx context.Context, p Partition, start string, listed
 }
 
 // threadsRead is what threadCounts needs of the reads of threadsPage: the
-// activity the page starts below, its limit, whether every read of u's
+// activity the page starts below, its limit, whether every read of each
 // partition's threads had their tallies, and whether each partition has
 // threads besides the candidates.
 type threadsRead struct {
 	start   string
 	limit   int
-	tallied bool
+	tallied []bool
 	more    []bool
 }
 
@@ -947,7 +959,7 @@ func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, p
 			if !progressed {
 				break
 			}
-			rec.Record = driver.Overlay(rec.Record, positions)
+			rec = rec.overlay(positions)
 			if ok && visible(rec, o, now) {
 				return rec.message(), nil
 			}

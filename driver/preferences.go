@@ -379,7 +379,7 @@ func ValidateMarks(marks []Mark, deltas []Counter) error {
 	covers := map[Key]*CoverChange{}
 	versioned := map[Partition]bool{}
 	for _, mk := range marks {
-		if mk.Versioned && (mk.Seen != "" || mk.Cover != nil) {
+		if mk.Versioned && mk.Seen != "" {
 			versioned[mk.Key.Partition] = true
 		}
 		if mk.Cover != nil {

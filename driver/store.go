@@ -87,8 +87,8 @@ type Store interface {
 	// matching ErrOptedOut and changes nothing. A direct message of a
 	// thread in a user's partition that a read position would cover
 	// (Coverable, and the thread's Position covers its ID) is not
-	// written either: it returns an error matching ErrStateChanged and
-	// changes nothing (the Inbox writes the position out, then puts it).
+	// written either: it returns a *CoveredError and changes nothing (the
+	// Inbox writes the position out, then puts it).
 	// A call whose DynamoDB
 	// transaction would hold more than MaxTransactItems items
 	// (ValidatePutItems, of the deltas as they apply: without the Above
@@ -181,6 +181,12 @@ type Store interface {
 	// Fence is Seen. Deltas that change a partition's Above need a
 	// watermark mark of it (either kind): ErrInvalidInput without. A
 	// watermark mark has no entry of its own.
+	//
+	// A direct mark whose record, as it leaves it, a read position would
+	// cover (Coverable with To's marks, and its thread's Position covers
+	// its ID), but for a mark whose From and To are the same, is refused
+	// with a *CoveredError: it would make the record unread below the
+	// position, where it reads as read.
 	//
 	// If a condition fails nothing is applied and the error matches
 	// ErrStateChanged (the marks, or the receipt's existence, are not From;
@@ -732,6 +738,26 @@ func (r MutedReset) validate(p Partition) error {
 	}
 	return nil
 }
+
+// CoveredError reports that a write would leave a direct message of
+// thread Thread in user partition Partition unread below the thread's
+// read position (Coverable, and the position covers its ID), where it
+// would read as read: a PutMessage of one, or a mark that makes one
+// unread (an unarchive). It matches ErrStateChanged. The Inbox writes the
+// position out, then writes again.
+type CoveredError struct {
+	Partition Partition
+	Thread    string
+	ID        string
+}
+
+// Error implements error.
+func (e *CoveredError) Error() string {
+	return fmt.Sprintf("inbox: message %s of thread %q in %s lies below its read position", e.ID, e.Thread, e.Partition.PK())
+}
+
+// Unwrap makes a *CoveredError match ErrStateChanged.
+func (e *CoveredError) Unwrap() error { return ErrStateChanged }
 
 // SeenError is the error of a Store.Mark whose fence (Mark.Fence) did not
 // hold: the partition's watermark, as its Above is kept for, is Seen. It

@@ -58,7 +58,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, rec.Partition.PK(), rec.Message.Category)
 	}
 	if driver.Coverable(rec) && s.covers(rec.Partition, rec.Message.Thread, rec.Message.ID) {
-		return fmt.Errorf("%w: message %s of thread %q in %s below its read position", driver.ErrStateChanged, rec.Message.ID, rec.Message.Thread, rec.Partition.PK())
+		return &driver.CoveredError{Partition: rec.Partition, Thread: rec.Message.Thread, ID: rec.Message.ID}
 	}
 	made := make([]driver.Record, 0, len(receipts))
 	for _, mk := range receipts {
@@ -331,6 +331,9 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 			}
 			rec = withMarks(rec, mk.To)
 			rec.Entry, rec.Counted, rec.Timed = mk.Entry, mk.To.Counted(), timed
+			if mk.From != mk.To && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
+			}
 			if p.IsShared() {
 				rec.Counted = 0
 			}

@@ -46,11 +46,13 @@ func Benchmarks(b *testing.B, newStore NewStore, sizes ...int) {
 //     quarter in each of her 4 groups, each with one message to her from
 //     another member (her receipts' hints, not her receipts, show her
 //     marks on them), the cache on and off.
+//   - MarkAllRead/chat: marking read a one-to-one chat of size unread
+//     messages (a read position: one write whatever their number).
 //   - MarkRead/messages: marking one of her unread messages read in a
 //     feed of size messages.
 var BenchCases = []string{
 	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled", "Counts/redacted",
-	"List/scheduled-ahead", "ListThreads/threads", "ListThreads/group-threads", "MarkRead/messages",
+	"List/scheduled-ahead", "ListThreads/threads", "ListThreads/group-threads", "MarkRead/messages", "MarkAllRead/chat",
 }
 
 // BenchmarkCase runs the read-cost benchmark c (one of BenchCases) at
@@ -76,6 +78,8 @@ func BenchmarkCase(b *testing.B, newStore NewStore, c string, n int) {
 			benchThreads(b, newStore, history, n)
 		case "MarkRead":
 			benchMarkRead(b, newStore, n)
+		case "MarkAllRead":
+			benchMarkAllRead(b, newStore, n)
 		default:
 			b.Fatalf("storetest: no benchmark %q", c)
 		}
@@ -393,6 +397,33 @@ func benchMarkRead(b *testing.B, newStore NewStore, n int) {
 				b.Fatalf("MarkRead = %v, %v; want a change", ok, err)
 			}
 			next++
+		}
+		m.report(b)
+	})
+}
+
+// benchMarkAllRead measures MarkAllRead of a one-to-one chat of n unread
+// messages, each op a chat of its own, written before it.
+func benchMarkAllRead(b *testing.B, newStore NewStore, n int) {
+	e := newBenchEnv(b, newStore)
+	b.Run("direct", func(b *testing.B) {
+		m := &opMeter{op: "MarkAllRead"}
+		ib := e.inbox(m, false)
+		m.measure(b)
+		for i := range b.N {
+			m.pause(b)
+			thread := "chat-" + strconv.Itoa(i)
+			e.each(b, n, func(k int) error {
+				d := benchDraft(k)
+				d.Thread, d.Sender = thread, "bob"
+				_, err := e.publish(d)
+				return err
+			})
+			m.resume(b)
+			got, err := ib.MarkAllRead(e.ctx, e.ann, inbox.ListOptions{Thread: thread})
+			if err != nil || got != n {
+				b.Fatalf("MarkAllRead(%s) = %d, %v; want %d", thread, got, err, n)
+			}
 		}
 		m.report(b)
 	})

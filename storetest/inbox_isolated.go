@@ -24,6 +24,7 @@ func isolatedTests() []suiteTest {
 		{"ListThreadsTornThreadSet", testListThreadsTornThreadSet},
 		{"ListThreadsTornGroupThreadSet", testListThreadsTornGroupThreadSet},
 		{"ListThreadsPreviewsListed", testListThreadsPreviewsListed},
+		{"ListThreadsGroupTalliesAsListed", testListThreadsGroupTalliesAsListed},
 	}
 }
 
@@ -158,11 +159,11 @@ func (e *env) tearing(h Harness, p driver.Partition, tt tearThreads) (*inbox.Inb
 // with the version from before it, took the message out twice, and the
 // thread (of a user's direct messages, or of a group's) vanished from the
 // list. It asks for those counters as one isolated read, unless it read
-// them with their tallies in its first round (driver.QueryResult.Tallied,
-// u's threads); then it counts exactly when the removal lands between
-// that read and the stats' (the thread counted the message the stats no
-// longer took out), or between the stats' and it (the stats took out
-// what the thread no longer counted).
+// them with their tallies in its first round (driver.QueryResult.Tallied:
+// u's threads, and a group's with the cache off); then it counts exactly
+// when the removal lands between that read and the stats' (the thread
+// counted the message the stats no longer took out), or between the
+// stats' and it (the stats took out what the thread no longer counted).
 func testListThreadsTornCounters(e *env) {
 	for _, tt := range []tearThreads{tearByKey, tearStatsFirst, tearThreadsFirst} {
 		testListThreadsTorn(e, tt)
@@ -173,7 +174,6 @@ func testListThreadsTornCounters(e *env) {
 func testListThreadsTorn(e *env, tt tearThreads) {
 	h := e.needHarness()
 	ann := e.member("ann", "crew")
-	tallied := e.tallied(e.part("ann"))
 	for _, c := range []struct {
 		what string
 		p    driver.Partition
@@ -193,8 +193,8 @@ func testListThreadsTorn(e *env, tt tearThreads) {
 		c.send(inbox.Draft{Title: "stays"})
 		e.clock.Advance(time.Hour)
 		e.remove(h, driver.Key{Partition: c.p, ID: gone.ID}) // its removal waits for Deliver
-		pending := e.expiredIn(c.p, gone.ID)
-		if tt != tearByKey && (!tallied || c.p != e.part("ann")) {
+		pending, tallied := e.expiredIn(c.p, gone.ID), e.tallied(c.p)
+		if tt != tearByKey && !tallied {
 			e.deliver(h)
 			continue // read by key: the tear by key's case
 		}
@@ -203,7 +203,7 @@ func testListThreadsTorn(e *env, tt tearThreads) {
 		if err != nil || s.err != nil {
 			e.t.Fatalf("ListThreads(ann) with the removal in %s landing during its read (tear %d): %v (the removal: %v)", c.what, tt, err, s.err)
 		}
-		if pending && tt == tearByKey && s.isolated.Load() == 0 && (!tallied || c.p != e.part("ann")) {
+		if pending && tt == tearByKey && s.isolated.Load() == 0 && !tallied {
 			e.t.Errorf("ListThreads(ann) with an expired message of %s pending read its counters by key %d times, none isolated", c.what, s.plain.Load())
 		}
 		feed := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize})
@@ -513,4 +513,68 @@ func testListThreadsPreviewsListed(e *env) {
 		e.t.Errorf("ListThreads(ann, limit 1) read the thread index %d times, want none: the listed thread's preview is read with the counters", n)
 	}
 	e.wantThreadsFromFeed(ann)
+}
+
+// keysStore is a Store that records the threads of the counters read by
+// key (Stats with Keys) of each partition.
+type keysStore struct {
+	driver.Store
+	mu      sync.Mutex
+	threads map[driver.Partition][]string
+}
+
+// Stats records q's keys of threads, as the type's doc says.
+func (s *keysStore) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
+	s.mu.Lock()
+	for _, k := range q.Keys {
+		if k.Thread != "" {
+			s.threads[q.Partition] = append(s.threads[q.Partition], k.Thread)
+		}
+	}
+	s.mu.Unlock()
+	return s.Store.Stats(ctx, q)
+}
+
+// testListThreadsGroupTalliesAsListed: ListThreads with the cache off
+// takes a group's threads' counts from the first round's read of the
+// group's threads where it holds their tallies (driver.QueryResult.Tallied),
+// as it takes u's: it reads none of the group's thread counters by key
+// (on DynamoDB 1 read unit a group chat), only the group's c#*, for its
+// version; where the read holds no tallies, it reads them by key. The
+// counts are what List shows either way.
+func testListThreadsGroupTalliesAsListed(e *env) {
+	ann := e.member("ann", "crew", "ops")
+	e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann")
+	e.clock.Advance(time.Second)
+	read := e.broadcastTo("crew", inbox.Draft{Title: "read", Thread: "crew-chat"})
+	e.clock.Advance(time.Second)
+	e.broadcastTo("crew", inbox.Draft{Title: "unread", Thread: "crew-chat"})
+	e.clock.Advance(time.Second)
+	e.broadcastTo("ops", inbox.Draft{Title: "ops", Thread: "ops-chat"})
+	e.clock.Advance(time.Second)
+	e.markRead(ann, read.ID, true)
+	feed := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize})
+	archived := e.listAll(ann, inbox.ListOptions{Limit: inbox.MaxPageSize, Archived: true})
+	for _, byKey := range []bool{false, true} {
+		s := &keysStore{Store: e.store, threads: map[driver.Partition][]string{}}
+		var over driver.Store = s
+		if byKey {
+			over = untallied{s}
+		}
+		ib := inbox.New(over, inbox.WithClock(e.clock.Now), inbox.WithSharedCache(0))
+		got, err := ib.ListThreads(e.ctx, ann, inbox.ThreadOptions{})
+		if err != nil {
+			e.t.Fatalf("ListThreads(ann) (by key %v): %v", byKey, err)
+		}
+		if diff := threadsDiff(got.Threads, feed, archived, nil, inbox.Preferences{}); diff != "" {
+			e.t.Errorf("ListThreads(ann) (by key %v) differs from List:\n%s", byKey, diff)
+		}
+		for _, g := range []string{"crew", "ops"} {
+			p := groupOf(e.scope, g)
+			tallied := !byKey && e.tallied(p)
+			if n := len(s.threads[p]); tallied && n > 0 || !tallied && n == 0 {
+				e.t.Errorf("ListThreads(ann) (by key %v), its threads read with their tallies %v, read %d counters of group %s's threads by key %v", byKey, tallied, n, g, s.threads[p])
+			}
+		}
+	}
 }

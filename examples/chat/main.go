@@ -59,6 +59,11 @@ func run(ctx context.Context, w io.Writer) error {
 				// Another member read a message of one of ann's chats: the
 				// second tick, live.
 				events = append(events, fmt.Sprintf("%-8s chat %-8s by %s", e.Kind, e.Message.Thread, e.Partition.User))
+			case e.Kind == inbox.EventThreadRead && slices.Contains(strings.Split(e.Thread, "-"), "ann"):
+				// The other user read a one-to-one chat with ann up to its
+				// newest message, in one write (a read position): every
+				// tick of ann's messages below ReadUpTo, live.
+				events = append(events, fmt.Sprintf("%-8s chat %-8s by %s", e.Kind, e.Thread, e.Partition.User))
 			}
 			return nil
 		}))

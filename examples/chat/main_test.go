@@ -60,7 +60,7 @@ events for ann's page (12):
   read     chat team
   read     chat team
   read     chat team
-  read     chat ann-bob  by bob
+  thread-read chat ann-bob  by bob
   created  chat ann-bob  This message will self-destruct
   expired  chat ann-bob  This message will self-destruct
 `
