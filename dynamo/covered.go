@@ -479,3 +479,20 @@ func (s *Store) positionWrite(p driver.Partition, c driver.CoverChange) (types.T
 	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
 }
+
+// leavesCoverable reports whether mk, a mark of a direct message that
+// changes its marks, leaves it as a read position could cover it
+// (driver.Coverable, with To's marks and timed entry): Store.Mark refuses
+// it if its thread's position covers it (driver.CoveredError).
+func leavesCoverable(mk driver.Mark) bool {
+	if mk.Key.ID == "" || mk.Receipt || mk.Delete || mk.From == mk.To {
+		return false
+	}
+	rec := mk.EntryRecord()
+	rec.Counted = mk.To.Counted()
+	puts, _ := mk.TimedWrites()
+	for _, e := range puts {
+		rec.Timed = driver.TimedKeyOf(e)
+	}
+	return driver.Coverable(rec)
+}

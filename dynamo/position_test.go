@@ -174,7 +174,7 @@ func sameTallies(a, b map[string]rawTally) bool {
 }
 
 // TestPutMessageBelowPosition: PutMessage of a direct message of a thread
-// below the user's read position there is ErrStateChanged and writes
+// below the user's read position there is a *driver.CoveredError and writes
 // nothing, on a Store that saw the position and on one that did not; one
 // above it, or of another thread, is written, and no position covers it.
 func TestPutMessageBelowPosition(t *testing.T) {
@@ -203,8 +203,9 @@ func TestPutMessageBelowPosition(t *testing.T) {
 	below := ulid.MustNew(ulid.Timestamp(at.Add(-time.Second)), rand.Reader).String()
 	for _, s := range []*dynamo.Store{a, dynamo.New(c, table)} {
 		rec := copyAt(below, "bob")
-		if err := s.PutMessage(ctx, rec, driver.PutDeltas(rec)); !errors.Is(err, driver.ErrStateChanged) {
-			t.Errorf("PutMessage below the position = %v, want ErrStateChanged", err)
+		var covered *driver.CoveredError
+		if err := s.PutMessage(ctx, rec, driver.PutDeltas(rec)); !errors.As(err, &covered) || covered.ID != below || covered.Thread != "bob" || covered.Partition != p {
+			t.Errorf("PutMessage below the position = %v, want a CoveredError of %s", err, below)
 		}
 		if got, err := s.GetRecords(ctx, []driver.Key{rec.Key()}); err != nil || len(got) != 0 {
 			t.Errorf("GetRecords after the refused PutMessage = %d, %v; want none", len(got), err)
@@ -291,7 +292,10 @@ func TestPositionItemAndStream(t *testing.T) {
 // below the read position and some above it, by a Store that saw no
 // position: each record's change of the covered counters applies, or
 // not, by its own ID, in the transaction made again once; a Recount then
-// keeps the position and the counters it covers.
+// keeps the position and the counters it covers. A mark that would make
+// a message unread below the position (an unarchive) is refused with a
+// *driver.CoveredError, by a Store that saw the position and by one that
+// did not, and one above it is not.
 func TestCoverFormsPage(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
@@ -308,60 +312,68 @@ func TestCoverFormsPage(t *testing.T) {
 		t.Fatalf("covered counter of bob = %+v, %v; want 3 unread, a bound above %s, at most %s", cv, ok, ids[2], ids[3])
 	}
 	wantUnread(t, ia, ann, 5, 2)
-	// One page archiving the thread's messages, as a bulk action marks
-	// them (its messages as they are, the position aside; their Above
-	// fenced by her watermark, none).
+	// marks returns a page of marks of the messages with ids, as a bulk
+	// action makes them (the messages as they are, the position aside;
+	// their Above fenced by her watermark, none), each with the marks
+	// set returns, and their deltas.
+	now := time.Now().UTC().Truncate(time.Second)
+	marks := func(s *dynamo.Store, set func(driver.State) driver.State, ids ...string) ([]driver.Mark, []driver.Counter) {
+		t.Helper()
+		keys := make([]driver.Key, len(ids))
+		for i, id := range ids {
+			keys[i] = driver.Key{Partition: p, ID: id}
+		}
+		recs, err := s.GetRecords(ctx, keys)
+		if err != nil || len(recs) != len(ids) {
+			t.Fatalf("GetRecords = %d, %v", len(recs), err)
+		}
+		out := []driver.Mark{{Key: driver.Key{Partition: p}, Now: now, Fence: true}}
+		var deltas []driver.Counter
+		for _, r := range recs {
+			mk := driver.Mark{Key: r.Key(), Now: now, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt, Entry: r.Entry, From: r.State(), To: set(r.State()), Counted: r.Counted, Timed: r.Timed}
+			out = append(out, mk)
+			deltas = append(append(deltas, driver.MarkDeltas(mk)...), driver.AboveDeltas(mk, "")...)
+		}
+		return out, driver.MergeCounters(deltas)
+	}
+	archive := func(s driver.State) driver.State { s.ArchivedAt = now; return s }
+	unarchive := func(s driver.State) driver.State { s.ArchivedAt = time.Time{}; return s }
 	bc := &capacityClient{Client: c}
 	b := dynamo.New(bc, table)
-	keys := make([]driver.Key, len(ids))
-	for i, id := range ids {
-		keys[i] = driver.Key{Partition: p, ID: id}
-	}
-	recs, err := b.GetRecords(ctx, keys)
-	if err != nil || len(recs) != len(ids) {
-		t.Fatalf("GetRecords = %d, %v", len(recs), err)
-	}
-	now := time.Now().UTC().Truncate(time.Second)
-	marks := []driver.Mark{{Key: driver.Key{Partition: p}, Now: now, Fence: true}}
-	var deltas []driver.Counter
-	for _, r := range recs {
-		to := r.State()
-		to.ArchivedAt = now
-		mk := driver.Mark{Key: r.Key(), Now: now, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt, Entry: r.Entry, From: r.State(), To: to, Counted: r.Counted, Timed: r.Timed}
-		marks = append(marks, mk)
-		deltas = append(append(deltas, driver.MarkDeltas(mk)...), driver.AboveDeltas(mk, "")...)
-	}
-	if err := b.Mark(ctx, marks, driver.MergeCounters(deltas)); err != nil {
+	mks, deltas := marks(b, archive, ids...)
+	if err := b.Mark(ctx, mks, deltas); err != nil {
 		t.Fatalf("Mark of the page: %v", err)
 	}
 	if n := transactions(bc); n != 2 {
 		t.Errorf("the page took %d transactions, want 2 (the guess, then each record in its form)", n)
 	}
 	if cv, ok := covered(t, a, p, "bob"); !ok || !cv.IsZero() {
-		t.Fatalf("covered counter of bob after ArchiveAll = %+v, %v; want one at zero", cv, ok)
+		t.Fatalf("covered counter of bob after the page = %+v, %v; want one at zero", cv, ok)
 	}
 	wantUnread(t, ia, ann, 0, 0)
 	if got, want := nonZero(rawCounters(t, c, table, p.PK())), nonZero(rawRecount(t, c, table, p.PK())); !sameTallies(got, want) {
 		t.Errorf("counters %v, recount %v", got, want)
 	}
-	// Unarchived, those below the position are covered again.
-	for _, id := range ids {
-		if ok, err := ia.Unarchive(ctx, ann, id); err != nil || !ok {
-			t.Fatalf("Unarchive(%s) = %v, %v", id, ok, err)
+	for _, s := range []*dynamo.Store{a, dynamo.New(c, table)} {
+		mks, deltas := marks(s, unarchive, ids[3], ids[1])
+		var covered *driver.CoveredError
+		if err := s.Mark(ctx, mks, deltas); !errors.As(err, &covered) || covered.ID != ids[1] || covered.Thread != "bob" {
+			t.Errorf("Mark unarchiving a message below the position = %v, want a CoveredError of %s", err, ids[1])
 		}
 	}
-	wantUnread(t, ia, ann, 5, 2)
-	before, _ := covered(t, a, p, "bob")
-	if before.Unread != 3 {
-		t.Fatalf("covered counter of bob after Unarchive = %+v; want 3 unread", before)
+	mks, deltas = marks(b, unarchive, ids[3])
+	if err := b.Mark(ctx, mks, deltas); err != nil {
+		t.Fatalf("Mark unarchiving a message above the position: %v", err)
 	}
+	wantUnread(t, ia, ann, 1, 1)
+	before, _ := covered(t, a, p, "bob")
 	if _, err := ia.Recount(ctx, ann); err != nil {
 		t.Fatalf("Recount: %v", err)
 	}
 	if after, ok := covered(t, a, p, "bob"); !ok || after.Unread != before.Unread || after.Above != before.Above || !after.Position.Equal(before.Position) {
 		t.Errorf("covered counter of bob after Recount = %+v, %v; want %+v", after, ok, before)
 	}
-	wantUnread(t, ia, ann, 5, 2)
+	wantUnread(t, ia, ann, 1, 1)
 }
 
 // TestCoveredHostile: another program's cv# attributes on a user's c#*

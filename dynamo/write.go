@@ -250,7 +250,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
 					if b := boundIn(old, rec.Message.Thread); coverable && total == p && rec.Message.ID < b {
-						return fmt.Errorf("%w: message %s of thread %q in %s below its read position", driver.ErrStateChanged, rec.Message.ID, rec.Message.Thread, p.PK())
+						return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 					}
 					if err := coveredFailure(total, old, tookCov); err != nil {
 						return err
@@ -480,6 +480,28 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			return fmt.Errorf("%w: an above change of %s without a fence of its watermark", driver.ErrInvalidInput, d.Partition.PK())
 		}
 	}
+	// A mark that leaves its record unread below its thread's read
+	// position is refused: on condition that the position does not
+	// cover it (see coveredAttr).
+	refused := map[driver.Partition][]driver.Key{}
+	for _, mk := range marks {
+		if !leavesCoverable(mk) {
+			continue
+		}
+		p := mk.Key.Partition
+		w := totals[p]
+		c := expression.Not(expression.Name(coveredPath(mk.Thread, posBound)).GreaterThan(expression.Value(mk.Key.ID)))
+		if w.cond != nil {
+			c = expression.And(*w.cond, c)
+		}
+		w.cond, w.returnOld = &c, true
+		totals[p] = w
+		refused[p] = append(refused[p], driver.Key{Partition: p, ID: mk.Key.ID})
+	}
+	threads := map[driver.Key]string{}
+	for _, mk := range marks {
+		threads[mk.Key] = mk.Thread
+	}
 	for _, mk := range marks {
 		if mk.Cover != nil {
 			// Two cover marks of one thread are ErrInvalidInput (see
@@ -582,6 +604,11 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 				m = func(old map[string]types.AttributeValue) error {
 					if err := mutedFailure(p, old, took); err != nil {
 						return err
+					}
+					for _, k := range refused[p] {
+						if t := threads[k]; k.ID < boundIn(old, t) {
+							return &driver.CoveredError{Partition: p, Thread: t, ID: k.ID}
+						}
 					}
 					if err := coveredFailure(p, old, tookCov); err != nil {
 						return err
