@@ -123,6 +123,9 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	}
 	var unread int64 = -1 // the thread's, as its counter counts them
 	q := driver.Query{Partition: p, Thread: thread, UnreadOnly: true, Archived: driver.NotArchived, Before: after, Limit: coverPage}
+	if covered != "" {
+		q.After = idBefore(covered) // those below are covered already
+	}
 	for first := true; ; first = false {
 		var res driver.QueryResult
 		g, gctx := errgroup.WithContext(ctx)

@@ -539,7 +539,7 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed, muted catSum
 	seen := st.Seen
 	if st.Fence != seen {
 		// An earlier version kept no Above: the records are counted.
-		return ib.unseen(ctx, v, f.parts, st.Preferences, st.Version, seen, f.now)
+		return ib.unseen(ctx, v, f.parts, st.Preferences, driver.Positions(st.Counters), st.Version, seen, f.now)
 	}
 	n := catSum{}
 	// The threads u muted: out of Unseen.
@@ -832,13 +832,13 @@ func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *dri
 }
 
 // unseen counts the messages of parts above the seen watermark seen that
-// u's feed shows unread: u's unread direct messages above it, and the
+// u's feed shows unread (with her read positions): u's unread direct messages above it, and the
 // broadcasts above it in the shared partitions' views of which u holds no
 // receipt (a receipt is a mark: read, archived or deleted), but for u's
 // messages of the threads prefs, her preferences, mute. A page of u's
 // records read with the stats of counter version version; ok is false if
 // one was of another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs Preferences, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs Preferences, positions map[string]driver.Position, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
 	n = catSum{}
 	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
 	res, err := ib.store.Query(ctx, q)
@@ -851,6 +851,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs P
 			return nil, false, nil
 		}
 		for _, r := range res.Records {
+			r = driver.Overlay(r, positions) // read by a position: seen
 			switch {
 			case r.Message.ID <= seen:
 			case r.Receipt:
