@@ -397,7 +397,10 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 // themselves, a receipt of a broadcast the call folds, a transaction of
 // more than driver.MaxTransactItems items (driver.MarkItems), or Above
 // deltas of a partition without a watermark mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
-// would find the first's marks), and nothing is written.
+// would find the first's marks), and nothing is written. A direct mark
+// that leaves its message unread below its thread's read position (an
+// unarchive) is a *driver.CoveredError: the c#* update's condition that
+// the position does not cover it (see coveredAttr) failed.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (
 		items    []types.TransactWriteItem
