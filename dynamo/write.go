@@ -486,20 +486,33 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	// A mark that leaves its record unread below its thread's read
 	// position is refused: on condition that the position does not
 	// cover it (see coveredAttr).
+	// It covers none of a thread's if it covers not the least of them.
 	refused := map[driver.Partition][]driver.Key{}
+	least := map[driver.Partition]map[string]string{}
 	for _, mk := range marks {
 		if !leavesCoverable(mk) {
 			continue
 		}
 		p := mk.Key.Partition
-		w := totals[p]
-		c := expression.Not(expression.Name(coveredPath(mk.Thread, posBound)).GreaterThan(expression.Value(mk.Key.ID)))
-		if w.cond != nil {
-			c = expression.And(*w.cond, c)
-		}
-		w.cond, w.returnOld = &c, true
-		totals[p] = w
 		refused[p] = append(refused[p], driver.Key{Partition: p, ID: mk.Key.ID})
+		if least[p] == nil {
+			least[p] = map[string]string{}
+		}
+		if l, ok := least[p][mk.Thread]; !ok || mk.Key.ID < l {
+			least[p][mk.Thread] = mk.Key.ID
+		}
+	}
+	for p, ts := range least {
+		w := totals[p]
+		for _, t := range slices.Sorted(maps.Keys(ts)) {
+			c := expression.Not(expression.Name(coveredPath(t, posBound)).GreaterThan(expression.Value(ts[t])))
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			w.cond = &c
+		}
+		w.returnOld = true
+		totals[p] = w
 	}
 	threads := map[driver.Key]string{}
 	for _, mk := range marks {
