@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -130,15 +131,19 @@ type EventHandler func(ctx context.Context, e Event) error
 // stream and pass them to h, after each record's accounting, in the order
 // of the batch's records. The stream must carry new and old images
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
-// INSERT and MODIFY records of kinds UM, SN and UP through (see
-// examples/template.yaml; without UP, no EventPreferences comes).
+// INSERT and MODIFY records of kinds UM, SN, UP and RP through (see
+// examples/template.yaml; without UP, no EventPreferences comes; without
+// RP, no EventThreadRead, and read positions stand until a user's next
+// MarkAllRead writes them out).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
 // changeOf reads stream record r into a driver.Change: its kind UM images
 // as records, or the new image of a kind SN item (a seen watermark) or of
-// a kind UP item (a user's preferences).
-// Images of other kinds are left out. A REMOVE needs its old image (a
+// a kind UP item (a user's preferences), or a kind RP item (a user's read
+// position in a thread: its new image, or, removed, the position dropped;
+// read with or without strict, since the handler writes positions out
+// whether events are on or not). Images of other kinds are left out. A REMOVE needs its old image (a
 // stream configured KEYS_ONLY or NEW_IMAGE cannot be accounted); with
 // strict (events on), an INSERT or MODIFY needs the images events are made
 // of, and an image that does not decode fails the record. Without strict,
@@ -152,6 +157,17 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 			return driver.Change{}, fmt.Errorf("%w: REMOVE record %q without an old image: the table's stream must include old images", ErrInvalidInput, r.EventID)
 		}
 	case driver.ChangeInsert, driver.ChangeModify:
+		if str(r.Change.NewImage, "kind") == "RP" {
+			p, t, pos, err := positionImage(r.Change.Keys, r.Change.NewImage)
+			if err != nil {
+				if !strict {
+					return c, nil // not one: nothing to adopt either
+				}
+				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+			}
+			c.Position, c.PositionOf, c.PositionThread = &pos, p, t
+			return c, nil
+		}
 		if !strict {
 			if str(r.Change.NewImage, "kind") == "UM" {
 				if rec, err := newImageRecord(r.Change.Keys, r.Change.NewImage); err == nil {
@@ -181,6 +197,15 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 		}
 	default:
 		return driver.Change{}, nil // ignored
+	}
+	if c.Op == driver.ChangeRemove && str(r.Change.OldImage, "kind") == "RP" {
+		// The position dropped.
+		p, t, _, err := positionImage(r.Change.Keys, r.Change.OldImage)
+		if err != nil {
+			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+		}
+		c.Position, c.PositionOf, c.PositionThread = &driver.Position{}, p, t
+		return c, nil
 	}
 	if c.Op == driver.ChangeRemove && str(r.Change.OldImage, "kind") == "TM" {
 		p, id, sk, err := timerImage(r.Change.Keys, r.Change.OldImage)
@@ -401,6 +426,48 @@ func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, 
 	}
 	_, prefs.Own = img["muted"] // her own, even if none; else the defaults
 	return p, prefs, nil
+}
+
+// positionImage reads a kind RP item (a user's read position in a thread,
+// as the dynamo Store writes it with every move, at driver.PositionSK):
+// the user's partition, from the record's keys, the thread, and the
+// position. Attributes that name another partition or thread, or a
+// position a Store cannot keep, fail it.
+func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, driver.Position, error) {
+	if len(keys) != 2 {
+		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+	}
+	var pk, t string
+	found := false
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return Partition{}, "", driver.Position{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+		}
+		if rest, ok := strings.CutPrefix(v.String(), driver.PositionPrefix); ok && !found {
+			t, found = rest, true
+		} else {
+			pk = v.String()
+		}
+	}
+	p, err := driver.ParsePartitionKey(pk)
+	if err == nil && (!found || p.IsShared()) {
+		err = fmt.Errorf("%w: read position item of thread %q of %q", ErrInvalidInput, t, pk)
+	}
+	if err != nil {
+		return Partition{}, "", driver.Position{}, err
+	}
+	if tk, i, u, th := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"), str(img, "thread"); tk != p.Tenant || i != p.Inbox || u != p.User || th != t {
+		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q, names tenant %q, inbox %q, uid %q, thread %q", ErrInvalidInput, p.PK(), t, tk, i, u, th)
+	}
+	at, err := strconv.ParseInt(str(img, "at"), 10, 64)
+	if err != nil {
+		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: time %q", ErrInvalidInput, p.PK(), t, str(img, "at"))
+	}
+	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
+	if err := driver.ValidateCounter(driver.Counter{Partition: p, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
+		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: %+v", ErrInvalidInput, p.PK(), t, pos)
+	}
+	return p, t, pos, nil
 }
 
 // byTTL reports whether DynamoDB's TTL made r's deletion.

@@ -67,6 +67,16 @@ const MaxMutedGroups = 50
 // table's stream (kind UP): the preferences themselves live on c#*.
 const PreferencesSK = "p#preferences"
 
+// PositionPrefix begins the sort key of the item the dynamo Store writes
+// with every move of a user's read position in a thread (Mark.Cover), in
+// the user's partition, for the table's stream (kind RP), and deletes
+// when the position is dropped: the position itself lives on c#*.
+const PositionPrefix = "rp#"
+
+// PositionSK returns the sort key of the read position item of thread t
+// (see PositionPrefix): rp#<thread>.
+func PositionSK(t string) string { return PositionPrefix + t }
+
 // Mutes reports whether p mutes group g.
 func (p Preferences) Mutes(g string) bool {
 	_, ok := slices.BinarySearch(p.MutedGroups, g)

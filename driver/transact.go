@@ -14,7 +14,8 @@ const MaxTransactItems = 100
 // makes it: the record and its ledger entry; a scheduled record's pending
 // entry and its timer; a shared partition's record's day and hour
 // buckets; each receipt and its ledger entry; and one per counter
-// deltas change, but a muted thread's (Counter.Muted) and a category's
+// deltas change, but a muted or covered thread's (Counter.Muted,
+// Counter.Covered) and a category's
 // whose only change is to its Above, which are written to their
 // partition's total (c#*), with the total of each partition of deltas,
 // of rec's partition if it is shared or rec has a category (for its
@@ -56,13 +57,14 @@ func PutItems(rec Record, deltas []Counter, receipts []Mark) int {
 // MarkItems returns how many items the DynamoDB transaction of
 // Store.Mark(marks, deltas) holds, as the dynamo Store makes it: for a
 // preferences mark, two (the total, c#*, and the preferences item); for
-// each watermark mark but a Fence, the seen item; for each mark of a
+// each watermark mark but a Fence, the seen item; for each cover mark
+// (Mark.Cover), the position item (PositionSK); for each mark of a
 // record, the record and its ledger entry, the timed entries it deletes
 // and those it writes (Mark.TimedWrites) with the timer of each one
 // written at a new key, its reader item (Mark.ReaderChange) and, for a
 // receipt, one check of its broadcast per broadcast; and the counters as
 // PutItems counts them, with the total of each partition of a watermark
-// mark and of each partition whose recent receipts a mark records
+// or cover mark and of each partition whose recent receipts a mark records
 // (Mark.RecordsRecent). Two marks of one key count as two.
 func MarkItems(marks []Mark, deltas []Counter) int {
 	if len(marks) == 1 && marks[0].Preferences != nil {
@@ -78,7 +80,7 @@ func MarkItems(marks []Mark, deltas []Counter) int {
 		if mk.Key.ID == "" {
 			totals = append(totals, mk.Key.Partition)
 			if !mk.Fence {
-				n++ // the seen item
+				n++ // the seen item, or a cover mark's position item
 			}
 			continue
 		}
@@ -160,8 +162,8 @@ func RemovalItems(r Removal) int {
 
 // counterItems returns how many counter items deltas write, as the
 // dynamo Store writes them, with the totals (c#*) of partitions besides:
-// one per counter changed, but a muted thread's, whose change is written
-// to its partition's total, and a category's whose only change is to its
+// one per counter changed, but a muted or covered thread's, whose change
+// is written to its partition's total, and a category's whose only change is to its
 // Above, which is written to the total too; and the total of each
 // partition of those changes and of totals, once.
 func counterItems(deltas []Counter, totals []Partition) int {
@@ -172,7 +174,7 @@ func counterItems(deltas []Counter, totals []Partition) int {
 	}
 	for _, d := range deltas {
 		partitions[d.Partition] = true
-		if d.Muted || d.Category == "" && d.Group == "" && d.Thread == "" {
+		if d.Muted || d.Covered || d.Category == "" && d.Group == "" && d.Thread == "" {
 			continue // on the total
 		}
 		if d.Category != "" && d.Above != 0 {

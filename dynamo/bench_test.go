@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -740,6 +741,56 @@ func BenchmarkChat(b *testing.B) {
 			m.report(b)
 		})
 	}
+	// A one-to-one chat's unread messages marked read at once, by a user
+	// of her own each time: MarkAllRead of the thread alone (a read
+	// position: one write), and with the stream function's writing it out
+	// on each message afterwards (written-out), which the user does not
+	// wait for but which is billed too.
+	for _, unread := range []int{3, 50} {
+		for _, out := range []bool{false, true} {
+			name := fmt.Sprintf("read/library/one-to-one/unread=%d", unread)
+			if out {
+				name = fmt.Sprintf("read/library/one-to-one-written-out/unread=%d", unread)
+			}
+			b.Run(name, func(b *testing.B) {
+				c := ddblocal.Client(b)
+				table, _ := ddblocal.NewTable(b, c)
+				m := &meter{c: c}
+				ib := inbox.New(dynamo.New(m, table))
+				scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
+				m.measure()
+				for i := range b.N {
+					m.pause()
+					u := scope.User("reader" + strconv.Itoa(i))
+					for j := range unread {
+						d := chat(unread*i + j)
+						d.Sender, d.Thread = "user1", "dm-user1"
+						if _, err := ib.Publish(ctx, scope, []string{u.ID}, d); err != nil {
+							b.Fatal(err)
+						}
+					}
+					m.resume()
+					if n, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: "dm-user1"}); err != nil || n != unread {
+						b.Fatalf("MarkAllRead = %d, %v; want %d", n, err, unread)
+					}
+					if out {
+						m.pause()
+						rec := positionRecord(b, c, table, u.Partition(), "dm-user1")
+						m.resume()
+						if resp, err := ib.StreamHandler(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}}); err != nil || len(resp.BatchItemFailures) > 0 {
+							b.Fatalf("StreamHandler = %+v, %v", resp, err)
+						}
+					}
+				}
+				m.report(b)
+				m.pause()
+				c2, err := ib.Counts(ctx, scope.User("reader0"))
+				if err != nil || c2.Unread != 0 || c2.Total != int64(unread) {
+					b.Fatalf("Counts = %+v, %v; want %d read", c2.Tally, err, unread)
+				}
+			})
+		}
+	}
 	// Read by: who has read each message of a page of 20, in a group chat
 	// of 5 (each read by the 4 others) and a one-to-one chat (read by the
 	// other user).
@@ -978,4 +1029,31 @@ func benchGroupChatList(b *testing.B) {
 		}
 	}
 	m.report(b)
+}
+
+// positionRecord returns the stream record, as Lambda delivers it, of
+// the INSERT of the read position item of thread in partition p, read
+// raw.
+func positionRecord(b *testing.B, c *dynamodb.Client, table string, p driver.Partition, thread string) events.DynamoDBEventRecord {
+	b.Helper()
+	items := rawQuery(b, c, table, p.PK(), driver.PositionSK(thread))
+	if len(items) != 1 {
+		b.Fatalf("%d read position items of %s in %s, want 1", len(items), thread, p.PK())
+	}
+	img := map[string]events.DynamoDBAttributeValue{}
+	for k, v := range items[0] {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			img[k] = events.NewStringAttribute(v.Value)
+		case *types.AttributeValueMemberN:
+			img[k] = events.NewNumberAttribute(v.Value)
+		}
+	}
+	return events.DynamoDBEventRecord{
+		EventID: "position-" + p.PK(), EventName: "INSERT", EventSource: "aws:dynamodb",
+		Change: events.DynamoDBStreamRecord{
+			Keys:     map[string]events.DynamoDBAttributeValue{"pk": img["pk"], "sk": img["sk"]},
+			NewImage: img, StreamViewType: "NEW_AND_OLD_IMAGES", SequenceNumber: "1",
+		},
+	}
 }

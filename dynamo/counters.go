@@ -66,6 +66,12 @@ type counterWrite struct {
 	// (c#* only; by attribute name: see mutedAttr).
 	mutedSet    map[string]map[string]int64
 	mutedRemove []string
+	// moves holds the cover marks of the write (c#* only; by thread):
+	// guardedCounterUpdates applies them (see coverWrite).
+	moves map[string]driver.CoverChange
+	// covers holds what the write does to covered threads' maps (c#*
+	// only; by thread: see coverWrite).
+	covers map[string]*coverWrite
 }
 
 // The Above of a user's categories (driver.Counter.Above of c#<category>
@@ -522,6 +528,18 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 	for _, name := range w.mutedRemove {
 		upd = upd.Remove(expression.NameNoDotSplit(name))
 	}
+	if len(w.covers) > 0 {
+		var c expression.ConditionBuilder
+		if cond != nil {
+			c = *cond
+		}
+		for _, t := range slices.Sorted(maps.Keys(w.covers)) {
+			upd = w.covers[t].update(t, upd, &c)
+		}
+		if c.IsSet() {
+			cond = &c
+		}
+	}
 	for _, t := range slices.Sorted(maps.Keys(w.mutes)) {
 		c := mutedCond(t, w.mutes[t])
 		if cond != nil {
@@ -561,7 +579,7 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 	}
-	if w.returnOld || len(w.mutes) > 0 || isHintChange(d) {
+	if w.returnOld || len(w.mutes) > 0 || len(w.covers) > 0 || isHintChange(d) {
 		// A receipts' hint's failed condition returns the hint it found
 		// (see hintForms).
 		u.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
@@ -753,7 +771,7 @@ func recentChanges(marks []driver.Mark) map[driver.Partition]*recentChange {
 // partition whose total deltas leave out gets a change of zero to its
 // total. Two changes to one counter are ErrInvalidInput.
 func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange) ([]types.TransactWriteItem, error) {
-	return s.guardedCounterUpdates(deltas, recent, nil, nil, nil)
+	return s.guardedCounterUpdates(deltas, recent, nil, nil, nil, nil)
 }
 
 // guardedCounterUpdates is counterUpdates with totals[p] what the update
@@ -764,12 +782,20 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 // apply to the threads mutes[p] holds as muted, on condition that they
 // are, and are dropped for the others, on condition that they are not: a
 // write whose condition fails so (mutedFailure) is made again with the
-// threads as they are (nil mutes: none muted). The changes of receipts'
-// hints are made in the form skips holds (see hintUpdate).
-func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool, skips map[[2]string]bool) ([]types.TransactWriteItem, error) {
+// threads as they are (nil mutes: none muted). The changes of covered
+// threads' counters (driver.Counter.Covered) go to their partitions' c#*
+// likewise, those of records taken as covered by the bounds of bounds
+// (see coveredWrites), and the cover marks of totals (counterWrite.moves)
+// with them. The changes of receipts' hints are made in the form skips
+// holds (see hintUpdate).
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool, bounds map[driver.Partition]map[string]string, skips map[[2]string]bool) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
+	// A covered thread's counter goes to its partition's c#* (see
+	// coveredAttr).
+	covers, _ := coveredWrites(deltas, movesOf(totals), bounds)
+	deltas = slices.DeleteFunc(slices.Clone(deltas), func(d driver.Counter) bool { return d.Covered })
 	// A muted thread's counter goes to its partition's c#* (see
 	// mutedAttr), if the write takes the thread as muted.
 	took := map[driver.Partition]map[string]bool{}
@@ -825,7 +851,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 	for _, d := range slices.Clone(deltas) {
 		withTotal(d.Partition)
 	}
-	for _, ps := range [][]driver.Partition{slices.Collect(maps.Keys(above)), slices.Collect(maps.Keys(recent)), slices.Collect(maps.Keys(totals)), slices.Collect(maps.Keys(took))} {
+	for _, ps := range [][]driver.Partition{slices.Collect(maps.Keys(above)), slices.Collect(maps.Keys(recent)), slices.Collect(maps.Keys(totals)), slices.Collect(maps.Keys(took)), slices.Collect(maps.Keys(covers))} {
 		for _, p := range ps {
 			withTotal(p)
 		}
@@ -838,6 +864,7 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 			w = totals[d.Partition]
 			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
 			w.mutes, w.mutedAdd = took[d.Partition], mutedAdd[d.Partition]
+			w.covers = covers[d.Partition]
 		}
 		it, err := s.counterUpdate(d, w)
 		if err != nil {
@@ -939,7 +966,9 @@ func hasAbove(deltas []driver.Counter) bool {
 // one page (1 MB) is not one view of the partition: it is checked against
 // the version of c#*, read again after it, and read again whole when a
 // write came between. With q.Hour it reads that hour's bucket alone;
-// with q.Keys, the counters by key (see counters).
+// with q.Keys, the counters by key (see counters). A user's c#* holds her
+// muted and covered threads' counters (see mutedAttr, coveredAttr): they
+// come with it.
 func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, error) {
 	if err := driver.ValidateStatsQuery(q); err != nil {
 		return driver.Stats{}, err
@@ -1026,7 +1055,12 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 					if err != nil {
 						return driver.Stats{}, 0, err
 					}
-					st.Counters = append(st.Counters, muted...)
+					covered, err := coveredOf(p, av)
+					if err != nil {
+						return driver.Stats{}, 0, err
+					}
+					st.Counters = append(append(st.Counters, muted...), covered...)
+					s.covers.learnStats(p, covered)
 				} else {
 					_, st.Bucketed = av[attrBucketed]
 				}
@@ -1239,6 +1273,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	var writes []types.TransactWriteItem
 	resetAbove := map[string]int64{}
 	resetMuted := map[string][]driver.Counter{}
+	resetCovered := map[string][]driver.Counter{}
 	before := make(map[string]driver.Counter, len(r.Before))
 	for _, c := range r.Before {
 		before[c.SK()] = c
@@ -1263,6 +1298,13 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			if r.Preferences.Keeps(c) {
 				resetMuted[c.Thread] = append(resetMuted[c.Thread], c) // kept on c#* (see mutedAttr)
 			}
+			continue
+		}
+		if c.Covered {
+			if p.IsShared() || c.Of != "" {
+				return fmt.Errorf("%w: covered counter %s reset in %s", driver.ErrInvalidInput, sk, p.PK())
+			}
+			resetCovered[c.Thread] = append(resetCovered[c.Thread], c) // kept on c#* (see coveredAttr)
 			continue
 		}
 		if c.Above != 0 && c.Category != "" {
@@ -1393,6 +1435,23 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 				totalItem[mutedAttr(t)] = mutedMap(resetMuted[t])
 			}
 		}
+		// The reset keeps the read positions, read with r.Version, each
+		// with its counters (see coveredAttr): a thread's counters
+		// without a position are none.
+		for t, cs := range resetCovered {
+			var pos driver.Position
+			tallies := map[string]int64{}
+			for _, c := range cs {
+				if c.Category == "" {
+					pos = c.Position
+				}
+				u, a := mutedKeys(c)
+				tallies[u], tallies[a] = c.Unread, c.Above
+			}
+			if !pos.IsZero() {
+				totalItem[coveredAttr(t)] = coveredMap(pos, tallies)
+			}
+		}
 	}
 	if !r.Recounted.IsZero() {
 		totalItem[attrRecounted] = &types.AttributeValueMemberN{Value: strconv.FormatInt(r.Recounted.Unix(), 10)}
@@ -1416,6 +1475,13 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		return err
 	}
 	s.forms.forget(p) // the hints it remembers of p are about to go
+	if !p.IsShared() {
+		bounds := map[string]string{}
+		for t, pos := range driver.Positions(r.Counters) {
+			bounds[t] = pos.Bound
+		}
+		s.covers.learn(p, bounds, true)
+	}
 	for {
 		n := min(len(writes), maxTransactItems-1)
 		items := append([]types.TransactWriteItem(nil), writes[:n]...)
@@ -1544,22 +1610,34 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 		above = slices.DeleteFunc(driver.AboveCounters(a), func(c driver.Counter) bool { return c.Muted })
 	}
 	base, baseMeanings := items, meanings
+	bounds := s.covers.take(above) // a position may cover it
 	for {
 		items, meanings = base, baseMeanings
 		if len(above) > 0 {
 			c := seenBelow(rec.Message.ID)
-			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}}, nil, nil)
+			counters, err := s.guardedCounterUpdates(above, nil, map[driver.Partition]counterWrite{rec.Partition: {cond: &c}}, nil, bounds, nil)
 			if err != nil {
 				return err
 			}
+			_, took := coveredWrites(above, nil, bounds)
 			items = append(slices.Clone(base), counters...)
 			meanings = slices.Clone(baseMeanings)
 			for range counters {
-				meanings = append(meanings, func(map[string]types.AttributeValue) error { return errTotalRefused })
+				meanings = append(meanings, func(old map[string]types.AttributeValue) error {
+					if err := coveredFailure(rec.Partition, old, took); err != nil {
+						return err
+					}
+					return errTotalRefused
+				})
 			}
 		}
 		err = s.transact(ctx, "adopt", items, meanings)
+		var covered *coversChanged
 		switch {
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
+			continue
 		case errors.Is(err, errTotalRefused):
 			above = nil // at or below the watermark: in no Above
 			continue
@@ -1846,6 +1924,8 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 
 // counters reads the counters of p with the keys of q.Keys (and p's
 // total, for its version) by key, strongly consistent: Stats with Keys.
+// The total of a user's partition, if q.Keys names it, comes with her
+// covered threads' counters, which it keeps (see coveredAttr).
 // It reads them with one BatchGetItem, or, with q.Isolated, one
 // TransactGetItems (the total first), which DynamoDB reads as of one
 // instant: a write that lands during it shows in all of them or none.
@@ -1897,6 +1977,18 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 				}
 			}
 			if !wantTotal {
+				continue
+			}
+			if !p.IsShared() {
+				// The total comes with the covered threads' counters,
+				// which it keeps (see coveredAttr).
+				covered, err := coveredOf(p, av)
+				if err != nil {
+					return driver.Stats{}, err
+				}
+				st.Counters = append(st.Counters, c)
+				st.Counters = append(st.Counters, covered...)
+				s.covers.learnStats(p, covered)
 				continue
 			}
 		}

@@ -55,6 +55,13 @@
 //     (her preferences as on her c#*; absent when she has none of her
 //     own), tenant_key, inbox_key, uid. Written with each change of
 //     them, for the stream's EventPreferences; never read by the library.
+//   - read position (kind RP, the user's partition, rp#<thread>,
+//     driver.PositionSK): thread, bound, at (epoch seconds), earlier
+//     (absent for none), tenant_key, inbox_key, uid: her read position in
+//     the thread as on her c#*. Written with each move of it (a cover
+//     mark), deleted when it is dropped, for the stream: the stream
+//     function writes the position out, and emits EventThreadRead; never
+//     read by the Store.
 //   - ledger entry (kind LE, the record's partition, e#<expiry>#<id>#<tag>):
 //     receipt (true for a receipt), taxonomy, readat; no TTL attribute, so
 //     that only the accounting of its record's removal deletes it.
@@ -73,7 +80,9 @@
 //     (driver.Stats.Fence), and muted, her own preferences
 //     (driver.Preferences.Encode: groups, '?' categories muted, '*c*'
 //     categories opted out of; "" for own preferences that set nothing,
-//     absent for none of her own); a shared c#* holds bkc once the partition's
+//     absent for none of her own), mt#<thread> for each thread she muted
+//     (see mutedAttr) and cv#<thread> for each thread she has a read
+//     position in (see coveredAttr); a shared c#* holds bkc once the partition's
 //     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
 //     above every message, so that the newest threads are one Query; and

@@ -28,8 +28,8 @@ type Client interface {
 // single-table layout (see the package documentation). Create it with New.
 //
 // A Store holds no mutable state but hints (the threads it found muted,
-// and the receipts' hints of users' counters of shared threads, which its
-// writes' conditions check) and is safe for concurrent use by
+// the bounds of the read positions it saw, and the receipts' hints of
+// users' counters of shared threads, which its writes' conditions check) and is safe for concurrent use by
 // multiple goroutines, as long as its Client is (a *dynamodb.Client is).
 type Store struct {
 	client Client
@@ -38,6 +38,9 @@ type Store struct {
 	// hints remembers the muted threads of user partitions, as writes
 	// found them (see muteHints).
 	hints *muteHints
+	// covers remembers the bounds of the read positions of user
+	// partitions, as the Store last saw them (see coverHints).
+	covers *coverHints
 	// forms remembers the receipts' hints of users' counters of shared
 	// threads, as writes found them (see hintForms).
 	forms *hintForms
@@ -58,7 +61,7 @@ func New(client Client, table string, opts ...Option) *Store {
 	if err != nil {
 		panic(err)
 	}
-	return &Store{client: reporting{Client: client, table: table, bill: newBilling(o)}, table: table, o: o, hints: &muteHints{}, forms: &hintForms{}}
+	return &Store{client: reporting{Client: client, table: table, bill: newBilling(o)}, table: table, o: o, hints: &muteHints{}, covers: &coverHints{}, forms: &hintForms{}}
 }
 
 // Namespace returns the table's name (see driver.Namespacer): Inboxes over

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -77,7 +78,12 @@ func (s *Store) conditionalPut(item map[string]types.AttributeValue, cond expres
 // shared partition's total is marked Bucketed on condition that it is new
 // or was already (else without). A user's copy of a message of a category
 // is conditional on her c#*'s preferences, a string, not holding the
-// category's opt-out (driver.OptOutToken; else ErrOptedOut). A record or
+// category's opt-out (driver.OptOutToken; else ErrOptedOut), and a
+// direct message of a thread that a read position could cover
+// (driver.Coverable) on its thread's position not covering it (its c#*
+// map's bound not above rec's ID, see coveredAttr; else ErrStateChanged).
+// The changes of covered counters (driver.Counter.Covered) apply as
+// guardedCounterUpdates says. A record or
 // receipt already there is ErrExists; a receipt as rec, receipts
 // driver.ValidatePutReceipts refuses, or a transaction of more than
 // driver.MaxTransactItems items (driver.PutItems; made again without the
@@ -193,10 +199,28 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	recent := recentChanges(receipts)
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	// The positions that cover the thread's records likewise; but rec is
+	// always taken as not covered, on condition that it is not: a read
+	// position would cover it, and it is refused (ErrStateChanged).
+	bounds := s.covers.take(deltas)
+	coverable := driver.Coverable(rec)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recent, totals, mutes, skips)
+		attempt := totals
+		if coverable {
+			delete(bounds[p], rec.Message.Thread)
+			attempt = maps.Clone(totals)
+			w := attempt[p]
+			c := expression.Not(expression.Name(coveredPath(rec.Message.Thread, posBound)).GreaterThan(expression.Value(rec.Message.ID)))
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			w.cond, w.returnOld = &c, true
+			attempt[p] = w
+		}
+		_, tookCov := coveredWrites(deltas, nil, bounds)
+		counters, err := s.guardedCounterUpdates(deltas, recent, attempt, mutes, bounds, skips)
 		if err != nil {
 			return err
 		}
@@ -225,6 +249,12 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 					if optOut != "" && total == p && optsOut(old, optOut, rec.OptOutDefault) {
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
+					if b := boundIn(old, rec.Message.Thread); coverable && total == p && rec.Message.ID < b {
+						return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
+					}
+					if err := coveredFailure(total, old, tookCov); err != nil {
+						return err
+					}
 					return &totalRefused{p: total}
 				}
 			default:
@@ -235,6 +265,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		err = s.transact(ctx, "put message", items, meanings)
 		var refused *totalRefused
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
 		case err == nil:
@@ -247,6 +278,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -348,13 +382,25 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     driver.MutedReset whole, removes those of the threads no longer
 //     muted, and moves its version, with a Put of the user's preferences
 //     item (kind UP, see driver.PreferencesSK), for the stream.
+//   - A cover mark (driver.Mark.Cover) is an Update of the user's c#*
+//     that moves the thread's position on its map (cv#<thread>, see
+//     coveredAttr: written whole for a first position, its fields for a
+//     move, with the call's changes of its counters; removed when the
+//     position is dropped, on condition that its tallies are zero) on
+//     condition that the position is From and the version Version (else
+//     ErrStateChanged), and moves the version; with a Put of the user's
+//     position item (kind RP, driver.PositionSK), or its Delete when the
+//     position is dropped, for the stream.
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
 // themselves, a receipt of a broadcast the call folds, a transaction of
 // more than driver.MaxTransactItems items (driver.MarkItems), or Above
 // deltas of a partition without a watermark mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
-// would find the first's marks), and nothing is written.
+// would find the first's marks), and nothing is written. A direct mark
+// that leaves its message unread below its thread's read position (an
+// unarchive) is a *driver.CoveredError: the c#* update's condition that
+// the position does not cover it (see coveredAttr) failed.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (
 		items    []types.TransactWriteItem
@@ -391,6 +437,23 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		p := mk.Key.Partition
 		w := totals[p]
 		var c expression.ConditionBuilder
+		if mk.Cover != nil {
+			// The move of a read position, on condition that the
+			// version is the mark's (and the position its From: see
+			// coverWrite).
+			c = versionIs(mk.Version)
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			moves := maps.Clone(w.moves)
+			if moves == nil {
+				moves = map[string]driver.CoverChange{}
+			}
+			moves[mk.Cover.Thread] = *mk.Cover
+			w.cond, w.returnOld, w.moves = &c, true, moves
+			totals[p] = w
+			continue
+		}
 		switch {
 		case mk.Fence:
 			c, fences[p] = seenIs(mk.Seen), mk.Seen
@@ -420,7 +483,52 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			return fmt.Errorf("%w: an above change of %s without a fence of its watermark", driver.ErrInvalidInput, d.Partition.PK())
 		}
 	}
+	// A mark that leaves its record unread below its thread's read
+	// position is refused: on condition that the position does not
+	// cover it (see coveredAttr).
+	// It covers none of a thread's if it covers not the least of them.
+	refused := map[driver.Partition][]driver.Key{}
+	least := map[driver.Partition]map[string]string{}
 	for _, mk := range marks {
+		if !leavesCoverable(mk) {
+			continue
+		}
+		p := mk.Key.Partition
+		refused[p] = append(refused[p], driver.Key{Partition: p, ID: mk.Key.ID})
+		if least[p] == nil {
+			least[p] = map[string]string{}
+		}
+		if l, ok := least[p][mk.Thread]; !ok || mk.Key.ID < l {
+			least[p][mk.Thread] = mk.Key.ID
+		}
+	}
+	for p, ts := range least {
+		w := totals[p]
+		for _, t := range slices.Sorted(maps.Keys(ts)) {
+			c := expression.Not(expression.Name(coveredPath(t, posBound)).GreaterThan(expression.Value(ts[t])))
+			if w.cond != nil {
+				c = expression.And(*w.cond, c)
+			}
+			w.cond = &c
+		}
+		w.returnOld = true
+		totals[p] = w
+	}
+	threads := map[driver.Key]string{}
+	for _, mk := range marks {
+		threads[mk.Key] = mk.Thread
+	}
+	for _, mk := range marks {
+		if mk.Cover != nil {
+			// Two cover marks of one thread are ErrInvalidInput (see
+			// driver.ValidateMarks).
+			it, err := s.positionWrite(mk.Key.Partition, *mk.Cover)
+			if err != nil {
+				return err
+			}
+			add(it, nil)
+			continue
+		}
 		if marked[mk.Key] {
 			return fmt.Errorf("%w: %s in %s marked twice", driver.ErrStateChanged, mk.Key.ID, mk.Key.Partition.PK())
 		}
@@ -493,15 +601,17 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	base, baseMeanings := items, meanings
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	bounds := s.covers.take(deltas)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
-		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, skips)
+		counters, err := s.guardedCounterUpdates(deltas, recentChanges(marks), totals, mutes, bounds, skips)
 		if err != nil {
 			return err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
+		_, tookCov := coveredWrites(deltas, movesOf(totals), bounds)
 		for _, it := range counters {
 			m, isHint := s.hintMeaning(it)
 			if !isHint && it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
@@ -509,6 +619,14 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 				p, _ := driver.ParsePartitionKey(pk)
 				m = func(old map[string]types.AttributeValue) error {
 					if err := mutedFailure(p, old, took); err != nil {
+						return err
+					}
+					for _, k := range refused[p] {
+						if t := threads[k]; k.ID < boundIn(old, t) {
+							return &driver.CoveredError{Partition: p, Thread: t, ID: k.ID}
+						}
+					}
+					if err := coveredFailure(p, old, tookCov); err != nil {
 						return err
 					}
 					if w, fenced := fences[p]; fenced && fenceOf(old) != w {
@@ -524,10 +642,18 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 		err = s.transact(ctx, "mark", items, meanings)
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
 		case err == nil:
 			s.forms.wrote(deltas, skips)
+			for p, ms := range movesOf(totals) {
+				moved := map[string]string{}
+				for t, m := range ms {
+					moved[t] = m.To.Bound
+				}
+				s.covers.learn(p, moved, false)
+			}
 			return nil
 		case errors.As(err, &hint):
 			if err := s.flipHints(hint, skips, &flips, driver.ErrStateChanged); err != nil {
@@ -536,6 +662,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		case errors.As(err, &muted):
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
 		default:
 			return err
 		}
@@ -935,6 +1064,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 	base, baseMeanings := items, meanings
 	deltas, recounted := r.Deltas, !rec.Ledgered()
 	mutes := s.hints.take(deltas) // as remembered, then as the last failure showed them
+	bounds := s.covers.take(deltas)
 	// The forms of the receipts' hints' changes likewise (see hintForms).
 	skips, flips := s.forms.skips(deltas), 0
 	for {
@@ -956,12 +1086,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		if c != nil {
 			totals[rec.Partition] = counterWrite{cond: c, returnOld: true}
 		}
-		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes, skips)
+		counters, err := s.guardedCounterUpdates(deltas, nil, totals, mutes, bounds, skips)
 		if err != nil {
 			return false, err
 		}
 		items, meanings = append(slices.Clone(base), counters...), slices.Clone(baseMeanings)
 		took := mutedTook(deltas, mutes)
+		_, tookCov := coveredWrites(deltas, nil, bounds)
 		for _, it := range counters {
 			if m, ok := s.hintMeaning(it); ok {
 				meanings = append(meanings, m)
@@ -969,6 +1100,9 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 			}
 			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
 				if err := mutedFailure(rec.Partition, old, took); err != nil {
+					return err
+				}
+				if err := coveredFailure(rec.Partition, old, tookCov); err != nil {
 					return err
 				}
 				if hasAbove(deltas) && fenceOf(old) >= rec.Message.ID {
@@ -979,8 +1113,13 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		}
 		err = s.transact(ctx, "apply removal", items, meanings)
 		var muted *mutesChanged
+		var covered *coversChanged
 		var hint *hintFailed
 		switch {
+		case errors.As(err, &covered):
+			bounds[covered.p] = covered.bounds
+			s.covers.learn(covered.p, covered.bounds, false)
+			continue
 		case errors.As(err, &hint):
 			if err := s.flipHints(hint, skips, &flips, driver.ErrConflict); err != nil {
 				return false, err
