@@ -38,27 +38,6 @@ const maxPositions = 8
 // came since, which the reads might miss, fails it, and it reads again.
 func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string) (int, error) {
 	p := u.Partition()
-	// Her counter of the thread's direct messages first, by key: a group
-	// chat (none of them), or one she has read, costs no more.
-	c, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{Thread: thread}, {}}})
-	if err != nil {
-		return 0, err
-	}
-	unread := int64(0)
-	for _, t := range c.Counters {
-		switch {
-		case t.Thread != thread || t.Muted:
-		case t.Covered && t.Category == "":
-			unread -= t.Unread
-		case !t.Covered && t.Group == "":
-			unread += newTally(t).Unread
-		}
-	}
-	if unread <= 0 {
-		// None unread but those a position covers (expired ones among
-		// them, whose removals are pending): nothing to read.
-		return 0, nil
-	}
 	for range markAttempts {
 		now := ib.now()
 		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
