@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/stak/inbox"
@@ -325,16 +326,21 @@ func testPositionScenario(e *env) {
 	}
 }
 
-// recordCounter counts the records Query calls return.
+// recordCounter counts the records Query calls return. It is safe for
+// concurrent use (the Inbox queries partitions in parallel).
 type recordCounter struct {
 	driver.Store
+	mu               sync.Mutex
 	records, queries int
 }
 
+// Query counts q and the records it returns.
 func (s *recordCounter) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
 	res, err := s.Store.Query(ctx, q)
+	s.mu.Lock()
 	s.queries++
 	s.records += len(res.Records)
+	s.mu.Unlock()
 	return res, err
 }
 
