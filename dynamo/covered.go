@@ -240,11 +240,17 @@ func (w *coverWrite) update(t string, upd expression.UpdateBuilder, cond *expres
 	}
 	switch {
 	case m.To.IsZero():
-		// Dropped: on condition that it counts nothing (the tallies of
-		// all categories sum each category's).
-		for _, k := range []string{"u", "a"} {
+		// Dropped: on condition that it counts nothing once the drop's
+		// own changes (w.add) are made (the tallies of all categories
+		// sum each category's).
+		u, a := mutedKeys(driver.Counter{})
+		for _, k := range []string{u, a} {
 			path := expression.Name(coveredPath(t, k))
-			and(expression.Or(path.AttributeNotExists(), path.Equal(expression.Value(0))))
+			if n := -w.add[k]; n != 0 {
+				and(path.Equal(expression.Value(n)))
+			} else {
+				and(expression.Or(path.AttributeNotExists(), path.Equal(expression.Value(0))))
+			}
 		}
 		return upd.Remove(expression.NameNoDotSplit(attr))
 	case m.From.IsZero():
@@ -305,6 +311,10 @@ func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[strin
 		w := of(p, t)
 		covered := true
 		switch {
+		case w.move != nil && w.move.To.IsZero() && d.Of == "":
+			// The drop's own changes (what it takes out of the counters:
+			// expired messages whose removals are pending): the
+			// condition that the counters reach zero with them.
 		case w.move != nil:
 			covered = !w.move.To.IsZero() && (d.Of == "" || w.move.From.Covers(d.Of))
 		case d.Of != "":
