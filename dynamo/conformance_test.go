@@ -41,6 +41,18 @@ type localHarness struct {
 	events  *dynamo.StreamReader // DeliverEvents' own, created on first use
 }
 
+// newForeignHarness returns a harness over a new table on DynamoDB Local
+// (made and read with opts), for a test that writes another program's
+// items, and the ARN of the table's stream. It needs Local: see
+// ddblocal.Endpoint.
+func newForeignHarness(t *testing.T, opts ...dynamo.Option) (*localHarness, string) {
+	t.Helper()
+	ddblocal.Endpoint(t)
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c, opts...)
+	return &localHarness{raw: c, table: table, Store: dynamo.New(c, table, opts...)}, arn
+}
+
 var (
 	_ storetest.Harness     = (*localHarness)(nil)
 	_ storetest.EventSource = (*localHarness)(nil)

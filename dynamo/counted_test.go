@@ -346,12 +346,9 @@ func TestRecountRewritesStaleTimedEntries(t *testing.T) {
 // agrees with List after it.
 func TestHostileCounted(t *testing.T) {
 	t.Parallel()
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t)
+	c, table, store := h.raw, h.table, h.Store
 	ib := inbox.New(store, inbox.WithSharedCache(0))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	b, err := ib.Broadcast(ctx, scope, inbox.Draft{Title: "everyone"})

@@ -13,8 +13,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/dynamo"
-	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // validTime reports whether number is a whole number of epoch seconds
@@ -59,12 +57,9 @@ var hostileAttrValues = []struct {
 // agrees with List.
 func TestHostileTimes(t *testing.T) {
 	t.Parallel()
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t)
+	c, table, store := h.raw, h.table, h.Store
 	ib := inbox.New(store, inbox.WithSharedCache(0))
 	attrs := []string{"readat", "archivedat", "interactedat", "deletedat", "snoozeduntil", "deliverat", "expiredat", "headers.received", "headers.delivered"}
 	var users []inbox.User

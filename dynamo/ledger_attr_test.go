@@ -23,12 +23,9 @@ import (
 // fails no record.
 func TestNullLedger(t *testing.T) {
 	t.Parallel()
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t)
+	c, table, store := h.raw, h.table, h.Store
 	ib := inbox.New(store, inbox.WithSharedCache(0))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	u := scope.User("ann")
@@ -87,12 +84,9 @@ func TestNullLedger(t *testing.T) {
 // INSERT with events on.
 func TestNumberLedger(t *testing.T) {
 	t.Parallel()
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t)
+	c, table, store := h.raw, h.table, h.Store
 	p := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("bob").Partition()
 	rec := driver.Record{Partition: p, Message: driver.Message{ID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", Sender: "ops", Audience: driver.Audience{Kind: driver.AudienceUsers, UIDs: []string{"bob"}},
 		ExpiresAt: time.Now().UTC().Truncate(time.Second).Add(24 * time.Hour)}}

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/dynamo"
-	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // TestMarklessReceipt: a receipt without marks (the seeds' unread receipt,
@@ -19,12 +17,9 @@ import (
 // fail (they kept failing with ErrConflict), Counts agrees with List, and
 // the table's stream fails no record.
 func TestMarklessReceipt(t *testing.T) {
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
-	table, arn := ddblocal.NewTable(t, c)
-	store := dynamo.New(c, table)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t)
+	c, table, store := h.raw, h.table, h.Store
 	ib := inbox.New(store, inbox.WithSharedCache(0))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	u := scope.User("ann")

@@ -11,7 +11,6 @@ import (
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
-	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // TestUnreadAttributesOfAnyType: the attributes the Store writes for its
@@ -27,13 +26,10 @@ import (
 // agrees with List.
 func TestUnreadAttributesOfAnyType(t *testing.T) {
 	t.Parallel()
-	ddblocal.Endpoint(t)
 	ctx := context.Background()
-	c := ddblocal.Client(t)
 	noIndexes := []dynamo.Option{dynamo.WithUnreadIndex(""), dynamo.WithThreadIndex(""), dynamo.WithScheduledIndex("")}
-	table, arn := ddblocal.NewTable(t, c, noIndexes...)
-	store := dynamo.New(c, table, noIndexes...)
-	h := &localHarness{raw: c, table: table, Store: store}
+	h, arn := newForeignHarness(t, noIndexes...)
+	c, table, store := h.raw, h.table, h.Store
 	ib := inbox.New(store, inbox.WithSharedCache(0))
 	scope := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
 	u := scope.User("ann")
