@@ -31,7 +31,7 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 	if o.Archived {
 		return 0, fmt.Errorf("%w: archiving the archived view", ErrInvalidInput)
 	}
-	return ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
+	return ib.bulk(ctx, u, o, nil, func(s driver.State, now time.Time) driver.State {
 		s.ArchivedAt = now
 		return s
 	})
@@ -54,7 +54,7 @@ func (ib *Inbox) ArchiveAll(ctx context.Context, u User, o ListOptions) (_ int, 
 // message costs two writes of its own: it is adopted, then deleted).
 func (ib *Inbox) DeleteAll(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "DeleteAll", u.Scope, u.ID).end(&err)
-	return ib.bulk(ctx, u, o, func(_ driver.State, now time.Time) driver.State {
+	return ib.bulk(ctx, u, o, nil, func(_ driver.State, now time.Time) driver.State {
 		return driver.State{DeletedAt: now}
 	})
 }

@@ -77,7 +77,10 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // Marking a chat read (a Thread, no Category, not the archived view)
 // marks u's direct messages of the thread (a one-to-one chat) by a read
 // position (driver.Position), in one transaction whatever their number:
-// it reads u's stats, then the thread's unread messages (their count
+// it reads the thread's counts (as the marks one by one below do before
+// their first page, which then takes them: with none of her direct
+// messages unread, a group chat's, no position is tried), then u's
+// stats, then the thread's unread messages (their count
 // from the thread's counter, so the read stops there), and writes the
 // position just above the newest one it marks (at or below UpTo) with
 // the counts of the messages it covers, on condition that u's counters
@@ -119,6 +122,7 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
 	n := 0
+	var first *Tally // the thread's counts, read already
 	if o.Thread != "" && o.Category == "" && !o.Archived && !o.Snoozed {
 		// Her direct messages of the thread: by a read position, in one
 		// write (see markThreadRead); the rest below, one by one.
@@ -134,11 +138,23 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 				return 0, err
 			}
 		}
-		if n, err = ib.markThreadRead(ctx, u, o.Thread, after); err != nil {
+		// The thread's counts first, which the marks one by one read
+		// anyway: with none of her direct messages unread (a group
+		// chat's), the position is not tried, and the marks start from
+		// these counts.
+		t, direct, err := ib.threadTally(ctx, u, o.Thread)
+		switch {
+		case err == nil && direct == 0:
+			first = &t
+		case err != nil && !errors.Is(err, ErrConflict):
 			return 0, err
+		default:
+			if n, err = ib.markThreadRead(ctx, u, o.Thread, after); err != nil {
+				return 0, err
+			}
 		}
 	}
-	m, err := ib.bulk(ctx, u, o, func(s driver.State, now time.Time) driver.State {
+	m, err := ib.bulk(ctx, u, o, first, func(s driver.State, now time.Time) driver.State {
 		s.ReadAt = now
 		return s
 	})
@@ -157,7 +173,10 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 // (threadTally, one round trip) are read before each page, which asks
 // for no more messages than they say the view holds: the action stops
 // when none is left, without reading the thread's history below.
-func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(driver.State, time.Time) driver.State) (int, error) {
+//
+// first, if not nil, holds the thread's counts, read already for the
+// first page.
+func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, first *Tally, set func(driver.State, time.Time) driver.State) (int, error) {
 	if err := u.Validate(); err != nil {
 		return 0, err
 	}
@@ -195,7 +214,13 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, set func(drive
 			// The thread's counts say how many the view holds: a page
 			// asks for no more, so that it does not read on through the
 			// thread's history to fill itself.
-			t, err := ib.threadTally(ctx, u, o.Thread)
+			var t Tally
+			var err error
+			if first != nil {
+				t, first = *first, nil
+			} else {
+				t, _, err = ib.threadTally(ctx, u, o.Thread)
+			}
 			switch {
 			case errors.Is(err, ErrConflict):
 				// The partitions kept changing while they were read: the
@@ -394,7 +419,8 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // one view with their partition's stats when their versions agree (else
 // it reads again, renewing a snapshot older than the partition). u's
 // receipts of broadcasts removed before they expired take one more round
-// trip, as in Counts.
+// trip, as in Counts. It returns too how many of them are u's unread
+// direct messages (those a read position could cover).
 //
 // Where the view takes something out of a partition's counters read by
 // key (its stats hold expired entries of the thread, or, for u's
@@ -404,7 +430,7 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // they are read so, and those read item by item beside the stats are
 // read again so, in one more round trip (on DynamoDB, a
 // TransactGetItems: 2 read units a counter).
-func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally, error) {
+func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tally, direct int64, _ error) {
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	keys := make([][]driver.Counter, len(parts))
 	keys[0] = []driver.Counter{{Thread: thread}}
@@ -433,7 +459,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			return g.Wait()
 		})
 		if err != nil {
-			return Tally{}, err
+			return Tally{}, 0, err
 		}
 		var tombstones []driver.Record
 		for _, st := range stats[1:] {
@@ -449,7 +475,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			}
 		}
 		if err := g.Wait(); err != nil {
-			return Tally{}, err
+			return Tally{}, 0, err
 		}
 		view := make([]driver.Stats, len(parts))
 		snaps := make([]*snapshot, len(parts))
@@ -460,7 +486,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			}
 			s, err := v.snapshot(ctx, parts[i])
 			if err != nil {
-				return Tally{}, err
+				return Tally{}, 0, err
 			}
 			if s != nil {
 				if j := slices.IndexFunc(s.threads, func(c driver.Counter) bool { return c.Thread == thread }); j >= 0 {
@@ -491,7 +517,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			}
 		}
 		if err := g.Wait(); err != nil {
-			return Tally{}, err
+			return Tally{}, 0, err
 		}
 		// A write came between the reads, or a snapshot is older than its
 		// partition: read again, every stale snapshot renewed at once.
@@ -521,14 +547,14 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 			}
 		}
 		if err := rg.Wait(); err != nil {
-			return Tally{}, err
+			return Tally{}, 0, err
 		}
 		if torn {
 			continue
 		}
 		dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 		if err != nil {
-			return Tally{}, err
+			return Tally{}, 0, err
 		}
 		var t Tally
 		for k, s := range threadSums(parts, view, dead) {
@@ -538,9 +564,12 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (Tally,
 				t.Read += n.Read
 				t.Unread += n.Unread
 				t.Archived += n.Archived
+				if k.group == "" {
+					direct = n.Unread
+				}
 			}
 		}
-		return t, nil
+		return t, direct, nil
 	}
-	return Tally{}, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
+	return Tally{}, 0, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
 }
