@@ -118,6 +118,13 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     it covers a message deleted behind the library's back whose
 //     removal the stream has not delivered, the chat's messages are
 //     marked one by one instead).
+//   - So the call costs one write, and the user waits for that alone;
+//     the stream handler's write-out then costs what marks one by one
+//     would (see docs/costs.md): a position moves the work out of the
+//     call, it does not make it smaller. Until it is written out (the
+//     stream's lag), the messages it covers are still in the unread
+//     index, and unread-only pages pass them, reading as read, so such
+//     a page reads them too.
 func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int, err error) {
 	defer ib.observe(&ctx, "MarkAllRead", u.Scope, u.ID).end(&err)
 	o.UnreadOnly = true
