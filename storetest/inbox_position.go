@@ -416,7 +416,10 @@ func testPositionReadByAnotherProgram(e *env) {
 	c := e.readForeign(annP, ms[1])
 	// Until the stream handler sees the change, Counts count the message
 	// read twice: in the seeds' read +1 and in the covered counters,
-	// which that program does not know of (not checked here).
+	// which that program does not know of (docs/consistency.md).
+	if got, err := e.ib.Counts(e.ctx, ann); err != nil || got.Total != 3 || got.Read != 4 || got.Unread != 0 {
+		e.t.Errorf("Counts before the stream handler = %+v, %v; want Total 3, Read 4, Unread 0 (the documented window; if this changed, update docs/consistency.md)", got.Tally, err)
+	}
 	if err := e.ib.HandleChange(e.ctx, c); err != nil {
 		e.t.Fatalf("HandleChange: %v", err)
 	}
