@@ -143,6 +143,15 @@ type eventBody struct {
 	At      time.Time   `json:"at"`
 	// Seen is the new watermark of a "seen" event.
 	Seen string `json:"seen,omitempty"`
+	// Thread and ReadUpTo are a "thread-read" event's: the user read the
+	// one-to-one chat Thread in one write, every message below ReadUpTo
+	// (inbox.Event.Thread, inbox.Event.ReadUpTo). Its messages' own
+	// "read" events follow, once the stream function has written the
+	// read out on each; those reach the other member's stream (see
+	// forwardsRead), the thread-read does not: the Hub does not know who
+	// is in a chat.
+	Thread   string `json:"thread,omitempty"`
+	ReadUpTo string `json:"read_up_to,omitempty"`
 	// Preferences are the user's new preferences, of a "preferences"
 	// event (a mute or an unmute: the page reloads its counts).
 	Preferences *preferencesBody `json:"preferences,omitempty"`
@@ -217,6 +226,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, u inbox.User) {
 			body := eventBody{
 				ID: e.ID, Kind: string(e.Kind), User: p.User, Group: p.Group,
 				Message: newMessageBody(e.Message), At: e.At, Seen: e.Seen,
+				Thread: e.Thread, ReadUpTo: e.ReadUpTo,
 			}
 			if e.Kind == inbox.EventPreferences {
 				pb := newPreferencesBody(e.Preferences)

@@ -363,6 +363,54 @@ func testLiveEvents(t *testing.T, a *api) {
 	bob.none(500 * time.Millisecond) // none of ann's changes
 }
 
+// TestLiveChatRead: ann marks a one-to-one chat read in one write (a
+// read position): her stream gets a thread-read of the chat up to above
+// its newest message, and bob's, the sender's, then gets a read of each of
+// his messages (the stream function writes the position out on them),
+// for his second ticks; from the in-memory store and DynamoDB Local.
+func TestLiveChatRead(t *testing.T) {
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testLiveChatRead(t, b.api(t)) })
+	}
+}
+
+func testLiveChatRead(t *testing.T, a *api) {
+	ann, bob := a.openEvents("ann", true), a.openEvents("bob", true)
+	var ids []string
+	for i := range 3 {
+		p := a.publish("bob", map[string]any{"users": []string{"ann", "bob"}, "title": fmt.Sprint("hi ", i), "thread": "ann-bob"})
+		ids = append(ids, p.Message.ID)
+	}
+	for name, s := range map[string]*sse{"ann": ann, "bob": bob} {
+		for range ids {
+			if ev := s.next().body(t); ev.Kind != "created" || ev.Message.Thread != "ann-bob" {
+				t.Fatalf("%s's event %+v, want created in ann-bob", name, ev)
+			}
+		}
+	}
+	var all struct{ Marked int }
+	a.call("POST", "/messages/read-all?thread=ann-bob", "ann", nil, http.StatusOK, &all)
+	if all.Marked != 3 {
+		t.Errorf("read-all marked %d, want 3", all.Marked)
+	}
+	if ev := ann.next().body(t); ev.Kind != "thread-read" || ev.User != "ann" || ev.Thread != "ann-bob" || ev.ReadUpTo <= ids[2] {
+		t.Errorf("ann's event %+v, want thread-read of ann-bob up to above %s", ev, ids[2])
+	}
+	got := map[string]bool{}
+	for range ids {
+		ev := bob.next().body(t)
+		if ev.Kind != "read" || ev.User != "ann" || ev.Message.Sender != "bob" || !ev.Message.Read {
+			t.Errorf("bob's event %+v, want ann's read of his message", ev)
+		}
+		got[ev.Message.ID] = true
+	}
+	for _, id := range ids {
+		if !got[id] {
+			t.Errorf("bob's stream got no read of %s (got %v)", id, got)
+		}
+	}
+}
+
 // readerTrace keeps what a stream reader did (its last 200 calls, batches
 // and errors), to show when a test waiting on events fails. It is safe for
 // concurrent use.
