@@ -188,6 +188,12 @@ func EncodeSteps(steps []Step) string {
 // Steps returns p's moves, oldest first; ok is false if p.Earlier is not
 // as EncodeSteps writes steps of ascending bounds below p.Bound.
 func (p Position) Steps() (_ []Step, ok bool) {
+	if len(p.Earlier) > maxEarlier {
+		// Longer than MaxPositionSteps steps can be (another program's
+		// value): refused before it is split, as Overlay reads it for
+		// each record it covers.
+		return nil, false
+	}
 	var out []Step
 	if p.Earlier != "" {
 		for _, part := range strings.Split(p.Earlier, ";") {
@@ -214,6 +220,11 @@ func (p Position) Raised(bound string, at time.Time) Position {
 	steps, _ := p.Steps()
 	return Position{Bound: bound, At: at, Earlier: EncodeSteps(steps)}
 }
+
+// maxEarlier is the longest Position.Earlier of MaxPositionSteps steps:
+// each a message ID, ":", and epoch seconds (at most 20 characters),
+// joined by ";".
+const maxEarlier = MaxPositionSteps * (26 + 1 + 20 + 1)
 
 // MaxPositionSteps is the most moves a Position keeps (see
 // Position.Earlier): past it, the Inbox writes the position out first.

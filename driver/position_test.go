@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,16 @@ func TestPositionSteps(t *testing.T) {
 			t.Errorf("ReadAt(second %d) = %v, want %v", c.id, p.ReadAt(id), c.at)
 		}
 	}
+	// Another program's long value is no steps, read without being split:
+	// every record the position covers reads as read at its time.
+	long := driver.Position{Bound: p.Bound, At: t2, Earlier: strings.Repeat(";", 1<<20)}
+	if _, ok := long.Steps(); ok || !long.ReadAt(idAt(50)).Equal(t2) {
+		t.Errorf("a position of a 1 MiB Earlier: Steps ok %v, ReadAt %v; want not ok, %v", ok, long.ReadAt(idAt(50)), t2)
+	}
+	id := idAt(50)
+	if testing.AllocsPerRun(10, func() { long.ReadAt(id) }) > 0 {
+		t.Errorf("ReadAt of a 1 MiB Earlier allocates: it splits the value")
+	}
 	if !p.Equal(p) || p.Equal(driver.Position{}.Raised(idAt(300), t2)) || p.IsZero() || !(driver.Position{}).IsZero() {
 		t.Errorf("Equal or IsZero wrong for %+v", p)
 	}
@@ -66,6 +77,7 @@ func TestPositionValidation(t *testing.T) {
 		{"no time", driver.Counter{Partition: user, Thread: "chat", Covered: true, Position: driver.Position{Bound: idAt(1)}}, false},
 		{"steps out of order", driver.Counter{Partition: user, Thread: "chat", Covered: true, Position: driver.Position{Bound: idAt(10), At: time.Unix(1, 0), Earlier: idAt(20) + ":5"}}, false},
 		{"too many steps", driver.Counter{Partition: user, Thread: "chat", Covered: true, Position: good.Raised(idAt(200), time.Unix(2, 0)).Raised(idAt(300), time.Unix(3, 0)).Raised(idAt(400), time.Unix(4, 0)).Raised(idAt(500), time.Unix(5, 0))}, false},
+		{"a long earlier", driver.Counter{Partition: user, Thread: "chat", Covered: true, Position: driver.Position{Bound: idAt(10), At: time.Unix(1, 0), Earlier: strings.Repeat(idAt(5)+":5;", 1000) + idAt(5) + ":5"}}, false},
 		{"tallies besides unread", driver.Counter{Partition: user, Thread: "chat", Covered: true, Read: 1}, false},
 		{"a shared partition's", driver.Counter{Partition: driver.Partition{Tenant: "t", Inbox: "i", Group: "g"}, Thread: "chat", Covered: true}, false},
 		{"a group's", driver.Counter{Partition: user, Group: "g", Thread: "chat", Covered: true}, false},
