@@ -133,8 +133,10 @@ type EventHandler func(ctx context.Context, e Event) error
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
 // INSERT and MODIFY records of kinds UM, SN, UP and RP through (see
 // examples/template.yaml; without UP, no EventPreferences comes; without
-// RP, no EventThreadRead, and read positions stand until a user's next
-// MarkAllRead writes them out).
+// RP, no EventThreadRead, and read positions stand until a MarkAllRead
+// writes them out: one past driver.MaxPositionSteps moves of the
+// position, or past the most threads with a position a user holds; or
+// an unarchive or a late copy below one).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 

@@ -280,10 +280,22 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 				left[c.SK()] = t
 			}
 		}
+		stands := false
 		for _, t := range left {
-			if !t.IsZero() {
+			stands = stands || !t.IsZero()
+		}
+		if stands {
+			// Unless a write came since the stats were read (another
+			// write-out of the position marked what the read then found
+			// no more): read again.
+			again, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}}})
+			if err != nil {
+				return err
+			}
+			if again.Version == full.Version {
 				return errPositionStands
 			}
+			continue
 		}
 		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
 		err = ib.store.Mark(ctx, []driver.Mark{mk}, deltas)

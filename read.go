@@ -90,8 +90,8 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // thread's counter counts an unread one the read does not find (another
 // program marked it read and the stream handler has not seen that yet,
 // or it was deleted behind the library's back), or if the Store keeps no
-// read positions (it refuses the write with ErrUnsupported: the dynamo
-// Store, as yet). Decisions:
+// read positions (it refuses the write with ErrUnsupported; memstore and
+// the dynamo Store keep them). Decisions:
 //
 //   - A message below the position that holds no read mark, and is not
 //     archived or deleted, reads as read at the time of the move that

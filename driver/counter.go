@@ -186,7 +186,8 @@ func EncodeSteps(steps []Step) string {
 }
 
 // Steps returns p's moves, oldest first; ok is false if p.Earlier is not
-// as EncodeSteps writes steps of ascending bounds below p.Bound.
+// as EncodeSteps writes steps of ascending bounds below p.Bound, at times
+// a time attribute holds (0 to MaxEpoch).
 func (p Position) Steps() (_ []Step, ok bool) {
 	if len(p.Earlier) > maxEarlier {
 		// Longer than MaxPositionSteps steps can be (another program's
@@ -199,7 +200,7 @@ func (p Position) Steps() (_ []Step, ok bool) {
 		for _, part := range strings.Split(p.Earlier, ";") {
 			b, at, found := strings.Cut(part, ":")
 			sec, err := strconv.ParseInt(at, 10, 64)
-			if !found || err != nil || ValidateMessageID(b) != nil || len(out) > 0 && out[len(out)-1].Bound >= b {
+			if !found || err != nil || sec < 0 || sec > MaxEpoch || ValidateMessageID(b) != nil || len(out) > 0 && out[len(out)-1].Bound >= b {
 				return nil, false
 			}
 			out = append(out, Step{Bound: b, At: time.Unix(sec, 0).UTC()})
@@ -231,11 +232,12 @@ const maxEarlier = MaxPositionSteps * (26 + 1 + 20 + 1)
 const MaxPositionSteps = 4
 
 // valid reports whether p is a position a Store keeps: a bound that is a
-// message ID, a time, and at most MaxPositionSteps moves, as Steps reads
-// them.
+// message ID, a time a time attribute holds (ValidTime: the marks its
+// write-out makes carry it), and at most MaxPositionSteps moves, as Steps
+// reads them.
 func (p Position) valid() bool {
 	steps, ok := p.Steps()
-	return ok && ValidateMessageID(p.Bound) == nil && !p.At.IsZero() && len(steps) <= MaxPositionSteps
+	return ok && ValidateMessageID(p.Bound) == nil && !p.At.IsZero() && ValidTime(p.At) && len(steps) <= MaxPositionSteps
 }
 
 // Covers reports whether p covers a record with ID id.

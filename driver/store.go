@@ -682,8 +682,8 @@ type Mark struct {
 // covers), else ErrStateChanged, and changes the version. The call's
 // deltas of the thread's covered counters (with no Counter.Of) are what
 // the records the move covers, or uncovers, add: they apply as they are.
-// A Store that keeps no read positions (the dynamo Store, as yet)
-// refuses a cover mark with ErrUnsupported and writes nothing; it never
+// A Store that keeps no read positions (memstore and the dynamo Store
+// keep them) refuses a cover mark with ErrUnsupported and writes nothing; it never
 // returns a covered counter, so that nothing reads as covered, and the
 // Inbox marks the messages one by one.
 // With To zero it removes the thread's covered counters, which must then

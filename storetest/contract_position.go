@@ -32,8 +32,7 @@ func idAbove(id string) string {
 }
 
 // needPositions skips the test if the store keeps no read positions: it
-// refuses a cover mark with ErrUnsupported (as the dynamo Store does, as
-// yet). The probe's version is stale, so a store that keeps them writes
+// refuses a cover mark with ErrUnsupported. The probe's version is stale, so a store that keeps them writes
 // nothing either.
 func (e *env) needPositions() {
 	e.t.Helper()

@@ -461,7 +461,7 @@ func testPositionStandsPastItsSteps(e *env) {
 }
 
 // noPositions is a Store that keeps no read positions: it refuses a
-// cover mark with ErrUnsupported, as the dynamo Store does.
+// cover mark with ErrUnsupported, as a Store that keeps none does.
 type noPositions struct{ driver.Store }
 
 func (s noPositions) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {

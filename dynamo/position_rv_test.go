@@ -1,0 +1,59 @@
+package dynamo_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/ddblocal"
+)
+
+// TestRVCoveredHostileTime: a read position whose time (t) is one no
+// time attribute holds (before 1970, after 9999) is another program's
+// hostile attribute like the others TestCoveredHostile lists: Counts is
+// ErrInvalidInput. Kept, the position reads its messages read at that
+// time, and its write-out writes a readat the Store reads back as none:
+// the messages come back unread while the counters count them read.
+func TestRVCoveredHostileTime(t *testing.T) {
+	t.Parallel()
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	for _, at := range []int64{-100, driver.MaxEpoch + 1} {
+		store, c, table := newLocalStore(t)
+		ib := inbox.New(store)
+		ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+		ids := chatTo(t, ib, ann, "bob", 1)
+		bound := ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(ids[0]).Time()).Add(time.Second)), rand.Reader).String()
+		m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"b": &types.AttributeValueMemberS{Value: bound}, "t": num(at), "u": num(1), "a": num(1),
+			"uY2hhdA": num(1), "aY2hhdA": num(1), // category "chat"
+		}}
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), "cv#Ym9i", m)
+		_, err := ib.Counts(ctx, ann)
+		if errors.Is(err, driver.ErrInvalidInput) {
+			continue // refused, as any other hostile position
+		}
+		t.Errorf("Counts with a position at epoch second %d = %v, want ErrInvalidInput", at, err)
+		// What follows from keeping it: the stream handler writes it out.
+		pos := driver.Position{Bound: bound, At: time.Unix(at, 0).UTC()}
+		if err := ib.HandleChange(ctx, driver.Change{ID: "x", Op: driver.ChangeInsert, Position: &pos, PositionOf: ann.Partition(), PositionThread: "bob"}); err != nil {
+			t.Logf("HandleChange (write-out): %v", err)
+			continue
+		}
+		cnt, err := ib.Counts(ctx, ann)
+		page, lerr := ib.List(ctx, ann, inbox.ListOptions{})
+		if err != nil || lerr != nil || len(page.Messages) != 1 {
+			t.Fatalf("Counts %v, List %v %v", err, page, lerr)
+		}
+		if read := page.Messages[0].IsRead(); read != (cnt.Unread == 0) {
+			t.Errorf("after the write-out of a position at epoch second %d: Counts.Unread %d, List shows the message read %v (ReadAt %v)", at, cnt.Unread, read, page.Messages[0].ReadAt)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package inbox_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stak/inbox"
+	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/memstore"
+)
+
+// beforeUnreadThreadQuery runs f once, before the first read of a
+// thread's unread messages.
+type beforeUnreadThreadQuery struct {
+	inbox.Store
+	once sync.Once
+	f    func()
+}
+
+func (s *beforeUnreadThreadQuery) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	if q.Thread != "" && q.UnreadOnly && !q.Threads {
+		s.once.Do(s.f)
+	}
+	return s.Store.Query(ctx, q)
+}
+
+// TestRVUnarchiveWhileWrittenOut: Unarchive of a message archived unread
+// below a read position writes the position out first; the stream
+// handler writing the same position out meanwhile (between the first
+// one's read of the counters and its read of the messages) must not make
+// the Unarchive fail: nothing was deleted behind the library's back, and
+// no removal is pending.
+func TestRVUnarchiveWhileWrittenOut(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
+	other := inbox.New(mem, inbox.WithClock(clock))
+	ann := scope.User("ann")
+	var ids []string
+	for range 3 {
+		res, err := other.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Message.ID)
+	}
+	if ok, err := other.Archive(ctx, ann, ids[0]); err != nil || !ok {
+		t.Fatalf("Archive = %v, %v", ok, err)
+	}
+	if _, err := mem.DeliverChanges(ctx, other.HandleChange); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	if n, err := other.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 2 {
+		t.Fatalf("MarkAllRead = %d, %v; want 2", n, err)
+	}
+	st := &beforeUnreadThreadQuery{Store: mem, f: func() {
+		if _, err := mem.DeliverChanges(ctx, other.HandleChange); err != nil {
+			t.Error(err)
+		}
+	}}
+	ib := inbox.New(st, inbox.WithClock(clock))
+	if ok, err := ib.Unarchive(ctx, ann, ids[0]); err != nil || !ok {
+		t.Fatalf("Unarchive below a position the stream handler writes out meanwhile = %v, %v; want true, nil", ok, err)
+	}
+	m, err := ib.Get(ctx, ann, ids[0])
+	if err != nil || m.IsRead() {
+		t.Errorf("Get of the unarchived message = read %v, %v; want unread", m.IsRead(), err)
+	}
+}
