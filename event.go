@@ -68,8 +68,9 @@ const (
 	// see Inbox.MarkAllRead), in her partition; Event.Thread is the thread
 	// and Event.ReadUpTo the exclusive bound of the IDs it reads. Message
 	// is zero. The EventRead of each message comes later, as the stream
-	// handler writes the position out; a page shows the second tick of
-	// every message of the thread below ReadUpTo at once.
+	// handler writes the position out (which makes no EventThreadRead); a
+	// page shows the second tick of every message of the thread below
+	// ReadUpTo at once.
 	EventThreadRead EventKind = "thread-read"
 	// EventRemoved: a broadcast or group message was deleted for its whole
 	// audience (Redact, or any delete other than DynamoDB's TTL).
@@ -133,10 +134,10 @@ type EventHandler func(ctx context.Context, e Event) error
 // (NEW_AND_OLD_IMAGES), and the event source mapping's filter must let
 // INSERT and MODIFY records of kinds UM, SN, UP and RP through (see
 // examples/template.yaml; without UP, no EventPreferences comes; without
-// RP, no EventThreadRead, and read positions stand until a MarkAllRead
-// writes them out: one past driver.MaxPositionSteps moves of the
-// position, or past the most threads with a position a user holds; or
-// an unarchive or a late copy below one).
+// RP, no EventThreadRead, and read positions are written out only by a
+// MarkAllRead past driver.MaxPositionSteps moves of one, or past the most
+// threads with a position a user holds: until then, unread-only pages
+// pass the messages they cover).
 // nil turns events off.
 func WithEvents(h EventHandler) Option { return func(ib *Inbox) { ib.events = h } }
 
@@ -253,6 +254,9 @@ func eventsOf(c driver.Change) []Event {
 			return out
 		}
 		if c.Position != nil {
+			if !c.Position.Done.IsZero() {
+				return nil // its records marked read: their own events
+			}
 			emit(EventThreadRead, nil)
 			out[0].Partition, out[0].Thread, out[0].ReadUpTo = c.PositionOf, c.PositionThread, c.Position.Bound
 			return out
@@ -466,6 +470,13 @@ func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partitio
 		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: time %q", ErrInvalidInput, p.PK(), t, str(img, "at"))
 	}
 	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
+	if d := str(img, "done"); d != "" {
+		done, err := strconv.ParseInt(d, 10, 64)
+		if err != nil {
+			return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: done %q", ErrInvalidInput, p.PK(), t, d)
+		}
+		pos.Done = time.Unix(done, 0).UTC()
+	}
 	if err := driver.ValidateCounter(driver.Counter{Partition: p, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
 		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: %+v", ErrInvalidInput, p.PK(), t, pos)
 	}

@@ -13,3 +13,6 @@ func PartitionsNoted(ib *Inbox) int {
 	defer ib.cache.mu.Unlock()
 	return len(ib.cache.untallied) + len(ib.cache.churn)
 }
+
+// ReadsWithin is readsWithin, for its test.
+var ReadsWithin = readsWithin

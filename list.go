@@ -228,9 +228,13 @@ func (ib *Inbox) page(ctx context.Context, u User, o ListOptions) ([]feedRecord,
 	g, gctx := errgroup.WithContext(ctx)
 	var renewed []int
 	var ps pageStats
+	began := time.Now()
 	g.Go(func() (err error) { renewed, ps, err = ib.catchUp(gctx, v, parts, now); return err })
 	g.Go(func() error { return ib.fetch(gctx, v, m.streams) })
 	if err := g.Wait(); err != nil {
+		return nil, "", err
+	}
+	if err := readsWithin(began); err != nil {
 		return nil, "", err
 	}
 	prefs := ps.prefs
@@ -598,6 +602,7 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err err
 	var rec driver.Record
 	var receipt *driver.Record
 	var ps pageStats
+	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { rec, receipt, err = ib.lookupState(gctx, u, id, ib.now(), false); return err })
 	g.Go(func() (err error) {
@@ -605,6 +610,9 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err err
 		return err
 	})
 	if err := g.Wait(); err != nil {
+		return Message{}, err
+	}
+	if err := readsWithin(start); err != nil {
 		return Message{}, err
 	}
 	return feedRecord{Record: driver.Overlay(rec, ps.positions), receipt: receipt, muted: mutes(ps.prefs, rec)}.message(), nil

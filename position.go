@@ -1,9 +1,11 @@
 package inbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -24,9 +26,12 @@ const maxPositions = 8
 // markThreadRead moves u's read position in her direct messages of
 // thread so that it covers those unread below after ("" for all), and
 // returns how many it reads. A standing position moves up, keeping its
-// earlier moves (driver.Position.Raised); one of MaxPositionSteps moves,
-// or a new one past maxPositions threads, has the oldest written out
-// first (see writeOut).
+// earlier moves (driver.Position.Raised). Past MaxPositionSteps moves, or
+// for a new one past maxPositions threads, a position must go first: one
+// done (written out, driver.Position.Done) positionWindow ago or more
+// goes (the thread's own starts anew, or the oldest such is dropped);
+// else the one in the way is written out (see writeOut), and the
+// messages are marked one by one this time (it returns 0).
 //
 // The position covers every unread message below it, so the covered
 // counters it writes count them all: those the thread index holds,
@@ -46,16 +51,23 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		}
 		positions := driver.Positions(st.Counters)
 		from, ok := positions[thread]
-		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps || !ok && len(positions) >= maxPositions {
-			switch err := ib.writeOutOldest(ctx, u, positions, thread); {
-			case errors.Is(err, errPositionStands):
-				// It cannot be dropped yet: the messages are marked one
-				// by one instead (see MarkAllRead's bulk).
-				return 0, nil
+		anew := false // the thread's position starts anew, its steps done
+		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps {
+			if !aged(from, now) {
+				// Written out first if need be; this time the messages
+				// are marked one by one (see MarkAllRead's bulk).
+				return 0, ib.writeOut(ctx, u, thread)
+			}
+			anew = true
+		}
+		if !ok && len(positions) >= maxPositions {
+			switch dropped, err := ib.dropAged(ctx, u, st, positions, now); {
 			case err != nil:
 				return 0, err
+			case dropped:
+				continue
 			}
-			continue
+			return 0, ib.writeOut(ctx, u, oldestLive(positions))
 		}
 		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, true)
 		if err != nil {
@@ -74,6 +86,9 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 			return 0, fmt.Errorf("inbox: a position above %s: %w", recs[0].Message.ID, ErrInvalidInput)
 		}
 		to := from.Raised(bound, now)
+		if anew {
+			to = driver.Position{Bound: bound, At: now}
+		}
 		var deltas []driver.Counter
 		for _, r := range recs {
 			for _, d := range driver.CoveredCounters(r) {
@@ -199,48 +214,112 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	return out, found_, nil
 }
 
-// writeOutOldest writes out u's read position in thread if it has one,
-// else her oldest (positions, as read), see writeOut.
-func (ib *Inbox) writeOutOldest(ctx context.Context, u User, positions map[string]driver.Position, thread string) error {
-	if _, ok := positions[thread]; !ok {
-		var oldest driver.Position
-		for t, pos := range positions {
-			if oldest.IsZero() || pos.At.Before(oldest.At) || pos.At.Equal(oldest.At) && t < thread {
-				oldest, thread = pos, t
-			}
-		}
+// positionWindow is how long a read position stays once it is done (see
+// driver.Position.Done): a reader that read a message before the
+// write-out's mark of it, and the positions after, sees the message read
+// by the position as long as it stands. A read of records and positions
+// that takes longer than positionWindow less twice maxClockSkew (the
+// positions' times are their writers' clocks) is read again (see
+// readsWithin), so that no reader can hold such a message once it goes.
+const positionWindow = 15 * time.Minute
+
+// readsWithin returns nil if reads of records and read positions made in
+// parallel, started at start (this process's monotonic clock), ended
+// within positionWindow less twice maxClockSkew: a done position they
+// read had not gone before a record they read was read, so the record
+// reads as the position says. Else it is ErrConflict: read again.
+func readsWithin(start time.Time) error {
+	if d := time.Since(start); d >= positionWindow-2*maxClockSkew {
+		return fmt.Errorf("inbox: reads of messages and read positions took %v, too long to read as one view: %w", d, ErrConflict)
 	}
-	return ib.writeOut(ctx, u, thread)
+	return nil
 }
 
-// errPositionStands is writeOut's error when the position covers a
-// message that is gone without being expired (deleted behind the
-// library's back), whose removal the stream has not accounted: it stands
-// until then.
-var errPositionStands = fmt.Errorf("inbox: a read position covers a message whose removal the stream has not accounted yet: %w", ErrConflict)
+// aged reports whether pos, done, may go at now: it has been done for
+// positionWindow.
+func aged(pos driver.Position, now time.Time) bool {
+	return !pos.Done.IsZero() && !now.Before(pos.Done.Add(positionWindow))
+}
 
-// writeOut writes u's read position in thread on each message it covers
-// (a mark that reads it, at the position's time: Counts and List show the
-// same before and after), then drops the position, taking out of its
-// counters the expired messages it covers whose removals are pending. A
-// covered message deleted behind the library's back stays covered until
-// the stream handler accounts its removal: the position stands until
-// then, and writeOut returns errPositionStands.
+// oldestLive returns the thread of the oldest of positions not done
+// ("" if every one is done).
+func oldestLive(positions map[string]driver.Position) string {
+	thread := ""
+	var oldest driver.Position
+	for t, pos := range positions {
+		if !pos.Done.IsZero() {
+			continue
+		}
+		if thread == "" || pos.At.Before(oldest.At) || pos.At.Equal(oldest.At) && t < thread {
+			oldest, thread = pos, t
+		}
+	}
+	return thread
+}
+
+// dropAged drops the oldest of u's read positions (positions, of her
+// stats st) that is aged and covers nothing any more but expired messages
+// whose removals are pending (the drop takes them out of the covered
+// counters, and the removals then account them as uncovered), and
+// reports whether it dropped one; none is, or the position moved, is
+// false.
+func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, now time.Time) (bool, error) {
+	p := u.Partition()
+	for _, t := range slices.SortedFunc(maps.Keys(positions), func(a, b string) int {
+		return cmp.Or(positions[a].Done.Compare(positions[b].Done), strings.Compare(a, b))
+	}) {
+		pos := positions[t]
+		if !aged(pos, now) {
+			continue
+		}
+		deltas := goneCovered(st, t, pos)
+		left := map[string]driver.Counter{}
+		for _, c := range slices.Concat(st.Counters, deltas) {
+			if c.Covered && c.Thread == t {
+				n := left[c.SK()]
+				n.Add(c.Tallies())
+				left[c.SK()] = n
+			}
+		}
+		if slices.ContainsFunc(slices.Collect(maps.Values(left)), func(c driver.Counter) bool { return !c.IsZero() }) {
+			// It covers a message deleted behind the library's back,
+			// whose removal the stream has not accounted: not yet.
+			continue
+		}
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: t, From: pos}}
+		switch err := ib.store.Mark(ctx, []driver.Mark{mk}, deltas); {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, driver.ErrStateChanged):
+			return false, nil
+		default:
+			return false, unknownOutcome(err)
+		}
+	}
+	return false, nil
+}
+
+// writeOut marks read, at its time, each live message u's read position
+// in thread covers (Counts and List show the same before and after), then
+// records it done (driver.Position.Done), keeping it: a reader that read a
+// message before its mark and the positions after still sees the message
+// read. Expired messages it covers whose removals are pending stay
+// counted in its covered counters, their removals accounting them as
+// covered. No position, or one done, is left as it is.
 func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
+	if thread == "" {
+		return nil
+	}
 	p := u.Partition()
 	for range markAttempts {
 		now := ib.now()
-		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}}})
-		if err != nil {
-			return err
-		}
-		pos, ok := driver.Positions(st.Counters)[thread]
-		if !ok {
-			return nil
-		}
 		full, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
 		if err != nil {
 			return err
+		}
+		pos, ok := driver.Positions(full.Counters)[thread]
+		if !ok || !pos.Done.IsZero() {
+			return nil
 		}
 		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, false)
 		if err != nil {
@@ -265,40 +344,8 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 			}
 			continue // read again: what is left, and the version
 		}
-		// What the position still covers is gone, expired, its removal
-		// not yet accounted: the drop takes it out of the covered
-		// counters, and the removal then accounts it as uncovered (Counts
-		// and ListThreads take an expired record out either way). If the
-		// counters count more (a record deleted behind the library's
-		// back), the position stands until the stream accounts it.
-		deltas := goneCovered(full, thread, pos)
-		left := map[string]driver.Counter{}
-		for _, c := range slices.Concat(full.Counters, deltas) {
-			if c.Covered && c.Thread == thread {
-				t := left[c.SK()]
-				t.Add(c.Tallies())
-				left[c.SK()] = t
-			}
-		}
-		stands := false
-		for _, t := range left {
-			stands = stands || !t.IsZero()
-		}
-		if stands {
-			// Unless a write came since the stats were read (another
-			// write-out of the position marked what the read then found
-			// no more): read again.
-			again, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}}})
-			if err != nil {
-				return err
-			}
-			if again.Version == full.Version {
-				return errPositionStands
-			}
-			continue
-		}
-		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos}}
-		err = ib.store.Mark(ctx, []driver.Mark{mk}, deltas)
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos, To: pos.WrittenOut(now)}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, nil)
 		switch {
 		case err == nil:
 			return nil
@@ -346,8 +393,9 @@ func (ib *Inbox) covering(ctx context.Context, u User, rec driver.Record) (drive
 // putCopy puts rec, a copy of a direct message for u. A copy below u's
 // read position in its thread (an earlier publish's retry, or a
 // publisher's clock behind) would read as read: the Store refuses it
-// (driver.ErrStateChanged), and the position is written out first, so
-// that the copy comes unread, as any message after the mark does.
+// unread (driver.CoveredError), and it is written read, at the
+// position's time, as everything below a chat's read position reads
+// (see MarkAllRead).
 func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 	for range markAttempts {
 		err := ib.store.PutMessage(ctx, rec, driver.PutDeltas(rec))
@@ -355,9 +403,26 @@ func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 		if !errors.As(err, &ce) {
 			return err
 		}
-		if err := ib.writeOut(ctx, u, ce.Thread); err != nil {
+		at, err := ib.readBelow(ctx, u, ce.Thread, rec.Message.ID)
+		if err != nil {
 			return err
+		}
+		if !at.IsZero() {
+			rec.Message.ReadAt = at
 		}
 	}
 	return fmt.Errorf("inbox: a copy for %s: the read position of its thread kept moving: %w", u.ID, ErrConflict)
+}
+
+// readBelow returns when u's read position in thread reads the message
+// with ID id as read (zero if no position covers it).
+func (ib *Inbox) readBelow(ctx context.Context, u User, thread, id string) (time.Time, error) {
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if pos, ok := driver.Positions(st.Counters)[thread]; ok && pos.Covers(id) {
+		return pos.ReadAt(id), nil
+	}
+	return time.Time{}, nil
 }

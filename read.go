@@ -103,21 +103,27 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     had been written on each message it covers when it moved: a
 //     message marked read before keeps its own time; MarkRead of a
 //     covered one changes nothing; archive, delete or a mark of one
-//     writes its read explicitly. A write that would leave a message
-//     unread below the position (an unarchive of one archived unread, or
-//     a late copy: a publish's retry, a publisher's clock behind) writes
-//     the position out first, so that the message is unread, as after
-//     marks one by one.
-//   - The stream handler writes each position out (a mark per message,
-//     at its time, which makes their EventRead) and then drops it: a
-//     position is a short-lived summary, not a second kind of read
-//     state. The move itself is an EventThreadRead. A position moved up
-//     again keeps each move's time (up to driver.MaxPositionSteps moves;
-//     past them, and past maxPositions threads with a position, the
-//     oldest is written out in the call first; if it cannot be yet, as
-//     it covers a message deleted behind the library's back whose
-//     removal the stream has not delivered, the chat's messages are
-//     marked one by one instead).
+//     writes its read explicitly. Everything below a chat's read position
+//     reads as read, as a chat app's last-read marker says: a write that
+//     would leave a message unread below it (an unarchive of one
+//     archived unread, or a late copy: a publish's retry, a publisher's
+//     clock behind) writes it read, at the time of the move whose step
+//     it lies in.
+//   - The stream handler writes each moved position out (a mark per
+//     message, at its time, which makes their EventRead) and records it
+//     done (driver.Position.Done), keeping it: a reader that read a
+//     message before its mark, and the position after, still sees the
+//     message read, so no List, Get or ReadBy shows a state that never
+//     was. The move itself is an EventThreadRead. A position moved up
+//     again keeps each move's time, up to driver.MaxPositionSteps moves;
+//     a user holds at most maxPositions (8). Past them, the one in the
+//     way is written out in the call and the chat's messages are marked
+//     one by one, until a done position is positionWindow (15 minutes)
+//     old: then it goes (the thread's own starts anew; another, the
+//     oldest, is dropped). A read of messages and positions side by side
+//     that takes longer than that, less twice the clocks' skew, is an
+//     ErrConflict (read again), so no reader holds a message read
+//     before a position it reads went.
 //   - So the call costs one write, and the user waits for that alone;
 //     the stream handler's write-out then costs what marks one by one
 //     would (see docs/costs.md): a position moves the work out of the

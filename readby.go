@@ -130,6 +130,7 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 		s.lo, s.hi = min(s.lo, m.ID), max(s.hi, m.ID)
 	}
 	var copies []driver.Record
+	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	positions := map[driver.Partition]map[string]driver.Position{} // the members' read positions
 	if len(keys) > 0 {
@@ -172,6 +173,9 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 		})
 	}
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := readsWithin(start); err != nil {
 		return nil, err
 	}
 	keep := func(user string) bool { return user == u.ID || len(members) == 0 || slices.Contains(members, user) }

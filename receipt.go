@@ -32,6 +32,7 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 	if err := driver.ValidateMessageID(id); err != nil {
 		return false, err
 	}
+	var readBelow time.Time // her read position reads the message read then
 	for range markAttempts {
 		now := ib.now()
 		rec, receipt, err := ib.lookupState(ctx, u, id, now, scheduled)
@@ -52,6 +53,9 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		if !ok {
 			return false, nil
 		}
+		if !readBelow.IsZero() && to.ReadAt.IsZero() && receipt == nil {
+			to.ReadAt = readBelow
+		}
 
 		mk := markFor(u, rec, receipt, to, now)
 		if mk.Delete && !rec.Ledgered() {
@@ -67,9 +71,9 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		err = ib.applyMarks(ctx, u.Partition(), []driver.Mark{mk}, driver.MarkDeltas(mk))
 		if ce := (*driver.CoveredError)(nil); errors.As(err, &ce) {
 			// Unread again below her read position in its thread (an
-			// unarchive): the position is written out first, so that it
-			// no longer covers the message.
-			if err := ib.writeOut(ctx, u, ce.Thread); err != nil {
+			// unarchive): everything below it reads as read, so the
+			// message is marked read too, at the position's time.
+			if readBelow, err = ib.readBelow(ctx, u, ce.Thread, id); err != nil {
 				return false, err
 			}
 			continue

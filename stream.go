@@ -159,10 +159,10 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 			}
 		}
 	}
-	if c.Position != nil && !c.Position.IsZero() && !c.PositionOf.IsShared() {
-		// A read position stands until its reads are written out.
+	if c.Position != nil && !c.Position.IsZero() && c.Position.Done.IsZero() && !c.PositionOf.IsShared() {
+		// A read position moved: its reads are written out.
 		u := c.PositionOf.Scope().User(c.PositionOf.User)
-		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil && !errors.Is(err, errPositionStands) {
+		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil {
 			return nil, err
 		}
 	}

@@ -153,9 +153,12 @@ type Counter struct {
 // of the thread whose ID is below Bound, unread, and not archived,
 // deleted or hidden by a timed entry (AboveOf counts it) reads as read
 // (ReadAt). A record keeps its own marks: a mark of one makes its read
-// explicit, and the stream handler does so for each, then drops the
-// position (Mark.Cover with To zero), so that positions stand only until
-// it catches up.
+// explicit, and the stream handler does so for each, then records that
+// it did (Done: its time), keeping the position, so that a record read
+// before the handler's mark and the position read after show the same.
+// A Done position with nothing left to cover is dropped (Mark.Cover with
+// To zero) only once readers cannot hold such a record any more (see
+// inbox.Inbox.MarkAllRead).
 //
 // A position moved up while it stands keeps its earlier steps, so that
 // each record reads as read when the move that covered it was made: At
@@ -166,6 +169,15 @@ type Position struct {
 	Bound   string
 	At      time.Time
 	Earlier string
+	// Done is when every record the position covered was marked read
+	// explicitly (zero: not yet, or moved since).
+	Done time.Time
+}
+
+// WrittenOut returns p with Done at: its records marked read.
+func (p Position) WrittenOut(at time.Time) Position {
+	p.Done = at
+	return p
 }
 
 // Step is one move of a Position: the records below Bound (and above the
@@ -228,7 +240,9 @@ func (p Position) Raised(bound string, at time.Time) Position {
 const maxEarlier = MaxPositionSteps * (26 + 1 + 20 + 1)
 
 // MaxPositionSteps is the most moves a Position keeps (see
-// Position.Earlier): past it, the Inbox writes the position out first.
+// Position.Earlier): past it, the Inbox marks the thread's messages one
+// by one until the position, written out, may start anew (see
+// inbox.Inbox.MarkAllRead).
 const MaxPositionSteps = 4
 
 // valid reports whether p is a position a Store keeps: a bound that is a
@@ -237,7 +251,8 @@ const MaxPositionSteps = 4
 // reads them.
 func (p Position) valid() bool {
 	steps, ok := p.Steps()
-	return ok && ValidateMessageID(p.Bound) == nil && !p.At.IsZero() && ValidTime(p.At) && len(steps) <= MaxPositionSteps
+	return ok && ValidateMessageID(p.Bound) == nil && !p.At.IsZero() && ValidTime(p.At) && len(steps) <= MaxPositionSteps &&
+		(p.Done.IsZero() || ValidTime(p.Done))
 }
 
 // Covers reports whether p covers a record with ID id.
@@ -260,11 +275,13 @@ func (p Position) ReadAt(id string) time.Time {
 
 // Equal reports whether p and o are the same position.
 func (p Position) Equal(o Position) bool {
-	return p.Bound == o.Bound && p.At.Equal(o.At) && p.Earlier == o.Earlier
+	return p.Bound == o.Bound && p.At.Equal(o.At) && p.Earlier == o.Earlier && p.Done.Equal(o.Done)
 }
 
 // IsZero reports whether p is no position.
-func (p Position) IsZero() bool { return p.Bound == "" && p.At.IsZero() && p.Earlier == "" }
+func (p Position) IsZero() bool {
+	return p.Bound == "" && p.At.IsZero() && p.Earlier == "" && p.Done.IsZero()
+}
 
 // Positions returns the read positions counters hold (a partition's, as
 // Stats returns them), by thread.

@@ -88,7 +88,7 @@ type Store interface {
 	// thread in a user's partition that a read position would cover
 	// (Coverable, and the thread's Position covers its ID) is not
 	// written either: it returns a *CoveredError and changes nothing (the
-	// Inbox writes the position out, then puts it).
+	// Inbox puts it read, at the position's time).
 	// A call whose DynamoDB
 	// transaction would hold more than MaxTransactItems items
 	// (ValidatePutItems, of the deltas as they apply: without the Above
@@ -750,8 +750,9 @@ func (r MutedReset) validate(p Partition) error {
 // thread Thread in user partition Partition unread below the thread's
 // read position (Coverable, and the position covers its ID), where it
 // would read as read: a PutMessage of one, or a mark that makes one
-// unread (an unarchive). It matches ErrStateChanged. The Inbox writes the
-// position out, then writes again.
+// unread (an unarchive). It matches ErrStateChanged. The Inbox writes it
+// again, read at the position's time: everything below a read position
+// reads as read.
 type CoveredError struct {
 	Partition Partition
 	Thread    string

@@ -46,6 +46,7 @@ const (
 	posBound   = "b"
 	posAt      = "t"
 	posEarlier = "e"
+	posDone    = "w"
 )
 
 // coveredAttr returns the name of the attribute of c#* that keeps the
@@ -66,6 +67,9 @@ func coveredMap(pos driver.Position, tallies map[string]int64) *types.AttributeV
 	}}
 	if pos.Earlier != "" {
 		m.Value[posEarlier] = &types.AttributeValueMemberS{Value: pos.Earlier}
+	}
+	if !pos.Done.IsZero() {
+		m.Value[posDone] = &types.AttributeValueMemberN{Value: strconv.FormatInt(pos.Done.Unix(), 10)}
 	}
 	for k, n := range tallies {
 		m.Value[k] = &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
@@ -109,12 +113,16 @@ func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver
 					pos.Earlier = s.Value
 				}
 				continue
-			case posAt:
-				at, err := numAttr(m.Value, posAt)
+			case posAt, posDone:
+				at, err := numAttr(m.Value, k)
 				if err != nil {
 					return nil, bad("a position's time that is not a number")
 				}
-				pos.At = time.Unix(at, 0).UTC()
+				if k == posAt {
+					pos.At = time.Unix(at, 0).UTC()
+				} else {
+					pos.Done = time.Unix(at, 0).UTC()
+				}
 				continue
 			}
 			if len(k) == 0 || k[0] != 'u' && k[0] != 'a' {
@@ -236,6 +244,12 @@ func (w *coverWrite) update(t string, upd expression.UpdateBuilder, cond *expres
 		} else {
 			c = expression.And(c, earlier.Equal(expression.Value(m.From.Earlier)))
 		}
+		done := expression.Name(coveredPath(t, posDone))
+		if m.From.Done.IsZero() {
+			c = expression.And(c, done.AttributeNotExists())
+		} else {
+			c = expression.And(c, done.Equal(expression.Value(m.From.Done.Unix())))
+		}
 		and(c)
 	}
 	switch {
@@ -261,6 +275,11 @@ func (w *coverWrite) update(t string, upd expression.UpdateBuilder, cond *expres
 		upd = upd.Remove(expression.Name(coveredPath(t, posEarlier)))
 	} else {
 		upd = upd.Set(expression.Name(coveredPath(t, posEarlier)), expression.Value(m.To.Earlier))
+	}
+	if m.To.Done.IsZero() {
+		upd = upd.Remove(expression.Name(coveredPath(t, posDone)))
+	} else {
+		upd = upd.Set(expression.Name(coveredPath(t, posDone)), expression.Value(m.To.Done.Unix()))
 	}
 	addTallies()
 	return upd
@@ -469,6 +488,7 @@ type positionItem struct {
 	Bound     string `dynamodbav:"bound"`
 	At        int64  `dynamodbav:"at"`
 	Earlier   string `dynamodbav:"earlier,omitempty"`
+	Done      int64  `dynamodbav:"done,omitempty"`
 	TenantKey string `dynamodbav:"tenant_key"`
 	InboxKey  string `dynamodbav:"inbox_key"`
 	UID       string `dynamodbav:"uid"`
@@ -483,7 +503,7 @@ func (s *Store) positionWrite(p driver.Partition, c driver.CoverChange) (types.T
 	if c.To.IsZero() {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(p.PK(), sk)}}, nil
 	}
-	item, err := s.item(p.PK(), sk, positionItem{Kind: kindPosition, Thread: c.Thread, Bound: c.To.Bound, At: c.To.At.Unix(), Earlier: c.To.Earlier, TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
+	item, err := s.item(p.PK(), sk, positionItem{Kind: kindPosition, Thread: c.Thread, Bound: c.To.Bound, At: c.To.At.Unix(), Earlier: c.To.Earlier, Done: doneUnix(c.To), TenantKey: p.Tenant, InboxKey: p.Inbox, UID: p.User}, time.Time{})
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
@@ -505,4 +525,12 @@ func leavesCoverable(mk driver.Mark) bool {
 		rec.Timed = driver.TimedKeyOf(e)
 	}
 	return driver.Coverable(rec)
+}
+
+// doneUnix returns pos.Done in epoch seconds, 0 for none.
+func doneUnix(pos driver.Position) int64 {
+	if pos.Done.IsZero() {
+		return 0
+	}
+	return pos.Done.Unix()
 }

@@ -57,11 +57,12 @@
 //     them, for the stream's EventPreferences; never read by the library.
 //   - read position (kind RP, the user's partition, rp#<thread>,
 //     driver.PositionSK): thread, bound, at (epoch seconds), earlier
-//     (absent for none), tenant_key, inbox_key, uid: her read position in
-//     the thread as on her c#*. Written with each move of it (a cover
-//     mark), deleted when it is dropped, for the stream: the stream
-//     function writes the position out, and emits EventThreadRead; never
-//     read by the Store.
+//     (absent for none), done (epoch seconds, absent until it is written
+//     out), tenant_key, inbox_key, uid: her read position in the thread
+//     as on her c#*. Written with each change of it (a cover mark),
+//     deleted when it is dropped, for the stream: the stream function
+//     writes a moved position out, and emits EventThreadRead; never read
+//     by the Store.
 //   - ledger entry (kind LE, the record's partition, e#<expiry>#<id>#<tag>):
 //     receipt (true for a receipt), taxonomy, readat; no TTL attribute, so
 //     that only the accounting of its record's removal deletes it.

@@ -331,9 +331,11 @@ func (f *fleet) publish() {
 		f.e.t.Errorf("step %d: p%d Publish to %v: delivered %v, opted out %v; want %v, %v", f.step, i, to, res.Delivered, res.OptedOut, delivered, optedOut)
 	}
 	for _, u := range delivered {
-		f.m.direct[u][res.Message.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt, sender: d.Sender}
+		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt, sender: d.Sender}
+		f.m.direct[u][res.Message.ID] = c
 		f.m.published(res.Message.ID, d.Thread, u, "")
 		f.m.sent(d, u, res.Message.ID, res.Message.DeliveredAt)
+		f.m.covered(u, res.Message.ID, c) // a late copy below her read position
 	}
 	f.count("publish")
 }
@@ -567,6 +569,9 @@ func (f *fleet) markAllRead() {
 	f.logf("p%d %s for %s (category %q, thread %q, up to %s): %d of %d listed", i, name, u, o.Category, o.Thread, o.UpTo, want, len(listed))
 	if err != nil || n != want {
 		f.e.t.Errorf("step %d: %s(%s, %+v) = %d, %v; want %d, nil", f.step, name, u, o, n, err, want)
+	}
+	if err := f.m.syncPositions(f.e.ctx, f.e.store, f.user(u)); err != nil {
+		f.e.t.Errorf("step %d: the read positions of %s: %v", f.step, u, err)
 	}
 	f.count(name)
 }

@@ -22,6 +22,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionStandsPastItsSteps", testPositionStandsPastItsSteps},
 		{"PositionUnsupported", testPositionUnsupported},
 		{"PositionOverAnotherProgramsRead", testPositionOverAnotherProgramsRead},
+		{"PositionAged", testPositionAged},
 	}
 }
 
@@ -102,7 +103,7 @@ func testMarkAllReadByPosition(e *env) {
 	e.wantReadAt("the second move's", ann, "dm", later, ids[25:]...)
 	e.wantCountsFromFeed(ann)
 
-	// Unarchive of a message archived unread below the position: unread.
+	// Unarchive of a message archived unread above the position: unread.
 	e.clock.Advance(time.Second)
 	arch := e.publish(inbox.Draft{Title: "dm", Thread: "dm"}, "ann").Message.ID
 	if changed, err := e.ib.Archive(e.ctx, ann, arch); err != nil || !changed {
@@ -170,21 +171,17 @@ func testMarkAllReadByPositionWrittenOut(e *env) {
 		e.t.Errorf("MarkAllRead(ann, dm) made %d EventThreadRead, want 1", moved)
 	}
 	e.wantReadAt("written out", ann, "dm", at, ids...)
-	for _, c := range e.stats(e.part("ann"), e.clock.Now()).Counters {
-		if c.Covered {
-			e.t.Errorf("after the stream handler wrote the position out, covered counter %s stands: %+v", c.SK(), c)
-		}
-	}
+	e.wantWrittenOut("after the stream handler wrote the position out")
 	e.wantCountsFromFeed(ann)
 	e.wantThreadsFromFeed(ann)
 	e.checkInvariant()
 }
 
 // testPositionExpiredCovered: a read position that covers a message that
-// expired, its removal not yet accounted (the stream lags), stands until
-// the removal is; meanwhile an unarchive of a message archived unread
-// below it, and a late copy below it (a publisher's clock behind), must
-// still be written, unread.
+// expired, its removal not yet accounted (the stream lags); meanwhile an
+// unarchive of a message archived unread below it, and a late copy below
+// it (a publisher's clock behind), are written read at the position's
+// time, as everything below a chat's read position reads.
 func testPositionExpiredCovered(e *env) {
 	e.needPositions()
 	h := e.needHarness()
@@ -199,6 +196,7 @@ func testPositionExpiredCovered(e *env) {
 	e.clock.Advance(time.Second)
 	kept := e.publish(inbox.Draft{Title: "kept", Thread: "dm"}, "ann").Message.ID
 	e.clock.Advance(time.Second)
+	at := e.clock.Now()
 	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "dm"}); err != nil || n != 2 {
 		e.t.Fatalf("MarkAllRead(ann, dm) = %d, %v; want 2", n, err)
 	}
@@ -220,9 +218,9 @@ func testPositionExpiredCovered(e *env) {
 		e.t.Errorf("Publish of a copy below a position covering an expired message = %+v, %v; want delivered", res, err)
 	} else {
 		e.active(res.Message, "", e.part("ann"))
-		e.wantReadAt("a late copy", ann, "dm", time.Time{}, res.Message.ID)
+		e.wantReadAt("a late copy", ann, "dm", at, res.Message.ID)
 	}
-	e.wantReadAt("unarchived", ann, "dm", time.Time{}, arch)
+	e.wantReadAt("unarchived", ann, "dm", at, arch)
 	_ = kept
 	e.wantCountsFromFeed(ann)
 	e.wantThreadsFromFeed(ann)
@@ -318,10 +316,22 @@ func testPositionScenario(e *env) {
 			e.t.Fatal(err)
 		}
 		check("the stream handler")
-		for _, c := range e.stats(e.part("ann"), e.clock.Now()).Counters {
-			if c.Covered {
-				e.t.Errorf("after the stream handler, covered counter %s stands", c.SK())
-			}
+		e.wantWrittenOut("after the stream handler")
+	}
+}
+
+// wantWrittenOut checks that every read position of ann's is done (its
+// messages marked read, driver.Position.Done) and that her covered
+// counters count nothing.
+func (e *env) wantWrittenOut(what string) {
+	e.t.Helper()
+	for _, c := range e.stats(e.part("ann"), e.clock.Now()).Counters {
+		switch {
+		case !c.Covered:
+		case !c.Tallies().IsZero():
+			e.t.Errorf("%s, covered counter %s counts %+v", what, c.SK(), c.Tallies())
+		case c.Category == "" && c.Position.Done.IsZero():
+			e.t.Errorf("%s, the position of thread %s is not done: %+v", what, c.Thread, c.Position)
 		}
 	}
 }
@@ -522,5 +532,106 @@ func testPositionOverAnotherProgramsRead(e *env) {
 		e.t.Fatalf("HandleChange: %v", err)
 	}
 	e.wantCountsFromFeed(ann)
+	e.checkInvariant()
+}
+
+// testPositionAged: a read position the stream handler wrote out stays,
+// done (driver.Position.Done); past the most positions a user holds, or
+// past MaxPositionSteps moves of one, MarkAllRead marks one by one (the
+// one in the way written out first) until a done position is 15 minutes
+// old: then the oldest such goes, or the thread's own starts anew. Counts
+// equal List throughout, and what a position read stays read.
+func testPositionAged(e *env) {
+	e.needPositions()
+	src, handler, _ := e.eventInbox()
+	ann := e.user("ann")
+	deliver := func() {
+		e.t.Helper()
+		if _, err := src.DeliverEvents(e.ctx, handler); err != nil {
+			e.t.Fatalf("DeliverEvents: %v", err)
+		}
+	}
+	positions := func() map[string]driver.Position {
+		return driver.Positions(e.stats(e.part("ann"), e.clock.Now()).Counters)
+	}
+	mark := func(thread string, want int) {
+		e.t.Helper()
+		if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: thread}); err != nil || n != want {
+			e.t.Fatalf("MarkAllRead(ann, %s) = %d, %v; want %d", thread, n, err, want)
+		}
+		e.wantCountsFromFeed(ann)
+	}
+	byThread := map[string][]string{}
+	say := func(thread string) {
+		byThread[thread] = append(byThread[thread], e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
+		e.clock.Advance(time.Second)
+	}
+	threads := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"}
+	for _, t := range threads {
+		say(t)
+		say(t)
+	}
+	readAt := map[string]time.Time{}
+	for _, t := range threads[:8] {
+		readAt[t] = e.clock.Now()
+		mark(t, 2)
+		e.clock.Advance(time.Second)
+	}
+	if got := positions(); len(got) != 8 {
+		e.t.Fatalf("%d positions after 8 chats read, want 8", len(got))
+	}
+	// A ninth: none done, so marked one by one, the oldest written out.
+	mark("t8", 2)
+	if got := positions(); len(got) != 8 || got["t0"].Done.IsZero() || !got["t1"].Done.IsZero() {
+		e.t.Errorf("positions after a ninth chat read: %+v; want the 8, t0's done", got)
+	}
+	deliver()
+	for t, pos := range positions() {
+		if pos.Done.IsZero() {
+			e.t.Errorf("position of %s not done after the stream handler: %+v", t, pos)
+		}
+	}
+	e.wantWrittenOut("written out")
+	// Not yet aged: still one by one.
+	say("t9")
+	mark("t9", 1)
+	if _, ok := positions()["t9"]; ok {
+		e.t.Errorf("a position of t9 while none is aged")
+	}
+	e.clock.Advance(16 * time.Minute)
+	say("t9")
+	mark("t9", 1)
+	got := positions()
+	if _, ok := got["t9"]; !ok || len(got) != 8 {
+		e.t.Errorf("positions once aged: %+v; want t9's among 8", got)
+	}
+	if _, ok := got["t0"]; ok {
+		e.t.Errorf("t0's position, the oldest done, stands: %+v", got)
+	}
+	for _, t := range threads[:8] {
+		e.wantReadAt("read by its position, then written out", ann, t, readAt[t], byThread[t]...)
+	}
+	// Past MaxPositionSteps moves of t9's: written out, one by one, until
+	// aged; then it starts anew.
+	for range driver.MaxPositionSteps - 1 {
+		say("t9")
+		mark("t9", 1)
+	}
+	if steps, _ := positions()["t9"].Steps(); len(steps) != driver.MaxPositionSteps {
+		e.t.Fatalf("t9's position has %d steps, want %d", len(steps), driver.MaxPositionSteps)
+	}
+	say("t9")
+	mark("t9", 1)
+	if pos := positions()["t9"]; pos.Done.IsZero() {
+		e.t.Errorf("t9's position past its steps is not written out: %+v", pos)
+	}
+	e.clock.Advance(16 * time.Minute)
+	say("t9")
+	at := e.clock.Now()
+	mark("t9", 1)
+	if pos := positions()["t9"]; pos.Earlier != "" || !pos.At.Equal(at) || !pos.Done.IsZero() {
+		e.t.Errorf("t9's position once aged = %+v; want one step at %v", pos, at)
+	}
+	e.wantThreadsFromFeed(ann)
 	e.checkInvariant()
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -49,6 +50,36 @@ type model struct {
 	// gone, and a retry of an earlier message (its host system ID) then
 	// brings it back with that message's activity.
 	unsure map[threadOf]bool
+	// positions holds, per user, her read positions by thread, as the
+	// store holds them after her last MarkAllRead (see syncPositions):
+	// everything below one reads as read, so a copy written unread below
+	// it (a late copy, an unarchive) is read at its time (see covered).
+	positions map[string]map[string]driver.Position
+}
+
+// covered gives u's direct copy c of id, as its marks now stand, the read
+// of her read position in its thread if one covers it: an unread copy,
+// not archived or deleted, of a thread, is read at the position's time
+// (driver.Position.ReadAt). The runs schedule no message of a thread.
+func (m *model) covered(u, id string, c *modelCopy) {
+	st := c.state
+	if c.thread == "" || !st.ReadAt.IsZero() || !st.ArchivedAt.IsZero() || !st.DeletedAt.IsZero() || !c.deliverAt.IsZero() {
+		return
+	}
+	if pos, ok := m.positions[u][c.thread]; ok && pos.Covers(id) {
+		c.state.ReadAt = pos.ReadAt(id)
+	}
+}
+
+// syncPositions sets u's read positions in the model to those store st
+// holds (after a MarkAllRead of hers, which moves them).
+func (m *model) syncPositions(ctx context.Context, st driver.Store, u driver.User) error {
+	s, err := st.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
+	if err != nil {
+		return err
+	}
+	m.positions[u.ID] = driver.Positions(s.Counters)
+	return nil
 }
 
 // modelCopy is one stored message as its user sees it.
@@ -102,6 +133,7 @@ func newModel(users []string) *model {
 		hosts:      map[string]modelHost{},
 		activity:   map[threadOf]string{},
 		unsure:     map[threadOf]bool{},
+		positions:  map[string]map[string]driver.Position{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
@@ -297,6 +329,7 @@ func (m *model) setState(u, id string, c *modelCopy, st driver.State) {
 			return
 		}
 		c.state = st
+		m.covered(u, id, c)
 		return
 	}
 	if st.IsZero() {

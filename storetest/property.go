@@ -697,9 +697,11 @@ func (p *property) publish() {
 		if retry {
 			exp = h.expiresAt
 		}
-		p.m.direct[u][id] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt, sender: d.Sender}
+		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt, sender: d.Sender}
+		p.m.direct[u][id] = c
 		p.m.published(id, d.Thread, u, "")
 		p.m.sent(d, u, id, now)
+		p.m.covered(u, id, c) // a late copy below her read position
 		p.stats.published++
 	}
 	if diff := cmp.Diff([]any{wantDelivered, wantDup, wantOptedOut}, []any{res.Delivered, res.Duplicates, res.OptedOut}); diff != "" {
@@ -987,6 +989,9 @@ func (p *property) markAllRead() {
 	p.logf("%s for %s in %+v (want %d)", name, u, o, len(view))
 	if n != len(view) || err != nil {
 		e.t.Errorf("step %d: %s(%s, %+v): %d, %v; want %d, nil", p.step, name, u, o, n, err, len(view))
+	}
+	if err := p.m.syncPositions(e.ctx, e.store, p.user(u)); err != nil {
+		e.t.Errorf("step %d: the read positions of %s: %v", p.step, u, err)
 	}
 	p.stats.changed += n
 }
