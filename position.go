@@ -26,12 +26,13 @@ const maxPositions = 8
 // markThreadRead moves u's read position in her direct messages of
 // thread so that it covers those unread below after ("" for all), and
 // returns how many it reads. A standing position moves up, keeping its
-// earlier moves (driver.Position.Raised). Past MaxPositionSteps moves, or
-// for a new one past maxPositions threads, a position must go first: one
-// done (written out, driver.Position.Done) positionWindow ago or more
-// goes (the thread's own starts anew, or the oldest such is dropped);
-// else the one in the way is written out (see writeOut), and the
-// messages are marked one by one this time (it returns 0).
+// earlier moves (driver.Position.Raised); one done (written out,
+// driver.Position.Done) positionWindow ago or more starts anew. The
+// oldest such position of another thread goes first, one a call, so that
+// few stay on her c#*. Past MaxPositionSteps moves, or for a new one past
+// maxPositions threads with none to drop, the one in the way is written
+// out (see writeOut) and the messages are marked one by one this time
+// (it returns 0).
 //
 // The position covers every unread message below it, so the covered
 // counters it writes count them all: those the thread index holds,
@@ -43,6 +44,7 @@ const maxPositions = 8
 // came since, which the reads might miss, fails it, and it reads again.
 func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string) (int, error) {
 	p := u.Partition()
+	dropTried := false
 	for range markAttempts {
 		now := ib.now()
 		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
@@ -51,22 +53,26 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		}
 		positions := driver.Positions(st.Counters)
 		from, ok := positions[thread]
-		anew := false // the thread's position starts anew, its steps done
-		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps {
-			if !aged(from, now) {
-				// Written out first if need be; this time the messages
-				// are marked one by one (see MarkAllRead's bulk).
-				return 0, ib.writeOut(ctx, u, thread)
-			}
-			anew = true
+		// An aged position (done positionWindow ago) starts anew: what it
+		// covered is marked read, and no reader holds it unread.
+		anew := ok && aged(from, now)
+		if steps, _ := from.Steps(); ok && len(steps) >= driver.MaxPositionSteps && !anew {
+			// Written out first if need be; this time the messages are
+			// marked one by one (see MarkAllRead's bulk).
+			return 0, ib.writeOut(ctx, u, thread)
 		}
-		if !ok && len(positions) >= maxPositions {
-			switch dropped, err := ib.dropAged(ctx, u, st, positions, now); {
+		if !dropTried {
+			// One aged position of another thread goes, so that her c#*,
+			// which every write of hers carries, keeps few.
+			dropTried = true
+			switch dropped, err := ib.dropAged(ctx, u, st, positions, thread, now); {
 			case err != nil:
 				return 0, err
 			case dropped:
 				continue
 			}
+		}
+		if !ok && len(positions) >= maxPositions {
 			return 0, ib.writeOut(ctx, u, oldestLive(positions))
 		}
 		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, true)
@@ -258,18 +264,18 @@ func oldestLive(positions map[string]driver.Position) string {
 }
 
 // dropAged drops the oldest of u's read positions (positions, of her
-// stats st) that is aged and covers nothing any more but expired messages
-// whose removals are pending (the drop takes them out of the covered
-// counters, and the removals then account them as uncovered), and
-// reports whether it dropped one; none is, or the position moved, is
-// false.
-func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, now time.Time) (bool, error) {
+// stats st) but thread's that is aged and covers nothing any more but
+// expired messages whose removals are pending (the drop takes them out of
+// the covered counters, and the removals then account them as
+// uncovered), and reports whether it dropped one; none is, or the
+// position moved, is false.
+func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, thread string, now time.Time) (bool, error) {
 	p := u.Partition()
 	for _, t := range slices.SortedFunc(maps.Keys(positions), func(a, b string) int {
 		return cmp.Or(positions[a].Done.Compare(positions[b].Done), strings.Compare(a, b))
 	}) {
 		pos := positions[t]
-		if !aged(pos, now) {
+		if t == thread || !aged(pos, now) {
 			continue
 		}
 		deltas := goneCovered(st, t, pos)

@@ -116,11 +116,13 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     message read, so no List, Get or ReadBy shows a state that never
 //     was. The move itself is an EventThreadRead. A position moved up
 //     again keeps each move's time, up to driver.MaxPositionSteps moves;
-//     a user holds at most maxPositions (8). Past them, the one in the
-//     way is written out in the call and the chat's messages are marked
-//     one by one, until a done position is positionWindow (15 minutes)
-//     old: then it goes (the thread's own starts anew; another, the
-//     oldest, is dropped). A read of messages and positions side by side
+//     a user holds at most maxPositions (8). A done position
+//     positionWindow (15 minutes) old starts anew when its chat is marked
+//     read again, and each MarkAllRead of a chat drops the oldest such of
+//     another (her c#*, which her writes carry, keeps few). Past the
+//     moves or the positions, with none to drop, the one in the way is
+//     written out in the call and the chat's messages are marked one by
+//     one. A read of messages and positions side by side
 //     that takes longer than that, less twice the clocks' skew, is an
 //     ErrConflict (read again), so no reader holds a message read
 //     before a position it reads went.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -539,8 +540,9 @@ func testPositionOverAnotherProgramsRead(e *env) {
 // done (driver.Position.Done); past the most positions a user holds, or
 // past MaxPositionSteps moves of one, MarkAllRead marks one by one (the
 // one in the way written out first) until a done position is 15 minutes
-// old: then the oldest such goes, or the thread's own starts anew. Counts
-// equal List throughout, and what a position read stays read.
+// old: then the thread's own starts anew, and each call drops the oldest
+// such of another thread. Counts equal List throughout, and what a
+// position read stays read.
 func testPositionAged(e *env) {
 	e.needPositions()
 	src, handler, _ := e.eventInbox()
@@ -629,8 +631,20 @@ func testPositionAged(e *env) {
 	say("t9")
 	at := e.clock.Now()
 	mark("t9", 1)
-	if pos := positions()["t9"]; pos.Earlier != "" || !pos.At.Equal(at) || !pos.Done.IsZero() {
+	got = positions()
+	if pos := got["t9"]; pos.Earlier != "" || !pos.At.Equal(at) || !pos.Done.IsZero() {
 		e.t.Errorf("t9's position once aged = %+v; want one step at %v", pos, at)
+	}
+	// Each of the five calls that went on past the first check of aged
+	// positions (t9's new position, its three moves, its start anew)
+	// dropped the oldest aged one of another chat: t0 to t4.
+	var left []string
+	for t := range got {
+		left = append(left, t)
+	}
+	slices.Sort(left)
+	if want := []string{"t5", "t6", "t7", "t9"}; !slices.Equal(left, want) {
+		e.t.Errorf("positions left: %v, want %v (one aged dropped a call, the oldest first)", left, want)
 	}
 	e.wantThreadsFromFeed(ann)
 	e.checkInvariant()
