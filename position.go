@@ -75,7 +75,7 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		if !ok && len(positions) >= maxPositions {
 			return 0, ib.writeOut(ctx, u, oldestLive(positions))
 		}
-		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, true)
+		recs, whole, err := ib.coverable(ctx, p, thread, from.Bound, after, st, now, true)
 		if err != nil {
 			return 0, err
 		}
@@ -139,7 +139,9 @@ func countLive(recs []driver.Record, now time.Time) int {
 // up to below after ("": all) that a position would cover
 // (driver.AboveOf counts them: unread, not archived nor deleted, not
 // hidden), expired or not: the thread index's, and the ledger entries of
-// those whose removal is pending. It reads the thread's counter by key
+// those whose removal is pending (an expired record the thread index
+// still holds whose removal is accounted already, its ledger entry gone,
+// the counters no longer count, nor does a position). It reads the thread's counter by key
 // beside the first page, and stops once it holds as many as the counter
 // counts, less those covered already (those below after aside, which it
 // pages through).
@@ -151,7 +153,7 @@ func countLive(recs []driver.Record, now time.Time) int {
 // unread read misses is one whose marks another program changed (read),
 // the stream handler not having seen it yet, or one gone with its removal
 // pending; a position would not count it, yet cover it.
-func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats, whole bool) (_ []driver.Record, found_ bool, _ error) {
+func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, after string, st driver.Stats, now time.Time, whole bool) (_ []driver.Record, found_ bool, _ error) {
 	found := map[string]driver.Record{}
 	for _, e := range st.Expired {
 		if !e.Receipt && e.Message.Thread == thread && (whole || after == "" || e.Message.ID < after) && driver.AboveOf(e) > 0 {
@@ -194,8 +196,8 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 			return nil, false, err
 		}
 		for _, r := range res.Records {
-			if !r.Receipt && r.Message.Thread == thread && driver.AboveOf(r) > 0 {
-				found[r.Message.ID] = r
+			if !r.Receipt && r.Message.Thread == thread && driver.AboveOf(r) > 0 && now.Before(r.Message.ExpiresAt) {
+				found[r.Message.ID] = r // an expired one pending comes from st.Expired
 			}
 		}
 		above := int64(0) // found above those covered already
@@ -327,7 +329,7 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		if !ok || !pos.Done.IsZero() {
 			return nil
 		}
-		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, false)
+		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, now, false)
 		if err != nil {
 			return err
 		}
