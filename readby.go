@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -57,7 +58,14 @@ const readersPage = 2000
 // A one-to-one chat's message (direct copies to each user, under one ID)
 // is read by the users among members whose copies are read, and by u if
 // hers is (as msgs holds it): pass the chat's other user (or users) as
-// members; their copies are read by key. u's copy is not read again.
+// members; their copies are read by key. A member's read is told only
+// of a message u holds, as msgs are as the caller gives them: one u sent
+// (the member's copy names her its sender), or one whose copy in u's
+// partition is of the same thread and sender, which is then read by key
+// too, beside the members' copies (a message of another user in a chat of
+// three or more; in a one-to-one chat the other member is its sender, of
+// whom nothing is asked). A message passed as u's of a chat she is not in
+// has no readers.
 //
 // Cost: one round trip, whatever the page: the reader items of each
 // shared partition's messages, in one Query of their range (some 160
@@ -66,7 +74,9 @@ const readersPage = 2000
 // thousand, takes one more round trip per MB), with the partition's
 // stats for its tombstones (from the shared cache, see WithSharedCache,
 // or one Stats read), and the members' copies of the direct messages, by
-// key (a read unit per copy: 20 for a page of a one-to-one chat).
+// key (a read unit per copy: 20 for a page of a one-to-one chat; in a
+// chat of three or more, one more for u's copy of each message of the
+// others).
 // Marking a thread's broadcast read or unread writes its reader item in
 // the same transaction (2 WCU more); the sender's read of her own message
 // writes none. Another program's receipts of a thread's broadcast (the seeds'
@@ -114,10 +124,17 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 	for i, m := range msgs {
 		p := parts[i]
 		if !p.IsShared() {
+			others := false
 			for _, member := range members {
 				if member != u.ID && member != m.Sender {
 					keys = append(keys, driver.Key{Partition: u.Scope.User(member).Partition(), ID: m.ID})
+					others = true
 				}
+			}
+			if others && m.Sender != u.ID {
+				// u's own copy, which proves the message hers (see
+				// holds): msgs are as the caller gives them.
+				keys = append(keys, driver.Key{Partition: u.Partition(), ID: m.ID})
 			}
 			continue
 		}
@@ -129,6 +146,10 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 		}
 		s.lo, s.hi = min(s.lo, m.ID), max(s.hi, m.ID)
 	}
+	slices.SortFunc(keys, func(a, b driver.Key) int {
+		return cmp.Or(strings.Compare(a.Partition.PK(), b.Partition.PK()), strings.Compare(a.ID, b.ID))
+	})
+	keys = slices.Compact(keys) // a message or member given twice
 	var copies []driver.Record
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -204,9 +225,11 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 			if u.ID != m.Sender && m.IsRead() {
 				rs = append(rs, Reader{User: u.ID, ReadAt: m.ReadAt})
 			}
+			own, hasOwn := byCopy[driver.Key{Partition: u.Partition(), ID: m.ID}]
 			for _, member := range members {
 				c, ok := byCopy[driver.Key{Partition: u.Scope.User(member).Partition(), ID: m.ID}]
-				if ok && !c.Receipt && c.Message.Thread == m.Thread && c.Message.IsRead() && now.Before(c.Message.ExpiresAt) && member != u.ID && member != m.Sender {
+				if ok && !c.Receipt && c.Message.Thread == m.Thread && c.Message.IsRead() && now.Before(c.Message.ExpiresAt) && member != u.ID && member != c.Message.Sender &&
+					holds(u, c, own, hasOwn) {
 					rs = append(rs, Reader{User: member, ReadAt: c.Message.ReadAt})
 				}
 			}
@@ -215,6 +238,18 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 		out[i].Readers = slices.CompactFunc(rs, func(a, b Reader) bool { return a.User == b.User })
 	}
 	return out, nil
+}
+
+// holds reports whether u holds the message of c, another member's direct
+// copy: u sent it (c's sender), or own, u's copy under its ID (hasOwn: it
+// was read), is of the same thread and sender. ReadBy tells a member's
+// read of a direct message only then: the message u passes is as the
+// caller gives it, and could name another chat's.
+func holds(u User, c, own driver.Record, hasOwn bool) bool {
+	if c.Message.Sender == u.ID {
+		return true
+	}
+	return hasOwn && !own.Receipt && own.Message.Thread == c.Message.Thread && own.Message.Sender == c.Message.Sender
 }
 
 // readByPartition returns the partition of m, a message of one of u's

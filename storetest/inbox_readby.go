@@ -18,6 +18,7 @@ func readByTests() []suiteTest {
 		{"ReadByForeign", testReadByForeign},
 		{"ReadByForeignEdited", testReadByForeignEdited},
 		{"ReadByBadInput", testReadByBadInput},
+		{"ReadByNotHers", testReadByNotHers},
 		{"ReadByEvents", testReadByEvents},
 	}
 }
@@ -300,6 +301,39 @@ func testReadByBadInput(e *env) {
 	e.wantUnchanged("ReadBy with bad input", before)
 	if rb, err := e.ib.ReadBy(e.ctx, ann, nil); err != nil || len(rb) != 0 {
 		e.t.Errorf("ReadBy of no messages = %v, %v; want none", rb, err)
+	}
+}
+
+// testReadByNotHers: ReadBy tells whether a member read a direct message
+// only of a message the asker holds: her own (she sent it) or one she has
+// a copy of. A message she passes as hers, of other users' chat, says
+// nothing of its readers, whatever sender she gives it; a message of a
+// chat of three, one of the others sent, says which of the others read
+// it, at one more read of her own copy.
+func testReadByNotHers(e *env) {
+	ann, bob, carol := e.user("ann"), e.user("bob"), e.user("carol")
+	private := e.publish(inbox.Draft{Sender: "carol", Thread: "bob-carol", Title: "between us"}, "bob", "carol").Message
+	e.markRead(bob, private.ID, true)
+	for _, sender := range []string{"ann", "carol", ""} {
+		forged := copyFor(private, "ann")
+		forged.Sender = sender
+		if got, want := e.readBy(ann, []driver.Message{forged}, "bob", "carol"), short(private, ""); got != want {
+			e.t.Errorf("ReadBy(ann) of bob and carol's message, passed as hers with sender %q: %s, want %s (no reader)", sender, got, want)
+		}
+	}
+	if got, want := e.readBy(carol, e.listAll(carol, inbox.ListOptions{Thread: "bob-carol"}), "bob"), short(private, "bob"); got != want {
+		e.t.Errorf("ReadBy(carol) of her own message: %s, want %s", got, want)
+	}
+	three := e.publish(inbox.Draft{Sender: "carol", Thread: "abc", Title: "all three"}, "ann", "bob", "carol").Message
+	e.markRead(bob, three.ID, true)
+	page := e.listAll(ann, inbox.ListOptions{Thread: "abc"})
+	if got, want := e.readBy(ann, page, "bob", "carol"), short(three, "bob"); got != want {
+		e.t.Errorf("ReadBy(ann) of carol's message to the three of them: %s, want %s", got, want)
+	}
+	other := page[0]
+	other.Thread = "bob-carol"
+	if got, want := e.readBy(ann, []driver.Message{other}, "bob"), short(three, ""); got != want {
+		e.t.Errorf("ReadBy(ann) of her copy passed with another thread: %s, want %s", got, want)
 	}
 }
 

@@ -19,7 +19,9 @@ import (
 // u, if members are given) whose receipt of it is read and not deleted,
 // with its ReadAt; for a direct message, u if msg is read (as msgs holds
 // it: ReadBy does not read u's copy again) and each of members whose copy
-// of it stands, unexpired, read; never its sender.
+// of it stands, unexpired, read, if u holds the message (she sent it, or
+// her copy of it stands, of the same thread and sender); never its
+// sender.
 func (m *model) readBy(u string, msg driver.Message, members []string, now time.Time) []inbox.Reader {
 	if !now.Before(msg.ExpiresAt) {
 		return nil
@@ -47,8 +49,11 @@ func (m *model) readBy(u string, msg driver.Message, members []string, now time.
 		}
 		for _, v := range members {
 			c, ok := m.direct[v][msg.ID]
-			if v == u || v == sender || !ok || !now.Before(c.expiresAt) || c.state.ReadAt.IsZero() || slices.ContainsFunc(out, func(r inbox.Reader) bool { return r.User == v }) {
+			if v == u || !ok || v == c.sender || c.thread != msg.Thread || !now.Before(c.expiresAt) || c.state.ReadAt.IsZero() || slices.ContainsFunc(out, func(r inbox.Reader) bool { return r.User == v }) {
 				continue
+			}
+			if own, ok := m.direct[u][msg.ID]; c.sender != u && (!ok || own.thread != c.thread || own.sender != c.sender) {
+				continue // not a message u holds
 			}
 			out = append(out, inbox.Reader{User: v, ReadAt: c.state.ReadAt})
 		}
