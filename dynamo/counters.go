@@ -262,17 +262,9 @@ func mutedOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver.C
 		}
 		byCat := map[string]*driver.Counter{}
 		for k, n := range m.Value {
-			if len(k) == 0 || k[0] != 'u' && k[0] != 'a' {
-				return nil, bad("a key of no tally")
-			}
-			cat, err := base64.RawURLEncoding.Strict().DecodeString(k[1:])
-			num, isNum := n.(*types.AttributeValueMemberN)
-			if err != nil || !isNum {
-				return nil, bad("a tally that is not a number of a category")
-			}
-			v, err := strconv.ParseInt(num.Value, 10, 64)
-			if err != nil {
-				return nil, bad("a tally that is not an integer")
+			cat, v, what := mapTally(k, n)
+			if what != "" {
+				return nil, bad(what)
 			}
 			c := byCat[string(cat)]
 			if c == nil {
@@ -2019,4 +2011,23 @@ func (s *Store) transactGet(ctx context.Context, keys []map[string]types.Attribu
 		}
 	}
 	return out, nil
+}
+
+// mapTally reads entry k, n of a thread's map of tallies by category (a
+// muted thread's, a covered one's; see mutedKeys): the category, and the
+// tally; what says what is wrong with an entry that is none ("" if it is
+// one).
+func mapTally(k string, n types.AttributeValue) (cat []byte, v int64, what string) {
+	if len(k) == 0 || k[0] != 'u' && k[0] != 'a' {
+		return nil, 0, "a key of no tally"
+	}
+	cat, err := base64.RawURLEncoding.Strict().DecodeString(k[1:])
+	num, isNum := n.(*types.AttributeValueMemberN)
+	if err != nil || !isNum {
+		return nil, 0, "a tally that is not a number of a category"
+	}
+	if v, err = strconv.ParseInt(num.Value, 10, 64); err != nil {
+		return nil, 0, "a tally that is not an integer"
+	}
+	return cat, v, ""
 }

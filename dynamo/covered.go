@@ -125,17 +125,9 @@ func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver
 				}
 				continue
 			}
-			if len(k) == 0 || k[0] != 'u' && k[0] != 'a' {
-				return nil, bad("a key of no tally")
-			}
-			cat, err := base64.RawURLEncoding.Strict().DecodeString(k[1:])
-			num, isNum := n.(*types.AttributeValueMemberN)
-			if err != nil || !isNum {
-				return nil, bad("a tally that is not a number of a category")
-			}
-			v, err := strconv.ParseInt(num.Value, 10, 64)
-			if err != nil {
-				return nil, bad("a tally that is not an integer")
+			cat, v, what := mapTally(k, n)
+			if what != "" {
+				return nil, bad(what)
 			}
 			c := byCat[string(cat)]
 			if c == nil {

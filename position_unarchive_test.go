@@ -8,7 +8,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/memstore"
 )
 
 // beforeUnreadThreadQuery runs f once, before the first read of a
@@ -34,17 +33,7 @@ func TestRVUnarchiveWhileWrittenOut(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
-	other := inbox.New(mem, inbox.WithClock(clock))
-	ann := scope.User("ann")
-	var ids []string
-	for range 3 {
-		res, err := other.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, res.Message.ID)
-	}
+	mem, other, ann, ids := chatOfThree(t, clock)
 	if ok, err := other.Archive(ctx, ann, ids[0]); err != nil || !ok {
 		t.Fatalf("Archive = %v, %v", ok, err)
 	}

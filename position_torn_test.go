@@ -64,17 +64,7 @@ func TestRVPositionWriteOutBetweenReads(t *testing.T) {
 	clock := func() time.Time { return now }
 	for _, call := range []string{"List", "Get"} {
 		t.Run(call, func(t *testing.T) {
-			mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
-			other := inbox.New(mem, inbox.WithClock(clock))
-			ann := scope.User("ann")
-			var ids []string
-			for range 3 {
-				res, err := other.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, res.Message.ID)
-			}
+			mem, other, ann, ids := chatOfThree(t, clock)
 			if _, err := mem.DeliverChanges(ctx, other.HandleChange); err != nil {
 				t.Fatal(err)
 			}
@@ -91,20 +81,7 @@ func TestRVPositionWriteOutBetweenReads(t *testing.T) {
 				}
 			}}
 			ib := inbox.New(st, inbox.WithClock(clock))
-			var msgs []inbox.Message
-			if call == "List" {
-				page, err := ib.List(ctx, ann, inbox.ListOptions{Thread: "chat"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				msgs = page.Messages
-			} else {
-				m, err := ib.Get(ctx, ann, ids[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				msgs = []inbox.Message{m}
-			}
+			msgs := listOrGet(t, ib, call, ann, ids[0])
 			for _, m := range msgs {
 				if !m.IsRead() {
 					t.Errorf("%s during the write-out of her read position shows %s unread; it is read before, during and after", call, m.ID)
@@ -170,17 +147,7 @@ func TestPositionUnarchiveBetweenReads(t *testing.T) {
 	clock := func() time.Time { return now }
 	for _, call := range []string{"List", "Get"} {
 		t.Run(call, func(t *testing.T) {
-			mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
-			other := inbox.New(mem, inbox.WithClock(clock))
-			ann := scope.User("ann")
-			var ids []string
-			for range 3 {
-				res, err := other.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, res.Message.ID)
-			}
+			mem, other, ann, ids := chatOfThree(t, clock)
 			if ok, err := other.Archive(ctx, ann, ids[0]); err != nil || !ok {
 				t.Fatalf("Archive = %v, %v", ok, err)
 			}
@@ -199,22 +166,10 @@ func TestPositionUnarchiveBetweenReads(t *testing.T) {
 			}}
 			ib := inbox.New(st, inbox.WithClock(clock))
 			var got inbox.Message
-			if call == "List" {
-				page, err := ib.List(ctx, ann, inbox.ListOptions{Thread: "chat"})
-				if err != nil {
-					t.Fatal(err)
+			for _, m := range listOrGet(t, ib, call, ann, ids[0]) {
+				if m.ID == ids[0] {
+					got = m
 				}
-				for _, m := range page.Messages {
-					if m.ID == ids[0] {
-						got = m
-					}
-				}
-			} else {
-				m, err := ib.Get(ctx, ann, ids[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = m
 			}
 			after, err := other.Get(ctx, ann, ids[0])
 			if err != nil {
@@ -242,4 +197,41 @@ func TestReadsWithin(t *testing.T) {
 	if err := inbox.ReadsWithin(time.Now().Add(-14 * time.Minute)); !errors.Is(err, inbox.ErrConflict) {
 		t.Errorf("ReadsWithin(14 minutes ago) = %v, want ErrConflict", err)
 	}
+}
+
+// chatOfThree returns an in-memory store that feeds its changes, an Inbox
+// on it, and ann with three messages in thread chat (their IDs, oldest
+// first), at clock's time.
+func chatOfThree(t *testing.T, clock func() time.Time) (*memstore.Store, *inbox.Inbox, inbox.User, []string) {
+	t.Helper()
+	mem := memstore.New(memstore.WithClock(clock), memstore.WithChanges())
+	ib := inbox.New(mem, inbox.WithClock(clock))
+	ann := scope.User("ann")
+	var ids []string
+	for range 3 {
+		res, err := ib.Publish(context.Background(), scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Message.ID)
+	}
+	return mem, ib, ann, ids
+}
+
+// listOrGet returns, through ib, the messages of thread chat that call
+// ("List": a page of the thread; "Get": message id) shows u.
+func listOrGet(t *testing.T, ib *inbox.Inbox, call string, u inbox.User, id string) []inbox.Message {
+	t.Helper()
+	if call == "List" {
+		page, err := ib.List(context.Background(), u, inbox.ListOptions{Thread: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Messages
+	}
+	m, err := ib.Get(context.Background(), u, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []inbox.Message{m}
 }
