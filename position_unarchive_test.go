@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,19 +11,23 @@ import (
 	"github.com/stak/inbox/driver"
 )
 
-// beforeUnreadThreadQuery runs f once, before the first read of a
-// thread's unread messages.
-type beforeUnreadThreadQuery struct {
+// afterCoveredMark runs f once, right after the first Mark the Store
+// refuses with a *driver.CoveredError (a write that would leave a message
+// unread below a read position): between the refused write and the
+// caller's next step.
+type afterCoveredMark struct {
 	inbox.Store
-	once sync.Once
-	f    func()
+	once  sync.Once
+	fired bool
+	f     func()
 }
 
-func (s *beforeUnreadThreadQuery) Query(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
-	if q.Thread != "" && q.UnreadOnly && !q.Threads {
-		s.once.Do(s.f)
+func (s *afterCoveredMark) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
+	err := s.Store.Mark(ctx, marks, deltas)
+	if ce := (*driver.CoveredError)(nil); errors.As(err, &ce) {
+		s.once.Do(func() { s.f(); s.fired = true })
 	}
-	return s.Store.Query(ctx, q)
+	return err
 }
 
 // TestRVUnarchiveWhileWrittenOut: Unarchive of a message archived unread
@@ -44,7 +49,7 @@ func TestRVUnarchiveWhileWrittenOut(t *testing.T) {
 	if n, err := other.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 2 {
 		t.Fatalf("MarkAllRead = %d, %v; want 2", n, err)
 	}
-	st := &beforeUnreadThreadQuery{Store: mem, f: func() {
+	st := &afterCoveredMark{Store: mem, f: func() {
 		if _, err := mem.DeliverChanges(ctx, other.HandleChange); err != nil {
 			t.Error(err)
 		}
@@ -52,6 +57,9 @@ func TestRVUnarchiveWhileWrittenOut(t *testing.T) {
 	ib := inbox.New(st, inbox.WithClock(clock))
 	if ok, err := ib.Unarchive(ctx, ann, ids[0]); err != nil || !ok {
 		t.Fatalf("Unarchive below a position the stream handler writes out meanwhile = %v, %v; want true, nil", ok, err)
+	}
+	if !st.fired {
+		t.Fatal("the stream handler did not run between the refused unarchive and its retry: the test shows nothing")
 	}
 	m, err := ib.Get(ctx, ann, ids[0])
 	if err != nil || !m.IsRead() || m.IsArchived() {

@@ -22,8 +22,9 @@ import (
 // mutedAttr): one map attribute per thread with a position,
 // cv#<thread> (base64url), holding each category's Unread and Above under
 // u<category> and a<category> (the category base64url-encoded, "" for
-// all), and the position itself, b (its Bound), t (its At, epoch seconds)
-// and e (its Earlier steps, missing when none). Every change of them
+// all), and the position itself, b (its Bound), t (its At, epoch seconds),
+// e (its Earlier steps, missing when none) and w (its Done, epoch seconds,
+// missing until it is written out). Every change of them
 // changes the total too, so it costs no item more, and Counts reads them
 // with the total.
 //

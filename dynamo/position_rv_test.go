@@ -57,3 +57,39 @@ func TestRVCoveredHostileTime(t *testing.T) {
 		}
 	}
 }
+
+// TestRVCoveredHostileDone: a read position whose w (its Done) is one no
+// time attribute holds, or not a number, is another program's hostile
+// attribute: Counts is ErrInvalidInput, and MarkAllRead of the chat
+// writes nothing.
+func TestRVCoveredHostileDone(t *testing.T) {
+	t.Parallel()
+	ddblocal.Endpoint(t)
+	ctx := context.Background()
+	for _, w := range []types.AttributeValue{num(-100), num(driver.MaxEpoch + 1), &types.AttributeValueMemberS{Value: "soon"}, &types.AttributeValueMemberBOOL{Value: true}} {
+		store, c, table := newLocalStore(t)
+		ib := inbox.New(store)
+		ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+		ids := chatTo(t, ib, ann, "bob", 1)
+		bound := ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(ids[0]).Time()).Add(time.Second)), rand.Reader).String()
+		m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"b": &types.AttributeValueMemberS{Value: bound}, "t": num(time.Now().Unix()), "w": w, "u": num(1), "a": num(1),
+			"uY2hhdA": num(1), "aY2hhdA": num(1), // category "chat"
+		}}
+		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), "cv#Ym9i", m)
+		if _, err := ib.Counts(ctx, ann); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("Counts with a position whose w is %#v = %v, want ErrInvalidInput", w, err)
+		}
+		before, err := store.GetRecords(ctx, []driver.Key{{Partition: ann.Partition(), ID: ids[0]}})
+		if err != nil || len(before) != 1 {
+			t.Fatalf("GetRecords: %v, %v", before, err)
+		}
+		if _, err := ib.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "bob"}); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("MarkAllRead of the chat with a position whose w is %#v = %v, want ErrInvalidInput", w, err)
+		}
+		after, err := store.GetRecords(ctx, []driver.Key{{Partition: ann.Partition(), ID: ids[0]}})
+		if err != nil || len(after) != 1 || !after[0].Message.ReadAt.Equal(before[0].Message.ReadAt) {
+			t.Errorf("after MarkAllRead, the message = %+v, %v; want it as before", after, err)
+		}
+	}
+}

@@ -16,6 +16,7 @@ func positionTests() []suiteTest {
 	return []suiteTest{
 		{"ReadPosition", testReadPosition},
 		{"ReadPositionBadInput", testReadPositionBadInput},
+		{"ReadPositionDone", testReadPositionDone},
 	}
 }
 
@@ -204,4 +205,82 @@ func testReadPositionBadInput(e *env) {
 	if got := e.stats(annP, now).Version; got != version {
 		e.t.Errorf("after the refused marks, the version moved from %d to %d", version, got)
 	}
+}
+
+// testReadPositionDone: a cover mark that changes only a position's Done
+// (driver.Position.Done: set, moved, cleared) applies on the same
+// conditions as a move: the position as read, Done included, and the
+// counter version; Stats returns Done as written; a move or a drop from
+// the position with another Done is refused, nothing written.
+func testReadPositionDone(e *env) {
+	e.needPositions()
+	annP := e.part("ann")
+	m := e.threadMessage(annP, "", "chat")
+	e.put(m)
+	e.clock.Advance(time.Second)
+	pos := driver.Position{}.Raised(idAbove(m.Message.ID), e.clock.Now().Truncate(time.Second))
+	if err := e.cover(annP, "chat", driver.Position{}, pos, coveredCounter(annP, "", "chat", 1, 1, driver.Position{})); err != nil {
+		e.t.Fatalf("a cover mark of one message: %v", err)
+	}
+	e.markThread(&m, driver.State{ReadAt: pos.At})
+	e.wantCovered("its message marked", annP, coveredCounter(annP, "", "chat", 0, 0, pos))
+	e.clock.Advance(time.Second)
+	done := pos.WrittenOut(e.clock.Now().Truncate(time.Second))
+	if err := e.cover(annP, "chat", pos, done); err != nil {
+		e.t.Fatalf("a cover mark that sets Done: %v", err)
+	}
+	e.wantCovered("done", annP, coveredCounter(annP, "", "chat", 0, 0, done))
+
+	// From the position without its Done: refused, whatever the change.
+	e.clock.Advance(time.Second)
+	later := pos.WrittenOut(e.clock.Now().Truncate(time.Second))
+	for _, c := range []struct {
+		what string
+		to   driver.Position
+	}{
+		{"sets Done", later},
+		{"moves it", pos.Raised(idAbove(pos.Bound), e.clock.Now().Truncate(time.Second))},
+		{"drops it", driver.Position{}},
+	} {
+		if err := e.cover(annP, "chat", pos, c.to); !errors.Is(err, driver.ErrStateChanged) {
+			e.t.Errorf("a cover mark that %s from the position without its Done: %v, want ErrStateChanged", c.what, err)
+		}
+		if err := e.cover(annP, "chat", later, c.to); c.to != later && !errors.Is(err, driver.ErrStateChanged) {
+			e.t.Errorf("a cover mark that %s from the position with another Done: %v, want ErrStateChanged", c.what, err)
+		}
+	}
+	e.wantCovered("after the refused marks", annP, coveredCounter(annP, "", "chat", 0, 0, done))
+
+	// Done moved, then cleared: each applies.
+	if err := e.cover(annP, "chat", done, later); err != nil {
+		e.t.Fatalf("a cover mark that moves Done: %v", err)
+	}
+	e.wantCovered("Done moved", annP, coveredCounter(annP, "", "chat", 0, 0, later))
+	if err := e.cover(annP, "chat", later, pos); err != nil {
+		e.t.Fatalf("a cover mark that clears Done: %v", err)
+	}
+	e.wantCovered("Done cleared", annP, coveredCounter(annP, "", "chat", 0, 0, pos))
+	if err := e.cover(annP, "chat", pos, later); err != nil {
+		e.t.Fatalf("a cover mark that sets Done again: %v", err)
+	}
+	// A move from a done position clears it (Raised); the drop of a done
+	// position that covers nothing applies.
+	e.clock.Advance(time.Second)
+	n := e.threadMessage(annP, "", "chat")
+	e.put(n)
+	raised := later.Raised(idAbove(n.Message.ID), e.clock.Now().Truncate(time.Second))
+	if err := e.cover(annP, "chat", later, raised, coveredCounter(annP, "", "chat", 1, 1, driver.Position{})); err != nil {
+		e.t.Fatalf("a move of a done position: %v", err)
+	}
+	e.wantCovered("a done position moved", annP, coveredCounter(annP, "", "chat", 1, 1, raised))
+	e.markThread(&n, driver.State{ReadAt: raised.At})
+	done2 := raised.WrittenOut(e.clock.Now().Truncate(time.Second))
+	if err := e.cover(annP, "chat", raised, done2); err != nil {
+		e.t.Fatalf("a cover mark that sets Done: %v", err)
+	}
+	if err := e.cover(annP, "chat", done2, driver.Position{}); err != nil {
+		e.t.Fatalf("the drop of a done position that covers nothing: %v", err)
+	}
+	e.wantCovered("dropped", annP)
+	e.checkInvariant()
 }

@@ -135,8 +135,9 @@ func testMarkAllReadByPosition(e *env) {
 // testMarkAllReadByPositionWrittenOut: the stream handler (the store's
 // changes handed to an Inbox's HandleChange) sees a read position move,
 // makes its EventThreadRead, and writes the position out (each message
-// it covers marked read, at its time) and drops it; List, Counts and
-// ListThreads show the same before and after.
+// it covers marked read, at its time) and keeps it, done
+// (driver.Position.Done); List, Counts and ListThreads show the same
+// before and after.
 func testMarkAllReadByPositionWrittenOut(e *env) {
 	e.needPositions()
 	src, handler, events := e.eventInbox()
