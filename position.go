@@ -222,8 +222,8 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	return out, found_, nil
 }
 
-// positionWindow is how long a read position stays once it is done (see
-// driver.Position.Done): a reader that read a message before the
+// positionWindow is how long a read position stays at least once it is
+// done (see driver.Position.Done): a reader that read a message before the
 // write-out's mark of it, and the positions after, sees the message read
 // by the position as long as it stands. A read of records and positions
 // that takes longer than positionWindow less twice maxClockSkew (the
@@ -237,7 +237,10 @@ const positionWindow = 15 * time.Minute
 // read had not gone before a record they read was read, so the record
 // reads as the position says. Else it is ErrConflict: read again.
 func readsWithin(start time.Time) error {
-	if d := time.Since(start); d >= positionWindow-2*maxClockSkew {
+	// The longer of the monotonic and the wall clock's durations: the
+	// first stands still while the host is suspended.
+	d := max(time.Since(start), time.Now().Round(0).Sub(start.Round(0)))
+	if d >= positionWindow-2*maxClockSkew {
 		return fmt.Errorf("inbox: reads of messages and read positions took %v, too long to read as one view: %w", d, ErrConflict)
 	}
 	return nil
