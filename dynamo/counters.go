@@ -248,16 +248,11 @@ func versionIs(v int64) expression.ConditionBuilder {
 func mutedOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver.Counter, error) {
 	var out []driver.Counter
 	for name, v := range av {
-		enc, ok := strings.CutPrefix(name, mutedPrefix)
+		t, m, bad, ok := threadMap(p, name, v, mutedPrefix, "muted")
 		if !ok {
 			continue
 		}
-		bad := func(what string) error {
-			return fmt.Errorf("dynamo: muted thread %q of %s: %w: %s", name, p.PK(), driver.ErrInvalidInput, what)
-		}
-		t, err := base64.RawURLEncoding.Strict().DecodeString(enc)
-		m, isMap := v.(*types.AttributeValueMemberM)
-		if err != nil || !isMap || mutedAttr(string(t)) != name {
+		if m == nil {
 			return nil, bad("not a thread's map")
 		}
 		byCat := map[string]*driver.Counter{}
@@ -2030,4 +2025,26 @@ func mapTally(k string, n types.AttributeValue) (cat []byte, v int64, what strin
 		return nil, 0, "a tally that is not an integer"
 	}
 	return cat, v, ""
+}
+
+// threadMap reads attribute name, v of a user's c#* (partition p) as a
+// thread's map of prefix (a muted thread's, mutedPrefix; a covered one's,
+// coveredPrefix), kind naming it in errors: ok is false for an attribute
+// of another name; m is nil for one of the prefix that is no thread's map
+// (a thread not base64url, the name not the thread's, not a map). bad
+// makes the ErrInvalidInput of what is wrong with it.
+func threadMap(p driver.Partition, name string, v types.AttributeValue, prefix, kind string) (thread []byte, m *types.AttributeValueMemberM, bad func(string) error, ok bool) {
+	enc, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	bad = func(what string) error {
+		return fmt.Errorf("dynamo: %s thread %q of %s: %w: %s", kind, name, p.PK(), driver.ErrInvalidInput, what)
+	}
+	t, err := base64.RawURLEncoding.Strict().DecodeString(enc)
+	m, isMap := v.(*types.AttributeValueMemberM)
+	if err != nil || !isMap || prefix+base64.RawURLEncoding.EncodeToString(t) != name {
+		return t, nil, bad, true
+	}
+	return t, m, bad, true
 }

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"encoding/base64"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -86,16 +85,11 @@ func coveredMap(pos driver.Position, tallies map[string]int64) *types.AttributeV
 func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver.Counter, error) {
 	var out []driver.Counter
 	for name, v := range av {
-		enc, ok := strings.CutPrefix(name, coveredPrefix)
+		t, m, bad, ok := threadMap(p, name, v, coveredPrefix, "covered")
 		if !ok {
 			continue
 		}
-		bad := func(what string) error {
-			return fmt.Errorf("dynamo: covered thread %q of %s: %w: %s", name, p.PK(), driver.ErrInvalidInput, what)
-		}
-		t, err := base64.RawURLEncoding.Strict().DecodeString(enc)
-		m, isMap := v.(*types.AttributeValueMemberM)
-		if err != nil || !isMap || coveredAttr(string(t)) != name || p.IsShared() {
+		if m == nil || p.IsShared() {
 			return nil, bad("not a thread's map")
 		}
 		all := &driver.Counter{Partition: p, Thread: string(t), Covered: true}
