@@ -192,8 +192,12 @@ func unread(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User, ki
 	ctx := context.Background()
 	ids := make([]string, n)
 	for i := range ids {
-		if kind == "direct" {
-			res, err := ib.Publish(ctx, scope, []string{u.ID}, draft(i))
+		if kind == "direct" || kind == "direct-thread" {
+			d := draft(i)
+			if kind == "direct-thread" {
+				d.Thread = "bob" // a one-to-one chat's
+			}
+			res, err := ib.Publish(ctx, scope, []string{u.ID}, d)
 			if err != nil {
 				b.Fatalf("Publish: %v", err)
 			}
@@ -220,9 +224,11 @@ func unread(b *testing.B, ib *inbox.Inbox, scope driver.Scope, u driver.User, ki
 // readat is set), a broadcast or a group message (a receipt is written; a
 // group's also moves the user's counters of the group), and a group
 // chat's message (group-thread: the thread's counters, and the reader
-// item that Inbox.ReadBy reads).
+// item that Inbox.ReadBy reads); a one-to-one chat's (direct-thread: the
+// thread's counters, and the user's c#* read after the message, for her
+// read position in the thread).
 func BenchmarkMarkRead(b *testing.B) {
-	for _, kind := range []string{"direct", "broadcast", "group", "group-thread"} {
+	for _, kind := range []string{"direct", "direct-thread", "broadcast", "group", "group-thread"} {
 		b.Run(kind, func(b *testing.B) {
 			ib, m, scope := benchInbox(b)
 			ann := scope.User("ann").InGroups("admins")
