@@ -42,14 +42,21 @@ const maxPositions = 8
 // reading the thread's read history) beside its records, and writes on
 // condition that her counter version is still the stats': a write that
 // came since, which the reads might miss, fails it, and it reads again.
-func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string) (int, error) {
+// own, if not nil, holds her stats read already (threadTally's), which
+// the first attempt takes.
+func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string, own *threadCount) (int, error) {
 	p := u.Partition()
 	dropTried := false
 	for range markAttempts {
 		now := ib.now()
-		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
-		if err != nil {
-			return 0, err
+		var st driver.Stats
+		if own != nil {
+			st, now, own = own.own, own.now, nil
+		} else {
+			var err error
+			if st, err = ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now}); err != nil {
+				return 0, err
+			}
 		}
 		positions := driver.Positions(st.Counters)
 		from, ok := positions[thread]

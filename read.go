@@ -77,11 +77,11 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // Marking a chat read (a Thread, no Category, not the archived view)
 // marks u's direct messages of the thread (a one-to-one chat) by a read
 // position (driver.Position), in one transaction whatever their number:
-// it reads the thread's counts (as the marks one by one below do before
-// their first page, which then takes them: with none of her direct
-// messages unread, a group chat's, no position is tried), then u's
-// stats, then the thread's unread messages (their count
-// from the thread's counter, so the read stops there), and writes the
+// it reads the thread's counts with u's stats (as the marks one by one
+// below do before their first page, which then takes them: with none of
+// her direct messages unread, a group chat's, no position is tried),
+// then the thread's unread messages (their count from the thread's
+// counter, so the read stops there), and writes the
 // position just above the newest one it marks (at or below UpTo) with
 // the counts of the messages it covers, on condition that u's counters
 // did not change since the stats were read (else it reads again). Her
@@ -157,14 +157,20 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 		// anyway: with none of her direct messages unread (a group
 		// chat's), the position is not tried, and the marks start from
 		// these counts.
-		t, direct, err := ib.threadTally(ctx, u, o.Thread)
+		t, err := ib.threadTally(ctx, u, o.Thread)
 		switch {
-		case err == nil && direct == 0:
-			first = &t
+		case err == nil && t.direct == 0:
+			first = &t.Tally
 		case err != nil && !errors.Is(err, ErrConflict):
 			return 0, err
 		default:
-			if n, err = ib.markThreadRead(ctx, u, o.Thread, after); err != nil {
+			// Her stats as the counts read them serve the position's
+			// first attempt (one round trip less).
+			var own *threadCount
+			if err == nil {
+				own = &t
+			}
+			if n, err = ib.markThreadRead(ctx, u, o.Thread, after, own); err != nil {
 				return 0, err
 			}
 		}
@@ -234,7 +240,9 @@ func (ib *Inbox) bulk(ctx context.Context, u User, o ListOptions, first *Tally, 
 			if first != nil {
 				t, first = *first, nil
 			} else {
-				t, _, err = ib.threadTally(ctx, u, o.Thread)
+				var tc threadCount
+				tc, err = ib.threadTally(ctx, u, o.Thread)
+				t = tc.Tally
 			}
 			switch {
 			case errors.Is(err, ErrConflict):
@@ -424,6 +432,14 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 	return out
 }
 
+// threadCount is u's counts of a thread, as Inbox.threadTally reads them.
+type threadCount struct {
+	Tally
+	direct int64        // how many are her unread direct messages
+	own    driver.Stats // her partition's stats, read with the counts
+	now    time.Time    // the time they were read for
+}
+
 // threadTally returns u's counts of thread, in every audience together:
 // what List with ListOptions.Thread shows, as ListThreads counts each
 // audience's (Thread.Tally). In one round trip it reads the stats of u's
@@ -435,7 +451,8 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // it reads again, renewing a snapshot older than the partition). u's
 // receipts of broadcasts removed before they expired take one more round
 // trip, as in Counts. It returns too how many of them are u's unread
-// direct messages (those a read position could cover).
+// direct messages (those a read position could cover), and u's stats it
+// read.
 //
 // Where the view takes something out of a partition's counters read by
 // key (its stats hold expired entries of the thread, or, for u's
@@ -445,7 +462,7 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // they are read so, and those read item by item beside the stats are
 // read again so, in one more round trip (on DynamoDB, a
 // TransactGetItems: 2 read units a counter).
-func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tally, direct int64, _ error) {
+func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (threadCount, error) {
 	parts := append([]Partition{u.Partition()}, u.Shared()...)
 	keys := make([][]driver.Counter, len(parts))
 	keys[0] = []driver.Counter{{Thread: thread}}
@@ -474,7 +491,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 			return g.Wait()
 		})
 		if err != nil {
-			return Tally{}, 0, err
+			return threadCount{}, err
 		}
 		var tombstones []driver.Record
 		for _, st := range stats[1:] {
@@ -490,7 +507,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 			}
 		}
 		if err := g.Wait(); err != nil {
-			return Tally{}, 0, err
+			return threadCount{}, err
 		}
 		view := make([]driver.Stats, len(parts))
 		snaps := make([]*snapshot, len(parts))
@@ -501,7 +518,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 			}
 			s, err := v.snapshot(ctx, parts[i])
 			if err != nil {
-				return Tally{}, 0, err
+				return threadCount{}, err
 			}
 			if s != nil {
 				if j := slices.IndexFunc(s.threads, func(c driver.Counter) bool { return c.Thread == thread }); j >= 0 {
@@ -532,7 +549,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 			}
 		}
 		if err := g.Wait(); err != nil {
-			return Tally{}, 0, err
+			return threadCount{}, err
 		}
 		// A write came between the reads, or a snapshot is older than its
 		// partition: read again, every stale snapshot renewed at once.
@@ -562,16 +579,17 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 			}
 		}
 		if err := rg.Wait(); err != nil {
-			return Tally{}, 0, err
+			return threadCount{}, err
 		}
 		if torn {
 			continue
 		}
 		dead, err := ib.deadReceipts(ctx, u, tombstones, now)
 		if err != nil {
-			return Tally{}, 0, err
+			return threadCount{}, err
 		}
 		var t Tally
+		var direct int64
 		for k, s := range threadSums(parts, view, dead) {
 			if k.thread == thread {
 				n := newTally(*s)
@@ -584,7 +602,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (_ Tall
 				}
 			}
 		}
-		return t, direct, nil
+		return threadCount{Tally: t, direct: direct, own: stats[0], now: now}, nil
 	}
-	return Tally{}, 0, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
+	return threadCount{}, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
 }
