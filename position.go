@@ -46,7 +46,7 @@ const maxPositions = 8
 // the first attempt takes.
 func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after string, own *threadCount) (int, error) {
 	p := u.Partition()
-	dropTried := false
+	dropTried, rewrote := false, false
 	for range markAttempts {
 		now := ib.now()
 		var st driver.Stats
@@ -71,13 +71,17 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		if !dropTried {
 			// One aged position of another thread goes, so that her c#*,
 			// which every write of hers carries, keeps few.
-			dropTried = true
 			switch dropped, err := ib.dropAged(ctx, u, st, positions, thread, now); {
 			case err != nil:
 				return 0, err
-			case dropped:
+			case dropped == agedRewritten && !rewrote:
+				rewrote = true
+				continue // read again, and drop it
+			case dropped == agedDropped:
+				dropTried = true
 				continue
 			}
+			dropTried = true
 		}
 		if !ok && len(positions) >= maxPositions {
 			return 0, ib.writeOut(ctx, u, oldestLive(positions))
@@ -275,13 +279,24 @@ func oldestLive(positions map[string]driver.Position) string {
 	return thread
 }
 
+// What dropAged did.
+const (
+	agedNone      = iota // nothing
+	agedDropped          // dropped a position
+	agedRewritten        // marked read what one covers stored unread
+)
+
 // dropAged drops the oldest of u's read positions (positions, of her
 // stats st) but thread's that is aged and covers nothing any more but
 // expired messages whose removals are pending (the drop takes them out of
 // the covered counters, and the removals then account them as
-// uncovered), and reports whether it dropped one; none is, or the
-// position moved, is false.
-func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, thread string, now time.Time) (bool, error) {
+// uncovered), and reports agedDropped; none is, or the position moved,
+// is agedNone. An aged position that covers a live message stored unread
+// (another program took its read mark off after the position was written
+// out: it reads as read, counted covered) has such messages marked read
+// again, at the position's time, which changes nothing a reader sees, and
+// reports agedRewritten: read again, and it goes.
+func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, thread string, now time.Time) (int, error) {
 	p := u.Partition()
 	for _, t := range slices.SortedFunc(maps.Keys(positions), func(a, b string) int {
 		return cmp.Or(positions[a].Done.Compare(positions[b].Done), strings.Compare(a, b))
@@ -300,6 +315,12 @@ func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, position
 			}
 		}
 		if slices.ContainsFunc(slices.Collect(maps.Values(left)), func(c driver.Counter) bool { return !c.IsZero() }) {
+			switch marked, err := ib.markCovered(ctx, u, t, pos, st, now); {
+			case err != nil:
+				return agedNone, err
+			case marked:
+				return agedRewritten, nil
+			}
 			// It covers a message deleted behind the library's back,
 			// whose removal the stream has not accounted: not yet.
 			continue
@@ -307,14 +328,44 @@ func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, position
 		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: t, From: pos}}
 		switch err := ib.store.Mark(ctx, []driver.Mark{mk}, deltas); {
 		case err == nil:
-			return true, nil
+			return agedDropped, nil
 		case errors.Is(err, driver.ErrStateChanged):
-			return false, nil
+			return agedNone, nil
 		default:
-			return false, unknownOutcome(err)
+			return agedNone, unknownOutcome(err)
 		}
 	}
-	return false, nil
+	return agedNone, nil
+}
+
+// markCovered marks read, each at pos's time (Position.ReadAt), the live
+// messages of u's thread that her read position pos covers and that are
+// stored unread (her partition's stats st, read at now), and reports
+// whether there were any. A mark another write beat is left: the caller
+// reads again.
+func (ib *Inbox) markCovered(ctx context.Context, u User, thread string, pos driver.Position, st driver.Stats, now time.Time) (bool, error) {
+	p := u.Partition()
+	recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, st, now, false)
+	if err != nil {
+		return false, err
+	}
+	recs = slices.DeleteFunc(recs, func(r driver.Record) bool { return !now.Before(r.Message.ExpiresAt) })
+	var marks []driver.Mark
+	for _, r := range recs {
+		to := r.State()
+		to.ReadAt = pos.ReadAt(r.Message.ID)
+		marks = append(marks, markFor(u, r, nil, to, now))
+	}
+	for _, chunk := range chunkMarks(marks) {
+		var deltas []driver.Counter
+		for _, mk := range chunk {
+			deltas = append(deltas, driver.MarkDeltas(mk)...)
+		}
+		if err := ib.applyMarks(ctx, p, chunk, driver.MergeCounters(deltas)); err != nil && !errors.Is(err, driver.ErrStateChanged) && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+	}
+	return len(marks) > 0, nil
 }
 
 // writeOut marks read, at its time, each live message u's read position
@@ -339,27 +390,10 @@ func (ib *Inbox) writeOut(ctx context.Context, u User, thread string) error {
 		if !ok || !pos.Done.IsZero() {
 			return nil
 		}
-		recs, _, err := ib.coverable(ctx, p, thread, "", pos.Bound, full, now, false)
-		if err != nil {
+		switch marked, err := ib.markCovered(ctx, u, thread, pos, full, now); {
+		case err != nil:
 			return err
-		}
-		recs = slices.DeleteFunc(recs, func(r driver.Record) bool { return !now.Before(r.Message.ExpiresAt) })
-		if len(recs) > 0 {
-			var marks []driver.Mark
-			for _, r := range recs {
-				to := r.State()
-				to.ReadAt = pos.ReadAt(r.Message.ID)
-				marks = append(marks, markFor(u, r, nil, to, now))
-			}
-			for _, chunk := range chunkMarks(marks) {
-				var deltas []driver.Counter
-				for _, mk := range chunk {
-					deltas = append(deltas, driver.MarkDeltas(mk)...)
-				}
-				if err := ib.applyMarks(ctx, p, chunk, driver.MergeCounters(deltas)); err != nil && !errors.Is(err, driver.ErrStateChanged) && !errors.Is(err, ErrNotFound) {
-					return err
-				}
-			}
+		case marked:
 			continue // read again: what is left, and the version
 		}
 		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: full.Version, Cover: &driver.CoverChange{Thread: thread, From: pos, To: pos.WrittenOut(now)}}

@@ -119,7 +119,9 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     a user holds at most maxPositions (8). A done position
 //     positionWindow (15 minutes) old starts anew when its chat is marked
 //     read again, and each MarkAllRead of a chat drops the oldest such of
-//     another (her c#*, which her writes carry, keeps few). Past the
+//     another (her c#*, which her writes carry, keeps few; a message below
+//     it that another program marked unread since is first marked read
+//     again, at the position's time: it read as read already). Past the
 //     moves or the positions, with none to drop, the one in the way is
 //     written out in the call and the chat's messages are marked one by
 //     one. A read of messages and positions side by side

@@ -433,3 +433,93 @@ func TestCoveredHostile(t *testing.T) {
 		t.Errorf("Counts with a position covering her message = %+v, %v; want it read", got.Tally, err)
 	}
 }
+
+// TestPositionGoesAfterAnotherProgramsUnread: another program following
+// the seeds marks a message below a read position unread once the stream
+// handler wrote the position out. The message still reads as read
+// (counted covered), and the position, once aged, still goes: the next
+// mark of another chat marks the message read again, at the position's
+// time (no reader sees a change), and drops it. Counts stay exact
+// throughout, and the counters equal a recount once no position covers a
+// message stored unread.
+func TestPositionGoesAfterAnotherProgramsUnread(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := ddblocal.Client(t)
+	table, arn := ddblocal.NewTable(t, c)
+	clock := time.Now().Truncate(time.Second)
+	ib := inbox.New(dynamo.New(c, table), inbox.WithClock(func() time.Time { return clock }))
+	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	p := ann.Partition()
+	reader := dynamo.NewStreamReader(ddblocal.StreamsClient(t), arn)
+	// deliver hands the stream to the handler until until holds, for up
+	// to 5 s (Local's stream may hold records back a while).
+	deliver := func(what string, until func() bool) {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); ; {
+			pump(t, reader, ib.StreamHandler)
+			if until() {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s: not after 5 s of the stream", what)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	positions := func() map[string]driver.Position {
+		st, err := dynamo.New(c, table).Stats(ctx, driver.StatsQuery{Partition: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return driver.Positions(st.Counters)
+	}
+	recounted := func(what string) {
+		t.Helper()
+		if got, want := nonZero(rawCounters(t, c, table, p.PK())), nonZero(rawRecount(t, c, table, p.PK())); !sameTallies(got, want) {
+			t.Errorf("%s: counters %v, recount %v", what, got, want)
+		}
+	}
+	ids := chatTo(t, ib, ann, "bob", 2)
+	if n, err := ib.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "bob"}); err != nil || n != 2 {
+		t.Fatalf("MarkAllRead(bob) = %d, %v; want 2", n, err)
+	}
+	readAt := positions()["bob"].ReadAt(ids[0])
+	deliver("bob's position written out", func() bool { return !positions()["bob"].Done.IsZero() })
+
+	// Another program following the seeds marks the first message
+	// unread: its read mark off, and the counters' read down.
+	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: p.PK()}, "sk": &types.AttributeValueMemberS{Value: driver.MessageSK(ids[0])},
+		},
+		UpdateExpression: aws.String("REMOVE readat"),
+	}); err != nil {
+		t.Fatalf("another program's unread: %v", err)
+	}
+	h := &localHarness{raw: c, table: table, Store: dynamo.New(c, table)}
+	if err := h.addForeign(ctx, []driver.Counter{{Partition: p, Read: -1}, {Partition: p, Category: "chat", Read: -1}}); err != nil {
+		t.Fatalf("another program's counters: %v", err)
+	}
+	deliver("the unread counted covered", func() bool {
+		cv, ok := covered(t, dynamo.New(c, table), p, "bob")
+		return ok && !cv.Tallies().IsZero()
+	})
+	wantUnread(t, ib, ann, 2, 0)
+
+	clock = clock.Add(16 * time.Minute)
+	chatTo(t, ib, ann, "carl", 1)
+	if n, err := ib.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "carl"}); err != nil || n != 1 {
+		t.Fatalf("MarkAllRead(carl) = %d, %v; want 1", n, err)
+	}
+	wantUnread(t, ib, ann, 3, 0)
+	if pos, ok := positions()["bob"]; ok {
+		t.Errorf("bob's aged position stands after a mark of another chat: %+v", pos)
+	}
+	if m, err := ib.Get(ctx, ann, ids[0]); err != nil || !m.ReadAt.Equal(readAt) {
+		t.Errorf("Get(%s) = read at %v, %v; want read at the position's time %v", ids[0], m.ReadAt, err, readAt)
+	}
+	deliver("carl's position written out", func() bool { return !positions()["carl"].Done.IsZero() })
+	wantUnread(t, ib, ann, 3, 0)
+	recounted("all written out")
+}
