@@ -811,18 +811,29 @@ func (v *view) stats(ctx context.Context, p Partition, threads bool) (driver.Sta
 		return driver.Stats{}, err
 	}
 	st := all
-	st.Expired, st.Tombstones = nil, nil
-	for _, e := range all.Expired {
-		if !v.now.Before(e.Message.ExpiresAt) {
-			st.Expired = append(st.Expired, e)
-		}
-	}
-	for _, t := range all.Tombstones {
-		if v.now.Before(t.Message.ExpiresAt) {
-			st.Tombstones = append(st.Tombstones, t)
-		}
-	}
+	st.Expired = keptOf(all.Expired, func(e driver.Record) bool { return !v.now.Before(e.Message.ExpiresAt) })
+	st.Tombstones = keptOf(all.Tombstones, func(t driver.Record) bool { return v.now.Before(t.Message.ExpiresAt) })
 	return st, nil
+}
+
+// keptOf returns the records of recs that keep holds, in order: recs
+// itself, capped so that an append copies it, when it holds for all (a
+// snapshot's records are shared, and read only), else a copy.
+func keptOf(recs []driver.Record, keep func(driver.Record) bool) []driver.Record {
+	i := 0
+	for i < len(recs) && keep(recs[i]) {
+		i++
+	}
+	if i == len(recs) {
+		return recs[:len(recs):len(recs)]
+	}
+	out := slices.Clone(recs[:i])
+	for _, r := range recs[i+1:] {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // query runs q: from the view's snapshot of q's partition if it is

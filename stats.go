@@ -347,7 +347,11 @@ func (ib *Inbox) readFeed(ctx context.Context, v *view, u User, now time.Time) (
 	}
 	var tombstones []driver.Record
 	for _, st := range stats[1:] {
-		tombstones = append(tombstones, st.Tombstones...)
+		if tombstones == nil {
+			tombstones = st.Tombstones // read only; an append copies it
+		} else {
+			tombstones = append(tombstones[:len(tombstones):len(tombstones)], st.Tombstones...)
+		}
 		for _, t := range st.Tombstones {
 			f.removed[t.Message.ID] = true
 		}
