@@ -302,6 +302,31 @@ func Coverable(rec Record) bool {
 	return !rec.Receipt && !rec.Partition.IsShared() && rec.Message.Thread != "" && AboveOf(rec) > 0
 }
 
+// UnreadOverCover reports whether mk, a direct mark that changes its
+// record's marks and keeps it, writes no read on a record a read position
+// could cover as it stands before the mark (Coverable with From's marks,
+// Counted and Timed): made by a writer that did not see a position
+// covering the record, it would drop the read the position lends it (an
+// archive that read the record before the position moved over it). A
+// Store refuses it if its thread's position covers the record at the
+// write (see Store.Mark), as it refuses a mark that leaves the record
+// coverable there.
+func (mk Mark) UnreadOverCover() bool {
+	if mk.Key.ID == "" || mk.Receipt || mk.Delete || mk.Adopts || mk.From == mk.To || !mk.To.ReadAt.IsZero() {
+		return false
+	}
+	before, _ := mk.records()
+	if before == nil {
+		return false
+	}
+	b := *before
+	b.Counted, b.Timed = mk.Counted, mk.Timed
+	if b.Counted == 0 {
+		b.Counted = mk.From.Counted()
+	}
+	return Coverable(b)
+}
+
 // Overlay returns rec as it reads where positions are the read positions
 // of its partition's threads (Positions): a direct message of a thread
 // in a user's partition that its thread's position covers and that

@@ -186,7 +186,11 @@ type Store interface {
 	// cover (Coverable with To's marks, and its thread's Position covers
 	// its ID), but for a mark whose From and To are the same, is refused
 	// with a *CoveredError: it would make the record unread below the
-	// position, where it reads as read.
+	// position, where it reads as read. So is a direct mark that changes
+	// the marks of a record the position covers as it stands, keeps it,
+	// and writes no read (UnreadOverCover): made without the read the
+	// position lends the record (an archive that read it before the
+	// position moved over it), it would drop that read.
 	//
 	// If a condition fails nothing is applied and the error matches
 	// ErrStateChanged (the marks, or the receipt's existence, are not From;

@@ -306,9 +306,11 @@ func TestPositionItemAndStream(t *testing.T) {
 // position: each record's change of the covered counters applies, or
 // not, by its own ID, in the transaction made again once; a Recount then
 // keeps the position and the counters it covers. A mark that would make
-// a message unread below the position (an unarchive) is refused with a
-// *driver.CoveredError, by a Store that saw the position and by one that
-// did not, and one above it is not.
+// a message unread below the position (an unarchive), or that archives
+// one the position covers without writing its read (made by a writer
+// that did not see the position: driver.Mark.UnreadOverCover), is
+// refused with a *driver.CoveredError, by a Store that saw the position
+// and by one that did not, and one above it is not.
 func TestCoverFormsPage(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
@@ -318,19 +320,25 @@ func TestCoverFormsPage(t *testing.T) {
 	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
 	p := ann.Partition()
 	ids := chatTo(t, ia, ann, "bob", 5)
-	if n, err := ia.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "bob", UpTo: ids[2]}); err != nil || n != 3 {
-		t.Fatalf("MarkAllRead(bob, up to %s) = %d, %v; want 3", ids[2], n, err)
+	// ids[1] archived unread before the position moves over it.
+	if ok, err := ia.Archive(ctx, ann, ids[1]); err != nil || !ok {
+		t.Fatalf("Archive(%s) = %v, %v", ids[1], ok, err)
 	}
-	if cv, ok := covered(t, a, p, "bob"); !ok || cv.Unread != 3 || cv.Position.Bound <= ids[2] || cv.Position.Bound > ids[3] {
-		t.Fatalf("covered counter of bob = %+v, %v; want 3 unread, a bound above %s, at most %s", cv, ok, ids[2], ids[3])
+	if n, err := ia.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "bob", UpTo: ids[2]}); err != nil || n != 2 {
+		t.Fatalf("MarkAllRead(bob, up to %s) = %d, %v; want 2", ids[2], n, err)
 	}
-	wantUnread(t, ia, ann, 5, 2)
+	cv, ok := covered(t, a, p, "bob")
+	if !ok || cv.Unread != 2 || cv.Position.Bound <= ids[2] || cv.Position.Bound > ids[3] {
+		t.Fatalf("covered counter of bob = %+v, %v; want 2 unread, a bound above %s, at most %s", cv, ok, ids[2], ids[3])
+	}
+	pos := cv.Position
+	wantUnread(t, ia, ann, 4, 2)
 	// marks returns a page of marks of the messages with ids, as a bulk
 	// action makes them (the messages as they are, the position aside;
 	// their Above fenced by her watermark, none), each with the marks
 	// set returns, and their deltas.
 	now := time.Now().UTC().Truncate(time.Second)
-	marks := func(s *dynamo.Store, set func(driver.State) driver.State, ids ...string) ([]driver.Mark, []driver.Counter) {
+	marks := func(s *dynamo.Store, set func(string, driver.State) driver.State, ids ...string) ([]driver.Mark, []driver.Counter) {
 		t.Helper()
 		keys := make([]driver.Key, len(ids))
 		for i, id := range ids {
@@ -343,17 +351,34 @@ func TestCoverFormsPage(t *testing.T) {
 		out := []driver.Mark{{Key: driver.Key{Partition: p}, Now: now, Fence: true}}
 		var deltas []driver.Counter
 		for _, r := range recs {
-			mk := driver.Mark{Key: r.Key(), Now: now, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt, Entry: r.Entry, From: r.State(), To: set(r.State()), Counted: r.Counted, Timed: r.Timed}
+			mk := driver.Mark{Key: r.Key(), Now: now, Category: r.Message.Category, Thread: r.Message.Thread, ExpiresAt: r.Message.ExpiresAt, Entry: r.Entry, From: r.State(), To: set(r.Message.ID, r.State()), Counted: r.Counted, Timed: r.Timed}
 			out = append(out, mk)
 			deltas = append(append(deltas, driver.MarkDeltas(mk)...), driver.AboveDeltas(mk, "")...)
 		}
 		return out, driver.MergeCounters(deltas)
 	}
-	archive := func(s driver.State) driver.State { s.ArchivedAt = now; return s }
-	unarchive := func(s driver.State) driver.State { s.ArchivedAt = time.Time{}; return s }
+	blind := func(_ string, s driver.State) driver.State { s.ArchivedAt = now; return s }
+	// archive archives as the Inbox does: a message the position covers
+	// is read at its time.
+	archive := func(id string, s driver.State) driver.State {
+		s.ArchivedAt = now
+		if s.ReadAt.IsZero() && pos.Covers(id) {
+			s.ReadAt = pos.ReadAt(id)
+		}
+		return s
+	}
+	unarchive := func(_ string, s driver.State) driver.State { s.ArchivedAt = time.Time{}; return s }
+	page := []string{ids[0], ids[2], ids[3], ids[4]}
+	for _, s := range []*dynamo.Store{a, dynamo.New(c, table)} {
+		mks, deltas := marks(s, blind, page...)
+		var covered *driver.CoveredError
+		if err := s.Mark(ctx, mks, deltas); !errors.As(err, &covered) || covered.ID != ids[0] && covered.ID != ids[2] || covered.Thread != "bob" {
+			t.Errorf("Mark archiving messages below the position without their read = %v, want a CoveredError of %s or %s", err, ids[0], ids[2])
+		}
+	}
 	bc := &capacityClient{Client: c}
 	b := dynamo.New(bc, table)
-	mks, deltas := marks(b, archive, ids...)
+	mks, deltas := marks(b, archive, page...)
 	if err := b.Mark(ctx, mks, deltas); err != nil {
 		t.Fatalf("Mark of the page: %v", err)
 	}

@@ -399,8 +399,11 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 // deltas of a partition without a watermark mark, is ErrInvalidInput. Two marks of one key are ErrStateChanged (the second
 // would find the first's marks), and nothing is written. A direct mark
 // that leaves its message unread below its thread's read position (an
-// unarchive) is a *driver.CoveredError: the c#* update's condition that
-// the position does not cover it (see coveredAttr) failed.
+// unarchive), or that changes the marks of one the position covers
+// without its read (driver.Mark.UnreadOverCover: an archive that read
+// the message before the position moved over it), is a
+// *driver.CoveredError: the c#* update's condition that the position
+// does not cover it (see coveredAttr) failed.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (
 		items    []types.TransactWriteItem
@@ -484,13 +487,14 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		}
 	}
 	// A mark that leaves its record unread below its thread's read
-	// position is refused: on condition that the position does not
-	// cover it (see coveredAttr).
+	// position, or changes the marks of one the position covers without
+	// its read (driver.Mark.UnreadOverCover), is refused: on condition
+	// that the position does not cover it (see coveredAttr).
 	// It covers none of a thread's if it covers not the least of them.
 	refused := map[driver.Partition][]driver.Key{}
 	least := map[driver.Partition]map[string]string{}
 	for _, mk := range marks {
-		if !leavesCoverable(mk) {
+		if !leavesCoverable(mk) && !mk.UnreadOverCover() {
 			continue
 		}
 		p := mk.Key.Partition

@@ -329,6 +329,11 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 				staged[mk.Key] = nil
 				continue
 			}
+			if mk.From != mk.To && mk.To.ReadAt.IsZero() && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+				// Made without the read the position lends the record
+				// (driver.Mark.UnreadOverCover): it would drop it.
+				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
+			}
 			rec = withMarks(rec, mk.To)
 			rec.Entry, rec.Counted, rec.Timed = mk.Entry, mk.To.Counted(), timed
 			if mk.From != mk.To && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {
