@@ -23,11 +23,14 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 # run 500 steps of 3,000: see memstore/conformance_test.go), and the tests
 # that skip under it (internal/racetest), which run the suite on memstore
 # variants and on broken stores, where what they check is the store's
-# behaviour, not data races (see storetest/storetest_test.go).
+# behaviour, not data races (see storetest/storetest_test.go), and the
+# dynamo tests on DynamoDB Local whose steps follow one another: the
+# suite but its Concurrency group, the property runs of one process,
+# TestHostileTimes (see dynamo/conformance_test.go).
 # internal/racetest's test checks that NORACE_RUN names every test that
 # skips under the detector.
-NORACE_PKGS := ./memstore/ ./storetest/
-NORACE_RUN := ^(TestProperty|TestConformanceWithStreamLag|TestFleetPropertyReadBySeeds|TestRun(Property)?OnStoreThat|TestSuiteCatchesBrokenStores)
+NORACE_PKGS := ./memstore/ ./storetest/ ./dynamo/
+NORACE_RUN := ^(TestProperty|TestConformanceWithStreamLag|TestFleetPropertyReadBySeeds|TestRun(Property)?OnStoreThat|TestSuiteCatchesBrokenStores|TestConformanceLocal|TestConformanceProperty|TestHostileTimes)
 
 # test runs go vet on every module, then every test of each with the race
 # detector, the live page's (examples/httpapi, in headless Chromium) with

@@ -18,6 +18,7 @@ import (
 	"github.com/stak/inbox/driver"
 	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
+	"github.com/stak/inbox/internal/racetest"
 	"github.com/stak/inbox/storetest"
 )
 
@@ -132,11 +133,41 @@ func (h *localHarness) Pending() int {
 	return h.pending
 }
 
-// TestConformance runs the conformance suite every Store must pass.
-func TestConformance(t *testing.T) {
+// Under the race detector, the tests of this package whose steps follow
+// one another on DynamoDB Local skip (the suite keeps its Concurrency
+// group), and make test runs them whole in its line without it (see the
+// Makefile): the detector finds races between goroutines, which the
+// Inbox's parallel reads start in every test, and which the Concurrency
+// group, the fleet run (several processes at once) and the Concurrent
+// tests here run under it. Of the package's 64,000 requests to Local,
+// the tests that skip make some 50,000; under the detector the package
+// took 155 s of CPU (besides Local's), without it 59 s.
+
+// skipUnderRace skips t under the race detector.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if racetest.Enabled {
+		t.Skip("not under -race: make test runs it without the race detector (see dynamo/conformance_test.go)")
+	}
+}
+
+// runSuite runs the conformance suite on newStore; under the race
+// detector, only its Concurrency group.
+func runSuite(t *testing.T, newStore storetest.NewStore) {
+	if racetest.Enabled {
+		t.Log("under -race, the Concurrency group only: make test runs the whole suite without the race detector (see dynamo/conformance_test.go)")
+		storetest.RunConcurrency(t, newStore)
+		return
+	}
+	storetest.Run(t, newStore)
+}
+
+// TestConformanceLocal runs the conformance suite every Store must pass,
+// on DynamoDB Local.
+func TestConformanceLocal(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
-	storetest.Run(t, newConformanceStore)
+	runSuite(t, newConformanceStore)
 }
 
 // TestConformanceProperty runs random operation sequences against the
@@ -146,6 +177,7 @@ func TestConformance(t *testing.T) {
 // 3,000 on the same model.
 func TestConformanceProperty(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	ddblocal.Endpoint(t)
 	storetest.RunProperty(t, newConformanceStore, 40)
 }
@@ -154,6 +186,7 @@ func TestConformanceProperty(t *testing.T) {
 // Inbox's shared-partition cache on.
 func TestConformancePropertyCached(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	ddblocal.Endpoint(t)
 	storetest.RunPropertyCached(t, newConformanceStore, 60)
 }

@@ -57,6 +57,7 @@ var hostileAttrValues = []struct {
 // agrees with List.
 func TestHostileTimes(t *testing.T) {
 	t.Parallel()
+	skipUnderRace(t)
 	ctx := context.Background()
 	h, arn := newForeignHarness(t)
 	c, table, store := h.raw, h.table, h.Store

@@ -48,7 +48,7 @@ source scripts/lib.bash
 #
 # Java compiles with C1 only (-XX:TieredStopAtLevel=1): C2 cost more CPU
 # compiling Local than its faster code saved in a test run. For dynamo's
-# TestConformance Local took 97 and 108 s of CPU with the defaults (C2,
+# TestConformanceLocal, Local took 97 and 108 s of CPU with the defaults (C2,
 # G1), 60 and 68 s with C1 only, 56 s with C1 and the serial collector,
 # which also kept Local's memory lower (530 MB resident, not 720 to 860).
 launch() {

@@ -48,6 +48,15 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 	t.Run("RoundTrip", func(t *testing.T) { runAll(t, newStore, roundTripTests(), true) })
 	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, allInboxTests(), true) })
+	RunConcurrency(t, newStore)
+}
+
+// RunConcurrency runs Run's Concurrency group alone: the suite's subtests
+// that start goroutines of their own. A Store's tests may run it alone
+// under the race detector, and Run whole without it, where the rest of
+// the suite, whose steps follow one another, costs the detector's CPU
+// for little it could find.
+func RunConcurrency(t *testing.T, newStore NewStore) {
 	t.Run("Concurrency", func(t *testing.T) { runAll(t, newStore, concurrencyTests(), true) })
 }
 
