@@ -24,6 +24,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionUnsupported", testPositionUnsupported},
 		{"PositionOverAnotherProgramsRead", testPositionOverAnotherProgramsRead},
 		{"PositionAged", testPositionAged},
+		{"PositionArchiveRace", testPositionArchiveRace},
 	}
 }
 
@@ -658,4 +659,64 @@ func (e *env) deliverWrittenOut(src EventSource, handler *inbox.Inbox) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// testPositionArchiveRace: an Archive (and an ArchiveAll) reads a chat's
+// message unread, then MarkAllRead of the chat moves the read position
+// over it (counting it among those it marks read), then the archive's
+// write lands. A position and per-message marks combine as if the
+// position's read had been written on each message it covers when it
+// moved, and an archive of a covered message writes its read: the Store
+// refuses the archive's mark that would drop that read
+// (driver.Mark.UnreadOverCover), and the message ends archived and read
+// at the position's time, in Counts as in List.
+func testPositionArchiveRace(e *env) {
+	e.needPositions()
+	src, handler, _ := e.eventInbox()
+	ann := e.user("ann")
+	archived := map[string]time.Time{} // read at
+	race := &markRace{Store: e.store}
+	ib := inbox.New(race, inbox.WithClock(e.clock.Now))
+	for _, call := range []string{"Archive", "ArchiveAll"} {
+		thread := "chat-" + call
+		var ids []string
+		for range 3 {
+			ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
+			e.clock.Advance(time.Second)
+		}
+		at := e.clock.Now()
+		race.race(func([]driver.Mark) {
+			if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: thread}); err != nil || n != 3 {
+				e.t.Errorf("%s: MarkAllRead between the archive's read and its write = %d, %v; want 3", call, n, err)
+			}
+		})
+		if call == "Archive" {
+			if ok, err := ib.Archive(e.ctx, ann, ids[0]); err != nil || !ok {
+				e.t.Fatalf("Archive = %v, %v; want true", ok, err)
+			}
+		} else if n, err := ib.ArchiveAll(e.ctx, ann, inbox.ListOptions{Thread: thread, UpTo: ids[0]}); err != nil || n != 1 {
+			e.t.Fatalf("ArchiveAll = %d, %v; want 1", n, err)
+		}
+		if left := race.pending(); left != 0 {
+			e.t.Fatalf("%s: the racing MarkAllRead did not run", call)
+		}
+		m, err := e.ib.Get(e.ctx, ann, ids[0])
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !m.IsArchived() || !m.ReadAt.Equal(at) {
+			e.t.Errorf("%s racing MarkAllRead: archived %v, read at %v; want archived, read at the position's time %v", call, m.IsArchived(), m.ReadAt, at)
+		}
+		archived[ids[0]] = at
+		e.wantCountsFromFeed(ann)
+		e.wantThreadsFromFeed(ann)
+	}
+	// The stream handler's write-out keeps them so.
+	e.deliverWrittenOut(src, handler)
+	for id, at := range archived {
+		if m, err := e.ib.Get(e.ctx, ann, id); err != nil || !m.IsArchived() || !m.ReadAt.Equal(at) {
+			e.t.Errorf("%s after the write-out: archived %v, read at %v, %v; want archived, read at %v", id, m.IsArchived(), m.ReadAt, err, at)
+		}
+	}
+	e.wantCountsFromFeed(ann)
 }
