@@ -26,10 +26,12 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 # behaviour, not data races (see storetest/storetest_test.go), and the
 # dynamo tests on DynamoDB Local whose steps follow one another: the
 # suite but its Concurrency group, the property runs of one process,
-# TestHostileTimes (see dynamo/conformance_test.go).
+# TestHostileTimes (see dynamo/conformance_test.go). Its three packages
+# run at once (-p 3), dynamo's, which waits on DynamoDB Local, from the
+# start: with two at a time it began only once storetest's ended.
 # internal/racetest's test checks that NORACE_RUN names every test that
 # skips under the detector.
-NORACE_PKGS := ./memstore/ ./storetest/ ./dynamo/
+NORACE_PKGS := ./dynamo/ ./memstore/ ./storetest/
 NORACE_RUN := ^(TestProperty|TestConformanceWithStreamLag|TestFleetPropertyReadBySeeds|TestRun(Property)?OnStoreThat|TestSuiteCatchesBrokenStores|TestConformanceLocal|TestConformanceProperty|TestHostileTimes)
 
 # test runs go vet on every module, then every test of each with the race
@@ -43,7 +45,7 @@ test:
 	$(DDB) $(REDIS) bash -c 'set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done; \
 		out=$$(mktemp -d); trap "rm -rf $$out" EXIT; pids=(); \
 		for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); done; \
-		$(GO) test -count=1 -timeout 30m -run "$(NORACE_RUN)" $(NORACE_PKGS) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); \
+		$(GO) test -count=1 -timeout 30m -p 3 -run "$(NORACE_RUN)" $(NORACE_PKGS) >"$$out/$${#pids[@]}" 2>&1 & pids+=($$!); \
 		status=0; for i in $${!pids[@]}; do wait $${pids[$$i]} || status=1; cat "$$out/$$i"; done; exit $$status'
 
 # bench runs every benchmark once, without tests.
