@@ -24,8 +24,9 @@ MODULES := . otelinbox cmd/inbox examples/httpapi
 # that skip under it (internal/racetest), which run the suite on memstore
 # variants and on broken stores, where what they check is the store's
 # behaviour, not data races (see storetest/storetest_test.go), and the
-# dynamo tests on DynamoDB Local whose steps follow one another: the
-# suite but its Concurrency group, the property runs of one process,
+# longest dynamo tests on DynamoDB Local whose steps follow one another,
+# which skip under it: the suite (whole here; under the detector its
+# Concurrency group only), the property runs of one process,
 # TestHostileTimes (see dynamo/conformance_test.go). Its three packages
 # run at once (-p 3), dynamo's, which waits on DynamoDB Local, from the
 # start: with two at a time it began only once storetest's ended.

@@ -133,15 +133,18 @@ func (h *localHarness) Pending() int {
 	return h.pending
 }
 
-// Under the race detector, the tests of this package whose steps follow
-// one another on DynamoDB Local skip (the suite keeps its Concurrency
-// group), and make test runs them whole in its line without it (see the
+// Under the race detector, the longest tests of this package whose steps
+// follow one another on DynamoDB Local skip (the suite but its
+// Concurrency group, the property runs of one process, TestHostileTimes),
+// and make test runs them whole in its line without it (see the
 // Makefile): the detector finds races between goroutines, which the
 // Inbox's parallel reads start in every test, and which the Concurrency
-// group, the fleet run (several processes at once) and the Concurrent
-// tests here run under it. Of the package's 64,000 requests to Local,
-// the tests that skip make some 50,000; under the detector the package
-// took 155 s of CPU (besides Local's), without it 59 s.
+// group and the Concurrent tests here (goroutines at once), the fleet run
+// (several processes, with the shared cache, taking turns: its steps
+// follow one another too) and the package's other tests run under it. Of
+// the package's 64,000 requests to Local, the tests that skip make some
+// 50,000; under the detector the package took 155 s of CPU (besides
+// Local's), without it 59 s.
 
 // skipUnderRace skips t under the race detector.
 func skipUnderRace(t *testing.T) {
