@@ -146,31 +146,13 @@ func (h *localHarness) Pending() int {
 // 50,000; under the detector the package took 155 s of CPU (besides
 // Local's), without it 59 s.
 
-// skipUnderRace skips t under the race detector.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if racetest.Enabled {
-		t.Skip("not under -race: make test runs it without the race detector (see dynamo/conformance_test.go)")
-	}
-}
-
-// runSuite runs the conformance suite on newStore; under the race
-// detector, only its Concurrency group.
-func runSuite(t *testing.T, newStore storetest.NewStore) {
-	if racetest.Enabled {
-		t.Log("under -race, the Concurrency group only: make test runs the whole suite without the race detector (see dynamo/conformance_test.go)")
-		storetest.RunConcurrency(t, newStore)
-		return
-	}
-	storetest.Run(t, newStore)
-}
-
 // TestConformanceLocal runs the conformance suite every Store must pass,
 // on DynamoDB Local.
 func TestConformanceLocal(t *testing.T) {
 	t.Parallel()
 	ddblocal.Endpoint(t)
-	runSuite(t, newConformanceStore)
+	racetest.RunSuite(t, func(t *testing.T) { storetest.Run(t, newConformanceStore) },
+		func(t *testing.T) { storetest.RunConcurrency(t, newConformanceStore) }, "dynamo/conformance_test.go")
 }
 
 // TestConformanceProperty runs random operation sequences against the
@@ -180,7 +162,7 @@ func TestConformanceLocal(t *testing.T) {
 // 3,000 on the same model.
 func TestConformanceProperty(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "dynamo/conformance_test.go")
 	ddblocal.Endpoint(t)
 	storetest.RunProperty(t, newConformanceStore, 40)
 }
@@ -189,7 +171,7 @@ func TestConformanceProperty(t *testing.T) {
 // Inbox's shared-partition cache on.
 func TestConformancePropertyCached(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "dynamo/conformance_test.go")
 	ddblocal.Endpoint(t)
 	storetest.RunPropertyCached(t, newConformanceStore, 60)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/racetest"
 )
 
 // validTime reports whether number is a whole number of epoch seconds
@@ -57,7 +58,7 @@ var hostileAttrValues = []struct {
 // agrees with List.
 func TestHostileTimes(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "dynamo/conformance_test.go")
 	ctx := context.Background()
 	h, arn := newForeignHarness(t)
 	c, table, store := h.raw, h.table, h.Store

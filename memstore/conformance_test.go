@@ -41,18 +41,12 @@ func propertySteps() int {
 	return 3000
 }
 
-// skipUnderRace skips t under the race detector, for a test whose point is
+// Some tests skip under the race detector (racetest.SkipUnderRace): those whose point is
 // the store's behaviour (removals accounted late, seeds of the fleet run
 // that once failed) and which adds no concurrency to what this package's
 // other tests run under the detector. Under it such a test costs some
 // four times the CPU it does without, in make test, which runs it in its
 // line without -race with the long property runs (see the Makefile).
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if racetest.Enabled {
-		t.Skip("not under -race: make test runs it without the race detector (see memstore/conformance_test.go)")
-	}
-}
 
 func TestProperty(t *testing.T) {
 	t.Parallel()
@@ -70,13 +64,13 @@ func newLagStore(_ testing.TB, now func() time.Time) driver.Store {
 }
 
 // TestConformanceWithStreamLag runs the suite with removals held for
-// delivery. Not under the race detector (skipUnderRace): what it adds to
+// delivery. Not under the race detector (racetest.SkipUnderRace): what it adds to
 // TestConformance is the suite's removals accounted late, through the
 // same code that TestPropertyWithStreamLag, TestPropertyCached and
 // TestFleetProperty run under the detector.
 func TestConformanceWithStreamLag(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "memstore/conformance_test.go")
 	storetest.Run(t, newLagStore)
 }
 
@@ -98,10 +92,10 @@ func TestPropertyWithStreamLag(t *testing.T) {
 // and recounted by the stream handler, got one (ReadBy listed a user who
 // deleted the message).
 //
-// Not under the race detector (skipUnderRace): the fleet's steps follow
+// Not under the race detector (racetest.SkipUnderRace): the fleet's steps follow
 // one another, and TestFleetProperty runs them under it.
 func TestFleetPropertyReadBySeeds(t *testing.T) {
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "memstore/conformance_test.go")
 	for _, c := range []struct {
 		seed  string
 		steps int

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/racetest"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -38,7 +39,7 @@ func (s *writeOutStore) Mark(ctx context.Context, marks []driver.Mark, deltas []
 // position written out by the stream handler as soon as it moves.
 func TestPropertyPositionsWrittenOut(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "memstore/conformance_test.go")
 	var w *writeOutStore
 	storetest.RunPropertyChats(t, func(_ testing.TB, now func() time.Time) driver.Store {
 		st := memstore.New(memstore.WithClock(now), memstore.WithChanges())
@@ -53,6 +54,6 @@ func TestPropertyPositionsWrittenOut(t *testing.T) {
 // with removals accounted late.
 func TestPropertyChats(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "memstore/conformance_test.go")
 	storetest.RunPropertyChats(t, newLagStore, 1000)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/internal/racetest"
 	"github.com/stak/inbox/memstore"
 	"github.com/stak/inbox/storetest"
 )
@@ -210,7 +211,7 @@ func TestSuiteCatchesBrokenStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per mutant")
 	}
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "storetest/storetest_test.go")
 	for name, m := range mutants() {
 		t.Run(name, func(t *testing.T) {
 			var out []byte

@@ -24,23 +24,12 @@ import (
 // the store), and make test runs them whole in its line without -race,
 // with memstore's long property runs (see the Makefile).
 
-// skipUnderRace skips t under the race detector.
-func skipUnderRace(t *testing.T) {
-	t.Helper()
-	if racetest.Enabled {
-		t.Skip("not under -race: make test runs it without the race detector (see storetest_test.go)")
-	}
-}
-
 // runSuite runs the suite on newStore; under the race detector, only its
-// Concurrency group.
+// Concurrency group (racetest.RunSuite).
 func runSuite(t *testing.T, newStore storetest.NewStore) {
-	if racetest.Enabled {
-		t.Log("under -race, the Concurrency group only: make test runs the whole suite without the race detector (see storetest_test.go)")
-		storetest.RunConcurrency(t, newStore)
-		return
-	}
-	storetest.Run(t, newStore)
+	t.Helper()
+	racetest.RunSuite(t, func(t *testing.T) { storetest.Run(t, newStore) },
+		func(t *testing.T) { storetest.RunConcurrency(t, newStore) }, "storetest/storetest_test.go")
 }
 
 // newLateStore returns a memstore whose expiry clock never moves: like
@@ -59,7 +48,7 @@ func TestRunOnStoreThatDeletesLate(t *testing.T) {
 
 func TestRunPropertyOnStoreThatDeletesLate(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "storetest/storetest_test.go")
 	storetest.RunProperty(t, newLateStore, 500)
 }
 
@@ -86,7 +75,7 @@ func handledOver(ms *memstore.Store, st driver.Store, now func() time.Time) *mem
 
 func TestRunPropertyOnStoreThatDeletesLateWithStreamLag(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "storetest/storetest_test.go")
 	storetest.RunProperty(t, newLateLagStore, 600)
 }
 
@@ -134,6 +123,6 @@ func TestRunOnStoreThatPagesShort(t *testing.T) {
 
 func TestRunPropertyOnStoreThatPagesShort(t *testing.T) {
 	t.Parallel()
-	skipUnderRace(t)
+	racetest.SkipUnderRace(t, "storetest/storetest_test.go")
 	storetest.RunProperty(t, newShortPageStore, 500)
 }

@@ -16,7 +16,7 @@ import (
 // skippers are the helpers with which a test of this module skips under
 // the race detector (or runs a part of itself only), for make test to run
 // it whole without it.
-var skippers = map[string]bool{"skipUnderRace": true, "runSuite": true}
+var skippers = map[string]bool{"SkipUnderRace": true, "RunSuite": true, "runSuite": true}
 
 // makeVar returns the value of the Makefile's variable name (name := value).
 func makeVar(t *testing.T, makefile, name string) string {
@@ -84,8 +84,11 @@ func TestNoRaceLineRunsWhatSkips(t *testing.T) {
 			skips := false
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				if call, ok := n.(*ast.CallExpr); ok {
-					if id, ok := call.Fun.(*ast.Ident); ok && skippers[id.Name] {
-						skips = true
+					switch f := call.Fun.(type) {
+					case *ast.Ident:
+						skips = skips || skippers[f.Name]
+					case *ast.SelectorExpr:
+						skips = skips || skippers[f.Sel.Name]
 					}
 				}
 				return !skips
