@@ -279,11 +279,13 @@ func oldestLive(positions map[string]driver.Position) string {
 	return thread
 }
 
-// What dropAged did.
+// agedOutcome is what dropAged did.
+type agedOutcome int
+
 const (
-	agedNone      = iota // nothing
-	agedDropped          // dropped a position
-	agedRewritten        // marked read what one covers stored unread
+	agedNone      agedOutcome = iota // nothing
+	agedDropped                      // dropped a position
+	agedRewritten                    // marked read what one covers stored unread
 )
 
 // dropAged drops the oldest of u's read positions (positions, of her
@@ -296,7 +298,7 @@ const (
 // out: it reads as read, counted covered) has such messages marked read
 // again, at the position's time, which changes nothing a reader sees, and
 // reports agedRewritten: read again, and it goes.
-func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, thread string, now time.Time) (int, error) {
+func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, positions map[string]driver.Position, thread string, now time.Time) (agedOutcome, error) {
 	p := u.Partition()
 	for _, t := range slices.SortedFunc(maps.Keys(positions), func(a, b string) int {
 		return cmp.Or(positions[a].Done.Compare(positions[b].Done), strings.Compare(a, b))

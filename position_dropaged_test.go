@@ -12,6 +12,46 @@ import (
 	"github.com/stak/inbox/storetest"
 )
 
+// lagChats is ann's inbox over a memstore whose removals wait for their
+// delivery (the stream lags), on a clock of its own.
+type lagChats struct {
+	t     *testing.T
+	clock *storetest.Clock
+	mem   *memstore.Store
+	ib    *inbox.Inbox
+	ann   inbox.User
+}
+
+func newLagChats(t *testing.T) *lagChats {
+	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges(), memstore.WithStreamLag())
+	ib := inbox.New(mem, inbox.WithClock(clock.Now))
+	mem.HandleRemovalsWith(ib.HandleChange)
+	return &lagChats{t: t, clock: clock, mem: mem, ib: ib, ann: scope.User("ann")}
+}
+
+// publish sends ann a message of thread with ttl (0: the default), then
+// moves the clock a second on, and returns its ID.
+func (c *lagChats) publish(thread string, ttl time.Duration) string {
+	c.t.Helper()
+	res, err := c.ib.Publish(context.Background(), scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: thread, TTL: ttl})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.clock.Advance(time.Second)
+	return res.Message.ID
+}
+
+// positions returns ann's read positions.
+func (c *lagChats) positions() map[string]driver.Position {
+	c.t.Helper()
+	st, err := c.mem.Stats(context.Background(), driver.StatsQuery{Partition: c.ann.Partition(), Keys: []driver.Counter{{}}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return driver.Positions(st.Counters)
+}
+
 // TestRVDropAgedCoveringExpired: the oldest done position, aged, covers a
 // message that expired, its removal pending (the stream lags); a ninth
 // chat drops it, taking the message out of its covered counters, and the
@@ -19,29 +59,9 @@ import (
 // and the chat's other message stays read at the position's time.
 func TestRVDropAgedCoveringExpired(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges(), memstore.WithStreamLag())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
-	ann := scope.User("ann")
-	publish := func(thread string, ttl time.Duration) string {
-		t.Helper()
-		res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: thread, TTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clock.Advance(time.Second)
-		return res.Message.ID
-	}
-	positions := func() map[string]driver.Position {
-		t.Helper()
-		st, err := mem.Stats(ctx, driver.StatsQuery{Partition: ann.Partition(), Keys: []driver.Counter{{}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return driver.Positions(st.Counters)
-	}
-	short := publish("t0", time.Hour)
+	c := newLagChats(t)
+	clock, mem, ib, ann, publish, positions := c.clock, c.mem, c.ib, c.ann, c.publish, c.positions
+	publish("t0", time.Hour) // expires
 	kept := publish("t0", 0)
 	at0 := clock.Now()
 	for i := range 8 {
@@ -88,7 +108,6 @@ func TestRVDropAgedCoveringExpired(t *testing.T) {
 	if c, err := ib.Counts(ctx, ann); err != nil || c.Unread != 0 {
 		t.Errorf("Counts = %+v, %v; want none unread", c.Tally, err)
 	}
-	_ = short
 }
 
 // TestRVAnewCoveringExpired: a chat's done position past its steps,
@@ -97,20 +116,9 @@ func TestRVDropAgedCoveringExpired(t *testing.T) {
 // equal List before and after the removal is delivered.
 func TestRVAnewCoveringExpired(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges(), memstore.WithStreamLag())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
-	ann := scope.User("ann")
-	publish := func(ttl time.Duration) string {
-		t.Helper()
-		res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat", TTL: ttl})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clock.Advance(time.Second)
-		return res.Message.ID
-	}
+	c := newLagChats(t)
+	clock, mem, ib, ann := c.clock, c.mem, c.ib, c.ann
+	publish := func(ttl time.Duration) string { return c.publish("chat", ttl) }
 	publish(time.Hour)
 	for range driver.MaxPositionSteps {
 		publish(0)
@@ -128,11 +136,7 @@ func TestRVAnewCoveringExpired(t *testing.T) {
 	if n, err := ib.MarkAllRead(ctx, ann, inbox.ListOptions{Thread: "chat"}); err != nil || n != 1 {
 		t.Fatalf("MarkAllRead anew = %d, %v", n, err)
 	}
-	st, err := mem.Stats(ctx, driver.StatsQuery{Partition: ann.Partition(), Keys: []driver.Counter{{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pos := driver.Positions(st.Counters)["chat"]; pos.Earlier != "" {
+	if pos := c.positions()["chat"]; pos.Earlier != "" {
 		t.Errorf("position not anew: %+v", pos)
 	}
 	countsAgree(t, ib, ann, "anew, the removal pending")

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/stak/inbox"
-	"github.com/stak/inbox/memstore"
-	"github.com/stak/inbox/storetest"
 )
 
 // TestRVUnarchiveBelowEarlierStep: a message archived unread below the
@@ -17,19 +15,9 @@ import (
 // it before it was archived. No other test tells the steps apart.
 func TestRVUnarchiveBelowEarlierStep(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now))
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	ann := scope.User("ann")
-	publish := func() string {
-		t.Helper()
-		res, err := ib.Publish(ctx, scope, []string{"ann"}, inbox.Draft{Title: "hi", Thread: "chat"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		clock.Advance(time.Second)
-		return res.Message.ID
-	}
+	c := newLagChats(t)
+	clock, ib, ann := c.clock, c.ib, c.ann
+	publish := func() string { return c.publish("chat", 0) }
 	markAll := func() time.Time {
 		t.Helper()
 		at := clock.Now()

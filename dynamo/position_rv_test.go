@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -12,8 +13,30 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
+	"github.com/stak/inbox/dynamo"
 	"github.com/stak/inbox/internal/ddblocal"
 )
+
+// withHostilePosition returns an Inbox over a fresh table on DynamoDB
+// Local where ann has one message of her chat with bob, and on her c#* a
+// read position over it (covering it, counted unread in its category
+// "chat") whose map holds hostile's attributes in place of a valid one's;
+// with the Store, the message's ID and the position's bound.
+func withHostilePosition(t *testing.T, hostile map[string]types.AttributeValue) (*dynamo.Store, *inbox.Inbox, inbox.User, string, string) {
+	t.Helper()
+	store, c, table := newLocalStore(t)
+	ib := inbox.New(store)
+	ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
+	id := chatTo(t, ib, ann, "bob", 1)[0]
+	bound := ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(id).Time()).Add(time.Second)), rand.Reader).String()
+	m := map[string]types.AttributeValue{
+		"b": &types.AttributeValueMemberS{Value: bound}, "t": num(time.Now().Unix()), "u": num(1), "a": num(1),
+		"uY2hhdA": num(1), "aY2hhdA": num(1), // category "chat"
+	}
+	maps.Copy(m, hostile)
+	setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), "cv#Ym9i", &types.AttributeValueMemberM{Value: m})
+	return store, ib, ann, id, bound
+}
 
 // TestRVCoveredHostileTime: a read position whose time (t) is one no
 // time attribute holds (before 1970, after 9999) is another program's
@@ -26,16 +49,7 @@ func TestRVCoveredHostileTime(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
 	for _, at := range []int64{-100, driver.MaxEpoch + 1} {
-		store, c, table := newLocalStore(t)
-		ib := inbox.New(store)
-		ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
-		ids := chatTo(t, ib, ann, "bob", 1)
-		bound := ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(ids[0]).Time()).Add(time.Second)), rand.Reader).String()
-		m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"b": &types.AttributeValueMemberS{Value: bound}, "t": num(at), "u": num(1), "a": num(1),
-			"uY2hhdA": num(1), "aY2hhdA": num(1), // category "chat"
-		}}
-		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), "cv#Ym9i", m)
+		_, ib, ann, _, bound := withHostilePosition(t, map[string]types.AttributeValue{"t": num(at)})
 		_, err := ib.Counts(ctx, ann)
 		if errors.Is(err, driver.ErrInvalidInput) {
 			continue // refused, as any other hostile position
@@ -67,16 +81,8 @@ func TestRVCoveredHostileDone(t *testing.T) {
 	ddblocal.Endpoint(t)
 	ctx := context.Background()
 	for _, w := range []types.AttributeValue{num(-100), num(driver.MaxEpoch + 1), &types.AttributeValueMemberS{Value: "soon"}, &types.AttributeValueMemberBOOL{Value: true}} {
-		store, c, table := newLocalStore(t)
-		ib := inbox.New(store)
-		ann := inbox.Scope{Tenant: "acme", Inbox: "alerts"}.User("ann")
-		ids := chatTo(t, ib, ann, "bob", 1)
-		bound := ulid.MustNew(ulid.Timestamp(ulid.Time(ulid.MustParse(ids[0]).Time()).Add(time.Second)), rand.Reader).String()
-		m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"b": &types.AttributeValueMemberS{Value: bound}, "t": num(time.Now().Unix()), "w": w, "u": num(1), "a": num(1),
-			"uY2hhdA": num(1), "aY2hhdA": num(1), // category "chat"
-		}}
-		setNamed(t, c, table, ann.Partition(), driver.CounterSK("", ""), "cv#Ym9i", m)
+		store, ib, ann, id, _ := withHostilePosition(t, map[string]types.AttributeValue{"w": w})
+		ids := []string{id}
 		if _, err := ib.Counts(ctx, ann); !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("Counts with a position whose w is %#v = %v, want ErrInvalidInput", w, err)
 		}

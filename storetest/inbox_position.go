@@ -248,15 +248,7 @@ func testPositionScenario(e *env) {
 			e.t.Fatalf("after %s", what)
 		}
 	}
-	var dm []string
-	for i := range 6 {
-		cat := ""
-		if i%2 == 0 {
-			cat = "billing"
-		}
-		dm = append(dm, e.publish(inbox.Draft{Title: "dm", Thread: "dm", Category: cat}, "ann").Message.ID)
-		e.clock.Advance(time.Second)
-	}
+	dm := e.chatOf(6, 2)
 	e.publish(inbox.Draft{Title: "t2", Thread: "t2"}, "ann")
 	e.publish(inbox.Draft{Title: "plain"}, "ann")
 	e.clock.Advance(time.Second)
@@ -659,6 +651,22 @@ func (e *env) deliverWrittenOut(src EventSource, handler *inbox.Inbox) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// chatOf publishes n messages of thread "dm" to ann, each every-th of
+// them (the first among them) of category billing, the others of none,
+// moving the clock a second on after each, and returns their IDs.
+func (e *env) chatOf(n, every int) []string {
+	var ids []string
+	for i := range n {
+		cat := ""
+		if i%every == 0 {
+			cat = "billing"
+		}
+		ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: "dm", Category: cat}, "ann").Message.ID)
+		e.clock.Advance(time.Second)
+	}
+	return ids
 }
 
 // testPositionArchiveRace: an Archive (and an ArchiveAll) reads a chat's

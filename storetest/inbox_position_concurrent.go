@@ -21,15 +21,7 @@ func rvPositionTests() []suiteTest {
 func testRVPositionConcurrent(e *env) {
 	e.needPositions()
 	ann := e.user("ann")
-	var ids []string
-	for i := range 12 {
-		cat := ""
-		if i%3 == 0 {
-			cat = "billing"
-		}
-		ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: "dm", Category: cat}, "ann").Message.ID)
-	}
-	e.clock.Advance(time.Second)
+	ids := e.chatOf(12, 3)
 	src, events := e.store.(EventSource)
 	for round := range 3 {
 		const n = 16
