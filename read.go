@@ -109,6 +109,17 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 //     archived unread, or a late copy: a publish's retry, a publisher's
 //     clock behind) writes it read, at the time of the move whose step
 //     it lies in.
+//   - Of a MarkRead and a MarkAllRead of its chat that race, exactly
+//     one reports the message: the one whose write came first. A
+//     MarkRead (or a mark of another view) that read the message unread
+//     before the position moved over it, and writes after, is refused by
+//     the Store (driver.Mark.Uncovered), reads again and finds it read:
+//     from the position's write on the message read as read, so
+//     MarkAllRead counts it, MarkRead reports false and writes nothing,
+//     and the message keeps the move's time, as a MarkRead of a covered
+//     one leaves it. A MarkRead that writes first changes the counters
+//     the position's write is conditional on: MarkAllRead reads again,
+//     without the message.
 //   - The stream handler writes each moved position out (a mark per
 //     message, at its time, which makes their EventRead) and records it
 //     done (driver.Position.Done), keeping it: a reader that read a
@@ -340,6 +351,9 @@ func (ib *Inbox) markBatch(ctx context.Context, u User, recs []feedRecord, set f
 			rec = *r.stored // marked from its marks as stored
 		}
 		mk := markFor(u, rec, r.receipt, set(r.state(), now), now)
+		// The page read it with her read positions: one that moved over
+		// it since has the Store refuse the page (see transition).
+		mk.Uncovered = r.receipt == nil && r.stored == nil && driver.Coverable(r.Record)
 		if mk.Delete && !r.Record.Ledgered() {
 			alone = append(alone, mk.Key.ID)
 			continue

@@ -58,6 +58,10 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		}
 
 		mk := markFor(u, rec, receipt, to, now)
+		// Read uncovered: should a position move over the message before
+		// the write, the Store refuses it (driver.Mark.MadeUncovered),
+		// and the next attempt reads it as the position does.
+		mk.Uncovered = receipt == nil && driver.Coverable(over)
 		if mk.Delete && !rec.Ledgered() {
 			// Another program's message, deleted: adopt it first, so that
 			// the stream's report of the deletion finds its entry gone

@@ -312,7 +312,27 @@ func Coverable(rec Record) bool {
 // write (see Store.Mark), as it refuses a mark that leaves the record
 // coverable there.
 func (mk Mark) UnreadOverCover() bool {
-	if mk.Key.ID == "" || mk.Receipt || mk.Delete || mk.Adopts || mk.From == mk.To || !mk.To.ReadAt.IsZero() {
+	return mk.To.ReadAt.IsZero() && mk.changesCoverable()
+}
+
+// MadeUncovered reports whether mk, a direct mark that changes its
+// record's marks and keeps it, on a record a read position could cover
+// as it stands before the mark (as UnreadOverCover), was made by a
+// writer that read the record as no position covers it (Mark.Uncovered):
+// a Store refuses it if its thread's position covers the record at the
+// write (see Store.Mark), whatever it writes. The position read the
+// record before the mark's write, and the mark, made without that read,
+// would claim a change the position made.
+func (mk Mark) MadeUncovered() bool {
+	return mk.Uncovered && mk.changesCoverable()
+}
+
+// changesCoverable reports whether mk is a direct mark that changes its
+// record's marks and keeps it, on a record a read position could cover
+// as it stands before the mark (Coverable with From's marks, Counted and
+// Timed).
+func (mk Mark) changesCoverable() bool {
+	if mk.Key.ID == "" || mk.Receipt || mk.Delete || mk.Adopts || mk.From == mk.To {
 		return false
 	}
 	before, _ := mk.records()

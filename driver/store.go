@@ -190,7 +190,15 @@ type Store interface {
 	// the marks of a record the position covers as it stands, keeps it,
 	// and writes no read (UnreadOverCover): made without the read the
 	// position lends the record (an archive that read it before the
-	// position moved over it), it would drop that read.
+	// position moved over it), it would drop that read. So is a direct
+	// mark its writer made reading the record uncovered (Uncovered) that
+	// changes the marks of a record the position covers as it stands,
+	// and keeps it (MadeUncovered), whatever it writes: the position read
+	// the record first, and the mark, made from a read before the move,
+	// would claim a change the move made (a MarkRead racing MarkAllRead
+	// of its chat would write a read the position wrote already, and
+	// both calls would report it). The writer reads again, and finds the
+	// record read.
 	//
 	// If a condition fails nothing is applied and the error matches
 	// ErrStateChanged (the marks, or the receipt's existence, are not From;
@@ -624,6 +632,14 @@ type Mark struct {
 	Adopts bool
 	// From are the marks the record must have; To the marks it gets.
 	From, To State
+	// Uncovered is set, on a direct mark of a record, by a writer that
+	// read the record as no read position covers it (Coverable with
+	// From's marks, and its thread's Position, as read, not covering its
+	// ID), so that To holds no read the position lends it: Store.Mark
+	// refuses such a mark that changes the record's marks and keeps it
+	// if the position covers the record at the write (see
+	// Mark.MadeUncovered).
+	Uncovered bool
 	// Counted is the record's Counted as read: the marks its ledger entry
 	// counts (zero if the Store could not tell, or there is no record). The
 	// record must still have it, unless it is zero, and gets To.Counted();
@@ -864,7 +880,7 @@ func ValidateMark(mk Mark) error {
 	case p.IsShared() && !fold:
 		return bad("a shared partition")
 	case mk.Seen != "" || mk.Fence || mk.Key.ID == "":
-		if mk.Seen == "" && !mk.Fence || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() || mk.Timed != "" ||
+		if mk.Seen == "" && !mk.Fence || mk.Key.ID != "" || mk.Receipt || mk.Delete || mk.Uncovered || mk.Entry != "" || !mk.From.IsZero() || !mk.To.IsZero() || mk.Timed != "" ||
 			mk.Fence && mk.Versioned || p.IsShared() {
 			return bad("a watermark mark with other changes")
 		}
@@ -889,6 +905,8 @@ func ValidateMark(mk Mark) error {
 		return bad(fmt.Sprintf("counted marks %d", mk.Counted))
 	case mk.Delete && mk.Receipt:
 		return bad("a receipt deleted with Delete")
+	case mk.Uncovered && mk.Receipt:
+		return bad("a receipt read uncovered: a position covers direct messages alone")
 	case !mk.DeliverAt.IsZero() && mk.Receipt:
 		return bad("a due time on a receipt")
 	case mk.Receipt && (!mk.Shared.IsShared() || mk.Shared.Scope() != p.Scope()):

@@ -401,7 +401,9 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 // that leaves its message unread below its thread's read position (an
 // unarchive), or that changes the marks of one the position covers
 // without its read (driver.Mark.UnreadOverCover: an archive that read
-// the message before the position moved over it), is a
+// the message before the position moved over it) or made by a writer
+// that read it uncovered (driver.Mark.MadeUncovered: a MarkRead that
+// read it before the position moved over it), is a
 // *driver.CoveredError: the c#* update's condition that the position
 // does not cover it (see coveredAttr) failed.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
@@ -488,13 +490,14 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	}
 	// A mark that leaves its record unread below its thread's read
 	// position, or changes the marks of one the position covers without
-	// its read (driver.Mark.UnreadOverCover), is refused: on condition
-	// that the position does not cover it (see coveredAttr).
+	// its read (driver.Mark.UnreadOverCover) or made reading it uncovered
+	// (driver.Mark.MadeUncovered), is refused: on condition that the
+	// position does not cover it (see coveredAttr).
 	// It covers none of a thread's if it covers not the least of them.
 	refused := map[driver.Partition][]driver.Key{}
 	least := map[driver.Partition]map[string]string{}
 	for _, mk := range marks {
-		if !leavesCoverable(mk) && !mk.UnreadOverCover() {
+		if !leavesCoverable(mk) && !mk.UnreadOverCover() && !mk.MadeUncovered() {
 			continue
 		}
 		p := mk.Key.Partition

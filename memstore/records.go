@@ -334,6 +334,11 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 				// (driver.Mark.UnreadOverCover): it would drop it.
 				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 			}
+			if mk.MadeUncovered() && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+				// Made by a writer that read the record uncovered
+				// (driver.Mark.MadeUncovered): the position read it first.
+				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
+			}
 			rec = withMarks(rec, mk.To)
 			rec.Entry, rec.Counted, rec.Timed = mk.Entry, mk.To.Counted(), timed
 			if mk.From != mk.To && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {

@@ -17,6 +17,7 @@ func positionTests() []suiteTest {
 		{"ReadPosition", testReadPosition},
 		{"ReadPositionBadInput", testReadPositionBadInput},
 		{"ReadPositionDone", testReadPositionDone},
+		{"ReadPositionUncoveredMark", testReadPositionUncoveredMark},
 	}
 }
 
@@ -196,6 +197,7 @@ func testReadPositionBadInput(e *env) {
 		{"a cover mark that changes nothing", []driver.Mark{{Key: driver.Key{Partition: annP}, Now: now, Versioned: true, Version: version, Cover: &driver.CoverChange{Thread: "chat"}}}, nil},
 		{"a covered counter's change without a cover mark", nil, []driver.Counter{coveredCounter(annP, "", "chat", 1, 0, driver.Position{})}},
 		{"a covered counter's change of another thread", []driver.Mark{{Key: driver.Key{Partition: annP}, Now: now, Versioned: true, Version: version, Cover: &driver.CoverChange{Thread: "chat", To: pos}}}, []driver.Counter{coveredCounter(annP, "", "other", 1, 0, driver.Position{})}},
+		{"a watermark mark read uncovered", []driver.Mark{{Key: driver.Key{Partition: annP}, Now: now, Seen: m.Message.ID, Uncovered: true}}, nil},
 	} {
 		if err := e.store.Mark(e.ctx, c.marks, c.deltas); !errors.Is(err, driver.ErrInvalidInput) {
 			e.t.Errorf("Mark with %s: %v, want ErrInvalidInput", c.what, err)
@@ -282,5 +284,74 @@ func testReadPositionDone(e *env) {
 		e.t.Fatalf("the drop of a done position that covers nothing: %v", err)
 	}
 	e.wantCovered("dropped", annP)
+	e.checkInvariant()
+}
+
+// testReadPositionUncoveredMark: a direct mark made by a writer that read
+// its record as no position covers it (driver.Mark.Uncovered) is refused
+// with a *driver.CoveredError, nothing written, once the thread's
+// position covers the record (it moved between the writer's read and its
+// write), whatever it writes: a read, an archive with a read. The same
+// mark without Uncovered (a writer that saw the position and writes its
+// read explicitly) applies, as does one with it on a record above the
+// position, or in a page beside one the position covers.
+func testReadPositionUncoveredMark(e *env) {
+	e.needPositions()
+	annP := e.part("ann")
+	a, b := e.threadMessage(annP, "billing", "chat"), e.threadMessage(annP, "", "chat")
+	e.put(a)
+	e.put(b)
+	e.clock.Advance(time.Second)
+	above := e.threadMessage(annP, "", "chat")
+	e.put(above)
+	e.clock.Advance(time.Second)
+	pos := driver.Position{}.Raised(idAbove(b.Message.ID), e.clock.Now())
+	if err := e.cover(annP, "chat", driver.Position{}, pos, coveredCounter(annP, "", "chat", 2, 2, driver.Position{}), coveredCounter(annP, "billing", "chat", 1, 1, driver.Position{})); err != nil {
+		e.t.Fatalf("a cover mark of two messages: %v", err)
+	}
+	e.clock.Advance(time.Second)
+	now := e.clock.Now()
+	uncovered := func(rec driver.Record, to driver.State) driver.Mark {
+		mk := threadMark(rec, to, now)
+		mk.Uncovered = true
+		return mk
+	}
+	for _, c := range []struct {
+		what  string
+		marks []driver.Mark
+	}{
+		{"a read", []driver.Mark{uncovered(a, driver.State{ReadAt: now})}},
+		{"an archive with a read", []driver.Mark{uncovered(b, driver.State{ReadAt: now, ArchivedAt: now})}},
+		{"a page of a covered record and one above", []driver.Mark{uncovered(above, driver.State{ReadAt: now}), uncovered(b, driver.State{ReadAt: now})}},
+	} {
+		var deltas []driver.Counter
+		for _, mk := range c.marks {
+			deltas = append(deltas, driver.MarkDeltas(mk)...)
+		}
+		var covered *driver.CoveredError
+		if err := e.markFenced(annP, c.marks, driver.MergeCounters(deltas)); !errors.As(err, &covered) || covered.Thread != "chat" || covered.ID != a.Message.ID && covered.ID != b.Message.ID {
+			e.t.Errorf("Mark of %s, made uncovered, of a message the position covers: %v, want a CoveredError of it", c.what, err)
+		}
+	}
+	if recs, err := e.store.GetRecords(e.ctx, []driver.Key{a.Key(), b.Key(), above.Key()}); err != nil || len(recs) != 3 {
+		e.t.Fatalf("GetRecords = %d records, %v", len(recs), err)
+	} else {
+		for _, r := range recs {
+			if !r.Message.ReadAt.IsZero() || !r.Message.ArchivedAt.IsZero() {
+				e.t.Errorf("after the refused marks, %s is read at %v, archived %v; want it as put", r.Message.ID, r.Message.ReadAt, !r.Message.ArchivedAt.IsZero())
+			}
+		}
+	}
+	e.wantCovered("after the refused marks", annP, coveredCounter(annP, "", "chat", 2, 2, pos), coveredCounter(annP, "billing", "chat", 1, 1, driver.Position{}))
+
+	// Above the position, made uncovered: applied. The covered record
+	// marked by a writer that saw the position (its read explicit, at the
+	// position's time): applied, out of the covered counters.
+	mk := uncovered(above, driver.State{ReadAt: now})
+	if err := e.markFenced(annP, []driver.Mark{mk}, driver.MarkDeltas(mk)); err != nil {
+		e.t.Errorf("Mark, made uncovered, of a message above the position: %v", err)
+	}
+	e.markThread(&a, driver.State{ReadAt: pos.ReadAt(a.Message.ID)})
+	e.wantCovered("a covered message read explicitly", annP, coveredCounter(annP, "", "chat", 1, 1, pos))
 	e.checkInvariant()
 }

@@ -25,6 +25,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionOverAnotherProgramsRead", testPositionOverAnotherProgramsRead},
 		{"PositionAged", testPositionAged},
 		{"PositionArchiveRace", testPositionArchiveRace},
+		{"PositionMarkReadRace", testPositionMarkReadRace},
 	}
 }
 
@@ -724,6 +725,72 @@ func testPositionArchiveRace(e *env) {
 	for id, at := range archived {
 		if m, err := e.ib.Get(e.ctx, ann, id); err != nil || !m.IsArchived() || !m.ReadAt.Equal(at) {
 			e.t.Errorf("%s after the write-out: archived %v, read at %v, %v; want archived, read at %v", id, m.IsArchived(), m.ReadAt, err, at)
+		}
+	}
+	e.wantCountsFromFeed(ann)
+}
+
+// testPositionMarkReadRace: a MarkRead (and a MarkAllRead of the whole
+// feed) reads a chat's message unread, then MarkAllRead of the chat moves
+// the read position over it (counting it among those it marks read), then
+// the read's write lands. Exactly one of the two calls reports the
+// message: the position, whose write came first and read it from then
+// on. The Store refuses the late mark, made by a writer that read the
+// message uncovered (driver.Mark.Uncovered), and the call, reading again,
+// finds it read, as MarkRead of a covered message does: it reports
+// nothing and writes nothing, and the message reads as read at the
+// position's time, in Counts as in List, before and after the stream
+// handler's write-out.
+func testPositionMarkReadRace(e *env) {
+	e.needPositions()
+	src, handler, _ := e.eventInbox()
+	ann := e.user("ann")
+	read := map[string]time.Time{} // read at
+	race := &markRace{Store: e.store}
+	ib := inbox.New(race, inbox.WithClock(e.clock.Now))
+	for _, call := range []string{"MarkRead", "MarkAllRead"} {
+		thread := "chat-" + call
+		var ids []string
+		for range 3 {
+			ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
+			e.clock.Advance(time.Second)
+		}
+		var at time.Time
+		race.race(func([]driver.Mark) {
+			// A second later than the read's own time, which it wrote
+			// before it read the message.
+			e.clock.Advance(time.Second)
+			at = e.clock.Now()
+			if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: thread}); err != nil || n != 3 {
+				e.t.Errorf("%s: MarkAllRead of the chat between the read's read and its write = %d, %v; want 3", call, n, err)
+			}
+		})
+		if call == "MarkRead" {
+			if ok, err := ib.MarkRead(e.ctx, ann, ids[0]); err != nil || ok {
+				e.t.Errorf("MarkRead racing MarkAllRead of its chat = %v, %v; want false (the position read it first), nil", ok, err)
+			}
+		} else if n, err := ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{UpTo: ids[0]}); err != nil || n != 0 {
+			e.t.Errorf("MarkAllRead of the feed racing MarkAllRead of the chat = %d, %v; want 0 (the position read it first)", n, err)
+		}
+		if left := race.pending(); left != 0 {
+			e.t.Fatalf("%s: the racing MarkAllRead did not run", call)
+		}
+		m, err := e.ib.Get(e.ctx, ann, ids[0])
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !m.ReadAt.Equal(at) {
+			e.t.Errorf("%s racing MarkAllRead: read at %v; want the position's time %v", call, m.ReadAt, at)
+		}
+		read[ids[0]] = at
+		e.wantCountsFromFeed(ann)
+		e.wantThreadsFromFeed(ann)
+	}
+	// The stream handler's write-out keeps them so.
+	e.deliverWrittenOut(src, handler)
+	for id, at := range read {
+		if m, err := e.ib.Get(e.ctx, ann, id); err != nil || !m.ReadAt.Equal(at) {
+			e.t.Errorf("%s after the write-out: read at %v, %v; want read at %v", id, m.ReadAt, err, at)
 		}
 	}
 	e.wantCountsFromFeed(ann)
