@@ -395,7 +395,7 @@ func sameCounters(stored, want []driver.Counter) bool {
 }
 
 // sameDays reports whether two sets of day buckets count the same records
-// per hour, and per category or thread and hour (their versions aside), days
+// per hour, and per category and hour (their versions aside), days
 // counting none aside.
 func sameDays(a, b []driver.DayBucket) bool {
 	counts := func(ds []driver.DayBucket) map[time.Time]driver.DayBucket {
@@ -414,7 +414,7 @@ func sameDays(a, b []driver.DayBucket) bool {
 	}
 	for d, x := range ca {
 		y, ok := cb[d]
-		if !ok || x.Hours != y.Hours || !maps.Equal(x.Categories, y.Categories) || !maps.Equal(x.Threads, y.Threads) {
+		if !ok || x.Hours != y.Hours || !maps.Equal(x.Categories, y.Categories) {
 			return false
 		}
 	}

@@ -643,7 +643,7 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 		}
 		// The partition's total and each of its categories: the records
 		// its buckets count above the watermark.
-		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, driver.Slice{Category: c.Category})
+		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, c.Category)
 		if err != nil || !ok {
 			if err == nil && v.c.fresh > 0 {
 				err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket

@@ -414,10 +414,9 @@ const (
 	attrAbove = "above"
 	attrFence = "seen"
 	// attrBucketed marks a shared partition whose time buckets count its
-	// records, each category's and each thread's ("bkt" and "bkc", of
-	// versions whose buckets had no categories or no threads, read as not
-	// bucketed: a Recount buckets it again).
-	attrBucketed = "bkh"
+	// records and each category's ("bkt", of a version whose buckets had
+	// no categories, reads as not bucketed: a Recount buckets it again).
+	attrBucketed = "bkc"
 	attrMuted    = "muted"
 )
 
@@ -1584,7 +1583,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	switch {
 	case rec.Ledgered():
 	case rec.Partition.IsShared():
-		buckets, err := s.bucketUpdates(rec.Partition, rec, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
 		if err != nil {
 			return err
 		}

@@ -92,14 +92,12 @@
 //     latest (an entry without rev or one of the copy is read by key).
 //   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the
 //     day's messages by hour (h00..h23), each category's
-//     (h00#<category>..), each thread's by category (h00@<tag>.., the
-//     pair in t#<tag>), and a version per hour (v00..v23);
+//     (h00#<category>..), and a version per hour (v00..v23);
 //     k#<yyyymmddhh> the hour's by second (s0000..s3599), each category's
-//     (s0000#<tag>..), each thread's (s0000@<tag>..), and its version (v)
-//     (driver.DayBucket, driver.HourBucket). Counts reads them to count
-//     the broadcasts above a user's watermark. They grow with the
-//     categories and threads an hour's messages use: an attribute per
-//     category, or thread, and second that holds its messages.
+//     (s0000#<category>..), and its version (v) (driver.DayBucket,
+//     driver.HourBucket). Counts reads them to count the broadcasts above a
+//     user's watermark. They grow with the categories an hour's messages
+//     use: an attribute per category and second that holds its messages.
 //   - timed entry (kind SZ for a snooze, SQ for a message not yet due, the
 //     record's partition, driver.TimedKey: e#<time>#<id>#<tag>#z or #q):
 //     the record as its ledger entry counts it, tallied on its counters

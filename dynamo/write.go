@@ -132,7 +132,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return err
 	}
 	if rec.Partition.IsShared() {
-		buckets, err := s.bucketUpdates(rec.Partition, rec, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
 		if err != nil {
 			return err
 		}
@@ -1032,7 +1032,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		meanings = append(meanings, nil)
 	}
 	if rec.Ledgered() && rec.Partition.IsShared() {
-		buckets, err := s.bucketUpdates(rec.Partition, rec, -1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, -1)
 		if err != nil {
 			return false, err
 		}

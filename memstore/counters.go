@@ -188,7 +188,7 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 			s.delTimed(rec.Partition, driver.PendingSK(at, rec.Entry))
 		}
 		if rec.Partition.IsShared() {
-			s.bucket(rec.Partition, rec.Message.ID, driver.SliceOf(rec), -1)
+			s.bucket(rec.Partition, rec.Message.ID, rec.Message.Category, -1)
 		}
 		if rd, ok := r.ReaderRemoval(); ok {
 			s.delReader(rd, true)
@@ -281,7 +281,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		switch {
 		case old.Ledgered():
 		case p.IsShared():
-			s.bucket(p, old.Message.ID, driver.SliceOf(old), 1) // adopted: counted in the buckets
+			s.bucket(p, old.Message.ID, old.Message.Category, 1) // adopted: counted in the buckets
 		case old.Message.ID > s.fence[p]:
 			// Adopted: counted in Above; in no thread, as another
 			// program counts it (a Recount counts it there).

@@ -86,7 +86,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	s.insert(r)
 	if r.Partition.IsShared() {
-		s.bucket(r.Partition, r.Message.ID, driver.SliceOf(r), 1)
+		s.bucket(r.Partition, r.Message.ID, r.Message.Category, 1)
 	}
 	for i, mk := range receipts {
 		s.insert(made[i])

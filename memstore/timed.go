@@ -129,9 +129,9 @@ func validateBucketed(rec driver.Record) error {
 	return driver.ValidateCategory(rec.Message.Category)
 }
 
-// bucket adds n to the time buckets of record id, of slice k (its thread
-// and category), of shared partition p. s.mu must be held.
-func (s *Store) bucket(p driver.Partition, id string, k driver.Slice, n int64) {
+// bucket adds n to the time buckets of record id, of category, of shared
+// partition p. s.mu must be held.
+func (s *Store) bucket(p driver.Partition, id, category string, n int64) {
 	t, err := driver.BucketTime(id)
 	if err != nil {
 		return // IDs are validated before writes
@@ -147,7 +147,7 @@ func (s *Store) bucket(p driver.Partition, id string, k driver.Slice, n int64) {
 		s.days[p][d] = db
 	}
 	v := int64(s.nextSeq()) // the hour's version, set in both buckets
-	db.Add(t, k, n)
+	db.Add(t, category, n)
 	db.Versions[t.Hour()] = v
 	h := driver.HourOf(t)
 	hb := s.hours[p][h]
@@ -155,7 +155,7 @@ func (s *Store) bucket(p driver.Partition, id string, k driver.Slice, n int64) {
 		hb = &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
 		s.hours[p][h] = hb
 	}
-	hb.Add(t, k, n)
+	hb.Add(t, category, n)
 	hb.Version = v
 }
 

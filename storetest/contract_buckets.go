@@ -10,25 +10,22 @@ import (
 )
 
 // testBuckets: a shared partition's time buckets count its records by
-// category and by thread too, as driver.Buckets counts them, through puts
-// of several categories and threads (one of each the expression builder
-// would misread: '.' and '[1]'; a thread of two categories), removals and
-// a Repair's reset; any change of an hour's counts, of any category or
-// thread, moves that hour's version alone, in both buckets.
+// category too, as driver.Buckets counts them, through puts of several
+// categories (one the expression builder would misread: '.' and '[1]'),
+// removals and a Repair's reset; any change of an hour's counts, of any
+// category, moves that hour's version alone, in both buckets.
 func testBuckets(e *env) {
 	const odd = "a.b[1]"
 	week := 7 * 24 * time.Hour
 	for _, p := range []driver.Partition{e.pub(), groupOf(e.scope, "team")} {
 		var recs []driver.Record
-		putIn := func(cat, thread string) driver.Record {
+		put := func(cat string) driver.Record {
 			e.t.Helper()
 			r := e.message(p, cat, week)
-			r.Message.Thread = thread
 			e.put(r)
 			recs = append(recs, r)
 			return r
 		}
-		put := func(cat string) driver.Record { e.t.Helper(); return putIn(cat, "") }
 		remove := func(r driver.Record) {
 			e.t.Helper()
 			if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: r, Deltas: delta(p, r.Message.Category, -1, 0), Now: e.clock.Now()}); !ok || err != nil {
@@ -47,18 +44,12 @@ func testBuckets(e *env) {
 		put("a")
 		put("")
 		put(odd)
-		putIn("a", "chat")
-		putIn("", "chat")
-		putIn("b", odd)
 		e.clock.Advance(time.Second)
 		put("b")
-		threaded := putIn("b", "chat")
 		e.clock.Advance(time.Hour)
 		later := put("a")
-		putIn("a", "chat")
 		e.clock.Advance(24 * time.Hour)
 		put("c")
-		putIn("", "chat")
 		e.wantBuckets(p, recs, "after puts")
 
 		// A put of a category moves its hour's version alone, in both
@@ -70,9 +61,6 @@ func testBuckets(e *env) {
 		e.wantMoved(p, "a put of c", versions, moved, start)
 		remove(first)
 		e.wantMoved(p, "the removal of a", moved, e.dayVersions(p), start)
-		moved = e.dayVersions(p)
-		remove(threaded)
-		e.wantMoved(p, "the removal of a thread's", moved, e.dayVersions(p), threaded.Message.DeliveredAt)
 		remove(later)
 		e.wantBuckets(p, recs, "after removals")
 
@@ -84,9 +72,9 @@ func testBuckets(e *env) {
 				e.t.Fatalf("Repair(Reset) of %s: %v", p.PK(), err)
 			}
 		}
-		var plain []driver.Record // the records, without their categories and threads
+		var plain []driver.Record // the records, without their categories
 		for _, r := range recs {
-			r.Message.Category, r.Message.Thread = "z", ""
+			r.Message.Category = "z"
 			plain = append(plain, r)
 		}
 		days, hours, err := driver.Buckets(plain)
@@ -108,14 +96,7 @@ func testBuckets(e *env) {
 		for _, r := range []struct {
 			days  []driver.DayBucket
 			hours []driver.HourBucket
-		}{
-			{[]driver.DayBucket{bad}, nil},
-			{nil, []driver.HourBucket{badHour}},
-			{[]driver.DayBucket{{Day: bad.Day, Threads: map[driver.Slice][24]int64{{Thread: "a#b"}: {1}}}}, nil},
-			{[]driver.DayBucket{{Day: bad.Day, Threads: map[driver.Slice][24]int64{{Category: "a"}: {1}}}}, nil},
-			{nil, []driver.HourBucket{{Hour: badHour.Hour, Seconds: map[int]int64{0: 1}, Threads: map[driver.Slice]map[int]int64{{Thread: "chat", Category: "a#b"}: {0: 1}}}}},
-			{nil, []driver.HourBucket{{Hour: badHour.Hour, Seconds: map[int]int64{0: 1}, Threads: map[driver.Slice]map[int]int64{{Thread: "chat"}: {-1: 1}}}}},
-		} {
+		}{{[]driver.DayBucket{bad}, nil}, {nil, []driver.HourBucket{badHour}}} {
 			st := e.stats(p, e.clock.Now())
 			err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: st.Counters, Days: r.days, Hours: r.hours})
 			if !errors.Is(err, driver.ErrInvalidInput) {
@@ -160,7 +141,7 @@ func (e *env) wantBuckets(p driver.Partition, recs []driver.Record, what string)
 		for i, v := range d.Versions {
 			versions[d.Day.Add(time.Duration(i)*time.Hour)] = v
 		}
-		if d.Hours != ([24]int64{}) || d.Categories != nil || d.Threads != nil {
+		if d.Hours != ([24]int64{}) || d.Categories != nil {
 			d.Versions = [24]int64{}
 			got = append(got, d)
 		}

@@ -549,22 +549,10 @@ func (e *env) checkCoveredThreads(p driver.Partition, st driver.Stats) {
 // checkBuckets checks a shared partition's time buckets against a count of
 // its ledger entries by the second of their IDs: each day's hours, and
 // each hour's seconds, with the hour's versions in both equal, and so
-// each category's (Categories nil when none counts a record) and each
-// thread's (as driver.Buckets counts them: its own test checks it).
+// each category's (Categories nil when none counts a record).
 func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	entries := st.Expired
-	threadDays, threadHours := map[time.Time]map[driver.Slice][24]int64{}, map[time.Time]map[driver.Slice]map[int]int64{}
-	if ds, hs, err := driver.Buckets(entries); err != nil {
-		e.t.Errorf("invariant: the buckets of the ledger of %s: %v", p.PK(), err)
-	} else {
-		for _, d := range ds {
-			threadDays[d.Day] = d.Threads
-		}
-		for _, h := range hs {
-			threadHours[h.Hour] = h.Threads
-		}
-	}
 	want := map[time.Time]map[int]int64{}               // by hour, by second
 	wantCat := map[time.Time]map[string]map[int]int64{} // by hour, by category, by second
 	wantDay := map[time.Time]map[string][24]int64{}     // by day, by category
@@ -616,12 +604,6 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 		if !maps.Equal(wantDay[d.Day], got) {
 			e.t.Errorf("invariant: the day bucket of %s at %v counts by category %v, its ledger %v", p.PK(), d.Day, got, wantDay[d.Day])
 		}
-		if d.Threads != nil && len(d.Threads) == 0 {
-			e.t.Errorf("invariant: the day bucket of %s at %v has empty Threads, not nil", p.PK(), d.Day)
-		}
-		if !maps.Equal(threadDays[d.Day], d.Threads) || len(threadDays[d.Day]) != len(d.Threads) {
-			e.t.Errorf("invariant: the day bucket of %s at %v counts by thread %v, its ledger %v", p.PK(), d.Day, d.Threads, threadDays[d.Day])
-		}
 		for i, n := range d.Hours {
 			h := d.Day.Add(time.Duration(i) * time.Hour)
 			var w int64
@@ -653,9 +635,6 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 			}
 			if !maps.EqualFunc(wantCat[h], hb.Hour.Categories, maps.Equal) || len(wantCat[h]) != len(hb.Hour.Categories) {
 				e.t.Errorf("invariant: the hour bucket of %s at %v counts by category %v, its ledger %v", p.PK(), h, hb.Hour.Categories, wantCat[h])
-			}
-			if !maps.EqualFunc(threadHours[h], hb.Hour.Threads, maps.Equal) || len(threadHours[h]) != len(hb.Hour.Threads) {
-				e.t.Errorf("invariant: the hour bucket of %s at %v counts by thread %v, its ledger %v", p.PK(), h, hb.Hour.Threads, threadHours[h])
 			}
 		}
 	}
