@@ -680,19 +680,12 @@ func (e *env) chatOf(n, every int) []string {
 // (driver.Mark.UnreadOverCover), and the message ends archived and read
 // at the position's time, in Counts as in List.
 func testPositionArchiveRace(e *env) {
-	e.needPositions()
-	src, handler, _ := e.eventInbox()
+	src, handler, race, ib := e.positionRace()
 	ann := e.user("ann")
 	archived := map[string]time.Time{} // read at
-	race := &markRace{Store: e.store}
-	ib := inbox.New(race, inbox.WithClock(e.clock.Now))
 	for _, call := range []string{"Archive", "ArchiveAll"} {
 		thread := "chat-" + call
-		var ids []string
-		for range 3 {
-			ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
-			e.clock.Advance(time.Second)
-		}
+		ids := e.chatToAnn(thread, 3)
 		at := e.clock.Now()
 		race.race(func([]driver.Mark) {
 			if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: thread}); err != nil || n != 3 {
@@ -742,19 +735,12 @@ func testPositionArchiveRace(e *env) {
 // position's time, in Counts as in List, before and after the stream
 // handler's write-out.
 func testPositionMarkReadRace(e *env) {
-	e.needPositions()
-	src, handler, _ := e.eventInbox()
+	src, handler, race, ib := e.positionRace()
 	ann := e.user("ann")
 	read := map[string]time.Time{} // read at
-	race := &markRace{Store: e.store}
-	ib := inbox.New(race, inbox.WithClock(e.clock.Now))
 	for _, call := range []string{"MarkRead", "MarkAllRead"} {
 		thread := "chat-" + call
-		var ids []string
-		for range 3 {
-			ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
-			e.clock.Advance(time.Second)
-		}
+		ids := e.chatToAnn(thread, 3)
 		var at time.Time
 		race.race(func([]driver.Mark) {
 			// A second later than the read's own time, which it wrote
@@ -794,4 +780,26 @@ func testPositionMarkReadRace(e *env) {
 		}
 	}
 	e.wantCountsFromFeed(ann)
+}
+
+// chatToAnn publishes n direct messages of thread to ann, a second apart,
+// and returns their IDs.
+func (e *env) chatToAnn(thread string, n int) []string {
+	e.t.Helper()
+	var ids []string
+	for range n {
+		ids = append(ids, e.publish(inbox.Draft{Title: "dm", Thread: thread}, "ann").Message.ID)
+		e.clock.Advance(time.Second)
+	}
+	return ids
+}
+
+// positionRace returns what a test of a write racing a read position's
+// move needs: e's event source and an Inbox its events reach, and an
+// Inbox over e's Store whose marks race holds.
+func (e *env) positionRace() (EventSource, *inbox.Inbox, *markRace, *inbox.Inbox) {
+	e.needPositions()
+	src, handler, _ := e.eventInbox()
+	race := &markRace{Store: e.store}
+	return src, handler, race, inbox.New(race, inbox.WithClock(e.clock.Now))
 }
