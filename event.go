@@ -63,14 +63,15 @@ const (
 	// badge calls Counts again: the muted groups' unread left it, or came
 	// back.
 	EventPreferences EventKind = "preferences"
-	// EventThreadRead: a user marked her direct messages of a thread read
-	// up to a message (Inbox.MarkAllRead of a thread, by a read position:
-	// see Inbox.MarkAllRead), in her partition; Event.Thread is the thread
-	// and Event.ReadUpTo the exclusive bound of the IDs it reads. Message
-	// is zero. The EventRead of each message comes later, as the stream
-	// handler writes the position out (which makes no EventThreadRead); a
-	// page shows the second tick of every message of the thread below
-	// ReadUpTo at once.
+	// EventThreadRead: a user marked her direct messages of a thread, or
+	// a group chat (Event.Group), read up to a message (Inbox.MarkAllRead
+	// of a thread, by a read position: see Inbox.MarkAllRead), in her
+	// partition; Event.Thread is the thread and Event.ReadUpTo the
+	// exclusive bound of the IDs it reads. Message is zero. The EventRead
+	// of each of her direct messages comes later, as the stream handler
+	// writes the position out (which makes no EventThreadRead); a group
+	// chat's position is never written out. A page shows the second tick
+	// of every message of the thread below ReadUpTo at once.
 	EventThreadRead EventKind = "thread-read"
 	// EventRemoved: a broadcast or group message was deleted for its whole
 	// audience (Redact, or any delete other than DynamoDB's TTL).
@@ -115,8 +116,10 @@ type Event struct {
 	// to it counts as seen.
 	Seen string
 	// Thread and ReadUpTo are, of an EventThreadRead, the thread and the
-	// exclusive bound of the message IDs its read position reads.
+	// exclusive bound of the message IDs its read position reads; Group
+	// is the group of a group chat's thread ("" for her direct messages).
 	Thread   string
+	Group    string
 	ReadUpTo string
 	// Preferences are the user's new preferences, of an EventPreferences.
 	Preferences Preferences
@@ -160,15 +163,28 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 			return driver.Change{}, fmt.Errorf("%w: REMOVE record %q without an old image: the table's stream must include old images", ErrInvalidInput, r.EventID)
 		}
 	case driver.ChangeInsert, driver.ChangeModify:
+		if str(r.Change.NewImage, "kind") == "RD" && isReaderPosition(r.Change.Keys) {
+			// A member's read position in a group's thread, in the
+			// group's partition (see driver.Reader.Position).
+			p, t, g, pos, err := readerPositionImage(r.Change.Keys, r.Change.NewImage)
+			if err != nil {
+				if !strict {
+					return c, nil
+				}
+				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
+			}
+			c.Position, c.PositionOf, c.PositionThread, c.PositionGroup = &pos, p, t, g
+			return c, nil
+		}
 		if str(r.Change.NewImage, "kind") == "RP" {
-			p, t, pos, err := positionImage(r.Change.Keys, r.Change.NewImage)
+			p, t, g, pos, err := positionImage(r.Change.Keys, r.Change.NewImage)
 			if err != nil {
 				if !strict {
 					return c, nil // not one: nothing to adopt either
 				}
 				return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 			}
-			c.Position, c.PositionOf, c.PositionThread = &pos, p, t
+			c.Position, c.PositionOf, c.PositionThread, c.PositionGroup = &pos, p, t, g
 			return c, nil
 		}
 		if !strict {
@@ -203,11 +219,11 @@ func changeOf(r events.DynamoDBEventRecord, strict bool) (driver.Change, error) 
 	}
 	if c.Op == driver.ChangeRemove && str(r.Change.OldImage, "kind") == "RP" {
 		// The position dropped.
-		p, t, _, err := positionImage(r.Change.Keys, r.Change.OldImage)
+		p, t, g, _, err := positionImage(r.Change.Keys, r.Change.OldImage)
 		if err != nil {
 			return driver.Change{}, fmt.Errorf("stream record %q: %w", r.EventID, err)
 		}
-		c.Position, c.PositionOf, c.PositionThread = &driver.Position{}, p, t
+		c.Position, c.PositionOf, c.PositionThread, c.PositionGroup = &driver.Position{}, p, t, g
 		return c, nil
 	}
 	if c.Op == driver.ChangeRemove && str(r.Change.OldImage, "kind") == "TM" {
@@ -258,7 +274,7 @@ func eventsOf(c driver.Change) []Event {
 				return nil // its records marked read: their own events
 			}
 			emit(EventThreadRead, nil)
-			out[0].Partition, out[0].Thread, out[0].ReadUpTo = c.PositionOf, c.PositionThread, c.Position.Bound
+			out[0].Partition, out[0].Thread, out[0].Group, out[0].ReadUpTo = c.PositionOf, c.PositionThread, c.PositionGroup, c.Position.Bound
 			return out
 		}
 		if c.Preferences != nil {
@@ -439,15 +455,15 @@ func prefsImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, 
 // the user's partition, from the record's keys, the thread, and the
 // position. Attributes that name another partition or thread, or a
 // position a Store cannot keep, fail it.
-func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, driver.Position, error) {
+func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, string, driver.Position, error) {
 	if len(keys) != 2 {
-		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
+		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: stream record keys %v: want a partition and a sort key", ErrInvalidInput, keys)
 	}
 	var pk, t string
 	found := false
 	for _, v := range keys {
 		if v.DataType() != events.DataTypeString {
-			return Partition{}, "", driver.Position{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
+			return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: stream record key of type %v", ErrInvalidInput, v.DataType())
 		}
 		if rest, ok := strings.CutPrefix(v.String(), driver.PositionPrefix); ok && !found {
 			t, found = rest, true
@@ -455,32 +471,92 @@ func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partitio
 			pk = v.String()
 		}
 	}
+	t, g, _ := strings.Cut(t, "#") // a group's thread: rp#<thread>#<group>
 	p, err := driver.ParsePartitionKey(pk)
-	if err == nil && (!found || p.IsShared()) {
+	if err == nil && (!found || p.IsShared() || g != "" && (driver.ValidateGroup(g) != nil || g == driver.PublicGroup)) {
 		err = fmt.Errorf("%w: read position item of thread %q of %q", ErrInvalidInput, t, pk)
 	}
 	if err != nil {
-		return Partition{}, "", driver.Position{}, err
+		return Partition{}, "", "", driver.Position{}, err
 	}
-	if tk, i, u, th := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"), str(img, "thread"); tk != p.Tenant || i != p.Inbox || u != p.User || th != t {
-		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q, names tenant %q, inbox %q, uid %q, thread %q", ErrInvalidInput, p.PK(), t, tk, i, u, th)
+	if tk, i, u, th, gr := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"), str(img, "thread"), str(img, "group"); tk != p.Tenant || i != p.Inbox || u != p.User || th != t || gr != g {
+		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q, names tenant %q, inbox %q, uid %q, thread %q", ErrInvalidInput, p.PK(), t, tk, i, u, th)
 	}
 	at, err := strconv.ParseInt(str(img, "at"), 10, 64)
 	if err != nil {
-		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: time %q", ErrInvalidInput, p.PK(), t, str(img, "at"))
+		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: time %q", ErrInvalidInput, p.PK(), t, str(img, "at"))
 	}
 	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
 	if d := str(img, "done"); d != "" {
 		done, err := strconv.ParseInt(d, 10, 64)
 		if err != nil {
-			return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: done %q", ErrInvalidInput, p.PK(), t, d)
+			return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: done %q", ErrInvalidInput, p.PK(), t, d)
 		}
 		pos.Done = time.Unix(done, 0).UTC()
 	}
-	if err := driver.ValidateCounter(driver.Counter{Partition: p, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
-		return Partition{}, "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: %+v", ErrInvalidInput, p.PK(), t, pos)
+	if err := driver.ValidateCounter(driver.Counter{Partition: p, Group: g, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
+		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: %+v", ErrInvalidInput, p.PK(), t, pos)
 	}
-	return p, t, pos, nil
+	return p, t, g, pos, nil
+}
+
+// isReaderPosition reports whether keys are those of a member's position
+// item in a group's partition (driver.ReaderPositionSK).
+func isReaderPosition(keys map[string]events.DynamoDBAttributeValue) bool {
+	for _, v := range keys {
+		if v.DataType() == events.DataTypeString && strings.HasPrefix(v.String(), driver.ReaderPrefix) && strings.Contains(v.String(), "#~#") {
+			return true
+		}
+	}
+	return false
+}
+
+// readerPositionImage decodes a member's position item in a group's
+// partition (driver.ReaderPositionSK, kind RD): her partition, the
+// thread, the group and the position. Anything else is ErrInvalidInput.
+func readerPositionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partition, string, string, driver.Position, error) {
+	bad := func(what string) (Partition, string, string, driver.Position, error) {
+		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position item: %s", ErrInvalidInput, what)
+	}
+	if len(keys) != 2 {
+		return bad(fmt.Sprintf("keys %v", keys))
+	}
+	var pk, sk string
+	for _, v := range keys {
+		if v.DataType() != events.DataTypeString {
+			return bad("a key that is not a string")
+		}
+		if strings.HasPrefix(v.String(), driver.ReaderPrefix) && sk == "" {
+			sk = v.String()
+		} else {
+			pk = v.String()
+		}
+	}
+	gp, err := driver.ParsePartitionKey(pk)
+	if err != nil || !gp.IsShared() || gp.IsPublic() {
+		return bad(fmt.Sprintf("partition %q", pk))
+	}
+	t, user := str(img, "thread"), str(img, "user")
+	if driver.ValidateThread(t) != nil || t == "" || driver.ValidateUserID(user) != nil || sk != driver.ReaderPositionSK(t, user) {
+		return bad(fmt.Sprintf("%q of thread %q, user %q", sk, t, user))
+	}
+	at, err := strconv.ParseInt(str(img, "at"), 10, 64)
+	if err != nil {
+		return bad(fmt.Sprintf("time %q", str(img, "at")))
+	}
+	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
+	if d := str(img, "done"); d != "" {
+		done, err := strconv.ParseInt(d, 10, 64)
+		if err != nil {
+			return bad(fmt.Sprintf("done %q", d))
+		}
+		pos.Done = time.Unix(done, 0).UTC()
+	}
+	p := gp.Scope().User(user).Partition()
+	if err := driver.ValidateCounter(driver.Counter{Partition: p, Group: gp.Group, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
+		return bad(fmt.Sprintf("%+v", pos))
+	}
+	return p, t, gp.Group, pos, nil
 }
 
 // byTTL reports whether DynamoDB's TTL made r's deletion.

@@ -116,24 +116,47 @@ type feedRecord struct {
 	// stored is the record as stored where a read position reads it
 	// otherwise (Record: see driver.Overlay); nil elsewhere.
 	stored *driver.Record
+	// lent is the read time a read position in a group's thread lends
+	// the message, which u's receipt leaves unread (see
+	// position_group.go); zero elsewhere.
+	lent time.Time
 }
 
-// overlay returns f as it reads with positions, its user's read
-// positions (driver.Overlay), the record as stored kept aside.
-func (f feedRecord) overlay(positions map[string]driver.Position) feedRecord {
-	if over := driver.Overlay(f.Record, positions); !over.Message.ReadAt.Equal(f.Record.Message.ReadAt) {
+// overlay returns f as it reads with rp, its user's read positions
+// (driver.Overlay, lentRead), the record as stored kept aside.
+func (f feedRecord) overlay(rp readPositions) feedRecord {
+	if over := driver.Overlay(f.Record, rp.direct); !over.Message.ReadAt.Equal(f.Record.Message.ReadAt) {
 		stored := f.Record
 		f.Record, f.stored = over, &stored
 	}
+	f.lent = lentRead(f.Record, f.receipt, rp.group)
 	return f
+}
+
+// lentRead returns the read time u's read position in the thread of rec,
+// a group's message, lends it where receipt, u's receipt of it (nil if
+// none), holds no read (archived, or deleted, or not): zero if none does.
+func lentRead(rec driver.Record, receipt *driver.Record, group map[driver.GroupThread]driver.Position) time.Time {
+	if len(group) == 0 || !rec.Partition.IsShared() || rec.Partition.IsPublic() || rec.Message.Thread == "" {
+		return time.Time{}
+	}
+	pos, ok := group[driver.GroupThread{Group: rec.Partition.Group, Thread: rec.Message.Thread}]
+	if !ok || !pos.Covers(rec.Message.ID) || receipt != nil && !receipt.Message.ReadAt.IsZero() {
+		return time.Time{}
+	}
+	return pos.ReadAt(rec.Message.ID)
 }
 
 // state returns u's marks on the message.
 func (f feedRecord) state() driver.State {
+	st := f.Record.State()
 	if f.receipt != nil {
-		return f.receipt.State()
+		st = f.receipt.State()
 	}
-	return f.Record.State()
+	if !f.lent.IsZero() {
+		st.ReadAt = f.lent
+	}
+	return st
 }
 
 // message returns the message as u sees it, with u's marks.
@@ -290,6 +313,7 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 	q := driver.Query{Partition: u.Partition(), Before: start, Limit: limit + 1, Category: o.Category, Thread: o.Thread, Now: now, Archived: driver.OnlyArchived}
 	var out []feedRecord
 	var prefs Preferences
+	var positions readPositions
 	defer func() { markMuted(out, prefs) }()
 	for round := 0; round < listRounds && len(out) < limit; round++ {
 		var res driver.QueryResult
@@ -298,7 +322,10 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 		if round == 0 {
 			g.Go(func() (err error) {
 				_, ps, err := ib.catchUp(gctx, v, append([]Partition{u.Partition()}, u.Shared()...), now)
-				prefs = ps.prefs // archived records are read as they are: a position covers none
+				// Archived records are read as they are, but for the read a
+				// position in a group's thread lends (lentRead): a
+				// position of her direct messages covers none.
+				prefs, positions = ps.prefs, ps.positions
 				return err
 			})
 		}
@@ -340,7 +367,7 @@ func (ib *Inbox) archivedPage(ctx context.Context, v *view, u User, o ListOption
 					continue // a group u is not in, or a message removed
 				}
 				receipt := r
-				f = feedRecord{Record: b, receipt: &receipt}
+				f = feedRecord{Record: b, receipt: &receipt}.overlay(positions)
 			}
 			if !visible(f, o, now) || hides(prefs, o, f.Record) {
 				continue
@@ -615,7 +642,7 @@ func (ib *Inbox) Get(ctx context.Context, u User, id string) (_ Message, err err
 	if err := readsWithin(start); err != nil {
 		return Message{}, err
 	}
-	return feedRecord{Record: driver.Overlay(rec, ps.positions), receipt: receipt, muted: mutes(ps.prefs, rec)}.message(), nil
+	return feedRecord{Record: rec, receipt: receipt, muted: mutes(ps.prefs, rec)}.overlay(ps.positions).message(), nil
 }
 
 // lookupState reads message id from u's partition and the shared ones at

@@ -173,7 +173,7 @@ func (ib *Inbox) coverable(ctx context.Context, p Partition, thread, covered, af
 	}
 	var already int64 // those a position covers
 	for _, c := range st.Counters {
-		if c.Covered && c.Thread == thread && c.Category == "" {
+		if c.Covered && c.Group == "" && c.Thread == thread && c.Category == "" {
 			already = c.Unread
 		}
 	}
@@ -310,7 +310,7 @@ func (ib *Inbox) dropAged(ctx context.Context, u User, st driver.Stats, position
 		deltas := goneCovered(st, t, pos)
 		left := map[string]driver.Counter{}
 		for _, c := range slices.Concat(st.Counters, deltas) {
-			if c.Covered && c.Thread == t {
+			if c.Covered && c.Group == "" && c.Thread == t {
 				n := left[c.SK()]
 				n.Add(c.Tallies())
 				left[c.SK()] = n
@@ -457,7 +457,7 @@ func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 		if !errors.As(err, &ce) {
 			return err
 		}
-		at, err := ib.readBelow(ctx, u, ce.Thread, rec.Message.ID)
+		at, err := ib.readBelow(ctx, u, "", ce.Thread, rec.Message.ID)
 		if err != nil {
 			return err
 		}
@@ -468,14 +468,15 @@ func (ib *Inbox) putCopy(ctx context.Context, u User, rec driver.Record) error {
 	return fmt.Errorf("inbox: a copy for %s: the read position of its thread kept moving: %w", u.ID, ErrConflict)
 }
 
-// readBelow returns when u's read position in thread reads the message
-// with ID id as read (zero if no position covers it).
-func (ib *Inbox) readBelow(ctx context.Context, u User, thread, id string) (time.Time, error) {
-	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
+// readBelow returns when u's read position in thread of group's messages
+// ("" for her direct messages) reads the message with ID id as read
+// (zero if no position covers it).
+func (ib *Inbox) readBelow(ctx context.Context, u User, group, thread, id string) (time.Time, error) {
+	st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{Group: group}}})
 	if err != nil {
 		return time.Time{}, err
 	}
-	if pos, ok := driver.Positions(st.Counters)[thread]; ok && pos.Covers(id) {
+	if pos := driver.PositionFor(st.Counters, group, thread); pos.Covers(id) {
 		return pos.ReadAt(id), nil
 	}
 	return time.Time{}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -79,14 +80,20 @@ func (ib *Inbox) MarkRead(ctx context.Context, u User, id string) (_ bool, err e
 // position (driver.Position), in one transaction whatever their number:
 // it reads the thread's counts with u's stats (as the marks one by one
 // below do before their first page, which then takes them: with none of
-// her direct messages unread, a group chat's, no position is tried),
+// her direct messages unread, no position of hers is tried),
 // then the thread's unread messages (their count from the thread's
 // counter, so the read stops there), and writes the
 // position just above the newest one it marks (at or below UpTo) with
 // the counts of the messages it covers, on condition that u's counters
-// did not change since the stats were read (else it reads again). Her
-// receipts of the thread's broadcasts and group messages are marked one
-// by one, as above. So are her direct messages of the thread if the
+// did not change since the stats were read (else it reads again). The
+// thread's messages to each of her groups (a group chat) are marked by
+// her read position in the group's thread, in one transaction too (see
+// position_group.go and docs/chat.md: it covers them from the group's
+// time buckets, is never written out, and stands on her counter of the
+// group); a group whose buckets do not count threads yet (written by an
+// earlier version, until recounted) has them marked one by one. Her
+// receipts of everyone's broadcasts of the thread are marked one by
+// one, as above. So are her direct messages of the thread if the
 // thread's counter counts an unread one the read does not find (another
 // program marked it read and the stream handler has not seen that yet,
 // or it was deleted behind the library's back), or if the Store keeps no
@@ -171,9 +178,22 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 		// chat's), the position is not tried, and the marks start from
 		// these counts.
 		t, err := ib.threadTally(ctx, u, o.Thread)
+		// The group chats' messages of the thread: by her read position
+		// in each group's thread (see markGroupThreadRead).
+		moved := false
+		for _, g := range slices.Sorted(maps.Keys(t.groups)) {
+			if t.groups[g] > 0 {
+				m, err := ib.markGroupThreadRead(ctx, u, g, o.Thread, after)
+				if err != nil {
+					return n, err
+				}
+				n, moved = n+m, moved || m > 0
+			}
+		}
 		switch {
-		case err == nil && t.direct == 0:
+		case err == nil && t.direct == 0 && !moved:
 			first = &t.Tally
+		case err == nil && t.direct == 0:
 		case err != nil && !errors.Is(err, ErrConflict):
 			return 0, err
 		default:
@@ -183,9 +203,11 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 			if err == nil {
 				own = &t
 			}
-			if n, err = ib.markThreadRead(ctx, u, o.Thread, after, own); err != nil {
-				return 0, err
+			m, err := ib.markThreadRead(ctx, u, o.Thread, after, own)
+			if err != nil {
+				return n, err
 			}
+			n += m
 		}
 	}
 	m, err := ib.bulk(ctx, u, o, first, func(s driver.State, now time.Time) driver.State {
@@ -415,30 +437,19 @@ const threadMarkBatch = 22
 const maxTransactItems = 100
 
 // chunkMarks splits marks into runs of at most MaxMarkBatch whose
-// transaction fits in maxTransactItems items: a direct mark takes two (the
-// message and its ledger entry), a receipt two and one check of its
-// broadcast (and one more for its reader item, in a thread), and each
-// counter changed one.
+// transaction fits in maxTransactItems items, as driver.MarkItems counts
+// them (a receipt of a thread's broadcast takes its reader item besides,
+// and each counter changed one, but those riding on a partition's total).
 func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 	var out [][]driver.Mark
 	for len(marks) > 0 {
-		n, items := 0, 0
+		n := 0
 		var deltas []driver.Counter
 		for n < len(marks) && n < driver.MaxMarkBatch {
 			d := append(append([]driver.Counter(nil), deltas...), driver.MarkDeltas(marks[n])...)
-			cost := 2 // the record and its entry
-			if marks[n].Receipt {
-				cost++ // the check of the broadcast
-			}
-			if _, ok := marks[n].ReaderChange(); ok {
-				cost++ // its reader item
-			}
-			puts, del := marks[n].TimedWrites()
-			cost += len(puts) + len(del) // its snooze or pending entries
-			if n > 0 && items+cost+len(driver.MergeCounters(d)) > maxTransactItems {
+			if n > 0 && driver.MarkItems(marks[:n+1], driver.MergeCounters(d)) > maxTransactItems {
 				break
 			}
-			items += cost
 			deltas = d
 			n++
 		}
@@ -451,9 +462,10 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // threadCount is u's counts of a thread, as Inbox.threadTally reads them.
 type threadCount struct {
 	Tally
-	direct int64        // how many are her unread direct messages
-	own    driver.Stats // her partition's stats, read with the counts
-	now    time.Time    // the time they were read for
+	direct int64            // how many are her unread direct messages
+	groups map[string]int64 // how many are unread of each group's
+	own    driver.Stats     // her partition's stats, read with the counts
+	now    time.Time        // the time they were read for
 }
 
 // threadTally returns u's counts of thread, in every audience together:
@@ -606,7 +618,15 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (thread
 		}
 		var t Tally
 		var direct int64
-		for k, s := range threadSums(parts, view, dead) {
+		covers, ok, err := ib.groupCovers(ctx, v, parts, stats, dead, now)
+		if err != nil {
+			return threadCount{}, err
+		}
+		if !ok {
+			continue
+		}
+		groups := map[string]int64{}
+		for k, s := range threadSums(parts, view, dead, covers) {
 			if k.thread == thread {
 				n := newTally(*s)
 				t.Total += n.Total
@@ -615,10 +635,12 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (thread
 				t.Archived += n.Archived
 				if k.group == "" {
 					direct = n.Unread
+				} else if k.group != driver.PublicGroup {
+					groups[k.group] = n.Unread
 				}
 			}
 		}
-		return threadCount{Tally: t, direct: direct, own: stats[0], now: now}, nil
+		return threadCount{Tally: t, direct: direct, groups: groups, own: stats[0], now: now}, nil
 	}
 	return threadCount{}, fmt.Errorf("inbox: counts of thread %q of %s: the partitions kept changing while they were read: %w", thread, u.ID, ErrConflict)
 }

@@ -117,6 +117,7 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 		thread     string
 		lo, hi     string // the oldest and newest IDs
 		readers    []driver.Reader
+		positions  []driver.Reader // the members' read positions in a group's thread
 		tombstones []driver.Record
 	}
 	spans := map[threadKey]*span{}
@@ -192,6 +193,13 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 			s.tombstones = st.Tombstones
 			return err
 		})
+		if !s.p.IsPublic() {
+			g.Go(func() error {
+				res, err := ib.store.Query(gctx, driver.Query{Partition: s.p, Readers: true, Positions: true, Thread: s.thread, Limit: readersPage})
+				s.positions = res.Readers
+				return err
+			})
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -221,6 +229,13 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 					rs = append(rs, Reader{User: r.User, ReadAt: r.ReadAt})
 				}
 			}
+			// The members whose read positions cover it, but for those
+			// who read it before (their reader items, first).
+			for _, r := range s.positions {
+				if r.Position.Covers(m.ID) && r.User != m.Sender && keep(r.User) {
+					rs = append(rs, Reader{User: r.User, ReadAt: r.Position.ReadAt(m.ID)})
+				}
+			}
 		} else {
 			if u.ID != m.Sender && m.IsRead() {
 				rs = append(rs, Reader{User: u.ID, ReadAt: m.ReadAt})
@@ -234,7 +249,9 @@ func (ib *Inbox) ReadBy(ctx context.Context, u User, msgs []Message, members ...
 				}
 			}
 		}
-		slices.SortFunc(rs, func(a, b Reader) int { return strings.Compare(a.User, b.User) })
+		// Stable, so that a member's own read, listed before her
+		// position's, is the one kept.
+		slices.SortStableFunc(rs, func(a, b Reader) int { return strings.Compare(a.User, b.User) })
 		out[i].Readers = slices.CompactFunc(rs, func(a, b Reader) bool { return a.User == b.User })
 	}
 	return out, nil

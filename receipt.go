@@ -49,11 +49,20 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 		if receipt != nil {
 			from = receipt.State()
 		}
+		// A group chat's message her position there covers reads as read
+		// too, unless her receipt says otherwise (see position_group.go).
+		lent, err := ib.lending(ctx, u, rec, receipt)
+		if err != nil {
+			return false, err
+		}
+		if !lent.IsZero() {
+			from.ReadAt = lent
+		}
 		to, ok := change(over, from)
 		if !ok {
 			return false, nil
 		}
-		if !readBelow.IsZero() && to.ReadAt.IsZero() && receipt == nil {
+		if !readBelow.IsZero() && to.ReadAt.IsZero() && to.DeletedAt.IsZero() {
 			to.ReadAt = readBelow
 		}
 
@@ -77,7 +86,7 @@ func (ib *Inbox) transitionAt(ctx context.Context, u User, id string, scheduled 
 			// Unread again below her read position in its thread (an
 			// unarchive): everything below it reads as read, so the
 			// message is marked read too, at the position's time.
-			if readBelow, err = ib.readBelow(ctx, u, ce.Thread, id); err != nil {
+			if readBelow, err = ib.readBelow(ctx, u, ce.Group, ce.Thread, id); err != nil {
 				return false, err
 			}
 			continue

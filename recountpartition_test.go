@@ -3,8 +3,11 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
@@ -130,6 +133,78 @@ func TestRecountPartitionBucketsCategories(t *testing.T) {
 	}
 	if len(after.Days) != 1 || after.Days[0].Categories == nil || after.Days[0].Categories["billing"] != want[0].Categories["billing"] || after.Days[0].Categories["news"] != want[0].Categories["news"] || len(after.Days[0].Categories) != 2 {
 		t.Errorf("after the recount, day buckets %+v; want the categories of %+v", after.Days, want)
+	}
+}
+
+// TestRecountPartitionBucketsThreads: a shared partition's recount resets
+// time buckets whose thread counts are not its records', as an earlier
+// version left them: without the threads (a version before per-thread
+// buckets wrote them so), or with the counts of a thread's record that is
+// gone on a day that counts none otherwise (an earlier version's removal
+// takes a record out of the totals and its category's counts, not out of
+// its thread's).
+func TestRecountPartitionBucketsThreads(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	now := time.Now().UTC().Truncate(time.Hour) // one hour: one day bucket
+	ib := inbox.New(st, inbox.WithSharedCache(0), inbox.WithClock(func() time.Time { return now }))
+	s := inbox.Scope{Tenant: "acme", Inbox: "chat"}
+	team := inbox.Partition{Tenant: "acme", Inbox: "chat", Group: "team"}
+	var recs []driver.Record
+	for _, c := range []string{"billing", ""} {
+		b, err := ib.BroadcastGroup(ctx, s, "team", inbox.Draft{Sender: "ann", Title: "t", Category: c, Thread: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, driver.Record{Message: driver.Message{ID: b.ID, Category: c, Thread: "chat"}})
+	}
+	want, _, err := driver.Buckets(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := driver.DayBucket{Day: driver.DayOf(now.Add(-48 * time.Hour))}
+	gone.Add(gone.Day.Add(3*time.Hour), driver.Slice{Thread: "chat", Category: "billing"}, 1)
+	gone.Hours, gone.Categories = [24]int64{}, nil // the totals and the category's counts without it
+	unthreaded := make([]driver.Record, len(recs))
+	for i, r := range recs {
+		unthreaded[i] = r
+		unthreaded[i].Message.Thread = ""
+	}
+	stale, _, err := driver.Buckets(unthreaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		days []driver.DayBucket
+	}{
+		{"buckets without threads", stale},
+		{"buckets with a thread's record that is gone", append(slices.Clone(want), gone)},
+	} {
+		before, err := st.Stats(ctx, driver.StatsQuery{Partition: team, Now: now, Threads: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hours, err := driver.Buckets(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Repair(ctx, team, driver.Repair{Reset: true, Version: before.Version, Before: before.Counters, Counters: before.Counters, Days: c.days, Hours: hours}); err != nil {
+			t.Fatalf("%s: Repair: %v", c.what, err)
+		}
+		if err := ib.RecountPartition(ctx, team); err != nil {
+			t.Fatalf("%s: RecountPartition: %v", c.what, err)
+		}
+		after, err := st.Stats(ctx, driver.StatsQuery{Partition: team, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range after.Days {
+			after.Days[i].Versions = [24]int64{}
+		}
+		if diff := cmp.Diff(want, after.Days); diff != "" {
+			t.Errorf("%s: after the recount, day buckets (-want +got):\n%s", c.what, diff)
+		}
 	}
 }
 

@@ -308,15 +308,17 @@ func (ib *Inbox) repairPass(ctx context.Context, p Partition) error {
 	// A muted thread's counters are kept only while it is muted; a
 	// covered thread's count the records its position covers, which
 	// stands.
-	positions := driver.Positions(st.Counters)
 	deltas = slices.DeleteFunc(deltas, func(c driver.Counter) bool {
-		return !st.Preferences.Keeps(c) || c.Covered && !positions[c.Thread].Covers(c.Of)
+		return !st.Preferences.Keeps(c) || !driver.Covering(st.Counters, c)
 	})
 	for i := range deltas {
 		deltas[i].Of = ""
 	}
-	for t, pos := range positions {
+	for t, pos := range driver.Positions(st.Counters) {
 		deltas = append(deltas, driver.Counter{Partition: p, Thread: t, Covered: true, Position: pos})
+	}
+	for k, pos := range driver.GroupPositions(st.Counters) {
+		deltas = append(deltas, driver.Counter{Partition: p, Group: k.Group, Thread: k.Thread, Covered: true, Position: pos})
 	}
 	counters := driver.MergeCounters(deltas)
 	// A thread's Latest is its last activity, which the removal of its
@@ -395,13 +397,13 @@ func sameCounters(stored, want []driver.Counter) bool {
 }
 
 // sameDays reports whether two sets of day buckets count the same records
-// per hour, and per category and hour (their versions aside), days
-// counting none aside.
+// per hour, and per category or thread and hour (their versions aside), days
+// counting none aside: a day whose only counts are a thread's counts some.
 func sameDays(a, b []driver.DayBucket) bool {
 	counts := func(ds []driver.DayBucket) map[time.Time]driver.DayBucket {
 		out := map[time.Time]driver.DayBucket{}
 		for _, d := range ds {
-			if d = d.Clone(); d.Hours != [24]int64{} || d.Categories != nil {
+			if d = d.Clone(); d.Hours != [24]int64{} || d.Categories != nil || d.Threads != nil {
 				d.Versions = [24]int64{}
 				out[d.Day] = d
 			}
@@ -414,7 +416,7 @@ func sameDays(a, b []driver.DayBucket) bool {
 	}
 	for d, x := range ca {
 		y, ok := cb[d]
-		if !ok || x.Hours != y.Hours || !maps.Equal(x.Categories, y.Categories) {
+		if !ok || x.Hours != y.Hours || !maps.Equal(x.Categories, y.Categories) || !maps.Equal(x.Threads, y.Threads) {
 			return false
 		}
 	}

@@ -122,10 +122,9 @@ func (ib *Inbox) MarkSeen(ctx context.Context, u User) (_ bool, err error) {
 func aboveReset(p Partition, st driver.Stats, recs []driver.Record, w, bound string) ([]driver.Counter, *driver.MutedReset) {
 	total := driver.Counter{Partition: p}
 	want := map[string]driver.Counter{total.SK(): total} // by key, with the Above wanted
-	positions := driver.Positions(st.Counters)
 	add := func(r driver.Record) {
 		for _, d := range driver.AboveCounters(r) {
-			if !st.Preferences.Keeps(d) || d.Covered && !positions[d.Thread].Covers(d.Of) {
+			if !st.Preferences.Keeps(d) || !driver.Covering(st.Counters, d) {
 				continue // kept only while its thread is muted, or its position covers the record
 			}
 			c := want[d.SK()]

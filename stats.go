@@ -160,6 +160,9 @@ type feed struct {
 	dead []driver.Record
 	// removed holds the IDs of those broadcasts.
 	removed map[string]bool
+	// covers holds what the user's read positions in groups' threads
+	// cover (see groupCovers).
+	covers map[driver.GroupThread]*groupCover
 }
 
 // counts is one attempt of Counts: ok is false if its reads were not one
@@ -169,6 +172,9 @@ func (ib *Inbox) counts(ctx context.Context, u User) (_ Counts, ok bool, _ error
 	v := ib.cache.newView(now)
 	f, err := ib.readFeed(ctx, v, u, now)
 	if err != nil {
+		return Counts{}, false, err
+	}
+	if f.covers, ok, err = ib.groupCovers(ctx, v, f.parts, f.stats, f.dead, f.now); err != nil || !ok {
 		return Counts{}, false, err
 	}
 	c, snoozed := f.tallies()
@@ -214,7 +220,7 @@ func (f *feed) mutedThreads() (unread, above catSum) {
 		case c.Muted && prefs.MutesThread(c.Thread):
 			unread[c.Category] += c.Unread
 			above[c.Category] += c.Above
-		case c.Covered && prefs.MutesThread(c.Thread):
+		case c.Covered && c.Group == "" && prefs.MutesThread(c.Thread):
 			// Read, though the muted counters count them unread.
 			unread[c.Category] -= c.Unread
 			above[c.Category] -= c.Above
@@ -371,7 +377,7 @@ func (f *feed) unmuted() *feed {
 	if prefs.IsZero() {
 		return f
 	}
-	q := &feed{u: f.u, now: f.now, in: maps.Clone(f.in), removed: f.removed}
+	q := &feed{u: f.u, now: f.now, in: maps.Clone(f.in), removed: f.removed, covers: f.covers}
 	for i, p := range f.parts {
 		if i > 1 && prefs.Mutes(p.Group) {
 			delete(q.in, p.Group)
@@ -429,7 +435,7 @@ func (f *feed) tallies() (Counts, catSum) {
 	}
 	for _, c := range f.stats[0].Counters {
 		switch {
-		case c.Covered:
+		case c.Covered && c.Group == "":
 			// The records a read position covers are read.
 			sum.add(driver.Counter{Category: c.Category, Read: c.Unread})
 		case c.Thread != "":
@@ -446,6 +452,14 @@ func (f *feed) tallies() (Counts, catSum) {
 		for _, c := range st.Counters {
 			if c.Group == "" && c.Thread == "" {
 				sum.add(driver.Counter{Category: c.Category, Published: c.Published - c.Pending.Published})
+			}
+		}
+	}
+	// The group messages her read positions cover are read.
+	for k, c := range f.covers {
+		if f.in[k.Group] {
+			for cat, n := range c.read {
+				sum.add(driver.Counter{Category: cat, Read: n})
 			}
 		}
 	}
@@ -543,7 +557,7 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed, muted catSum
 	seen := st.Seen
 	if st.Fence != seen {
 		// An earlier version kept no Above: the records are counted.
-		return ib.unseen(ctx, v, f.parts, st.Preferences, driver.Positions(st.Counters), st.Version, seen, f.now)
+		return ib.unseen(ctx, v, f.parts, st.Preferences, positionsOf(st.Counters), st.Version, seen, f.now)
 	}
 	n := catSum{}
 	// The threads u muted: out of Unseen.
@@ -553,13 +567,22 @@ func (ib *Inbox) unseenAbove(ctx context.Context, v *view, f *feed, muted catSum
 	for _, c := range st.Counters {
 		// The total's and each category's Above (see driver.Counter).
 		switch {
-		case c.Covered:
+		case c.Covered && c.Group == "":
 			n[c.Category] -= c.Above // read
+		case c.Covered:
+			// a group's thread's: with the messages it covers, below
 		case c.Thread != "":
 		case c.Group == "":
 			n[c.Category] += c.Above
 		case !f.in[c.Group]:
 			n[c.Category] -= c.Above
+		}
+	}
+	for k, c := range f.covers {
+		if f.in[k.Group] {
+			for cat, m := range c.above {
+				n[cat] -= m // read
+			}
 		}
 	}
 	for _, e := range due(st, f.now) {
@@ -643,7 +666,7 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 		}
 		// The partition's total and each of its categories: the records
 		// its buckets count above the watermark.
-		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, c.Category)
+		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, driver.Slice{Category: c.Category})
 		if err != nil || !ok {
 			if err == nil && v.c.fresh > 0 {
 				err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket
@@ -815,7 +838,20 @@ func (ib *Inbox) catchUp(ctx context.Context, v *view, parts []Partition, now ti
 // driver.Position), which her records there read with.
 type pageStats struct {
 	prefs     Preferences
-	positions map[string]driver.Position
+	positions readPositions
+}
+
+// readPositions are a user's read positions: in threads of her direct
+// messages, by thread, and of groups' messages (see position_group.go).
+type readPositions struct {
+	direct map[string]driver.Position
+	group  map[driver.GroupThread]driver.Position
+}
+
+// positionsOf returns the read positions counters hold (a user's, as
+// Stats returns them).
+func positionsOf(counters []driver.Counter) readPositions {
+	return readPositions{direct: driver.Positions(counters), group: driver.GroupPositions(counters)}
 }
 
 // pagePreferences returns the preferences of the user whose partition is
@@ -825,24 +861,31 @@ type pageStats struct {
 // inEffect); and her read positions, read with them.
 func (ib *Inbox) pagePreferences(ctx context.Context, parts []Partition, st *driver.Stats) (pageStats, error) {
 	if st == nil {
-		s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: []driver.Counter{{}}})
+		// Her total, and her counter of each of her groups, which holds
+		// her read positions in the group's threads.
+		keys := []driver.Counter{{}}
+		for _, p := range parts[min(2, len(parts)):] {
+			keys = append(keys, driver.Counter{Group: p.Group})
+		}
+		s, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: parts[0], Keys: keys})
 		if err != nil {
 			return pageStats{}, err
 		}
 		st = &s
 	}
 	prefs, err := ib.inEffect(ctx, parts[0].Scope(), st.Preferences)
-	return pageStats{prefs: prefs, positions: driver.Positions(st.Counters)}, err
+	return pageStats{prefs: prefs, positions: positionsOf(st.Counters)}, err
 }
 
 // unseen counts the messages of parts above the seen watermark seen that
 // u's feed shows unread (with her read positions): u's unread direct messages above it, and the
 // broadcasts above it in the shared partitions' views of which u holds no
-// receipt (a receipt is a mark: read, archived or deleted), but for u's
+// receipt (a receipt is a mark: read, archived or deleted) and that no
+// read position of hers in a group's thread covers, but for u's
 // messages of the threads prefs, her preferences, mute. A page of u's
 // records read with the stats of counter version version; ok is false if
 // one was of another version (a write came between).
-func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs Preferences, positions map[string]driver.Position, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
+func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs Preferences, positions readPositions, version int64, seen string, now time.Time) (n catSum, ok bool, err error) {
 	n = catSum{}
 	q := driver.Query{Partition: parts[0], Unseen: true, After: seen, Limit: unseenPage, Now: now}
 	res, err := ib.store.Query(ctx, q)
@@ -855,7 +898,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs P
 			return nil, false, nil
 		}
 		for _, r := range res.Records {
-			r = driver.Overlay(r, positions) // read by a position: seen
+			r = driver.Overlay(r, positions.direct) // read by a position: seen
 			switch {
 			case r.Message.ID <= seen:
 			case r.Receipt:
@@ -887,7 +930,7 @@ func (ib *Inbox) unseen(ctx context.Context, v *view, parts []Partition, prefs P
 				return nil, false, err
 			}
 			for _, r := range res.Records {
-				if r.Message.ID > seen && !marked[r.Message.ID] {
+				if r.Message.ID > seen && !marked[r.Message.ID] && lentRead(r, nil, positions.group).IsZero() {
 					n.add(r.Message.Category, 1)
 				}
 			}

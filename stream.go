@@ -159,7 +159,7 @@ func (ib *Inbox) applyChange(ctx context.Context, c driver.Change) ([]Event, err
 			}
 		}
 	}
-	if c.Position != nil && !c.Position.IsZero() && c.Position.Done.IsZero() && !c.PositionOf.IsShared() {
+	if c.Position != nil && !c.Position.IsZero() && c.Position.Done.IsZero() && !c.PositionOf.IsShared() && c.PositionGroup == "" {
 		// A read position moved: its reads are written out.
 		u := c.PositionOf.Scope().User(c.PositionOf.User)
 		if err := ib.writeOut(ctx, u, c.PositionThread); err != nil {

@@ -583,7 +583,14 @@ func (ib *Inbox) threadCounts(ctx context.Context, v *view, u User, parts []Part
 	for k, r := range byKey {
 		byKey[k] = driver.Overlay(r, positions)
 	}
-	return threadTallies(parts, view, dead), previewed{byKey, unknown, positions}, true, nil
+	// What her read positions in groups' threads cover, from the stats
+	// the rounds read as one view (one more round trip for their hour
+	// buckets).
+	covers, ok, err := ib.groupCovers(ctx, v, parts, stats, dead, now)
+	if err != nil || !ok {
+		return nil, previewed{}, false, err
+	}
+	return threadTallies(parts, view, dead, covers), previewed{byKey, unknown, positionsOf(stats[0].Counters)}, true, nil
 }
 
 // previewed is what threadCounts read of the previews of its threads: the
@@ -594,7 +601,7 @@ type previewed struct {
 	byKey   map[driver.Key]driver.Record
 	unknown map[driver.Key]bool
 	// positions are u's read positions, as read with the counts.
-	positions map[string]driver.Position
+	positions readPositions
 }
 
 // sameSpan reports whether p's threads below start, read again, are
@@ -644,7 +651,7 @@ func previewKeys(u User, parts []Partition, st driver.Stats, cands, tallied []dr
 	var none map[threadKey]bool
 	if len(tallied) > 0 {
 		none = map[threadKey]bool{}
-		for k, s := range threadSums(parts[:1], []driver.Stats{{Counters: tallied, Expired: st.Expired}}, nil) {
+		for k, s := range threadSums(parts[:1], []driver.Stats{{Counters: tallied, Expired: st.Expired}}, nil, nil) {
 			if k.group == "" && newTally(*s).Total <= 0 {
 				none[k] = true
 			}
@@ -764,8 +771,8 @@ type threadKey struct{ group, thread string }
 // activity first, with their counts, from the stats (with the threads'
 // counters) of parts, u's partition first, and dead, u's receipts of
 // broadcasts removed before they expired.
-func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record) []Thread {
-	sums := threadSums(parts, stats, dead)
+func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record, covers map[driver.GroupThread]*groupCover) []Thread {
+	sums := threadSums(parts, stats, dead, covers)
 	out := make([]Thread, 0, len(sums))
 	for k, s := range sums {
 		t := Thread{Thread: k.thread, Group: k.group, Activity: s.Latest, Tally: newTally(*s)}
@@ -786,7 +793,10 @@ func threadTallies(parts []Partition, stats []driver.Stats, dead []driver.Record
 // stats (of parts, u's partition first), less the partitions' expired
 // entries and dead, u's receipts of broadcasts removed before they
 // expired: the sums threadTallies shows.
-func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) map[threadKey]*driver.Counter {
+//
+// covers are what u's read positions in groups' threads cover (see
+// groupCovers): read.
+func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record, covers map[driver.GroupThread]*groupCover) map[threadKey]*driver.Counter {
 	source := map[string]bool{"": true} // the audiences listed
 	for _, p := range parts[1:] {
 		source[p.Group] = true
@@ -794,8 +804,8 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 	sums := map[threadKey]*driver.Counter{}
 	// add adds c, a counter or change of partition p, to its thread's sum.
 	add := func(p Partition, c driver.Counter) {
-		if c.Thread == "" || c.Covered && c.Category != "" {
-			return
+		if c.Thread == "" || c.Covered && (c.Category != "" || c.Group != "") {
+			return // a group's thread's: with what it covers, below
 		}
 		if c.Covered {
 			// The messages her read position covers are read.
@@ -840,6 +850,9 @@ func threadSums(parts []Partition, stats []driver.Stats, dead []driver.Record) m
 			add(parts[0], d)
 		}
 	}
+	for k, c := range covers {
+		add(parts[0], driver.Counter{Group: k.Group, Thread: k.Thread, Read: c.read[""]})
+	}
 	return sums
 }
 
@@ -871,6 +884,7 @@ func (ib *Inbox) previews(ctx context.Context, v *view, u User, threads []Thread
 				f.receipt = &own
 			}
 		}
+		f = f.overlay(read.positions) // a group chat's read position lends its read
 		if ok && f.Record.Message.Thread == t.Thread && visible(f, o, now) {
 			threads[i].Latest = f.message()
 			continue
@@ -938,7 +952,7 @@ func (ib *Inbox) sameVersions(ctx context.Context, v *view, parts []Partition, s
 // thread shows u, below t's activity, read from the thread index of t's
 // partition (with u's receipts of a shared thread's messages by key); a
 // zero Message if there is none.
-func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, positions map[string]driver.Position, now time.Time) (Message, error) {
+func (ib *Inbox) newestVisible(ctx context.Context, v *view, u User, t Thread, positions readPositions, now time.Time) (Message, error) {
 	q := driver.Query{Partition: u.Partition(), Thread: t.Thread, Limit: DefaultPageSize, Now: now, Archived: driver.NotArchived}
 	s := &feedStream{q: q, next: t.Activity, more: true}
 	m := merger{streams: []*feedStream{s}}

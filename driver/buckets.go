@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -27,7 +29,10 @@ import (
 // (SeenAt), so that no record is read for it. The buckets count each
 // category's records apart too (DayBucket.Categories,
 // HourBucket.Categories), so that the records of one category above a
-// watermark are read from the same items (see CountAboveIn).
+// watermark are read from the same items (see CountAboveIn). They count
+// each thread's records apart too, by thread and category
+// (DayBucket.Threads, HourBucket.Threads): the records of one thread above
+// a bound are read from the same items, whatever the thread's history.
 
 // DayBucket is the time bucket of one day of a shared partition.
 type DayBucket struct {
@@ -41,6 +46,11 @@ type DayBucket struct {
 	// is left. A bucket grows with the categories its day's records use:
 	// a Store keeps a count per category and hour that holds one.
 	Categories map[string][24]int64
+	// Threads are the records of each thread (Message.Thread) by category
+	// (Slice.Category "" for the thread's uncategorised records) and hour
+	// of the day, left out as Categories are, and nil when none is left.
+	// Records without a thread count in Hours and Categories alone.
+	Threads map[Slice][24]int64
 	// Versions are, per hour, the version of that hour's counts: a new
 	// value (any, unique to the change) with every change of them, set in
 	// the hour's HourBucket too, so that the two agree when they were read
@@ -69,12 +79,67 @@ type HourBucket struct {
 	// categories without any, are left out, and Categories is nil when
 	// none is left.
 	Categories map[string]map[int]int64
+	// Threads are the records of each thread by category (as
+	// DayBucket.Threads) and second of the hour, left out as Categories
+	// are.
+	Threads map[Slice]map[int]int64
 	// Version is the version of the hour's counts, set with every change
 	// of them (and by a Repair that resets them) in the same atomic unit
 	// as the Versions entry of the hour in its day's DayBucket: a reader
 	// tells an hour bucket read apart from a day bucket of another instant
 	// (a write came between) by their versions.
 	Version int64
+}
+
+// Slice names the records a count of the time buckets is of: Thread ""
+// for those of Category ("" for all of them); Thread set for those of the
+// thread, of Category (in a count: "" for the thread's uncategorised
+// records; in a query, as CountAboveIn's, "" for all of the thread's).
+type Slice struct {
+	Thread   string
+	Category string
+}
+
+// String returns k as "<thread>#<category>" (neither holds a '#'), as
+// ParseSlice reads it.
+func (k Slice) String() string { return k.Thread + "#" + k.Category }
+
+// ParseSlice parses a Slice's String; anything but a thread and a
+// category, each "" or a key, is ErrInvalidKey.
+func ParseSlice(s string) (Slice, error) {
+	thread, category, found := strings.Cut(s, "#")
+	if !found || ValidateThread(thread) != nil || ValidateCategory(category) != nil {
+		return Slice{}, fmt.Errorf("%w: bucket slice %q", ErrInvalidKey, s)
+	}
+	return Slice{Thread: thread, Category: category}, nil
+}
+
+// MarshalText encodes k as its String, so that the buckets' maps keyed by
+// slices encode as JSON objects.
+func (k Slice) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a MarshalText, as ParseSlice.
+func (k *Slice) UnmarshalText(b []byte) error {
+	v, err := ParseSlice(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
+// SliceOf returns the slice of the time buckets r, a shared partition's
+// record, is counted in beside the totals: its thread's and category's in
+// a group's partition, its category's alone in everyone's (a thread's
+// counts serve a member's read position in a group's thread, and cost a
+// day item some 49 bytes per thread and category of the day: a group
+// whose messages use thousands of threads a day would pass DynamoDB's
+// item limit, everyone's partition many more).
+func SliceOf(r Record) Slice {
+	if r.Partition.IsPublic() {
+		return Slice{Category: r.Message.Category}
+	}
+	return Slice{Thread: r.Message.Thread, Category: r.Message.Category}
 }
 
 // BucketTime returns the time by which record id is counted in a shared
@@ -135,60 +200,91 @@ func parseBucketSK(sk, prefix, layout string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Add adds n records of category at t, an instant of d's day, to d's
-// counts (Hours, and Categories unless category is ""), leaving out a
-// category it brings to zero. It leaves Versions as they are.
-func (d *DayBucket) Add(t time.Time, category string, n int64) {
+// Add adds n records of slice k (its thread's, if any, and category's)
+// at t, an instant of d's day, to d's counts (Hours, Categories unless
+// k.Category is "", Threads unless k.Thread is ""), leaving out an entry
+// it brings to zero. It leaves Versions as they are.
+func (d *DayBucket) Add(t time.Time, k Slice, n int64) {
 	h := t.UTC().Hour()
 	d.Hours[h] += n
-	if category == "" {
-		return
+	if k.Category != "" {
+		d.Categories = addHour(d.Categories, k.Category, h, n)
 	}
-	c := d.Categories[category]
+	if k.Thread != "" {
+		d.Threads = addHour(d.Threads, k, h, n)
+	}
+}
+
+// addHour adds n to hour h of m's entry k, leaving it out when zero; it
+// returns m, nil when empty.
+func addHour[K comparable](m map[K][24]int64, k K, h int, n int64) map[K][24]int64 {
+	c := m[k]
 	c[h] += n
 	if c != [24]int64{} {
-		if d.Categories == nil {
-			d.Categories = map[string][24]int64{}
+		if m == nil {
+			m = map[K][24]int64{}
 		}
-		d.Categories[category] = c
-		return
+		m[k] = c
+		return m
 	}
-	delete(d.Categories, category)
-	if len(d.Categories) == 0 {
-		d.Categories = nil
+	delete(m, k)
+	if len(m) == 0 {
+		return nil
 	}
+	return m
 }
 
 // Clone returns a copy of d that shares no map with it, without the
-// categories that count no record.
+// categories and threads that count no record.
 func (d DayBucket) Clone() DayBucket {
 	c := d
-	c.Categories = nil
-	for k, v := range d.Categories {
-		if v != [24]int64{} {
-			if c.Categories == nil {
-				c.Categories = map[string][24]int64{}
-			}
-			c.Categories[k] = v
-		}
-	}
+	c.Categories = nonzeroDays(d.Categories)
+	c.Threads = nonzeroDays(d.Threads)
 	return c
 }
 
-// hoursOf returns d's records of category by hour; all its records if
-// category is "".
-func (d DayBucket) hoursOf(category string) [24]int64 {
-	if category == "" {
-		return d.Hours
+// nonzeroDays returns a copy of m without its entries that count no
+// record; nil when none is left.
+func nonzeroDays[K comparable](m map[K][24]int64) map[K][24]int64 {
+	var out map[K][24]int64
+	for k, v := range m {
+		if v != [24]int64{} {
+			if out == nil {
+				out = map[K][24]int64{}
+			}
+			out[k] = v
+		}
 	}
-	return d.Categories[category]
+	return out
 }
 
-// Add adds n records of category at t, an instant of h's hour, to h's
-// counts (Seconds, and Categories unless category is ""), leaving out
-// the seconds and the category it brings to zero. It leaves Version as
-// it is.
-func (h *HourBucket) Add(t time.Time, category string, n int64) {
+// hoursOf returns d's records of slice k by hour: all its records if k
+// is zero, all of k.Thread's if k.Category alone is "".
+func (d DayBucket) hoursOf(k Slice) [24]int64 {
+	switch {
+	case k.Thread == "" && k.Category == "":
+		return d.Hours
+	case k.Thread == "":
+		return d.Categories[k.Category]
+	case k.Category != "":
+		return d.Threads[k]
+	}
+	var out [24]int64
+	for t, hours := range d.Threads {
+		if t.Thread == k.Thread {
+			for i, n := range hours {
+				out[i] += n
+			}
+		}
+	}
+	return out
+}
+
+// Add adds n records of slice k at t, an instant of h's hour, to h's
+// counts (Seconds, Categories unless k.Category is "", Threads unless
+// k.Thread is ""), leaving out the seconds and the entries it brings to
+// zero. It leaves Version as it is.
+func (h *HourBucket) Add(t time.Time, k Slice, n int64) {
 	sec := int(t.Sub(h.Hour) / time.Second)
 	if h.Seconds == nil {
 		h.Seconds = map[int]int64{}
@@ -196,43 +292,61 @@ func (h *HourBucket) Add(t time.Time, category string, n int64) {
 	if h.Seconds[sec] += n; h.Seconds[sec] == 0 {
 		delete(h.Seconds, sec)
 	}
-	if category == "" {
-		return
+	if k.Category != "" {
+		h.Categories = addSecond(h.Categories, k.Category, sec, n)
 	}
-	if h.Categories == nil {
-		h.Categories = map[string]map[int]int64{}
+	if k.Thread != "" {
+		h.Threads = addSecond(h.Threads, k, sec, n)
 	}
-	c := h.Categories[category]
+}
+
+// addSecond adds n to second sec of m's entry k, leaving out the second
+// and the entry when zero; it returns m, nil when empty.
+func addSecond[K comparable](m map[K]map[int]int64, k K, sec int, n int64) map[K]map[int]int64 {
+	if m == nil {
+		m = map[K]map[int]int64{}
+	}
+	c := m[k]
 	if c == nil {
 		c = map[int]int64{}
-		h.Categories[category] = c
+		m[k] = c
 	}
 	if c[sec] += n; c[sec] == 0 {
 		delete(c, sec)
 	}
 	if len(c) == 0 {
-		delete(h.Categories, category)
+		delete(m, k)
 	}
-	if len(h.Categories) == 0 {
-		h.Categories = nil
+	if len(m) == 0 {
+		return nil
 	}
+	return m
 }
 
 // Clone returns a copy of h that shares no map with it, without the
-// seconds and categories that count no record (Seconds never nil).
+// seconds, categories and threads that count no record (Seconds never
+// nil).
 func (h HourBucket) Clone() HourBucket {
 	c := h
 	c.Seconds = nonzero(h.Seconds)
-	c.Categories = nil
-	for k, v := range h.Categories {
+	c.Categories = nonzeroSeconds(h.Categories)
+	c.Threads = nonzeroSeconds(h.Threads)
+	return c
+}
+
+// nonzeroSeconds returns a copy of m without its zero counts and the
+// entries left without any; nil when none is left.
+func nonzeroSeconds[K comparable](m map[K]map[int]int64) map[K]map[int]int64 {
+	var out map[K]map[int]int64
+	for k, v := range m {
 		if s := nonzero(v); len(s) > 0 {
-			if c.Categories == nil {
-				c.Categories = map[string]map[int]int64{}
+			if out == nil {
+				out = map[K]map[int]int64{}
 			}
-			c.Categories[k] = s
+			out[k] = s
 		}
 	}
-	return c
+	return out
 }
 
 // nonzero returns a copy of m without its zero counts.
@@ -246,19 +360,31 @@ func nonzero(m map[int]int64) map[int]int64 {
 	return out
 }
 
-// secondsOf returns h's records of category by second; all its records
-// if category is "".
-func (h *HourBucket) secondsOf(category string) map[int]int64 {
-	if category == "" {
+// secondsOf returns h's records of slice k by second, as hoursOf.
+func (h *HourBucket) secondsOf(k Slice) map[int]int64 {
+	switch {
+	case k.Thread == "" && k.Category == "":
 		return h.Seconds
+	case k.Thread == "":
+		return h.Categories[k.Category]
+	case k.Category != "":
+		return h.Threads[k]
 	}
-	return h.Categories[category]
+	out := map[int]int64{}
+	for t, secs := range h.Threads {
+		if t.Thread == k.Thread {
+			for s, n := range secs {
+				out[s] += n
+			}
+		}
+	}
+	return out
 }
 
 // Buckets returns the time buckets of recs, records of one shared
 // partition: what a Store keeps of them (Versions and Version zero), by
-// day and by hour, each category's records counted apart (by
-// r.Message.Category). Recount resets a partition's buckets to these.
+// day and by hour, each category's and each thread's records counted
+// apart (by SliceOf). Recount resets a partition's buckets to these.
 func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 	days := map[time.Time]*DayBucket{}
 	hours := map[time.Time]*HourBucket{}
@@ -274,12 +400,12 @@ func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 			days[d] = &DayBucket{Day: d}
 			dayOrder = append(dayOrder, d)
 		}
-		days[d].Add(t, r.Message.Category, 1)
+		days[d].Add(t, SliceOf(r), 1)
 		if hours[h] == nil {
 			hours[h] = &HourBucket{Hour: h, Seconds: map[int]int64{}}
 			hourOrder = append(hourOrder, h)
 		}
-		hours[h].Add(t, r.Message.Category, 1)
+		hours[h].Add(t, SliceOf(r), 1)
 	}
 	outD := make([]DayBucket, 0, len(days))
 	for _, d := range dayOrder {
@@ -292,18 +418,21 @@ func Buckets(recs []Record) ([]DayBucket, []HourBucket, error) {
 	return outD, outH, nil
 }
 
-// CountAboveIn returns how many records of category ("" for all) the
-// time buckets count above seen, a watermark that ends a second (SeenAt):
+// CountAboveIn returns how many records of slice k (the zero Slice for
+// all; see Slice) the time buckets count above seen, a watermark that ends a second (SeenAt):
 // those of the days of days after seen's day, of the hours of seen's day
 // after its hour, and of the seconds of hour (seen's hour bucket; nil if
 // it holds none) after its second. hour is needed only if seen's day
-// counts records of category in seen's hour: ok is false if it is then
+// counts records of k in seen's hour: ok is false if it is then
 // not of seen's hour, or disagrees with its day bucket (another version:
-// read at another instant). An hour that holds records of other categories alone needs
-// no hour bucket, since the day bucket counts none of category in it. A
-// category that is not a key is ErrInvalidKey.
-func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n int64, ok bool, err error) {
-	if err := ValidateCategory(category); err != nil {
+// read at another instant). An hour that holds other records alone needs
+// no hour bucket, since the day bucket counts none of k in it. A category
+// or thread that is not a key is ErrInvalidKey.
+func CountAboveIn(days []DayBucket, hour *HourBucket, seen string, k Slice) (n int64, ok bool, err error) {
+	if err := ValidateCategory(k.Category); err != nil {
+		return 0, false, err
+	}
+	if err := ValidateThread(k.Thread); err != nil {
 		return 0, false, err
 	}
 	t, err := BucketTime(seen)
@@ -312,7 +441,7 @@ func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n 
 	}
 	d, h := DayOf(t), HourOf(t)
 	for _, b := range days {
-		hours := b.hoursOf(category)
+		hours := b.hoursOf(k)
 		switch {
 		case b.Day.After(d):
 			for _, c := range hours {
@@ -323,12 +452,12 @@ func CountAboveIn(days []DayBucket, hour *HourBucket, seen, category string) (n 
 				n += hours[i]
 			}
 			if hours[t.Hour()] == 0 {
-				continue // no record of category in seen's hour: no hour bucket needed
+				continue // no record of k in seen's hour: no hour bucket needed
 			}
 			if hour == nil || !hour.Hour.Equal(h) || hour.Version != b.Versions[t.Hour()] {
 				return 0, false, nil
 			}
-			for s, c := range hour.secondsOf(category) {
+			for s, c := range hour.secondsOf(k) {
 				if s > int(t.Sub(h)/time.Second) {
 					n += c
 				}
@@ -353,11 +482,18 @@ func SeenAt(t time.Time) string {
 }
 
 // ValidateRepairBuckets checks r.Days and r.Hours, of a Repair, as every
-// Store must before it writes: each category a key, each second of an
-// hour between 0 and 3599. Anything else is ErrInvalidInput.
+// Store must before it writes: each category a key, each thread's a
+// thread and a category, each second of an hour between 0 and 3599.
+// Anything else is ErrInvalidInput.
 func ValidateRepairBuckets(r Repair) error {
-	category := func(c string) error {
-		if err := ValidateKey("category", c); err != nil {
+	slice := func(k Slice) error {
+		if k.Thread == "" && k.Category == "" {
+			return fmt.Errorf("%w: bucket reset: a count of no category or thread", ErrInvalidInput)
+		}
+		if err := ValidateCategory(k.Category); err != nil {
+			return fmt.Errorf("%w: bucket reset: %v", ErrInvalidInput, err)
+		}
+		if err := ValidateThread(k.Thread); err != nil {
 			return fmt.Errorf("%w: bucket reset: %v", ErrInvalidInput, err)
 		}
 		return nil
@@ -372,7 +508,15 @@ func ValidateRepairBuckets(r Repair) error {
 	}
 	for _, d := range r.Days {
 		for c := range d.Categories {
-			if err := category(c); err != nil {
+			if err := slice(Slice{Category: c}); err != nil {
+				return err
+			}
+		}
+		for k := range d.Threads {
+			if k.Thread == "" {
+				return fmt.Errorf("%w: bucket reset: a thread's count of no thread", ErrInvalidInput)
+			}
+			if err := slice(k); err != nil {
 				return err
 			}
 		}
@@ -382,10 +526,15 @@ func ValidateRepairBuckets(r Repair) error {
 			return err
 		}
 		for c, m := range h.Categories {
-			if err := category(c); err != nil {
+			if err := cmp.Or(slice(Slice{Category: c}), seconds(h, m)); err != nil {
 				return err
 			}
-			if err := seconds(h, m); err != nil {
+		}
+		for k, m := range h.Threads {
+			if k.Thread == "" {
+				return fmt.Errorf("%w: bucket reset: a thread's count of no thread", ErrInvalidInput)
+			}
+			if err := cmp.Or(slice(k), seconds(h, m)); err != nil {
 				return err
 			}
 		}

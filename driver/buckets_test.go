@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -77,13 +78,13 @@ func TestBucketAddLeavesOutZeros(t *testing.T) {
 	d := DayBucket{Day: bucketDay}
 	h := HourBucket{Hour: HourOf(ts)}
 	for _, c := range []string{"a", "b", "a"} {
-		d.Add(ts, c, 1)
-		h.Add(ts, c, 1)
+		d.Add(ts, Slice{Category: c}, 1)
+		h.Add(ts, Slice{Category: c}, 1)
 	}
-	d.Add(ts, "b", -1)
-	h.Add(ts, "b", -1)
-	d.Add(ts.Add(time.Second), "", 1) // uncategorised: no category
-	h.Add(ts.Add(time.Second), "", 1)
+	d.Add(ts, Slice{Category: "b"}, -1)
+	h.Add(ts, Slice{Category: "b"}, -1)
+	d.Add(ts.Add(time.Second), Slice{Category: ""}, 1) // uncategorised: no category
+	h.Add(ts.Add(time.Second), Slice{Category: ""}, 1)
 	var a [24]int64
 	a[7] = 2
 	wantD := DayBucket{Day: bucketDay, Categories: map[string][24]int64{"a": a}}
@@ -96,8 +97,8 @@ func TestBucketAddLeavesOutZeros(t *testing.T) {
 		t.Errorf("hour bucket (-want +got):\n%s", diff)
 	}
 	for range 2 {
-		d.Add(ts, "a", -1)
-		h.Add(ts, "a", -1)
+		d.Add(ts, Slice{Category: "a"}, -1)
+		h.Add(ts, Slice{Category: "a"}, -1)
 	}
 	if d.Categories != nil || h.Categories != nil || len(h.Seconds) != 1 || h.Seconds[1801] != 1 || d.Hours[7] != 1 {
 		t.Errorf("after every category's record left: %+v, %+v; want Categories nil, one second", d, h)
@@ -173,7 +174,7 @@ func TestCountAboveIn(t *testing.T) {
 		{"category not a key", hour, seen, "a#b", 0, false, ErrInvalidKey},
 		{"seen not an ID", hour, "x", "a", 0, false, ErrInvalidKey},
 	} {
-		n, ok, err := CountAboveIn(days, c.hour, c.seen, c.category)
+		n, ok, err := CountAboveIn(days, c.hour, c.seen, Slice{Category: c.category})
 		if n != c.want || ok != c.ok || !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
 			t.Errorf("%s: CountAboveIn = %d, %v, %v; want %d, %v, %v", c.name, n, ok, err, c.want, c.ok, c.err)
 		}
@@ -195,7 +196,7 @@ func TestCountAboveIn(t *testing.T) {
 				}
 			}
 		}
-		all, ok, err := CountAboveIn(days, hb, seen, "")
+		all, ok, err := CountAboveIn(days, hb, seen, Slice{})
 		if err != nil || !ok {
 			t.Fatalf("CountAboveIn(%v, all) = %d, %v, %v", s, all, ok, err)
 		}
@@ -207,7 +208,7 @@ func TestCountAboveIn(t *testing.T) {
 		}
 		byCat := int64(0)
 		for _, c := range []string{"a", "b", "c"} {
-			n, ok, err := CountAboveIn(days, hb, seen, c)
+			n, ok, err := CountAboveIn(days, hb, seen, Slice{Category: c})
 			if err != nil || !ok {
 				t.Fatalf("CountAboveIn(%v, %q) = %d, %v, %v", s, c, n, ok, err)
 			}
@@ -222,4 +223,100 @@ func TestCountAboveIn(t *testing.T) {
 			t.Errorf("above %v: CountAboveIn of all %d, the categories' and the uncategorised %d; the records above %d", s, all, byCat, sum)
 		}
 	}
+}
+
+// TestBucketsThreads: Buckets counts each thread's records apart by
+// category (a thread's uncategorised ones under Category ""), and
+// CountAboveIn reads a thread's records above a watermark, of one of its
+// categories or all of them, from the same buckets; a record without a
+// thread counts in no thread.
+func TestBucketsThreads(t *testing.T) {
+	threaded := func(thread, category string, at time.Time) Record {
+		r := rec(category, at)
+		r.Message.Thread = thread
+		return r
+	}
+	recs := []Record{
+		threaded("chat", "a", at(0, 10, 0, 5)), threaded("chat", "", at(0, 10, 0, 5)), threaded("chat", "b", at(0, 10, 0, 6)),
+		threaded("other", "a", at(0, 10, 0, 7)), rec("a", at(0, 10, 0, 8)),
+		threaded("chat", "a", at(0, 11, 0, 0)), threaded("chat", "", at(1, 0, 0, 1)),
+	}
+	days, hours, err := Buckets(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chatA0, chat0, chatB0, otherA0, chat1 [24]int64
+	chatA0[10], chatA0[11], chat0[10], chatB0[10], otherA0[10], chat1[0] = 1, 1, 1, 1, 1, 1
+	wantThreads := []map[Slice][24]int64{
+		{{"chat", "a"}: chatA0, {"chat", ""}: chat0, {"chat", "b"}: chatB0, {"other", "a"}: otherA0},
+		{{"chat", ""}: chat1},
+	}
+	for i, d := range days {
+		if diff := cmp.Diff(wantThreads[i], d.Threads); diff != "" {
+			t.Errorf("day %v threads (-want +got):\n%s", d.Day, diff)
+		}
+	}
+	if diff := cmp.Diff(map[Slice]map[int]int64{{"chat", "a"}: {5: 1}, {"chat", ""}: {5: 1}, {"chat", "b"}: {6: 1}, {"other", "a"}: {7: 1}}, hours[0].Threads); diff != "" {
+		t.Errorf("hour 10 threads (-want +got):\n%s", diff)
+	}
+	// A watermark at 10:00:05 of day 0, with its hour bucket.
+	hour := &hours[0]
+	seen := SeenAt(at(0, 10, 0, 5))
+	for _, c := range []struct {
+		k    Slice
+		want int64
+	}{
+		{Slice{Thread: "chat"}, 3},                // 10:00:06 b, 11:00 a, day 1
+		{Slice{Thread: "chat", Category: "a"}, 1}, // 11:00
+		{Slice{Thread: "chat", Category: "b"}, 1},
+		{Slice{Thread: "other"}, 1},
+		{Slice{Thread: "none"}, 0},
+		{Slice{Category: "a"}, 3}, // the category's, threads or not
+		{Slice{}, 5},
+	} {
+		n, ok, err := CountAboveIn(days, hour, seen, c.k)
+		if n != c.want || !ok || err != nil {
+			t.Errorf("CountAboveIn(%+v) = %d, %v, %v; want %d", c.k, n, ok, err, c.want)
+		}
+	}
+	if _, _, err := CountAboveIn(days, hour, seen, Slice{Thread: "a#b"}); !errors.Is(err, ErrInvalidKey) {
+		t.Errorf("CountAboveIn of a thread that is no key: %v, want ErrInvalidKey", err)
+	}
+	// Taken out again, a thread's entries leave, and Threads is nil.
+	d, h := days[1], hours[len(hours)-1]
+	d.Add(at(1, 0, 0, 1), Slice{Thread: "chat"}, -1)
+	h.Add(at(1, 0, 0, 1), Slice{Thread: "chat"}, -1)
+	if d.Threads != nil || h.Threads != nil {
+		t.Errorf("after the thread's record left: %+v, %+v; want Threads nil", d.Threads, h.Threads)
+	}
+}
+
+// FuzzParseSlice: whatever a snapshot's encoding or a bucket item holds as
+// a slice, it parses without panic, and what parses is a thread and a
+// category that are keys (or ""), whose String is the input: no two
+// inputs read as one slice. A Slice encodes as JSON map keys and back.
+func FuzzParseSlice(f *testing.F) {
+	for _, s := range []string{"chat#a", "chat#", "#a", "#", "", "a#b#c", "x.y[1]#é", "a\x00#b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseSlice(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidKey) {
+				t.Fatalf("ParseSlice(%q): %v, not ErrInvalidKey", s, err)
+			}
+			return
+		}
+		if ValidateThread(k.Thread) != nil || ValidateCategory(k.Category) != nil || k.String() != s {
+			t.Fatalf("ParseSlice(%q) = %+v (%q)", s, k, k.String())
+		}
+		b, err := json.Marshal(map[Slice]int{k: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back map[Slice]int
+		if err := json.Unmarshal(b, &back); err != nil || back[k] != 1 || len(back) != 1 {
+			t.Fatalf("JSON of %+v: %s, back %v, %v", k, b, back, err)
+		}
+	})
 }

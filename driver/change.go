@@ -46,11 +46,13 @@ type Change struct {
 	Preferences   *Preferences
 	PreferencesOf Partition
 	// Position is the new read position (zero: dropped) of thread
-	// PositionThread of user partition PositionOf, for a cover mark
-	// (Mark.Cover; Old and New are then nil).
+	// PositionThread of user partition PositionOf (of group PositionGroup's
+	// messages, "" for her direct messages), for a cover mark (Mark.Cover;
+	// Old and New are then nil).
 	Position       *Position
 	PositionOf     Partition
 	PositionThread string
+	PositionGroup  string
 	// Timer is, for the removal of a timed entry's timer (see TimerSK),
 	// the record whose entry it is, by its key alone (Partition and
 	// Message.ID set): the entry's time has come, and the handler folds it

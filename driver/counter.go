@@ -137,6 +137,20 @@ type Counter struct {
 	// drops it otherwise. A cover mark (Mark.Cover) writes the Position
 	// and its own changes (Of ""), which apply as they are. Stats returns
 	// them with the others.
+	//
+	// With Group set, c is a counter of a user's read position in the
+	// thread Thread of group Group's messages (see Position), which are
+	// stored once, in the group's partition: Unread and Above are the sum
+	// of AboveOf over her receipts of the thread's messages below the
+	// Bound (above the watermark for Above), each at most zero (-1 for a
+	// receipt that reads, archives, deletes or snoozes its message, 0 for
+	// one that leaves it unread). So the messages the position covers,
+	// unread but for it, are the thread's messages below the Bound, as the
+	// group's time buckets count them (DayBucket.Threads), plus Unread:
+	// neither term moves when a message below it expires or is removed,
+	// but by the removal of its receipt, which comes with its change.
+	// Every write of a receipt of the thread's messages to the group comes
+	// with its change (Of the message's ID), applied as above.
 	Covered bool
 	// Of is, in a change of a covered thread's counter that a record's
 	// write makes, the record's ID (see Covered); "" elsewhere.
@@ -283,13 +297,51 @@ func (p Position) IsZero() bool {
 	return p.Bound == "" && p.At.IsZero() && p.Earlier == "" && p.Done.IsZero()
 }
 
-// Positions returns the read positions counters hold (a partition's, as
-// Stats returns them), by thread.
+// Positions returns the read positions in threads of direct messages
+// that counters hold (a partition's, as Stats returns them), by thread.
 func Positions(counters []Counter) map[string]Position {
 	out := map[string]Position{}
 	for _, c := range counters {
-		if c.Covered && c.Category == "" && !c.Position.IsZero() {
+		if c.Covered && c.Group == "" && c.Category == "" && !c.Position.IsZero() {
 			out[c.Thread] = c.Position
+		}
+	}
+	return out
+}
+
+// PositionFor returns the read position counters (a user partition's, as
+// Stats returns them) hold in thread of group's messages ("" for her
+// direct messages); zero if none.
+func PositionFor(counters []Counter, group, thread string) Position {
+	for _, c := range counters {
+		if c.Covered && c.Group == group && c.Thread == thread && c.Category == "" {
+			return c.Position
+		}
+	}
+	return Position{}
+}
+
+// Covering reports whether d, a change of a covered counter made by the
+// write of a record (Counter.Of set), applies where counters hold the
+// read positions: whether its position covers the record. Any other
+// change applies as it is.
+func Covering(counters []Counter, d Counter) bool {
+	return !d.Covered || d.Of == "" || PositionFor(counters, d.Group, d.Thread).Covers(d.Of)
+}
+
+// GroupThread names a thread of a group's messages.
+type GroupThread struct {
+	Group, Thread string
+}
+
+// GroupPositions returns the read positions in threads of groups'
+// messages that counters hold (a user partition's, as Stats returns
+// them), by group and thread.
+func GroupPositions(counters []Counter) map[GroupThread]Position {
+	out := map[GroupThread]Position{}
+	for _, c := range counters {
+		if c.Covered && c.Group != "" && c.Category == "" && !c.Position.IsZero() {
+			out[GroupThread{Group: c.Group, Thread: c.Thread}] = c.Position
 		}
 	}
 	return out
@@ -311,6 +363,11 @@ func Coverable(rec Record) bool {
 // Store refuses it if its thread's position covers the record at the
 // write (see Store.Mark), as it refuses a mark that leaves the record
 // coverable there.
+//
+// A receipt mark of a group's message of a thread is one too if it keeps
+// the receipt undeleted and the message reads unread but for a read
+// position (see Counter.Covered): her receipt of it is missing, or holds
+// no read, as it stands before the mark.
 func (mk Mark) UnreadOverCover() bool {
 	return mk.To.ReadAt.IsZero() && mk.changesCoverable()
 }
@@ -330,12 +387,20 @@ func (mk Mark) MadeUncovered() bool {
 // changesCoverable reports whether mk is a direct mark that changes its
 // record's marks and keeps it, on a record a read position could cover
 // as it stands before the mark (Coverable with From's marks, Counted and
-// Timed).
+// Timed), or a receipt mark of a group's message of a thread that changes
+// its marks, keeps the receipt undeleted, where her receipt holds no read
+// (or is missing).
 func (mk Mark) changesCoverable() bool {
-	if mk.Key.ID == "" || mk.Receipt || mk.Delete || mk.Adopts || mk.From == mk.To {
+	if mk.Key.ID == "" || mk.Delete || mk.Adopts || mk.From == mk.To {
 		return false
 	}
 	before, _ := mk.records()
+	if mk.Receipt {
+		if mk.Thread == "" || mk.Shared.Group == "" || mk.Shared.IsPublic() || !mk.To.DeletedAt.IsZero() {
+			return false
+		}
+		return before == nil || before.Message.ReadAt.IsZero()
+	}
 	if before == nil {
 		return false
 	}
@@ -410,7 +475,7 @@ func (t Tallies) Counter() Counter {
 // thread's.
 func (c Counter) SK() string {
 	if c.Covered {
-		return CoveredCounterSK(c.Category, c.Thread)
+		return CoveredCounterSK(c.Category, c.Thread, c.Group)
 	}
 	if c.Muted {
 		return MutedCounterSK(c.Category, c.Thread)
@@ -604,8 +669,8 @@ func ValidateCounter(c Counter) error {
 		switch {
 		case c.Muted || ValidateCategory(c.Category) != nil || c.Thread == "" || ValidateThread(c.Thread) != nil:
 			return bad("not a key")
-		case c.Partition.IsShared() || c.Group != "" || c.Latest != "" || c.Rev != 0 || !c.Top.IsZero() || c.TopEntry != "":
-			return bad("a covered thread's counter off a user's own thread")
+		case c.Partition.IsShared() || c.Group == PublicGroup || c.Group != "" && ValidateGroup(c.Group) != nil || c.Latest != "" || c.Rev != 0 || !c.Top.IsZero() || c.TopEntry != "":
+			return bad("a covered thread's counter off a user's own or a group's thread")
 		case c.Own() != Tallies{} || c.Snoozed != Tallies{} || c.Pending != Tallies{}:
 			return bad("a covered thread's counter with tallies besides Unread and Above")
 		case c.Of != "" && ValidateMessageID(c.Of) != nil:

@@ -428,10 +428,11 @@ func MutedCounterSK(category, thread string) string {
 
 // CoveredCounterSK returns the key of a covered thread's counter of
 // category ("" for all) in a user's partition (see Counter.Covered):
-// c#<category>#??<thread>, which no group's or muted thread's counter has,
-// since no key holds a '?'.
-func CoveredCounterSK(category, thread string) string {
-	return CounterSK(category, "") + "#??" + thread
+// c#<category>#??<thread> for a thread of her direct messages,
+// c#<category>#<group>#??<thread> for a thread of a group's messages,
+// which no other counter has, since no key holds a '?'.
+func CoveredCounterSK(category, thread, group string) string {
+	return CounterSK(category, group) + "#??" + thread
 }
 
 // ThreadCounterSK returns the sort key of a thread's stats record:

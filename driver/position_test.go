@@ -60,7 +60,7 @@ func TestPositionSteps(t *testing.T) {
 }
 
 // TestPositionValidation: a Store keeps no position that is not one, and
-// no covered counter off a user's own thread.
+// no covered counter off a user's own thread or a group's.
 func TestPositionValidation(t *testing.T) {
 	user := driver.Partition{Tenant: "t", Inbox: "i", User: "ann"}
 	good := driver.Position{}.Raised(idAt(100), time.Unix(1000, 0))
@@ -80,7 +80,9 @@ func TestPositionValidation(t *testing.T) {
 		{"a long earlier", driver.Counter{Partition: user, Thread: "chat", Covered: true, Position: driver.Position{Bound: idAt(10), At: time.Unix(1, 0), Earlier: strings.Repeat(idAt(5)+":5;", 1000) + idAt(5) + ":5"}}, false},
 		{"tallies besides unread", driver.Counter{Partition: user, Thread: "chat", Covered: true, Read: 1}, false},
 		{"a shared partition's", driver.Counter{Partition: driver.Partition{Tenant: "t", Inbox: "i", Group: "g"}, Thread: "chat", Covered: true}, false},
-		{"a group's", driver.Counter{Partition: user, Group: "g", Thread: "chat", Covered: true}, false},
+		{"a group's thread's", driver.Counter{Partition: user, Group: "g", Thread: "chat", Covered: true, Position: good, Unread: -2}, true},
+		{"everyone's thread's", driver.Counter{Partition: user, Group: driver.PublicGroup, Thread: "chat", Covered: true}, false},
+		{"a group that is no key", driver.Counter{Partition: user, Group: "g#h", Thread: "chat", Covered: true}, false},
 		{"no thread", driver.Counter{Partition: user, Covered: true}, false},
 		{"a record off a covered counter", driver.Counter{Partition: user, Of: idAt(1)}, false},
 	} {

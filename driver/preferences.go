@@ -77,6 +77,10 @@ const PositionPrefix = "rp#"
 // (see PositionPrefix): rp#<thread>.
 func PositionSK(t string) string { return PositionPrefix + t }
 
+// GroupPositionSK returns the sort key of the read position item of thread
+// t of group g's messages: rp#<thread>#<group> (a thread holds no '#').
+func GroupPositionSK(t, g string) string { return PositionPrefix + t + "#" + g }
+
 // Mutes reports whether p mutes group g.
 func (p Preferences) Mutes(g string) bool {
 	_, ok := slices.BinarySearch(p.MutedGroups, g)

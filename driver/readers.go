@@ -31,6 +31,20 @@ type Reader struct {
 	// that the late removal of an earlier receipt at the same key leaves
 	// a later one's item alone (see Store.ApplyRemoval).
 	Entry string
+	// Position is, on a member's position item (ID "", no ExpiresAt nor
+	// Entry: see ReaderPositionSK), her read position in the thread (see
+	// Counter.Covered), which a cover mark of the thread writes there in
+	// the same atomic unit: every message of the thread below its Bound
+	// is read by her at Position.ReadAt, unless her receipt of it says
+	// otherwise. Zero elsewhere.
+	Position Position
+}
+
+// ReaderPositionSK returns the sort key of user's position item in thread
+// of a group's partition: r#<thread>#~#<user>, above the reader items of
+// every message of the thread ('~' sorts above every ID's characters).
+func ReaderPositionSK(thread, user string) string {
+	return ReaderPrefix + thread + "#~#" + user
 }
 
 // ReaderSK returns the sort key of user's reader item of message id in
@@ -124,6 +138,8 @@ func validateReadersQuery(q Query) error {
 		return bad("with other filters")
 	case q.Thread == "":
 		return bad("no thread")
+	case q.Positions && (q.After != "" || q.Before != "" || !q.Now.IsZero()):
+		return bad("positions with bounds")
 	}
 	if err := ValidateThread(q.Thread); err != nil {
 		return err

@@ -497,7 +497,11 @@ type Query struct {
 	// Limit and Now may be set with it, of a shared partition. A Store
 	// reads them at a cost that grows with them, not with the partition
 	// (the dynamo Store: one Query of a range of sort keys, ReaderSK).
-	Readers bool
+	// With Positions too, it lists instead the thread's members' position
+	// items (ReaderPositionSK), by user, all of them (Next ""; Limit
+	// ignored): only Thread and Limit may be set with them.
+	Readers   bool
+	Positions bool
 }
 
 // Keeps reports whether q's filters keep rec (its Category, Thread,
@@ -532,6 +536,9 @@ func (q Query) Keeps(rec Record) bool {
 func ValidateQuery(q Query) error {
 	if q.Readers {
 		return validateReadersQuery(q)
+	}
+	if q.Positions {
+		return fmt.Errorf("%w: a query of positions without Readers", ErrInvalidInput)
 	}
 	if q.Scheduled {
 		return validateScheduledQuery(q)
@@ -695,7 +702,10 @@ type Mark struct {
 }
 
 // CoverChange moves a user's read position in thread Thread of her
-// direct messages from From to To (zero: none), see Counter.Covered.
+// direct messages (Group ""), or of group Group's messages, from From to
+// To (zero: none), see Counter.Covered. A move of a group's thread's
+// also writes To as her position item in the group's partition (see
+// Reader.Position), in the same atomic unit.
 // Store.Mark applies it only if the thread's position is From and the
 // partition's counter version is the mark's Version (Mark.Versioned: no
 // write of the partition came since the caller read the records the move
@@ -715,6 +725,7 @@ type Mark struct {
 // computed for.
 type CoverChange struct {
 	Thread   string
+	Group    string
 	From, To Position
 }
 
@@ -776,11 +787,17 @@ func (r MutedReset) validate(p Partition) error {
 type CoveredError struct {
 	Partition Partition
 	Thread    string
-	ID        string
+	// Group is the message's group, for a receipt of a group's message
+	// ("" for a direct message).
+	Group string
+	ID    string
 }
 
 // Error implements error.
 func (e *CoveredError) Error() string {
+	if e.Group != "" {
+		return fmt.Sprintf("inbox: message %s of thread %q of group %q lies below the read position of %s", e.ID, e.Thread, e.Group, e.Partition.PK())
+	}
 	return fmt.Sprintf("inbox: message %s of thread %q in %s lies below its read position", e.ID, e.Thread, e.Partition.PK())
 }
 
@@ -866,6 +883,8 @@ func ValidateMark(mk Mark) error {
 			return bad("a cover mark with other changes, without a version, or of a shared partition")
 		case c.Thread == "" || ValidateThread(c.Thread) != nil:
 			return bad(fmt.Sprintf("thread %q", c.Thread))
+		case c.Group == PublicGroup || c.Group != "" && ValidateGroup(c.Group) != nil:
+			return bad(fmt.Sprintf("group %q", c.Group))
 		case c.From == c.To:
 			return bad("a cover mark that changes nothing")
 		}
@@ -1013,8 +1032,9 @@ type StatsQuery struct {
 	// keys alone (their Category, Group and Thread; Partition ignored),
 	// read by key in one round trip, strongly consistent, in
 	// Stats.Counters (each once, those missing left out), with the
-	// partition's Version and, of a user partition, its Preferences (its
-	// total is read with them): nothing else is read. At most
+	// partition's Version and, of a user partition, its Preferences, of a
+	// shared one whether it is Bucketed (its total is read with them):
+	// nothing else is read. At most
 	// MaxStatsKeys distinct keys besides the total (see
 	// ValidateStatsQuery).
 	//

@@ -289,12 +289,13 @@ func AboveDeltas(mk Mark, seen string) []Counter {
 }
 
 // MutedDeltas returns the changes of mark mk to the Unread of the muted
-// counters of its record's thread (see Counter.Muted), whatever the
-// watermark: what its record adds to the unread after the mark less what
-// it added before (AboveOf), for a direct message of a thread; nil for
-// any other mark. MarkDeltas includes them.
+// and covered counters of its record's thread (see Counter.Muted and
+// Counter.Covered), whatever the watermark: what its record adds to the
+// unread after the mark less what it added before (AboveOf), for a direct
+// message of a thread or a receipt of a group's message of a thread; nil
+// for any other mark. MarkDeltas includes them.
 func MutedDeltas(mk Mark) []Counter {
-	if mk.Key.ID == "" || mk.Key.Partition.IsShared() || mk.Receipt || mk.Thread == "" {
+	if mk.Key.ID == "" || mk.Key.Partition.IsShared() || mk.Thread == "" || mk.Receipt && (mk.Shared.IsPublic() || mk.Shared.Group == "") {
 		return nil
 	}
 	rec, n := mk.unseenChange()
@@ -331,13 +332,27 @@ func (mk Mark) unseenChange() (Record, int64) {
 // mutedDeltas returns the changes unread and above to the muted counters
 // (Counter.Muted) of rec's thread, of all its messages and of rec's
 // category, and the same to its covered counters (Counter.Covered, of
-// rec's ID), for a direct message of a thread in a user's partition; nil
-// for any other record.
+// rec's ID), for a direct message of a thread in a user's partition; to
+// the covered counters of its group's thread alone for a receipt of a
+// group's message of a thread; nil for any other record.
 func mutedDeltas(rec Record, unread, above int64) []Counter {
-	if unread == 0 && above == 0 || rec.Partition.IsShared() || rec.Receipt || rec.Message.Thread == "" {
+	if unread == 0 && above == 0 || rec.Partition.IsShared() || rec.Message.Thread == "" {
 		return nil
 	}
 	var out []Counter
+	if rec.Receipt {
+		g := rec.Message.Audience.Group
+		if g == "" || g == PublicGroup {
+			return nil
+		}
+		for _, c := range []string{"", rec.Message.Category} {
+			if c == "" && len(out) > 0 {
+				break // no category
+			}
+			out = append(out, Counter{Partition: rec.Partition, Category: c, Group: g, Thread: rec.Message.Thread, Covered: true, Of: rec.Message.ID, Unread: unread, Above: above})
+		}
+		return out
+	}
 	for _, c := range []string{"", rec.Message.Category} {
 		if c == "" && len(out) > 0 {
 			break // no category

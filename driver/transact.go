@@ -15,12 +15,16 @@ const MaxTransactItems = 100
 // entry and its timer; a shared partition's record's day and hour
 // buckets; each receipt and its ledger entry; and one per counter
 // deltas change, but a muted or covered thread's (Counter.Muted,
-// Counter.Covered) and a category's
-// whose only change is to its Above, which are written to their
-// partition's total (c#*), with the total of each partition of deltas,
-// of rec's partition if it is shared or rec has a category (for its
-// condition: bucketed, or not opted out), and of each user partition
-// whose recent receipts a receipt records (Mark.RecordsRecent), once.
+// Counter.Covered) and a category's whose only change is to its Above,
+// which are written to their partition's total (c#*), or, for a covered
+// thread of a group's messages (Group set), to the user's counter of the
+// group (c#*#<group>, CounterSK("", group)); with the total of each
+// partition of deltas, of rec's partition if it is shared or rec has a
+// category (for its condition: bucketed, or not opted out), and of each
+// user partition whose recent receipts a receipt records
+// (Mark.RecordsRecent), once, and the counter of each group a covered
+// change is written to, once, and only if deltas do not change it
+// already (a receipt's write usually does).
 //
 // A PutMessage whose partition's watermark is not below rec's ID makes
 // its transaction again without that partition's Above changes (see
@@ -51,7 +55,7 @@ func PutItems(rec Record, deltas []Counter, receipts []Mark) int {
 			totals = append(totals, mk.Key.Partition)
 		}
 	}
-	return n + counterItems(deltas, totals)
+	return n + counterItems(deltas, totals, nil)
 }
 
 // MarkItems returns how many items the DynamoDB transaction of
@@ -65,20 +69,33 @@ func PutItems(rec Record, deltas []Counter, receipts []Mark) int {
 // receipt, one check of its broadcast per broadcast; and the counters as
 // PutItems counts them, with the total of each partition of a watermark
 // or cover mark and of each partition whose recent receipts a mark records
-// (Mark.RecordsRecent). Two marks of one key count as two.
+// (Mark.RecordsRecent), and with the user's counter of the group
+// (c#*#<group>) of each cover mark of a group's thread
+// (CoverChange.Group), which keeps her position there, and of each
+// receipt mark of a group's message that is refused if her position
+// covers it (Mark.UnreadOverCover, Mark.MadeUncovered), whose condition
+// is there, each once and only if not counted already. Two marks of one
+// key count as two.
 func MarkItems(marks []Mark, deltas []Counter) int {
 	if len(marks) == 1 && marks[0].Preferences != nil {
 		return 2
 	}
 	n := 0
 	var totals []Partition
+	var groups []Counter
 	checked := map[Key]bool{}
 	for _, mk := range marks {
 		if mk.RecordsRecent() {
 			totals = append(totals, mk.Key.Partition)
 		}
+		if mk.Receipt && mk.Shared.Group != "" && (mk.UnreadOverCover() || mk.MadeUncovered()) {
+			groups = append(groups, Counter{Partition: mk.Key.Partition, Group: mk.Shared.Group})
+		}
 		if mk.Key.ID == "" {
 			totals = append(totals, mk.Key.Partition)
+			if mk.Cover != nil && mk.Cover.Group != "" {
+				groups = append(groups, Counter{Partition: mk.Key.Partition, Group: mk.Cover.Group})
+			}
 			if !mk.Fence {
 				n++ // the seen item, or a cover mark's position item
 			}
@@ -101,7 +118,7 @@ func MarkItems(marks []Mark, deltas []Counter) int {
 			n++ // the check of its broadcast
 		}
 	}
-	return n + counterItems(deltas, totals)
+	return n + counterItems(deltas, totals, groups)
 }
 
 // RemovalItems returns how many items the DynamoDB transaction of
@@ -157,25 +174,45 @@ func RemovalItems(r Removal) int {
 	if !rec.Ledgered() || above {
 		totals = append(totals, rec.Partition)
 	}
-	return n + counterItems(r.Deltas, totals)
+	return n + counterItems(r.Deltas, totals, nil)
 }
 
 // counterItems returns how many counter items deltas write, as the
-// dynamo Store writes them, with the totals (c#*) of partitions besides:
-// one per counter changed, but a muted or covered thread's, whose change
-// is written to its partition's total, and a category's whose only change is to its
-// Above, which is written to the total too; and the total of each
-// partition of those changes and of totals, once.
-func counterItems(deltas []Counter, totals []Partition) int {
+// dynamo Store writes them, with the totals (c#*) of partitions and the
+// user's counters of groups (c#*#<group>, of groups' Partition and
+// Group) besides: one per counter changed, but a muted or covered
+// thread's, whose change is written to its partition's total, or, for a
+// covered thread of a group's messages, to the user's counter of the
+// group, and a category's whose only change is to its Above, which is
+// written to the total too; the total of each partition of those changes
+// and of totals, once; and the counter of each group of those covered
+// changes and of groups that deltas do not change already, once.
+func counterItems(deltas []Counter, totals []Partition, groups []Counter) int {
 	n := 0
 	partitions := map[Partition]bool{}
 	for _, p := range totals {
 		partitions[p] = true
 	}
+	type groupKey struct {
+		p     Partition
+		group string
+	}
+	written := map[groupKey]bool{} // the counters of groups written, true once counted
+	for _, g := range groups {
+		written[groupKey{g.Partition, g.Group}] = false
+	}
 	for _, d := range deltas {
 		partitions[d.Partition] = true
+		if d.Covered && d.Group != "" {
+			if k := (groupKey{d.Partition, d.Group}); !written[k] {
+				written[k] = false
+			}
+		}
 		if d.Muted || d.Covered || d.Category == "" && d.Group == "" && d.Thread == "" {
-			continue // on the total
+			continue // on the total, or on the counter of the group
+		}
+		if d.Category == "" && d.Thread == "" {
+			written[groupKey{d.Partition, d.Group}] = true // counted here
 		}
 		if d.Category != "" && d.Above != 0 {
 			if d.Above = 0; d == (Counter{Partition: d.Partition, Category: d.Category, Group: d.Group}) {
@@ -183,6 +220,11 @@ func counterItems(deltas []Counter, totals []Partition) int {
 			}
 		}
 		n++
+	}
+	for _, counted := range written {
+		if !counted {
+			n++
+		}
 	}
 	return n + len(partitions)
 }

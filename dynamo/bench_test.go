@@ -59,12 +59,46 @@ func users(n int) []string {
 // users=1/positions=8 publishes to a user who holds 8 read positions, each
 // moved 4 times (the most: she marked 8 one-to-one chats read, each 4
 // times, within 15 minutes), which ride on her c#*, an item every such
-// write carries.
+// write carries; users=1/group-positions=16 to a user who marked a chat
+// read in each of her 16 groups (the most): those positions stay for good,
+// on her counters of the groups, not on her c#*.
 func BenchmarkPublish(b *testing.B) {
 	for _, n := range []int{1, 10} {
 		b.Run(fmt.Sprintf("users=%d", n), func(b *testing.B) { benchPublish(b, n, 0) })
 	}
 	b.Run("users=1/positions=8", func(b *testing.B) { benchPublish(b, 1, 8) })
+	b.Run("users=1/group-positions=16", func(b *testing.B) { benchPublishGroupPositions(b, 16) })
+}
+
+// benchPublishGroupPositions measures Publish to a user who holds a read
+// position in a chat of each of groups groups.
+func benchPublishGroupPositions(b *testing.B, groups int) {
+	ib, m, scope := benchInbox(b)
+	ctx := context.Background()
+	var names []string
+	for i := range groups {
+		names = append(names, "group-"+strconv.Itoa(i))
+	}
+	u := scope.User("user0").InGroups(names...)
+	for _, g := range names {
+		d := draft(0)
+		d.Sender, d.Thread = "friend", "chat-"+g
+		if _, err := ib.BroadcastGroup(ctx, scope, g, d); err != nil {
+			b.Fatal(err)
+		}
+		if k, err := ib.MarkAllRead(ctx, u, inbox.ListOptions{Thread: d.Thread}); err != nil || k != 1 {
+			b.Fatalf("MarkAllRead(%s) = %d, %v", d.Thread, k, err)
+		}
+	}
+	m.measure()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ib.Publish(ctx, scope, []string{"user0"}, draft(i)); err != nil {
+			b.Fatalf("Publish: %v", err)
+		}
+	}
+	b.StopTimer()
+	m.report(b)
 }
 
 // benchPublish measures Publish to n users, the first of whom holds

@@ -33,6 +33,13 @@ import (
 // 3,600 seconds takes about 25 KB, and 61 KB more for each category that
 // has records in every second: DynamoDB's 400 KB item limit allows 6
 // such categories in one partition's hour.
+//
+// A thread's records are counted by thread and category (driver.Slice)
+// under the pair's tag (see threadTag): h00@<tag> to h23@<tag> in a day
+// item, s0000@<tag> to s3599@<tag> in an hour item, each item holding the
+// pair as t#<tag> ("<thread>#<category>"). So a thread's counts cost
+// about 16 bytes an hour in a day item, 17 a second in an hour item, and
+// its pair once in each, whatever the length of its names.
 
 // hourAttr, versionAttr and secondAttr name a bucket item's attributes.
 func hourAttr(h int) string    { return fmt.Sprintf("h%02d", h) }
@@ -46,29 +53,36 @@ func categoryAttr(name, category string) string { return name + "#" + category }
 
 // parseBucketAttr parses a bucket item's count attribute name of prefix
 // ('h' or 's') and width digits, below limit: its hour or second, and its
-// category ("" for the total). Any other name is not ok.
-func parseBucketAttr(name string, prefix byte, width, limit int) (i int, category string, ok bool) {
+// category ("" for the total) or its thread's tag (see threadTag). Any
+// other name is not ok.
+func parseBucketAttr(name string, prefix byte, width, limit int) (i int, category, thread string, ok bool) {
 	if len(name) < 1+width || name[0] != prefix {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	for _, c := range []byte(name[1 : 1+width]) {
 		if c < '0' || c > '9' {
-			return 0, "", false
+			return 0, "", "", false
 		}
 		i = i*10 + int(c-'0')
 	}
 	if i >= limit {
-		return 0, "", false
+		return 0, "", "", false
 	}
 	rest := name[1+width:]
 	if rest == "" {
-		return i, "", true
+		return i, "", "", true
+	}
+	if tag, found := strings.CutPrefix(rest, "@"); found {
+		if !strings.HasPrefix(tag, "~") || driver.ValidateKey("thread", tag) != nil {
+			return 0, "", "", false
+		}
+		return i, "", tag, true
 	}
 	category, found := strings.CutPrefix(rest, "#")
 	if !found || driver.ValidateKey("category", category) != nil {
-		return 0, "", false
+		return 0, "", "", false
 	}
-	return i, category, true
+	return i, category, "", true
 }
 
 // categoryTag returns the tag that stands for category in the names of an
@@ -86,20 +100,60 @@ func categoryTag(category string) string {
 // whose tag is tag.
 func tagAttr(tag string) string { return "c#" + tag }
 
+// threadTag returns the tag that stands for slice k, a thread's records
+// of a category, in the names of a bucket item's attributes: as
+// categoryTag, of k's String ("<thread>#<category>"), which the item
+// holds (threadAttr).
+func threadTag(k driver.Slice) string { return categoryTag(k.String()) }
+
+// threadAttr names the attribute of a bucket item that holds the slice
+// whose tag is tag; threadCountAttr names the count of hour or second
+// name of the slice whose tag is tag.
+func threadAttr(tag string) string            { return "t#" + tag }
+func threadCountAttr(name, tag string) string { return name + "@" + tag }
+
+// threadOf returns the slice whose tag is tag, as item holds it; not ok if
+// it holds none, or one of another tag or that is no thread's.
+func threadOf(item map[string]types.AttributeValue, tag string) (driver.Slice, bool) {
+	v, _ := item[threadAttr(tag)].(*types.AttributeValueMemberS)
+	if v == nil {
+		return driver.Slice{}, false
+	}
+	k, err := driver.ParseSlice(v.Value)
+	if err != nil || k.Thread == "" || threadTag(k) != tag {
+		return driver.Slice{}, false
+	}
+	return k, true
+}
+
 // categoryStandIn stands, in a bucket update as the expression builder
 // makes it, for the name of a category's count, which the builder would
 // misread (a category may hold '.', '[' or ']'); the name takes its place
-// among the expression's names.
-const categoryStandIn = "category_count"
+// among the expression's names; threadStandIn and threadPairStandIn do so
+// for a thread's count and its pair's attribute.
+const (
+	categoryStandIn   = "category_count"
+	threadStandIn     = "thread_count"
+	threadPairStandIn = "thread_pair"
+)
 
 // bucketUpdates returns the transaction items that add n to the time
-// buckets of record id, of category, of shared partition p.
-func (s *Store) bucketUpdates(p driver.Partition, id, category string, n int64) ([]types.TransactWriteItem, error) {
+// buckets of rec, a record of shared partition p: of its category and
+// thread (driver.SliceOf).
+func (s *Store) bucketUpdates(p driver.Partition, rec driver.Record, n int64) ([]types.TransactWriteItem, error) {
+	id, k := rec.Message.ID, driver.SliceOf(rec)
+	category := k.Category
 	t, err := driver.BucketTime(id)
 	if err != nil {
 		return nil, err
 	}
 	if err := driver.ValidateCategory(category); err != nil {
+		return nil, err
+	}
+	// The record's thread, not the slice's: everyone's partition counts
+	// no thread apart, but refuses a record whose thread is no key, as
+	// a group's does (a Store's refusals do not depend on the slice).
+	if err := driver.ValidateThread(rec.Message.Thread); err != nil {
 		return nil, err
 	}
 	v := rand.Int64()
@@ -118,6 +172,12 @@ func (s *Store) bucketUpdates(p driver.Partition, id, category string, n int64) 
 		hour = hour.Add(expression.Name(categoryAttr(secondAttr(sec), categoryTag(category))), expression.Value(n)).
 			Set(expression.Name(tagAttr(categoryTag(category))), expression.Value(category))
 	}
+	if k.Thread != "" {
+		for _, u := range []*expression.UpdateBuilder{&day, &hour} {
+			*u = u.Add(expression.Name(threadStandIn), expression.Value(n)).
+				Set(expression.Name(threadPairStandIn), expression.Value(k.String()))
+		}
+	}
 	var out []types.TransactWriteItem
 	for _, it := range []struct {
 		sk, count string
@@ -128,9 +188,14 @@ func (s *Store) bucketUpdates(p driver.Partition, id, category string, n int64) 
 			return nil, fmt.Errorf("dynamo: bucket update: %w", err)
 		}
 		names := expr.Names()
-		for k, name := range names {
-			if name == categoryStandIn {
-				names[k] = categoryAttr(it.count, category)
+		for key, name := range names {
+			switch name {
+			case categoryStandIn:
+				names[key] = categoryAttr(it.count, category)
+			case threadStandIn:
+				names[key] = threadCountAttr(it.count, threadTag(k))
+			case threadPairStandIn:
+				names[key] = threadAttr(threadTag(k))
 			}
 		}
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
@@ -170,13 +235,26 @@ func (s *Store) decodeDay(p driver.Partition, sk string, av map[string]types.Att
 		}
 	}
 	for name := range av {
-		h, category, ok := parseBucketAttr(name, 'h', 2, 24)
+		h, category, tag, ok := parseBucketAttr(name, 'h', 2, 24)
 		if !ok {
 			continue
 		}
 		n, err := numAttr(av, name)
 		if err != nil {
 			return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), sk, err)
+		}
+		if tag != "" {
+			k, ok := threadOf(av, tag)
+			if !ok {
+				return driver.DayBucket{}, fmt.Errorf("dynamo: bucket %s/%s: %w: attribute %q: its thread's tag is not held", p.PK(), sk, driver.ErrInvalidInput, name)
+			}
+			if d.Threads == nil {
+				d.Threads = map[driver.Slice][24]int64{}
+			}
+			c := d.Threads[k]
+			c[h] = n
+			d.Threads[k] = c
+			continue
 		}
 		if category == "" {
 			d.Hours[h] = n
@@ -189,7 +267,7 @@ func (s *Store) decodeDay(p driver.Partition, sk string, av map[string]types.Att
 		c[h] = n
 		d.Categories[category] = c
 	}
-	return d.Clone(), nil // without the categories that count none
+	return d.Clone(), nil // without the categories and threads that count none
 }
 
 // hourBucket reads the hour bucket of t's hour of partition p, strongly
@@ -206,13 +284,27 @@ func (s *Store) hourBucket(ctx context.Context, p driver.Partition, t time.Time)
 	item := items[0]
 	hb := &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
 	for name := range item {
-		sec, tag, ok := parseBucketAttr(name, 's', 4, 3600)
+		sec, tag, thread, ok := parseBucketAttr(name, 's', 4, 3600)
 		if !ok {
 			continue
 		}
 		n, err := numAttr(item, name)
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
+		}
+		if thread != "" {
+			k, ok := threadOf(item, thread)
+			if !ok {
+				return nil, fmt.Errorf("dynamo: bucket %s/%s: %w: attribute %q: its thread's tag is not held", p.PK(), driver.HourBucketSK(h), driver.ErrInvalidInput, name)
+			}
+			if hb.Threads == nil {
+				hb.Threads = map[driver.Slice]map[int]int64{}
+			}
+			if hb.Threads[k] == nil {
+				hb.Threads[k] = map[int]int64{}
+			}
+			hb.Threads[k][sec] = n
+			continue
 		}
 		if tag == "" {
 			hb.Seconds[sec] = n
@@ -232,7 +324,7 @@ func (s *Store) hourBucket(ctx context.Context, p driver.Partition, t time.Time)
 		}
 		hb.Categories[category][sec] = n
 	}
-	*hb = hb.Clone() // without the seconds and categories that count none
+	*hb = hb.Clone() // without the seconds, categories and threads that count none
 	if hb.Version, err = numAttr(item, "v"); err != nil {
 		return nil, fmt.Errorf("dynamo: bucket %s/%s: %w", p.PK(), driver.HourBucketSK(h), err)
 	}
@@ -268,6 +360,14 @@ func (s *Store) bucketItems(p driver.Partition, days []driver.DayBucket, hours [
 				}
 			}
 		}
+		for k, hours := range d.Threads {
+			for h, n := range hours {
+				if n != 0 {
+					it[threadCountAttr(hourAttr(h), threadTag(k))], it[versionAttr(h)] = num(n), num(v)
+					it[threadAttr(threadTag(k))] = &types.AttributeValueMemberS{Value: k.String()}
+				}
+			}
+		}
 		out = append(out, it)
 	}
 	for _, h := range hours {
@@ -282,6 +382,14 @@ func (s *Store) bucketItems(p driver.Partition, days []driver.DayBucket, hours [
 				if n != 0 {
 					it[categoryAttr(secondAttr(sec), categoryTag(c))] = num(n)
 					it[tagAttr(categoryTag(c))] = &types.AttributeValueMemberS{Value: c}
+				}
+			}
+		}
+		for k, secs := range h.Threads {
+			for sec, n := range secs {
+				if n != 0 {
+					it[threadCountAttr(secondAttr(sec), threadTag(k))] = num(n)
+					it[threadAttr(threadTag(k))] = &types.AttributeValueMemberS{Value: k.String()}
 				}
 			}
 		}

@@ -116,3 +116,116 @@ func TestBucketCategoryAttrs(t *testing.T) {
 		t.Errorf("Stats with a category's count not a number: %v, %v; want errors", err, herr)
 	}
 }
+
+// TestBucketThreadAttrs: a group message's thread counts, by thread and
+// category, in attributes of its bucket items named by the pair's tag
+// (h<hour>@<tag> on the day's, s<second>@<tag> on the hour's), each item
+// holding the pair as t#<tag>. A count under a tag whose pair the item
+// does not hold, holds under another tag, or holds as no thread's and
+// category's, is an error of the read; a name the Store does not write
+// (no '~' before the tag, a tag that is no key) is not read.
+func TestBucketThreadAttrs(t *testing.T) {
+	ctx := context.Background()
+	store, raw, table := newLocalStore(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	ib := inbox.New(store, inbox.WithClock(func() time.Time { return now }), inbox.WithSharedCache(0))
+	scope := driver.Scope{Tenant: "acme", Inbox: "chat"}
+	p := driver.Partition{Tenant: "acme", Inbox: "chat", Group: "team"}
+	var ids []string
+	for _, c := range []string{"billing", ""} {
+		m, err := ib.BroadcastGroup(ctx, scope, "team", inbox.Draft{Sender: "ann", Title: "t", Category: c, Thread: "a.b[1]"})
+		if err != nil {
+			t.Fatalf("BroadcastGroup(%q): %v", c, err)
+		}
+		ids = append(ids, m.ID)
+	}
+	bt, err := driver.BucketTime(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	daySK, hourSK := driver.DayBucketSK(bt), driver.HourBucketSK(bt)
+	hh := fmt.Sprintf("h%02d", bt.Hour())
+	pairs := []driver.Slice{{Thread: "a.b[1]", Category: "billing"}, {Thread: "a.b[1]"}}
+	for _, sk := range []string{daySK, hourSK} {
+		item := shapeMap(getRaw(t, raw, table, p.PK(), sk), true)
+		tags := map[string]string{}
+		for name, v := range item {
+			if tag, ok := strings.CutPrefix(name, "t#"); ok {
+				tags[strings.TrimPrefix(fmt.Sprint(v), "S:")] = tag
+			}
+		}
+		for i, k := range pairs {
+			tag := tags[k.String()]
+			count := hh + "@" + tag
+			if sk == hourSK {
+				st, _ := driver.BucketTime(ids[i])
+				count = fmt.Sprintf("s%04d@%s", int(st.Sub(driver.HourOf(st))/time.Second), tag)
+			}
+			if len(tag) != 9 || tag[0] != '~' || item[count] != "N:1" {
+				t.Errorf("bucket %s %v: want %s 1, %q the tag of %v", sk, item, count, tag, k)
+			}
+		}
+		if len(tags) != 2 {
+			t.Errorf("bucket %s %v: want the two pairs, held once each", sk, item)
+		}
+	}
+
+	stats := func() (driver.Stats, *driver.HourBucket, error, error) {
+		t.Helper()
+		st, err := store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
+		hs, herr := store.Stats(ctx, driver.StatsQuery{Partition: p, Hour: bt})
+		return st, hs.Hour, err, herr
+	}
+	before, hb, err, herr := stats()
+	if err != nil || herr != nil || hb == nil || len(before.Days) != 1 || len(before.Days[0].Threads) != 2 || len(hb.Threads) != 2 {
+		t.Fatalf("Stats: %+v, %+v, %v, %v; want the day's and the hour's counts of both pairs", before.Days, hb, err, herr)
+	}
+	for _, k := range pairs {
+		if before.Days[0].Threads[k][bt.Hour()] != 1 {
+			t.Errorf("day bucket %+v: want 1 of %v in hour %d", before.Days[0], k, bt.Hour())
+		}
+	}
+	set := func(sk, name string, v types.AttributeValue) { t.Helper(); setNamed(t, raw, table, p, sk, name, v) }
+	remove := func(sk, name string) { t.Helper(); setNamed(t, raw, table, p, sk, name, nil) }
+	one := &types.AttributeValueMemberN{Value: "1"}
+	for _, name := range []string{hh + "@AAAAAAAA", hh + "@~a#b", hh + "@", "h24@~AAAAAAAA"} {
+		set(daySK, name, one)
+	}
+	for _, name := range []string{"s0001@AAAAAAAA", "s0001@", "s3600@~AAAAAAAA"} {
+		set(hourSK, name, one)
+	}
+	set(daySK, "t#~BBBBBBBB", &types.AttributeValueMemberS{Value: "x#y"}) // a pair without counts
+	after, hb2, err, herr := stats()
+	if err != nil || herr != nil {
+		t.Fatalf("Stats with attributes the Store does not name: %v, %v", err, herr)
+	}
+	if diff := cmp.Diff(before.Days, after.Days); diff != "" {
+		t.Errorf("day buckets with attributes the Store does not name (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(hb, hb2); diff != "" {
+		t.Errorf("hour bucket with attributes the Store does not name (-before +after):\n%s", diff)
+	}
+
+	// A count under a tag whose pair is missing, another's, or no pair.
+	for _, pair := range []string{"", "a.b[1]#billing", "a#b#c", "#billing", "a.b[1]"} {
+		for _, sk := range []string{daySK, hourSK} {
+			count := hh + "@~AAAAAAAA"
+			if sk == hourSK {
+				count = "s0001@~AAAAAAAA"
+			}
+			set(sk, count, one)
+			if pair != "" {
+				set(sk, "t#~AAAAAAAA", &types.AttributeValueMemberS{Value: pair})
+			}
+			_, _, err, herr := stats()
+			if got := map[string]error{daySK: err, hourSK: herr}[sk]; !errors.Is(got, driver.ErrInvalidInput) {
+				t.Errorf("Stats of %s with a count of tag ~AAAAAAAA, its pair %q: %v; want ErrInvalidInput", sk, pair, got)
+			}
+			remove(sk, count)
+			remove(sk, "t#~AAAAAAAA")
+		}
+	}
+	if after, hb2, err, herr := stats(); err != nil || herr != nil || !cmp.Equal(before.Days, after.Days) || !cmp.Equal(hb, hb2) {
+		t.Errorf("Stats once the counts of no pair are gone: %+v, %+v, %v, %v; want them as before", after.Days, hb2, err, herr)
+	}
+}

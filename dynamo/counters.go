@@ -66,11 +66,18 @@ type counterWrite struct {
 	// (c#* only; by attribute name: see mutedAttr).
 	mutedSet    map[string]map[string]int64
 	mutedRemove []string
-	// moves holds the cover marks of the write (c#* only; by thread):
-	// guardedCounterUpdates applies them (see coverWrite).
-	moves map[string]driver.CoverChange
-	// covers holds what the write does to covered threads' maps (c#*
-	// only; by thread: see coverWrite).
+	// moves holds the cover marks of the write (c#* only; by thread, of
+	// a group's messages or direct): guardedCounterUpdates applies them
+	// (see coverWrite), a group's thread's on the user's counter of the
+	// group (c#*#<group>).
+	moves map[driver.GroupThread]driver.CoverChange
+	// groupConds holds conditions of the updates of the partition's
+	// counters of groups (c#* only; by group): guardedCounterUpdates
+	// puts them there, the counter changed by nothing else if need be.
+	groupConds map[string]expression.ConditionBuilder
+	// covers holds what the write does to covered threads' maps (c#*,
+	// of direct threads, and a user's c#*#<group>, of the group's; by
+	// thread: see coverWrite).
 	covers map[string]*coverWrite
 }
 
@@ -414,9 +421,10 @@ const (
 	attrAbove = "above"
 	attrFence = "seen"
 	// attrBucketed marks a shared partition whose time buckets count its
-	// records and each category's ("bkt", of a version whose buckets had
-	// no categories, reads as not bucketed: a Recount buckets it again).
-	attrBucketed = "bkc"
+	// records, each category's and each thread's ("bkt" and "bkc", of
+	// versions whose buckets had no categories or no threads, read as not
+	// bucketed: a Recount buckets it again).
+	attrBucketed = "bkh"
 	attrMuted    = "muted"
 )
 
@@ -773,16 +781,53 @@ func (s *Store) counterUpdates(deltas []driver.Counter, recent map[driver.Partit
 // threads' counters (driver.Counter.Covered) go to their partitions' c#*
 // likewise, those of records taken as covered by the bounds of bounds
 // (see coveredWrites), and the cover marks of totals (counterWrite.moves)
-// with them. The changes of receipts' hints are made in the form skips
-// holds (see hintUpdate).
-func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool, bounds map[driver.Partition]map[string]string, skips map[[2]string]bool) ([]types.TransactWriteItem, error) {
+// with them; those of a group's thread go to the user's counter of the
+// group (c#*#<group>), which gets an update even without deltas, as does
+// one that totals' groupConds name. The changes of receipts' hints are
+// made in the form skips holds (see hintUpdate).
+func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver.Partition]*recentChange, totals map[driver.Partition]counterWrite, mutes map[driver.Partition]map[string]bool, bounds map[driver.Partition]map[driver.GroupThread]string, skips map[[2]string]bool) ([]types.TransactWriteItem, error) {
 	if err := driver.ValidateDeltas(deltas); err != nil {
 		return nil, err
 	}
 	// A covered thread's counter goes to its partition's c#* (see
-	// coveredAttr).
-	covers, _ := coveredWrites(deltas, movesOf(totals), bounds)
+	// coveredAttr), a group's thread's to the partition's c#*#<group>.
+	covered, _ := coveredWrites(deltas, movesOf(totals), bounds)
+	covers := map[driver.Partition]map[string]map[string]*coverWrite{} // by partition, group and thread
+	groups := map[driver.Partition]map[string]bool{}                   // the counters of groups to update
+	addGroup := func(p driver.Partition, g string) {
+		if groups[p] == nil {
+			groups[p] = map[string]bool{}
+		}
+		groups[p][g] = true
+	}
+	for p, ws := range covered {
+		covers[p] = map[string]map[string]*coverWrite{}
+		for t, w := range ws {
+			if covers[p][t.Group] == nil {
+				covers[p][t.Group] = map[string]*coverWrite{}
+			}
+			covers[p][t.Group][t.Thread] = w
+			if t.Group != "" {
+				addGroup(p, t.Group)
+			}
+		}
+	}
+	for p, w := range totals {
+		for g := range w.groupConds {
+			addGroup(p, g)
+		}
+	}
 	deltas = slices.DeleteFunc(slices.Clone(deltas), func(d driver.Counter) bool { return d.Covered })
+	for _, d := range deltas {
+		if d.Category == "" && d.Group != "" && d.Thread == "" && !d.Muted {
+			delete(groups[d.Partition], d.Group) // changed already
+		}
+	}
+	for _, p := range slices.SortedFunc(maps.Keys(groups), comparePartitions) {
+		for _, g := range slices.Sorted(maps.Keys(groups[p])) {
+			deltas = append(deltas, driver.Counter{Partition: p, Group: g})
+		}
+	}
 	// A muted thread's counter goes to its partition's c#* (see
 	// mutedAttr), if the write takes the thread as muted.
 	took := map[driver.Partition]map[string]bool{}
@@ -847,11 +892,18 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 	for _, d := range deltas {
 		isTotal := d.Category == "" && d.Group == "" && d.Thread == ""
 		w := counterWrite{bump: isTotal, skipHint: skips[hintKey(d)]}
-		if isTotal {
+		switch {
+		case isTotal:
 			w = totals[d.Partition]
 			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
 			w.mutes, w.mutedAdd = took[d.Partition], mutedAdd[d.Partition]
-			w.covers = covers[d.Partition]
+			w.covers = covers[d.Partition][""]
+		case d.Category == "" && d.Group != "" && d.Thread == "" && !d.Partition.IsShared():
+			// A user's counter of a group: her positions in its threads.
+			w.covers = covers[d.Partition][d.Group]
+			if c, ok := totals[d.Partition].groupConds[d.Group]; ok {
+				w.cond, w.returnOld = &c, true
+			}
 		}
 		it, err := s.counterUpdate(d, w)
 		if err != nil {
@@ -1008,6 +1060,7 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 	}
 	var st driver.Stats
 	var above map[driver.Counter]int64
+	var positions []driver.Counter // the covered counters, all of them
 	for _, av := range items {
 		_, sk, err := s.itemKey(av)
 		if err != nil {
@@ -1020,6 +1073,16 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 				return driver.Stats{}, 0, err
 			}
 			st.Counters = append(st.Counters, c)
+			if keepsPositions(c) {
+				// Her counter of a group keeps her positions in its
+				// threads (see coveredAttr).
+				covered, err := coveredOf(p, c.Group, av)
+				if err != nil {
+					return driver.Stats{}, 0, err
+				}
+				st.Counters = append(st.Counters, covered...)
+				positions = append(positions, covered...)
+			}
 			if c.Category == "" && c.Group == "" && c.Thread == "" {
 				st.Version = ver
 				if n, ok := av[attrRecounted].(*types.AttributeValueMemberN); ok {
@@ -1042,12 +1105,12 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 					if err != nil {
 						return driver.Stats{}, 0, err
 					}
-					covered, err := coveredOf(p, av)
+					covered, err := coveredOf(p, "", av)
 					if err != nil {
 						return driver.Stats{}, 0, err
 					}
 					st.Counters = append(append(st.Counters, muted...), covered...)
-					s.covers.learnStats(p, covered)
+					positions = append(positions, covered...)
 				} else {
 					_, st.Bucketed = av[attrBucketed]
 				}
@@ -1091,9 +1154,21 @@ func (s *Store) stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, i
 			st.Expired = append(st.Expired, e)
 		}
 	}
+	s.covers.learnStats(p, positions, anyThread)
 	st.Counters = withCategoryAbove(st.Counters, above, nil)
 	return st, pages, nil
 }
+
+// keepsPositions reports whether c, a counter as read, is a user's
+// counter of a group (c#*#<group>), which keeps her read positions in
+// the group's threads (see coveredAttr).
+func keepsPositions(c driver.Counter) bool {
+	return c.Category == "" && c.Group != "" && c.Group != driver.PublicGroup && c.Thread == "" && !c.Partition.IsShared() && !c.Covered && !c.Muted
+}
+
+// comparePartitions orders partitions by key, for the items of a
+// transaction to come in one order.
+func comparePartitions(a, b driver.Partition) int { return strings.Compare(a.PK(), b.PK()) }
 
 // decodeCounter returns the counter of a stats item of p, its version
 // and its recent receipts.
@@ -1260,7 +1335,8 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	var writes []types.TransactWriteItem
 	resetAbove := map[string]int64{}
 	resetMuted := map[string][]driver.Counter{}
-	resetCovered := map[string][]driver.Counter{}
+	resetCovered := map[driver.GroupThread][]driver.Counter{}
+	groupItems := map[string]map[string]types.AttributeValue{} // a user's counters of groups, by group
 	before := make(map[string]driver.Counter, len(r.Before))
 	for _, c := range r.Before {
 		before[c.SK()] = c
@@ -1291,7 +1367,8 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 			if p.IsShared() || c.Of != "" {
 				return fmt.Errorf("%w: covered counter %s reset in %s", driver.ErrInvalidInput, sk, p.PK())
 			}
-			resetCovered[c.Thread] = append(resetCovered[c.Thread], c) // kept on c#* (see coveredAttr)
+			t := driver.GroupThread{Group: c.Group, Thread: c.Thread}
+			resetCovered[t] = append(resetCovered[t], c) // kept on c#*, or c#*#<group> (see coveredAttr)
 			continue
 		}
 		if c.Above != 0 && c.Category != "" {
@@ -1303,7 +1380,42 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		if err != nil {
 			return err
 		}
+		if keepsPositions(c) {
+			groupItems[c.Group] = av // written with her positions, below
+			continue
+		}
 		put, err := s.conditionalPut(av, s.talliesAsRead(before, sk))
+		if err != nil {
+			return err
+		}
+		writes = append(writes, types.TransactWriteItem{Put: put})
+	}
+	// The reset keeps the read positions in groups' threads, read with
+	// r.Version, each with its counters, on her counter of the group (see
+	// coveredAttr), written even if the reset has no tallies of the
+	// group: a thread's counters without a position are none.
+	for _, t := range slices.SortedFunc(maps.Keys(resetCovered), compareThreads) {
+		if t.Group == "" {
+			continue
+		}
+		name, m := coveredReset(t.Thread, resetCovered[t])
+		if m == nil {
+			continue
+		}
+		av := groupItems[t.Group]
+		if av == nil {
+			c := driver.Counter{Partition: p, Group: t.Group}
+			var err error
+			if av, err = s.counterItem(c, 0); err != nil {
+				return err
+			}
+			keep[c.SK()] = true
+			groupItems[t.Group] = av
+		}
+		av[name] = m
+	}
+	for _, g := range slices.Sorted(maps.Keys(groupItems)) {
+		put, err := s.conditionalPut(groupItems[g], s.talliesAsRead(before, driver.CounterSK("", g)))
 		if err != nil {
 			return err
 		}
@@ -1422,21 +1534,12 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 				totalItem[mutedAttr(t)] = mutedMap(resetMuted[t])
 			}
 		}
-		// The reset keeps the read positions, read with r.Version, each
-		// with its counters (see coveredAttr): a thread's counters
-		// without a position are none.
+		// The reset keeps the read positions of direct threads, read
+		// with r.Version, each with its counters (see coveredAttr): a
+		// thread's counters without a position are none.
 		for t, cs := range resetCovered {
-			var pos driver.Position
-			tallies := map[string]int64{}
-			for _, c := range cs {
-				if c.Category == "" {
-					pos = c.Position
-				}
-				u, a := mutedKeys(c)
-				tallies[u], tallies[a] = c.Unread, c.Above
-			}
-			if !pos.IsZero() {
-				totalItem[coveredAttr(t)] = coveredMap(pos, tallies)
+			if name, m := coveredReset(t.Thread, cs); t.Group == "" && m != nil {
+				totalItem[name] = m
 			}
 		}
 	}
@@ -1463,11 +1566,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 	}
 	s.forms.forget(p) // the hints it remembers of p are about to go
 	if !p.IsShared() {
-		bounds := map[string]string{}
-		for t, pos := range driver.Positions(r.Counters) {
-			bounds[t] = pos.Bound
-		}
-		s.covers.learn(p, bounds, true)
+		s.covers.learnStats(p, r.Counters, anyThread)
 	}
 	for {
 		n := min(len(writes), maxTransactItems-1)
@@ -1583,7 +1682,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 	switch {
 	case rec.Ledgered():
 	case rec.Partition.IsShared():
-		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec, 1)
 		if err != nil {
 			return err
 		}
@@ -1609,9 +1708,10 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 			_, took := coveredWrites(above, nil, bounds)
 			items = append(slices.Clone(base), counters...)
 			meanings = slices.Clone(baseMeanings)
-			for range counters {
+			for _, it := range counters {
+				_, group, _ := s.coverItem(it)
 				meanings = append(meanings, func(old map[string]types.AttributeValue) error {
-					if err := coveredFailure(rec.Partition, old, took); err != nil {
+					if err := coveredFailure(rec.Partition, group, old, took); err != nil {
 						return err
 					}
 					return errTotalRefused
@@ -1622,8 +1722,7 @@ func (s *Store) adopt(ctx context.Context, rec, as driver.Record) error {
 		var covered *coversChanged
 		switch {
 		case errors.As(err, &covered):
-			bounds[covered.p] = covered.bounds
-			s.covers.learn(covered.p, covered.bounds, false)
+			covered.merge(bounds, s.covers)
 			continue
 		case errors.Is(err, errTotalRefused):
 			above = nil // at or below the watermark: in no Above
@@ -1912,7 +2011,10 @@ func (s *Store) threadsQuery(ctx context.Context, q driver.Query) (driver.QueryR
 // counters reads the counters of p with the keys of q.Keys (and p's
 // total, for its version) by key, strongly consistent: Stats with Keys.
 // The total of a user's partition, if q.Keys names it, comes with her
-// covered threads' counters, which it keeps (see coveredAttr).
+// covered threads' counters of her direct messages, which it keeps (see
+// coveredAttr), and her counter of a group, if q.Keys names it, with
+// those of the group's threads, which it keeps; a shared partition's
+// total tells whether it is Bucketed.
 // It reads them with one BatchGetItem, or, with q.Isolated, one
 // TransactGetItems (the total first), which DynamoDB reads as of one
 // instant: a write that lands during it shows in all of them or none.
@@ -1955,6 +2057,9 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 		}
 		if sk == total {
 			st.Version = ver
+			if p.IsShared() {
+				_, st.Bucketed = av[attrBucketed]
+			}
 			if !p.IsShared() {
 				if st.Preferences, err = s.decodePrefs(p, av); err != nil {
 					return driver.Stats{}, err
@@ -1963,23 +2068,34 @@ func (s *Store) counters(ctx context.Context, q driver.StatsQuery) (driver.Stats
 					return driver.Stats{}, err
 				}
 			}
-			if !wantTotal {
-				continue
-			}
 			if !p.IsShared() {
-				// The total comes with the covered threads' counters,
-				// which it keeps (see coveredAttr).
-				covered, err := coveredOf(p, av)
+				// The covered threads' counters of her direct messages,
+				// which the total keeps (see coveredAttr).
+				covered, err := coveredOf(p, "", av)
 				if err != nil {
 					return driver.Stats{}, err
 				}
-				st.Counters = append(st.Counters, c)
-				st.Counters = append(st.Counters, covered...)
-				s.covers.learnStats(p, covered)
+				s.covers.learnStats(p, covered, groupThreads(""))
+				if wantTotal {
+					st.Counters = append(append(st.Counters, c), covered...)
+				}
+				continue
+			}
+			if !wantTotal {
 				continue
 			}
 		}
 		st.Counters = append(st.Counters, c)
+		if keepsPositions(c) {
+			// Her counter of a group comes with her positions in its
+			// threads, which it keeps.
+			covered, err := coveredOf(p, c.Group, av)
+			if err != nil {
+				return driver.Stats{}, err
+			}
+			st.Counters = append(st.Counters, covered...)
+			s.covers.learnStats(p, covered, groupThreads(c.Group))
+		}
 	}
 	st.Counters = withCategoryAbove(st.Counters, above, func(c driver.Counter) bool { return want[c.SK()] })
 	return st, nil
@@ -2047,4 +2163,23 @@ func threadMap(p driver.Partition, name string, v types.AttributeValue, prefix, 
 		return t, nil, bad, true
 	}
 	return t, m, bad, true
+}
+
+// coveredReset returns the attribute, and its map, that keep the counters
+// cs of covered thread t, with their position, as a reset writes them
+// (see coveredAttr); the map is nil if cs hold no position.
+func coveredReset(t string, cs []driver.Counter) (string, *types.AttributeValueMemberM) {
+	var pos driver.Position
+	tallies := map[string]int64{}
+	for _, c := range cs {
+		if c.Category == "" {
+			pos = c.Position
+		}
+		u, a := mutedKeys(c)
+		tallies[u], tallies[a] = c.Unread, c.Above
+	}
+	if pos.IsZero() {
+		return "", nil
+	}
+	return coveredAttr(t), coveredMap(pos, tallies)
 }

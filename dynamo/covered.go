@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"encoding/base64"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -36,9 +37,26 @@ import (
 // the change on condition that it does not: it guesses which from what
 // the Store last saw of the partition's positions (coverHints), and a
 // failed condition is made again in the other form (coversChanged).
+//
+// A user's read positions in threads of a group's messages
+// (driver.Counter.Covered with Group set) are kept likewise on her
+// counter of the group, c#*#<group> (driver.CounterSK("", group)), which
+// every write of her receipts of the group's messages updates: the same
+// cv#<thread> maps, their conditions there (that of a receipt mark
+// refused over a position, driver.Mark.UnreadOverCover, too). So her c#*,
+// which every write of hers carries, keeps only the positions of her
+// direct threads, which are few and dropped once written out, and does
+// not grow with the group chats she reads, whose positions stay; and
+// c#*#<group> is read with the counter it is anyway. A cover mark of a
+// group's thread moves the map on c#*#<group> on condition that the
+// position is From, is versioned on c#* (its condition and its move, as
+// a direct one's), and puts her position item in the group's partition
+// (driver.ReaderPositionSK), not a position item of her own: three items,
+// as driver.MarkItems counts them. Stats by key returns them with her
+// counter of the group.
 
-// coveredPrefix begins the names of the attributes of c#* that keep a
-// covered thread's counters and position.
+// coveredPrefix begins the names of the attributes of c#* (c#*#<group>)
+// that keep a covered thread's counters and position.
 const coveredPrefix = "cv#"
 
 // The keys of a covered thread's map that hold its position.
@@ -49,10 +67,25 @@ const (
 	posDone    = "w"
 )
 
-// coveredAttr returns the name of the attribute of c#* that keeps the
-// counters and position of covered thread t.
+// coveredAttr returns the name of the attribute that keeps the counters
+// and position of covered thread t: on c#* for a thread of direct
+// messages, on c#*#<group> for one of the group's.
 func coveredAttr(t string) string {
 	return coveredPrefix + base64.RawURLEncoding.EncodeToString([]byte(t))
+}
+
+// parseCoveredAttr returns the thread whose map attribute is name (see
+// coveredAttr); ok is false for another attribute, valid is false for
+// one of the prefix that is in coveredAttr's form of no thread.
+func parseCoveredAttr(name string) (t string, ok, valid bool) {
+	enc, ok := strings.CutPrefix(name, coveredPrefix)
+	if !ok {
+		return "", false, false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(enc)
+	t = string(b)
+	valid = err == nil && t != "" && driver.ValidateThread(t) == nil && coveredAttr(t) == name
+	return t, true, valid
 }
 
 // coveredPath returns the document path of key k of thread t's map.
@@ -78,21 +111,26 @@ func coveredMap(pos driver.Position, tallies map[string]int64) *types.AttributeV
 }
 
 // coveredOf returns the covered threads' counters a user's c#* item av
-// keeps, sorted by key: each thread's counter of all categories, with its
+// keeps (with group set, her c#*#<group>: those of the group's threads),
+// sorted by key: each thread's counter of all categories, with its
 // position, and those of its categories not at zero. A map of the prefix
 // that is not one, or holds what is neither a counter nor a position, or
 // no position, is ErrInvalidInput.
-func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver.Counter, error) {
+func coveredOf(p driver.Partition, group string, av map[string]types.AttributeValue) ([]driver.Counter, error) {
 	var out []driver.Counter
 	for name, v := range av {
-		t, m, bad, ok := threadMap(p, name, v, coveredPrefix, "covered")
+		t, ok, valid := parseCoveredAttr(name)
 		if !ok {
 			continue
 		}
-		if m == nil || p.IsShared() {
+		bad := func(what string) error {
+			return fmt.Errorf("dynamo: covered thread %q of %s: %w: %s", name, p.PK(), driver.ErrInvalidInput, what)
+		}
+		m, isMap := v.(*types.AttributeValueMemberM)
+		if !valid || !isMap || p.IsShared() {
 			return nil, bad("not a thread's map")
 		}
-		all := &driver.Counter{Partition: p, Thread: string(t), Covered: true}
+		all := &driver.Counter{Partition: p, Group: group, Thread: t, Covered: true}
 		byCat := map[string]*driver.Counter{"": all}
 		var pos driver.Position
 		for k, n := range m.Value {
@@ -126,7 +164,7 @@ func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver
 			}
 			c := byCat[string(cat)]
 			if c == nil {
-				c = &driver.Counter{Partition: p, Category: string(cat), Thread: string(t), Covered: true}
+				c = &driver.Counter{Partition: p, Category: string(cat), Group: group, Thread: t, Covered: true}
 				byCat[string(cat)] = c
 			}
 			if k[0] == 'u' {
@@ -152,18 +190,21 @@ func coveredOf(p driver.Partition, av map[string]types.AttributeValue) ([]driver
 	return out, nil
 }
 
-// boundsOf returns, of threads, the bounds of the positions of old, a
-// user's c#* as a failed condition returned it ("" for none).
-func boundsOf(old map[string]types.AttributeValue, threads map[string]coverTake) map[string]string {
-	out := make(map[string]string, len(threads))
+// boundsOf returns, of threads, those of group ("" for direct ones) with
+// the bounds of their positions in old, a user's c#* (with group set,
+// c#*#<group>) as a failed condition returned it ("" for none).
+func boundsOf(old map[string]types.AttributeValue, group string, threads map[driver.GroupThread]coverTake) map[driver.GroupThread]string {
+	out := make(map[driver.GroupThread]string, len(threads))
 	for t := range threads {
-		out[t] = boundIn(old, t)
+		if t.Group == group {
+			out[t] = boundIn(old, t.Thread)
+		}
 	}
 	return out
 }
 
 // boundIn returns the bound of thread t's position in av, a user's c#*
-// ("" for none, or one that is not a string).
+// or c#*#<group> ("" for none, or one that is not a string).
 func boundIn(av map[string]types.AttributeValue, t string) string {
 	m, _ := av[coveredAttr(t)].(*types.AttributeValueMemberM)
 	if m == nil {
@@ -177,7 +218,7 @@ func boundIn(av map[string]types.AttributeValue, t string) string {
 }
 
 // coverWrite is what a write does to one covered thread's map on its
-// partition's c#*.
+// partition's c#* (c#*#<group> for a thread of a group's messages).
 type coverWrite struct {
 	// add adds to the map's tallies (by key, see mutedKeys).
 	add map[string]int64
@@ -280,8 +321,9 @@ type coverTake struct {
 	ofs   []string
 }
 
-// coveredWrites returns, by partition and thread, what deltas' changes of
-// covered counters (driver.Counter.Covered) do to their partitions' c#*,
+// coveredWrites returns, by partition and thread (of a group's messages,
+// or direct), what deltas' changes of covered counters
+// (driver.Counter.Covered) do to their partitions' c#* (c#*#<group>),
 // with moves the cover marks of the write (by partition and thread) and
 // bounds the bounds it takes the positions to have (by partition and
 // thread, "" for none) for the changes of records (Counter.Of): those
@@ -290,12 +332,12 @@ type coverTake struct {
 // moves takes the mark's From (its condition); with To zero its changes
 // are dropped with its map. It also returns what the write took
 // (coverTake), for the failure of its condition (coveredFailure).
-func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[string]driver.CoverChange, bounds map[driver.Partition]map[string]string) (map[driver.Partition]map[string]*coverWrite, map[driver.Partition]map[string]coverTake) {
-	out := map[driver.Partition]map[string]*coverWrite{}
-	took := map[driver.Partition]map[string]coverTake{}
-	of := func(p driver.Partition, t string) *coverWrite {
+func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[driver.GroupThread]driver.CoverChange, bounds map[driver.Partition]map[driver.GroupThread]string) (map[driver.Partition]map[driver.GroupThread]*coverWrite, map[driver.Partition]map[driver.GroupThread]coverTake) {
+	out := map[driver.Partition]map[driver.GroupThread]*coverWrite{}
+	took := map[driver.Partition]map[driver.GroupThread]coverTake{}
+	of := func(p driver.Partition, t driver.GroupThread) *coverWrite {
 		if out[p] == nil {
-			out[p] = map[string]*coverWrite{}
+			out[p] = map[driver.GroupThread]*coverWrite{}
 		}
 		w := out[p][t]
 		if w == nil {
@@ -313,7 +355,7 @@ func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[strin
 		if !d.Covered {
 			continue
 		}
-		p, t := d.Partition, d.Thread
+		p, t := d.Partition, driver.GroupThread{Group: d.Group, Thread: d.Thread}
 		w := of(p, t)
 		covered := true
 		switch {
@@ -327,7 +369,7 @@ func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[strin
 			bound := bounds[p][t]
 			covered = bound != "" && d.Of < bound
 			if took[p] == nil {
-				took[p] = map[string]coverTake{}
+				took[p] = map[driver.GroupThread]coverTake{}
 			}
 			tk := took[p][t]
 			tk.bound = bound
@@ -348,14 +390,17 @@ func coveredWrites(deltas []driver.Counter, moves map[driver.Partition]map[strin
 	return out, took
 }
 
-// coversChanged reports that the condition of partition p's total failed
+// coversChanged reports that the condition of partition p's total (its
+// counter of group, for the positions in the group's threads) failed
 // because p's read positions do not cover the records the write took as
 // covered, or cover some it took as not: bounds holds them as they are
-// (by thread, "" for none). A write made again with them applies the
-// covered counters' changes, or drops them, as it should.
+// (by thread, those the item keeps, "" for none). A write made again
+// with them applies the covered counters' changes, or drops them, as it
+// should.
 type coversChanged struct {
 	p      driver.Partition
-	bounds map[string]string
+	group  string
+	bounds map[driver.GroupThread]string
 }
 
 // Error names the partition.
@@ -363,23 +408,37 @@ func (e *coversChanged) Error() string {
 	return "dynamo: the read positions of " + e.p.PK() + " are not those the write took"
 }
 
-// coveredFailure returns, for a failed condition of p's c#* whose item
-// was old, a *coversChanged if the write took some record as covered, or
-// not, wrongly (took: see coveredWrites); else nil.
-func coveredFailure(p driver.Partition, old map[string]types.AttributeValue, took map[driver.Partition]map[string]coverTake) error {
+// coveredFailure returns, for a failed condition of p's c#* (with group
+// set, of its c#*#<group>) whose item was old, a *coversChanged if the
+// write took some record of the item's threads as covered, or not,
+// wrongly (took: see coveredWrites); else nil.
+func coveredFailure(p driver.Partition, group string, old map[string]types.AttributeValue, took map[driver.Partition]map[driver.GroupThread]coverTake) error {
 	of := took[p]
 	if len(of) == 0 {
 		return nil
 	}
-	are := boundsOf(old, of)
+	are := boundsOf(old, group, of)
 	for t, tk := range of {
+		if t.Group != group {
+			continue
+		}
 		for _, id := range tk.ofs {
 			if (tk.bound != "" && id < tk.bound) != (are[t] != "" && id < are[t]) {
-				return &coversChanged{p: p, bounds: are}
+				return &coversChanged{p: p, group: group, bounds: are}
 			}
 		}
 	}
 	return nil
+}
+
+// merge sets, in bounds, p's positions' bounds as e found them (those of
+// the threads of e's item), and has hints learn them.
+func (e *coversChanged) merge(bounds map[driver.Partition]map[driver.GroupThread]string, hints *coverHints) {
+	if bounds[e.p] == nil {
+		bounds[e.p] = map[driver.GroupThread]string{}
+	}
+	maps.Copy(bounds[e.p], e.bounds)
+	hints.learn(e.p, e.bounds, nil)
 }
 
 // coverHints remembers, for up to muteHintsSize user partitions, the
@@ -391,39 +450,44 @@ func coveredFailure(p driver.Partition, old map[string]types.AttributeValue, too
 // concurrent use.
 type coverHints struct {
 	mu sync.Mutex
-	m  map[driver.Partition]map[string]string
+	m  map[driver.Partition]map[driver.GroupThread]string
 }
 
 // take returns, for the covered counters of deltas, the bounds of their
 // threads' positions as h remembers them, for a write's first attempt.
-func (h *coverHints) take(deltas []driver.Counter) map[driver.Partition]map[string]string {
+func (h *coverHints) take(deltas []driver.Counter) map[driver.Partition]map[driver.GroupThread]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := map[driver.Partition]map[string]string{}
+	out := map[driver.Partition]map[driver.GroupThread]string{}
 	for _, d := range deltas {
-		if b := h.m[d.Partition][d.Thread]; d.Covered && b != "" {
+		t := driver.GroupThread{Group: d.Group, Thread: d.Thread}
+		if b := h.m[d.Partition][t]; d.Covered && b != "" {
 			if out[d.Partition] == nil {
-				out[d.Partition] = map[string]string{}
+				out[d.Partition] = map[driver.GroupThread]string{}
 			}
-			out[d.Partition][d.Thread] = b
+			out[d.Partition][t] = b
 		}
 	}
 	return out
 }
 
 // learn records bounds, p's positions' bounds as they are, by thread (""
-// for none); with all, they are all of p's.
-func (h *coverHints) learn(p driver.Partition, bounds map[string]string, all bool) {
+// for none); those of the threads of which all reports true (nil: none)
+// are all of p's there: h forgets the others.
+func (h *coverHints) learn(p driver.Partition, bounds map[driver.GroupThread]string, all func(driver.GroupThread) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(bounds) == 0 && (!all || h.m[p] == nil) {
+	if len(bounds) == 0 && (all == nil || h.m[p] == nil) {
 		return
 	}
 	if h.m == nil || len(h.m) >= muteHintsSize {
-		h.m = map[driver.Partition]map[string]string{}
+		h.m = map[driver.Partition]map[driver.GroupThread]string{}
 	}
-	if h.m[p] == nil || all {
-		h.m[p] = map[string]string{}
+	if h.m[p] == nil {
+		h.m[p] = map[driver.GroupThread]string{}
+	}
+	if all != nil {
+		maps.DeleteFunc(h.m[p], func(t driver.GroupThread, _ string) bool { return all(t) })
 	}
 	for t, b := range bounds {
 		if b != "" {
@@ -438,22 +502,36 @@ func (h *coverHints) learn(p driver.Partition, bounds map[string]string, all boo
 }
 
 // learnStats records the positions of p's counters cs, as a Stats that
-// read p's total returns them: all of p's.
-func (h *coverHints) learnStats(p driver.Partition, cs []driver.Counter) {
+// read them returns them: all of p's in the threads of which all reports
+// true (those of the items it read).
+func (h *coverHints) learnStats(p driver.Partition, cs []driver.Counter, all func(driver.GroupThread) bool) {
 	if p.IsShared() {
 		return
 	}
-	bounds := map[string]string{}
-	for t, pos := range driver.Positions(cs) {
-		bounds[t] = pos.Bound
+	bounds := map[driver.GroupThread]string{}
+	for _, c := range cs {
+		if c.Covered && c.Category == "" && !c.Position.IsZero() {
+			bounds[driver.GroupThread{Group: c.Group, Thread: c.Thread}] = c.Position.Bound
+		}
 	}
-	h.learn(p, bounds, true)
+	h.learn(p, bounds, all)
+}
+
+// anyThread reports true for every thread: a read of all of a partition's
+// positions.
+func anyThread(driver.GroupThread) bool { return true }
+
+// groupThreads returns the function that reports whether a thread is one
+// of group's ("" for direct ones): a read of the positions one item
+// keeps.
+func groupThreads(group string) func(driver.GroupThread) bool {
+	return func(t driver.GroupThread) bool { return t.Group == group }
 }
 
 // movesOf returns the cover marks of totals (counterWrite.moves), by
 // partition and thread.
-func movesOf(totals map[driver.Partition]counterWrite) map[driver.Partition]map[string]driver.CoverChange {
-	out := map[driver.Partition]map[string]driver.CoverChange{}
+func movesOf(totals map[driver.Partition]counterWrite) map[driver.Partition]map[driver.GroupThread]driver.CoverChange {
+	out := map[driver.Partition]map[driver.GroupThread]driver.CoverChange{}
 	for p, w := range totals {
 		if len(w.moves) > 0 {
 			out[p] = w.moves
@@ -484,8 +562,12 @@ type positionItem struct {
 // positionWrite returns the transaction item of cover mark c of user
 // partition p for the stream: a Put of the position item with c.To, or
 // its Delete when c.To is zero, unconditional (the mark's condition is
-// on c#*).
+// on c#*). Of a group's thread, it is her position item in the group's
+// partition (see readerPositionWrite).
 func (s *Store) positionWrite(p driver.Partition, c driver.CoverChange) (types.TransactWriteItem, error) {
+	if c.Group != "" {
+		return s.readerPositionWrite(driver.Reader{Partition: driver.Partition{Tenant: p.Tenant, Inbox: p.Inbox, Group: c.Group}, Thread: c.Thread, User: p.User, Position: c.To})
+	}
 	sk := driver.PositionSK(c.Thread)
 	if c.To.IsZero() {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(p.PK(), sk)}}, nil
@@ -520,4 +602,54 @@ func doneUnix(pos driver.Position) int64 {
 		return 0
 	}
 	return pos.Done.Unix()
+}
+
+// compareThreads orders threads by group, then thread, for the names of
+// an update's expression to come in one order.
+func compareThreads(a, b driver.GroupThread) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Thread, b.Thread)
+}
+
+// coverItem reports whether it is the update of a user partition's total
+// (c#*) or of her counter of a group (c#*#<group>), which keep her read
+// positions: ok, with the partition and the group ("" for the total).
+func (s *Store) coverItem(it types.TransactWriteItem) (p driver.Partition, group string, ok bool) {
+	if it.Update == nil {
+		return driver.Partition{}, "", false
+	}
+	pk, _ := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS)
+	sk, _ := it.Update.Key[s.o.sk].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil {
+		return driver.Partition{}, "", false
+	}
+	p, err := driver.ParsePartitionKey(pk.Value)
+	if err != nil || p.IsShared() {
+		return driver.Partition{}, "", false
+	}
+	c, err := driver.ParseCounterSK(sk.Value)
+	if err != nil || c.Category != "" || c.Thread != "" || c.Covered || c.Muted || c.Group == driver.PublicGroup {
+		return driver.Partition{}, "", false
+	}
+	return p, c.Group, true
+}
+
+// groupCover returns, for it, the update of a user's counter of a group
+// (c#*#<group>) with a condition, the meaning of its failure for a write
+// that took her positions so (see coveredWrites): the positions in the
+// group's threads are not those the write took (coversChanged), else
+// err; nil for any other item.
+func (s *Store) groupCover(it types.TransactWriteItem, took map[driver.Partition]map[driver.GroupThread]coverTake, err error) onFail {
+	p, group, ok := s.coverItem(it)
+	if !ok || group == "" || it.Update.ConditionExpression == nil {
+		return nil
+	}
+	return func(old map[string]types.AttributeValue) error {
+		if e := coveredFailure(p, group, old, took); e != nil {
+			return e
+		}
+		return fmt.Errorf("%w: read positions of %s in threads of group %q moved", err, p.PK(), group)
+	}
 }

@@ -82,9 +82,12 @@
 //     (driver.Preferences.Encode: groups, '?' categories muted, '*c*'
 //     categories opted out of; "" for own preferences that set nothing,
 //     absent for none of her own), mt#<thread> for each thread she muted
-//     (see mutedAttr) and cv#<thread> for each thread she has a read
-//     position in (see coveredAttr); a shared c#* holds bkc once the partition's
-//     messages are counted in time buckets, by category too. A thread counter (b#<thread>)
+//     (see mutedAttr) and cv#<thread> for each thread of her direct
+//     messages she has a read position in (see coveredAttr); her
+//     c#*#<group> holds cv#<thread> for each thread of the group's
+//     messages she has one in; a shared c#* holds bkh once the
+//     partition's messages are counted in time buckets, by category and
+//     thread too. A thread counter (b#<thread>)
 //     carries unread ~t<latest>#<thread>: its key in the unread index,
 //     above every message, so that the newest threads are one Query; and
 //     rev (a random number each write sets anew) and a copy of its
@@ -92,12 +95,14 @@
 //     latest (an entry without rev or one of the copy is read by key).
 //   - time bucket (kind UB, a shared partition): cd#<yyyymmdd> holds the
 //     day's messages by hour (h00..h23), each category's
-//     (h00#<category>..), and a version per hour (v00..v23);
+//     (h00#<category>..), each thread's by category (h00@<tag>.., the
+//     pair in t#<tag>), and a version per hour (v00..v23);
 //     k#<yyyymmddhh> the hour's by second (s0000..s3599), each category's
-//     (s0000#<category>..), and its version (v) (driver.DayBucket,
-//     driver.HourBucket). Counts reads them to count the broadcasts above a
-//     user's watermark. They grow with the categories an hour's messages
-//     use: an attribute per category and second that holds its messages.
+//     (s0000#<tag>..), each thread's (s0000@<tag>..), and its version (v)
+//     (driver.DayBucket, driver.HourBucket). Counts reads them to count
+//     the broadcasts above a user's watermark. They grow with the
+//     categories and threads an hour's messages use: an attribute per
+//     category, or thread, and second that holds its messages.
 //   - timed entry (kind SZ for a snooze, SQ for a message not yet due, the
 //     record's partition, driver.TimedKey: e#<time>#<id>#<tag>#z or #q):
 //     the record as its ledger entry counts it, tallied on its counters
@@ -113,7 +118,11 @@
 //     r#<thread>#<id>#<user>, driver.ReaderSK): readat, ledger (the
 //     receipt's entry), expiredat (the message's). Kept by Mark in step
 //     with the user's receipt's read mark; Inbox.ReadBy reads a page's
-//     in one Query of the range.
+//     in one Query of the range. A member's position item (kind RD, the
+//     group's partition, r#<thread>#~#<user>, driver.ReaderPositionSK,
+//     above the thread's reader items): thread, user, bound, at,
+//     earlier, done (her read position in the thread, no TTL), put by
+//     each cover mark of the thread with her c#*.
 //   - tenant settings (kind TS, t#<tenant> / st#tenant_settings): title,
 //     ttl, prefs (the default preferences, driver.Preferences.Encode;
 //     absent for none), tenant_key, uid (who last changed it); inbox

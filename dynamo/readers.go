@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -23,6 +24,37 @@ type readerItem struct {
 	Kind   string `dynamodbav:"kind"`
 	ReadAt int64  `dynamodbav:"readat"`
 	Ledger string `dynamodbav:"ledger"` // the receipt's ledger entry
+}
+
+// readerPositionItem is a member's position item in a group's partition
+// (driver.ReaderPositionSK; kind RD, no TTL): her read position in the
+// thread (driver.Reader.Position), as on her c#*#<group> (At in epoch
+// seconds, Earlier its earlier steps, Done in epoch seconds, 0 for none).
+type readerPositionItem struct {
+	Kind    string `dynamodbav:"kind"`
+	Thread  string `dynamodbav:"thread"`
+	User    string `dynamodbav:"user"`
+	Bound   string `dynamodbav:"bound"`
+	At      int64  `dynamodbav:"at"`
+	Earlier string `dynamodbav:"earlier,omitempty"`
+	Done    int64  `dynamodbav:"done,omitempty"`
+}
+
+// readerPositionWrite returns the transaction item of what a cover mark
+// of a group's thread does to the member's position item r (see
+// driver.CoverChange): a Put of it, or the Delete of the item at its key
+// if r.Position is zero; unconditional (the mark's condition is on her
+// counters).
+func (s *Store) readerPositionWrite(r driver.Reader) (types.TransactWriteItem, error) {
+	sk := driver.ReaderPositionSK(r.Thread, r.User)
+	if r.Position.IsZero() {
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(r.Partition.PK(), sk)}}, nil
+	}
+	item, err := s.item(r.Partition.PK(), sk, readerPositionItem{Kind: kindReader, Thread: r.Thread, User: r.User, Bound: r.Position.Bound, At: r.Position.At.Unix(), Earlier: r.Position.Earlier, Done: doneUnix(r.Position)}, time.Time{})
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
 }
 
 // readerKey returns the primary key of reader item r.
@@ -54,13 +86,18 @@ func (s *Store) readerRemoval(r driver.Reader) (types.TransactWriteItem, error) 
 
 // readersQuery reads the reader items q selects (driver.Query.Readers):
 // one Query of the sort keys from r#<thread>#<After> to
-// r#<thread>#<Before>, ascending, evaluating at most q.Limit, strongly
+// r#<thread>#<Before> (r#<thread>#~, below the members' position items,
+// without Before), ascending, evaluating at most q.Limit, strongly
 // consistent; those expired at q.Now are dropped. Next is the position
-// of DynamoDB's LastEvaluatedKey.
+// of DynamoDB's LastEvaluatedKey. With q.Positions it reads the thread's
+// position items instead (see positionsQuery).
 func (s *Store) readersQuery(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	if q.Positions {
+		return s.positionsQuery(ctx, q)
+	}
 	pk := q.Partition.PK()
 	prefix := driver.ReaderPrefix + q.Thread + "#"
-	lo, hi := prefix, driver.ReaderPrefix+q.Thread+"$"
+	lo, hi := prefix, prefix+"~" // below the position items (r#<thread>#~#<user>)
 	position := strings.Contains(q.After, "#")
 	switch {
 	case position:
@@ -129,4 +166,53 @@ func (s *Store) decodeReader(p driver.Partition, av map[string]types.AttributeVa
 		return driver.Reader{}, fmt.Errorf("dynamo: decode reader item %s/%s: kind %q, %v", p.PK(), sk, it.Kind, err)
 	}
 	return driver.Reader{Partition: p, Thread: thread, ID: id, User: user, ReadAt: fromEpoch(it.ReadAt), ExpiresAt: s.expiry(av), Entry: it.Ledger}, nil
+}
+
+// positionsQuery reads the position items of q.Thread's members in q's
+// group partition (driver.Query.Positions): the sort keys beginning
+// r#<thread>#~#, all of them (q.Limit ignored), by user, strongly
+// consistent, page after page.
+func (s *Store) positionsQuery(ctx context.Context, q driver.Query) (driver.QueryResult, error) {
+	p := q.Partition
+	prefix := driver.ReaderPositionSK(q.Thread, "")
+	kc := expression.Key(s.o.pk).Equal(expression.Value(p.PK())).And(expression.Key(s.o.sk).BeginsWith(prefix))
+	items, err := s.queryAll(ctx, kc, nil)
+	if err != nil {
+		return driver.QueryResult{}, opError("query", err)
+	}
+	var res driver.QueryResult
+	for _, av := range items {
+		r, err := s.decodeReaderPosition(p, prefix, av)
+		if err != nil {
+			return driver.QueryResult{}, err
+		}
+		res.Readers = append(res.Readers, r)
+	}
+	return res, nil
+}
+
+// decodeReaderPosition returns position item av of group partition p,
+// whose sort key begins prefix (r#<thread>#~#). What names another thread
+// or user than its key, or holds no position a Store can keep, is
+// ErrInvalidInput.
+func (s *Store) decodeReaderPosition(p driver.Partition, prefix string, av map[string]types.AttributeValue) (driver.Reader, error) {
+	_, sk, err := s.itemKey(av)
+	if err != nil {
+		return driver.Reader{}, err
+	}
+	var it readerPositionItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil || it.Kind != kindReader {
+		return driver.Reader{}, fmt.Errorf("dynamo: decode position item %s/%s: %w: kind %q, %v", p.PK(), sk, driver.ErrInvalidInput, it.Kind, err)
+	}
+	user := strings.TrimPrefix(sk, prefix)
+	pos := driver.Position{Bound: it.Bound, At: fromEpoch(it.At), Earlier: it.Earlier}
+	if it.Done != 0 {
+		pos.Done = fromEpoch(it.Done)
+	}
+	up := driver.Partition{Tenant: p.Tenant, Inbox: p.Inbox, User: user}
+	if it.User != user || driver.ReaderPositionSK(it.Thread, user) != sk || driver.ValidateUserID(user) != nil || pos.IsZero() ||
+		driver.ValidateCounter(driver.Counter{Partition: up, Group: p.Group, Thread: it.Thread, Covered: true, Position: pos}) != nil {
+		return driver.Reader{}, fmt.Errorf("dynamo: position item %s/%s: %w: thread %q, user %q, position %+v", p.PK(), sk, driver.ErrInvalidInput, it.Thread, it.User, pos)
+	}
+	return driver.Reader{Partition: p, Thread: it.Thread, User: user, Position: pos}, nil
 }

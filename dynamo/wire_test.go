@@ -238,7 +238,7 @@ func TestWireFormat(t *testing.T) {
 		{"public stats", pubPK, "c#*", map[string]any{
 			"pk": "S:" + pubPK, "sk": "S:c#*", "kind": "S:US", "published": "N:1", "ver": "N:1",
 			"tenant_key": "S:acme", "inbox_key": "S:alerts", "uid": "S:$public",
-			"bkc": "BOOL:true", // its time buckets count every broadcast, by category too
+			"bkh": "BOOL:true", // its time buckets count every broadcast, by category and thread too
 		}},
 	}
 	for _, tc := range tests {

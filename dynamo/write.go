@@ -132,7 +132,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		return err
 	}
 	if rec.Partition.IsShared() {
-		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, 1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec, 1)
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	for {
 		attempt := totals
 		if coverable {
-			delete(bounds[p], rec.Message.Thread)
+			delete(bounds[p], driver.GroupThread{Thread: rec.Message.Thread})
 			attempt = maps.Clone(totals)
 			w := attempt[p]
 			c := expression.Not(expression.Name(coveredPath(rec.Message.Thread, posBound)).GreaterThan(expression.Value(rec.Message.ID)))
@@ -252,11 +252,14 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 					if b := boundIn(old, rec.Message.Thread); coverable && total == p && rec.Message.ID < b {
 						return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 					}
-					if err := coveredFailure(total, old, tookCov); err != nil {
+					if err := coveredFailure(total, "", old, tookCov); err != nil {
 						return err
 					}
 					return &totalRefused{p: total}
 				}
+			case s.groupCover(it, tookCov, driver.ErrConflict) != nil:
+				// A receipt's covered changes, on her counter of the group.
+				m = s.groupCover(it, tookCov, driver.ErrConflict)
 			default:
 				m = func(map[string]types.AttributeValue) error { return errLatestAhead } // a thread's Latest rises
 			}
@@ -279,8 +282,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
 		case errors.As(err, &covered):
-			bounds[covered.p] = covered.bounds
-			s.covers.learn(covered.p, covered.bounds, false)
+			covered.merge(bounds, s.covers)
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -390,7 +392,12 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 //     condition that the position is From and the version Version (else
 //     ErrStateChanged), and moves the version; with a Put of the user's
 //     position item (kind RP, driver.PositionSK), or its Delete when the
-//     position is dropped, for the stream.
+//     position is dropped, for the stream. A cover mark of a thread of a
+//     group's messages (driver.CoverChange.Group) moves its map likewise
+//     on her counter of the group (cv#<thread> on c#*#<group>), on
+//     condition there that the position is From, with the c#* update
+//     (its version's condition and move) and a Put of her position item
+//     in the group's partition (driver.ReaderPositionSK) instead.
 //
 // Each counter gets one Update. More than driver.MaxMarkBatch marks of
 // records, a mark in a shared partition but a fold, marks that contradict
@@ -405,7 +412,12 @@ func isTotal(key map[string]types.AttributeValue, s *Store) bool {
 // that read it uncovered (driver.Mark.MadeUncovered: a MarkRead that
 // read it before the position moved over it), is a
 // *driver.CoveredError: the c#* update's condition that the position
-// does not cover it (see coveredAttr) failed.
+// does not cover it (see coveredAttr) failed; so is a receipt mark of a
+// group's message that changes its marks, writes no read and finds her
+// receipt missing or leaving it unread (driver.Mark.UnreadOverCover),
+// when her position in the group's thread covers it: the condition of
+// the update of her counter of the group (c#*#<group>), which the
+// error names.
 func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.Counter) error {
 	var (
 		items    []types.TransactWriteItem
@@ -452,9 +464,9 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			}
 			moves := maps.Clone(w.moves)
 			if moves == nil {
-				moves = map[string]driver.CoverChange{}
+				moves = map[driver.GroupThread]driver.CoverChange{}
 			}
-			moves[mk.Cover.Thread] = *mk.Cover
+			moves[driver.GroupThread{Group: mk.Cover.Group, Thread: mk.Cover.Thread}] = *mk.Cover
 			w.cond, w.returnOld, w.moves = &c, true, moves
 			totals[p] = w
 			continue
@@ -492,38 +504,57 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 	// position, or changes the marks of one the position covers without
 	// its read (driver.Mark.UnreadOverCover) or made reading it uncovered
 	// (driver.Mark.MadeUncovered), is refused: on condition that the
-	// position does not cover it (see coveredAttr).
+	// position does not cover it (see coveredAttr); a receipt mark of a
+	// group's message (driver.Mark.UnreadOverCover), on condition that
+	// her position in the group's thread does not, on her counter of the
+	// group.
 	// It covers none of a thread's if it covers not the least of them.
 	refused := map[driver.Partition][]driver.Key{}
-	least := map[driver.Partition]map[string]string{}
+	least := map[driver.Partition]map[driver.GroupThread]string{}
+	threads := map[driver.Key]driver.GroupThread{}
+	for _, mk := range marks {
+		t := driver.GroupThread{Thread: mk.Thread}
+		if mk.Receipt {
+			t.Group = mk.Shared.Group
+		}
+		threads[mk.Key] = t
+	}
 	for _, mk := range marks {
 		if !leavesCoverable(mk) && !mk.UnreadOverCover() && !mk.MadeUncovered() {
 			continue
 		}
-		p := mk.Key.Partition
+		p, t := mk.Key.Partition, threads[mk.Key]
 		refused[p] = append(refused[p], driver.Key{Partition: p, ID: mk.Key.ID})
 		if least[p] == nil {
-			least[p] = map[string]string{}
+			least[p] = map[driver.GroupThread]string{}
 		}
-		if l, ok := least[p][mk.Thread]; !ok || mk.Key.ID < l {
-			least[p][mk.Thread] = mk.Key.ID
+		if l, ok := least[p][t]; !ok || mk.Key.ID < l {
+			least[p][t] = mk.Key.ID
 		}
 	}
 	for p, ts := range least {
 		w := totals[p]
-		for _, t := range slices.Sorted(maps.Keys(ts)) {
-			c := expression.Not(expression.Name(coveredPath(t, posBound)).GreaterThan(expression.Value(ts[t])))
+		for _, t := range slices.SortedFunc(maps.Keys(ts), compareThreads) {
+			c := expression.Not(expression.Name(coveredPath(t.Thread, posBound)).GreaterThan(expression.Value(ts[t])))
+			if t.Group != "" {
+				// On her counter of the group.
+				if g, ok := w.groupConds[t.Group]; ok {
+					c = expression.And(g, c)
+				}
+				conds := maps.Clone(w.groupConds)
+				if conds == nil {
+					conds = map[string]expression.ConditionBuilder{}
+				}
+				conds[t.Group] = c
+				w.groupConds = conds
+				continue
+			}
 			if w.cond != nil {
 				c = expression.And(*w.cond, c)
 			}
-			w.cond = &c
+			w.cond, w.returnOld = &c, true
 		}
-		w.returnOld = true
 		totals[p] = w
-	}
-	threads := map[driver.Key]string{}
-	for _, mk := range marks {
-		threads[mk.Key] = mk.Thread
 	}
 	for _, mk := range marks {
 		if mk.Cover != nil {
@@ -621,19 +652,34 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		_, tookCov := coveredWrites(deltas, movesOf(totals), bounds)
 		for _, it := range counters {
 			m, isHint := s.hintMeaning(it)
-			if !isHint && it.Update.ConditionExpression != nil && isTotal(it.Update.Key, s) {
-				pk := it.Update.Key[s.o.pk].(*types.AttributeValueMemberS).Value
-				p, _ := driver.ParsePartitionKey(pk)
+			p, group, covers := s.coverItem(it)
+			switch {
+			case isHint || it.Update.ConditionExpression == nil || !covers:
+			case group != "":
+				// Her counter of a group: her positions in its threads.
+				m = func(old map[string]types.AttributeValue) error {
+					for _, k := range refused[p] {
+						if t := threads[k]; t.Group == group && k.ID < boundIn(old, t.Thread) {
+							return &driver.CoveredError{Partition: p, Thread: t.Thread, Group: group, ID: k.ID}
+						}
+					}
+					if err := coveredFailure(p, group, old, tookCov); err != nil {
+						return err
+					}
+					return fmt.Errorf("%w: read positions of %s in threads of group %q moved", driver.ErrStateChanged, p.PK(), group)
+				}
+			default:
+				pk := p.PK()
 				m = func(old map[string]types.AttributeValue) error {
 					if err := mutedFailure(p, old, took); err != nil {
 						return err
 					}
 					for _, k := range refused[p] {
-						if t := threads[k]; k.ID < boundIn(old, t) {
-							return &driver.CoveredError{Partition: p, Thread: t, ID: k.ID}
+						if t := threads[k]; t.Group == "" && k.ID < boundIn(old, t.Thread) {
+							return &driver.CoveredError{Partition: p, Thread: t.Thread, ID: k.ID}
 						}
 					}
-					if err := coveredFailure(p, old, tookCov); err != nil {
+					if err := coveredFailure(p, "", old, tookCov); err != nil {
 						return err
 					}
 					if w, fenced := fences[p]; fenced && fenceOf(old) != w {
@@ -655,11 +701,11 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 		case err == nil:
 			s.forms.wrote(deltas, skips)
 			for p, ms := range movesOf(totals) {
-				moved := map[string]string{}
+				moved := map[driver.GroupThread]string{}
 				for t, m := range ms {
 					moved[t] = m.To.Bound
 				}
-				s.covers.learn(p, moved, false)
+				s.covers.learn(p, moved, nil)
 			}
 			return nil
 		case errors.As(err, &hint):
@@ -670,8 +716,7 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			mutes[muted.p] = muted.mutes
 			s.hints.learn(muted.p, muted.mutes)
 		case errors.As(err, &covered):
-			bounds[covered.p] = covered.bounds
-			s.covers.learn(covered.p, covered.bounds, false)
+			covered.merge(bounds, s.covers)
 		default:
 			return err
 		}
@@ -1032,7 +1077,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		meanings = append(meanings, nil)
 	}
 	if rec.Ledgered() && rec.Partition.IsShared() {
-		buckets, err := s.bucketUpdates(rec.Partition, rec.Message.ID, rec.Message.Category, -1)
+		buckets, err := s.bucketUpdates(rec.Partition, rec, -1)
 		if err != nil {
 			return false, err
 		}
@@ -1105,11 +1150,15 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 				meanings = append(meanings, m)
 				continue
 			}
+			if m := s.groupCover(it, tookCov, driver.ErrConflict); m != nil {
+				meanings = append(meanings, m) // a receipt's covered changes
+				continue
+			}
 			meanings = append(meanings, func(old map[string]types.AttributeValue) error {
 				if err := mutedFailure(rec.Partition, old, took); err != nil {
 					return err
 				}
-				if err := coveredFailure(rec.Partition, old, tookCov); err != nil {
+				if err := coveredFailure(rec.Partition, "", old, tookCov); err != nil {
 					return err
 				}
 				if hasAbove(deltas) && fenceOf(old) >= rec.Message.ID {
@@ -1124,8 +1173,7 @@ func (s *Store) ApplyRemoval(ctx context.Context, r driver.Removal) (bool, error
 		var hint *hintFailed
 		switch {
 		case errors.As(err, &covered):
-			bounds[covered.p] = covered.bounds
-			s.covers.learn(covered.p, covered.bounds, false)
+			covered.merge(bounds, s.covers)
 			continue
 		case errors.As(err, &hint):
 			if err := s.flipHints(hint, skips, &flips, driver.ErrConflict); err != nil {

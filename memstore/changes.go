@@ -102,13 +102,14 @@ func (s *Store) notePreferences(p driver.Partition, old, to driver.Preferences) 
 	s.changes = append(s.changes, driver.Change{ID: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), Op: op, At: s.changeTime(), Preferences: &to, PreferencesOf: p})
 }
 
-// notePosition holds the change of the read position of thread t in p
-// to pos (zero: dropped), if the Store feeds changes. s.mu must be held.
-func (s *Store) notePosition(p driver.Partition, t string, pos driver.Position, op driver.ChangeOp) {
+// notePosition holds cover change c of p (its position moved to c.To;
+// zero: dropped), if the Store feeds changes. s.mu must be held.
+func (s *Store) notePosition(p driver.Partition, c driver.CoverChange, op driver.ChangeOp) {
 	if !s.feed {
 		return
 	}
-	s.changes = append(s.changes, driver.Change{ID: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), Op: op, At: s.changeTime(), Position: &pos, PositionOf: p, PositionThread: t})
+	pos := c.To
+	s.changes = append(s.changes, driver.Change{ID: "memstore-" + strconv.FormatUint(s.nextSeq(), 10), Op: op, At: s.changeTime(), Position: &pos, PositionOf: p, PositionThread: c.Thread, PositionGroup: c.Group})
 }
 
 // changeTime is the time a change is made, to the second, as a stream

@@ -33,7 +33,7 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 	}
 	if len(q.Keys) > 0 {
 		// Read under the lock, with or without Isolated: one view.
-		st := driver.Stats{Version: s.versions[p], Preferences: s.prefs[p].Clone()}
+		st := driver.Stats{Version: s.versions[p], Preferences: s.prefs[p].Clone(), Bucketed: p.IsShared()}
 		read := make(map[string]bool, len(q.Keys))
 		for _, k := range q.Keys {
 			k.Partition = p
@@ -42,11 +42,13 @@ func (s *Store) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats, e
 				if c, ok := s.counters[p][sk]; ok {
 					st.Counters = append(st.Counters, c)
 				}
-				if sk == driver.CounterSK("", "") {
+				if k.Category == "" && k.Thread == "" {
 					// The total comes with the covered threads'
-					// counters, as the dynamo Store keeps them on it.
+					// counters of direct messages, a group's counter
+					// with those of its threads, as the dynamo Store
+					// keeps them on these.
 					for _, c := range s.counters[p] {
-						if c.Covered && !read[c.SK()] {
+						if c.Covered && c.Group == k.Group && !read[c.SK()] {
 							read[c.SK()] = true
 							st.Counters = append(st.Counters, c)
 						}
@@ -188,7 +190,7 @@ func (s *Store) applyRemoval(r driver.Removal, guard bool) bool {
 			s.delTimed(rec.Partition, driver.PendingSK(at, rec.Entry))
 		}
 		if rec.Partition.IsShared() {
-			s.bucket(rec.Partition, rec.Message.ID, rec.Message.Category, -1)
+			s.bucket(rec.Partition, rec.Message.ID, driver.SliceOf(rec), -1)
 		}
 		if rd, ok := r.ReaderRemoval(); ok {
 			s.delReader(rd, true)
@@ -281,7 +283,7 @@ func (s *Store) Repair(ctx context.Context, p driver.Partition, r driver.Repair)
 		switch {
 		case old.Ledgered():
 		case p.IsShared():
-			s.bucket(p, old.Message.ID, old.Message.Category, 1) // adopted: counted in the buckets
+			s.bucket(p, old.Message.ID, driver.SliceOf(old), 1) // adopted: counted in the buckets
 		case old.Message.ID > s.fence[p]:
 			// Adopted: counted in Above; in no thread, as another
 			// program counts it (a Recount counts it there).

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -55,6 +56,16 @@ func (s *Store) readerChanges(marks []driver.Mark) {
 // q.Limit evaluated, then those expired at q.Now dropped. s.mu must be
 // held.
 func (s *Store) readersQuery(q driver.Query) driver.QueryResult {
+	if q.Positions {
+		prefix := driver.ReaderPositionSK(q.Thread, "")
+		var res driver.QueryResult
+		for _, sk := range slices.Sorted(maps.Keys(s.readers[q.Partition])) {
+			if strings.HasPrefix(sk, prefix) {
+				res.Readers = append(res.Readers, s.readers[q.Partition][sk].r)
+			}
+		}
+		return res
+	}
 	prefix := driver.ReaderPrefix + q.Thread + "#"
 	lo := prefix + q.After + "$" // above every item of message After
 	if strings.Contains(q.After, "#") {
@@ -65,7 +76,7 @@ func (s *Store) readersQuery(q driver.Query) driver.QueryResult {
 	}
 	hi := prefix + q.Before // below every item of message Before
 	if q.Before == "" {
-		hi = driver.ReaderPrefix + q.Thread + "$"
+		hi = prefix + "~" // below the position items
 	}
 	var sks []string
 	for sk := range s.readers[q.Partition] {

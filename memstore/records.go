@@ -57,7 +57,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if own := s.prefs[rec.Partition]; !rec.Partition.IsShared() && rec.Message.Category != "" && (own.Own && own.OptsOut(rec.Message.Category) || !own.Own && rec.OptOutDefault) {
 		return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, rec.Partition.PK(), rec.Message.Category)
 	}
-	if driver.Coverable(rec) && s.covers(rec.Partition, rec.Message.Thread, rec.Message.ID) {
+	if driver.Coverable(rec) && s.covers(rec.Partition, "", rec.Message.Thread, rec.Message.ID) {
 		return &driver.CoveredError{Partition: rec.Partition, Thread: rec.Message.Thread, ID: rec.Message.ID}
 	}
 	made := make([]driver.Record, 0, len(receipts))
@@ -86,7 +86,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	s.insert(r)
 	if r.Partition.IsShared() {
-		s.bucket(r.Partition, r.Message.ID, r.Message.Category, 1)
+		s.bucket(r.Partition, r.Message.ID, driver.SliceOf(r), 1)
 	}
 	for i, mk := range receipts {
 		s.insert(made[i])
@@ -329,19 +329,19 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 				staged[mk.Key] = nil
 				continue
 			}
-			if mk.From != mk.To && mk.To.ReadAt.IsZero() && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+			if mk.From != mk.To && mk.To.ReadAt.IsZero() && driver.Coverable(rec) && s.covers(p, "", rec.Message.Thread, rec.Message.ID) {
 				// Made without the read the position lends the record
 				// (driver.Mark.UnreadOverCover): it would drop it.
 				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 			}
-			if mk.MadeUncovered() && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+			if mk.MadeUncovered() && s.covers(p, "", rec.Message.Thread, rec.Message.ID) {
 				// Made by a writer that read the record uncovered
 				// (driver.Mark.MadeUncovered): the position read it first.
 				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 			}
 			rec = withMarks(rec, mk.To)
 			rec.Entry, rec.Counted, rec.Timed = mk.Entry, mk.To.Counted(), timed
-			if mk.From != mk.To && driver.Coverable(rec) && s.covers(p, rec.Message.Thread, rec.Message.ID) {
+			if mk.From != mk.To && driver.Coverable(rec) && s.covers(p, "", rec.Message.Thread, rec.Message.ID) {
 				return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 			}
 			if p.IsShared() {
@@ -362,6 +362,10 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 			return fmt.Errorf("%w: receipt %s in %s", driver.ErrStateChanged, mk.Key.ID, p.PK())
 		case !found || !mk.Now.Before(b.Message.ExpiresAt) || !sameMessage(b, mk):
 			return fmt.Errorf("%w: broadcast %s in %s", driver.ErrNotFound, shared.ID, shared.Partition.PK())
+		case mk.UnreadOverCover() && s.covers(p, mk.Shared.Group, mk.Thread, mk.Key.ID):
+			// Made without the read her position in the group's thread
+			// lends the message: it would drop it.
+			return &driver.CoveredError{Partition: p, Thread: mk.Thread, Group: mk.Shared.Group, ID: mk.Key.ID}
 		case mk.To.IsZero():
 			staged[mk.Key] = nil
 		default:
@@ -427,7 +431,7 @@ func (s *Store) mark(marks []driver.Mark, deltas []driver.Counter) error {
 // checkCover checks the conditions of cover change c of user partition p
 // (see driver.CoverChange), with the call's deltas. s.mu must be held.
 func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int64, deltas []driver.Counter) error {
-	if cur := s.counters[p][driver.CoveredCounterSK("", c.Thread)].Position; !cur.Equal(c.From) {
+	if cur := s.counters[p][driver.CoveredCounterSK("", c.Thread, c.Group)].Position; !cur.Equal(c.From) {
 		return fmt.Errorf("%w: read position of thread %q in %s moved", driver.ErrStateChanged, c.Thread, p.PK())
 	}
 	if s.versions[p] != version {
@@ -438,12 +442,12 @@ func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int
 		// (those of a record, as the position covers it) count nothing.
 		after := map[string]driver.Counter{}
 		for sk, cnt := range s.counters[p] {
-			if cnt.Covered && cnt.Thread == c.Thread {
+			if cnt.Covered && cnt.Thread == c.Thread && cnt.Group == c.Group {
 				after[sk] = cnt.Tallies()
 			}
 		}
 		for _, d := range deltas {
-			if d.Partition != p || !d.Covered || d.Thread != c.Thread || d.Of != "" && !c.From.Covers(d.Of) {
+			if d.Partition != p || !d.Covered || d.Thread != c.Thread || d.Group != c.Group || d.Of != "" && !c.From.Covers(d.Of) {
 				continue
 			}
 			cnt := after[d.SK()]
@@ -465,24 +469,24 @@ func (s *Store) checkCover(p driver.Partition, c driver.CoverChange, version int
 func (s *Store) setCover(p driver.Partition, c driver.CoverChange) {
 	if c.To.IsZero() {
 		for sk, cnt := range s.counters[p] {
-			if cnt.Covered && cnt.Thread == c.Thread {
+			if cnt.Covered && cnt.Thread == c.Thread && cnt.Group == c.Group {
 				delete(s.counters[p], sk)
 				delete(s.plain[p], sk)
 			}
 		}
 		s.versions[p]++
-		s.notePosition(p, c.Thread, c.To, driver.ChangeRemove)
+		s.notePosition(p, c, driver.ChangeRemove)
 		return
 	}
-	sk := driver.CoveredCounterSK("", c.Thread)
+	sk := driver.CoveredCounterSK("", c.Thread, c.Group)
 	cnt, ok := s.counters[p][sk]
 	op := driver.ChangeModify
 	if !ok {
 		op = driver.ChangeInsert
 	}
-	defer s.notePosition(p, c.Thread, c.To, op)
+	defer s.notePosition(p, c, op)
 	if !ok {
-		cnt = driver.Counter{Partition: p, Thread: c.Thread, Covered: true}
+		cnt = driver.Counter{Partition: p, Thread: c.Thread, Group: c.Group, Covered: true}
 		if s.counters[p] == nil {
 			s.counters[p] = map[string]driver.Counter{}
 		}
@@ -491,6 +495,13 @@ func (s *Store) setCover(p driver.Partition, c driver.CoverChange) {
 	cnt.Position = c.To
 	s.counters[p][sk] = cnt
 	s.versions[p]++
+	if c.Group != "" {
+		gp := driver.Partition{Tenant: p.Tenant, Inbox: p.Inbox, Group: c.Group}
+		if s.readers[gp] == nil {
+			s.readers[gp] = map[string]storedReader{}
+		}
+		s.readers[gp][driver.ReaderPositionSK(c.Thread, p.User)] = storedReader{r: driver.Reader{Partition: gp, Thread: c.Thread, User: p.User, Position: c.To}, seq: s.nextSeq()}
+	}
 }
 
 // resetMuted sets the counters of the muted threads of r in partition p

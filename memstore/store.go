@@ -358,7 +358,7 @@ func (s *Store) addCounts(deltas []driver.Counter, bump bool) {
 		if !s.prefs[d.Partition].Keeps(d) {
 			continue // a muted thread's counter, of a thread not muted
 		}
-		if d.Covered && d.Of != "" && !s.covers(d.Partition, d.Thread, d.Of) {
+		if d.Covered && d.Of != "" && !s.covers(d.Partition, d.Group, d.Thread, d.Of) {
 			continue // a covered thread's counter, of a record its position does not cover
 		}
 		cs := s.counters[d.Partition]
@@ -410,11 +410,11 @@ func (s *Store) mutes(p driver.Partition, t string) bool {
 	return prefs.Own && prefs.MutesThread(t)
 }
 
-// covers reports whether the read position of thread t in user partition
-// p covers the record with ID id (see driver.Counter.Covered). s.mu must
-// be held.
-func (s *Store) covers(p driver.Partition, t, id string) bool {
-	return s.counters[p][driver.CoveredCounterSK("", t)].Position.Covers(id)
+// covers reports whether the read position of thread t (of group g's
+// messages, "" for direct ones) in user partition p covers the record
+// with ID id (see driver.Counter.Covered). s.mu must be held.
+func (s *Store) covers(p driver.Partition, g, t, id string) bool {
+	return s.counters[p][driver.CoveredCounterSK("", t, g)].Position.Covers(id)
 }
 
 // expire schedules an expiry entry.

@@ -120,18 +120,21 @@ func (s *Store) aboveIf(deltas []driver.Counter, id string) []driver.Counter {
 }
 
 // validateBucketed refuses, as the dynamo Store does, to count in its
-// partition's time buckets a shared record whose category is not a key
-// (it names the category's counts there): ErrInvalidKey.
+// partition's time buckets a shared record whose category or thread is
+// not a key (each names its counts there): ErrInvalidKey.
 func validateBucketed(rec driver.Record) error {
 	if !rec.Partition.IsShared() {
 		return nil
 	}
-	return driver.ValidateCategory(rec.Message.Category)
+	if err := driver.ValidateCategory(rec.Message.Category); err != nil {
+		return err
+	}
+	return driver.ValidateThread(rec.Message.Thread)
 }
 
-// bucket adds n to the time buckets of record id, of category, of shared
-// partition p. s.mu must be held.
-func (s *Store) bucket(p driver.Partition, id, category string, n int64) {
+// bucket adds n to the time buckets of record id, of slice k (its thread
+// and category), of shared partition p. s.mu must be held.
+func (s *Store) bucket(p driver.Partition, id string, k driver.Slice, n int64) {
 	t, err := driver.BucketTime(id)
 	if err != nil {
 		return // IDs are validated before writes
@@ -147,7 +150,7 @@ func (s *Store) bucket(p driver.Partition, id, category string, n int64) {
 		s.days[p][d] = db
 	}
 	v := int64(s.nextSeq()) // the hour's version, set in both buckets
-	db.Add(t, category, n)
+	db.Add(t, k, n)
 	db.Versions[t.Hour()] = v
 	h := driver.HourOf(t)
 	hb := s.hours[p][h]
@@ -155,7 +158,7 @@ func (s *Store) bucket(p driver.Partition, id, category string, n int64) {
 		hb = &driver.HourBucket{Hour: h, Seconds: map[int]int64{}}
 		s.hours[p][h] = hb
 	}
-	hb.Add(t, category, n)
+	hb.Add(t, k, n)
 	hb.Version = v
 }
 

@@ -48,11 +48,15 @@ func Benchmarks(b *testing.B, newStore NewStore, sizes ...int) {
 //     marks on them), the cache on and off.
 //   - MarkAllRead/chat: marking read a one-to-one chat of size unread
 //     messages (a read position: one write whatever their number).
+//   - MarkAllRead/group-chat: the same of a group chat of size unread
+//     messages, each stored once in the group's partition.
+//   - Counts/group-chat: the badge of a member of a group chat whose size
+//     messages she read by her read position in it (MarkAllRead).
 //   - MarkRead/messages: marking one of her unread messages read in a
 //     feed of size messages.
 var BenchCases = []string{
-	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled", "Counts/redacted",
-	"List/scheduled-ahead", "ListThreads/threads", "ListThreads/group-threads", "MarkRead/messages", "MarkAllRead/chat",
+	"Counts/unseen", "Counts/read", "Counts/snoozed", "Counts/scheduled", "Counts/broadcast-scheduled", "Counts/redacted", "Counts/group-chat",
+	"List/scheduled-ahead", "ListThreads/threads", "ListThreads/group-threads", "MarkRead/messages", "MarkAllRead/chat", "MarkAllRead/group-chat",
 }
 
 // BenchmarkCase runs the read-cost benchmark c (one of BenchCases) at
@@ -79,7 +83,7 @@ func BenchmarkCase(b *testing.B, newStore NewStore, c string, n int) {
 		case "MarkRead":
 			benchMarkRead(b, newStore, n)
 		case "MarkAllRead":
-			benchMarkAllRead(b, newStore, n)
+			benchMarkAllRead(b, newStore, history, n)
 		default:
 			b.Fatalf("storetest: no benchmark %q", c)
 		}
@@ -250,13 +254,29 @@ func (e *benchEnv) history(b *testing.B, kind string, n int) {
 				_, err = e.setup.Redact(e.ctx, benchScope, inbox.Redaction{ID: m.ID, Group: inbox.PublicGroup})
 			}
 			return err
+		case "group-chat":
+			// A chat's pace: a message a second, whose newest second's
+			// messages a Counts reads (see Inbox.MarkAllRead).
+			d.Thread, d.Sender = "chat", "bob"
+			_, err := e.setup.BroadcastGroup(e.ctx, benchScope, "team", d)
+			e.clock.Advance(time.Second)
+			return err
 		}
 		panic("storetest: no history " + kind)
 	})
+	if kind == "group-chat" {
+		// Read by her read position in the chat: one write.
+		if got, err := e.setup.MarkAllRead(e.ctx, e.ann, inbox.ListOptions{Thread: "chat"}); err != nil || got != n {
+			b.Fatalf("MarkAllRead of the group chat = %d, %v; want %d", got, err, n)
+		}
+	}
 }
 
 func benchCounts(b *testing.B, newStore NewStore, kind string, n int) {
 	e := newBenchEnv(b, newStore)
+	if kind == "group-chat" {
+		e.ann = e.ann.InGroups("team")
+	}
 	if _, err := e.setup.MarkSeen(e.ctx, e.ann); err != nil {
 		b.Fatal(err)
 	}
@@ -269,7 +289,7 @@ func benchCounts(b *testing.B, newStore NewStore, kind string, n int) {
 	switch kind {
 	case "unseen":
 		want.Total, want.Unread, want.Unseen = int64(n+1), int64(n+1), int64(n+1)
-	case "read":
+	case "read", "group-chat":
 		want.Total, want.Read = int64(n+1), int64(n)
 	case "snoozed":
 		want.Snoozed = int64(n)
@@ -407,7 +427,7 @@ func benchMarkRead(b *testing.B, newStore NewStore, n int) {
 // her own: the bench delivers no changes, so no position is written out
 // and ages, and a reader past the most positions she holds would mark
 // one by one (see inbox.Inbox.MarkAllRead).
-func benchMarkAllRead(b *testing.B, newStore NewStore, n int) {
+func benchMarkAllRead(b *testing.B, newStore NewStore, kind string, n int) {
 	e := newBenchEnv(b, newStore)
 	b.Run("direct", func(b *testing.B) {
 		m := &opMeter{op: "MarkAllRead"}
@@ -415,15 +435,22 @@ func benchMarkAllRead(b *testing.B, newStore NewStore, n int) {
 		m.measure(b)
 		for i := range b.N {
 			m.pause(b)
-			thread, reader := "chat-"+strconv.Itoa(i), "reader-"+strconv.Itoa(i)
+			thread, reader := "chat-"+strconv.Itoa(i), benchScope.User("reader-"+strconv.Itoa(i))
 			e.each(b, n, func(k int) error {
 				d := benchDraft(k)
 				d.Thread, d.Sender = thread, "bob"
-				_, err := e.setup.Publish(e.ctx, benchScope, []string{reader}, d)
+				if kind == "group-chat" {
+					_, err := e.setup.BroadcastGroup(e.ctx, benchScope, thread, d)
+					return err
+				}
+				_, err := e.setup.Publish(e.ctx, benchScope, []string{reader.ID}, d)
 				return err
 			})
+			if kind == "group-chat" {
+				reader = reader.InGroups(thread)
+			}
 			m.resume(b)
-			got, err := ib.MarkAllRead(e.ctx, benchScope.User(reader), inbox.ListOptions{Thread: thread})
+			got, err := ib.MarkAllRead(e.ctx, reader, inbox.ListOptions{Thread: thread})
 			if err != nil || got != n {
 				b.Fatalf("MarkAllRead(%s) = %d, %v; want %d", thread, got, err, n)
 			}

@@ -10,22 +10,25 @@ import (
 )
 
 // testBuckets: a shared partition's time buckets count its records by
-// category too, as driver.Buckets counts them, through puts of several
-// categories (one the expression builder would misread: '.' and '[1]'),
-// removals and a Repair's reset; any change of an hour's counts, of any
-// category, moves that hour's version alone, in both buckets.
+// category and by thread too, as driver.Buckets counts them, through puts
+// of several categories and threads (one of each the expression builder
+// would misread: '.' and '[1]'; a thread of two categories), removals and
+// a Repair's reset; any change of an hour's counts, of any category or
+// thread, moves that hour's version alone, in both buckets.
 func testBuckets(e *env) {
 	const odd = "a.b[1]"
 	week := 7 * 24 * time.Hour
 	for _, p := range []driver.Partition{e.pub(), groupOf(e.scope, "team")} {
 		var recs []driver.Record
-		put := func(cat string) driver.Record {
+		putIn := func(cat, thread string) driver.Record {
 			e.t.Helper()
 			r := e.message(p, cat, week)
+			r.Message.Thread = thread
 			e.put(r)
 			recs = append(recs, r)
 			return r
 		}
+		put := func(cat string) driver.Record { e.t.Helper(); return putIn(cat, "") }
 		remove := func(r driver.Record) {
 			e.t.Helper()
 			if ok, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: r, Deltas: delta(p, r.Message.Category, -1, 0), Now: e.clock.Now()}); !ok || err != nil {
@@ -44,12 +47,18 @@ func testBuckets(e *env) {
 		put("a")
 		put("")
 		put(odd)
+		putIn("a", "chat")
+		putIn("", "chat")
+		putIn("b", odd)
 		e.clock.Advance(time.Second)
 		put("b")
+		threaded := putIn("b", "chat")
 		e.clock.Advance(time.Hour)
 		later := put("a")
+		putIn("a", "chat")
 		e.clock.Advance(24 * time.Hour)
 		put("c")
+		putIn("", "chat")
 		e.wantBuckets(p, recs, "after puts")
 
 		// A put of a category moves its hour's version alone, in both
@@ -61,6 +70,9 @@ func testBuckets(e *env) {
 		e.wantMoved(p, "a put of c", versions, moved, start)
 		remove(first)
 		e.wantMoved(p, "the removal of a", moved, e.dayVersions(p), start)
+		moved = e.dayVersions(p)
+		remove(threaded)
+		e.wantMoved(p, "the removal of a thread's", moved, e.dayVersions(p), threaded.Message.DeliveredAt)
 		remove(later)
 		e.wantBuckets(p, recs, "after removals")
 
@@ -72,9 +84,9 @@ func testBuckets(e *env) {
 				e.t.Fatalf("Repair(Reset) of %s: %v", p.PK(), err)
 			}
 		}
-		var plain []driver.Record // the records, without their categories
+		var plain []driver.Record // the records, without their categories and threads
 		for _, r := range recs {
-			r.Message.Category = "z"
+			r.Message.Category, r.Message.Thread = "z", ""
 			plain = append(plain, r)
 		}
 		days, hours, err := driver.Buckets(plain)
@@ -96,7 +108,14 @@ func testBuckets(e *env) {
 		for _, r := range []struct {
 			days  []driver.DayBucket
 			hours []driver.HourBucket
-		}{{[]driver.DayBucket{bad}, nil}, {nil, []driver.HourBucket{badHour}}} {
+		}{
+			{[]driver.DayBucket{bad}, nil},
+			{nil, []driver.HourBucket{badHour}},
+			{[]driver.DayBucket{{Day: bad.Day, Threads: map[driver.Slice][24]int64{{Thread: "a#b"}: {1}}}}, nil},
+			{[]driver.DayBucket{{Day: bad.Day, Threads: map[driver.Slice][24]int64{{Category: "a"}: {1}}}}, nil},
+			{nil, []driver.HourBucket{{Hour: badHour.Hour, Seconds: map[int]int64{0: 1}, Threads: map[driver.Slice]map[int]int64{{Thread: "chat", Category: "a#b"}: {0: 1}}}}},
+			{nil, []driver.HourBucket{{Hour: badHour.Hour, Seconds: map[int]int64{0: 1}, Threads: map[driver.Slice]map[int]int64{{Thread: "chat"}: {-1: 1}}}}},
+		} {
 			st := e.stats(p, e.clock.Now())
 			err := e.store.Repair(e.ctx, p, driver.Repair{Reset: true, Version: st.Version, Before: st.Counters, Counters: st.Counters, Days: r.days, Hours: r.hours})
 			if !errors.Is(err, driver.ErrInvalidInput) {
@@ -120,6 +139,21 @@ func testBuckets(e *env) {
 		if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: badRec, Now: e.clock.Now()}); !errors.Is(err, driver.ErrInvalidKey) {
 			e.t.Errorf("ApplyRemoval of %s of category a#b: %v, want ErrInvalidKey", p.PK(), err)
 		}
+		// Likewise a record whose thread is no key (it names the thread's
+		// counts there), as another program may have written it.
+		badThread := e.message(p, "a", week)
+		badThread.Message.Thread = "a#b"
+		if err := e.store.PutMessage(e.ctx, badThread, nil); !errors.Is(err, driver.ErrInvalidKey) {
+			e.t.Errorf("PutMessage of %s of thread a#b: %v, want ErrInvalidKey", p.PK(), err)
+		}
+		if _, err := e.store.ApplyRemoval(e.ctx, driver.Removal{Record: badThread, Now: e.clock.Now()}); !errors.Is(err, driver.ErrInvalidKey) {
+			e.t.Errorf("ApplyRemoval of %s of thread a#b: %v, want ErrInvalidKey", p.PK(), err)
+		}
+		foreign := badThread
+		foreign.Entry = ""
+		if err := e.store.Repair(e.ctx, p, driver.Repair{Adopt: []driver.Record{foreign}, AdoptAs: []string{badThread.Entry}}); !errors.Is(err, driver.ErrInvalidKey) {
+			e.t.Errorf("Repair adopting a record of %s of thread a#b: %v, want ErrInvalidKey", p.PK(), err)
+		}
 		e.wantBuckets(p, recs, "after refused writes")
 		e.clock.Advance(start.Add(48 * time.Hour).Sub(e.clock.Now()))
 	}
@@ -141,7 +175,7 @@ func (e *env) wantBuckets(p driver.Partition, recs []driver.Record, what string)
 		for i, v := range d.Versions {
 			versions[d.Day.Add(time.Duration(i)*time.Hour)] = v
 		}
-		if d.Hours != ([24]int64{}) || d.Categories != nil {
+		if d.Hours != ([24]int64{}) || d.Categories != nil || d.Threads != nil {
 			d.Versions = [24]int64{}
 			got = append(got, d)
 		}

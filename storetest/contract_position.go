@@ -18,6 +18,7 @@ func positionTests() []suiteTest {
 		{"ReadPositionBadInput", testReadPositionBadInput},
 		{"ReadPositionDone", testReadPositionDone},
 		{"ReadPositionUncoveredMark", testReadPositionUncoveredMark},
+		{"ReadPositionGroup", testReadPositionGroup},
 	}
 }
 

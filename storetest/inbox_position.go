@@ -26,6 +26,7 @@ func positionInboxTests() []suiteTest {
 		{"PositionAged", testPositionAged},
 		{"PositionArchiveRace", testPositionArchiveRace},
 		{"PositionMarkReadRace", testPositionMarkReadRace},
+		{"GroupPositionEvents", testGroupPositionEvents},
 	}
 }
 

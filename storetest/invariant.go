@@ -501,43 +501,64 @@ func (e *env) checkCoveredThreads(p driver.Partition, st driver.Stats) {
 		if p.IsShared() {
 			e.t.Errorf("invariant: shared partition %s holds covered counter %s", p.PK(), c.SK())
 		}
+		// A group's thread's, apart from a direct one's of the same name.
+		thread := c.Thread
+		if c.Group != "" {
+			thread = c.Group + ":" + c.Thread
+		}
 		if c.Category == "" && !c.Position.IsZero() {
 			if steps, ok := c.Position.Steps(); !ok || len(steps) > driver.MaxPositionSteps {
-				e.t.Errorf("invariant: the read position of thread %q in %s is not one: %+v", c.Thread, p.PK(), c.Position)
+				e.t.Errorf("invariant: the read position of thread %q in %s is not one: %+v", thread, p.PK(), c.Position)
 			}
-			bounds[c.Thread] = c.Position.Bound
+			bounds[thread] = c.Position.Bound
 		}
 		k := c.Category
 		if k == "" {
 			k = "*"
 		}
 		if c.Unread != 0 || c.Above != 0 {
-			got[c.Thread+"/"+k] = tally{c.Unread, c.Above}
+			got[thread+"/"+k] = tally{c.Unread, c.Above}
 		}
 	}
 	for _, c := range st.Counters {
-		if c.Covered && bounds[c.Thread] == "" {
+		thread := c.Thread
+		if c.Group != "" {
+			thread = c.Group + ":" + c.Thread
+		}
+		if c.Covered && bounds[thread] == "" {
 			e.t.Errorf("invariant: covered counter %s of %s without a read position of its thread", c.SK(), p.PK())
 		}
 	}
 	want := map[string]tally{}
 	for _, en := range st.Expired {
 		m := en.Message
-		b := bounds[m.Thread]
-		if en.Receipt || m.Thread == "" || b == "" || m.ID >= b {
+		thread := m.Thread
+		var n int64
+		switch {
+		case en.Receipt && m.Audience.Group != "" && m.Audience.Group != driver.PublicGroup:
+			// A group's thread's: her receipts below the bound, each -1
+			// where it reads, archives or deletes its message.
+			thread = m.Audience.Group + ":" + m.Thread
+			n = -b2i(!m.ReadAt.IsZero() || !m.ArchivedAt.IsZero() || !en.DeletedAt.IsZero())
+		case en.Receipt:
+			continue
+		default:
+			n = b2i(m.ReadAt.IsZero() && m.ArchivedAt.IsZero())
+		}
+		b := bounds[thread]
+		if m.Thread == "" || b == "" || m.ID >= b {
 			continue
 		}
-		n := b2i(m.ReadAt.IsZero() && m.ArchivedAt.IsZero())
 		for _, c := range []string{"*", m.Category} {
 			if c == "" || n == 0 {
 				continue
 			}
-			t := want[m.Thread+"/"+c]
+			t := want[thread+"/"+c]
 			t.unread += n
 			if m.ID > st.Fence {
 				t.above += n
 			}
-			want[m.Thread+"/"+c] = t
+			want[thread+"/"+c] = t
 		}
 	}
 	if !maps.Equal(want, got) {
@@ -549,10 +570,22 @@ func (e *env) checkCoveredThreads(p driver.Partition, st driver.Stats) {
 // checkBuckets checks a shared partition's time buckets against a count of
 // its ledger entries by the second of their IDs: each day's hours, and
 // each hour's seconds, with the hour's versions in both equal, and so
-// each category's (Categories nil when none counts a record).
+// each category's (Categories nil when none counts a record) and each
+// thread's (as driver.Buckets counts them: its own test checks it).
 func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 	e.t.Helper()
 	entries := st.Expired
+	threadDays, threadHours := map[time.Time]map[driver.Slice][24]int64{}, map[time.Time]map[driver.Slice]map[int]int64{}
+	if ds, hs, err := driver.Buckets(entries); err != nil {
+		e.t.Errorf("invariant: the buckets of the ledger of %s: %v", p.PK(), err)
+	} else {
+		for _, d := range ds {
+			threadDays[d.Day] = d.Threads
+		}
+		for _, h := range hs {
+			threadHours[h.Hour] = h.Threads
+		}
+	}
 	want := map[time.Time]map[int]int64{}               // by hour, by second
 	wantCat := map[time.Time]map[string]map[int]int64{} // by hour, by category, by second
 	wantDay := map[time.Time]map[string][24]int64{}     // by day, by category
@@ -604,6 +637,12 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 		if !maps.Equal(wantDay[d.Day], got) {
 			e.t.Errorf("invariant: the day bucket of %s at %v counts by category %v, its ledger %v", p.PK(), d.Day, got, wantDay[d.Day])
 		}
+		if d.Threads != nil && len(d.Threads) == 0 {
+			e.t.Errorf("invariant: the day bucket of %s at %v has empty Threads, not nil", p.PK(), d.Day)
+		}
+		if !maps.Equal(threadDays[d.Day], d.Threads) || len(threadDays[d.Day]) != len(d.Threads) {
+			e.t.Errorf("invariant: the day bucket of %s at %v counts by thread %v, its ledger %v", p.PK(), d.Day, d.Threads, threadDays[d.Day])
+		}
 		for i, n := range d.Hours {
 			h := d.Day.Add(time.Duration(i) * time.Hour)
 			var w int64
@@ -635,6 +674,9 @@ func (e *env) checkBuckets(p driver.Partition, st driver.Stats) {
 			}
 			if !maps.EqualFunc(wantCat[h], hb.Hour.Categories, maps.Equal) || len(wantCat[h]) != len(hb.Hour.Categories) {
 				e.t.Errorf("invariant: the hour bucket of %s at %v counts by category %v, its ledger %v", p.PK(), h, hb.Hour.Categories, wantCat[h])
+			}
+			if !maps.EqualFunc(threadHours[h], hb.Hour.Threads, maps.Equal) || len(threadHours[h]) != len(hb.Hour.Threads) {
+				e.t.Errorf("invariant: the hour bucket of %s at %v counts by thread %v, its ledger %v", p.PK(), h, hb.Hour.Threads, threadHours[h])
 			}
 		}
 	}

@@ -55,6 +55,11 @@ type model struct {
 	// everything below one reads as read, so a copy written unread below
 	// it (a late copy, an unarchive) is read at its time (see covered).
 	positions map[string]map[string]driver.Position
+	// groupPositions holds, per user, her read positions in groups'
+	// threads, as the store holds them after her last MarkAllRead: a
+	// group's message of the thread below one is read by her, at the
+	// position's time, unless her receipt of it reads it (see stateOf).
+	groupPositions map[string]map[driver.GroupThread]driver.Position
 }
 
 // covered gives u's direct copy c of id, as its marks now stand, the read
@@ -74,11 +79,12 @@ func (m *model) covered(u, id string, c *modelCopy) {
 // syncPositions sets u's read positions in the model to those store st
 // holds (after a MarkAllRead of hers, which moves them).
 func (m *model) syncPositions(ctx context.Context, st driver.Store, u driver.User) error {
-	s, err := st.Stats(ctx, driver.StatsQuery{Partition: u.Partition(), Keys: []driver.Counter{{}}})
+	s, err := st.Stats(ctx, driver.StatsQuery{Partition: u.Partition()})
 	if err != nil {
 		return err
 	}
 	m.positions[u.ID] = driver.Positions(s.Counters)
+	m.groupPositions[u.ID] = driver.GroupPositions(s.Counters)
 	return nil
 }
 
@@ -134,6 +140,8 @@ func newModel(users []string) *model {
 		activity:   map[threadOf]string{},
 		unsure:     map[threadOf]bool{},
 		positions:  map[string]map[string]driver.Position{},
+
+		groupPositions: map[string]map[driver.GroupThread]driver.Position{},
 	}
 	for _, u := range users {
 		m.direct[u] = map[string]*modelCopy{}
@@ -149,10 +157,27 @@ func (m *model) stateOf(u, id string) driver.State {
 	if c, ok := m.direct[u][id]; ok {
 		return c.state
 	}
-	if st := m.receipts[u][id]; st != nil {
-		return *st
+	var st driver.State
+	if r := m.receipts[u][id]; r != nil {
+		st = *r
 	}
-	return driver.State{}
+	if at := m.lent(u, id); st.ReadAt.IsZero() && !at.IsZero() {
+		st.ReadAt = at
+	}
+	return st
+}
+
+// lent returns the read time u's read position in the thread of group
+// message id lends it (zero if none covers it).
+func (m *model) lent(u, id string) time.Time {
+	c, ok := m.broadcasts[id]
+	if !ok || c.group == "" || c.thread == "" {
+		return time.Time{}
+	}
+	if pos, ok := m.groupPositions[u][driver.GroupThread{Group: c.group, Thread: c.thread}]; ok && pos.Covers(id) {
+		return pos.ReadAt(id)
+	}
+	return time.Time{}
 }
 
 // feed returns u's visible feed at now with o's filters, newest first:

@@ -39,6 +39,15 @@ func (m *model) readBy(u string, msg driver.Message, members []string, now time.
 			}
 			out = append(out, inbox.Reader{User: v, ReadAt: st.ReadAt})
 		}
+		// A member whose read position in the group's thread covers it
+		// has read it, at the position's time, whatever her own marks
+		// but a read of her own that stands.
+		for v := range m.groupPositions {
+			if at := m.lent(v, msg.ID); !at.IsZero() && v != c.sender && (len(members) == 0 || v == u || slices.Contains(members, v)) &&
+				!slices.ContainsFunc(out, func(r inbox.Reader) bool { return r.User == v }) {
+				out = append(out, inbox.Reader{User: v, ReadAt: at})
+			}
+		}
 	} else {
 		sender := msg.Sender
 		if c, ok := m.direct[u][msg.ID]; ok {
