@@ -106,16 +106,7 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		if anew {
 			to = driver.Position{Bound: bound, At: now}
 		}
-		var deltas []driver.Counter
-		for _, r := range recs {
-			for _, d := range driver.CoveredCounters(r) {
-				d.Of = ""
-				if r.Message.ID > st.Fence {
-					d.Above = d.Unread
-				}
-				deltas = append(deltas, d)
-			}
-		}
+		deltas := coverDeltas(recs, st.Fence)
 		// Versioned, the mark fences the Above of the deltas: the
 		// watermark they were computed for stands.
 		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, From: from, To: to}}
@@ -132,6 +123,24 @@ func (ib *Inbox) markThreadRead(ctx context.Context, u User, thread, after strin
 		}
 	}
 	return 0, fmt.Errorf("inbox: marking thread %s read for %s: the user's counters kept changing: %w", thread, u.ID, ErrConflict)
+}
+
+// coverDeltas returns what recs, records of a user's partition that a
+// read position's move covers, add to its covered counters (as the move
+// writes them: Of ""), their Above where they lie above fence, her
+// watermark.
+func coverDeltas(recs []driver.Record, fence string) []driver.Counter {
+	var out []driver.Counter
+	for _, r := range recs {
+		for _, d := range driver.CoveredCounters(r) {
+			d.Of = ""
+			if r.Message.ID > fence {
+				d.Above = d.Unread
+			}
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // countLive returns how many of recs have not expired at now.

@@ -363,16 +363,7 @@ func (ib *Inbox) markGroupThreadRead(ctx context.Context, u User, group, thread,
 				mine[e.Message.ID] = e
 			}
 		}
-		var deltas []driver.Counter
-		for _, r := range mine {
-			for _, d := range driver.CoveredCounters(r) {
-				d.Of = ""
-				if r.Message.ID > st.Fence {
-					d.Above = d.Unread
-				}
-				deltas = append(deltas, d)
-			}
-		}
+		deltas := coverDeltas(slices.Collect(maps.Values(mine)), st.Fence)
 		read := 0
 		for _, m := range msgs {
 			if r, ok := mine[m.Message.ID]; m.Message.ID < bound && (!ok || driver.AboveOf(r) == 0 && r.Message.ReadAt.IsZero()) {

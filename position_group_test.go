@@ -19,10 +19,7 @@ import (
 // that expires leaves the counts exact.
 func TestGroupPosition(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
+	clock, mem, ib := groupChatStore(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	ann := scope.User("ann").InGroups("team")
 	send := func(ttl time.Duration) string {
 		t.Helper()
@@ -93,10 +90,7 @@ func TestGroupPosition(t *testing.T) {
 // them, rather than fail with ErrConflict.
 func TestGroupPositionHourEdge(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 59, 58, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
+	clock, _, ib := groupChatStore(time.Date(2030, 1, 1, 0, 59, 58, 0, time.UTC))
 	ann := scope.User("ann").InGroups("team")
 	for range 3 { // 00:59:58, 00:59:59, 01:00:00
 		if _, err := ib.BroadcastGroup(ctx, scope, "team", inbox.Draft{Sender: "bob", Thread: "team", Title: "hi"}); err != nil {
@@ -121,10 +115,7 @@ func TestGroupPositionHourEdge(t *testing.T) {
 // as Get and ReadBy read it: the position lends it its read.
 func TestGroupPositionArchivedBefore(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
+	clock, _, ib := groupChatStore(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	ann := scope.User("ann").InGroups("team")
 	var ids []string
 	for range 2 {
@@ -161,10 +152,7 @@ func TestGroupPositionArchivedBefore(t *testing.T) {
 // reader item, not her position, gives the time.
 func TestGroupPositionReadByOwnRead(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
+	clock, _, ib := groupChatStore(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	m, err := ib.BroadcastGroup(ctx, scope, "team", inbox.Draft{Sender: "bob", Thread: "team", Title: "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -217,11 +205,8 @@ func (s unfenced) Stats(ctx context.Context, q driver.StatsQuery) (driver.Stats,
 // unseen, as with a fenced watermark.
 func TestGroupPositionUnseenUnfenced(t *testing.T) {
 	ctx := context.Background()
-	clock := storetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
-	ib := inbox.New(mem, inbox.WithClock(clock.Now))
+	clock, mem, ib := groupChatStore(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	old := inbox.New(unfenced{mem}, inbox.WithClock(clock.Now))
-	mem.HandleRemovalsWith(ib.HandleChange)
 	ann := scope.User("ann").InGroups("team")
 	send := func(thread string) {
 		t.Helper()
@@ -249,4 +234,14 @@ func TestGroupPositionUnseenUnfenced(t *testing.T) {
 			t.Errorf("%s: Counts = %+v, %v; want %+v", x.what, c.Tally, err, want)
 		}
 	}
+}
+
+// groupChatStore returns a clock at start, a memstore on it that feeds
+// its changes, and an Inbox over it that handles its removals.
+func groupChatStore(start time.Time) (*storetest.Clock, *memstore.Store, *inbox.Inbox) {
+	clock := storetest.NewClock(start)
+	mem := memstore.New(memstore.WithClock(clock.Now), memstore.WithChanges())
+	ib := inbox.New(mem, inbox.WithClock(clock.Now))
+	mem.HandleRemovalsWith(ib.HandleChange)
+	return clock, mem, ib
 }

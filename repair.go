@@ -502,19 +502,7 @@ func (ib *Inbox) lateEntries(ctx context.Context, p Partition, recs []driver.Rec
 
 // partitionRecords returns every record of p, expired ones too.
 func (ib *Inbox) partitionRecords(ctx context.Context, p Partition) ([]driver.Record, error) {
-	var out []driver.Record
-	q := driver.Query{Partition: p, Limit: recountPageSize}
-	for {
-		res, err := ib.store.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res.Records...)
-		if res.Next == "" {
-			return out, nil
-		}
-		q.Before = res.Next
-	}
+	return ib.queryAll(ctx, driver.Query{Partition: p, Limit: recountPageSize})
 }
 
 // deadReceiptsOf returns the IDs of p's unexpired receipts whose broadcast
