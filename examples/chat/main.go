@@ -53,16 +53,20 @@ func run(ctx context.Context, w io.Writer) error {
 		inbox.WithEvents(func(_ context.Context, e inbox.Event) error {
 			switch {
 			case e.Partition.User == "ann" || e.Partition.Group == "team":
-				line := fmt.Sprintf("%-8s chat %-8s %s", e.Kind, e.Message.Thread, e.Message.Title)
+				thread := e.Message.Thread
+				if e.Kind == inbox.EventThreadRead {
+					thread = e.Thread // her own read of a chat, in one write
+				}
+				line := fmt.Sprintf("%-8s chat %-8s %s", e.Kind, thread, e.Message.Title)
 				events = append(events, strings.TrimSpace(line))
 			case e.Kind == inbox.EventRead && slices.Contains(strings.Split(e.Message.Thread, "-"), "ann"):
 				// Another member read a message of one of ann's chats: the
 				// second tick, live.
 				events = append(events, fmt.Sprintf("%-8s chat %-8s by %s", e.Kind, e.Message.Thread, e.Partition.User))
-			case e.Kind == inbox.EventThreadRead && slices.Contains(strings.Split(e.Thread, "-"), "ann"):
-				// The other user read a one-to-one chat with ann up to its
-				// newest message, in one write (a read position): every
-				// tick of ann's messages below ReadUpTo, live.
+			case e.Kind == inbox.EventThreadRead && (e.Group == "team" || slices.Contains(strings.Split(e.Thread, "-"), "ann")):
+				// Another member read a chat with ann up to its newest
+				// message, in one write (a read position): every tick of
+				// ann's messages below ReadUpTo, live.
 				events = append(events, fmt.Sprintf("%-8s chat %-8s by %s", e.Kind, e.Thread, e.Partition.User))
 			}
 			return nil

@@ -50,16 +50,14 @@ ann's chats:
   ann-dave  private 09:05  dave   Got a minute?                    unread 1 of 1
   team      group   09:04  erin   Running late                     unread 0 of 3
 
-events for ann's page (12):
+events for ann's page (10):
   created  chat ann-bob  Hello!
   created  chat team     Hey everyone!
   created  chat ann-bob  Hi bob
   created  chat team     Standup in 5
   created  chat team     Running late
   created  chat ann-dave Got a minute?
-  read     chat team
-  read     chat team
-  read     chat team
+  thread-read chat team
   thread-read chat ann-bob  by bob
   created  chat ann-bob  This message will self-destruct
   expired  chat ann-bob  This message will self-destruct

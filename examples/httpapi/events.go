@@ -99,9 +99,16 @@ func concerns(e inbox.Event, u inbox.User) bool {
 // (inbox.Inbox.ReadBy; a receipt does not name the sender). So each read
 // is a push to each open page of the chat's members: in a large group a
 // host may rather push to the sender's pages alone, or batch the reads.
-// A forwarded read carries no more than the tick needs (see readEvent).
+// A member's read of a group chat by her read position (a thread-read
+// naming the group) goes to the group's members too. A forwarded read
+// carries no more than the tick needs (see readEvent).
 func forwardsRead(e inbox.Event, u inbox.User) bool {
 	m := e.Message
+	if e.Kind == inbox.EventThreadRead && e.Group != "" && !e.Partition.IsShared() {
+		// A member read a group chat up to ReadUpTo (her read position):
+		// every tick below it, to the group's members.
+		return slices.Contains(u.Groups, e.Group)
+	}
 	if e.Kind != inbox.EventRead || m.Thread == "" || e.Partition.IsShared() {
 		return false
 	}
@@ -144,12 +151,13 @@ type eventBody struct {
 	// Seen is the new watermark of a "seen" event.
 	Seen string `json:"seen,omitempty"`
 	// Thread and ReadUpTo are a "thread-read" event's: the user read the
-	// one-to-one chat Thread in one write, every message below ReadUpTo
-	// (inbox.Event.Thread, inbox.Event.ReadUpTo). Its messages' own
-	// "read" events follow, once the stream function has written the
-	// read out on each; those reach the other member's stream (see
-	// forwardsRead), the thread-read does not: the Hub does not know who
-	// is in a chat.
+	// chat Thread in one write, every message below ReadUpTo
+	// (inbox.Event.Thread, inbox.Event.ReadUpTo). Of a one-to-one chat,
+	// its messages' own "read" events follow, once the stream function
+	// has written the read out on each; those reach the other member's
+	// stream (see forwardsRead), the thread-read does not: the Hub does
+	// not know who is in a chat. Of a group chat (Message.Group), no
+	// "read" follows: the thread-read reaches the group's members.
 	Thread   string `json:"thread,omitempty"`
 	ReadUpTo string `json:"read_up_to,omitempty"`
 	// Preferences are the user's new preferences, of a "preferences"
@@ -162,6 +170,10 @@ type eventBody struct {
 // message only what a tick needs (its ID, thread, group, sender and
 // when it was read), not the reader's other marks or the message's body.
 func readEvent(e inbox.Event) eventBody {
+	if e.Kind == inbox.EventThreadRead {
+		return eventBody{ID: e.ID, Kind: string(e.Kind), User: e.Partition.User, At: e.At, Thread: e.Thread, ReadUpTo: e.ReadUpTo,
+			Message: messageBody{Group: e.Group, Thread: e.Thread}}
+	}
 	m := e.Message
 	return eventBody{ID: e.ID, Kind: string(e.Kind), User: e.Partition.User, At: e.At, Message: messageBody{
 		ID: m.ID, Sender: m.Sender, Group: m.Audience.Group, Thread: m.Thread,
