@@ -290,96 +290,115 @@ func (ib *Inbox) staleBuckets(ctx context.Context, v *view, p Partition, err err
 // its messages are marked one by one.
 var errNoGroupPosition = errors.New("inbox: no read position in the group's thread")
 
+// groupCount is what threadTally reads of the messages of a thread to one
+// of u's groups: how many are unread, the thread's last activity there
+// (its counter's Latest: the greatest ID it ever counted), and whether
+// the group's time buckets count its threads.
+type groupCount struct {
+	unread   int64
+	latest   string
+	bucketed bool
+}
+
 // markGroupThreadRead moves u's read position in thread of group's
 // messages up to cover those below after ("" for all), and returns how
 // many of them it reads (0, and nothing written, where the thread's
 // messages are marked one by one instead: a group whose buckets do not
-// count its threads yet, or a message of the thread above after in its
-// second, which the bound would cover). It reads her stats, then the
-// thread's messages above her position in the group's partition (the
-// newest sets the bound: the end of its second) beside her receipts of
-// them, and writes on condition that her counter version is still the
-// stats': a receipt written since, which the reads might miss, fails
-// it, and it reads again.
-func (ib *Inbox) markGroupThreadRead(ctx context.Context, u User, group, thread, after string) (int, error) {
+// count its threads yet). t is the thread's counts as threadTally read
+// them, at u's version: the bound lies just above the thread's last
+// activity they read (or above the newest message at or below after, if
+// lower), so that the messages it covers are those they count, and the
+// move is written on condition that her counter version is still
+// theirs (else the counts are read again). It reads her receipts of the
+// thread's messages above her position (what she marked, not the
+// thread's history) and, with after, the thread's messages above the
+// bound (those the counts hold beyond the view), and writes one
+// transaction.
+func (ib *Inbox) markGroupThreadRead(ctx context.Context, u User, group, thread, after string, t *threadCount) (int, error) {
 	p := u.Partition()
 	gp := u.Scope.Group(group)
-	for range markAttempts {
-		now := ib.now()
-		st, err := ib.store.Stats(ctx, driver.StatsQuery{Partition: p, Now: now})
-		if err != nil {
-			return 0, err
+	for attempt := range markAttempts {
+		if attempt > 0 {
+			fresh, err := ib.threadTally(ctx, u, thread)
+			if err != nil {
+				return 0, err
+			}
+			t = &fresh
+		}
+		gc, st := t.groups[group], t.own
+		if !gc.bucketed || gc.latest == "" || gc.unread <= 0 {
+			return 0, nil // counted one by one until the group is recounted; or none unread
+		}
+		bound, err := idAfter(gc.latest)
+		if err != nil || bound == "" {
+			return 0, fmt.Errorf("inbox: a position above %s: %w", gc.latest, ErrInvalidInput)
+		}
+		if after != "" && after < bound {
+			bound = after // up to the view's newest message
 		}
 		from := driver.PositionFor(st.Counters, group, thread)
+		if from.Bound >= bound {
+			return 0, nil
+		}
 		lo := "" // the IDs above it are above the position
 		if from.Bound != "" {
 			lo = idBefore(from.Bound)
 		}
-		before := after
-		if before == "" {
-			before = feedBound(now)
-		}
-		// The thread's messages the move covers, newest first, and her
-		// receipts of them, from both thread indexes at once.
-		var msgs, receipts []driver.Record
-		var gst driver.Stats
+		// Her receipts of the thread's messages above her position, and,
+		// where the bound is below the thread's last activity, the
+		// thread's messages above it, at once.
+		var receipts, above []driver.Record
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) {
-			msgs, err = ib.queryAll(gctx, driver.Query{Partition: gp, Thread: thread, After: lo, Before: before, Now: now, Limit: coverPage})
+			receipts, err = ib.queryAll(gctx, driver.Query{Partition: p, Thread: thread, After: lo, Limit: coverPage})
 			return err
 		})
-		g.Go(func() (err error) {
-			receipts, err = ib.queryAll(gctx, driver.Query{Partition: p, Thread: thread, After: lo, Before: before, Limit: coverPage})
-			return err
-		})
-		g.Go(func() (err error) {
-			gst, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: gp, Keys: []driver.Counter{{}}})
-			return err
-		})
+		if bound <= gc.latest {
+			g.Go(func() (err error) {
+				above, err = ib.queryAll(gctx, driver.Query{Partition: gp, Thread: thread, After: idBefore(bound), Now: t.now, Limit: coverPage})
+				return err
+			})
+		}
 		if err := g.Wait(); err != nil {
 			return 0, err
 		}
-		if len(msgs) == 0 {
-			return 0, nil
-		}
-		if !bucketedTotal(gst) {
-			return 0, nil // counted one by one until the group is recounted
-		}
-		bound, err := idAfter(msgs[0].Message.ID)
-		if err != nil || bound == "" {
-			return 0, fmt.Errorf("inbox: a position above %s: %w", msgs[0].Message.ID, ErrInvalidInput)
-		}
-		// Her receipts of the thread's messages to the group in the
-		// range, stored or expired with their removals pending, as their
-		// removals would take them out of the covered counters.
+		// Her receipts of the group's messages of the thread, stored or
+		// expired with their removals pending (as their removals would
+		// take them out of the covered counters), by ID.
 		mine := map[string]driver.Record{}
 		for _, r := range receipts {
-			if r.Receipt && r.Message.Audience.Group == group && r.Message.ID < bound {
+			if r.Receipt && r.Message.Audience.Group == group {
 				mine[r.Message.ID] = r
 			}
 		}
 		for _, e := range st.Expired {
-			if _, ok := mine[e.Message.ID]; !ok && e.Receipt && e.Message.Audience.Group == group && e.Message.Thread == thread && e.Message.ID > lo && e.Message.ID < bound {
+			if _, ok := mine[e.Message.ID]; !ok && e.Receipt && e.Message.Audience.Group == group && e.Message.Thread == thread && e.Message.ID > lo {
 				mine[e.Message.ID] = e
 			}
 		}
-		deltas := coverDeltas(slices.Collect(maps.Values(mine)), st.Fence)
-		read := 0
-		for _, m := range msgs {
-			if r, ok := mine[m.Message.ID]; m.Message.ID < bound && (!ok || driver.AboveOf(r) == 0 && r.Message.ReadAt.IsZero()) {
-				read++
+		var covered []driver.Record
+		for id, r := range mine {
+			if id < bound {
+				covered = append(covered, r)
 			}
 		}
-		to := from.Raised(bound, now)
+		// What the counts hold unread above the bound is not read.
+		read := gc.unread
+		for _, m := range above {
+			if r, ok := mine[m.Message.ID]; m.Message.ID >= bound && (!ok || r.Message.ReadAt.IsZero() && driver.AboveOf(r) == 0) {
+				read--
+			}
+		}
+		to := from.Raised(bound, t.now)
 		if steps, _ := from.Steps(); len(steps) >= driver.MaxPositionSteps {
 			// The oldest move's messages read at the next one's time.
-			to = driver.Position{Bound: bound, At: now, Earlier: driver.EncodeSteps(steps[1:])}
+			to = driver.Position{Bound: bound, At: t.now, Earlier: driver.EncodeSteps(steps[1:])}
 		}
-		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, Group: group, From: from, To: to}}
-		err = ib.store.Mark(ctx, []driver.Mark{mk}, driver.MergeCounters(deltas))
+		mk := driver.Mark{Key: driver.Key{Partition: p}, Now: t.now, Versioned: true, Version: st.Version, Cover: &driver.CoverChange{Thread: thread, Group: group, From: from, To: to}}
+		err = ib.store.Mark(ctx, []driver.Mark{mk}, driver.MergeCounters(coverDeltas(covered, st.Fence)))
 		switch {
 		case err == nil:
-			return read, nil
+			return int(max(read, 0)), nil
 		case errors.Is(err, driver.ErrUnsupported):
 			return 0, nil
 		case !errors.Is(err, driver.ErrStateChanged):

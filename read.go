@@ -182,8 +182,8 @@ func (ib *Inbox) MarkAllRead(ctx context.Context, u User, o ListOptions) (_ int,
 		// in each group's thread (see markGroupThreadRead).
 		moved := false
 		for _, g := range slices.Sorted(maps.Keys(t.groups)) {
-			if t.groups[g] > 0 {
-				m, err := ib.markGroupThreadRead(ctx, u, g, o.Thread, after)
+			if t.groups[g].unread > 0 {
+				m, err := ib.markGroupThreadRead(ctx, u, g, o.Thread, after, &t)
 				if err != nil {
 					return n, err
 				}
@@ -462,10 +462,10 @@ func chunkMarks(marks []driver.Mark) [][]driver.Mark {
 // threadCount is u's counts of a thread, as Inbox.threadTally reads them.
 type threadCount struct {
 	Tally
-	direct int64            // how many are her unread direct messages
-	groups map[string]int64 // how many are unread of each group's
-	own    driver.Stats     // her partition's stats, read with the counts
-	now    time.Time        // the time they were read for
+	direct int64                 // how many are her unread direct messages
+	groups map[string]groupCount // of each group's messages of the thread
+	own    driver.Stats          // her partition's stats, read with the counts
+	now    time.Time             // the time they were read for
 }
 
 // threadTally returns u's counts of thread, in every audience together:
@@ -625,7 +625,7 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (thread
 		if !ok {
 			continue
 		}
-		groups := map[string]int64{}
+		groups := map[string]groupCount{}
 		for k, s := range threadSums(parts, view, dead, covers) {
 			if k.thread == thread {
 				n := newTally(*s)
@@ -636,7 +636,8 @@ func (ib *Inbox) threadTally(ctx context.Context, u User, thread string) (thread
 				if k.group == "" {
 					direct = n.Unread
 				} else if k.group != driver.PublicGroup {
-					groups[k.group] = n.Unread
+					i := slices.IndexFunc(parts, func(p Partition) bool { return p.IsShared() && p.Group == k.group })
+					groups[k.group] = groupCount{unread: n.Unread, latest: s.Latest, bucketed: i > 0 && stats[i].Bucketed}
 				}
 			}
 		}
