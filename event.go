@@ -482,22 +482,37 @@ func positionImage(keys, img map[string]events.DynamoDBAttributeValue) (Partitio
 	if tk, i, u, th, gr := str(img, "tenant_key"), str(img, "inbox_key"), str(img, "uid"), str(img, "thread"), str(img, "group"); tk != p.Tenant || i != p.Inbox || u != p.User || th != t || gr != g {
 		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q, names tenant %q, inbox %q, uid %q, thread %q", ErrInvalidInput, p.PK(), t, tk, i, u, th)
 	}
+	pos, err := positionOf(img, p, g, t)
+	if err != nil {
+		return Partition{}, "", "", driver.Position{}, err
+	}
+	return p, t, g, pos, nil
+}
+
+// positionOf decodes the read position an item's image img holds (bound,
+// at, earlier, done), of thread t of group g's messages ("" for her
+// direct ones) in user partition p: one a Store can keep, else
+// ErrInvalidInput.
+func positionOf(img map[string]events.DynamoDBAttributeValue, p Partition, g, t string) (driver.Position, error) {
+	bad := func(what string) (driver.Position, error) {
+		return driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q, group %q: %s", ErrInvalidInput, p.PK(), t, g, what)
+	}
 	at, err := strconv.ParseInt(str(img, "at"), 10, 64)
 	if err != nil {
-		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: time %q", ErrInvalidInput, p.PK(), t, str(img, "at"))
+		return bad(fmt.Sprintf("time %q", str(img, "at")))
 	}
 	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
 	if d := str(img, "done"); d != "" {
 		done, err := strconv.ParseInt(d, 10, 64)
 		if err != nil {
-			return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: done %q", ErrInvalidInput, p.PK(), t, d)
+			return bad(fmt.Sprintf("done %q", d))
 		}
 		pos.Done = time.Unix(done, 0).UTC()
 	}
 	if err := driver.ValidateCounter(driver.Counter{Partition: p, Group: g, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
-		return Partition{}, "", "", driver.Position{}, fmt.Errorf("%w: read position of %s, thread %q: %+v", ErrInvalidInput, p.PK(), t, pos)
+		return bad(fmt.Sprintf("%+v", pos))
 	}
-	return p, t, g, pos, nil
+	return pos, nil
 }
 
 // isReaderPosition reports whether keys are those of a member's position
@@ -540,21 +555,10 @@ func readerPositionImage(keys, img map[string]events.DynamoDBAttributeValue) (Pa
 	if driver.ValidateThread(t) != nil || t == "" || driver.ValidateUserID(user) != nil || sk != driver.ReaderPositionSK(t, user) {
 		return bad(fmt.Sprintf("%q of thread %q, user %q", sk, t, user))
 	}
-	at, err := strconv.ParseInt(str(img, "at"), 10, 64)
-	if err != nil {
-		return bad(fmt.Sprintf("time %q", str(img, "at")))
-	}
-	pos := driver.Position{Bound: str(img, "bound"), At: time.Unix(at, 0).UTC(), Earlier: str(img, "earlier")}
-	if d := str(img, "done"); d != "" {
-		done, err := strconv.ParseInt(d, 10, 64)
-		if err != nil {
-			return bad(fmt.Sprintf("done %q", d))
-		}
-		pos.Done = time.Unix(done, 0).UTC()
-	}
 	p := gp.Scope().User(user).Partition()
-	if err := driver.ValidateCounter(driver.Counter{Partition: p, Group: gp.Group, Thread: t, Covered: true, Position: pos}); err != nil || pos.IsZero() {
-		return bad(fmt.Sprintf("%+v", pos))
+	pos, err := positionOf(img, p, gp.Group, t)
+	if err != nil {
+		return Partition{}, "", "", driver.Position{}, err
 	}
 	return p, t, gp.Group, pos, nil
 }

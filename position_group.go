@@ -286,10 +286,6 @@ func (ib *Inbox) staleBuckets(ctx context.Context, v *view, p Partition, err err
 	return err
 }
 
-// errNoGroupPosition says a group's thread takes no read position now:
-// its messages are marked one by one.
-var errNoGroupPosition = errors.New("inbox: no read position in the group's thread")
-
 // groupCount is what threadTally reads of the messages of a thread to one
 // of u's groups: how many are unread, the thread's last activity there
 // (its counter's Latest: the greatest ID it ever counted), and whether
@@ -423,10 +419,6 @@ func (ib *Inbox) queryAll(ctx context.Context, q driver.Query) ([]driver.Record,
 		q.Before = res.Next
 	}
 }
-
-// bucketedTotal reports whether st, a shared partition's stats read by
-// key, say its time buckets count its records by thread.
-func bucketedTotal(st driver.Stats) bool { return st.Bucketed }
 
 // lending returns the read time u's read position in the thread of rec,
 // a group's message, lends it where receipt, her receipt of it (nil if

@@ -668,10 +668,7 @@ func (ib *Inbox) sharedAbove(ctx context.Context, v *view, p Partition, st drive
 		// its buckets count above the watermark.
 		m, ok, err := driver.CountAboveIn(st.Days, hour, seen, driver.Slice{Category: c.Category})
 		if err != nil || !ok {
-			if err == nil && v.c.fresh > 0 {
-				err = v.renew(ctx, p, nil) // the snapshot is older than the hour bucket
-			}
-			return nil, false, err
+			return nil, false, ib.staleBuckets(ctx, v, p, err)
 		}
 		n[c.Category] += m - c.Pending.Published // not due: above every watermark
 	}
