@@ -321,6 +321,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	optOutDefault := cfg.DefaultPreferences().OptsOut(d.Category)
 	outcome := make([]error, len(uniq))
 	sent := make([]bool, len(uniq))
+	copies := make([]driver.Record, len(uniq)) // an aggregated message's, as written
 	ib.each(len(uniq), func(i int) {
 		if err := ctx.Err(); err != nil {
 			outcome[i] = fmt.Errorf("inbox: publish stopped before this copy's write: %w", err)
@@ -335,6 +336,10 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		rec := newRecord(p, m)
 		rec.OptOutDefault = optOutDefault
 		sent[i] = true
+		if m.Count > 0 {
+			copies[i], outcome[i] = ib.putAggregated(ctx, s.User(uniq[i]), rec)
+			return
+		}
 		outcome[i] = ib.putCopy(ctx, s.User(uniq[i]), rec)
 	})
 	for i, u := range uniq {
@@ -361,6 +366,12 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 	res.Message.Audience.UIDs = []string{uniq[0]}
 	if uniq[0] == sender {
 		res.Message.ReadAt = msg.DeliveredAt
+	}
+	if msg.Count > 0 && copies[0].Message.ID != "" {
+		// The first user's item, as her copy joined it (or as it
+		// stood, with her copy in it, for a duplicate).
+		res.Message = copies[0].Message
+		return res, perr
 	}
 	if len(res.Duplicates) > 0 {
 		stored, err := ib.stored(ctx, driver.Key{Partition: s.User(res.Duplicates[0]).Partition(), ID: msg.ID})
@@ -451,6 +462,9 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 	if group != driver.PublicGroup {
 		aud = driver.Audience{Kind: AudienceGroup, Label: d.Label, Group: group}
 	}
+	if d.Aggregate != "" {
+		return Message{}, fmt.Errorf("%w: a broadcast or group message cannot be aggregated (Draft.Aggregate): publish it to users", ErrInvalidInput)
+	}
 	msg, _, err := ib.prepare(ctx, s, d, aud)
 	if err != nil {
 		return Message{}, err
@@ -483,7 +497,7 @@ func (ib *Inbox) broadcast(ctx context.Context, s Scope, group string, d Draft) 
 // senderOf returns the user who sends d, whose own message is read for
 // her: d's Sender in a thread, else "" (see Draft.Sender).
 func senderOf(d Draft) string {
-	if d.Thread == "" {
+	if d.Thread == "" && d.Aggregate == "" {
 		return ""
 	}
 	return d.Sender
@@ -581,6 +595,13 @@ func (ib *Inbox) prepare(ctx context.Context, s Scope, d Draft, aud Audience) (M
 	if !d.DeliverAt.IsZero() {
 		msg.DeliverAt = at
 	}
+	if d.Aggregate != "" {
+		// Alone in its item, until the write joins it (putAggregated).
+		msg.Thread, msg.Count = d.Aggregate, 1
+		if d.Sender != "" {
+			msg.Senders = []string{d.Sender}
+		}
+	}
 	if err := fits(s, msg); err != nil {
 		return Message{}, Config{}, err
 	}
@@ -636,6 +657,9 @@ func digest(d Draft, aud Audience) string {
 	}
 	if !d.DeliverAt.IsZero() {
 		fields = append(fields, "deliverat", d.DeliverAt.Unix())
+	}
+	if d.Aggregate != "" {
+		fields = append(fields, "aggregate", d.Aggregate)
 	}
 	raw, _ := json.Marshal(fields)
 	sum := sha256.Sum256(raw)

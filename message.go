@@ -52,7 +52,24 @@ type Draft struct {
 	// moves its unread index entry to its new activity (a delete and a
 	// put, 2 writes) (BenchmarkMuteThreads' Publish, 15 WCU a copy).
 	Thread string
-	Title  string
+	// Aggregate is the message's aggregation key ("" for none): a key, as
+	// Category. Publish's messages of one key collapse, in each user's
+	// feed, into one item ("Ann and 3 others liked your post"): the
+	// newest message, which carries the item's Count, its distinct
+	// Senders (the latest first) and the IDs of its latest earlier
+	// messages (Members), at the place of its newest message. A message
+	// joins its item as it is written, in the same atomic write, and
+	// makes it unread again: the item is one message of the feed at every
+	// instant, which Counts counts once and every mark applies to (see
+	// the Aggregation guide, docs/aggregation.md). An aggregated message
+	// is in the thread of its key (Message.Thread), so Thread must be
+	// empty, and the key must not be a chat's thread. Its Sender, if any,
+	// is a user's ID, as in a thread. Only Publish aggregates: a
+	// broadcast or group message with it is ErrInvalidInput; so is a
+	// scheduled one. A message of a key whose item is of another
+	// category is ErrConflict for that user.
+	Aggregate string
+	Title     string
 	// Body is a string or any JSON-compatible value. It is stored as a
 	// native DynamoDB value and comes back as encoding/json would decode it
 	// into an any (numbers as float64, objects as map[string]any).
@@ -91,6 +108,19 @@ func validateDraft(d Draft) (Draft, error) {
 	}
 	if err := driver.ValidateHostSystemID(d.HostSystemID); err != nil {
 		return d, err
+	}
+	if d.Aggregate != "" {
+		if err := driver.ValidateThread(d.Aggregate); err != nil {
+			return d, fmt.Errorf("the aggregate key: %w", err)
+		}
+		if d.Thread != "" || !d.DeliverAt.IsZero() {
+			return d, fmt.Errorf("%w: an aggregated message in a thread, or scheduled", ErrInvalidInput)
+		}
+		if d.Sender != "" {
+			if err := driver.ValidateUserID(d.Sender); err != nil {
+				return d, fmt.Errorf("the sender of an aggregated message: %w", err)
+			}
+		}
 	}
 	if d.Thread != "" && d.Sender != "" {
 		if err := driver.ValidateUserID(d.Sender); err != nil {

@@ -71,6 +71,9 @@ func ValidateRecord(rec Record) error {
 	if !m.DeliverAt.IsZero() && (rec.Receipt || !m.DeliverAt.Equal(m.DeliveredAt) || !m.DeliverAt.Before(m.ExpiresAt) || !m.DeliverAt.Equal(m.DeliverAt.Truncate(time.Second))) {
 		return fmt.Errorf("%w: scheduled record %s: its delivery time must be a whole second, its DeliveredAt, before its expiry, and not a receipt's", ErrInvalidInput, m.ID)
 	}
+	if err := ValidateAggregate(rec); err != nil {
+		return err
+	}
 	if n := ItemSize(rec) + itemReserve; n > MaxItemSize {
 		return fmt.Errorf("%w: %d bytes with room for later attributes, the limit is %d", ErrTooLarge, n, MaxItemSize)
 	}
@@ -162,6 +165,7 @@ func ItemSize(rec Record) int {
 		}
 		attr(TTLAttribute, valueSize(epochOf(m.ExpiresAt)))
 	}
+	n += aggregateSize(m)
 	if !m.DeliverAt.IsZero() {
 		attr("deliverat", valueSize(epochOf(m.DeliverAt)))
 	}

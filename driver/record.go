@@ -79,6 +79,19 @@ type Message struct {
 	// action, say), apart from reading it; zero if the user did not. For
 	// a broadcast it comes from the user's receipt.
 	InteractedAt time.Time
+	// Count is, on an aggregated message (inbox.Draft.Aggregate), the
+	// number of messages of its item: this one and those it took in; zero
+	// on a message that is not aggregated. An aggregated message is in the
+	// thread of its key (Thread).
+	Count int
+	// Senders are an aggregated message's distinct senders ("" is none),
+	// the latest first: its own, then those of the messages it took in, at
+	// most MaxAggregateSenders.
+	Senders []string
+	// Members are the IDs of the messages an aggregated message took in,
+	// the latest first, at most MaxAggregateMembers: the newest of its
+	// item's earlier messages (Count counts them all).
+	Members []string
 	// Muted is set by inbox.Inbox.List, Get and ListThreads on a message
 	// of a group, a category or a thread of her direct messages the user
 	// muted (see inbox.Preferences): unread, it counts
@@ -152,6 +165,12 @@ type Record struct {
 	// SnoozeSK and PendingSK, are not tallied in the counters, and expire
 	// by TTL at their time (Stats.Snoozed, Stats.Pending).
 	Timed string
+	// Follows, on an aggregated message given to PutMessage (Count set),
+	// is the Latest of its thread's own counter as the writer read it (""
+	// for no counter, or none with a Latest): PutMessage applies only if it
+	// still is, else ErrStateChanged. So the messages of one key join their
+	// item one at a time. It is never stored, nor returned.
+	Follows string
 	// OptOutDefault, on a record given to PutMessage, says that the
 	// default preferences in effect (Config.DefaultPreferences) opt out
 	// of its category: a user partition without preferences of its own

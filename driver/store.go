@@ -71,6 +71,17 @@ type Store interface {
 	// receipt's counter changes (MarkDeltas, AboveDeltas) among deltas;
 	// her reads are implied, and never listed (see inbox.Inbox.ReadBy).
 	//
+	// An aggregated message (Message.Count set: see Record.Follows) is
+	// written only if its thread's own counter's Latest is rec.Follows
+	// (none for ""), else ErrStateChanged; the message of its item it
+	// takes in, if any, is deleted in the same unit, by a direct Delete
+	// mark among receipts, which applies as Mark applies it (its
+	// conditions, its ledger entry and timed entries; its counter
+	// changes among deltas); and a Fence mark of rec's partition among
+	// them makes that partition's Above apply on condition that its
+	// watermark is the mark's Seen (else a *SeenError), rather than by
+	// rec's ID, so that the Above of both messages is exact.
+	//
 	// The deltas' Above (see Counter.Above) of a user's partition apply
 	// only if that partition's seen watermark (Stats.Fence) is below rec's
 	// ID, the rest in any case, but for the counters of a muted thread
@@ -363,11 +374,31 @@ func ValidatePutReceipts(rec Record, receipts []Mark) error {
 		return fmt.Errorf("%w: %d receipts put with %s, at most %d", ErrInvalidInput, len(receipts), rec.Message.ID, MaxPutReceipts)
 	}
 	users := make(map[Partition]bool, len(receipts))
+	var replaced, fenced bool
 	for _, mk := range receipts {
 		if err := ValidateMark(mk); err != nil {
 			return err
 		}
 		m := rec.Message
+		if m.Count > 0 {
+			// An aggregated message's: the deletion of the message it
+			// takes in, and a fence of its partition's watermark.
+			switch {
+			case mk.Fence && mk.Key.ID == "":
+				if fenced || mk.Key.Partition != rec.Partition {
+					return bad(mk, "a second fence, or another partition's")
+				}
+				fenced = true
+			case replaced:
+				return bad(mk, "a second message taken in")
+			default:
+				if err := validateReplaced(rec, mk); err != nil {
+					return err
+				}
+				replaced = true
+			}
+			continue
+		}
 		switch {
 		case !rec.Partition.IsShared() || rec.Receipt || !m.DeliverAt.IsZero():
 			return bad(mk, "a record that is not a shared partition's, delivered now")
@@ -1325,6 +1356,8 @@ const RetiredDigest = "retired"
 // body (maps and slices, recursively) are copied.
 func (r Record) Clone() Record {
 	r.Message.Audience.UIDs = slices.Clone(r.Message.Audience.UIDs)
+	r.Message.Senders = slices.Clone(r.Message.Senders)
+	r.Message.Members = slices.Clone(r.Message.Members)
 	r.Message.Body = cloneBody(r.Message.Body)
 	return r
 }

@@ -49,8 +49,19 @@ func PutItems(rec Record, deltas []Counter, receipts []Mark) int {
 			totals = append(totals, d.Partition)
 		}
 	}
-	n += 2 * len(receipts) // each receipt and its ledger entry
 	for _, mk := range receipts {
+		switch {
+		case mk.Fence:
+			totals = append(totals, mk.Key.Partition) // its condition, on c#*
+			continue
+		case !mk.Receipt:
+			// The message an aggregated one takes in, deleted with its
+			// entry and timed entries.
+			_, dels := mk.TimedWrites()
+			n += 2 + len(dels)
+			continue
+		}
+		n += 2 // the receipt and its ledger entry
 		if mk.RecordsRecent() {
 			totals = append(totals, mk.Key.Partition)
 		}

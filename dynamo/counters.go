@@ -75,6 +75,10 @@ type counterWrite struct {
 	// counters of groups (c#* only; by group): guardedCounterUpdates
 	// puts them there, the counter changed by nothing else if need be.
 	groupConds map[string]expression.ConditionBuilder
+	// follow, on a user partition's c#* write, conditions the update of
+	// its thread's own counter on that counter's Latest, which it sets to
+	// the update's, whatever its order (see driver.Record.Follows).
+	follow *follow
 	// covers holds what the write does to covered threads' maps (c#*,
 	// of direct threads, and a user's c#*#<group>, of the group's; by
 	// thread: see coverWrite).
@@ -440,6 +444,10 @@ func timedAttrs(prefix string, t driver.Tallies) []struct {
 	}{{prefix + "p", t.Published}, {prefix + "r", t.Read}, {prefix + "a", t.Archived}, {prefix + "ar", t.ArchivedRead}, {prefix + "h", t.Hidden}}
 }
 
+// follow is the condition of an aggregated message's write on its
+// thread's own counter: its Latest is latest ("" for none).
+type follow struct{ thread, latest string }
+
 // counterUpdate returns the transaction item that adds change d to its
 // counter, creating the counter (kind, keys and zero tallies) if missing,
 // and does what w asks besides.
@@ -493,6 +501,12 @@ func (s *Store) counterUpdate(d driver.Counter, w counterWrite) (types.TransactW
 		upd = upd.Set(expression.Name(attrLatest), expression.Value(d.Latest)).
 			Set(expression.Name(attrUnread), expression.Value(activityMark+driver.ActivityKey(d.Latest, d.Thread)))
 		c := expression.Or(expression.Name(attrLatest).AttributeNotExists(), expression.Name(attrLatest).LessThan(expression.Value(d.Latest)))
+		if f := w.follow; f != nil {
+			c = expression.Name(attrLatest).AttributeNotExists()
+			if f.latest != "" {
+				c = expression.Name(attrLatest).Equal(expression.Value(f.latest))
+			}
+		}
 		if cond != nil {
 			c = expression.And(*cond, c)
 		}
@@ -898,6 +912,8 @@ func (s *Store) guardedCounterUpdates(deltas []driver.Counter, recent map[driver
 			w.bump, w.recent, w.above = true, recent[d.Partition], above[d.Partition]
 			w.mutes, w.mutedAdd = took[d.Partition], mutedAdd[d.Partition]
 			w.covers = covers[d.Partition][""]
+		case d.Thread != "" && d.Group == "" && !d.Muted && totals[d.Partition].follow != nil && totals[d.Partition].follow.thread == d.Thread:
+			w.follow = totals[d.Partition].follow
 		case d.Category == "" && d.Group != "" && d.Thread == "" && !d.Partition.IsShared():
 			// A user's counter of a group: her positions in its threads.
 			w.covers = covers[d.Partition][d.Group]

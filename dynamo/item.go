@@ -77,6 +77,44 @@ type messageItem struct {
 	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled message's: see scheduledKeys
 	SSK       string        `dynamodbav:"ssk,omitempty"`
 	Timed     string        `dynamodbav:"timed,omitempty"` // driver.Record.Timed
+	Aggregate *aggregateAttr `dynamodbav:"aggregate,omitempty"` // an aggregated message's (decodeRecord reads it apart)
+}
+
+// aggregateAttr holds an aggregated message's item fields
+// (driver.Message.Count, Senders, Members).
+type aggregateAttr struct {
+	N int      `dynamodbav:"n"`
+	S []string `dynamodbav:"s,omitempty"`
+	M []string `dynamodbav:"m,omitempty"`
+}
+
+// aggregateOf returns the aggregate attribute of rec, nil for a message
+// that is not aggregated.
+func aggregateOf(m driver.Message) *aggregateAttr {
+	if m.Count == 0 {
+		return nil
+	}
+	return &aggregateAttr{N: m.Count, S: m.Senders, M: m.Members}
+}
+
+// decodeAggregate sets rec's aggregate fields from av's aggregate
+// attribute, av an item of the library's (rec ledgered) direct message
+// of a thread: a value that is not one the library writes
+// (driver.ValidateRecord refuses it) is none.
+func decodeAggregate(rec *driver.Record, av types.AttributeValue) {
+	if av == nil || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
+		return
+	}
+	var a aggregateAttr
+	if err := attributevalue.Unmarshal(av, &a); err != nil || a.N <= 0 {
+		return
+	}
+	m := rec.Message
+	m.Count, m.Senders, m.Members = a.N, a.S, a.M
+	if driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
+		return
+	}
+	rec.Message = m
 }
 
 // flatItem holds what seed 000 puts at the top level of a message item
@@ -316,6 +354,7 @@ func (s *Store) recordItem(rec driver.Record) (map[string]types.AttributeValue, 
 		TSK:       threadKey(m.Thread, m.ID),
 		DeliverAt: readAt(m.DeliverAt),
 		Timed:     rec.Timed,
+		Aggregate: aggregateOf(m),
 	}
 	it.TenantKey, it.InboxKey, it.UID = rec.Partition.Tenant, rec.Partition.Inbox, rec.Partition.User+rec.Partition.Group
 	it.SPK, it.SSK = scheduledKeys(rec)
@@ -623,6 +662,8 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	// driver.ParseCountedAttr.
 	counted := number(av[driver.CountedAttribute])
 	delete(av, driver.CountedAttribute)
+	aggregate := av[driver.AggregateAttribute]
+	delete(av, driver.AggregateAttribute)
 	// What the Store writes and never reads, whatever another program put
 	// there (on a table without its index, any type): the indexes' keys,
 	// and a message's group (a receipt's names its broadcast's group).
@@ -715,6 +756,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if b := it.Message; b != nil {
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI
 	}
+	decodeAggregate(&rec, aggregate)
 	return rec, nil
 }
 

@@ -143,6 +143,24 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	}
 	var made []types.TransactWriteItem
 	var madeMeanings []onFail
+	// An aggregated message's marks: the fence of its partition's
+	// watermark, and the deletion of the message it takes in (see
+	// driver.Store.PutMessage).
+	var fence *driver.Mark
+	if rec.Message.Count > 0 {
+		for _, mk := range receipts {
+			if mk.Fence {
+				fence = &mk
+				continue
+			}
+			if err := s.markItems(mk, func(it types.TransactWriteItem, m onFail) {
+				made, madeMeanings = append(made, it), append(madeMeanings, m)
+			}); err != nil {
+				return err
+			}
+		}
+		receipts = nil
+	}
 	for _, mk := range receipts {
 		// A Put on condition that no item is there: not Mark's, which
 		// also takes a receipt without marks (the seeds' unread one) for
@@ -180,6 +198,15 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			c := seenBelow(rec.Message.ID)
 			totals[d.Partition] = counterWrite{cond: &c}
 		}
+	}
+	if fence != nil {
+		// The Above as the fence's watermark has it, on condition that
+		// it stands; the thread's next message follows this one.
+		c := seenIs(fence.Seen)
+		follows := rec.Follows
+		totals[p] = counterWrite{cond: &c, returnOld: true, follow: &follow{thread: rec.Message.Thread, latest: follows}}
+	} else if rec.Message.Count > 0 {
+		totals[p] = counterWrite{follow: &follow{thread: rec.Message.Thread, latest: rec.Follows}}
 	}
 	optOut := ""
 	var optedIn expression.ConditionBuilder
@@ -249,6 +276,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 					if optOut != "" && total == p && optsOut(old, optOut, rec.OptOutDefault) {
 						return fmt.Errorf("%w: %s opted out of category %q", driver.ErrOptedOut, p.PK(), rec.Message.Category)
 					}
+					if w := fenceOf(old); fence != nil && total == p && w != fence.Seen {
+						return &driver.SeenError{Partition: p, Seen: w}
+					}
 					if b := boundIn(old, rec.Message.Thread); coverable && total == p && rec.Message.ID < b {
 						return &driver.CoveredError{Partition: p, Thread: rec.Message.Thread, ID: rec.Message.ID}
 					}
@@ -283,6 +313,10 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			s.hints.learn(muted.p, muted.mutes)
 		case errors.As(err, &covered):
 			covered.merge(bounds, s.covers)
+		case errors.Is(err, errLatestAhead) && rec.Message.Count > 0:
+			// An aggregated message's thread has another Latest than it
+			// follows: another message of its key came first.
+			return fmt.Errorf("%w: thread %q of %s: another message came first", driver.ErrStateChanged, rec.Message.Thread, p.PK())
 		case errors.Is(err, errLatestAhead):
 			// A thread's counter already has a later message (this
 			// one's publish was slower): count it without moving Latest.
@@ -312,6 +346,43 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			return err
 		}
 	}
+}
+
+// markItems adds, with add, the items of mark mk of a record: the
+// record's write or delete (on mk's conditions, see Mark), its ledger
+// entry's, and those of the timed entries mk writes or deletes (with the
+// timer of each one written at a new key).
+func (s *Store) markItems(mk driver.Mark, add func(types.TransactWriteItem, onFail)) error {
+	record, err := s.markRecord(mk)
+	if err != nil {
+		return err
+	}
+	add(record, s.markFailed(mk))
+	if mk.Delete || mk.Receipt && mk.To.IsZero() {
+		add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), mk.Entry)}}, nil)
+	} else {
+		entry, err := s.ledgerEntry(mk.EntryRecord())
+		if err != nil {
+			return err
+		}
+		add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
+	}
+	puts, dels := mk.TimedWrites()
+	for _, del := range dels {
+		add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
+	}
+	for _, e := range puts {
+		entry, timer, err := s.timedItemOf(e)
+		if err != nil {
+			return err
+		}
+		add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
+		if mk.Timed != driver.TimedKeyOf(e) {
+			// A new entry: its timer (one written again keeps its own).
+			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: timer}}, nil)
+		}
+	}
+	return nil
 }
 
 // totalRefused reports that the condition of partition p's total (c#*)
@@ -584,35 +655,8 @@ func (s *Store) Mark(ctx context.Context, marks []driver.Mark, deltas []driver.C
 			})
 			continue
 		}
-		record, err := s.markRecord(mk)
-		if err != nil {
+		if err := s.markItems(mk, add); err != nil {
 			return err
-		}
-		add(record, s.markFailed(mk))
-		after := mk.EntryRecord()
-		if mk.Delete || mk.Receipt && mk.To.IsZero() {
-			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), mk.Entry)}}, nil)
-		} else {
-			entry, err := s.ledgerEntry(after)
-			if err != nil {
-				return err
-			}
-			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
-		}
-		puts, dels := mk.TimedWrites()
-		for _, del := range dels {
-			add(types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: s.key(mk.Key.Partition.PK(), del)}}, nil)
-		}
-		for _, e := range puts {
-			entry, timer, err := s.timedItemOf(e)
-			if err != nil {
-				return err
-			}
-			add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: entry}}, nil)
-			if mk.Timed != driver.TimedKeyOf(e) {
-				// A new entry: its timer (one written again keeps its own).
-				add(types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: timer}}, nil)
-			}
 		}
 		if r, ok := mk.ReaderChange(); ok {
 			w, err := s.readerWrite(r)

@@ -60,6 +60,28 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if driver.Coverable(rec) && s.covers(rec.Partition, "", rec.Message.Thread, rec.Message.ID) {
 		return &driver.CoveredError{Partition: rec.Partition, Thread: rec.Message.Thread, ID: rec.Message.ID}
 	}
+	// An aggregated message's conditions: its thread's Latest, its
+	// partition's watermark (a fence), the message it takes in (as Mark
+	// checks it, and deletes it below).
+	var replaced []driver.Mark
+	fenced := false
+	if rec.Message.Count > 0 {
+		if got := s.counters[rec.Partition][driver.Counter{Thread: rec.Message.Thread}.SK()].Latest; got != rec.Follows {
+			return fmt.Errorf("%w: thread %q of %s: latest %q, not %q", driver.ErrStateChanged, rec.Message.Thread, rec.Partition.PK(), got, rec.Follows)
+		}
+		for _, mk := range receipts {
+			switch {
+			case mk.Fence:
+				if w := s.fenceOf(mk.Key.Partition); w != mk.Seen {
+					return &driver.SeenError{Partition: mk.Key.Partition, Seen: w}
+				}
+				fenced = true
+			default:
+				replaced = append(replaced, mk)
+			}
+		}
+		receipts = nil
+	}
 	made := make([]driver.Record, 0, len(receipts))
 	for _, mk := range receipts {
 		r := mk.EntryRecord()
@@ -72,9 +94,18 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	// The deltas as they apply: without the Above of a partition whose
 	// watermark is not below rec's ID, which on DynamoDB makes the
 	// transaction again without them, of more items (driver.PutItems).
-	deltas = s.aboveIf(deltas, rec.Message.ID)
-	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
-		return err
+	if !fenced {
+		deltas = s.aboveIf(deltas, rec.Message.ID)
+		if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
+			return err
+		}
+	}
+	if len(replaced) > 0 {
+		// Checked and applied as Mark would, all or nothing; the
+		// deletion's counter changes are among deltas, below.
+		if err := s.mark(replaced, nil); err != nil {
+			return err
+		}
 	}
 	r := rec.Clone()
 	r.Counted, r.Timed, r.OptOutDefault = driver.CountedOf(r), "", false
@@ -95,7 +126,25 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		}
 	}
 	s.addDeltas(deltas)
+	if rec.Message.Count > 0 {
+		// An aggregated message's thread moves to it, whatever its ID: the
+		// next message of the key follows it (Record.Follows).
+		s.follow(rec.Partition, rec.Message.Thread, rec.Message.ID)
+	}
 	return nil
+}
+
+// follow sets the Latest of thread t's own counter in user partition p
+// to id, as an aggregated message's write does. s.mu must be held.
+func (s *Store) follow(p driver.Partition, t, id string) {
+	k := driver.Counter{Thread: t}.SK()
+	c := s.counters[p][k]
+	if c.Latest == id {
+		return
+	}
+	s.noteActivity(p, t, c.Latest, id)
+	c.Latest = id
+	s.counters[p][k] = c
 }
 
 // GetRecords returns copies of the records at keys (each once), leaving out

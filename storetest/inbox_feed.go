@@ -35,7 +35,7 @@ func inboxTests() []suiteTest {
 
 // allInboxTests are the Inbox subtests of Run.
 func allInboxTests() []suiteTest {
-	return append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...), muteTests()...), muteCategoryTests()...), optOutTests()...), muteThreadTests()...), positionInboxTests()...), rvPositionTests()...)
+	return append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(append(inboxTests(), removalTests()...), groupTests()...), stateInboxTests()...), eventTests()...), threadTests()...), isolatedTests()...), bulkTests()...), scheduledTests()...), snoozeTests()...), viewTests()...), senderTests()...), readByTests()...), muteTests()...), muteCategoryTests()...), optOutTests()...), muteThreadTests()...), positionInboxTests()...), rvPositionTests()...), aggregateTests()...)
 }
 
 // visibleIn applies List's options to msgs (a feed, newest first).

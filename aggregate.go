@@ -1,0 +1,173 @@
+package inbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/stak/inbox/driver"
+)
+
+// MaxAggregateSenders is the most distinct senders an aggregated item
+// keeps (Message.Senders): a message of its key from another sender,
+// once it has this many, starts a new item.
+const MaxAggregateSenders = driver.MaxAggregateSenders
+
+// MaxAggregateMembers is the most IDs of its earlier messages an
+// aggregated item keeps (Message.Members), by which a retried publish
+// of one of them (same HostSystemID) finds it delivered.
+const MaxAggregateMembers = driver.MaxAggregateMembers
+
+// An aggregated message (Draft.Aggregate) joins its key's item in the
+// user's feed when it is written: the item's newest message is replaced
+// by the new one, which carries the item's count, senders and the IDs of
+// its latest earlier messages, in one atomic write (Store.PutMessage with
+// the replaced message's Delete mark). So the item is one record of the
+// feed at every instant: Counts counts it once, List shows it once, at
+// the place of its newest message, and every mark (read, seen, archive,
+// snooze, delete, interacted) applies to it as to any message, with its
+// counters. A message that joins an item the user read, archived or
+// snoozed makes it unread in the feed again (the new record has none of
+// her marks): the item's earlier messages are taken in as they stood.
+//
+// The messages of a key join one at a time: the write is conditioned on
+// the Latest of the key's thread counter as read (driver.Record.Follows),
+// so two publishes that race write one after the other, the second
+// taking the first in. A join reads the user's c#* and the key's thread
+// counter (her watermark, her read positions, the thread's Latest) and
+// the key's newest message, in one round trip, then writes.
+
+// putAggregated writes rec, u's copy of an aggregated message (Count 1,
+// its own sender), joining it to the item of its key in u's feed: the
+// key's newest message, if it is live and the item can take rec in
+// (joinable), is deleted in the same write, and rec carries its count,
+// senders and members. It returns the record written. A copy u has
+// already (rec's ID is the item's, or one of its members) is
+// driver.ErrExists. A key whose newest message is not an aggregated one
+// of rec's category (a chat's thread, another category) is ErrConflict.
+func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record) (driver.Record, error) {
+	p, key := u.Partition(), rec.Message.Thread
+	base := rec
+	w, err := ib.fenceSeen(ctx, p) // her watermark, as Above is kept for
+	if err != nil {
+		return driver.Record{}, err
+	}
+	for range markAttempts {
+		now := ib.now()
+		var st driver.Stats
+		var head []driver.Record
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() (err error) {
+			st, err = ib.store.Stats(gctx, driver.StatsQuery{Partition: p, Keys: []driver.Counter{{}, {Thread: key}}})
+			return err
+		})
+		g.Go(func() error {
+			res, err := ib.store.Query(gctx, driver.Query{Partition: p, Thread: key, Limit: 1, Now: now})
+			head = res.Records
+			return err
+		})
+		if err := g.Wait(); err != nil {
+			return driver.Record{}, err
+		}
+		rec = base
+		for _, c := range st.Counters {
+			if c.Thread == key && c.Group == "" && c.Category == "" && !c.Muted && !c.Covered {
+				rec.Follows = c.Latest
+			}
+		}
+		if rec.Follows != "" && (len(head) == 0 || head[0].Message.ID != rec.Follows) {
+			// The newest message is not the thread's Latest: read before
+			// it was written, or it is gone (deleted, expired). Read again,
+			// after the Latest: a message written since fails the write's
+			// condition.
+			res, err := ib.store.Query(ctx, driver.Query{Partition: p, Thread: key, Limit: 1, Now: now})
+			if err != nil {
+				return driver.Record{}, err
+			}
+			head = res.Records
+		}
+		positions := driver.Positions(st.Counters)
+		marks := []driver.Mark{{Key: driver.Key{Partition: p}, Now: now, Seen: w, Fence: true}}
+		var deltas []driver.Counter
+		if len(head) == 1 && !head[0].Receipt {
+			h := head[0]
+			if h.Message.ID == rec.Message.ID || slices.Contains(h.Message.Members, rec.Message.ID) {
+				return h, fmt.Errorf("%w: %s already has message %s", driver.ErrExists, u.ID, rec.Message.ID)
+			}
+			if h.Message.Count == 0 || h.Message.Category != rec.Message.Category {
+				return driver.Record{}, fmt.Errorf("%w: aggregate key %q of %s is a thread's, or another category's", ErrConflict, key, u.ID)
+			}
+			if joinable(h.Message, rec.Message) && h.Ledgered() {
+				rec.Message.Count = h.Message.Count + 1
+				rec.Message.Senders = joinSenders(rec.Message.Senders, h.Message.Senders)
+				rec.Message.Members = joinMembers(h.Message.ID, h.Message.Members)
+				over := driver.Overlay(h, positions)
+				mk := markFor(u, h, nil, driver.State{DeletedAt: now}, now)
+				mk.Uncovered = driver.Coverable(over)
+				marks = append(marks, mk)
+				deltas = append(driver.MarkDeltas(mk), driver.AboveDeltas(mk, w)...)
+			}
+		}
+		if pos := driver.PositionFor(st.Counters, "", key); pos.Covers(rec.Message.ID) && !rec.Message.IsRead() {
+			rec.Message.ReadAt = pos.ReadAt(rec.Message.ID) // below her read position (a publisher's clock behind)
+		}
+		put := driver.PutDeltas(rec)
+		if rec.Message.ID <= w {
+			for i := range put {
+				put[i].Above = 0
+			}
+		}
+		deltas = driver.MergeCounters(append(put, deltas...))
+		err := ib.store.PutMessage(ctx, rec, deltas, marks...)
+		var ce *driver.CoveredError
+		var moved *driver.SeenError
+		switch {
+		case err == nil:
+			return rec, nil
+		case errors.As(err, &moved):
+			w = moved.Seen
+			ib.seen.put(p, w)
+		case errors.Is(err, driver.ErrStateChanged), errors.Is(err, driver.ErrNotFound), errors.As(err, &ce):
+			// Another message of the key, a mark of its newest, a moved
+			// watermark or read position: read again.
+			continue
+		default:
+			return driver.Record{}, err
+		}
+	}
+	return driver.Record{}, fmt.Errorf("inbox: aggregate %q of %s kept changing: %w", key, u.ID, ErrConflict)
+}
+
+// joinable reports whether the item whose newest message is h can take
+// m in: it keeps at most MaxAggregateSenders distinct senders.
+func joinable(h, m driver.Message) bool {
+	for _, s := range m.Senders {
+		if !slices.Contains(h.Senders, s) && len(h.Senders) >= MaxAggregateSenders {
+			return false
+		}
+	}
+	return true
+}
+
+// joinSenders returns the senders of an item that takes in a message of
+// senders own: own first, then the item's, each once, at most
+// MaxAggregateSenders.
+func joinSenders(own, item []string) []string {
+	out := slices.Clone(own)
+	for _, s := range item {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out[:min(len(out), MaxAggregateSenders)]
+}
+
+// joinMembers returns the members of a message that takes in message id
+// of the item with members: id first, at most MaxAggregateMembers.
+func joinMembers(id string, members []string) []string {
+	out := append([]string{id}, members...)
+	return out[:min(len(out), MaxAggregateMembers)]
+}
