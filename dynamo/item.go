@@ -55,28 +55,28 @@ const (
 // written from it, and read apart from it (see decodeRecord), whatever
 // another program put there.
 type messageItem struct {
-	Kind      string        `dynamodbav:"kind"`
-	Headers   *headersAttr  `dynamodbav:"headers,omitempty"`
-	Message   *messageAttr  `dynamodbav:"message,omitempty"`
-	Taxonomy  *taxonomyAttr `dynamodbav:"taxonomy,omitempty"`
-	ReadAt    *int64        `dynamodbav:"readat,omitempty"`
-	Archived  *int64        `dynamodbav:"archivedat,omitempty"`
-	Deleted   *int64        `dynamodbav:"deletedat,omitempty"` // a receipt's
-	Ledger    string        `dynamodbav:"ledger,omitempty"`
-	Counted   uint8         `dynamodbav:"counted,omitempty"` // driver.Record.Counted: the marks the ledger entry counts (decodeRecord reads it apart)
-	Group     string        `dynamodbav:"group,omitempty"`   // a receipt's: its broadcast's group
-	Unread    string        `dynamodbav:"unread,omitempty"`  // see unreadKey
-	Thread    string        `dynamodbav:"thread,omitempty"`
-	DeliverAt *int64        `dynamodbav:"deliverat,omitempty"`    // a scheduled message's due time
-	Snoozed   *int64        `dynamodbav:"snoozeduntil,omitempty"` // the user's snooze (driver.State.SnoozedUntil)
-	Interact  *int64        `dynamodbav:"interactedat,omitempty"` // driver.State.InteractedAt
-	TSK       string        `dynamodbav:"tsk,omitempty"`          // the thread index's key: see threadKey
-	TenantKey string        `dynamodbav:"tenant_key"`
-	InboxKey  string        `dynamodbav:"inbox_key"`
-	UID       string        `dynamodbav:"uid"`
-	SPK       string        `dynamodbav:"spk,omitempty"` // a scheduled message's: see scheduledKeys
-	SSK       string        `dynamodbav:"ssk,omitempty"`
-	Timed     string        `dynamodbav:"timed,omitempty"` // driver.Record.Timed
+	Kind      string         `dynamodbav:"kind"`
+	Headers   *headersAttr   `dynamodbav:"headers,omitempty"`
+	Message   *messageAttr   `dynamodbav:"message,omitempty"`
+	Taxonomy  *taxonomyAttr  `dynamodbav:"taxonomy,omitempty"`
+	ReadAt    *int64         `dynamodbav:"readat,omitempty"`
+	Archived  *int64         `dynamodbav:"archivedat,omitempty"`
+	Deleted   *int64         `dynamodbav:"deletedat,omitempty"` // a receipt's
+	Ledger    string         `dynamodbav:"ledger,omitempty"`
+	Counted   uint8          `dynamodbav:"counted,omitempty"` // driver.Record.Counted: the marks the ledger entry counts (decodeRecord reads it apart)
+	Group     string         `dynamodbav:"group,omitempty"`   // a receipt's: its broadcast's group
+	Unread    string         `dynamodbav:"unread,omitempty"`  // see unreadKey
+	Thread    string         `dynamodbav:"thread,omitempty"`
+	DeliverAt *int64         `dynamodbav:"deliverat,omitempty"`    // a scheduled message's due time
+	Snoozed   *int64         `dynamodbav:"snoozeduntil,omitempty"` // the user's snooze (driver.State.SnoozedUntil)
+	Interact  *int64         `dynamodbav:"interactedat,omitempty"` // driver.State.InteractedAt
+	TSK       string         `dynamodbav:"tsk,omitempty"`          // the thread index's key: see threadKey
+	TenantKey string         `dynamodbav:"tenant_key"`
+	InboxKey  string         `dynamodbav:"inbox_key"`
+	UID       string         `dynamodbav:"uid"`
+	SPK       string         `dynamodbav:"spk,omitempty"` // a scheduled message's: see scheduledKeys
+	SSK       string         `dynamodbav:"ssk,omitempty"`
+	Timed     string         `dynamodbav:"timed,omitempty"`     // driver.Record.Timed
 	Aggregate *aggregateAttr `dynamodbav:"aggregate,omitempty"` // an aggregated message's (decodeRecord reads it apart)
 }
 
