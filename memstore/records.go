@@ -108,7 +108,7 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		}
 	}
 	r := rec.Clone()
-	r.Counted, r.Timed, r.OptOutDefault = driver.CountedOf(r), "", false
+	r.Counted, r.Timed, r.OptOutDefault, r.Follows = driver.CountedOf(r), "", false, ""
 	if at := rec.Message.DeliverAt; !at.IsZero() {
 		e := entry(rec)
 		e.Message.DeliverAt = at

@@ -44,7 +44,7 @@ func startTime() time.Time { return time.Unix(startUnix, 0).UTC() }
 // removal) and for stores that delete them late.
 func Run(t *testing.T, newStore NewStore) {
 	t.Run("Store", func(t *testing.T) {
-		runAll(t, newStore, slices.Concat(contractTests(), stateTests(), preferencesTests(), mutedTests(), positionTests()), false)
+		runAll(t, newStore, slices.Concat(contractTests(), stateTests(), preferencesTests(), mutedTests(), positionTests(), aggregateContractTests()), false)
 	})
 	t.Run("RoundTrip", func(t *testing.T) { runAll(t, newStore, roundTripTests(), true) })
 	t.Run("Inbox", func(t *testing.T) { runAll(t, newStore, allInboxTests(), true) })
