@@ -24,6 +24,14 @@ const (
 	// (Message.ReadAt set); her read of her group message comes as
 	// EventRead (see Draft.Sender).
 	EventCreated EventKind = "created"
+	// EventAggregated: an aggregated message joined its item (see
+	// Draft.Aggregate), in the user's partition: Message is the item's new
+	// newest message, with its Count, Senders and Members; the message it
+	// took in, Members[0], leaves with an EventDeleted of its own, before
+	// or after this one. A page replaces the item's row (its Thread is the
+	// key) and moves it to the top. An aggregated message that starts an
+	// item comes as EventCreated, with Count 1.
+	EventAggregated EventKind = "aggregated"
 	// EventRead: a user read a message, in the user's partition: a direct
 	// copy marked read, or a read receipt of a broadcast or group message.
 	EventRead EventKind = "read"
@@ -286,7 +294,11 @@ func eventsOf(c driver.Change) []Event {
 			return nil
 		}
 		if c.Old == nil && !c.New.Receipt {
-			emit(EventCreated, c.New)
+			kind := EventCreated
+			if c.New.Message.Count > 1 {
+				kind = EventAggregated
+			}
+			emit(kind, c.New)
 			return out
 		}
 		var before driver.State

@@ -179,6 +179,7 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 			rec.Counted = driver.ParseCountedAttr(v.Number(), rec.Receipt)
 		}
 	}
+	imageAggregate(&rec, img)
 	if rec.Ledgered() {
 		// The timed entry it notes: a key of its own entry, or none. A
 		// snoozeduntil or deliverat that holds no time, or none at all,
@@ -196,6 +197,50 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 		}
 	}
 	return rec, nil
+}
+
+// imageAggregate sets the aggregate fields of rec, the library's direct
+// message of a thread in a user's partition, from img's aggregate
+// attribute (see Draft.Aggregate), as the Stores read it: a value that is
+// not one the library writes (driver.ValidateAggregate) is none.
+func imageAggregate(rec *driver.Record, img map[string]events.DynamoDBAttributeValue) {
+	v, ok := member(img, driver.AggregateAttribute, events.DataTypeMap)
+	if !ok || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
+		return
+	}
+	a := v.Map()
+	n, ok := member(a, "n", events.DataTypeNumber)
+	if !ok {
+		return
+	}
+	count, err := strconv.Atoi(n.Number())
+	if err != nil || count <= 0 {
+		return
+	}
+	strs := func(name string) ([]string, bool) {
+		l, ok := member(a, name, events.DataTypeList)
+		if !ok {
+			_, present := a[name]
+			return nil, !present
+		}
+		var out []string
+		for _, e := range l.List() {
+			if e.DataType() != events.DataTypeString {
+				return nil, false
+			}
+			out = append(out, e.String())
+		}
+		return out, true
+	}
+	m := rec.Message
+	var sok, mok bool
+	m.Count = count
+	m.Senders, sok = strs("s")
+	m.Members, mok = strs("m")
+	if !sok || !mok || driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
+		return
+	}
+	rec.Message = m
 }
 
 // timeAttr returns the time img[name] holds (driver.ParseTimeAttr): zero

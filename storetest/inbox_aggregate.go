@@ -20,6 +20,7 @@ func aggregateTests() []suiteTest {
 		{"AggregateBadInput", testAggregateBadInput},
 		{"AggregateConcurrent", testAggregateConcurrent},
 		{"AggregateSenders", testAggregateSenders},
+		{"AggregateEvents", testAggregateEvents},
 	}
 }
 
@@ -249,6 +250,39 @@ func testAggregateSenders(e *env) {
 	}
 	if feed := e.listAll(ann, inbox.ListOptions{}); len(feed) != 2 {
 		e.t.Errorf("ann's feed: %d items, want 2", len(feed))
+	}
+	e.wantCountsFromFeed(ann)
+}
+
+// testAggregateEvents: a like that starts an item comes as created, one
+// that joins it as aggregated, with the item's count and members, and the
+// message it took in leaves with deleted.
+func testAggregateEvents(e *env) {
+	src, ib, events := e.eventInbox()
+	ann := e.user("ann")
+	a := e.like("bob", "ann").Message
+	b := e.like("carol", "ann").Message
+	if _, err := src.DeliverEvents(e.ctx, ib); err != nil {
+		e.t.Fatalf("DeliverEvents: %v", err)
+	}
+	type seen struct {
+		kind  inbox.EventKind
+		id    string
+		count int
+	}
+	want := map[seen]bool{{inbox.EventCreated, a.ID, 1}: true, {inbox.EventAggregated, b.ID, 2}: true, {inbox.EventDeleted, a.ID, 1}: true}
+	for _, ev := range events.take() {
+		k := seen{ev.Kind, ev.Message.ID, ev.Message.Count}
+		if !want[k] || ev.Partition != partitionOf(ann) {
+			e.t.Errorf("event %s of %s (count %d) in %s: not expected", ev.Kind, k.id, k.count, ev.Partition.PK())
+		}
+		if ev.Kind == inbox.EventAggregated && !slices.Equal(ev.Message.Members, []string{a.ID}) {
+			e.t.Errorf("aggregated event's members: %v, want [%s]", ev.Message.Members, a.ID)
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		e.t.Errorf("no event %s of %s (count %d)", k.kind, k.id, k.count)
 	}
 	e.wantCountsFromFeed(ann)
 }
