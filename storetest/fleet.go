@@ -316,9 +316,13 @@ func (f *fleet) publish() {
 		to = append(to, f.users[j])
 	}
 	d := f.draft()
-	if d.Thread == "" && f.rng.IntN(4) == 0 {
+	switch r := f.rng.IntN(8); {
+	case d.Thread == "" && r < 2:
 		// Scheduled, due within a minute: it shows in every process at once.
 		d.DeliverAt = f.now().Add(time.Duration(1+f.rng.IntN(60)) * time.Second)
+	case d.Thread == "" && r < 4:
+		// An aggregated message, of its category's key, from anyone.
+		d.Aggregate, d.Sender = "agg-"+cmpOr(d.Category, "none"), f.users[f.rng.IntN(len(f.users))]
 	}
 	f.logf("p%d publish to %v (category %q, thread %q, sender %q, ttl %v, deliver at %v)", i, to, d.Category, d.Thread, d.Sender, d.TTL, d.DeliverAt.Format("15:04:05"))
 	res, err := ib.Publish(f.e.ctx, f.e.scope, to, d)
@@ -332,8 +336,12 @@ func (f *fleet) publish() {
 	}
 	for _, u := range delivered {
 		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt, sender: d.Sender}
+		if d.Aggregate != "" {
+			c.thread = d.Aggregate
+			f.m.aggregate(u, d.Aggregate, res.Message.ID, c, res.Message.DeliveredAt)
+		}
 		f.m.direct[u][res.Message.ID] = c
-		f.m.published(res.Message.ID, d.Thread, u, "")
+		f.m.published(res.Message.ID, c.thread, u, "", d.Aggregate != "")
 		f.m.sent(d, u, res.Message.ID, res.Message.DeliveredAt)
 		f.m.covered(u, res.Message.ID, c) // a late copy below her read position
 	}
@@ -367,7 +375,7 @@ func (f *fleet) broadcast() {
 		return
 	}
 	f.m.broadcasts[m.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: m.ExpiresAt, group: g, deliverAt: m.DeliverAt, sender: d.Sender}
-	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup))
+	f.m.published(m.ID, d.Thread, "", cmpOr(g, driver.PublicGroup), false)
 	f.m.sent(d, d.Sender, m.ID, m.DeliveredAt)
 	f.count("broadcast")
 }

@@ -97,6 +97,52 @@ type modelCopy struct {
 	state     driver.State // direct copies only; broadcasts use receipts
 	group     string       // a broadcast's group; "" for everyone
 	sender    string       // its Draft.Sender
+	// count, senders and members are an aggregated copy's item
+	// (driver.Message.Count, Senders, Members); count is zero on a copy
+	// that is not aggregated.
+	count            int
+	senders, members []string
+}
+
+// aggregateHead returns u's newest direct copy of thread key (an
+// aggregate key) and its ID, as the Inbox finds the item a message of
+// the key joins: nil if u has none, or it has expired at now.
+func (m *model) aggregateHead(u, key string, now time.Time) (string, *modelCopy) {
+	id := ""
+	for cid, c := range m.direct[u] {
+		if c.thread == key && cid > id {
+			id = cid
+		}
+	}
+	if id == "" || !now.Before(m.direct[u][id].expiresAt) {
+		return "", nil
+	}
+	return id, m.direct[u][id]
+}
+
+// aggregate makes c, u's new copy id of an aggregated message of key,
+// join u's item of key, if she has one it can join: c takes its count,
+// senders and members, and the item's newest copy goes. It returns the
+// ID of the copy taken in ("" for none).
+func (m *model) aggregate(u, key, id string, c *modelCopy, now time.Time) string {
+	c.count = 1
+	if c.sender != "" {
+		c.senders = []string{c.sender}
+	}
+	hid, h := m.aggregateHead(u, key, now)
+	if h == nil || c.sender != "" && !slices.Contains(h.senders, c.sender) && len(h.senders) >= inbox.MaxAggregateSenders {
+		return ""
+	}
+	c.count = h.count + 1
+	for _, s := range h.senders {
+		if !slices.Contains(c.senders, s) {
+			c.senders = append(c.senders, s)
+		}
+	}
+	c.members = append([]string{hid}, h.members...)
+	c.members = c.members[:min(len(c.members), inbox.MaxAggregateMembers)]
+	m.removeCopy(u, hid)
+	return hid
 }
 
 // modelHost is a publish or broadcast made with a host system ID.
@@ -419,7 +465,7 @@ func (m *model) markRead(u, id string, now time.Time) (changed, found bool) {
 // is she (a message to users), or her receipt (a broadcast, u her too:
 // whether or not she is in its group), read at now.
 func (m *model) sent(d inbox.Draft, u, id string, now time.Time) {
-	if d.Thread == "" || d.Sender == "" || u != d.Sender {
+	if d.Thread == "" && d.Aggregate == "" || d.Sender == "" || u != d.Sender {
 		return
 	}
 	if c, ok := m.direct[u][id]; ok {
@@ -546,12 +592,12 @@ func (m *model) counts(u string, now time.Time) inbox.Counts {
 
 // published records a message id published in thread t (none if "") to
 // user u's partition (u set) or to group g's (PublicGroup for everyone's).
-func (m *model) published(id, t, u, g string) {
+func (m *model) published(id, t, u, g string, follows bool) {
 	if t == "" {
 		return
 	}
 	k := threadOf{p: driver.Partition{User: u}, group: g, thread: t}
-	if id >= m.activity[k] {
+	if id >= m.activity[k] || follows {
 		m.activity[k], m.unsure[k] = id, false
 	}
 }

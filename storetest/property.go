@@ -674,8 +674,15 @@ func (p *property) publish() {
 	d := h.draft
 	if !retry {
 		d = p.newDraft(false)
-		if d.Thread == "" && p.rng.IntN(4) == 0 {
+		switch r := p.rng.IntN(8); {
+		case d.Thread == "" && r < 2:
 			d.DeliverAt = p.deliverAt(now)
+		case d.Thread == "" && r < 4:
+			// An aggregated message, of its category's key, from anyone.
+			d.Aggregate, d.Sender = "agg-"+cmpOr(d.Category, "none"), ""
+			if i := p.rng.IntN(len(p.users) + 1); i < len(p.users) {
+				d.Sender = p.users[i]
+			}
 		}
 	}
 	p.logf("publish %q to %v (category %q, thread %q, sender %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.Thread, d.Sender, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
@@ -698,8 +705,16 @@ func (p *property) publish() {
 			exp = h.expiresAt
 		}
 		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt, sender: d.Sender}
+		if d.Aggregate != "" {
+			c.thread = d.Aggregate
+			took := p.m.aggregate(u, d.Aggregate, id, c, now)
+			p.logf("  %s's item of %s: count %d (took in %q)", u, d.Aggregate, c.count, took)
+			if u == to[0] && (res.Message.Count != c.count || !slices.Equal(res.Message.Senders, c.senders) || !slices.Equal(res.Message.Members, c.members)) {
+				e.t.Errorf("step %d: Publish's item for %s: count %d, senders %v, members %v; want %d, %v, %v", p.step, u, res.Message.Count, res.Message.Senders, res.Message.Members, c.count, c.senders, c.members)
+			}
+		}
 		p.m.direct[u][id] = c
-		p.m.published(id, d.Thread, u, "")
+		p.m.published(id, c.thread, u, "", d.Aggregate != "")
 		p.m.sent(d, u, id, now)
 		p.m.covered(u, id, c) // a late copy below her read position
 		p.stats.published++
@@ -768,7 +783,7 @@ func (p *property) broadcast() {
 	}
 	exp := deliveredAt(now, d).Add(ttlOf(d))
 	p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, group: group, deliverAt: d.DeliverAt, sender: d.Sender}
-	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup))
+	p.m.published(msg.ID, d.Thread, "", cmpOr(group, driver.PublicGroup), false)
 	p.m.sent(d, d.Sender, msg.ID, now)
 	p.stats.broadcasts++
 	if group != "" {
@@ -794,7 +809,7 @@ func (p *property) campaign() {
 			return
 		}
 		p.m.broadcasts[msg.ID] = &modelCopy{category: d.Category, expiresAt: deliveredAt(now, d).Add(ttlOf(d)), deliverAt: d.DeliverAt}
-		p.m.published(msg.ID, "", "", driver.PublicGroup)
+		p.m.published(msg.ID, "", "", driver.PublicGroup, false)
 		p.stats.broadcasts++
 	}
 }
