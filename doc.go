@@ -19,11 +19,8 @@
 // Every method takes ctx first and validates its input before it writes:
 // bad input returns an error wrapping one of the Err* sentinels (match with
 // errors.Is) and writes nothing, not even a host system ID's claim. An
-// Inbox, and every Store in this module, is safe for concurrent use. Every
-// method has a runnable example. The quickstart (go run
-// ./examples/quickstart) runs on the in-memory store, and examples/httpapi
-// wraps an Inbox in an HTTP API with a live page, on either store: see
-// [Getting started].
+// Inbox, and every Store in this module, is safe for concurrent use, and
+// every method has a runnable example. See [Getting started].
 //
 // # Messages, broadcasts and groups
 //
@@ -86,6 +83,8 @@
 // what is scheduled and what came due. Snooze is its mirror on the user's
 // side. See [Scheduling]. Draft.Thread makes a conversation: ListThreads
 // lists a user's, by last activity, each with exact counts. See [Chat].
+// Draft.Aggregate collapses a key's messages into one item ("Ann and 3
+// others liked your post"), counted once. See [Aggregation].
 //
 // # Preferences
 //
@@ -124,6 +123,7 @@
 // [Events]: https://github.com/stak/inbox/blob/main/docs/events.md
 // [Scheduling]: https://github.com/stak/inbox/blob/main/docs/scheduling.md
 // [Chat]: https://github.com/stak/inbox/blob/main/docs/chat.md
+// [Aggregation]: https://github.com/stak/inbox/blob/main/docs/aggregation.md
 // [Preferences]: https://github.com/stak/inbox/blob/main/docs/preferences.md
 // [Operations]: https://github.com/stak/inbox/blob/main/docs/operations.md
 // [Writing a Store]: https://github.com/stak/inbox/blob/main/docs/writing-a-store.md

@@ -380,3 +380,44 @@ func ExampleInbox_Snooze() {
 	// 10:59:59: unread 0, snoozed 1, listed 0
 	// 11:00:00: unread 1, snoozed 0, listed 1
 }
+
+func ExampleDraft_aggregate() {
+	ctx := context.Background()
+	ib := newExampleInbox()
+	alerts := inbox.Scope{Tenant: "acme", Inbox: "alerts"}
+	ann := alerts.User("ann")
+
+	for _, fan := range []string{"bob", "dan", "bob", "carol"} {
+		like := inbox.Draft{Aggregate: "post-42:likes", Category: "likes", Sender: fan, Title: fan + " liked your post"}
+		if _, err := ib.Publish(ctx, alerts, []string{"ann"}, like); err != nil {
+			panic(err)
+		}
+	}
+	_, _ = ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Title: "Welcome!"})
+	show := func() {
+		page, _ := ib.List(ctx, ann, inbox.ListOptions{})
+		c, _ := ib.Counts(ctx, ann)
+		for _, m := range page.Messages {
+			if m.Count > 0 {
+				fmt.Printf("%s and %d others: %d likes, read %v\n", m.Senders[0], len(m.Senders)-1, m.Count, m.IsRead())
+			} else {
+				fmt.Println(m.Title)
+			}
+		}
+		fmt.Println("unread:", c.Unread)
+	}
+	show()
+
+	// Read, the item is one message; the next like makes it unread again.
+	page, _ := ib.List(ctx, ann, inbox.ListOptions{Category: "likes"})
+	_, _ = ib.MarkRead(ctx, ann, page.Messages[0].ID)
+	_, _ = ib.Publish(ctx, alerts, []string{"ann"}, inbox.Draft{Aggregate: "post-42:likes", Category: "likes", Sender: "erin", Title: "erin liked your post"})
+	show()
+	// Output:
+	// Welcome!
+	// carol and 2 others: 4 likes, read false
+	// unread: 2
+	// erin and 3 others: 5 likes, read false
+	// Welcome!
+	// unread: 2
+}

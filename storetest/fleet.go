@@ -324,7 +324,7 @@ func (f *fleet) publish() {
 		// An aggregated message, of its category's key, from anyone.
 		d.Aggregate, d.Sender = "agg-"+cmpOr(d.Category, "none"), f.users[f.rng.IntN(len(f.users))]
 	}
-	f.logf("p%d publish to %v (category %q, thread %q, sender %q, ttl %v, deliver at %v)", i, to, d.Category, d.Thread, d.Sender, d.TTL, d.DeliverAt.Format("15:04:05"))
+	f.logf("p%d publish to %v (category %q, thread %q, aggregate %q, sender %q, ttl %v, deliver at %v)", i, to, d.Category, d.Thread, d.Aggregate, d.Sender, d.TTL, d.DeliverAt.Format("15:04:05"))
 	res, err := ib.Publish(f.e.ctx, f.e.scope, to, d)
 	if err != nil {
 		f.fail("Publish", err)
@@ -1131,9 +1131,9 @@ func (f *fleet) checkViews() {
 }
 
 // snapshotWatch follows one process's shared-cache events while a check
-// runs: a miss of a partition the check's calls had already found or read
-// a snapshot of is a snapshot that expired between them, or within one
-// (nothing is written during a check). It is safe for concurrent use.
+// runs: a miss or refresh of a partition the check's calls had already
+// found or read a snapshot of is a snapshot that expired, or was renewed,
+// between them, or within one (nothing is written during a check). It is safe for concurrent use.
 type snapshotWatch struct {
 	mu      sync.Mutex
 	seen    map[driver.Partition]bool // nil: not watching
@@ -1147,7 +1147,11 @@ func (w *snapshotWatch) event(_ context.Context, e inbox.CacheEvent) {
 	if w.seen == nil {
 		return
 	}
-	if e.Kind == inbox.CacheMiss && w.seen[e.Partition] {
+	if (e.Kind == inbox.CacheMiss || e.Kind == inbox.CacheRefresh) && w.seen[e.Partition] {
+		// An expiry; or a renewal: Counts read the partition's hour
+		// bucket at a later instant than its snapshot's day bucket, and
+		// read a newer snapshot (see Inbox.staleBuckets), which the calls
+		// after it serve.
 		w.expired = true
 	}
 	w.seen[e.Partition] = true

@@ -685,7 +685,7 @@ func (p *property) publish() {
 			}
 		}
 	}
-	p.logf("publish %q to %v (category %q, thread %q, sender %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.Thread, d.Sender, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
+	p.logf("publish %q to %v (category %q, thread %q, aggregate %q, sender %q, ttl %v, retry %v, deliver at %v)", d.HostSystemID, to, d.Category, d.Thread, d.Aggregate, d.Sender, d.TTL, retry, d.DeliverAt.Format("15:04:05"))
 	res, err := e.ib.Publish(e.ctx, e.scope, to, d)
 	if err != nil {
 		e.t.Errorf("step %d: Publish: %v", p.step, err)
