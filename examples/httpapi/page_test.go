@@ -431,3 +431,35 @@ func TestPageEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestPageAggregatesLive drives the page in headless Chromium, in a tab
+// of ann's, against each live setup of main: likes of one post published
+// through the API (an aggregate key) show as one row, "carol and 1 other",
+// counted once; a like while the page is open moves the row to the top,
+// with the new count and sender, unread again after ann read it.
+func TestPageAggregatesLive(t *testing.T) {
+	for _, b := range liveBackends {
+		t.Run(b.name, func(t *testing.T) { testPageAggregatesLive(t, b.api(t)) })
+	}
+}
+
+func testPageAggregatesLive(t *testing.T, a *api) {
+	like := func(fan string) string {
+		return a.publish(fan, map[string]any{"users": []string{"ann"}, "title": fan + " liked your post", "category": "likes", "aggregate": "post-1"}).Message.ID
+	}
+	row := func(id string, count int, text string) string {
+		return fmt.Sprintf(`(() => { const li = document.querySelector('#feed li[data-id="%s"]'); const a = li && li.querySelector(".aggregate"); return !!a && a.dataset.count === "%d" && a.textContent.includes(%q); })()`, id, count, text)
+	}
+	like("bob")
+	second := like("carol")
+	other := a.publish("ops", map[string]any{"users": []string{"ann"}, "title": "Welcome", "category": "news"}).Message.ID
+	browser := newBrowser(t)
+	one := openPage(t, browser, "tab one", a.srv.URL+"/?user=ann")
+	one.wait("the likes show as one row, counted once", row(second, 2, "carol and 1 other")+" && "+badge("", 2)+" && "+badge("likes", 1)+` && document.querySelectorAll("#feed li").length === 2`)
+	one.run("read the item", click(fmt.Sprintf(`#feed li[data-id="%s"] button.mark-read`, second)))
+	one.wait("the item is read", shows(second, "read")+" && "+badge("", 1))
+	third := like("dan")
+	one.wait("the next like moves the row to the top, unread again", row(third, 3, "dan and 2 others")+" && "+shows(third, "unread")+" && "+shows(second, "")+" && "+badge("", 2)+
+		fmt.Sprintf(` && document.querySelector("#feed li").dataset.id === %q && document.querySelectorAll("#feed li").length === 2`, third))
+	one.wait("the other message stays", shows(other, "unread"))
+}

@@ -17,7 +17,10 @@ type draftRequest struct {
 	Label        string `json:"label"`
 	Category     string `json:"category"`
 	// Thread is the conversation: a chat's key, say.
-	Thread     string    `json:"thread"`
+	Thread string `json:"thread"`
+	// Aggregate collapses a key's messages to a user into one item of her
+	// feed ("ann and 2 others liked your post"): see inbox.Draft.Aggregate.
+	Aggregate  string    `json:"aggregate"`
 	Title      string    `json:"title"`
 	Body       any       `json:"body"`
 	CTAURI     string    `json:"cta_uri"`
@@ -44,6 +47,7 @@ func (d draftRequest) draft(sender inbox.User) (inbox.Draft, error) {
 		Label:        d.Label,
 		Category:     d.Category,
 		Thread:       d.Thread,
+		Aggregate:    d.Aggregate,
 		Title:        d.Title,
 		Body:         d.Body,
 		CTAURI:       d.CTAURI,
@@ -93,6 +97,10 @@ type messageBody struct {
 	// the user muted (see GET /preferences): it stays in the feed, out of
 	// the unread count.
 	Muted bool `json:"muted"`
+	// Count and Senders are an aggregated item's (inbox.Draft.Aggregate):
+	// its messages and its distinct senders, the latest first.
+	Count   int      `json:"count,omitempty"`
+	Senders []string `json:"senders,omitempty"`
 	// ReadBy is who has read the message, its sender left out, when GET
 	// /messages of a thread asks (readby=true): empty if no one has.
 	ReadBy []readerBody `json:"read_by,omitzero"`
@@ -137,6 +145,8 @@ func newMessageBody(m inbox.Message) messageBody {
 		SnoozedUntil: m.SnoozedUntil,
 		InteractedAt: m.InteractedAt,
 		Muted:        m.Muted,
+		Count:        m.Count,
+		Senders:      m.Senders,
 	}
 }
 
