@@ -1,11 +1,14 @@
 package inbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/oklog/ulid/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/stak/inbox/driver"
@@ -48,7 +51,7 @@ const MaxAggregateMembers = driver.MaxAggregateMembers
 // already (rec's ID is the item's, or one of its members) is
 // driver.ErrExists. A key whose newest message is not an aggregated one
 // of rec's category (a chat's thread, another category) is ErrConflict.
-func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record) (driver.Record, error) {
+func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record, b bounds) (driver.Record, error) {
 	p, key := u.Partition(), rec.Message.Thread
 	base := rec
 	w, err := ib.fenceSeen(ctx, p) // her watermark, as Above is kept for
@@ -100,10 +103,11 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record) (
 			if h.Message.Count == 0 || h.Message.Category != rec.Message.Category {
 				return driver.Record{}, fmt.Errorf("%w: aggregate key %q of %s is a thread's, or another category's", ErrConflict, key, u.ID)
 			}
-			if joinable(h.Message, rec.Message) && h.Ledgered() {
+			if b.joinable(h.Message, rec.Message, now) && h.Ledgered() {
 				rec.Message.Count = h.Message.Count + 1
 				rec.Message.Senders = joinSenders(rec.Message.Senders, h.Message.Senders)
 				rec.Message.Members = joinMembers(h.Message.ID, h.Message.Members)
+				rec.Message.First = cmp.Or(h.Message.First, h.Message.ID)
 				over := driver.Overlay(h, positions)
 				mk := markFor(u, h, nil, driver.State{DeletedAt: now}, now)
 				mk.Uncovered = driver.Coverable(over)
@@ -141,13 +145,28 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record) (
 	return driver.Record{}, fmt.Errorf("inbox: aggregate %q of %s kept changing: %w", key, u.ID, ErrConflict)
 }
 
+// bounds are an aggregated message's bounds of the item it joins
+// (Draft.AggregateWindow, Draft.AggregateMax; zero for none).
+type bounds struct {
+	window time.Duration
+	max    int
+}
+
 // joinable reports whether the item whose newest message is h can take
-// m in: it keeps at most MaxAggregateSenders distinct senders.
-func joinable(h, m driver.Message) bool {
+// m in at now: it keeps at most MaxAggregateSenders distinct senders,
+// and b's bounds: its first message less than b.window old, fewer than
+// b.max messages.
+func (b bounds) joinable(h, m driver.Message, now time.Time) bool {
 	for _, s := range m.Senders {
 		if !slices.Contains(h.Senders, s) && len(h.Senders) >= MaxAggregateSenders {
 			return false
 		}
+	}
+	if b.max > 0 && h.Count >= b.max {
+		return false
+	}
+	if first, err := ulid.Parse(cmp.Or(h.First, h.ID)); b.window > 0 && (err != nil || !now.Before(ulid.Time(first.Time()).Add(b.window))) {
+		return false
 	}
 	return true
 }

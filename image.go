@@ -237,6 +237,12 @@ func imageAggregate(rec *driver.Record, img map[string]events.DynamoDBAttributeV
 	m.Count = count
 	m.Senders, sok = strs("s")
 	m.Members, mok = strs("m")
+	if f, ok := a["f"]; ok {
+		if f.DataType() != events.DataTypeString {
+			return
+		}
+		m.First = f.String()
+	}
 	if !sok || !mok || driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
 		return
 	}

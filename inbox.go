@@ -337,7 +337,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 		rec.OptOutDefault = optOutDefault
 		sent[i] = true
 		if m.Count > 0 {
-			copies[i], outcome[i] = ib.putAggregated(ctx, s.User(uniq[i]), rec)
+			copies[i], outcome[i] = ib.putAggregated(ctx, s.User(uniq[i]), rec, bounds{window: d.AggregateWindow, max: d.AggregateMax})
 			return
 		}
 		outcome[i] = ib.putCopy(ctx, s.User(uniq[i]), rec)
@@ -659,7 +659,7 @@ func digest(d Draft, aud Audience) string {
 		fields = append(fields, "deliverat", d.DeliverAt.Unix())
 	}
 	if d.Aggregate != "" {
-		fields = append(fields, "aggregate", d.Aggregate)
+		fields = append(fields, "aggregate", d.Aggregate, d.AggregateWindow, d.AggregateMax)
 	}
 	raw, _ := json.Marshal(fields)
 	sum := sha256.Sum256(raw)

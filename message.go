@@ -69,7 +69,15 @@ type Draft struct {
 	// scheduled one. A message of a key whose item is of another
 	// category is ErrConflict for that user.
 	Aggregate string
-	Title     string
+	// AggregateWindow and AggregateMax bound the item an aggregated
+	// message joins ("today's likes"): it joins an item whose first
+	// message is less than AggregateWindow old (zero: any age) and that
+	// holds fewer than AggregateMax messages (zero: any number); else it
+	// starts a new item. Negative is ErrInvalidInput, and so is either
+	// without Aggregate.
+	AggregateWindow time.Duration
+	AggregateMax    int
+	Title           string
 	// Body is a string or any JSON-compatible value. It is stored as a
 	// native DynamoDB value and comes back as encoding/json would decode it
 	// into an any (numbers as float64, objects as map[string]any).
@@ -108,6 +116,9 @@ func validateDraft(d Draft) (Draft, error) {
 	}
 	if err := driver.ValidateHostSystemID(d.HostSystemID); err != nil {
 		return d, err
+	}
+	if d.AggregateWindow < 0 || d.AggregateMax < 0 || d.Aggregate == "" && (d.AggregateWindow != 0 || d.AggregateMax != 0) {
+		return d, fmt.Errorf("%w: an aggregate window or maximum that is negative, or without an aggregate key", ErrInvalidInput)
 	}
 	if d.Aggregate != "" {
 		if err := driver.ValidateThread(d.Aggregate); err != nil {

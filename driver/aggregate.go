@@ -24,8 +24,8 @@ const AggregateAttribute = "aggregate"
 func ValidateAggregate(rec Record) error {
 	m := rec.Message
 	if m.Count == 0 {
-		if len(m.Senders) > 0 || len(m.Members) > 0 || rec.Follows != "" {
-			return fmt.Errorf("%w: record %s: senders, members or follows without a count", ErrInvalidInput, m.ID)
+		if len(m.Senders) > 0 || len(m.Members) > 0 || m.First != "" || rec.Follows != "" {
+			return fmt.Errorf("%w: record %s: senders, members, first or follows without a count", ErrInvalidInput, m.ID)
 		}
 		return nil
 	}
@@ -36,6 +36,8 @@ func ValidateAggregate(rec Record) error {
 		return fmt.Errorf("%w: aggregated record %s: only a user's direct message in a thread, delivered now", ErrInvalidInput, m.ID)
 	case len(m.Senders) > MaxAggregateSenders || len(m.Members) > MaxAggregateMembers:
 		return fmt.Errorf("%w: aggregated record %s: %d senders and %d members, at most %d and %d", ErrInvalidInput, m.ID, len(m.Senders), len(m.Members), MaxAggregateSenders, MaxAggregateMembers)
+	case m.First != "" && (m.Count < 2 || m.First == m.ID || ValidateMessageID(m.First) != nil):
+		return fmt.Errorf("%w: aggregated record %s: first message %q of an item of %d", ErrInvalidInput, m.ID, m.First, m.Count)
 	case rec.Follows != "" && ValidateMessageID(rec.Follows) != nil:
 		return fmt.Errorf("%w: aggregated record %s follows %q, no message ID", ErrInvalidInput, m.ID, rec.Follows)
 	}
@@ -84,6 +86,9 @@ func aggregateSize(m Message) int {
 			s[i] = x
 		}
 		v["m"] = s
+	}
+	if m.First != "" {
+		v["f"] = m.First
 	}
 	return len(AggregateAttribute) + valueSize(v)
 }

@@ -92,6 +92,11 @@ type Message struct {
 	// the latest first, at most MaxAggregateMembers: the newest of its
 	// item's earlier messages (Count counts them all).
 	Members []string
+	// First is, on an aggregated message that took others in, the ID of
+	// its item's first message (whose time bounds the item: see
+	// inbox.Draft.AggregateWindow); "" on an item of one, whose first
+	// message is itself.
+	First string
 	// Muted is set by inbox.Inbox.List, Get and ListThreads on a message
 	// of a group, a category or a thread of her direct messages the user
 	// muted (see inbox.Preferences): unread, it counts

@@ -86,6 +86,7 @@ type aggregateAttr struct {
 	N int      `dynamodbav:"n"`
 	S []string `dynamodbav:"s,omitempty"`
 	M []string `dynamodbav:"m,omitempty"`
+	F string   `dynamodbav:"f,omitempty"`
 }
 
 // aggregateOf returns the aggregate attribute of rec, nil for a message
@@ -94,7 +95,7 @@ func aggregateOf(m driver.Message) *aggregateAttr {
 	if m.Count == 0 {
 		return nil
 	}
-	return &aggregateAttr{N: m.Count, S: m.Senders, M: m.Members}
+	return &aggregateAttr{N: m.Count, S: m.Senders, M: m.Members, F: m.First}
 }
 
 // decodeAggregate sets rec's aggregate fields from av's aggregate
@@ -110,7 +111,7 @@ func decodeAggregate(rec *driver.Record, av types.AttributeValue) {
 		return
 	}
 	m := rec.Message
-	m.Count, m.Senders, m.Members = a.N, a.S, a.M
+	m.Count, m.Senders, m.Members, m.First = a.N, a.S, a.M, a.F
 	if driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
 		return
 	}

@@ -21,6 +21,7 @@ func aggregateTests() []suiteTest {
 		{"AggregateConcurrent", testAggregateConcurrent},
 		{"AggregateSenders", testAggregateSenders},
 		{"AggregateEvents", testAggregateEvents},
+		{"AggregateBounds", testAggregateBounds},
 	}
 }
 
@@ -169,6 +170,14 @@ func testAggregateBadInput(e *env) {
 			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Aggregate: "k", Sender: "a#b", Title: "x"})
 			return err
 		}, inbox.ErrInvalidKey},
+		{"negative window", func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{Aggregate: "k", AggregateWindow: -time.Second, Title: "x"})
+			return err
+		}, inbox.ErrInvalidInput},
+		{"a maximum without a key", func() error {
+			_, err := e.ib.Publish(e.ctx, e.scope, []string{"ann"}, inbox.Draft{AggregateMax: 3, Title: "x"})
+			return err
+		}, inbox.ErrInvalidInput},
 		{"broadcast", func() error {
 			_, err := e.ib.Broadcast(e.ctx, e.scope, inbox.Draft{Aggregate: "k", Title: "x"})
 			return err
@@ -283,6 +292,44 @@ func testAggregateEvents(e *env) {
 	}
 	for k := range want {
 		e.t.Errorf("no event %s of %s (count %d)", k.kind, k.id, k.count)
+	}
+	e.wantCountsFromFeed(ann)
+}
+
+// testAggregateBounds: AggregateMax starts a new item once an item holds
+// that many messages; AggregateWindow once its first message is that
+// old. The item keeps its first message's ID (First); Counts counts each
+// item once.
+func testAggregateBounds(e *env) {
+	ann := e.user("ann")
+	pub := func(d inbox.Draft) driver.Message {
+		e.t.Helper()
+		e.clock.Advance(time.Second)
+		return e.publish(d, "ann").Message
+	}
+	capped := inbox.Draft{Aggregate: "capped", Category: "likes", Sender: "bob", Title: "like", AggregateMax: 2}
+	a, b, c := pub(capped), pub(capped), pub(capped)
+	if a.Count != 1 || b.Count != 2 || b.First != a.ID || c.Count != 1 || c.First != "" {
+		e.t.Errorf("AggregateMax 2: counts %d, %d, %d, b's first %q; want 1, 2, 1, a's %q", a.Count, b.Count, c.Count, b.First, a.ID)
+	}
+	daily := inbox.Draft{Aggregate: "daily", Category: "likes", Sender: "carol", Title: "like", AggregateWindow: time.Hour}
+	d := pub(daily)
+	e.clock.Advance(30 * time.Minute)
+	f := pub(daily)
+	e.clock.Advance(30 * time.Minute)
+	g := pub(daily) // an hour and two seconds after d
+	if f.Count != 2 || f.First != d.ID || g.Count != 1 {
+		e.t.Errorf("AggregateWindow 1h: counts %d, %d (first %q); want 2 (first %q), then 1", f.Count, g.Count, f.First, d.ID)
+	}
+	feed := e.listAll(ann, inbox.ListOptions{})
+	var ids []string
+	for _, m := range feed {
+		ids = append(ids, m.ID)
+	}
+	if want := []string{g.ID, f.ID, c.ID, b.ID}; !slices.Equal(ids, want) {
+		e.t.Errorf("ann's feed %v, want %v", ids, want)
+	} else if feed[1].First != d.ID || feed[3].First != a.ID || feed[0].First != "" {
+		e.t.Errorf("the items' first messages as listed: %q, %q, %q; want %q, %q, none", feed[1].First, feed[3].First, feed[0].First, d.ID, a.ID)
 	}
 	e.wantCountsFromFeed(ann)
 }
