@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -58,7 +59,18 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record, b
 	if err != nil {
 		return driver.Record{}, err
 	}
-	for range markAttempts {
+	for attempt := range aggregateAttempts {
+		if attempt > 0 {
+			// Another message of the key came first: many at once (a
+			// popular post's likes) take turns, with a jittered pause.
+			pause := min(time.Millisecond<<min(attempt, 6), 50*time.Millisecond)
+			select {
+			case <-ctx.Done():
+				// Between attempts, none in flight: nothing was written.
+				return driver.Record{}, notWritten{fmt.Errorf("inbox: aggregate %q of %s stopped between its attempts: %w", key, u.ID, ctx.Err())}
+			case <-time.After(pause/2 + rand.N(pause)):
+			}
+		}
 		now := ib.now()
 		var st driver.Stats
 		var head []driver.Record
@@ -103,7 +115,7 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record, b
 			if h.Message.Count == 0 || h.Message.Category != rec.Message.Category {
 				return driver.Record{}, fmt.Errorf("%w: aggregate key %q of %s is a thread's, or another category's", ErrConflict, key, u.ID)
 			}
-			if b.joinable(h.Message, rec.Message, now) && h.Ledgered() {
+			if b.joinable(h.Message, rec.Message, now) {
 				rec.Message.Count = h.Message.Count + 1
 				rec.Message.Senders = joinSenders(rec.Message.Senders, h.Message.Senders)
 				rec.Message.Members = joinMembers(h.Message.ID, h.Message.Members)
@@ -145,6 +157,18 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record, b
 	return driver.Record{}, fmt.Errorf("inbox: aggregate %q of %s kept changing: %w", key, u.ID, ErrConflict)
 }
 
+// notWritten is an error of a copy's write that says that nothing was
+// written, whatever it wraps (a context's error between two attempts):
+// Publish reports the copy Failed, not Unknown.
+type notWritten struct{ error }
+
+// Unwrap returns the error.
+func (e notWritten) Unwrap() error { return e.error }
+
+// aggregateAttempts bounds the attempts of one copy's join: each one
+// that fails lost to another message of the key, written meanwhile.
+const aggregateAttempts = 64
+
 // bounds are an aggregated message's bounds of the item it joins
 // (Draft.AggregateWindow, Draft.AggregateMax; zero for none).
 type bounds struct {
@@ -162,7 +186,7 @@ func (b bounds) joinable(h, m driver.Message, now time.Time) bool {
 			return false
 		}
 	}
-	if b.max > 0 && h.Count >= b.max {
+	if b.max > 0 && h.Count >= b.max || h.Count >= driver.MaxAggregateCount {
 		return false
 	}
 	if first, err := ulid.Parse(cmp.Or(h.First, h.ID)); b.window > 0 && (err != nil || !now.Before(ulid.Time(first.Time()).Add(b.window))) {

@@ -578,6 +578,15 @@ func FuzzStreamRecord(f *testing.F) {
 		// Keys' attributes and a receipt's group, a number or NULL.
 		record("e31", "REMOVE", withAttr(withAttr(messageImage("ann", "users", "", true), "uid", events.NewNullAttribute()), "tenant_key", n("7"))),
 		change("e32", "MODIFY", receipt, withAttr(withAttr(receipt, "group", n("7")), "archivedat", n("1700000055"))),
+		// An aggregated message's item (Draft.Aggregate), as the library
+		// writes it and as another program might.
+		change("e33", "INSERT", nil, withAttr(withAttr(edited, "thread", s("post-1")), driver.AggregateAttribute, m(map[string]events.DynamoDBAttributeValue{
+			"n": n("3"), "s": events.NewListAttribute([]events.DynamoDBAttributeValue{s("bob"), s("carol")}), "m": events.NewListAttribute([]events.DynamoDBAttributeValue{s("01ARZ3NDEKTSV4RRFFQ69G5FAV")}), "f": s("01ARZ3NDEKTSV4RRFFQ69G5FAV")}))),
+		change("e34", "INSERT", nil, withAttr(withAttr(edited, "thread", s("post-1")), driver.AggregateAttribute, m(map[string]events.DynamoDBAttributeValue{
+			"n": n("1e30"), "s": events.NewListAttribute([]events.DynamoDBAttributeValue{n("1")}), "m": s("x"), "f": n("2")}))),
+		record("e35", "REMOVE", withAttr(withAttr(edited, "thread", s("post-1")), driver.AggregateAttribute, s("x"))),
+		change("e36", "INSERT", nil, withAttr(withAttr(edited, "thread", s("post-1")), driver.AggregateAttribute, m(map[string]events.DynamoDBAttributeValue{
+			"n": n("-2"), "s": events.NewListAttribute([]events.DynamoDBAttributeValue{s("a#b"), s("a#b")})}))),
 	} {
 		b, err := json.Marshal(r)
 		if err != nil {

@@ -350,7 +350,7 @@ func (ib *Inbox) Publish(ctx context.Context, s Scope, users []string, d Draft) 
 			res.Duplicates = append(res.Duplicates, u)
 		case errors.Is(err, driver.ErrOptedOut):
 			res.OptedOut = append(res.OptedOut, u)
-		case !sent[i] || refused(err):
+		case !sent[i] || refused(err) || errors.As(err, new(notWritten)):
 			res.Failed = setErr(res.Failed, u, err)
 		default:
 			res.Unknown = setErr(res.Unknown, u, err)

@@ -12,6 +12,10 @@ const MaxAggregateSenders = 20
 // which a retried publish of one of them finds it delivered.
 const MaxAggregateMembers = 20
 
+// MaxAggregateCount is the greatest Message.Count: an item that holds
+// this many messages takes no more (a new item starts).
+const MaxAggregateCount = 1<<53 - 1
+
 // AggregateAttribute names the dynamo Store's attribute of an aggregated
 // message's item fields (a map of its count, senders and members).
 const AggregateAttribute = "aggregate"
@@ -30,7 +34,7 @@ func ValidateAggregate(rec Record) error {
 		return nil
 	}
 	switch {
-	case m.Count < 0 || m.Count < len(m.Members)+1:
+	case m.Count < 0 || m.Count < len(m.Members)+1 || m.Count > MaxAggregateCount:
 		return fmt.Errorf("%w: aggregated record %s: count %d below its %d members and itself", ErrInvalidInput, m.ID, m.Count, len(m.Members))
 	case rec.Receipt || rec.Partition.IsShared() || m.Thread == "" || !m.DeliverAt.IsZero():
 		return fmt.Errorf("%w: aggregated record %s: only a user's direct message in a thread, delivered now", ErrInvalidInput, m.ID)
@@ -106,4 +110,21 @@ func validateReplaced(rec Record, mk Mark) error {
 		return fmt.Errorf("%w: mark of %q put with %s: not a message's", ErrInvalidInput, mk.Key.ID, m.ID)
 	}
 	return nil
+}
+
+// ValidateAggregatedPut checks that the deltas of PutMessage of rec, an
+// aggregated message (Count set), change its thread's own counter with
+// rec's ID as Latest, which the put's condition on the counter's Latest
+// (Record.Follows) stands on: ErrInvalidInput otherwise. Every Store
+// calls it before it writes; it checks nothing of another record.
+func ValidateAggregatedPut(rec Record, deltas []Counter) error {
+	if rec.Message.Count == 0 {
+		return nil
+	}
+	for _, d := range deltas {
+		if d.Partition == rec.Partition && d.Thread == rec.Message.Thread && d.Group == "" && d.Category == "" && !d.Muted && !d.Covered && d.Latest == rec.Message.ID {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: aggregated record %s put without its thread's change of Latest", ErrInvalidInput, rec.Message.ID)
 }

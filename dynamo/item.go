@@ -100,20 +100,64 @@ func aggregateOf(m driver.Message) *aggregateAttr {
 
 // decodeAggregate sets rec's aggregate fields from av's aggregate
 // attribute, av an item of the library's (rec ledgered) direct message
-// of a thread: a value that is not one the library writes
-// (driver.ValidateRecord refuses it) is none.
+// of a thread: a map of a number n, lists of strings s and m and a
+// string f, as the library writes it. Anything else (another type, a
+// NULL, a set, a value driver.ValidateAggregate refuses) is none, as the
+// stream's image decoder reads it.
 func decodeAggregate(rec *driver.Record, av types.AttributeValue) {
 	if av == nil || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
 		return
 	}
-	var a aggregateAttr
-	if err := attributevalue.Unmarshal(av, &a); err != nil || a.N <= 0 {
+	mv, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
 		return
 	}
-	m := rec.Message
-	m.Count, m.Senders, m.Members, m.First = a.N, a.S, a.M, a.F
-	if driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
+	n, ok := mv.Value["n"].(*types.AttributeValueMemberN)
+	if !ok {
 		return
+	}
+	count, err := strconv.Atoi(n.Value)
+	if err != nil || count <= 0 {
+		return
+	}
+	strs := func(name string) ([]string, bool) {
+		v, present := mv.Value[name]
+		if !present {
+			return nil, true
+		}
+		l, ok := v.(*types.AttributeValueMemberL)
+		if !ok {
+			return nil, false
+		}
+		out := make([]string, 0, len(l.Value))
+		for _, e := range l.Value {
+			s, ok := e.(*types.AttributeValueMemberS)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s.Value)
+		}
+		return out, true
+	}
+	m := rec.Message
+	senders, sok := strs("s")
+	members, mok := strs("m")
+	m.Count, m.Senders, m.Members = count, senders, members
+	if f, present := mv.Value["f"]; present {
+		s, ok := f.(*types.AttributeValueMemberS)
+		if !ok {
+			return
+		}
+		m.First = s.Value
+	}
+	if !sok || !mok || driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
+		return
+	}
+	if len(m.Senders) == 0 {
+		m.Senders = nil
+	}
+	if len(m.Members) == 0 {
+		m.Members = nil
 	}
 	rec.Message = m
 }

@@ -99,6 +99,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
 		return err
 	}
+	if err := driver.ValidateAggregatedPut(rec, deltas); err != nil {
+		return err
+	}
 	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
 		return err
 	}
@@ -206,7 +209,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 		follows := rec.Follows
 		totals[p] = counterWrite{cond: &c, returnOld: true, follow: &follow{thread: rec.Message.Thread, latest: follows}}
 	} else if rec.Message.Count > 0 {
-		totals[p] = counterWrite{follow: &follow{thread: rec.Message.Thread, latest: rec.Follows}}
+		w := totals[p] // its Above's condition, if any, stays
+		w.follow = &follow{thread: rec.Message.Thread, latest: rec.Follows}
+		totals[p] = w
 	}
 	optOut := ""
 	var optedIn expression.ConditionBuilder
@@ -236,7 +241,13 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	for {
 		attempt := totals
 		if coverable {
-			delete(bounds[p], driver.GroupThread{Thread: rec.Message.Thread})
+			if t := (driver.GroupThread{Thread: rec.Message.Thread}); bounds[p][t] > rec.Message.ID {
+				// Known to cover rec, which the write takes as not
+				// covered: forget it. A known bound below rec stays, for
+				// the changes of the message an aggregated rec takes in,
+				// which it may cover.
+				delete(bounds[p], t)
+			}
 			attempt = maps.Clone(totals)
 			w := attempt[p]
 			c := expression.Not(expression.Name(coveredPath(rec.Message.Thread, posBound)).GreaterThan(expression.Value(rec.Message.ID)))

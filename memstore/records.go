@@ -45,6 +45,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 	if err := driver.ValidatePutReceipts(rec, receipts); err != nil {
 		return err
 	}
+	if err := driver.ValidateAggregatedPut(rec, deltas); err != nil {
+		return err
+	}
 	if err := driver.ValidatePutItems(rec, deltas, receipts); err != nil {
 		return err
 	}
@@ -138,9 +141,9 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 // to id, as an aggregated message's write does. s.mu must be held.
 func (s *Store) follow(p driver.Partition, t, id string) {
 	k := driver.Counter{Thread: t}.SK()
-	c := s.counters[p][k]
-	if c.Latest == id {
-		return
+	c, ok := s.counters[p][k]
+	if !ok || c.Latest == id {
+		return // the put's deltas made it (driver.ValidateAggregatedPut)
 	}
 	s.noteActivity(p, t, c.Latest, id)
 	c.Latest = id

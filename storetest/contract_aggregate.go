@@ -14,6 +14,7 @@ func aggregateContractTests() []suiteTest {
 	return []suiteTest{
 		{"PutMessageAggregated", testPutMessageAggregated},
 		{"PutMessageAggregatedBadInput", testPutMessageAggregatedBadInput},
+		{"PutMessageAggregatedUnfenced", testPutMessageAggregatedUnfenced},
 	}
 }
 
@@ -173,9 +174,15 @@ func testPutMessageAggregatedBadInput(e *env) {
 			e.t.Errorf("%s: %v; want %v", c.name, err, c.want)
 		}
 	}
+	// Deltas without the thread's change of Latest, which the put's
+	// condition stands on.
+	noLatest := e.aggregated("carol", &a)
+	mk := e.takeIn(a)
+	if err := e.store.PutMessage(e.ctx, noLatest, driver.MarkDeltas(mk), mk); !errors.Is(err, driver.ErrInvalidInput) {
+		e.t.Errorf("deltas without the thread's Latest: %v; want ErrInvalidInput", err)
+	}
 	// Two deletions, and an aggregated message in a shared partition.
 	rec := e.aggregated("carol", &a)
-	mk := e.takeIn(a)
 	marks := []driver.Mark{mk, mk}
 	if err := e.store.PutMessage(e.ctx, rec, driver.PutDeltas(rec), marks...); !errors.Is(err, driver.ErrInvalidInput) {
 		e.t.Errorf("two deletions: %v; want ErrInvalidInput", err)
@@ -189,4 +196,22 @@ func testPutMessageAggregatedBadInput(e *env) {
 	if len(e.records(annP)) != 1 {
 		e.t.Errorf("ann's records: %d, want a alone", len(e.records(annP)))
 	}
+}
+
+// testPutMessageAggregatedUnfenced: without a fence, an aggregated
+// message's Above applies as any put's does, only if the partition's
+// watermark is below its ID: one below it counts in no Above.
+func testPutMessageAggregatedUnfenced(e *env) {
+	annP := e.part("ann")
+	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Seen: driver.SeenAt(e.clock.Now().Add(time.Hour))}}, nil); err != nil {
+		e.t.Fatalf("watermark of ann: %v", err)
+	}
+	a := e.aggregated("bob", nil)
+	if err := e.store.PutMessage(e.ctx, a, driver.PutDeltas(a)); err != nil {
+		e.t.Fatalf("PutMessage without a fence: %v", err)
+	}
+	if got := e.totalAbove(annP); got != 0 {
+		e.t.Errorf("ann's Above after a put below her watermark: %d, want 0", got)
+	}
+	e.checkInvariant()
 }

@@ -1137,6 +1137,7 @@ func (f *fleet) checkViews() {
 type snapshotWatch struct {
 	mu      sync.Mutex
 	seen    map[driver.Partition]bool // nil: not watching
+	last    map[driver.Partition]inbox.CacheEventKind
 	expired bool
 }
 
@@ -1147,28 +1148,31 @@ func (w *snapshotWatch) event(_ context.Context, e inbox.CacheEvent) {
 	if w.seen == nil {
 		return
 	}
-	if (e.Kind == inbox.CacheMiss || e.Kind == inbox.CacheRefresh) && w.seen[e.Partition] {
-		// An expiry; or a renewal: Counts read the partition's hour
+	switch {
+	case e.Kind == inbox.CacheMiss && w.seen[e.Partition]:
+		w.expired = true
+	case e.Kind == inbox.CacheRefresh && w.seen[e.Partition] && w.last[e.Partition] != inbox.CacheMiss:
+		// A renewal, not a miss's read: Counts read the partition's hour
 		// bucket at a later instant than its snapshot's day bucket, and
 		// read a newer snapshot (see Inbox.staleBuckets), which the calls
 		// after it serve.
 		w.expired = true
 	}
-	w.seen[e.Partition] = true
+	w.seen[e.Partition], w.last[e.Partition] = true, e.Kind
 }
 
 // start starts watching.
 func (w *snapshotWatch) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.seen, w.expired = map[driver.Partition]bool{}, false
+	w.seen, w.last, w.expired = map[driver.Partition]bool{}, map[driver.Partition]inbox.CacheEventKind{}, false
 }
 
 // stop stops watching, and reports whether a snapshot expired since start.
 func (w *snapshotWatch) stop() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.seen = nil
+	w.seen, w.last = nil, nil
 	return w.expired
 }
 

@@ -22,6 +22,7 @@ func aggregateTests() []suiteTest {
 		{"AggregateSenders", testAggregateSenders},
 		{"AggregateEvents", testAggregateEvents},
 		{"AggregateBounds", testAggregateBounds},
+		{"AggregatePosition", testAggregatePosition},
 	}
 }
 
@@ -332,4 +333,22 @@ func testAggregateBounds(e *env) {
 		e.t.Errorf("the items' first messages as listed: %q, %q, %q; want %q, %q, none", feed[1].First, feed[3].First, feed[0].First, d.ID, a.ID)
 	}
 	e.wantCountsFromFeed(ann)
+}
+
+// testAggregatePosition: a like that joins an item her read position
+// covers (MarkAllRead of the key's thread) takes it in as it reads, read
+// by the position, and is unread itself; the counts equal List.
+func testAggregatePosition(e *env) {
+	ann := e.user("ann")
+	e.like("bob", "ann")
+	b := e.like("carol", "ann").Message
+	if n, err := e.ib.MarkAllRead(e.ctx, ann, inbox.ListOptions{Thread: "post-1"}); err != nil || n != 1 {
+		e.t.Fatalf("MarkAllRead of the key's thread: %d, %v; want 1", n, err)
+	}
+	e.wantItem("read by her position", ann, b.ID, 2, []string{"carol", "bob"}, b.Members, true)
+	c := e.like("dan", "ann").Message
+	e.wantItem("a like after her position", ann, c.ID, 3, []string{"dan", "carol", "bob"}, []string{b.ID, b.Members[0]}, false)
+	e.markRead(ann, c.ID, true)
+	d := e.like("erin", "ann").Message
+	e.wantItem("another like", ann, d.ID, 4, []string{"erin", "dan", "carol", "bob"}, []string{c.ID, b.ID, b.Members[0]}, false)
 }
