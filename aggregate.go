@@ -32,10 +32,12 @@ const MaxAggregateMembers = driver.MaxAggregateMembers
 // the replaced message's Delete mark). So the item is one record of the
 // feed at every instant: Counts counts it once, List shows it once, at
 // the place of its newest message, and every mark (read, seen, archive,
-// snooze, delete, interacted) applies to it as to any message, with its
-// counters. A message that joins an item the user read, archived or
-// snoozed makes it unread in the feed again (the new record has none of
-// her marks): the item's earlier messages are taken in as they stood.
+// delete, interacted; not snooze, as of any thread's message) applies to
+// it as to any message, with its counters. A message that joins an item
+// the user read or archived makes it unread in the feed again (the new
+// record has none of her marks): the item's earlier messages are taken
+// in as they stood. Her own message (she is its Sender) leaves the item
+// as read as it was: read if she had read it, else unread.
 //
 // The messages of a key join one at a time: the write is conditioned on
 // the Latest of the key's thread counter as read (driver.Record.Follows),
@@ -120,8 +122,13 @@ func (ib *Inbox) putAggregated(ctx context.Context, u User, rec driver.Record, b
 				rec.Message.Senders = joinSenders(rec.Message.Senders, h.Message.Senders)
 				rec.Message.Members = joinMembers(h.Message.ID, h.Message.Members)
 				rec.Message.First = cmp.Or(h.Message.First, h.Message.ID)
-				over := driver.Overlay(h, positions)
+				if over := driver.Overlay(h, positions); rec.Message.IsRead() && !over.Message.IsRead() {
+					// Her own message, written read, joins an item she has
+					// not read: the others' messages in it stay unread.
+					rec.Message.ReadAt = time.Time{}
+				}
 				mk := markFor(u, h, nil, driver.State{DeletedAt: now}, now)
+				over := driver.Overlay(h, positions)
 				mk.Uncovered = driver.Coverable(over)
 				marks = append(marks, mk)
 				deltas = append(driver.MarkDeltas(mk), driver.AboveDeltas(mk, w)...)

@@ -59,7 +59,8 @@ type Draft struct {
 	// Senders (the latest first) and the IDs of its latest earlier
 	// messages (Members), at the place of its newest message. A message
 	// joins its item as it is written, in the same atomic write, and
-	// makes it unread again: the item is one message of the feed at every
+	// makes it unread again (but the user's own message, which leaves it
+	// as read as it was): the item is one message of the feed at every
 	// instant, which Counts counts once and every mark applies to (see
 	// the Aggregation guide, docs/aggregation.md). An aggregated message
 	// is in the thread of its key (Message.Thread), so Thread must be

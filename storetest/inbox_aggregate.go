@@ -23,6 +23,7 @@ func aggregateTests() []suiteTest {
 		{"AggregateEvents", testAggregateEvents},
 		{"AggregateBounds", testAggregateBounds},
 		{"AggregatePosition", testAggregatePosition},
+		{"AggregateOwn", testAggregateOwn},
 	}
 }
 
@@ -351,4 +352,19 @@ func testAggregatePosition(e *env) {
 	e.markRead(ann, c.ID, true)
 	d := e.like("erin", "ann").Message
 	e.wantItem("another like", ann, d.ID, 4, []string{"erin", "dan", "carol", "bob"}, []string{c.ID, b.ID, b.Members[0]}, false)
+}
+
+// testAggregateOwn: ann's own message of a key (she is its sender) leaves
+// her item as read as it was: unread while bob's like in it is unread,
+// read once she read it; alone, it is read.
+func testAggregateOwn(e *env) {
+	ann := e.user("ann")
+	own := e.like("ann", "ann").Message
+	e.wantItem("her own like alone", ann, own.ID, 1, []string{"ann"}, nil, true)
+	b := e.like("bob", "ann").Message
+	c := e.like("ann", "ann").Message
+	e.wantItem("her own like after bob's unread one", ann, c.ID, 3, []string{"ann", "bob"}, []string{b.ID, own.ID}, false)
+	e.markRead(ann, c.ID, true)
+	d := e.like("ann", "ann").Message
+	e.wantItem("her own like after she read the item", ann, d.ID, 4, []string{"ann", "bob"}, []string{c.ID, b.ID, own.ID}, true)
 }

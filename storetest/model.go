@@ -123,15 +123,16 @@ func (m *model) aggregateHead(u, key string, now time.Time) (string, *modelCopy)
 // aggregate makes c, u's new copy id of an aggregated message of key,
 // join u's item of key, if she has one it can join: c takes its count,
 // senders and members, and the item's newest copy goes. It returns the
-// ID of the copy taken in ("" for none).
-func (m *model) aggregate(u, key, id string, c *modelCopy, now time.Time) string {
+// ID of the copy taken in ("" for none), and whether that copy was
+// unread: then u's own message (she is its sender) stays unread too.
+func (m *model) aggregate(u, key, id string, c *modelCopy, now time.Time) (string, bool) {
 	c.count = 1
 	if c.sender != "" {
 		c.senders = []string{c.sender}
 	}
 	hid, h := m.aggregateHead(u, key, now)
 	if h == nil || c.sender != "" && !slices.Contains(h.senders, c.sender) && len(h.senders) >= inbox.MaxAggregateSenders {
-		return ""
+		return "", false
 	}
 	c.count = h.count + 1
 	for _, s := range h.senders {
@@ -141,8 +142,9 @@ func (m *model) aggregate(u, key, id string, c *modelCopy, now time.Time) string
 	}
 	c.members = append([]string{hid}, h.members...)
 	c.members = c.members[:min(len(c.members), inbox.MaxAggregateMembers)]
+	unread := h.state.ReadAt.IsZero()
 	m.removeCopy(u, hid)
-	return hid
+	return hid, unread
 }
 
 // modelHost is a publish or broadcast made with a host system ID.
