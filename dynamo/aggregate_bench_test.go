@@ -12,8 +12,6 @@ import (
 
 	"github.com/stak/inbox"
 	"github.com/stak/inbox/driver"
-	"github.com/stak/inbox/dynamo"
-	"github.com/stak/inbox/internal/ddblocal"
 )
 
 // like is the i-th like of a post, an aggregated message of key "post-1"
@@ -42,17 +40,7 @@ func like(i int) inbox.Draft {
 //     each of 10 likes, and a page of 20 messages: the same round trips.
 func BenchmarkAggregate(b *testing.B) {
 	ctx := context.Background()
-	setup := func(b *testing.B) (*inbox.Inbox, *meter, driver.Scope, string) {
-		c := ddblocal.Client(b)
-		table, _ := ddblocal.NewTable(b, c)
-		m := &meter{c: c}
-		ib := inbox.New(dynamo.New(m, table))
-		scope := driver.Scope{Tenant: "acme", Inbox: "alerts"}
-		if _, err := ib.Config(ctx, scope); err != nil {
-			b.Fatal(err)
-		}
-		return ib, m, scope, table
-	}
+	setup := func(b *testing.B) (*inbox.Inbox, *meter, driver.Scope, string) { return benchInboxTable(b) }
 	b.Run("publish/separate", func(b *testing.B) {
 		ib, m, scope, _ := setup(b)
 		m.measure()

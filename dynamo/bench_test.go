@@ -25,6 +25,14 @@ import (
 // Broadcast measure their own writes.
 func benchInbox(b *testing.B, opts ...dynamo.Option) (*inbox.Inbox, *meter, driver.Scope) {
 	b.Helper()
+	ib, m, scope, _ := benchInboxTable(b, opts...)
+	return ib, m, scope
+}
+
+// benchInboxTable is benchInbox, with the table's name, for a benchmark that
+// writes to it with the SDK too.
+func benchInboxTable(b *testing.B, opts ...dynamo.Option) (*inbox.Inbox, *meter, driver.Scope, string) {
+	b.Helper()
 	c := ddblocal.Client(b)
 	table, _ := ddblocal.NewTable(b, c, opts...)
 	m := &meter{c: c}
@@ -33,7 +41,7 @@ func benchInbox(b *testing.B, opts ...dynamo.Option) (*inbox.Inbox, *meter, driv
 	if _, err := ib.Config(context.Background(), scope); err != nil {
 		b.Fatalf("Config: %v", err)
 	}
-	return ib, m, scope
+	return ib, m, scope, table
 }
 
 // draft is a typical message: a title, a small JSON body and a category.
