@@ -22,7 +22,11 @@ const MaxAggregateSenders = driver.MaxAggregateSenders
 
 // MaxAggregateMembers is the most IDs of its earlier messages an
 // aggregated item keeps (Message.Members), by which a retried publish
-// of one of them (same HostSystemID) finds it delivered.
+// of one of them (same HostSystemID) finds it delivered. A retry finds
+// its message only in the key's newest item: after that item took this
+// many more messages, or after a new item started (AggregateWindow,
+// AggregateMax, MaxAggregateSenders), a retry delivers the message again,
+// as a new message of its key.
 const MaxAggregateMembers = driver.MaxAggregateMembers
 
 // An aggregated message (Draft.Aggregate) joins its key's item in the
@@ -193,7 +197,7 @@ func (b bounds) joinable(h, m driver.Message, now time.Time) bool {
 			return false
 		}
 	}
-	if b.max > 0 && h.Count >= b.max || h.Count >= driver.MaxAggregateCount {
+	if b.max > 0 && h.Count >= b.max || int64(h.Count) >= driver.MaxAggregateCount {
 		return false
 	}
 	if first, err := ulid.Parse(cmp.Or(h.First, h.ID)); b.window > 0 && (err != nil || !now.Before(ulid.Time(first.Time()).Add(b.window))) {

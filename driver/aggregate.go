@@ -14,7 +14,7 @@ const MaxAggregateMembers = 20
 
 // MaxAggregateCount is the greatest Message.Count: an item that holds
 // this many messages takes no more (a new item starts).
-const MaxAggregateCount = 1<<53 - 1
+const MaxAggregateCount int64 = 1<<53 - 1
 
 // AggregateAttribute names the dynamo Store's attribute of an aggregated
 // message's item fields (a map of its count, senders and members).
@@ -34,7 +34,7 @@ func ValidateAggregate(rec Record) error {
 		return nil
 	}
 	switch {
-	case m.Count < 0 || m.Count < len(m.Members)+1 || m.Count > MaxAggregateCount:
+	case m.Count < 0 || m.Count < len(m.Members)+1 || int64(m.Count) > MaxAggregateCount:
 		return fmt.Errorf("%w: aggregated record %s: count %d below its %d members and itself", ErrInvalidInput, m.ID, m.Count, len(m.Members))
 	case rec.Receipt || rec.Partition.IsShared() || m.Thread == "" || !m.DeliverAt.IsZero():
 		return fmt.Errorf("%w: aggregated record %s: only a user's direct message in a thread, delivered now", ErrInvalidInput, m.ID)

@@ -346,13 +346,17 @@ func (s *Store) PutMessage(ctx context.Context, rec driver.Record, deltas []driv
 			// The watermark is at or above rec's ID (it only rises): rec,
 			// or its receipt, counts in no Above of that partition.
 			deltas = withoutAboveOf(deltas, refused.p)
-			if optOut == "" || refused.p != p {
+			w := totals[refused.p]
+			switch {
+			case refused.p == p && optOut != "":
+				w.cond = &optedIn // the opt-out's condition stays, alone
+			case refused.p == p && w.follow != nil:
+				w.cond = nil // an aggregated message's follow stays, alone
+			default:
 				delete(totals, refused.p)
-				break
+				continue
 			}
-			w := totals[p]
-			w.cond = &optedIn // the opt-out's condition stays, alone
-			totals[p] = w
+			totals[refused.p] = w
 		default:
 			return err
 		}

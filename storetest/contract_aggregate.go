@@ -200,7 +200,8 @@ func testPutMessageAggregatedBadInput(e *env) {
 
 // testPutMessageAggregatedUnfenced: without a fence, an aggregated
 // message's Above applies as any put's does, only if the partition's
-// watermark is below its ID: one below it counts in no Above.
+// watermark is below its ID: one below it counts in no Above; its
+// condition on its thread's Latest holds all the same.
 func testPutMessageAggregatedUnfenced(e *env) {
 	annP := e.part("ann")
 	if err := e.store.Mark(e.ctx, []driver.Mark{{Key: driver.Key{Partition: annP}, Now: e.clock.Now(), Seen: driver.SeenAt(e.clock.Now().Add(time.Hour))}}, nil); err != nil {
@@ -214,4 +215,14 @@ func testPutMessageAggregatedUnfenced(e *env) {
 		e.t.Errorf("ann's Above after a put below her watermark: %d, want 0", got)
 	}
 	e.checkInvariant()
+	// One of no category, below the watermark too, that follows no
+	// message (a came first): its Latest's condition holds whatever the
+	// watermark's does.
+	before := e.snapshot()
+	b := e.aggregated("carol", nil)
+	b.Message.Category = ""
+	if err := e.store.PutMessage(e.ctx, b, driver.PutDeltas(b)); !errors.Is(err, driver.ErrStateChanged) {
+		e.t.Errorf("PutMessage without a fence, following no message after a: %v; want ErrStateChanged", err)
+	}
+	e.wantUnchanged("the refused put", before)
 }
