@@ -179,7 +179,7 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 			rec.Counted = driver.ParseCountedAttr(v.Number(), rec.Receipt)
 		}
 	}
-	imageAggregate(&rec, img)
+	rec = driver.WithAggregate(rec, imageAggregate(img))
 	if rec.Ledgered() {
 		// The timed entry it notes: a key of its own entry, or none. A
 		// snoozeduntil or deliverat that holds no time, or none at all,
@@ -199,54 +199,49 @@ func readImage(keys, img map[string]events.DynamoDBAttributeValue, a *imageAttrs
 	return rec, nil
 }
 
-// imageAggregate sets the aggregate fields of rec, the library's direct
-// message of a thread in a user's partition, from img's aggregate
-// attribute (see Draft.Aggregate), as the Stores read it: a value that is
-// not one the library writes (driver.ValidateAggregate) is none.
-func imageAggregate(rec *driver.Record, img map[string]events.DynamoDBAttributeValue) {
+// imageAggregate returns img's aggregate attribute (see Draft.Aggregate)
+// as read for driver.WithAggregate, by the dynamo Store's rules: a map of
+// a number n, lists of strings s and m and a string f, each but n
+// optional; anything else is not Shaped.
+func imageAggregate(img map[string]events.DynamoDBAttributeValue) driver.AggregateRead {
 	v, ok := member(img, driver.AggregateAttribute, events.DataTypeMap)
-	if !ok || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
-		return
+	if !ok {
+		return driver.AggregateRead{}
 	}
 	a := v.Map()
 	n, ok := member(a, "n", events.DataTypeNumber)
 	if !ok {
-		return
+		return driver.AggregateRead{}
 	}
-	count, err := strconv.Atoi(n.Number())
-	if err != nil || count <= 0 {
-		return
-	}
-	strs := func(name string) ([]string, bool) {
-		l, ok := member(a, name, events.DataTypeList)
-		if !ok {
-			_, present := a[name]
-			return nil, !present
+	out := driver.AggregateRead{N: n.Number(), Shaped: true}
+	strs := func(name string) []string {
+		e, present := a[name]
+		if !present {
+			return nil
 		}
-		var out []string
-		for _, e := range l.List() {
-			if e.DataType() != events.DataTypeString {
-				return nil, false
+		if e.DataType() != events.DataTypeList {
+			out.Shaped = false
+			return nil
+		}
+		var l []string
+		for _, x := range e.List() {
+			if x.DataType() != events.DataTypeString {
+				out.Shaped = false
+				return nil
 			}
-			out = append(out, e.String())
+			l = append(l, x.String())
 		}
-		return out, true
+		return l
 	}
-	m := rec.Message
-	var sok, mok bool
-	m.Count = count
-	m.Senders, sok = strs("s")
-	m.Members, mok = strs("m")
+	out.Senders, out.Members = strs("s"), strs("m")
 	if f, ok := a["f"]; ok {
 		if f.DataType() != events.DataTypeString {
-			return
+			out.Shaped = false
+		} else {
+			out.First = f.String()
 		}
-		m.First = f.String()
 	}
-	if !sok || !mok || driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
-		return
-	}
-	rec.Message = m
+	return out
 }
 
 // timeAttr returns the time img[name] holds (driver.ParseTimeAttr): zero

@@ -1,6 +1,9 @@
 package driver
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // MaxAggregateSenders is the most distinct senders an aggregated message
 // (Message.Count) keeps: an item whose next message comes from another
@@ -127,4 +130,45 @@ func ValidateAggregatedPut(rec Record, deltas []Counter) error {
 		}
 	}
 	return fmt.Errorf("%w: aggregated record %s put without its thread's change of Latest", ErrInvalidInput, rec.Message.ID)
+}
+
+// AggregateRead is an aggregate attribute as a decoder read it: its
+// count's decimal (n), its senders (s), members (m) and first message
+// (f); Shaped is false if any part held another type than the library
+// writes (a number, lists of strings, a string), a NULL or a set.
+type AggregateRead struct {
+	N                string
+	Senders, Members []string
+	First            string
+	Shaped           bool
+}
+
+// WithAggregate returns rec with the aggregate fields a decoder read
+// (the dynamo Store's item, or a stream image) set: only on the library's
+// direct message of a thread in a user's partition (ledgered, no
+// receipt), and only if a is shaped as the library writes it and
+// ValidateAggregate accepts it; else rec as it is. Empty lists read as
+// none. Both decoders read the attribute so, whatever another program put
+// there.
+func WithAggregate(rec Record, a AggregateRead) Record {
+	if !a.Shaped || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
+		return rec
+	}
+	count, err := strconv.Atoi(a.N)
+	if err != nil || count <= 0 {
+		return rec
+	}
+	m := rec.Message
+	m.Count, m.Senders, m.Members, m.First = count, a.Senders, a.Members, a.First
+	if len(m.Senders) == 0 {
+		m.Senders = nil
+	}
+	if len(m.Members) == 0 {
+		m.Members = nil
+	}
+	if ValidateAggregate(Record{Partition: rec.Partition, Message: m}) != nil {
+		return rec
+	}
+	rec.Message = m
+	return rec
 }

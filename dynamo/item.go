@@ -98,68 +98,50 @@ func aggregateOf(m driver.Message) *aggregateAttr {
 	return &aggregateAttr{N: m.Count, S: m.Senders, M: m.Members, F: m.First}
 }
 
-// decodeAggregate sets rec's aggregate fields from av's aggregate
-// attribute, av an item of the library's (rec ledgered) direct message
-// of a thread: a map of a number n, lists of strings s and m and a
-// string f, as the library writes it. Anything else (another type, a
-// NULL, a set, a value driver.ValidateAggregate refuses) is none, as the
-// stream's image decoder reads it.
-func decodeAggregate(rec *driver.Record, av types.AttributeValue) {
-	if av == nil || !rec.Ledgered() || rec.Receipt || rec.Partition.IsShared() || rec.Message.Thread == "" {
-		return
-	}
+// aggregateRead returns av, an item's aggregate attribute, as read for
+// driver.WithAggregate: a map of a number n, lists of strings s and m and
+// a string f, as the library writes it, each but n optional; anything
+// else (another type, a NULL, a set) is not Shaped.
+func aggregateRead(av types.AttributeValue) driver.AggregateRead {
 	mv, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
-		return
+		return driver.AggregateRead{}
 	}
 	n, ok := mv.Value["n"].(*types.AttributeValueMemberN)
 	if !ok {
-		return
+		return driver.AggregateRead{}
 	}
-	count, err := strconv.Atoi(n.Value)
-	if err != nil || count <= 0 {
-		return
-	}
-	strs := func(name string) ([]string, bool) {
+	a := driver.AggregateRead{N: n.Value, Shaped: true}
+	strs := func(name string) []string {
 		v, present := mv.Value[name]
 		if !present {
-			return nil, true
+			return nil
 		}
 		l, ok := v.(*types.AttributeValueMemberL)
 		if !ok {
-			return nil, false
+			a.Shaped = false
+			return nil
 		}
 		out := make([]string, 0, len(l.Value))
 		for _, e := range l.Value {
 			s, ok := e.(*types.AttributeValueMemberS)
 			if !ok {
-				return nil, false
+				a.Shaped = false
+				return nil
 			}
 			out = append(out, s.Value)
 		}
-		return out, true
+		return out
 	}
-	m := rec.Message
-	senders, sok := strs("s")
-	members, mok := strs("m")
-	m.Count, m.Senders, m.Members = count, senders, members
+	a.Senders, a.Members = strs("s"), strs("m")
 	if f, present := mv.Value["f"]; present {
 		s, ok := f.(*types.AttributeValueMemberS)
+		a.First, a.Shaped = s.Value, a.Shaped && ok
 		if !ok {
-			return
+			a.First = ""
 		}
-		m.First = s.Value
 	}
-	if !sok || !mok || driver.ValidateAggregate(driver.Record{Partition: rec.Partition, Message: m}) != nil {
-		return
-	}
-	if len(m.Senders) == 0 {
-		m.Senders = nil
-	}
-	if len(m.Members) == 0 {
-		m.Members = nil
-	}
-	rec.Message = m
+	return a
 }
 
 // flatItem holds what seed 000 puts at the top level of a message item
@@ -801,8 +783,7 @@ func (s *Store) decodeRecord(p driver.Partition, av map[string]types.AttributeVa
 	if b := it.Message; b != nil {
 		m.Title, m.Body, m.CTAURI = b.Title, b.Body, b.CTAURI
 	}
-	decodeAggregate(&rec, aggregate)
-	return rec, nil
+	return driver.WithAggregate(rec, aggregateRead(aggregate)), nil
 }
 
 // withoutAttr returns av without attribute name (a copy).

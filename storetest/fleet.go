@@ -336,17 +336,7 @@ func (f *fleet) publish() {
 	}
 	for _, u := range delivered {
 		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: res.Message.ExpiresAt, deliverAt: res.Message.DeliverAt, sender: d.Sender}
-		ownUnread := false
-		if d.Aggregate != "" {
-			c.thread = d.Aggregate
-			_, ownUnread = f.m.aggregate(u, d.Aggregate, res.Message.ID, c, res.Message.DeliveredAt)
-		}
-		f.m.direct[u][res.Message.ID] = c
-		f.m.published(res.Message.ID, c.thread, u, "", d.Aggregate != "")
-		if !ownUnread {
-			f.m.sent(d, u, res.Message.ID, res.Message.DeliveredAt)
-		}
-		f.m.covered(u, res.Message.ID, c) // a late copy below her read position
+		f.m.copyPublished(d, u, res.Message.ID, c, res.Message.DeliveredAt)
 	}
 	f.count("publish")
 }

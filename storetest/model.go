@@ -104,6 +104,26 @@ type modelCopy struct {
 	senders, members []string
 }
 
+// copyPublished notes c, u's new copy id of draft d published at now:
+// an aggregated one joins u's item (see aggregate), whose ID taken in it
+// returns ("" for none); the thread's activity moves; the sender's own
+// copy is read (but one that joins an item she has not read); a late
+// copy below her read position reads as read.
+func (m *model) copyPublished(d inbox.Draft, u, id string, c *modelCopy, now time.Time) string {
+	took, ownUnread := "", false
+	if d.Aggregate != "" {
+		c.thread = d.Aggregate
+		took, ownUnread = m.aggregate(u, d.Aggregate, id, c, now)
+	}
+	m.direct[u][id] = c
+	m.published(id, c.thread, u, "", d.Aggregate != "")
+	if !ownUnread {
+		m.sent(d, u, id, now)
+	}
+	m.covered(u, id, c)
+	return took
+}
+
 // aggregateHead returns u's newest direct copy of thread key (an
 // aggregate key) and its ID, as the Inbox finds the item a message of
 // the key joins: nil if u has none, or it has expired at now.

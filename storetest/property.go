@@ -705,22 +705,13 @@ func (p *property) publish() {
 			exp = h.expiresAt
 		}
 		c := &modelCopy{category: d.Category, thread: d.Thread, expiresAt: exp, deliverAt: d.DeliverAt, sender: d.Sender}
-		ownUnread := false
+		took := p.m.copyPublished(d, u, id, c, now)
 		if d.Aggregate != "" {
-			c.thread = d.Aggregate
-			var took string
-			took, ownUnread = p.m.aggregate(u, d.Aggregate, id, c, now)
 			p.logf("  %s's item of %s: count %d (took in %q)", u, d.Aggregate, c.count, took)
 			if u == to[0] && (res.Message.Count != c.count || !slices.Equal(res.Message.Senders, c.senders) || !slices.Equal(res.Message.Members, c.members)) {
 				e.t.Errorf("step %d: Publish's item for %s: count %d, senders %v, members %v; want %d, %v, %v", p.step, u, res.Message.Count, res.Message.Senders, res.Message.Members, c.count, c.senders, c.members)
 			}
 		}
-		p.m.direct[u][id] = c
-		p.m.published(id, c.thread, u, "", d.Aggregate != "")
-		if !ownUnread {
-			p.m.sent(d, u, id, now)
-		}
-		p.m.covered(u, id, c) // a late copy below her read position
 		p.stats.published++
 	}
 	if diff := cmp.Diff([]any{wantDelivered, wantDup, wantOptedOut}, []any{res.Delivered, res.Duplicates, res.OptedOut}); diff != "" {
